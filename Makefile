@@ -1,0 +1,117 @@
+# cordon — the one build file.
+#
+#   make              build ./build/cordon (installs missing Debian packages as root)
+#   make demo         build, then run a few commands through the default sandbox
+#   make check        build and run every test (unit, integration, fuzz replay) in one prove
+#   make check SAN=1  the same under ASan+UBSan (objects in build-san/)
+#   make lint         clang-format check, banned calls, cppcheck
+#   make fuzz         build libFuzzer targets with clang (build-fuzz/)
+#   make bench        benchmarks side by side with bubblewrap, firejail, crun
+#   make install      PREFIX=/usr/local
+#
+# WERROR=1 turns warnings into errors (CI sets it).
+
+PREFIX   ?= /usr/local
+CC       ?= cc
+PKGS     := libseccomp libsodium sqlite3 yaml-0.1 jansson
+
+ifeq ($(SAN),1)
+B        := build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+B        := build
+SANFLAGS :=
+endif
+
+WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
+            -Wimplicit-fallthrough -Wvla -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN     += -Werror
+endif
+HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+CFLAGS   ?= -O2 -g
+ALLCFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SANFLAGS) $(CFLAGS) \
+            -Isrc/lib $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
+LDFLAGS  += -pie -Wl,-z,relro,-z,now $(SANFLAGS)
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+LIB_SRC  := $(sort $(wildcard src/lib/*.c))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/test-*.c))
+HELP_SRC := $(sort $(wildcard tests/helpers/*.c))
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
+LIB      := $(B)/libcordon.a
+BIN      := $(B)/cordon
+UNITS    := $(UNIT_SRC:%.c=$(B)/%)
+HELPERS  := $(HELP_SRC:%.c=$(B)/%)
+REPLAYS  := $(FUZZ_SRC:tests/fuzz/fuzz-%.c=$(B)/tests/fuzz/replay-%)
+DEPSTAMP := $(B)/.deps-build
+
+.PHONY: all deps demo check lint fuzz bench install clean
+.SECONDARY:
+all: $(BIN)
+
+# The project's own files install what it needs: missing Debian packages are
+# installed as root, or named with the exact apt-get command otherwise.
+$(DEPSTAMP): scripts/deps.sh
+	@mkdir -p $(@D)
+	@sh scripts/deps.sh build
+	@touch $@
+deps: $(DEPSTAMP)
+
+$(B)/%.o: %.c | $(DEPSTAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALLCFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+$(B)/tests/unit/test-%: $(B)/tests/unit/test-%.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# Helpers run inside the sandbox: static where they can be, so that they do
+# not depend on what the sandbox's /usr holds.
+$(B)/tests/helpers/%: tests/helpers/%.c | $(DEPSTAMP)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -o $@ $< -static 2>/dev/null || \
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -o $@ $<
+
+$(B)/tests/fuzz/replay-%: $(B)/tests/fuzz/fuzz-%.o $(B)/tests/fuzz/replay.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+demo: $(BIN)
+	@sh scripts/demo.sh $(BIN)
+
+check: $(BIN) $(UNITS) $(HELPERS) $(REPLAYS)
+	@sh scripts/deps.sh test
+	CORDON=$(abspath $(BIN)) CORDON_BUILD=$(abspath $(B)) CORDON_SRC=$(CURDIR) \
+		prove -e '' --timer $(PROVE_FLAGS) $(UNITS) $(REPLAYS) \
+		$(sort $(wildcard tests/integration/*.sh))
+
+lint:
+	@sh scripts/deps.sh lint
+	@sh scripts/lint.sh
+
+fuzz:
+	@sh scripts/deps.sh fuzz
+	$(MAKE) -f tests/fuzz/Makefile.fuzz
+
+bench: $(BIN) $(HELPERS)
+	@sh scripts/deps.sh bench
+	@sh bench/run-all.sh $(abspath $(BIN))
+
+install: $(BIN)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/cordon
+	install -D -m 0644 docs/cordon.1 $(DESTDIR)$(PREFIX)/share/man/man1/cordon.1
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNITS:=.d)

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Check (and, as root, install) the Debian packages cordon needs.
+#
+# Usage: scripts/deps.sh build|test|bench|lint ...
+# Each group names Debian packages; a package counts as present when dpkg
+# says it is installed. As root the missing ones are installed with
+# apt-get; as anyone else the exact command is printed and we stop, so
+# nothing is half set up.
+set -eu
+
+pkgs_build="gcc make pkg-config libc6-dev libseccomp-dev libsodium-dev libsqlite3-dev libyaml-dev libjansson-dev"
+pkgs_test="perl util-linux iproute2 python3 git sqlite3 procps coreutils"
+pkgs_bench="hyperfine bubblewrap firejail crun"
+pkgs_lint="clang-format cppcheck"
+pkgs_fuzz="clang"
+
+want=""
+for group in "$@"; do
+	case "$group" in
+	build) want="$want $pkgs_build" ;;
+	test) want="$want $pkgs_test" ;;
+	bench) want="$want $pkgs_bench" ;;
+	lint) want="$want $pkgs_lint" ;;
+	fuzz) want="$want $pkgs_fuzz" ;;
+	*) echo "deps.sh: unknown group '$group' (build test bench lint fuzz)" >&2; exit 2 ;;
+	esac
+done
+
+missing=""
+for p in $want; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "cordon: missing Debian packages:$missing" >&2
+	echo "cordon: install them with: sudo apt-get install -y$missing" >&2
+	exit 1
+fi
+echo "cordon: installing missing Debian packages:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# An old or absent package list makes apt-get miss packages: refresh once.
+apt-get update -qq >&2 || { echo "cordon: apt-get update failed" >&2; exit 1; }
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >&2 ||
+	{ echo "cordon: apt-get install failed for:$missing" >&2; exit 1; }

@@ -1,0 +1,36 @@
+/* cli.h — what the subcommands share: the table entry type, exit codes and
+ * message helpers.  The CLI owns argv, the environment, stdio, signals and
+ * exit codes; the library does none of these. */
+#ifndef CD_CLI_H
+#define CD_CLI_H
+
+#include <stdio.h>
+
+/* Exit statuses every subcommand uses (cordon run passes the command's
+ * own status through; see cordon(1)). */
+enum {
+	CD_EXIT_OK = 0,
+	CD_EXIT_FAIL = 1,      /* a check failed: verify, lint, test */
+	CD_EXIT_USAGE = 2,     /* bad options (non-run subcommands) */
+	CD_EXIT_TIMEOUT = 124, /* cordon run: the wall clock ran out */
+	CD_EXIT_CORDON = 125,  /* cordon itself failed or refused */
+	CD_EXIT_NOEXEC = 126,  /* found but not executable */
+	CD_EXIT_NOTFOUND = 127,
+};
+
+struct cd_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+int cmd_run(int argc, char **argv);
+int cmd_log(int argc, char **argv);
+
+/* One-line diagnostics on stderr, prefixed "cordon: " (or "cordon SUB: "),
+ * with control bytes in the message escaped. */
+void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_set_prog(const char *sub);
+
+#endif

@@ -1,0 +1,101 @@
+/* main.c — cordon's entry point: the subcommand table and shared CLI
+ * plumbing.  Everything a subcommand decides lives in src/lib; this file
+ * only dispatches. */
+#include "cli.h"
+
+#include "buf.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CORDON_VERSION
+#define CORDON_VERSION "0.1.0"
+#endif
+
+static const struct cd_cmd commands[] = {
+	{ "run", cmd_run, "run a command in a throwaway sandbox" },
+	{ "log", cmd_log, "show, export and verify the audit log" },
+};
+
+static char prog[64] = "cordon";
+
+void cli_set_prog(const char *sub)
+{
+	int n = snprintf(prog, sizeof prog, "cordon %s", sub);
+	if (n < 0 || (size_t)n >= sizeof prog)
+		memcpy(prog, "cordon", sizeof "cordon");
+}
+
+static void vmsg(const char *kind, const char *fmt, va_list ap)
+{
+	char raw[1024];
+	struct cd_buf b;
+	int n = vsnprintf(raw, sizeof raw, fmt, ap);
+
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof raw)
+		n = sizeof raw - 1;
+	cd_buf_init(&b, 4 * sizeof raw);
+	if (cd_buf_escape(&b, raw, (size_t)n) == 0)
+		fprintf(stderr, "%s: %s%s\n", prog, kind, b.data ? b.data : "");
+	else
+		fprintf(stderr, "%s: %s(message could not be shown)\n", prog, kind);
+	cd_buf_release(&b);
+}
+
+void cli_errorf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void cli_warnf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: cordon COMMAND [OPTIONS] ...\n\n"
+	           "A sandbox and least-privilege gateway for AI agents with tool access.\n\n"
+	           "Commands:\n");
+	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nRun 'cordon COMMAND --help' for a command's options; see cordon(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return CD_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return CD_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("cordon %s\n", CORDON_VERSION);
+		return CD_EXIT_OK;
+	}
+	for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			cli_set_prog(commands[i].name);
+			return commands[i].fn(argc - 1, argv + 1);
+		}
+	}
+	cli_errorf("unknown command '%s' (see 'cordon --help')", argv[1]);
+	return CD_EXIT_USAGE;
+}

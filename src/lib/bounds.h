@@ -1,0 +1,32 @@
+/* bounds.h — every cap on untrusted or unbounded input, in one place.
+ * A buffer that grows past its cap fails with -CD_E_LIMIT; nothing grows
+ * without one. */
+#ifndef CD_BOUNDS_H
+#define CD_BOUNDS_H
+
+#define CD_MIB (1024UL * 1024UL)
+#define CD_GIB (1024UL * CD_MIB)
+
+/* cordon run */
+#define CD_PLAN_MAX_MOUNTS     128  /* binds, tmpfs, symlinks in one plan */
+#define CD_PLAN_MAX_ENV        256  /* environment entries */
+#define CD_PLAN_MAX_ARGV       4096 /* arguments of the command */
+#define CD_PLAN_MAX_ARGS_BYTES (1 * CD_MIB)
+#define CD_PATH_MAX            4096 /* one path, with its NUL */
+#define CD_PLAN_MAX_FILES      32   /* generated files (passwd, hosts ...) */
+#define CD_PLAN_FILE_MAX       4096 /* one generated file */
+#define CD_SECRET_MAX          (64 * 1024)
+
+/* Defaults of the strict profile. */
+#define CD_DEFAULT_SCRATCH_SIZE (256 * CD_MIB)
+#define CD_DEFAULT_TIMEOUT_MS   (60 * 1000)
+#define CD_DEFAULT_OUTPUT_LIMIT (16 * CD_MIB) /* per stream */
+#define CD_DEFAULT_MEMORY       (512 * CD_MIB)
+#define CD_DEFAULT_PIDS         256
+#define CD_DEFAULT_NOFILE       1024
+#define CD_DEFAULT_FSIZE        (1 * CD_GIB)
+
+#define CD_SANDBOX_UID 1000 /* the unprivileged user inside */
+#define CD_SANDBOX_GID 1000
+
+#endif
