@@ -16,6 +16,7 @@
 static const struct cd_cmd commands[] = {
 	{ "run", cmd_run, "run a command in a throwaway sandbox" },
 	{ "log", cmd_log, "show, export and verify the audit log" },
+	{ "policy", cmd_policy, "lint, check, explain and test the grant matrix" },
 };
 
 static char prog[64] = "cordon";

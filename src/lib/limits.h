@@ -1,0 +1,23 @@
+/* limits.h — the resource caps of one run, as the plan carries them.
+ *
+ * The values are decided by the profile and the options; the modules that
+ * enforce them (cgroup.c for memory/pids/cpu, rlimits in the child, the
+ * supervisor for timeout and output) read this struct.  0 means "no cap"
+ * only where a field says so. */
+#ifndef CD_LIMITS_H
+#define CD_LIMITS_H
+
+#include <stdint.h>
+
+struct cd_limits {
+	uint64_t memory;       /* bytes of memory (cgroup; RLIMIT_AS/DATA floor) */
+	uint64_t pids;         /* processes and threads */
+	uint64_t cpu_ms;       /* CPU time; 0 = none beyond the timeout */
+	uint64_t timeout_ms;   /* wall clock for the whole tree */
+	uint64_t output_limit; /* bytes per stream (stdout, stderr) */
+	uint64_t scratch_size; /* bytes of the scratch tmpfs */
+	uint64_t nofile;       /* RLIMIT_NOFILE */
+	uint64_t fsize;        /* RLIMIT_FSIZE, bytes */
+};
+
+#endif
