@@ -10,14 +10,16 @@
 #include <stdint.h>
 
 struct cd_limits {
-	uint64_t memory;       /* bytes of memory (cgroup; RLIMIT_AS/DATA floor) */
-	uint64_t pids;         /* processes and threads */
-	uint64_t cpu_ms;       /* CPU time; 0 = none beyond the timeout */
-	uint64_t timeout_ms;   /* wall clock for the whole tree */
-	uint64_t output_limit; /* bytes per stream (stdout, stderr) */
-	uint64_t scratch_size; /* bytes of the scratch tmpfs */
-	uint64_t nofile;       /* RLIMIT_NOFILE */
-	uint64_t fsize;        /* RLIMIT_FSIZE, bytes */
+	uint64_t memory;        /* bytes of memory (cgroup; RLIMIT_AS/DATA floor); 0 = none */
+	uint64_t pids;          /* processes and threads (cgroup; RLIMIT_NPROC floor); 0 = none */
+	uint64_t cpu_ms;        /* CPU time; 0 = none beyond the timeout */
+	uint64_t timeout_ms;    /* wall clock for the whole tree */
+	uint64_t output_limit;  /* bytes per stream (stdout, stderr) */
+	uint64_t scratch_size;  /* bytes of the scratch tmpfs */
+	uint64_t nofile;        /* RLIMIT_NOFILE; 0 = keep the inherited value */
+	uint64_t fsize;         /* RLIMIT_FSIZE, bytes; 0 = keep the inherited value */
+	uint64_t cpu_quota_pct; /* CPU bandwidth in percent of one CPU (cgroup cpu
+	                         * quota: 150 = 1.5 CPUs); 0 = none */
 };
 
 #endif
