@@ -1,9 +1,565 @@
-/* cmd-run.c — placeholder, replaced by the sandbox front end. */
+/* cmd-run.c — `cordon run [options] -- CMD [ARG...]`: the sandbox front end.
+ *
+ * Parses options into plan options, builds the plan (src/lib/plan.c), runs
+ * it (src/lib/sandbox.c) and reports.  Exit status: the command's own, or
+ * 128+signal; 124 timeout; 125 cordon refused or failed; 126 not
+ * executable; 127 not found.  Secrets given with --secret are read here
+ * and placed only in the command's environment: never in argv, the plan
+ * description or any output.
+ */
 #include "cli.h"
+
+#include "bounds.h"
+#include "buf.h"
+#include "num.h"
+#include "plan.h"
+#include "sandbox.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_OPT_ITEMS 128
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: cordon run [OPTIONS] -- CMD [ARG...]\n"
+	        "\n"
+	        "Run CMD in a throwaway sandbox: new user, mount, pid, net, ipc, uts and cgroup\n"
+	        "namespaces; a read-only view of the system and of the current directory; one\n"
+	        "writable scratch directory (/tmp, also $HOME and $TMPDIR); loopback only; no\n"
+	        "capabilities; a clean environment.  Nothing of the run remains afterwards.\n"
+	        "\n"
+	        "Filesystem:\n"
+	        "  --cwd DIR             expose DIR (read-only) and run there (default: .)\n"
+	        "  --ro PATH[:DEST]      bind PATH read-only at DEST (default: same path)\n"
+	        "  --rw PATH[:DEST]      bind PATH writable at DEST\n"
+	        "  --scratch DIR         use host DIR as the scratch (kept after the run)\n"
+	        "  --scratch-size SIZE   size of the scratch tmpfs (default 256M)\n"
+	        "Environment:\n"
+	        "  --env NAME[=VALUE]    pass NAME (from cordon's environment, or VALUE)\n"
+	        "  --secret NAME[:FILE]  pass secret NAME from cordon's environment or FILE;\n"
+	        "                        never in argv, never printed or logged\n"
+	        "Limits:\n"
+	        "  --timeout DURATION    wall clock for the whole tree (default 60s; 0 = none)\n"
+	        "  --output-limit SIZE   per stream (default 16M); the run is killed past it\n"
+	        "  --memory SIZE, --pids N, --cpu-time DURATION   (enforced with the walls issue)\n"
+	        "Output:\n"
+	        "  --json                print a JSON result record on stdout after the output\n"
+	        "  --json-fd N           write the JSON result record to fd N instead\n"
+	        "  --dry-run             print the plan as JSON and run nothing\n"
+	        "  -h, --help            this text\n"
+	        "\n"
+	        "Exit status: the command's, or 128+signal; 124 timeout; 125 cordon refused or\n"
+	        "failed (the reason is on stderr); 126 not executable; 127 not found.\n");
+}
+
+enum {
+	OPT_RO = 256,
+	OPT_RW,
+	OPT_SCRATCH,
+	OPT_SCRATCH_SIZE,
+	OPT_ENV,
+	OPT_SECRET,
+	OPT_CWD,
+	OPT_TIMEOUT,
+	OPT_OUTPUT_LIMIT,
+	OPT_MEMORY,
+	OPT_PIDS,
+	OPT_CPU_TIME,
+	OPT_JSON,
+	OPT_JSON_FD,
+	OPT_DRY_RUN,
+};
+
+static const struct option options[] = {
+	{ "ro", required_argument, NULL, OPT_RO },
+	{ "rw", required_argument, NULL, OPT_RW },
+	{ "scratch", required_argument, NULL, OPT_SCRATCH },
+	{ "scratch-size", required_argument, NULL, OPT_SCRATCH_SIZE },
+	{ "env", required_argument, NULL, OPT_ENV },
+	{ "secret", required_argument, NULL, OPT_SECRET },
+	{ "cwd", required_argument, NULL, OPT_CWD },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "pids", required_argument, NULL, OPT_PIDS },
+	{ "cpu-time", required_argument, NULL, OPT_CPU_TIME },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "json-fd", required_argument, NULL, OPT_JSON_FD },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct run_args {
+	struct cd_plan_bind binds[MAX_OPT_ITEMS];
+	size_t nbinds;
+	char *env[MAX_OPT_ITEMS];
+	size_t nenv;
+	char *secrets[MAX_OPT_ITEMS];
+	size_t nsecrets;
+	const char *cwd, *scratch;
+	struct cd_limits limits;
+	int json, json_fd, dry_run;
+};
+
+static void args_release(struct run_args *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->nbinds; i++)
+		free((char *)a->binds[i].src);
+	for (i = 0; i < a->nenv; i++)
+		free(a->env[i]);
+	for (i = 0; i < a->nsecrets; i++)
+		cd_free_secret(a->secrets[i], strlen(a->secrets[i]));
+}
+
+static int valid_name(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_'))
+			return 0;
+	}
+	return 1;
+}
+
+/* PATH[:DEST]: the split is at the last ':' followed by '/'. */
+static int add_bind(struct run_args *a, const char *arg, int rw)
+{
+	const char *colon = strrchr(arg, ':');
+	struct cd_plan_bind *b;
+	char *src;
+
+	if (a->nbinds >= MAX_OPT_ITEMS) {
+		cli_errorf("too many --ro/--rw options (max %d)", MAX_OPT_ITEMS);
+		return -1;
+	}
+	src = strdup(arg);
+	if (!src)
+		return -1;
+	b = &a->binds[a->nbinds++];
+	b->src = src;
+	b->dest = NULL;
+	b->rw = rw;
+	if (colon && colon[1] == '/') {
+		src[colon - arg] = '\0';
+		b->dest = src + (colon - arg) + 1;
+	}
+	if (!src[0]) {
+		cli_errorf("%s needs a path", rw ? "--rw" : "--ro");
+		return -1;
+	}
+	return 0;
+}
+
+static int add_env(struct run_args *a, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t nl = eq ? (size_t)(eq - arg) : strlen(arg);
+	struct cd_buf b;
+	const char *val;
+
+	if (!valid_name(arg, nl)) {
+		cli_errorf("--env '%s': NAME must be letters, digits and '_'", arg);
+		return -1;
+	}
+	if (a->nenv >= MAX_OPT_ITEMS) {
+		cli_errorf("too many --env options (max %d)", MAX_OPT_ITEMS);
+		return -1;
+	}
+	if (eq) {
+		a->env[a->nenv] = strdup(arg);
+	} else {
+		val = getenv(arg);
+		if (!val) {
+			cli_errorf("--env %s: not set in cordon's environment (use NAME=VALUE)",
+			           arg);
+			return -1;
+		}
+		cd_buf_init(&b, CD_PLAN_MAX_ARGS_BYTES);
+		if (cd_buf_printf(&b, "%s=%s", arg, val) < 0) {
+			cd_buf_release(&b);
+			cli_errorf("--env %s: value too long", arg);
+			return -1;
+		}
+		a->env[a->nenv] = cd_buf_take(&b);
+	}
+	if (!a->env[a->nenv])
+		return -1;
+	a->nenv++;
+	return 0;
+}
+
+static int read_secret_file(const char *path, struct cd_buf *b)
+{
+	char chunk[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, chunk, sizeof chunk)) > 0) {
+		if (cd_buf_append(b, chunk, (size_t)n) < 0) {
+			explicit_bzero(chunk, sizeof chunk);
+			close(fd);
+			return -CD_E_LIMIT;
+		}
+	}
+	explicit_bzero(chunk, sizeof chunk);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	/* One trailing newline is the file's, not the secret's. */
+	if (b->len && b->data[b->len - 1] == '\n')
+		b->data[--b->len] = '\0';
+	return 0;
+}
+
+static int add_secret(struct run_args *a, const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	size_t nl = colon ? (size_t)(colon - arg) : strlen(arg);
+	struct cd_buf b;
+	int r = 0;
+
+	if (!valid_name(arg, nl)) {
+		cli_errorf("--secret: NAME must be letters, digits and '_'");
+		return -1;
+	}
+	if (a->nsecrets >= MAX_OPT_ITEMS) {
+		cli_errorf("too many --secret options (max %d)", MAX_OPT_ITEMS);
+		return -1;
+	}
+	cd_buf_init(&b, CD_SECRET_MAX + 256);
+	r = cd_buf_append(&b, arg, nl);
+	if (r == 0)
+		r = cd_buf_putc(&b, '=');
+	if (r == 0 && colon) {
+		r = read_secret_file(colon + 1, &b);
+		if (r < 0) {
+			cd_buf_release_secret(&b);
+			cli_errorf("--secret %.*s: cannot read '%s': %s", (int)nl, arg, colon + 1,
+			           cd_strerror(r));
+			return -1;
+		}
+	} else if (r == 0) {
+		const char *v;
+		char name[256];
+
+		if (nl >= sizeof name) {
+			cd_buf_release_secret(&b);
+			cli_errorf("--secret: name too long");
+			return -1;
+		}
+		memcpy(name, arg, nl);
+		name[nl] = '\0';
+		v = getenv(name);
+		if (!v) {
+			cd_buf_release_secret(&b);
+			cli_errorf(
+			        "--secret %s: not set in cordon's environment (or use NAME:FILE)",
+			        name);
+			return -1;
+		}
+		r = cd_buf_puts(&b, v);
+	}
+	if (r < 0 || memchr(b.data, '\0', b.len)) {
+		cd_buf_release_secret(&b);
+		cli_errorf("--secret %.*s: value too long or holds a NUL byte", (int)nl, arg);
+		return -1;
+	}
+	a->secrets[a->nsecrets++] = cd_buf_take(&b);
+	return 0;
+}
+
+static int parse_size_opt(const char *name, const char *v, uint64_t *out)
+{
+	if (cd_parse_size(v, 0, out) < 0) {
+		cli_errorf("%s '%s': expected a size like 512M or 2G", name, v);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct run_args *a)
+{
+	uint64_t v;
+	int c;
+
+	cd_limits_default(&a->limits);
+	a->json_fd = -1;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			exit(CD_EXIT_OK);
+		case OPT_RO:
+		case OPT_RW:
+			if (add_bind(a, optarg, c == OPT_RW) < 0)
+				return -1;
+			break;
+		case OPT_SCRATCH:
+			a->scratch = optarg;
+			break;
+		case OPT_SCRATCH_SIZE:
+			if (parse_size_opt("--scratch-size", optarg, &a->limits.scratch_size) < 0)
+				return -1;
+			break;
+		case OPT_ENV:
+			if (add_env(a, optarg) < 0)
+				return -1;
+			break;
+		case OPT_SECRET:
+			if (add_secret(a, optarg) < 0)
+				return -1;
+			break;
+		case OPT_CWD:
+			a->cwd = optarg;
+			break;
+		case OPT_TIMEOUT:
+			if (strcmp(optarg, "0") == 0) {
+				a->limits.timeout_ms = 0;
+			} else if (cd_parse_duration_ms(optarg, &a->limits.timeout_ms) < 0) {
+				cli_errorf("--timeout '%s': expected a duration like 30s or 5m",
+				           optarg);
+				return -1;
+			}
+			break;
+		case OPT_CPU_TIME:
+			if (cd_parse_duration_ms(optarg, &a->limits.cpu_ms) < 0) {
+				cli_errorf("--cpu-time '%s': expected a duration like 10s", optarg);
+				return -1;
+			}
+			break;
+		case OPT_OUTPUT_LIMIT:
+			if (parse_size_opt("--output-limit", optarg, &a->limits.output_limit) < 0)
+				return -1;
+			break;
+		case OPT_MEMORY:
+			if (parse_size_opt("--memory", optarg, &a->limits.memory) < 0)
+				return -1;
+			break;
+		case OPT_PIDS:
+			if (cd_parse_u64(optarg, strlen(optarg), 1000000, &v) < 0 || v == 0) {
+				cli_errorf("--pids '%s': expected a number from 1 to 1000000",
+				           optarg);
+				return -1;
+			}
+			a->limits.pids = v;
+			break;
+		case OPT_JSON:
+			a->json = 1;
+			break;
+		case OPT_JSON_FD:
+			if (cd_parse_u64(optarg, strlen(optarg), 1 << 20, &v) < 0 ||
+			    fcntl((int)v, F_GETFD) < 0) {
+				cli_errorf("--json-fd '%s': not an open file descriptor", optarg);
+				return -1;
+			}
+			a->json = 1;
+			a->json_fd = (int)v;
+			break;
+		case OPT_DRY_RUN:
+			a->dry_run = 1;
+			break;
+		default:
+			if (optopt)
+				cli_errorf("unknown or incomplete option '-%c' (see --help)",
+				           optopt);
+			else
+				cli_errorf("unknown or incomplete option '%s' (see --help)",
+				           argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind >= argc) {
+		cli_errorf("no command given (cordon run [OPTIONS] -- CMD [ARG...])");
+		return -1;
+	}
+	return optind;
+}
+
+static json_t *walls_json(unsigned w)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} names[] = {
+		{ CD_WALL_USERNS, "userns" },     { CD_WALL_MOUNTNS, "mountns" },
+		{ CD_WALL_PIDNS, "pidns" },       { CD_WALL_NETNS, "netns" },
+		{ CD_WALL_IPCNS, "ipcns" },       { CD_WALL_UTSNS, "utsns" },
+		{ CD_WALL_CGROUPNS, "cgroupns" }, { CD_WALL_NNP, "no_new_privs" },
+		{ CD_WALL_CAPS, "caps_dropped" }, { CD_WALL_SECCOMP, "seccomp" },
+		{ CD_WALL_LANDLOCK, "landlock" },
+	};
+	json_t *o = json_object();
+	size_t i;
+
+	for (i = 0; o && i < CD_ARRAY_SIZE(names); i++)
+		json_object_set_new(o, names[i].name, json_boolean(w & names[i].bit));
+	return o;
+}
+
+static int emit_result(const struct run_args *a, const struct cd_plan *p, const struct cd_result *r)
+{
+	json_t *o = json_object();
+	char *s;
+	int fd = a->json_fd >= 0 ? a->json_fd : STDOUT_FILENO, rc;
+
+	if (!o)
+		return -ENOMEM;
+	json_object_set_new(o, "run_id", json_string(r->run_id));
+	json_object_set_new(o, "reason", json_string(cd_reason_name(r->reason)));
+	json_object_set_new(o, "exit_code", json_integer(r->exit_code));
+	json_object_set_new(o, "signal", r->signal ? json_integer(r->signal) : json_null());
+	json_object_set_new(o, "error", r->error[0] ? json_string(r->error) : json_null());
+	json_object_set_new(o, "wall_ms", json_integer((json_int_t)r->wall_ms));
+	json_object_set_new(o, "cpu_ms", json_integer((json_int_t)r->cpu_ms));
+	json_object_set_new(o, "max_rss_kb", json_integer((json_int_t)r->max_rss_kb));
+	json_object_set_new(o, "argv_sha256", json_string(r->argv_sha256));
+	json_object_set_new(o, "stdin_sha256", json_string(r->stdin_sha256));
+	json_object_set_new(o, "stdout_sha256", json_string(r->stdout_sha256));
+	json_object_set_new(o, "stderr_sha256", json_string(r->stderr_sha256));
+	json_object_set_new(o, "stdin_bytes", json_integer((json_int_t)r->stdin_bytes));
+	json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)r->stdout_bytes));
+	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)r->stderr_bytes));
+	json_object_set_new(o, "profile", json_string(p->profile));
+	json_object_set_new(o, "walls", walls_json(r->walls));
+	s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(o);
+	if (!s)
+		return -ENOMEM;
+	rc = cd_write_all(fd, s, strlen(s));
+	if (rc == 0)
+		rc = cd_write_all(fd, "\n", 1);
+	free(s);
+	return rc;
+}
+
+/* Signals for the command are read from a signalfd and forwarded by the
+ * sandbox; blocking them here keeps cordon alive to report. */
+static int signals_setup(sigset_t *old)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
+	if (sigprocmask(SIG_BLOCK, &set, old) < 0)
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
 
 int cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return CD_EXIT_CORDON;
+	struct run_args a;
+	struct cd_plan_opts po;
+	struct cd_plan *plan = NULL;
+	struct cd_sandbox_io io;
+	struct cd_result res;
+	struct cd_err err = { 0, "" };
+	char run_id[CD_RUN_ID_LEN + 1];
+	sigset_t oldmask;
+	int first, rc = CD_EXIT_CORDON, sfd = -1;
+	char cwd[CD_PATH_MAX];
+
+	memset(&a, 0, sizeof a);
+	first = parse_args(argc, argv, &a);
+	if (first < 0)
+		goto out;
+	if (!a.cwd) {
+		if (!getcwd(cwd, sizeof cwd)) {
+			cli_errorf("cannot read the current directory: %s", cd_strerror(-errno));
+			goto out;
+		}
+		a.cwd = cwd;
+	}
+	memset(&po, 0, sizeof po);
+	po.argv = argv + first;
+	po.host_cwd = a.cwd;
+	po.binds = a.binds;
+	po.nbinds = a.nbinds;
+	po.env = a.env;
+	po.nenv = a.nenv;
+	po.secrets = a.secrets;
+	po.nsecrets = a.nsecrets;
+	po.lang = getenv("LANG");
+	po.term = getenv("TERM");
+	po.scratch_host = a.scratch;
+	po.limits = &a.limits;
+	po.host_uid = geteuid();
+	po.host_gid = getegid();
+	if (cd_plan_build(&po, &plan, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		goto out;
+	}
+	if (a.dry_run) {
+		char *d = cd_plan_describe(plan);
+		if (!d) {
+			cli_errorf("out of memory");
+			goto out;
+		}
+		printf("%s\n", d);
+		free(d);
+		rc = CD_EXIT_OK;
+		goto out;
+	}
+	if (cd_run_id_new(run_id) < 0) {
+		cli_errorf("cannot make a run id: no randomness");
+		goto out;
+	}
+	sfd = signals_setup(&oldmask);
+	if (sfd < 0) {
+		cli_errorf("cannot set up signal forwarding: %s", cd_strerror(-errno));
+		goto out;
+	}
+	fflush(stdout);
+	io.stdin_fd = STDIN_FILENO;
+	io.stdout_fd = STDOUT_FILENO;
+	io.stderr_fd = STDERR_FILENO;
+	io.signal_fd = sfd;
+	cd_sandbox_run(plan, run_id, &io, &res, &err);
+	rc = res.exit_code;
+	if (res.reason == CD_REASON_SETUP_ERROR)
+		cli_errorf("%s", res.error);
+	else if (res.error[0])
+		cli_errorf("%s", res.error); /* exec failure: not found, not executable */
+	else if (res.reason == CD_REASON_TIMEOUT)
+		cli_errorf("timeout: killed after %llu ms",
+		           (unsigned long long)plan->limits.timeout_ms);
+	else if (res.reason == CD_REASON_OUTPUT_LIMIT)
+		cli_errorf("output limit: killed after %llu bytes on one stream",
+		           (unsigned long long)plan->limits.output_limit);
+	if (a.json && emit_result(&a, plan, &res) < 0)
+		cli_warnf("could not write the result record");
+out:
+	if (sfd >= 0)
+		close(sfd);
+	cd_plan_free(plan);
+	args_release(&a);
+	return rc;
 }

@@ -1,0 +1,26 @@
+/* path.h — lexical path handling shared by the plan builder and the
+ * policy matchers.  Nothing here touches the filesystem except
+ * cd_path_canonical(), which resolves a host path once, at plan time. */
+#ifndef CD_PATH_H
+#define CD_PATH_H
+
+#include <stddef.h>
+
+/* Normalize an absolute path lexically: collapse "//", drop "." and a
+ * trailing "/", apply "..".  Returns -EINVAL for a relative or empty path
+ * or one with a NUL, -EPERM when ".." would climb above "/" (an escape,
+ * never silently clamped), -ENAMETOOLONG when it does not fit `outlen`. */
+int cd_path_normalize(const char *in, char *out, size_t outlen);
+
+/* 1 when `path` is `dir` or below it (both normalized), else 0.  "/" is
+ * above everything. */
+int cd_path_is_under(const char *path, const char *dir);
+
+/* Number of components: "/" is 0, "/a/b" is 2. */
+size_t cd_path_depth(const char *path);
+
+/* Resolve a host path (symlinks followed, must exist) into a canonical
+ * absolute path; -errno on failure. */
+int cd_path_canonical(const char *in, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,711 @@
+/* plan.c — build and check the plan of one run (see plan.h).
+ *
+ * The default filesystem is the strict profile of SPEC.md: a fresh tmpfs
+ * root holding read-only binds of the system directories, a minimal /etc
+ * with no secrets, a minimal /dev, a new /proc with sensitive entries
+ * covered, the working directory read-only, and one scratch tmpfs that is
+ * $HOME and $TMPDIR.  Everything else of the host is absent.
+ */
+#include "plan.h"
+
+#include "bounds.h"
+#include "buf.h"
+#include "path.h"
+#include "util.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SCRATCH_DIR  "/tmp"
+#define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+
+/* System directories: bound read-only when they are directories, recreated
+ * as the same symlink when they are symlinks (merged /usr). */
+static const char *const system_dirs[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+};
+
+/* Host /etc entries that carry no secrets and that programs need: the
+ * dynamic linker's cache, Debian's alternatives, CA certificates, time
+ * zone, service names.  Never /etc/shadow, ssh keys, /etc/ssl/private,
+ * credentials or anything under /etc/*.d that may hold them. */
+static const char *const etc_entries[] = {
+	"/etc/ld.so.cache",
+	"/etc/ld.so.conf",
+	"/etc/ld.so.conf.d",
+	"/etc/alternatives",
+	"/etc/ssl/certs",
+	"/etc/ssl/openssl.cnf",
+	"/etc/ca-certificates.conf",
+	"/etc/localtime",
+	"/etc/timezone",
+	"/etc/protocols",
+	"/etc/services",
+	"/etc/mime.types",
+	"/etc/os-release",
+	"/etc/debian_version",
+	"/etc/host.conf",
+	"/etc/gai.conf",
+	"/etc/inputrc",
+	"/etc/bash.bashrc",
+	"/etc/profile",
+	"/etc/python3",
+	"/etc/python3.11",
+	"/etc/perl",
+	"/etc/gitconfig",
+	"/etc/magic",
+	"/etc/manpath.config",
+};
+
+static const char *const dev_nodes[] = {
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+};
+
+/* /proc entries that leak host state or offer kernel attack surface:
+ * covered (files by /dev/null, directories by an empty tmpfs) or made
+ * read-only.  The pid namespace already hides other processes. */
+static const char *const proc_masked[] = {
+	"/proc/kcore",         "/proc/keys",     "/proc/timer_list", "/proc/sched_debug",
+	"/proc/latency_stats", "/proc/kallsyms", "/proc/kpagecount", "/proc/kpageflags",
+	"/proc/kpagecgroup",   "/proc/acpi",     "/proc/scsi",       "/proc/asound",
+	"/proc/sysrq-trigger",
+};
+static const char *const proc_readonly[] = {
+	"/proc/sys",
+	"/proc/irq",
+	"/proc/bus",
+	"/proc/fs",
+};
+
+/* Working directories that would expose far more than a project: refused
+ * with a hint instead of bound. */
+static const char *const cwd_refused_exact[] = {
+	"/", "/tmp", "/var/tmp", "/var", "/home", "/root", "/usr", "/opt", "/srv", "/mnt", "/media",
+};
+static const char *const cwd_refused_tree[] = {
+	"/etc", "/proc", "/sys", "/dev", "/run", "/var/run", "/boot", "/var/lib", "/var/log",
+};
+/* A directory holding one of these looks like a home directory. */
+static const char *const home_markers[] = { ".ssh", ".gnupg", ".aws", ".kube", ".docker" };
+
+void cd_limits_default(struct cd_limits *lim)
+{
+	memset(lim, 0, sizeof *lim);
+	lim->memory = CD_DEFAULT_MEMORY;
+	lim->pids = CD_DEFAULT_PIDS;
+	lim->timeout_ms = CD_DEFAULT_TIMEOUT_MS;
+	lim->output_limit = CD_DEFAULT_OUTPUT_LIMIT;
+	lim->scratch_size = CD_DEFAULT_SCRATCH_SIZE;
+	lim->nofile = CD_DEFAULT_NOFILE;
+	lim->fsize = CD_DEFAULT_FSIZE;
+}
+
+static void mount_release(struct cd_mount *m)
+{
+	free(m->src);
+	free(m->dest);
+	free(m->content);
+}
+
+void cd_plan_free(struct cd_plan *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; p->argv && p->argv[i]; i++)
+		free(p->argv[i]);
+	free(p->argv);
+	for (i = 0; p->envp && p->envp[i]; i++) {
+		if (p->env_secret && p->env_secret[i])
+			cd_free_secret(p->envp[i], strlen(p->envp[i]));
+		else
+			free(p->envp[i]);
+	}
+	free(p->envp);
+	free(p->env_secret);
+	for (i = 0; p->path_dirs && p->path_dirs[i]; i++)
+		free(p->path_dirs[i]);
+	free(p->path_dirs);
+	for (i = 0; i < p->nmounts; i++)
+		mount_release(&p->mounts[i]);
+	free(p->mounts);
+	free(p->cwd);
+	free(p->hostname);
+	free(p->scratch_host);
+	free(p->profile);
+	free(p);
+}
+
+/* Append one mount; takes ownership of nothing (copies strings). */
+static int add_mount(struct cd_plan *p, enum cd_mount_kind kind, unsigned flags, const char *src,
+                     const char *dest, struct cd_err *err)
+{
+	struct cd_mount *m;
+
+	if (p->nmounts >= CD_PLAN_MAX_MOUNTS)
+		return cd_err_set(err, -CD_E_LIMIT, "more than %d mounts in one plan",
+		                  CD_PLAN_MAX_MOUNTS);
+	m = &p->mounts[p->nmounts];
+	memset(m, 0, sizeof *m);
+	m->kind = kind;
+	m->flags = flags;
+	m->mode = 0755;
+	m->dest = strdup(dest);
+	if (!m->dest || (src && !(m->src = strdup(src)))) {
+		mount_release(m);
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	}
+	p->nmounts++;
+	return 0;
+}
+
+static int add_file(struct cd_plan *p, const char *dest, const char *content, struct cd_err *err)
+{
+	int r = add_mount(p, CD_MNT_FILE, 0, NULL, dest, err);
+	struct cd_mount *m;
+
+	if (r < 0)
+		return r;
+	m = &p->mounts[p->nmounts - 1];
+	m->mode = 0644;
+	m->content_len = strlen(content);
+	m->content = strdup(content);
+	if (!m->content)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* A host path that is a symlink is recreated as the same symlink; a
+ * directory or file is bound read-only; a missing one is skipped. */
+static int add_host_entry(struct cd_plan *p, const char *path, struct cd_err *err)
+{
+	struct stat st;
+	char target[CD_PATH_MAX];
+	ssize_t n;
+
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		n = readlink(path, target, sizeof target - 1);
+		if (n < 0)
+			return 0;
+		target[n] = '\0';
+		return add_mount(p, CD_MNT_SYMLINK, 0, target, path, err);
+	}
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return 0;
+	return add_mount(p, CD_MNT_BIND, CD_MNT_OPTIONAL, path, path, err);
+}
+
+static int add_etc(struct cd_plan *p, struct cd_err *err)
+{
+	char passwd[512], group[512];
+	size_t i;
+	int r, n;
+
+	r = add_mount(p, CD_MNT_DIR, 0, NULL, "/etc", err);
+	n = snprintf(passwd, sizeof passwd,
+	             "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"
+	             "agent:x:%u:%u:cordon sandbox:" SCRATCH_DIR ":/bin/sh\n"
+	             "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+	             (unsigned)p->uid, (unsigned)p->gid);
+	if (r < 0 || n < 0 || (size_t)n >= sizeof passwd)
+		return r < 0 ? r : cd_err_set(err, -EOVERFLOW, "passwd too long");
+	n = snprintf(group, sizeof group, "root:x:0:\nagent:x:%u:\nnogroup:x:65534:\n",
+	             (unsigned)p->gid);
+	if (n < 0 || (size_t)n >= sizeof group)
+		return cd_err_set(err, -EOVERFLOW, "group too long");
+	if ((r = add_file(p, "/etc/passwd", passwd, err)) < 0 ||
+	    (r = add_file(p, "/etc/group", group, err)) < 0 ||
+	    (r = add_file(p, "/etc/hostname", "cordon\n", err)) < 0 ||
+	    (r = add_file(p, "/etc/hosts",
+	                  "127.0.0.1\tlocalhost cordon\n::1\tlocalhost ip6-localhost\n", err)) <
+	            0 ||
+	    (r = add_file(p, "/etc/nsswitch.conf",
+	                  "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
+	                  "networks: files\nprotocols: files\nservices: files\n",
+	                  err)) < 0)
+		return r;
+	for (i = 0; i < CD_ARRAY_SIZE(etc_entries); i++) {
+		if ((r = add_host_entry(p, etc_entries[i], err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int add_dev(struct cd_plan *p, struct cd_err *err)
+{
+	static const struct {
+		const char *dest, *target;
+	} links[] = {
+		{ "/dev/fd", "/proc/self/fd" },       { "/dev/stdin", "/proc/self/fd/0" },
+		{ "/dev/stdout", "/proc/self/fd/1" }, { "/dev/stderr", "/proc/self/fd/2" },
+		{ "/dev/shm", SCRATCH_DIR },          { "/dev/core", "/proc/kcore" },
+	};
+	size_t i;
+	int r = add_mount(p, CD_MNT_TMPFS, 0, NULL, "/dev", err);
+
+	if (r < 0)
+		return r;
+	p->mounts[p->nmounts - 1].size = 64 * 1024;
+	for (i = 0; i < CD_ARRAY_SIZE(dev_nodes); i++) {
+		r = add_mount(p, CD_MNT_BIND, CD_MNT_RW | CD_MNT_DEV, dev_nodes[i], dev_nodes[i],
+		              err);
+		if (r < 0)
+			return r;
+	}
+	for (i = 0; i < CD_ARRAY_SIZE(links); i++) {
+		if (strcmp(links[i].dest, "/dev/core") == 0)
+			continue; /* no alias for kcore, masked anyway */
+		r = add_mount(p, CD_MNT_SYMLINK, 0, links[i].target, links[i].dest, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int add_proc(struct cd_plan *p, struct cd_err *err)
+{
+	size_t i;
+	int r = add_mount(p, CD_MNT_PROC, 0, NULL, "/proc", err);
+
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(proc_masked); i++)
+		r = add_mount(p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, proc_masked[i], err);
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(proc_readonly); i++)
+		r = add_mount(p, CD_MNT_REMOUNT_RO, CD_MNT_OPTIONAL, NULL, proc_readonly[i], err);
+	return r;
+}
+
+static int check_cwd(const char *cwd, struct cd_err *err)
+{
+	char probe[CD_PATH_MAX];
+	struct stat st;
+	size_t i;
+	int n;
+
+	for (i = 0; i < CD_ARRAY_SIZE(cwd_refused_exact); i++) {
+		if (strcmp(cwd, cwd_refused_exact[i]) == 0)
+			goto refuse;
+	}
+	for (i = 0; i < CD_ARRAY_SIZE(cwd_refused_tree); i++) {
+		if (cd_path_is_under(cwd, cwd_refused_tree[i]))
+			goto refuse;
+	}
+	for (i = 0; i < CD_ARRAY_SIZE(home_markers); i++) {
+		n = snprintf(probe, sizeof probe, "%s/%s", cwd, home_markers[i]);
+		if (n > 0 && (size_t)n < sizeof probe && lstat(probe, &st) == 0)
+			return cd_err_set(
+			        err, -CD_E_USAGE,
+			        "working directory '%s' looks like a home directory (it "
+			        "holds %s): it would be visible to the sandbox; cd into a "
+			        "project directory or pass --cwd DIR",
+			        cwd, home_markers[i]);
+	}
+	return 0;
+refuse:
+	return cd_err_set(err, -CD_E_USAGE,
+	                  "working directory '%s' would expose system or shared state to the "
+	                  "sandbox; cd into a project directory or pass --cwd DIR",
+	                  cwd);
+}
+
+static int dest_ok(const char *dest, struct cd_err *err)
+{
+	static const char *const reserved[] = { "/proc", "/dev", "/etc" };
+	size_t i;
+
+	if (strcmp(dest, "/") == 0)
+		return cd_err_set(err, -CD_E_USAGE, "cannot mount over the sandbox root '/'");
+	for (i = 0; i < CD_ARRAY_SIZE(reserved); i++) {
+		if (cd_path_is_under(dest, reserved[i]))
+			return cd_err_set(err, -CD_E_USAGE,
+			                  "mount destination '%s' is under %s, which cordon builds "
+			                  "itself",
+			                  dest, reserved[i]);
+	}
+	return 0;
+}
+
+static int add_user_binds(struct cd_plan *p, const struct cd_plan_opts *o, size_t first,
+                          struct cd_err *err)
+{
+	char src[CD_PATH_MAX], dest[CD_PATH_MAX];
+	size_t i, j;
+	int r;
+
+	for (i = 0; i < o->nbinds; i++) {
+		const struct cd_plan_bind *b = &o->binds[i];
+
+		r = cd_path_canonical(b->src, src, sizeof src);
+		if (r < 0)
+			return cd_err_sys(err, r, "%s '%s'", b->rw ? "--rw" : "--ro", b->src);
+		r = cd_path_normalize(b->dest ? b->dest : src, dest, sizeof dest);
+		if (r < 0)
+			return cd_err_set(err, -CD_E_USAGE,
+			                  "%s: destination '%s' must be an absolute path without "
+			                  "'..' above '/'",
+			                  b->rw ? "--rw" : "--ro", b->dest ? b->dest : src);
+		if ((r = dest_ok(dest, err)) < 0)
+			return r;
+		for (j = first; j < p->nmounts; j++) {
+			if (strcmp(p->mounts[j].dest, dest) == 0)
+				return cd_err_set(err, -CD_E_USAGE,
+				                  "two mounts at '%s'; give each a different "
+				                  "destination",
+				                  dest);
+		}
+		r = add_mount(p, CD_MNT_BIND, b->rw ? CD_MNT_RW : 0, src, dest, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Mounts from `first` on are sorted by depth (stable), so that a parent
+ * is always mounted before anything inside it. */
+static void sort_by_depth(struct cd_plan *p, size_t first)
+{
+	size_t i, j;
+
+	for (i = first + 1; i < p->nmounts; i++) {
+		struct cd_mount m = p->mounts[i];
+		size_t d = cd_path_depth(m.dest);
+
+		for (j = i; j > first && cd_path_depth(p->mounts[j - 1].dest) > d; j--)
+			p->mounts[j] = p->mounts[j - 1];
+		p->mounts[j] = m;
+	}
+}
+
+static int push_str(char ***vec, size_t *n, size_t max, const char *s, struct cd_err *err)
+{
+	char **v;
+
+	if (*n + 1 >= max)
+		return cd_err_set(err, -CD_E_LIMIT, "too many entries (max %zu)", max);
+	v = realloc(*vec, (*n + 2) * sizeof *v);
+	if (!v)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	*vec = v;
+	v[*n] = strdup(s);
+	if (!v[*n])
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	(*n)++;
+	v[*n] = NULL;
+	return 0;
+}
+
+/* Set NAME=VALUE in the plan's environment, replacing an earlier entry of
+ * the same name. */
+static int env_set(struct cd_plan *p, const char *entry, int secret, struct cd_err *err)
+{
+	const char *eq = strchr(entry, '=');
+	size_t nl, i;
+	unsigned char *s;
+	int r;
+
+	if (!eq || eq == entry)
+		return cd_err_set(err, -CD_E_USAGE, "environment entry must be NAME=VALUE");
+	nl = (size_t)(eq - entry) + 1;
+	for (i = 0; i < p->envc; i++) {
+		if (strncmp(p->envp[i], entry, nl) == 0) {
+			char *dup = strdup(entry);
+			if (!dup)
+				return cd_err_set(err, -ENOMEM, "out of memory");
+			if (p->env_secret[i])
+				cd_free_secret(p->envp[i], strlen(p->envp[i]));
+			else
+				free(p->envp[i]);
+			p->envp[i] = dup;
+			p->env_secret[i] = (unsigned char)secret;
+			return 0;
+		}
+	}
+	r = push_str(&p->envp, &p->envc, CD_PLAN_MAX_ENV, entry, err);
+	if (r < 0)
+		return r;
+	s = realloc(p->env_secret, p->envc);
+	if (!s)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	p->env_secret = s;
+	s[p->envc - 1] = (unsigned char)secret;
+	return 0;
+}
+
+static int build_env(struct cd_plan *p, const struct cd_plan_opts *o, struct cd_err *err)
+{
+	struct cd_buf b;
+	size_t i;
+	int r;
+
+	cd_buf_init(&b, CD_PATH_MAX + 64);
+	r = env_set(p, "PATH=" SANDBOX_PATH, 0, err);
+	if (r == 0)
+		r = env_set(p, "HOME=" SCRATCH_DIR, 0, err);
+	if (r == 0)
+		r = env_set(p, "TMPDIR=" SCRATCH_DIR, 0, err);
+	if (r == 0 && cd_buf_printf(&b, "LANG=%s", o->lang ? o->lang : "C.UTF-8") < 0)
+		r = cd_err_set(err, -CD_E_USAGE, "LANG too long");
+	if (r == 0)
+		r = env_set(p, b.data, 0, err);
+	cd_buf_reset(&b);
+	if (r == 0 && o->term) {
+		if (cd_buf_printf(&b, "TERM=%s", o->term) < 0)
+			r = cd_err_set(err, -CD_E_USAGE, "TERM too long");
+		else
+			r = env_set(p, b.data, 0, err);
+	}
+	cd_buf_release(&b);
+	for (i = 0; r == 0 && i < o->nenv; i++)
+		r = env_set(p, o->env[i], 0, err);
+	for (i = 0; r == 0 && i < o->nsecrets; i++)
+		r = env_set(p, o->secrets[i], 1, err);
+	return r;
+}
+
+/* The PATH search list the child uses to find argv[0]. */
+static int build_path_dirs(struct cd_plan *p, struct cd_err *err)
+{
+	const char *path = SANDBOX_PATH;
+	size_t n = 0, i;
+	int r;
+
+	for (i = 0; i < p->envc; i++) {
+		if (strncmp(p->envp[i], "PATH=", 5) == 0)
+			path = p->envp[i] + 5;
+	}
+	r = push_str(&p->path_dirs, &n, 64, "", err); /* keeps the vector non-NULL */
+	if (r < 0)
+		return r;
+	free(p->path_dirs[0]);
+	n = 0;
+	p->path_dirs[0] = NULL;
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t len = end ? (size_t)(end - path) : strlen(path);
+		char dir[CD_PATH_MAX];
+
+		if (len > 0 && len < sizeof dir && path[0] == '/') {
+			memcpy(dir, path, len);
+			dir[len] = '\0';
+			if ((r = push_str(&p->path_dirs, &n, 64, dir, err)) < 0)
+				return r;
+		}
+		path += len;
+		if (*path == ':')
+			path++;
+	}
+	return 0;
+}
+
+static int build_argv(struct cd_plan *p, const struct cd_plan_opts *o, struct cd_err *err)
+{
+	size_t i, bytes = 0;
+	int r;
+
+	if (!o->argv || !o->argv[0] || !o->argv[0][0])
+		return cd_err_set(err, -CD_E_USAGE,
+		                  "no command given (cordon run -- CMD [ARG...])");
+	for (i = 0; o->argv[i]; i++) {
+		bytes += strlen(o->argv[i]) + 1;
+		if (bytes > CD_PLAN_MAX_ARGS_BYTES)
+			return cd_err_set(err, -CD_E_LIMIT, "command line longer than %lu bytes",
+			                  (unsigned long)CD_PLAN_MAX_ARGS_BYTES);
+		if ((r = push_str(&p->argv, &p->argc, CD_PLAN_MAX_ARGV, o->argv[i], err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int add_scratch(struct cd_plan *p, const struct cd_plan_opts *o, struct cd_err *err)
+{
+	char host[CD_PATH_MAX];
+	int r;
+
+	if (o->scratch_host) {
+		struct stat st;
+
+		r = cd_path_canonical(o->scratch_host, host, sizeof host);
+		if (r < 0)
+			return cd_err_sys(err, r, "--scratch '%s'", o->scratch_host);
+		if (stat(host, &st) < 0 || !S_ISDIR(st.st_mode))
+			return cd_err_set(err, -CD_E_USAGE, "--scratch '%s' is not a directory",
+			                  o->scratch_host);
+		if ((r = check_cwd(host, err)) < 0)
+			return cd_err_prefix(err, "--scratch: ");
+		p->scratch_host = strdup(host);
+		if (!p->scratch_host)
+			return cd_err_set(err, -ENOMEM, "out of memory");
+		return add_mount(p, CD_MNT_BIND, CD_MNT_RW, host, SCRATCH_DIR, err);
+	}
+	r = add_mount(p, CD_MNT_TMPFS, CD_MNT_RW | CD_MNT_EXEC, NULL, SCRATCH_DIR, err);
+	if (r == 0) {
+		p->mounts[p->nmounts - 1].size = p->limits.scratch_size;
+		p->mounts[p->nmounts - 1].mode = 0700;
+	}
+	return r;
+}
+
+int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err)
+{
+	char cwd[CD_PATH_MAX];
+	struct cd_plan *p;
+	size_t i, first_user;
+	int r;
+
+	p = calloc(1, sizeof *p);
+	if (!p)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	p->mounts = calloc(CD_PLAN_MAX_MOUNTS, sizeof *p->mounts);
+	p->uid = CD_SANDBOX_UID;
+	p->gid = CD_SANDBOX_GID;
+	p->host_uid = o->host_uid;
+	p->host_gid = o->host_gid;
+	p->hostname = strdup("cordon");
+	p->profile = strdup(o->profile ? o->profile : "strict");
+	p->walls = CD_WALL_USERNS | CD_WALL_MOUNTNS | CD_WALL_PIDNS | CD_WALL_NETNS |
+	           CD_WALL_IPCNS | CD_WALL_UTSNS | CD_WALL_CGROUPNS | CD_WALL_NNP | CD_WALL_CAPS;
+	if (o->limits)
+		p->limits = *o->limits;
+	else
+		cd_limits_default(&p->limits);
+	if (!p->mounts || !p->hostname || !p->profile) {
+		r = cd_err_set(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	if ((r = build_argv(p, o, err)) < 0)
+		goto fail;
+
+	/* The working directory, resolved once; the child refuses it if it
+	 * has turned into a symlink since. */
+	if (!o->host_cwd) {
+		r = cd_err_set(err, -CD_E_USAGE, "no working directory");
+		goto fail;
+	}
+	r = cd_path_canonical(o->host_cwd, cwd, sizeof cwd);
+	if (r < 0) {
+		cd_err_sys(err, r, "working directory '%s'", o->host_cwd);
+		goto fail;
+	}
+	if ((r = check_cwd(cwd, err)) < 0)
+		goto fail;
+	p->cwd = strdup(cwd);
+	if (!p->cwd) {
+		r = cd_err_set(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+
+	for (i = 0; i < CD_ARRAY_SIZE(system_dirs); i++) {
+		if ((r = add_host_entry(p, system_dirs[i], err)) < 0)
+			goto fail;
+	}
+	if ((r = add_etc(p, err)) < 0 || (r = add_dev(p, err)) < 0 || (r = add_proc(p, err)) < 0 ||
+	    (r = add_scratch(p, o, err)) < 0)
+		goto fail;
+
+	first_user = p->nmounts;
+	if ((r = add_mount(p, CD_MNT_BIND, 0, cwd, cwd, err)) < 0)
+		goto fail;
+	if ((r = add_user_binds(p, o, first_user, err)) < 0)
+		goto fail;
+	sort_by_depth(p, first_user);
+	/* Last: the root and /dev become read-only once populated. */
+	if ((r = add_mount(p, CD_MNT_REMOUNT_RO, 0, NULL, "/dev", err)) < 0 ||
+	    (r = add_mount(p, CD_MNT_REMOUNT_RO, 0, NULL, "/", err)) < 0)
+		goto fail;
+
+	if ((r = build_env(p, o, err)) < 0 || (r = build_path_dirs(p, err)) < 0)
+		goto fail;
+	*ret = p;
+	return 0;
+fail:
+	cd_plan_free(p);
+	return r;
+}
+
+static const char *kind_name(enum cd_mount_kind k)
+{
+	switch (k) {
+	case CD_MNT_BIND:
+		return "bind";
+	case CD_MNT_TMPFS:
+		return "tmpfs";
+	case CD_MNT_PROC:
+		return "proc";
+	case CD_MNT_SYMLINK:
+		return "symlink";
+	case CD_MNT_FILE:
+		return "file";
+	case CD_MNT_DIR:
+		return "dir";
+	case CD_MNT_MASK:
+		return "mask";
+	case CD_MNT_REMOUNT_RO:
+		return "remount-ro";
+	}
+	return "?";
+}
+
+char *cd_plan_describe(const struct cd_plan *p)
+{
+	json_t *o = json_object(), *argv = json_array(), *env = json_array(),
+	       *mounts = json_array(), *lim = json_object();
+	char *s = NULL;
+	size_t i;
+
+	if (!o || !argv || !env || !mounts || !lim)
+		goto out;
+	for (i = 0; i < p->argc; i++)
+		json_array_append_new(argv, json_string(p->argv[i]));
+	for (i = 0; i < p->envc; i++) {
+		if (p->env_secret[i]) {
+			const char *eq = strchr(p->envp[i], '=');
+			json_array_append_new(env,
+			                      json_stringn(p->envp[i], (size_t)(eq - p->envp[i])));
+		} else {
+			json_array_append_new(env, json_string(p->envp[i]));
+		}
+	}
+	for (i = 0; i < p->nmounts; i++) {
+		const struct cd_mount *m = &p->mounts[i];
+		json_t *e = json_object();
+
+		json_object_set_new(e, "kind", json_string(kind_name(m->kind)));
+		json_object_set_new(e, "dest", json_string(m->dest));
+		if (m->src)
+			json_object_set_new(e, "src", json_string(m->src));
+		if (m->kind == CD_MNT_BIND || m->kind == CD_MNT_TMPFS)
+			json_object_set_new(e, "writable", json_boolean(m->flags & CD_MNT_RW));
+		if (m->kind == CD_MNT_TMPFS)
+			json_object_set_new(e, "size", json_integer((json_int_t)m->size));
+		json_array_append_new(mounts, e);
+	}
+	json_object_set_new(lim, "memory", json_integer((json_int_t)p->limits.memory));
+	json_object_set_new(lim, "pids", json_integer((json_int_t)p->limits.pids));
+	json_object_set_new(lim, "cpu_ms", json_integer((json_int_t)p->limits.cpu_ms));
+	json_object_set_new(lim, "timeout_ms", json_integer((json_int_t)p->limits.timeout_ms));
+	json_object_set_new(lim, "output_limit", json_integer((json_int_t)p->limits.output_limit));
+	json_object_set_new(lim, "scratch_size", json_integer((json_int_t)p->limits.scratch_size));
+	json_object_set_new(o, "profile", json_string(p->profile));
+	json_object_set_new(o, "argv", argv);
+	json_object_set_new(o, "cwd", json_string(p->cwd));
+	json_object_set_new(o, "env", env);
+	json_object_set_new(o, "uid", json_integer(p->uid));
+	json_object_set_new(o, "gid", json_integer(p->gid));
+	json_object_set_new(o, "hostname", json_string(p->hostname));
+	json_object_set_new(o, "mounts", mounts);
+	json_object_set_new(o, "limits", lim);
+	argv = env = mounts = lim = NULL;
+	s = json_dumps(o, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+out:
+	json_decref(argv);
+	json_decref(env);
+	json_decref(mounts);
+	json_decref(lim);
+	json_decref(o);
+	return s;
+}

@@ -1,0 +1,130 @@
+/* plan.h — a profile resolved into what one sandbox run will do.
+ *
+ * The plan is built and checked in the supervisor (where allocation and
+ * errors are fine) and then handed, read-only, to the sandbox child, which
+ * may only make system calls.  So every path, string and number the child
+ * needs is in here, precomputed: canonical host sources, normalized
+ * destinations in mount order, the exact envp, the PATH search list.
+ *
+ * Trust: the plan's inputs come from the operator (options, profile); the
+ * child treats host paths as hostile at the time it mounts them (they may
+ * have been swapped for symlinks since the plan was built) and re-checks.
+ */
+#ifndef CD_PLAN_H
+#define CD_PLAN_H
+
+#include "err.h"
+#include "limits.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum cd_mount_kind {
+	CD_MNT_BIND,       /* bind a host file or directory (src) at dest */
+	CD_MNT_TMPFS,      /* a fresh tmpfs of `size` bytes at dest */
+	CD_MNT_PROC,       /* a new procfs for the sandbox's pid namespace */
+	CD_MNT_SYMLINK,    /* a symlink at dest pointing to src */
+	CD_MNT_FILE,       /* a generated file at dest holding content */
+	CD_MNT_DIR,        /* an empty directory at dest */
+	CD_MNT_MASK,       /* hide dest: /dev/null over a file, empty ro tmpfs over a dir */
+	CD_MNT_REMOUNT_RO, /* make the existing mount at dest read-only */
+};
+
+/* Mount flags. */
+#define CD_MNT_RW       0x01u /* writable (binds and tmpfs); read-only otherwise */
+#define CD_MNT_OPTIONAL 0x02u /* skip silently when the source is missing */
+#define CD_MNT_EXEC     0x04u /* tmpfs: allow exec (scratch: compile and run) */
+#define CD_MNT_DEV      0x08u /* bind of a device node: keep it usable */
+
+struct cd_mount {
+	enum cd_mount_kind kind;
+	unsigned flags;
+	char *src;     /* BIND: canonical host path; SYMLINK: target; NULL otherwise */
+	char *dest;    /* normalized absolute path inside the sandbox */
+	char *content; /* FILE: the bytes */
+	size_t content_len;
+	uint64_t size; /* TMPFS: bytes */
+	unsigned mode; /* TMPFS/DIR/FILE: permission bits */
+};
+
+/* Which walls the plan asks for; the result reports which were up. */
+#define CD_WALL_USERNS   0x001u
+#define CD_WALL_MOUNTNS  0x002u
+#define CD_WALL_PIDNS    0x004u
+#define CD_WALL_NETNS    0x008u
+#define CD_WALL_IPCNS    0x010u
+#define CD_WALL_UTSNS    0x020u
+#define CD_WALL_CGROUPNS 0x040u
+#define CD_WALL_NNP      0x080u /* no_new_privs */
+#define CD_WALL_CAPS     0x100u /* every capability set empty */
+#define CD_WALL_SECCOMP  0x200u
+#define CD_WALL_LANDLOCK 0x400u
+
+struct cd_plan {
+	/* The command. */
+	char **argv; /* NULL-terminated */
+	size_t argc;
+	char **envp; /* NULL-terminated NAME=VALUE; secret entries flagged below */
+	size_t envc;
+	unsigned char *env_secret; /* envc flags: 1 when envp[i] carries a secret */
+	char **path_dirs;          /* PATH search list inside the sandbox, NULL-terminated */
+	char *cwd;                 /* working directory inside */
+
+	/* The filesystem, in the order the child builds it. */
+	struct cd_mount *mounts;
+	size_t nmounts;
+
+	/* Identity inside and outside. */
+	uid_t uid, gid;           /* inside: unprivileged, never 0 */
+	uid_t host_uid, host_gid; /* mapped from: the invoking user */
+	char *hostname;
+
+	struct cd_limits limits;
+	unsigned walls;     /* CD_WALL_* requested */
+	char *scratch_host; /* --scratch DIR (canonical) or NULL for tmpfs */
+	char *profile;      /* name, for the result */
+};
+
+/* What the caller (the CLI, later the gate) asks for.  Everything is
+ * optional; the defaults are the strict profile of SPEC.md. */
+struct cd_plan_bind {
+	const char *src;  /* host path, as given */
+	const char *dest; /* NULL: same as src */
+	int rw;
+};
+
+struct cd_plan_opts {
+	char *const *argv;    /* required, argv[0] non-empty */
+	const char *host_cwd; /* directory exposed read-only and used as cwd; required */
+	const struct cd_plan_bind *binds;
+	size_t nbinds;
+	char *const *env; /* NAME=VALUE entries, already resolved */
+	size_t nenv;
+	char *const *secrets; /* NAME=VALUE entries, never logged */
+	size_t nsecrets;
+	const char *lang;               /* LANG to pass; NULL: C.UTF-8 */
+	const char *term;               /* TERM to pass; NULL: none */
+	const char *scratch_host;       /* --scratch DIR */
+	const struct cd_limits *limits; /* NULL: defaults */
+	uid_t host_uid, host_gid;
+	const char *profile;
+};
+
+/* Fill `lim` with the strict profile's defaults. */
+void cd_limits_default(struct cd_limits *lim);
+
+/* Build and check a plan.  On success *ret owns everything and must be
+ * freed with cd_plan_free().  Errors: -CD_E_USAGE for bad options (with a
+ * message naming the option), -errno for host paths that cannot be
+ * resolved, -CD_E_LIMIT past the caps in bounds.h. */
+int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err);
+
+/* Free a plan, wiping secret environment entries.  NULL-safe. */
+void cd_plan_free(struct cd_plan *p);
+
+/* Describe the plan as JSON text (for --dry-run); secrets appear as names
+ * only.  Returns a malloc'd string or NULL on ENOMEM. */
+char *cd_plan_describe(const struct cd_plan *p);
+
+#endif

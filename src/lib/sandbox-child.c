@@ -1,0 +1,711 @@
+/* sandbox-child.c — the sandbox child: from clone to execve.
+ *
+ * This code runs in the freshly cloned child, inside the new namespaces,
+ * and later as the sandbox's init (pid 1).  Between clone and exec it makes
+ * system calls only: no malloc, no stdio, no locks — everything it needs is
+ * in the plan and the context the supervisor prepared.  A failure is
+ * reported as one fixed-size record on the report socket, then the child
+ * exits; the supervisor turns the record into a message.
+ *
+ * Order (STYLE.md): identity maps, private mounts, open every source,
+ * build the new root, pivot, close fds, drop capabilities, no_new_privs,
+ * (Landlock, seccomp last), then fork the command under init.
+ *
+ * Host paths are hostile at mount time: each source is opened with
+ * RESOLVE_NO_SYMLINKS (the plan holds canonical paths, so a symlink there
+ * now means someone swapped it in) and mounted by fd; each destination is
+ * walked one component at a time without following symlinks.
+ */
+#include "sandbox-int.h"
+
+#include "bounds.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <linux/securebits.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NEWROOT "/tmp" /* where the new root is built before pivot_root */
+
+/* Exit codes of the child when it cannot report (the supervisor maps
+ * these, but the record is what carries the reason). */
+#define CHILD_EXIT_SETUP 125
+
+static const struct cd_child_ctx *g_ctx;
+static volatile pid_t g_cmd_pid;
+static int g_report_fd = -1;
+
+static size_t copy_str(char *dst, size_t cap, size_t at, const char *src)
+{
+	while (src && *src && at + 1 < cap)
+		dst[at++] = *src++;
+	dst[at] = '\0';
+	return at;
+}
+
+static void report(uint32_t type, int err, int status, uint32_t walls, const char *what,
+                   const char *subject)
+{
+	struct cd_report r;
+	size_t n;
+	ssize_t w;
+
+	memset(&r, 0, sizeof r);
+	r.type = type;
+	r.err = err;
+	r.status = status;
+	r.walls = walls;
+	n = copy_str(r.what, sizeof r.what, 0, what);
+	if (subject) {
+		n = copy_str(r.what, sizeof r.what, n, " '");
+		n = copy_str(r.what, sizeof r.what, n, subject);
+		copy_str(r.what, sizeof r.what, n, "'");
+	}
+	do {
+		w = send(g_report_fd, &r, sizeof r, MSG_NOSIGNAL);
+	} while (w < 0 && errno == EINTR);
+}
+
+__attribute__((noreturn)) static void fail(const char *what, const char *subject, int err)
+{
+	report(CD_REPORT_SETUP_FAIL, err, 0, 0, what, subject);
+	_exit(CHILD_EXIT_SETUP);
+}
+
+static int xopenat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof how);
+	how.flags = flags;
+	how.resolve = resolve;
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+
+static int write_file(const char *path, const char *data)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	size_t len = strlen(data);
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, data, len);
+	if (n < 0 || (size_t)n != len) {
+		int e = n < 0 ? errno : EIO;
+		close(fd);
+		return -e;
+	}
+	close(fd);
+	return 0;
+}
+
+static void set_identity(void)
+{
+	int r;
+
+	if ((r = write_file("/proc/self/setgroups", "deny")) < 0)
+		fail("write /proc/self/setgroups", NULL, -r);
+	if ((r = write_file("/proc/self/uid_map", g_ctx->uid_map)) < 0)
+		fail("write /proc/self/uid_map", NULL, -r);
+	if ((r = write_file("/proc/self/gid_map", g_ctx->gid_map)) < 0)
+		fail("write /proc/self/gid_map", NULL, -r);
+}
+
+/* Open the directory holding `dest` (relative to the new root), creating
+ * missing directories, never following a symlink.  The last component is
+ * written to `name`.  Returns an O_PATH fd or -errno. */
+static int open_parent(int rootfd, const char *dest, char *name, size_t namecap)
+{
+	const char *p = dest;
+	int dfd = dup(rootfd);
+
+	if (dfd < 0)
+		return -errno;
+	for (;;) {
+		size_t len = 0;
+		char comp[256];
+		int nfd;
+
+		while (*p == '/')
+			p++;
+		while (p[len] && p[len] != '/')
+			len++;
+		if (len == 0 || len >= sizeof comp || len >= namecap) {
+			close(dfd);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
+		while (*p == '/')
+			p++;
+		if (*p == '\0') {
+			memcpy(name, comp, len + 1);
+			return dfd;
+		}
+		if (mkdirat(dfd, comp, 0755) < 0 && errno != EEXIST) {
+			int e = errno;
+			close(dfd);
+			return -e;
+		}
+		nfd = xopenat2(dfd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC,
+		               RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+		close(dfd);
+		if (nfd < 0)
+			return -errno;
+		dfd = nfd;
+	}
+}
+
+/* Create the mount point for a bind of a directory or a file, and open
+ * it without following symlinks. */
+static int make_target(int pfd, const char *name, int is_dir)
+{
+	int fd;
+
+	if (is_dir) {
+		if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	} else {
+		fd = openat(pfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+		            0644);
+		if (fd < 0 && errno != EEXIST && errno != EISDIR && errno != EROFS &&
+		    errno != EACCES)
+			return -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	fd = xopenat2(pfd, name, O_PATH | O_CLOEXEC | (is_dir ? O_DIRECTORY : 0),
+	              RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+	return fd < 0 ? -errno : fd;
+}
+
+static int attach(int mntfd, int tfd)
+{
+	if (syscall(SYS_move_mount, mntfd, "", tfd, "",
+	            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return -errno;
+	return 0;
+}
+
+static int set_attr(int fd, uint64_t set, int recursive)
+{
+	struct mount_attr a;
+
+	memset(&a, 0, sizeof a);
+	a.attr_set = set;
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a,
+	            sizeof a) < 0)
+		return -errno;
+	return 0;
+}
+
+/* A new superblock (tmpfs, proc) as a detached mount fd. */
+static int new_fs(const char *type, const char *size, const char *mode, uint64_t attrs)
+{
+	int fs = (int)syscall(SYS_fsopen, type, FSOPEN_CLOEXEC), m;
+
+	if (fs < 0)
+		return -errno;
+	if ((size && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", size, 0) < 0) ||
+	    (mode && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0) ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int e = errno;
+		close(fs);
+		return -e;
+	}
+	m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
+	if (m < 0) {
+		int e = errno;
+		close(fs);
+		return -e;
+	}
+	close(fs);
+	return m;
+}
+
+/* A detached, recursive clone of a host path opened without symlinks. */
+static int clone_source(const char *path)
+{
+	int fd = xopenat2(AT_FDCWD, path, O_PATH | O_CLOEXEC,
+	                  RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	int tree;
+
+	if (fd < 0)
+		return -errno;
+	tree = (int)syscall(SYS_open_tree, fd, "",
+	                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (tree < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	close(fd);
+	return tree;
+}
+
+static int is_mount_root(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) < 0)
+		return 0;
+	return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	       (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+static int fd_is_dir(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
+{
+	const struct cd_mount *m = &g_ctx->plan->mounts[i];
+	char name[256];
+	int pfd, tfd = -1, mfd = -1, r = 0, fd;
+	const char *what = "mount";
+
+	if (strcmp(m->dest, "/") == 0) {
+		/* Only the final remount applies to the root itself. */
+		if ((r = set_attr(rootfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+		                  0)) < 0)
+			fail("make the sandbox root read-only", NULL, -r);
+		return;
+	}
+	pfd = open_parent(rootfd, m->dest, name, sizeof name);
+	if (pfd < 0)
+		fail("create mount point for", m->dest, -pfd);
+
+	switch (m->kind) {
+	case CD_MNT_BIND:
+		if (srcfd < 0) {
+			close(pfd);
+			if ((m->flags & CD_MNT_OPTIONAL) && srcfd == -ENOENT)
+				return;
+			fail("open bind source", m->src, -srcfd);
+		}
+		tfd = make_target(pfd, name, fd_is_dir(srcfd));
+		if (tfd < 0) {
+			r = tfd;
+			what = "create bind target";
+			break;
+		}
+		what = "bind";
+		r = attach(srcfd, tfd);
+		break;
+	case CD_MNT_TMPFS: {
+		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+		if (!(m->flags & CD_MNT_EXEC))
+			attrs |= MOUNT_ATTR_NOEXEC;
+		what = "mount tmpfs at";
+		tfd = make_target(pfd, name, 1);
+		mfd = tfd < 0 ? tfd
+		              : new_fs("tmpfs", g_ctx->tmpfs_size[i],
+		                       (m->mode == 0700) ? "0700" : "0755", attrs);
+		r = mfd < 0 ? mfd : attach(mfd, tfd);
+		break;
+	}
+	case CD_MNT_PROC:
+		what = "mount proc at";
+		tfd = make_target(pfd, name, 1);
+		mfd = tfd < 0 ? tfd
+		              : new_fs("proc", NULL, NULL,
+		                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+		r = mfd < 0 ? mfd : attach(mfd, tfd);
+		break;
+	case CD_MNT_SYMLINK:
+		what = "create symlink";
+		if (symlinkat(m->src, pfd, name) < 0 && errno != EEXIST)
+			r = -errno;
+		break;
+	case CD_MNT_DIR:
+		what = "create directory";
+		if (mkdirat(pfd, name, m->mode) < 0 && errno != EEXIST)
+			r = -errno;
+		break;
+	case CD_MNT_FILE:
+		what = "write file";
+		fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		            m->mode);
+		if (fd < 0) {
+			r = -errno;
+			break;
+		}
+		if (write(fd, m->content, m->content_len) != (ssize_t)m->content_len)
+			r = -EIO;
+		close(fd);
+		break;
+	case CD_MNT_MASK:
+		what = "mask";
+		tfd = xopenat2(pfd, name, O_PATH | O_CLOEXEC,
+		               RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+		if (tfd < 0) {
+			r = -errno;
+			if (r == -ENOENT && (m->flags & CD_MNT_OPTIONAL))
+				r = 0;
+			break;
+		}
+		if (fd_is_dir(tfd))
+			mfd = new_fs("tmpfs", "0", "0555",
+			             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			                     MOUNT_ATTR_NOEXEC);
+		else
+			mfd = (int)syscall(SYS_open_tree, nullfd, "",
+			                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (mfd < 0) {
+			r = mfd == -1 ? -errno : mfd;
+			break;
+		}
+		if (!fd_is_dir(tfd))
+			r = set_attr(mfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+			             0);
+		if (r == 0)
+			r = attach(mfd, tfd);
+		break;
+	case CD_MNT_REMOUNT_RO:
+		what = "make read-only";
+		tfd = xopenat2(pfd, name, O_PATH | O_CLOEXEC,
+		               RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+		if (tfd < 0) {
+			r = -errno;
+			if (r == -ENOENT && (m->flags & CD_MNT_OPTIONAL))
+				r = 0;
+			break;
+		}
+		if (is_mount_root(tfd)) {
+			r = set_attr(tfd, MOUNT_ATTR_RDONLY, 0);
+			break;
+		}
+		mfd = (int)syscall(SYS_open_tree, tfd, "",
+		                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+		                           AT_RECURSIVE);
+		if (mfd < 0) {
+			r = -errno;
+			break;
+		}
+		r = set_attr(mfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 1);
+		if (r == 0)
+			r = attach(mfd, tfd);
+		break;
+	}
+	if (mfd >= 0)
+		close(mfd);
+	if (tfd >= 0)
+		close(tfd);
+	close(pfd);
+	if (r < 0)
+		fail(what, m->dest, -r);
+}
+
+/* Open (and clone) every bind source before the new root covers NEWROOT:
+ * a source may live under it. */
+static void open_sources(int *srcfds)
+{
+	const struct cd_plan *p = g_ctx->plan;
+	size_t i;
+
+	for (i = 0; i < p->nmounts; i++) {
+		const struct cd_mount *m = &p->mounts[i];
+		uint64_t attrs = MOUNT_ATTR_NOSUID;
+		int fd, r;
+
+		srcfds[i] = -1;
+		if (m->kind != CD_MNT_BIND)
+			continue;
+		fd = clone_source(m->src);
+		if (fd < 0) {
+			if (fd == -ELOOP || fd == -EXDEV)
+				fail("bind source changed into a symlink since it was checked",
+				     m->src, -fd);
+			if (!(m->flags & CD_MNT_OPTIONAL))
+				fail("open bind source", m->src, -fd);
+			srcfds[i] = fd; /* -ENOENT etc.: skipped if optional */
+			continue;
+		}
+		if (!(m->flags & CD_MNT_RW))
+			attrs |= MOUNT_ATTR_RDONLY;
+		if (!(m->flags & CD_MNT_DEV))
+			attrs |= MOUNT_ATTR_NODEV;
+		else
+			attrs |= MOUNT_ATTR_NOEXEC;
+		r = set_attr(fd, attrs, 1);
+		if (r < 0)
+			fail("set mount flags on", m->src, -r);
+		srcfds[i] = fd;
+	}
+}
+
+static void build_root(void)
+{
+	const struct cd_plan *p = g_ctx->plan;
+	int srcfds[CD_PLAN_MAX_MOUNTS];
+	int rootfd, nullfd;
+	size_t i;
+
+	/* Nothing we mount may propagate back to the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		fail("make mounts private", NULL, errno);
+	open_sources(srcfds);
+	nullfd = xopenat2(AT_FDCWD, "/dev/null", O_PATH | O_CLOEXEC, RESOLVE_NO_SYMLINKS);
+	if (nullfd < 0)
+		fail("open", "/dev/null", errno);
+	if (mount("cordon", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") < 0)
+		fail("mount the root tmpfs", NULL, errno);
+	rootfd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		fail("open the new root", NULL, errno);
+	for (i = 0; i < p->nmounts; i++) {
+		do_mount(rootfd, i, srcfds[i], nullfd);
+		if (srcfds[i] >= 0)
+			close(srcfds[i]);
+	}
+	close(nullfd);
+	if (fchdir(rootfd) < 0)
+		fail("enter the new root", NULL, errno);
+	close(rootfd);
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		fail("pivot_root", NULL, errno);
+	if (umount2(".", MNT_DETACH) < 0)
+		fail("detach the host root", NULL, errno);
+	if (chdir("/") < 0)
+		fail("chdir /", NULL, errno);
+}
+
+static void loopback_up(void)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		fail("open a socket to bring up lo", NULL, errno);
+	memset(&ifr, 0, sizeof ifr);
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		fail("read flags of lo", NULL, errno);
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		fail("bring up lo", NULL, errno);
+	close(s);
+}
+
+static void drop_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	unsigned long cap;
+
+	/* Lock root semantics away for good, then empty the bounding and
+	 * ambient sets, then every other set.  Nothing can come back: no_new_privs
+	 * (set next) blocks setuid and file capabilities at exec. */
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+	                                     SECBIT_NO_SETUID_FIXUP_LOCKED |
+	                                     SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+	                                     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
+		fail("set securebits", NULL, errno);
+	for (cap = 0; cap < 64; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+			if (errno == EINVAL)
+				break;
+			fail("drop capability bounding set", NULL, errno);
+		}
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		fail("clear ambient capabilities", NULL, errno);
+	memset(data, 0, sizeof data);
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		fail("clear capabilities", NULL, errno);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		fail("set no_new_privs", NULL, errno);
+}
+
+/* Keep fds 0-2 (the command's pipes) and the report socket (moved to 3);
+ * close everything else the process inherited. */
+static void close_fds(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (dup2(g_ctx->stdio[i], i) < 0)
+			fail("set up stdio", NULL, errno);
+	}
+	if (g_report_fd != 3) {
+		if (dup3(g_report_fd, 3, O_CLOEXEC) < 0)
+			fail("move the report socket", NULL, errno);
+		g_report_fd = 3;
+	}
+	if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
+		fail("close inherited fds", NULL, errno);
+}
+
+static void reset_signals(void)
+{
+	struct sigaction sa;
+	sigset_t none;
+	int sig;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < _NSIG; sig++) {
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &sa, NULL); /* fails harmlessly for glibc's reserved ones */
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static size_t path_join(char *out, size_t cap, const char *dir, const char *file)
+{
+	size_t n = copy_str(out, cap, 0, dir);
+	n = copy_str(out, cap, n, "/");
+	return copy_str(out, cap, n, file);
+}
+
+__attribute__((noreturn)) static void exec_command(void)
+{
+	const struct cd_plan *p = g_ctx->plan;
+	const char *arg0 = p->argv[0];
+	char path[CD_PATH_MAX];
+	int saw_eacces = 0, e = ENOENT;
+	size_t i;
+
+	if (setsid() < 0 && errno != EPERM)
+		_exit(CHILD_EXIT_SETUP);
+	reset_signals();
+	if (strchr(arg0, '/')) {
+		execve(arg0, p->argv, p->envp);
+		e = errno;
+	} else {
+		for (i = 0; p->path_dirs[i]; i++) {
+			if (path_join(path, sizeof path, p->path_dirs[i], arg0) + 1 >= sizeof path)
+				continue;
+			execve(path, p->argv, p->envp);
+			if (errno == EACCES)
+				saw_eacces = 1;
+			else if (errno != ENOENT && errno != ENOTDIR) {
+				e = errno;
+				break;
+			}
+		}
+		if (e == ENOENT && saw_eacces)
+			e = EACCES;
+	}
+	report(CD_REPORT_EXEC_FAIL, e, 0, 0, "execute", arg0);
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+static void forward_signal(int sig)
+{
+	if (g_cmd_pid > 0)
+		kill(g_cmd_pid, sig);
+}
+
+/* pid 1: fork the command, reap everything, report the command's status,
+ * exit.  When init exits the kernel kills whatever is left in the pid
+ * namespace, so nothing outlives the command. */
+__attribute__((noreturn)) static void run_init(uint32_t walls)
+{
+	static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	struct sigaction sa;
+	int status = 0;
+	size_t i;
+	pid_t pid;
+
+	pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	if (pid < 0)
+		fail("fork the command", NULL, errno);
+	if (pid == 0)
+		exec_command();
+	g_cmd_pid = pid;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = forward_signal;
+	sa.sa_flags = SA_RESTART;
+	for (i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+		sigaction(forwarded[i], &sa, NULL);
+	{
+		/* The supervisor blocks these for its signalfd; init must see them. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+	}
+	/* The command's stdio belong to the command alone: init keeps no
+	 * pipe end open, so EOF reaches the supervisor when the command's
+	 * tree closes them. */
+	for (i = 0; i < 3; i++)
+		close((int)i);
+	report(CD_REPORT_STARTED, 0, 0, walls, "", NULL);
+	for (;;) {
+		int st;
+		pid_t w = wait4(-1, &st, 0, NULL);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* ECHILD: nothing left */
+		}
+		if (w == pid) {
+			status = st;
+			break;
+		}
+	}
+	report(CD_REPORT_STATUS, 0, status, 0, "", NULL);
+	_exit(0);
+}
+
+void cd_child_main(const struct cd_child_ctx *ctx)
+{
+	struct pollfd pfd;
+	uint32_t walls;
+	char go;
+
+	g_ctx = ctx;
+	g_report_fd = ctx->report_fd;
+	/* Die with the supervisor; if it already died before prctl took
+	 * effect, the lifeline pipe has hung up. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		_exit(CHILD_EXIT_SETUP);
+	pfd.fd = ctx->lifeline_fd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 0) != 0)
+		_exit(CHILD_EXIT_SETUP);
+	if (setsid() < 0)
+		fail("setsid", NULL, errno);
+	set_identity();
+	/* Wait until the supervisor has placed us (cgroups) and says go. */
+	if (read(ctx->sync_fd, &go, 1) != 1)
+		_exit(CHILD_EXIT_SETUP);
+	close(ctx->sync_fd);
+	build_root();
+	if (chdir(ctx->plan->cwd) < 0)
+		fail("enter the working directory", ctx->plan->cwd, errno);
+	if (sethostname(ctx->plan->hostname, strlen(ctx->plan->hostname)) < 0)
+		fail("set the hostname", NULL, errno);
+	loopback_up();
+	close_fds();
+	drop_privileges();
+	walls = ctx->plan->walls &
+	        (CD_WALL_USERNS | CD_WALL_MOUNTNS | CD_WALL_PIDNS | CD_WALL_NETNS | CD_WALL_IPCNS |
+	         CD_WALL_UTSNS | CD_WALL_CGROUPNS | CD_WALL_NNP | CD_WALL_CAPS);
+	/* Init holds nothing the command may not have: non-dumpable, so
+	 * /proc/1/mem and /proc/1/exe are closed to it (THREATS row 2). */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		fail("make init non-dumpable", NULL, errno);
+	run_init(walls);
+}

@@ -1,0 +1,48 @@
+/* sandbox-int.h — what the supervisor (sandbox.c) and the child
+ * (sandbox-child.c) share.  Not part of the library's interface.
+ *
+ * Trust boundary: the child runs in the new namespaces and becomes the
+ * sandbox's init; everything it sends back over the report socket is
+ * re-checked by the supervisor (type, length) before use, since the
+ * command could in principle reach the socket if a wall failed.
+ */
+#ifndef CD_SANDBOX_INT_H
+#define CD_SANDBOX_INT_H
+
+#include "bounds.h"
+#include "plan.h"
+
+#include <stdint.h>
+
+enum cd_report_type {
+	CD_REPORT_SETUP_FAIL = 1, /* the child could not build the sandbox */
+	CD_REPORT_EXEC_FAIL = 2,  /* execve of the command failed */
+	CD_REPORT_STATUS = 3,     /* init: the command's wait status */
+	CD_REPORT_STARTED = 4,    /* init: the walls are up, the command is forked */
+};
+
+/* One fixed-size record on the SOCK_SEQPACKET report socket. */
+struct cd_report {
+	uint32_t type;
+	int32_t err;    /* errno of the failure */
+	int32_t status; /* wait status (STATUS) */
+	uint32_t walls; /* CD_WALL_* up (STARTED) */
+	char what[200]; /* what failed, NUL-terminated */
+};
+
+/* Everything the child needs, prepared by the supervisor before clone:
+ * the child allocates nothing. */
+struct cd_child_ctx {
+	const struct cd_plan *plan;
+	int report_fd;   /* child's end of the report socket */
+	int sync_fd;     /* read end: one byte from the supervisor means "go" */
+	int lifeline_fd; /* read end: EOF means the supervisor died */
+	int stdio[3];    /* the command's ends of the stdio pipes */
+	char uid_map[64], gid_map[64];
+	char tmpfs_size[CD_PLAN_MAX_MOUNTS][24]; /* decimal sizes, per mount */
+};
+
+/* The child's whole life: never returns. */
+__attribute__((noreturn)) void cd_child_main(const struct cd_child_ctx *ctx);
+
+#endif

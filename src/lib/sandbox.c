@@ -1,0 +1,668 @@
+/* sandbox.c — the supervisor side of a run (see sandbox.h).
+ *
+ * The supervisor stays outside every namespace.  It prepares the child's
+ * context, clones it with a pidfd, says "go", then runs one epoll loop:
+ * relay stdin to the command, relay and hash stdout/stderr (stopping at the
+ * output cap), forward signals, enforce the wall clock, and collect the
+ * child's reports.  It never trusts what the child sends beyond the fixed
+ * record layout.
+ */
+#include "sandbox.h"
+
+#include "bounds.h"
+#include "sandbox-int.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#define RELAY_CHUNK (64 * 1024)
+
+const char *cd_reason_name(enum cd_reason r)
+{
+	switch (r) {
+	case CD_REASON_EXITED:
+		return "exited";
+	case CD_REASON_SIGNALED:
+		return "signaled";
+	case CD_REASON_TIMEOUT:
+		return "timeout";
+	case CD_REASON_MEMORY:
+		return "memory";
+	case CD_REASON_PIDS:
+		return "pids";
+	case CD_REASON_OUTPUT_LIMIT:
+		return "output-limit";
+	case CD_REASON_DENIED:
+		return "denied";
+	case CD_REASON_SETUP_ERROR:
+		return "setup-error";
+	}
+	return "unknown";
+}
+
+int cd_run_id_new(char out[CD_RUN_ID_LEN + 1])
+{
+	unsigned char raw[CD_RUN_ID_LEN / 2];
+
+	if (sodium_init() < 0)
+		return -EIO;
+	randombytes_buf(raw, sizeof raw);
+	sodium_bin2hex(out, CD_RUN_ID_LEN + 1, raw, sizeof raw);
+	return 0;
+}
+
+static void hex_digest(crypto_hash_sha256_state *st, char out[65])
+{
+	unsigned char d[crypto_hash_sha256_BYTES];
+
+	crypto_hash_sha256_final(st, d);
+	sodium_bin2hex(out, 65, d, sizeof d);
+}
+
+void cd_argv_sha256(char *const *argv, char out[65])
+{
+	crypto_hash_sha256_state st;
+	size_t i;
+
+	crypto_hash_sha256_init(&st);
+	for (i = 0; argv[i]; i++)
+		crypto_hash_sha256_update(&st, (const unsigned char *)argv[i], strlen(argv[i]) + 1);
+	hex_digest(&st, out);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void u64_dec(uint64_t v, char *out, size_t cap)
+{
+	char tmp[24];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && n < sizeof tmp);
+	for (i = 0; i < n && i + 1 < cap; i++)
+		out[i] = tmp[n - 1 - i];
+	out[i] = '\0';
+}
+
+/* One relayed stream: the command's output toward the caller's fd. */
+struct stream {
+	int from; /* our end of the pipe, -1 when closed */
+	int to;   /* caller's fd; -1 after a write error (keep draining) */
+	uint64_t bytes;
+	crypto_hash_sha256_state hash;
+};
+
+struct supervisor {
+	const struct cd_plan *plan;
+	const struct cd_sandbox_io *io;
+	struct cd_result *res;
+	int epfd, pidfd, timerfd, report_fd;
+	struct stream out, err;
+	/* stdin toward the command */
+	int in_to;       /* our end of the command's stdin pipe, -1 when closed */
+	int in_from;     /* caller's stdin, -1 at EOF */
+	int in_pollable; /* the caller's stdin works with epoll */
+	char in_buf[RELAY_CHUNK];
+	size_t in_len, in_off;
+	uint64_t in_bytes;
+	crypto_hash_sha256_state in_hash;
+	int child_done, killed_timeout, killed_output, got_status, status, started;
+	uint32_t walls;
+};
+
+enum { EV_OUT = 1, EV_ERR, EV_IN_FROM, EV_IN_TO, EV_PID, EV_TIMER, EV_REPORT, EV_SIGNAL };
+
+static int ep_add(int epfd, int fd, uint32_t events, uint64_t tag)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof ev);
+	ev.events = events;
+	ev.data.u64 = tag;
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static void kill_sandbox(struct supervisor *s)
+{
+	/* SIGKILL to the init kills the whole pid namespace. */
+	syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
+}
+
+static void close_stream(struct supervisor *s, struct stream *st)
+{
+	if (st->from >= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, st->from, NULL);
+		close(st->from);
+		st->from = -1;
+	}
+}
+
+static void relay_out(struct supervisor *s, struct stream *st)
+{
+	char buf[RELAY_CHUNK];
+	uint64_t cap = s->plan->limits.output_limit;
+
+	for (;;) {
+		ssize_t n = read(st->from, buf, sizeof buf);
+		size_t keep;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			close_stream(s, st);
+			return;
+		}
+		if (n == 0) {
+			close_stream(s, st);
+			return;
+		}
+		keep = (size_t)n;
+		if (cap && st->bytes + keep > cap) {
+			keep = (size_t)(cap - st->bytes);
+			if (!s->killed_output) {
+				s->killed_output = 1;
+				kill_sandbox(s);
+			}
+		}
+		if (keep) {
+			crypto_hash_sha256_update(&st->hash, (unsigned char *)buf, keep);
+			st->bytes += keep;
+			if (st->to >= 0 && cd_write_all(st->to, buf, keep) < 0)
+				st->to = -1; /* the reader went away: keep draining, stop writing */
+		}
+		if (keep < (size_t)n) {
+			close_stream(s, st);
+			return;
+		}
+	}
+}
+
+static void close_stdin_pipe(struct supervisor *s)
+{
+	if (s->in_to >= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->in_to, NULL);
+		close(s->in_to);
+		s->in_to = -1;
+	}
+	if (s->in_from >= 0 && s->in_pollable)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->in_from, NULL);
+	s->in_from = -1;
+}
+
+/* Move what we have of stdin into the command's pipe; read more when the
+ * buffer is empty.  Returns when the pipe is full or stdin has nothing. */
+static void pump_stdin(struct supervisor *s)
+{
+	struct epoll_event ev;
+
+	while (s->in_to >= 0) {
+		if (s->in_off == s->in_len) {
+			ssize_t n;
+
+			if (s->in_from < 0) {
+				close_stdin_pipe(s); /* EOF reaches the command */
+				return;
+			}
+			n = read(s->in_from, s->in_buf, sizeof s->in_buf);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && errno == EAGAIN)
+				break;
+			if (n <= 0) {
+				close_stdin_pipe(s);
+				return;
+			}
+			crypto_hash_sha256_update(&s->in_hash, (unsigned char *)s->in_buf,
+			                          (size_t)n);
+			s->in_bytes += (uint64_t)n;
+			s->in_len = (size_t)n;
+			s->in_off = 0;
+		}
+		{
+			ssize_t w = write(s->in_to, s->in_buf + s->in_off, s->in_len - s->in_off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0 && errno == EAGAIN)
+				break;
+			if (w < 0) { /* the command closed its stdin */
+				close_stdin_pipe(s);
+				return;
+			}
+			s->in_off += (size_t)w;
+		}
+	}
+	if (s->in_to < 0)
+		return;
+	/* Wait for room in the pipe when we hold data (or the caller's stdin
+	 * cannot be polled); otherwise wait for the caller's stdin. */
+	memset(&ev, 0, sizeof ev);
+	ev.data.u64 = EV_IN_TO;
+	ev.events = (s->in_off < s->in_len || !s->in_pollable) ? EPOLLOUT : 0;
+	epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->in_to, &ev);
+	if (s->in_from >= 0 && s->in_pollable) {
+		ev.data.u64 = EV_IN_FROM;
+		ev.events = s->in_off < s->in_len ? 0 : EPOLLIN;
+		epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->in_from, &ev);
+	}
+}
+
+static void describe_failure(struct cd_result *res, const struct cd_report *r)
+{
+	char what[sizeof r->what + 1];
+	int n;
+
+	memcpy(what, r->what, sizeof r->what);
+	what[sizeof r->what] = '\0';
+	n = snprintf(res->error, sizeof res->error, "%s: %s", what, cd_strerror(-r->err));
+	if (n < 0)
+		res->error[0] = '\0';
+}
+
+static void read_reports(struct supervisor *s)
+{
+	for (;;) {
+		struct cd_report r;
+		ssize_t n = recv(s->report_fd, &r, sizeof r, MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0 || (errno != EAGAIN)) {
+				epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->report_fd, NULL);
+				close(s->report_fd);
+				s->report_fd = -1;
+			}
+			return;
+		}
+		if ((size_t)n != sizeof r)
+			continue; /* not a record of ours: ignore */
+		switch (r.type) {
+		case CD_REPORT_SETUP_FAIL:
+			if (!s->res->error[0]) {
+				describe_failure(s->res, &r);
+				s->res->reason = CD_REASON_SETUP_ERROR;
+			}
+			break;
+		case CD_REPORT_EXEC_FAIL:
+			if (!s->res->error[0])
+				describe_failure(s->res, &r);
+			break;
+		case CD_REPORT_STARTED:
+			s->started = 1;
+			s->walls = r.walls;
+			break;
+		case CD_REPORT_STATUS:
+			s->got_status = 1;
+			s->status = r.status;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void forward_signals(struct supervisor *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->io->signal_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+		if (si.ssi_signo == SIGKILL)
+			kill_sandbox(s);
+		else
+			syscall(SYS_pidfd_send_signal, s->pidfd, (int)si.ssi_signo, NULL, 0);
+	}
+}
+
+static void reap(struct supervisor *s)
+{
+	siginfo_t info;
+	struct rusage ru;
+
+	memset(&info, 0, sizeof info);
+	memset(&ru, 0, sizeof ru);
+	if (syscall(SYS_waitid, P_PIDFD, s->pidfd, &info, WEXITED, &ru) == 0) {
+		s->res->cpu_ms =
+		        (uint64_t)ru.ru_utime.tv_sec * 1000 + (uint64_t)ru.ru_utime.tv_usec / 1000 +
+		        (uint64_t)ru.ru_stime.tv_sec * 1000 + (uint64_t)ru.ru_stime.tv_usec / 1000;
+		s->res->max_rss_kb = (uint64_t)ru.ru_maxrss;
+	}
+	s->child_done = 1;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->pidfd, NULL);
+}
+
+static void finish_result(struct supervisor *s)
+{
+	struct cd_result *res = s->res;
+
+	hex_digest(&s->out.hash, res->stdout_sha256);
+	hex_digest(&s->err.hash, res->stderr_sha256);
+	hex_digest(&s->in_hash, res->stdin_sha256);
+	res->stdout_bytes = s->out.bytes;
+	res->stderr_bytes = s->err.bytes;
+	res->stdin_bytes = s->in_bytes;
+	res->walls = s->walls;
+
+	if (s->killed_timeout) {
+		res->reason = CD_REASON_TIMEOUT;
+		res->exit_code = 124;
+		res->signal = SIGKILL;
+		return;
+	}
+	if (s->killed_output) {
+		res->reason = CD_REASON_OUTPUT_LIMIT;
+		res->exit_code = 128 + SIGKILL;
+		res->signal = SIGKILL;
+		return;
+	}
+	if (res->reason == CD_REASON_SETUP_ERROR || !s->started || !s->got_status) {
+		res->reason = CD_REASON_SETUP_ERROR;
+		res->exit_code = 125;
+		if (!res->error[0]) {
+			int n = snprintf(res->error, sizeof res->error,
+			                 "the sandbox ended before the command could run");
+			if (n < 0)
+				res->error[0] = '\0';
+		}
+		return;
+	}
+	if (WIFEXITED(s->status)) {
+		res->reason = CD_REASON_EXITED;
+		res->exit_code = WEXITSTATUS(s->status);
+	} else if (WIFSIGNALED(s->status)) {
+		res->reason = CD_REASON_SIGNALED;
+		res->signal = WTERMSIG(s->status);
+		res->exit_code = 128 + res->signal;
+	}
+}
+
+static void loop(struct supervisor *s)
+{
+	struct epoll_event evs[8];
+
+	while (!s->child_done || s->out.from >= 0 || s->err.from >= 0 || s->report_fd >= 0) {
+		int n, i;
+
+		n = epoll_wait(s->epfd, evs, 8, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			kill_sandbox(s);
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			switch (evs[i].data.u64) {
+			case EV_OUT:
+				relay_out(s, &s->out);
+				break;
+			case EV_ERR:
+				relay_out(s, &s->err);
+				break;
+			case EV_IN_FROM:
+			case EV_IN_TO:
+				pump_stdin(s);
+				break;
+			case EV_REPORT:
+				read_reports(s);
+				break;
+			case EV_SIGNAL:
+				forward_signals(s);
+				break;
+			case EV_TIMER:
+				if (!s->child_done) {
+					s->killed_timeout = 1;
+					kill_sandbox(s);
+				}
+				epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->timerfd, NULL);
+				break;
+			case EV_PID:
+				reap(s);
+				/* Anything still holding the pipes died with the namespace;
+				 * stdin has no reader any more. */
+				close_stdin_pipe(s);
+				break;
+			}
+		}
+	}
+}
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Pipes are made in pairs: [0] read end, [1] write end, both close-on-exec. */
+struct fds {
+	int in[2], out[2], err[2], rep[2], sync[2], life[2];
+};
+
+static void close_pair(int *p)
+{
+	cd_closep(&p[0]);
+	cd_closep(&p[1]);
+	p[0] = p[1] = -1;
+}
+
+static void close_all(struct fds *f)
+{
+	close_pair(f->in);
+	close_pair(f->out);
+	close_pair(f->err);
+	close_pair(f->rep);
+	close_pair(f->sync);
+	close_pair(f->life);
+}
+
+static int make_fds(struct fds *f)
+{
+	memset(f, -1, sizeof *f);
+	if (pipe2(f->in, O_CLOEXEC) < 0 || pipe2(f->out, O_CLOEXEC) < 0 ||
+	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->sync, O_CLOEXEC) < 0 ||
+	    pipe2(f->life, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->rep) < 0) {
+		int e = -errno;
+		close_all(f);
+		return e;
+	}
+	return 0;
+}
+
+static int setup_fail(struct cd_result *res, struct cd_err *err, int code, const char *msg)
+{
+	int n = snprintf(res->error, sizeof res->error, "%s: %s", msg, cd_strerror(code));
+	if (n < 0)
+		res->error[0] = '\0';
+	res->reason = CD_REASON_SETUP_ERROR;
+	res->exit_code = 125;
+	return cd_err_set(err, code, "%s", res->error);
+}
+
+static const char *clone_hint(int e)
+{
+	if (e == -EPERM || e == -ENOSPC || e == -EUSERS)
+		return "cannot create the sandbox's namespaces (are unprivileged user namespaces "
+		       "disabled? check /proc/sys/kernel/unprivileged_userns_clone, "
+		       "/proc/sys/user/max_user_namespaces and AppArmor's "
+		       "kernel.apparmor_restrict_unprivileged_userns)";
+	return "cannot create the sandbox's namespaces";
+}
+
+int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct cd_sandbox_io *io,
+                   struct cd_result *res, struct cd_err *err)
+{
+	struct cd_child_ctx ctx;
+	struct supervisor s;
+	struct clone_args ca;
+	struct fds f;
+	uint64_t t0 = now_ms();
+	int pidfd = -1, n1, n2, r;
+	size_t i;
+	long pid;
+
+	memset(res, 0, sizeof *res);
+	memset(&s, 0, sizeof s);
+	if (run_id)
+		memcpy(res->run_id, run_id, strnlen(run_id, CD_RUN_ID_LEN));
+	cd_argv_sha256(plan->argv, res->argv_sha256);
+	crypto_hash_sha256_init(&s.out.hash);
+	crypto_hash_sha256_init(&s.err.hash);
+	crypto_hash_sha256_init(&s.in_hash);
+
+	if ((r = make_fds(&f)) < 0)
+		return setup_fail(res, err, r, "create pipes");
+
+	memset(&ctx, 0, sizeof ctx);
+	ctx.plan = plan;
+	ctx.report_fd = f.rep[1];
+	ctx.sync_fd = f.sync[0];
+	ctx.lifeline_fd = f.life[0];
+	ctx.stdio[0] = f.in[0];
+	ctx.stdio[1] = f.out[1];
+	ctx.stdio[2] = f.err[1];
+	n1 = snprintf(ctx.uid_map, sizeof ctx.uid_map, "%u %u 1\n", (unsigned)plan->uid,
+	              (unsigned)plan->host_uid);
+	n2 = snprintf(ctx.gid_map, sizeof ctx.gid_map, "%u %u 1\n", (unsigned)plan->gid,
+	              (unsigned)plan->host_gid);
+	if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof ctx.uid_map ||
+	    (size_t)n2 >= sizeof ctx.gid_map) {
+		close_all(&f);
+		return setup_fail(res, err, -EINVAL, "format the id maps");
+	}
+	for (i = 0; i < plan->nmounts && i < CD_PLAN_MAX_MOUNTS; i++)
+		u64_dec(plan->mounts[i].size, ctx.tmpfs_size[i], sizeof ctx.tmpfs_size[i]);
+
+	memset(&ca, 0, sizeof ca);
+	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+	           CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
+	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	ca.exit_signal = SIGCHLD;
+	pid = syscall(SYS_clone3, &ca, sizeof ca);
+	if (pid < 0) {
+		r = -errno;
+		close_all(&f);
+		return setup_fail(res, err, r, clone_hint(r));
+	}
+	if (pid == 0)
+		cd_child_main(&ctx); /* never returns */
+
+	/* The child's ends belong to the child now. */
+	cd_closep(&f.in[0]);
+	cd_closep(&f.out[1]);
+	cd_closep(&f.err[1]);
+	cd_closep(&f.rep[1]);
+	cd_closep(&f.sync[0]);
+	cd_closep(&f.life[0]);
+	f.in[0] = f.out[1] = f.err[1] = f.rep[1] = f.sync[0] = f.life[0] = -1;
+
+	s.plan = plan;
+	s.io = io;
+	s.res = res;
+	s.pidfd = pidfd;
+	s.report_fd = f.rep[0];
+	s.out.from = f.out[0];
+	s.out.to = io->stdout_fd;
+	s.err.from = f.err[0];
+	s.err.to = io->stderr_fd;
+	s.in_to = f.in[1];
+	s.in_from = io->stdin_fd;
+	s.timerfd = -1;
+	s.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s.epfd < 0 || set_nonblock(s.out.from) < 0 || set_nonblock(s.err.from) < 0 ||
+	    set_nonblock(s.in_to) < 0) {
+		r = -errno;
+		goto abort;
+	}
+	if ((r = ep_add(s.epfd, s.out.from, EPOLLIN, EV_OUT)) < 0 ||
+	    (r = ep_add(s.epfd, s.err.from, EPOLLIN, EV_ERR)) < 0 ||
+	    (r = ep_add(s.epfd, s.report_fd, EPOLLIN, EV_REPORT)) < 0 ||
+	    (r = ep_add(s.epfd, s.pidfd, EPOLLIN, EV_PID)) < 0 ||
+	    (r = ep_add(s.epfd, s.in_to, 0, EV_IN_TO)) < 0)
+		goto abort;
+	if (io->signal_fd >= 0 && (r = ep_add(s.epfd, io->signal_fd, EPOLLIN, EV_SIGNAL)) < 0)
+		goto abort;
+	if (s.in_from >= 0) {
+		r = ep_add(s.epfd, s.in_from, EPOLLIN, EV_IN_FROM);
+		if (r == -EPERM)
+			s.in_pollable = 0; /* a regular file or /dev/null: always ready */
+		else if (r < 0)
+			goto abort;
+		else
+			s.in_pollable = 1;
+	}
+	if (plan->limits.timeout_ms) {
+		struct itimerspec its;
+
+		memset(&its, 0, sizeof its);
+		its.it_value.tv_sec = (time_t)(plan->limits.timeout_ms / 1000);
+		its.it_value.tv_nsec = (long)(plan->limits.timeout_ms % 1000) * 1000000L;
+		s.timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (s.timerfd < 0 || timerfd_settime(s.timerfd, 0, &its, NULL) < 0 ||
+		    (r = ep_add(s.epfd, s.timerfd, EPOLLIN, EV_TIMER)) < 0) {
+			r = s.timerfd < 0 ? -errno : r;
+			goto abort;
+		}
+	}
+	/* Everything is in place: let the child build the sandbox. */
+	if (write(f.sync[1], "g", 1) != 1) {
+		r = -errno;
+		goto abort;
+	}
+	cd_closep(&f.sync[1]);
+	f.sync[1] = -1;
+	pump_stdin(&s);
+	loop(&s);
+	if (s.report_fd >= 0)
+		read_reports(&s);
+	if (!s.child_done)
+		reap(&s);
+	finish_result(&s);
+	res->wall_ms = now_ms() - t0;
+	r = 0;
+	if (res->reason == CD_REASON_SETUP_ERROR)
+		r = cd_err_set(err, -CD_E_KERNEL, "%s", res->error);
+	goto out;
+abort:
+	kill_sandbox(&s);
+	if (!s.child_done)
+		reap(&s);
+	setup_fail(res, err, r, "supervise the sandbox");
+out:
+	close_stream(&s, &s.out);
+	close_stream(&s, &s.err);
+	close_stdin_pipe(&s);
+	if (s.report_fd >= 0)
+		close(s.report_fd);
+	if (s.timerfd >= 0)
+		close(s.timerfd);
+	if (s.epfd >= 0)
+		close(s.epfd);
+	cd_closep(&pidfd);
+	cd_closep(&f.sync[1]);
+	cd_closep(&f.life[1]); /* the lifeline goes last */
+	return r;
+}

@@ -1,0 +1,76 @@
+/* sandbox.h — execute a checked plan in a throwaway sandbox.
+ *
+ * The sandbox knows nothing of policy: it takes a complete plan, clones a
+ * child into new user, mount, pid, net, ipc, uts and cgroup namespaces,
+ * builds the filesystem, drops every privilege and execs the command under
+ * a small init (pid 1 inside, non-dumpable, under the same walls).  The
+ * supervisor — the calling process, outside every namespace — relays and
+ * hashes stdin/stdout/stderr, enforces the wall clock and output caps and
+ * returns a result.  When the run ends nothing of it remains: the pid
+ * namespace dies with its init, the mount namespace with its last process,
+ * the scratch tmpfs with the mount namespace.
+ */
+#ifndef CD_SANDBOX_H
+#define CD_SANDBOX_H
+
+#include "err.h"
+#include "plan.h"
+
+#include <stdint.h>
+
+#define CD_RUN_ID_LEN 32 /* hex characters */
+
+enum cd_reason {
+	CD_REASON_EXITED,
+	CD_REASON_SIGNALED,
+	CD_REASON_TIMEOUT,
+	CD_REASON_MEMORY,
+	CD_REASON_PIDS,
+	CD_REASON_OUTPUT_LIMIT,
+	CD_REASON_DENIED,
+	CD_REASON_SETUP_ERROR,
+};
+
+struct cd_result {
+	char run_id[CD_RUN_ID_LEN + 1];
+	enum cd_reason reason;
+	int exit_code; /* what `cordon run` exits with: the command's status,
+			* 128+signal, 124 timeout, 125 setup, 126, 127 */
+	int signal;    /* the signal that ended the command, or 0 */
+	uint64_t wall_ms, cpu_ms, max_rss_kb;
+	uint64_t stdin_bytes, stdout_bytes, stderr_bytes;
+	char argv_sha256[65], stdin_sha256[65], stdout_sha256[65], stderr_sha256[65];
+	unsigned walls;             /* CD_WALL_* that were up when the command started */
+	char error[CD_ERR_MSG_MAX]; /* setup or exec failure, one line; "" if none */
+};
+
+/* Where the supervisor relays the command's stdio.  stdin_fd may be -1
+ * (the command gets an empty stdin).  signal_fd, when >= 0, is a signalfd
+ * owned by the caller: signals read from it are forwarded to the command
+ * (through the sandbox's init). */
+struct cd_sandbox_io {
+	int stdin_fd, stdout_fd, stderr_fd;
+	int signal_fd;
+};
+
+/* A fresh random run id (hex).  Returns -errno only if the kernel's random
+ * source fails. */
+int cd_run_id_new(char out[CD_RUN_ID_LEN + 1]);
+
+/* SHA-256 of the command line as recorded everywhere: each argument
+ * followed by one NUL byte. */
+void cd_argv_sha256(char *const *argv, char out[65]);
+
+/* Run the plan.  Returns 0 when the run happened (whatever the command
+ * did: see ret->reason and ret->exit_code), or a negative error when the
+ * sandbox could not be set up; in both cases *ret is filled (reason
+ * CD_REASON_SETUP_ERROR and exit_code 125 for the latter, with ret->error
+ * saying what failed and how to fix it).  run_id is the caller's (the
+ * intent record names it before the run starts). */
+int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct cd_sandbox_io *io,
+                   struct cd_result *ret, struct cd_err *err);
+
+/* The reason's name in results and records: "exited", "signaled", ... */
+const char *cd_reason_name(enum cd_reason r);
+
+#endif
