@@ -348,6 +348,8 @@ static int v1_make(struct cd_cgroup *cg, int c, const char *id, dev_t *devs, str
 	if (rc < 0) {
 		cg->dir[c][0] = '\0';
 		if (is_unwritable(rc)) {
+			if (strncmp(cg->note, "rlimit: no ", 11) != 0)
+				return 0; /* keep the first reason */
 			n = snprintf(cg->note, sizeof cg->note, "rlimit: %s not writable: %s", base,
 			             strerror(-rc));
 			if (n < 0 || (size_t)n >= sizeof cg->note)

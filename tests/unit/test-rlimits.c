@@ -85,24 +85,26 @@ static int check_floor_skipped(void)
 static int alloc_2g(void)
 {
 	size_t n = 2048 * MIB;
-	char *p = malloc(n);
+	volatile char *p = malloc(n); /* volatile: the allocation must not be elided */
 
 	if (!p)
 		return 0; /* refused by the floor */
-	memset(p, 1, n);
-	free(p);
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = 1;
+	free((void *)p);
 	return 1;
 }
 
 static int alloc_64m(void)
 {
 	size_t n = 64 * MIB;
-	char *p = malloc(n);
+	volatile char *p = malloc(n);
 
 	if (!p)
 		return 1;
-	memset(p, 1, n);
-	free(p);
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = 1;
+	free((void *)p);
 	return 0;
 }
 
