@@ -1,10 +1,656 @@
-/* cmd-log.c — `cordon log`: placeholder until the audit module lands. */
+/* cmd-log.c — `cordon log`: show, tail, export and verify the audit log,
+ * write a checkpoint, create the signing key.
+ *
+ * Everything shown comes from the log and is untrusted: the table escapes
+ * control bytes and invalid UTF-8 (cd_buf_escape), JSON output escapes
+ * them as JSON. */
+#include "cli-audit.h"
 #include "cli.h"
+
+#include "audit.h"
+#include "buf.h"
+#include "num.h"
+#include "util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+	O_AUDIT = 256,
+	O_JSON,
+	O_TABLE,
+	O_AGENT,
+	O_TASK,
+	O_TOOL,
+	O_KIND,
+	O_SINCE,
+	O_UNTIL,
+	O_DECISION,
+	O_RUN,
+	O_FORMAT,
+	O_PUBKEY,
+	O_CHECKPOINT,
+	O_KEY,
+	O_CP_OUT,
+};
+
+/* Which options each subcommand takes. */
+#define A_FILTER (1u << 0)
+#define A_OUTPUT (1u << 1)
+#define A_LINES  (1u << 2)
+#define A_FOLLOW (1u << 3)
+#define A_FORMAT (1u << 4)
+#define A_VERIFY (1u << 5)
+#define A_SIGN   (1u << 6)
+#define A_KEYGEN (1u << 7)
+
+struct args {
+	const char *audit, *format, *pubkey, *checkpoint, *key, *cp_out;
+	struct cd_audit_filter f;
+	int json, table, follow;
+	uint64_t lines;
+};
+
+struct sub {
+	const char *name;
+	int (*fn)(struct args *);
+	unsigned allow;
+	const char *usage;
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- output ------------------------------------------------------- */
+
+/* One table cell: escaped, cut to `width` display columns at a character
+ * boundary, padded unless it is the last. */
+static int cell(struct cd_buf *line, const struct cd_audit_str *s, size_t width, int last)
+{
+	struct cd_buf esc;
+	size_t n, cols = 0, i = 0;
+	int r = 0;
+
+	cd_buf_init(&esc, 4 * CD_AUDIT_FIELD_MAX + 16);
+	if (s->p)
+		r = cd_buf_escape(&esc, s->p, s->len);
+	else
+		r = cd_buf_putc(&esc, '-');
+	if (r < 0) {
+		cd_buf_release(&esc);
+		return r;
+	}
+	n = esc.len;
+	/* Count characters (UTF-8 lead bytes) up to the width. */
+	while (i < n && cols < width) {
+		i++;
+		while (i < n && ((unsigned char)esc.data[i] & 0xc0) == 0x80)
+			i++;
+		cols++;
+	}
+	if (i < n && width > 1) {
+		/* Cut one character earlier to make room for the marker. */
+		do
+			i--;
+		while (i > 0 && ((unsigned char)esc.data[i] & 0xc0) == 0x80);
+		r = cd_buf_append(line, esc.data, i);
+		if (r == 0)
+			r = cd_buf_puts(line, "~");
+		cols = width;
+	} else {
+		r = cd_buf_append(line, esc.data, i);
+	}
+	cd_buf_release(&esc);
+	for (; r == 0 && !last && cols < width + 1; cols++)
+		r = cd_buf_putc(line, ' ');
+	return r;
+}
+
+static int print_table_row(const struct cd_audit_entry *e, void *ctx)
+{
+	struct cd_buf line;
+	char t[64], num[32];
+	struct cd_audit_str ts, ns, ex;
+	const struct cd_audit_str *what;
+	int r, n;
+
+	(void)ctx;
+	cd_buf_init(&line, 1024 * 1024);
+	if (cd_audit_time_format(e->time_ns, t, sizeof t) < 0)
+		t[0] = '\0';
+	t[19] = '\0'; /* to the second */
+	ts.p = t;
+	ts.len = strlen(t);
+	n = snprintf(num, sizeof num, "%llu", (unsigned long long)e->seq);
+	ns.p = num;
+	ns.len = n > 0 ? (size_t)n : 0;
+	r = cell(&line, &ns, 7, 0);
+	if (r == 0)
+		r = cell(&line, &ts, 19, 0);
+	if (r == 0)
+		r = cell(&line, &e->str[CD_AF_KIND], 12, 0);
+	if (r == 0)
+		r = cell(&line, &e->str[CD_AF_AGENT], 12, 0);
+	if (r == 0)
+		r = cell(&line, &e->str[CD_AF_TOOL], 12, 0);
+	if (r == 0)
+		r = cell(&line, &e->str[CD_AF_DECISION], 8, 0);
+	if (r == 0) {
+		char x[32];
+		int m = e->has_exit ? snprintf(x, sizeof x, "%lld", (long long)e->exit_code) : 0;
+		ex.p = e->has_exit && m > 0 ? x : NULL;
+		ex.len = m > 0 ? (size_t)m : 0;
+		r = cell(&line, &ex, 4, 0);
+	}
+	what = e->str[CD_AF_TARGET].p ? &e->str[CD_AF_TARGET] : &e->str[CD_AF_REASON];
+	if (r == 0)
+		r = cell(&line, what, 60, 1);
+	if (r == 0)
+		printf("%s\n", line.data);
+	cd_buf_release(&line);
+	return r < 0 ? r : 0;
+}
+
+static int print_json_row(const struct cd_audit_entry *e, void *ctx)
+{
+	struct cd_buf b;
+	int r;
+
+	(void)ctx;
+	cd_buf_init(&b, 8 * CD_AUDIT_DETAILS_MAX);
+	r = cd_audit_entry_json(e, &b);
+	if (r == 0)
+		printf("%s\n", b.data);
+	cd_buf_release(&b);
+	return r;
+}
+
+struct follow_ctx {
+	int table;
+	uint64_t last;
+};
+
+static int print_row(const struct cd_audit_entry *e, void *ctx)
+{
+	struct follow_ctx *fc = ctx;
+
+	fc->last = e->seq;
+	return fc->table ? print_table_row(e, NULL) : print_json_row(e, NULL);
+}
+
+static int open_ro(struct args *a, struct cd_audit **ret)
+{
+	struct cli_audit_cfg cfg;
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.path = a->audit;
+	cfg.read_only = 1;
+	return cli_audit_open_cfg(&cfg, ret);
+}
+
+static int list(struct args *a, int follow)
+{
+	struct cd_audit *log = NULL;
+	struct follow_ctx fc = { 0, 0 };
+	struct cd_err err;
+	int r;
+
+	fc.table = a->table || (!a->json && isatty(STDOUT_FILENO));
+	if (open_ro(a, &log) < 0)
+		return CD_EXIT_FAIL;
+	if (fc.table)
+		printf("%-7s %-19s %-12s %-12s %-12s %-8s %-4s %s\n", "SEQ", "TIME (UTC)", "KIND",
+		       "AGENT", "TOOL", "DECISION", "EXIT", "TARGET/REASON");
+	r = cd_audit_query(log, &a->f, print_row, &fc, &err);
+	while (r == 0 && follow) {
+		fflush(stdout);
+		usleep(200 * 1000);
+		if (fc.last)
+			a->f.after_seq = fc.last;
+		a->f.last = 0;
+		r = cd_audit_query(log, &a->f, print_row, &fc, &err);
+	}
+	cd_audit_close(log);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_errorf("cannot write the output");
+		return CD_EXIT_FAIL;
+	}
+	if (r < 0) {
+		cli_errorf("%s", err.msg);
+		return CD_EXIT_FAIL;
+	}
+	return CD_EXIT_OK;
+}
+
+static int do_show(struct args *a)
+{
+	return list(a, 0);
+}
+
+static int do_tail(struct args *a)
+{
+	a->f.last = a->lines ? a->lines : 10;
+	return list(a, a->follow);
+}
+
+static int do_export(struct args *a)
+{
+	if (a->format && strcmp(a->format, "jsonl") != 0) {
+		cli_errorf("unknown format '%s' (only 'jsonl')", a->format);
+		return CD_EXIT_USAGE;
+	}
+	a->json = 1;
+	a->table = 0;
+	return list(a, 0);
+}
+
+/* ---- verify ------------------------------------------------------- */
+
+static int do_verify(struct args *a)
+{
+	unsigned char pk[CD_AUDIT_PK_LEN];
+	char db[4096], pkpath[4096], cppath[4096];
+	struct cd_audit_verify_opts vo;
+	struct cd_audit_report rep;
+	struct cd_audit *log = NULL;
+	struct cd_err err;
+	uint64_t i;
+	int r;
+
+	memset(&vo, 0, sizeof vo);
+	if (a->pubkey) {
+		if (cd_audit_pubkey_load(a->pubkey, pk, &err) < 0) {
+			cli_errorf("%s", err.msg);
+			return CD_EXIT_FAIL;
+		}
+		vo.pubkey = pk;
+	} else if (cli_config_path("audit.pub", pkpath, sizeof pkpath) == 0 &&
+	           access(pkpath, F_OK) == 0) {
+		if (cd_audit_pubkey_load(pkpath, pk, &err) < 0) {
+			cli_errorf("%s", err.msg);
+			return CD_EXIT_FAIL;
+		}
+		vo.pubkey = pk;
+	}
+	if (cli_audit_path(a->audit, db, sizeof db) < 0) {
+		cli_errorf("audit log: cannot find its path (set CORDON_AUDIT or HOME)");
+		return CD_EXIT_FAIL;
+	}
+	if (a->checkpoint)
+		vo.checkpoint_path = a->checkpoint;
+	else if (cli_checkpoint_path(NULL, db, cppath, sizeof cppath) == 0 &&
+	         access(cppath, F_OK) == 0)
+		vo.checkpoint_path = cppath;
+	if (open_ro(a, &log) < 0)
+		return CD_EXIT_FAIL;
+	r = cd_audit_verify(log, &vo, &rep, &err);
+	cd_audit_close(log);
+	if (r < 0) {
+		cli_errorf("verify: %s", err.msg);
+		return CD_EXIT_FAIL;
+	}
+	if (rep.torn_file_line)
+		printf("torn: the checkpoint file ends in an incomplete line (a crash while "
+		       "writing it), ignored\n");
+	for (i = 0; i < rep.interrupted && i < CD_AUDIT_REPORT_INTERRUPTED; i++) {
+		struct cd_buf b;
+		cd_buf_init(&b, 512);
+		if (cd_buf_escape(&b, rep.interrupted_runs[i].run_id,
+		                  strlen(rep.interrupted_runs[i].run_id)) == 0)
+			printf("interrupted: run %s (intent at seq %llu) has no result\n", b.data,
+			       (unsigned long long)rep.interrupted_runs[i].seq);
+		cd_buf_release(&b);
+	}
+	if (rep.interrupted > CD_AUDIT_REPORT_INTERRUPTED)
+		printf("interrupted: %llu more\n",
+		       (unsigned long long)(rep.interrupted - CD_AUDIT_REPORT_INTERRUPTED));
+	if (rep.problem != CD_AUDIT_INTACT) {
+		printf("FAILED: seq %llu: %s: %s\n", (unsigned long long)rep.bad_seq,
+		       cd_audit_problem_name(rep.problem), rep.what);
+		cli_errorf("seq %llu: %s: %s", (unsigned long long)rep.bad_seq,
+		           cd_audit_problem_name(rep.problem), rep.what);
+		return CD_EXIT_FAIL;
+	}
+	printf("intact: %llu records (last seq %llu), %llu checkpoints in the log, %llu in the "
+	       "checkpoint file (covering %llu), %llu signatures verified\n",
+	       (unsigned long long)rep.records, (unsigned long long)rep.last_seq,
+	       (unsigned long long)rep.checkpoints, (unsigned long long)rep.file_checkpoints,
+	       (unsigned long long)rep.file_covered, (unsigned long long)rep.signatures);
+	if (!vo.pubkey && (rep.checkpoints || rep.file_checkpoints))
+		printf("note: no public key: checkpoint signatures were not checked (--pubkey)\n");
+	if (!vo.checkpoint_path)
+		printf("note: no checkpoint file: truncation and rollback are detected only "
+		       "against one (--checkpoint)\n");
+	return CD_EXIT_OK;
+}
+
+/* ---- checkpoint and keygen ---------------------------------------- */
+
+static int do_checkpoint(struct args *a)
+{
+	struct cli_audit_cfg cfg;
+	struct cd_audit *log = NULL;
+	struct cd_err err;
+	uint64_t size = 0;
+	int r;
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.path = a->audit;
+	cfg.key = a->key;
+	cfg.checkpoint_out = a->cp_out;
+	cfg.need_key = 1;
+	if (cli_audit_open_cfg(&cfg, &log) < 0)
+		return CD_EXIT_FAIL;
+	r = cd_audit_checkpoint(log, &size, &err);
+	if (r == 0 && cd_audit_warning(log))
+		cli_warnf("%s", cd_audit_warning(log));
+	cd_audit_close(log);
+	if (r < 0) {
+		cli_errorf("%s", err.msg);
+		return CD_EXIT_FAIL;
+	}
+	printf("checkpoint: %llu records signed\n", (unsigned long long)size);
+	return CD_EXIT_OK;
+}
+
+static int mkdir_p(const char *file)
+{
+	char dir[4096];
+	size_t len = strlen(file), i;
+
+	while (len > 0 && file[len - 1] != '/')
+		len--;
+	if (len <= 1 || len >= sizeof dir)
+		return 0;
+	memcpy(dir, file, len);
+	dir[len] = '\0';
+	for (i = 1; i <= len; i++) {
+		char c = dir[i];
+		if (c != '/' && c != '\0')
+			continue;
+		dir[i] = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		dir[i] = c;
+	}
+	return 0;
+}
+
+static int do_keygen(struct args *a)
+{
+	char sk[4096], pk[4096];
+	struct cd_err err;
+	int r;
+
+	if (a->key)
+		r = snprintf(sk, sizeof sk, "%s", a->key) >= (int)sizeof sk ? -ENAMETOOLONG : 0;
+	else
+		r = cli_config_path("audit.key", sk, sizeof sk);
+	if (r == 0 && a->pubkey)
+		r = snprintf(pk, sizeof pk, "%s", a->pubkey) >= (int)sizeof pk ? -ENAMETOOLONG : 0;
+	else if (r == 0)
+		r = cli_config_path("audit.pub", pk, sizeof pk);
+	if (r < 0) {
+		cli_errorf("cannot find the key paths (set XDG_CONFIG_HOME or HOME, or pass --key "
+		           "and --pubkey)");
+		return CD_EXIT_FAIL;
+	}
+	if (mkdir_p(sk) < 0 || mkdir_p(pk) < 0) {
+		cli_errorf("cannot create the directory of '%s': %s", sk, strerror(errno));
+		return CD_EXIT_FAIL;
+	}
+	if (cd_audit_keygen(sk, pk, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		return CD_EXIT_FAIL;
+	}
+	printf("secret key: %s\npublic key: %s\n", sk, pk);
+	return CD_EXIT_OK;
+}
+
+/* ---- the subcommand table ----------------------------------------- */
+
+#define FILTER_HELP                                                                                \
+	"  --agent ID --task ID --tool NAME --kind KIND --decision D --run ID\n"                   \
+	"                    only matching records\n"                                              \
+	"  --since T --until T  a time range: 2026-01-02[T03:04:05Z], @UNIXSECS or an age (10m, "  \
+	"2h, 1d)\n"
+#define AUDIT_HELP                                                                                 \
+	"  --audit PATH      the log (default $CORDON_AUDIT, then "                                \
+	"$XDG_STATE_HOME/cordon/audit.db)\n"
+
+static const struct sub subs[] = {
+	{ "show", do_show, A_FILTER | A_OUTPUT,
+	  "usage: cordon log show [OPTIONS]\n\nShow audit records: a table on a terminal, one JSON "
+	  "object per line otherwise.\n\n" AUDIT_HELP FILTER_HELP
+	  "  --json            JSON lines even on a terminal\n"
+	  "  --table           a table even when not on a terminal\n" },
+	{ "tail", do_tail, A_FILTER | A_OUTPUT | A_LINES | A_FOLLOW,
+	  "usage: cordon log tail [-f] [-n N] [OPTIONS]\n\nShow the last N records (10), and with "
+	  "-f "
+	  "keep showing new ones.\n\n" AUDIT_HELP FILTER_HELP
+	  "  -n, --lines N     how many records\n"
+	  "  -f, --follow      wait for new records\n"
+	  "  --json, --table   as for show\n" },
+	{ "export", do_export, A_FILTER | A_FORMAT,
+	  "usage: cordon log export --format jsonl [OPTIONS]\n\nWrite records as JSON lines for a "
+	  "SIEM (field reference: cordon(1), docs/cordon-log.md).\n\n" AUDIT_HELP FILTER_HELP
+	  "  --format jsonl    the output format\n" },
+	{ "verify", do_verify, A_VERIFY,
+	  "usage: cordon log verify [--pubkey F] [--checkpoint F] [--audit PATH]\n\nRecompute the "
+	  "hash chain and check every checkpoint.  Exit 0 when intact; 1 naming the\nfirst bad "
+	  "sequence number and what is wrong (modified, missing, reordered, inserted,\ntruncated, "
+	  "rolled back, bad signature).  Runs with an intent and no result are\nlisted as "
+	  "interrupted.\n\n" AUDIT_HELP
+	  "  --pubkey F        the public key (default $XDG_CONFIG_HOME/cordon/audit.pub)\n"
+	  "  --checkpoint F    a checkpoint file kept off the host (default: the log's path + "
+	  "'.checkpoints')\n" },
+	{ "checkpoint", do_checkpoint, A_SIGN,
+	  "usage: cordon log checkpoint [--key F] [--checkpoint-out F] [--audit PATH]\n\nSign the "
+	  "head of the log now: the checkpoint is stored in the log and appended\nto the "
+	  "checkpoint "
+	  "file (copy that file off the host).\n\n" AUDIT_HELP
+	  "  --key F           the secret key (default $CORDON_AUDIT_KEY, then "
+	  "$XDG_CONFIG_HOME/cordon/audit.key)\n"
+	  "  --checkpoint-out F  the checkpoint file (default $CORDON_AUDIT_CHECKPOINTS, then the "
+	  "log's path + '.checkpoints')\n" },
+	{ "keygen", do_keygen, A_KEYGEN,
+	  "usage: cordon log keygen [--key F] [--pubkey F]\n\nCreate the Ed25519 key that signs "
+	  "checkpoints: the secret key (0600) and the\npublic key, by default "
+	  "$XDG_CONFIG_HOME/cordon/audit.key and audit.pub.\nExisting keys are never "
+	  "overwritten.\n" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: cordon log COMMAND [OPTIONS]\n\nThe tamper-evident audit log.\n\n"
+	           "Commands:\n");
+	for (i = 0; i < CD_ARRAY_SIZE(subs); i++) {
+		const char *u = subs[i].usage + strlen("usage: ");
+		const char *nl = strchr(u, '\n');
+		fprintf(f, "  %.*s\n", (int)(nl ? nl - u : (long)strlen(u)), u);
+	}
+	fprintf(f, "\nRun 'cordon log COMMAND --help' for details.\n");
+}
+
+static int parse(const struct sub *s, int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "audit", required_argument, NULL, O_AUDIT },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "table", no_argument, NULL, O_TABLE },
+		{ "agent", required_argument, NULL, O_AGENT },
+		{ "task", required_argument, NULL, O_TASK },
+		{ "tool", required_argument, NULL, O_TOOL },
+		{ "kind", required_argument, NULL, O_KIND },
+		{ "since", required_argument, NULL, O_SINCE },
+		{ "until", required_argument, NULL, O_UNTIL },
+		{ "decision", required_argument, NULL, O_DECISION },
+		{ "run", required_argument, NULL, O_RUN },
+		{ "lines", required_argument, NULL, 'n' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "format", required_argument, NULL, O_FORMAT },
+		{ "pubkey", required_argument, NULL, O_PUBKEY },
+		{ "checkpoint", required_argument, NULL, O_CHECKPOINT },
+		{ "key", required_argument, NULL, O_KEY },
+		{ "checkpoint-out", required_argument, NULL, O_CP_OUT },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+hn:f", opts, NULL)) != -1) {
+		unsigned need = 0;
+		int64_t *tp = NULL;
+
+		switch (c) {
+		case 'h':
+			fputs(s->usage, stdout);
+			return 1;
+		case O_AUDIT:
+			a->audit = optarg;
+			break;
+		case O_JSON:
+			need = A_OUTPUT;
+			a->json = 1;
+			break;
+		case O_TABLE:
+			need = A_OUTPUT;
+			a->table = 1;
+			break;
+		case O_AGENT:
+			need = A_FILTER;
+			a->f.agent = optarg;
+			break;
+		case O_TASK:
+			need = A_FILTER;
+			a->f.task = optarg;
+			break;
+		case O_TOOL:
+			need = A_FILTER;
+			a->f.tool = optarg;
+			break;
+		case O_KIND:
+			need = A_FILTER;
+			a->f.kind = optarg;
+			break;
+		case O_DECISION:
+			need = A_FILTER;
+			a->f.decision = optarg;
+			break;
+		case O_RUN:
+			need = A_FILTER;
+			a->f.run_id = optarg;
+			break;
+		case O_SINCE:
+			need = A_FILTER;
+			tp = &a->f.since_ns;
+			break;
+		case O_UNTIL:
+			need = A_FILTER;
+			tp = &a->f.until_ns;
+			break;
+		case 'n':
+			need = A_LINES;
+			if (cd_parse_u64(optarg, strlen(optarg), 1000000000, &a->lines) < 0 ||
+			    a->lines == 0) {
+				cli_errorf("bad --lines '%s' (a positive number)", optarg);
+				return -1;
+			}
+			break;
+		case 'f':
+			need = A_FOLLOW;
+			a->follow = 1;
+			break;
+		case O_FORMAT:
+			need = A_FORMAT;
+			a->format = optarg;
+			break;
+		case O_PUBKEY:
+			need = A_VERIFY | A_KEYGEN;
+			a->pubkey = optarg;
+			break;
+		case O_CHECKPOINT:
+			need = A_VERIFY;
+			a->checkpoint = optarg;
+			break;
+		case O_KEY:
+			need = A_SIGN | A_KEYGEN;
+			a->key = optarg;
+			break;
+		case O_CP_OUT:
+			need = A_SIGN;
+			a->cp_out = optarg;
+			break;
+		default:
+			if (optopt)
+				cli_errorf("%s: bad option '-%c' (see --help)", s->name, optopt);
+			else
+				cli_errorf("%s: bad option '%s' (see --help)", s->name,
+				           argv[optind - 1]);
+			return -1;
+		}
+		if (need && !(s->allow & need)) {
+			cli_errorf("%s: option '%s' does not apply (see --help)", s->name,
+			           argv[optind - 1]);
+			return -1;
+		}
+		if (tp && cd_audit_time_parse(optarg, now_ns(), tp) < 0) {
+			cli_errorf(
+			        "bad time '%s' (2026-01-02, 2026-01-02T03:04:05Z, @SECONDS or an "
+			        "age like 10m)",
+			        optarg);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		cli_errorf("%s: unexpected argument '%s' (see --help)", s->name, argv[optind]);
+		return -1;
+	}
+	if (a->json && a->table) {
+		cli_errorf("%s: --json and --table exclude each other", s->name);
+		return -1;
+	}
+	return 0;
+}
 
 int cmd_log(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cli_errorf("the audit log is not built yet");
-	return CD_EXIT_CORDON;
+	struct args a;
+	size_t i;
+	int r;
+
+	if (argc < 2) {
+		usage(stderr);
+		return CD_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return CD_EXIT_OK;
+	}
+	for (i = 0; i < CD_ARRAY_SIZE(subs); i++) {
+		if (strcmp(argv[1], subs[i].name) != 0)
+			continue;
+		memset(&a, 0, sizeof a);
+		r = parse(&subs[i], argc - 1, argv + 1, &a);
+		if (r != 0)
+			return r > 0 ? CD_EXIT_OK : CD_EXIT_USAGE;
+		return subs[i].fn(&a);
+	}
+	cli_errorf("unknown command 'log %s' (see 'cordon log --help')", argv[1]);
+	return CD_EXIT_USAGE;
 }

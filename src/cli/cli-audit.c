@@ -1,0 +1,139 @@
+/* cli-audit.c — see cli-audit.h.  The only place that reads the
+ * environment for the audit log's paths. */
+#include "cli-audit.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* out = a b c */
+static int put(char *out, size_t outlen, const char *a, const char *b, const char *c)
+{
+	int n = snprintf(out, outlen, "%s%s%s", a, b, c);
+	if (n < 0 || (size_t)n >= outlen)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* An XDG variable counts only when it holds an absolute path. */
+static const char *xdg(const char *name)
+{
+	const char *v = getenv(name);
+	return v && v[0] == '/' ? v : NULL;
+}
+
+static const char *home(void)
+{
+	const char *h = getenv("HOME");
+	struct passwd *pw;
+
+	if (h && h[0] == '/')
+		return h;
+	pw = getpwuid(getuid());
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+int cli_audit_path(const char *opt, char *out, size_t outlen)
+{
+	const char *v;
+
+	if (opt && *opt)
+		return put(out, outlen, opt, "", "");
+	v = getenv("CORDON_AUDIT");
+	if (v && *v)
+		return put(out, outlen, v, "", "");
+	v = xdg("XDG_STATE_HOME");
+	if (v)
+		return put(out, outlen, v, "/cordon/audit.db", "");
+	v = home();
+	if (!v)
+		return -ENOENT;
+	return put(out, outlen, v, "/.local/state/cordon/audit.db", "");
+}
+
+int cli_config_path(const char *name, char *out, size_t outlen)
+{
+	char tail[256];
+	const char *v = xdg("XDG_CONFIG_HOME");
+
+	if (put(tail, sizeof tail, "/cordon/", name, "") < 0)
+		return -ENAMETOOLONG;
+	if (v)
+		return put(out, outlen, v, tail, "");
+	v = home();
+	if (!v)
+		return -ENOENT;
+	return put(out, outlen, v, "/.config", tail);
+}
+
+int cli_checkpoint_path(const char *opt, const char *db_path, char *out, size_t outlen)
+{
+	const char *v = getenv("CORDON_AUDIT_CHECKPOINTS");
+
+	if (opt && *opt)
+		return put(out, outlen, opt, "", "");
+	if (v && *v)
+		return put(out, outlen, v, "", "");
+	return put(out, outlen, db_path, ".checkpoints", "");
+}
+
+int cli_audit_open_cfg(const struct cli_audit_cfg *cfg, struct cd_audit **ret)
+{
+	char db[4096], key[4096], cp[4096];
+	struct cd_audit_opts o;
+	struct cd_err err;
+	const char *env_key = getenv("CORDON_AUDIT_KEY");
+	int r;
+
+	memset(&o, 0, sizeof o);
+	r = cli_audit_path(cfg->path, db, sizeof db);
+	if (r < 0) {
+		cli_errorf("audit log: cannot find its path (set CORDON_AUDIT or HOME): %s",
+		           cd_strerror(r));
+		return r;
+	}
+	o.read_only = cfg->read_only;
+	if (!cfg->read_only) {
+		if (cfg->key && *cfg->key) {
+			o.key_path = cfg->key;
+		} else if (env_key && *env_key) {
+			o.key_path = env_key;
+		} else if (cli_config_path("audit.key", key, sizeof key) == 0 &&
+		           access(key, F_OK) == 0) {
+			o.key_path = key;
+		}
+		if (cfg->need_key && !o.key_path) {
+			cli_errorf("no signing key: create one with 'cordon log keygen' or pass "
+			           "--key");
+			return -ENOKEY;
+		}
+		r = cli_checkpoint_path(cfg->checkpoint_out, db, cp, sizeof cp);
+		if (r < 0) {
+			cli_errorf("checkpoint file path too long");
+			return r;
+		}
+		o.checkpoint_out = cp;
+		o.checkpoint_every = CLI_AUDIT_CHECKPOINT_EVERY;
+		o.checkpoint_secs = CLI_AUDIT_CHECKPOINT_SECS;
+	}
+	r = cd_audit_open(db, &o, ret, &err);
+	if (r < 0) {
+		cli_errorf("%s", err.msg);
+		return r;
+	}
+	return 0;
+}
+
+int cli_audit_open(const char *opt, struct cd_audit **ret)
+{
+	struct cli_audit_cfg cfg;
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.path = opt;
+	return cli_audit_open_cfg(&cfg, ret);
+}

@@ -1,0 +1,48 @@
+/* cli-audit.h — where the audit log, its keys and its checkpoint file
+ * live, and opening the log with a one-line reason on failure.  Shared by
+ * `cordon log` and every front end that writes records (`cordon run`).
+ *
+ * Paths, first match wins:
+ *   log         --audit PATH, $CORDON_AUDIT, $XDG_STATE_HOME/cordon/audit.db,
+ *               ~/.local/state/cordon/audit.db
+ *   signing key $CORDON_AUDIT_KEY, $XDG_CONFIG_HOME/cordon/audit.key,
+ *               ~/.config/cordon/audit.key (used when it exists)
+ *   public key  $XDG_CONFIG_HOME/cordon/audit.pub (same fallbacks)
+ *   checkpoints $CORDON_AUDIT_CHECKPOINTS, or the log's path + ".checkpoints" */
+#ifndef CD_CLI_AUDIT_H
+#define CD_CLI_AUDIT_H
+
+#include "audit.h"
+
+#include <stddef.h>
+
+/* Records between automatic checkpoints, and seconds (checked on append). */
+#define CLI_AUDIT_CHECKPOINT_EVERY 1000
+#define CLI_AUDIT_CHECKPOINT_SECS  600
+
+/* Resolve the log's path into out; `opt` is the --audit value or NULL.
+ * 0, or -ENOENT (no HOME to fall back on), -ENAMETOOLONG. */
+int cli_audit_path(const char *opt, char *out, size_t outlen);
+
+/* $XDG_CONFIG_HOME/cordon/NAME (or ~/.config/cordon/NAME). */
+int cli_config_path(const char *name, char *out, size_t outlen);
+
+/* The checkpoint file beside db_path (or $CORDON_AUDIT_CHECKPOINTS). */
+int cli_checkpoint_path(const char *opt, const char *db_path, char *out, size_t outlen);
+
+struct cli_audit_cfg {
+	const char *path;           /* --audit, or NULL */
+	const char *key;            /* --key, or NULL for the default (if it exists) */
+	const char *checkpoint_out; /* --checkpoint-out, or NULL for the default */
+	int read_only;
+	int need_key; /* fail when there is no signing key */
+};
+
+/* Open the log for appending, signing checkpoints with the default key
+ * when there is one.  On failure prints one line ("cordon run: audit log
+ * '...': ...") and returns a negative code: the caller refuses to run
+ * (exit 125). */
+int cli_audit_open(const char *opt, struct cd_audit **ret);
+int cli_audit_open_cfg(const struct cli_audit_cfg *cfg, struct cd_audit **ret);
+
+#endif

@@ -1,0 +1,231 @@
+/* audit-format.c — records as JSON lines, and times in and out.
+ *
+ * The jsonl export is what a SIEM ingests, so its field names are stable
+ * (docs/cordon-log.md).  Fields are untrusted bytes: strings are written
+ * with every control character escaped, and bytes that are not valid UTF-8
+ * are written as \u00XX (their Latin-1 reading), so each line is valid JSON
+ * and a record cannot break out of its line.
+ * Trust boundary: time strings come from the command line. */
+#include "audit.h"
+#include "buf.h"
+#include "err.h"
+#include "num.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Length of a valid UTF-8 sequence at p (2..4), or 0. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0];
+	size_t len, i;
+	unsigned long cp;
+
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+static int json_str(struct cd_buf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, start;
+	int r = cd_buf_putc(b, '"');
+
+	while (r == 0 && i < n) {
+		unsigned char c = p[i];
+		size_t ul;
+
+		start = i;
+		while (i < n && p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"' && p[i] != '\\')
+			i++;
+		if (i > start) {
+			r = cd_buf_append(b, p + start, i - start);
+			continue;
+		}
+		if (c == '"' || c == '\\') {
+			char esc[2] = { '\\', (char)c };
+			r = cd_buf_append(b, esc, 2);
+			i++;
+		} else if (c == '\n') {
+			r = cd_buf_append(b, "\\n", 2);
+			i++;
+		} else if (c == '\t') {
+			r = cd_buf_append(b, "\\t", 2);
+			i++;
+		} else if (c >= 0x80 && (ul = utf8_seq(p + i, n - i)) > 0) {
+			r = cd_buf_append(b, p + i, ul);
+			i += ul;
+		} else {
+			r = cd_buf_printf(b, "\\u%04x", c);
+			i++;
+		}
+	}
+	if (r == 0)
+		r = cd_buf_putc(b, '"');
+	return r;
+}
+
+int cd_audit_time_format(int64_t ns, char *out, size_t outlen)
+{
+	time_t sec = (time_t)(ns / 1000000000);
+	long frac = (long)(ns % 1000000000);
+	struct tm tm;
+	int n;
+
+	if (frac < 0) {
+		frac += 1000000000;
+		sec--;
+	}
+	if (!gmtime_r(&sec, &tm))
+		return -EINVAL;
+	n = snprintf(out, outlen, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900,
+	             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+	if (n < 0 || (size_t)n >= outlen)
+		return -CD_E_LIMIT;
+	return 0;
+}
+
+static int put_hex_field(struct cd_buf *b, const char *name, const unsigned char *h)
+{
+	char hex[2 * CD_AUDIT_HASH_LEN + 1];
+	cd_audit_hex(h, CD_AUDIT_HASH_LEN, hex);
+	return cd_buf_printf(b, ",\"%s\":\"%s\"", name, hex);
+}
+
+int cd_audit_entry_json(const struct cd_audit_entry *e, struct cd_buf *out)
+{
+	char t[64];
+	int r, i;
+
+	if (cd_audit_time_format(e->time_ns, t, sizeof t) < 0)
+		t[0] = '\0';
+	r = cd_buf_printf(out, "{\"seq\":%llu,\"time\":\"%s\",\"time_ns\":%lld",
+	                  (unsigned long long)e->seq, t, (long long)e->time_ns);
+	for (i = 0; r == 0 && i < CD_AF_NSTR; i++) {
+		const struct cd_audit_str *s = &e->str[i];
+		if (!s->p)
+			continue;
+		if (i == CD_AF_DETAILS) {
+			/* Embedded as an object when it is one, re-serialised
+			 * on one line; kept as a string otherwise (a tampered
+			 * row), so the line stays valid JSON either way. */
+			json_t *j = json_loadb(s->p, s->len, JSON_REJECT_DUPLICATES, NULL);
+			char *d = j && json_is_object(j) ? json_dumps(j, JSON_COMPACT) : NULL;
+			json_decref(j);
+			if (d) {
+				r = cd_buf_printf(out, ",\"details\":%s", d);
+				free(d);
+				continue;
+			}
+		}
+		r = cd_buf_printf(out, ",\"%s\":", cd_audit_field_names[i]);
+		if (r == 0)
+			r = json_str(out, s->p, s->len);
+	}
+	if (r == 0 && e->has_exit)
+		r = cd_buf_printf(out, ",\"exit_code\":%lld", (long long)e->exit_code);
+	if (r == 0 && e->has_duration)
+		r = cd_buf_printf(out, ",\"duration_ms\":%llu", (unsigned long long)e->duration_ms);
+	if (r == 0)
+		r = put_hex_field(out, "prev_hash", e->prev);
+	if (r == 0)
+		r = put_hex_field(out, "hash", e->hash);
+	if (r == 0)
+		r = cd_buf_putc(out, '}');
+	return r;
+}
+
+/* Exactly n digits at s -> value. */
+static int digits(const char *s, size_t n, uint64_t *v)
+{
+	return cd_parse_u64(s, n, UINT64_MAX, v);
+}
+
+int cd_audit_time_parse(const char *s, int64_t now_ns, int64_t *ret_ns)
+{
+	uint64_t y, mo, d, h = 0, mi = 0, se = 0, frac = 0, v;
+	size_t len, i;
+	struct tm tm;
+	time_t t;
+
+	if (!s || !*s)
+		return -EINVAL;
+	len = strlen(s);
+	if (s[0] == '@') {
+		if (cd_parse_u64(s + 1, len - 1, INT64_MAX / 1000000000, &v) < 0)
+			return -EINVAL;
+		*ret_ns = (int64_t)v * 1000000000;
+		return 0;
+	}
+	/* A duration ago: 30s, 10m, 2h, 1d, 500ms. */
+	if (len >= 2 && s[len - 1] == 'd' && cd_parse_u64(s, len - 1, 100000, &v) == 0) {
+		*ret_ns = now_ns - (int64_t)v * 86400 * 1000000000;
+		return 0;
+	}
+	if (len < 10 || s[4] != '-') {
+		if (cd_parse_duration_ms(s, &v) < 0 || v > (uint64_t)INT64_MAX / 1000000)
+			return -EINVAL;
+		*ret_ns = now_ns - (int64_t)v * 1000000;
+		return 0;
+	}
+	/* YYYY-MM-DD[(T| )HH:MM:SS[.fraction]Z] */
+	if (len < 10 || s[4] != '-' || s[7] != '-' || digits(s, 4, &y) < 0 ||
+	    digits(s + 5, 2, &mo) < 0 || digits(s + 8, 2, &d) < 0)
+		return -EINVAL;
+	if (len > 10) {
+		if (len < 20 || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':' ||
+		    digits(s + 11, 2, &h) < 0 || digits(s + 14, 2, &mi) < 0 ||
+		    digits(s + 17, 2, &se) < 0 || s[len - 1] != 'Z')
+			return -EINVAL;
+		i = 19;
+		if (s[i] == '.') {
+			size_t nd = len - 1 - (i + 1);
+			if (nd == 0 || nd > 9 || digits(s + i + 1, nd, &frac) < 0)
+				return -EINVAL;
+			for (; nd < 9; nd++)
+				frac *= 10;
+		} else if (i != len - 1) {
+			return -EINVAL;
+		}
+	}
+	if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    se > 60)
+		return -EINVAL;
+	memset(&tm, 0, sizeof tm);
+	tm.tm_year = (int)y - 1900;
+	tm.tm_mon = (int)mo - 1;
+	tm.tm_mday = (int)d;
+	tm.tm_hour = (int)h;
+	tm.tm_min = (int)mi;
+	tm.tm_sec = (int)se;
+	t = timegm(&tm);
+	if (t == (time_t)-1 || tm.tm_mday != (int)d)
+		return -EINVAL;
+	*ret_ns = (int64_t)t * 1000000000 + (int64_t)frac;
+	return 0;
+}

@@ -1,0 +1,891 @@
+/* audit-store.c — the audit log's SQLite store: open, append, query.
+ *
+ * One table of records with structured columns; `seq` is assigned by the
+ * writer inside a BEGIN IMMEDIATE transaction, so concurrent writers (many
+ * cordon processes) serialise on SQLite's write lock and the chain stays
+ * linear.  WAL with synchronous=FULL makes a commit durable before
+ * cd_audit_append returns.  A seq is never reused: the next seq is one past
+ * the largest ever assigned (sqlite_sequence), so a truncated tail leaves a
+ * visible gap.
+ *
+ * Trust boundary: record fields are untrusted data, bound as parameters
+ * (never spliced into SQL).  The database may have been edited by hand;
+ * readers decode every row defensively (cd_audit_row_read_). */
+#include "audit-int.h"
+#include "buf.h"
+#include "err.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_BUSY_MS 10000
+
+struct cd_audit {
+	sqlite3 *db;
+	char *path;
+	char log_id[CD_AUDIT_LOG_ID_LEN + 1];
+	unsigned char genesis[CD_AUDIT_HASH_LEN];
+	char host[256];
+	struct cd_audit_key *key;
+	uint64_t cp_every, cp_secs;
+	char *cp_out;
+	unsigned busy_ms;
+	int read_only;
+	sqlite3_stmt *ins, *last, *next_seq, *meta_get, *meta_set;
+	char warning[CD_ERR_MSG_MAX];
+	/* Checkpoint lines committed in the current transaction, appended to
+	 * the checkpoint file after COMMIT. */
+	char pending[4][CD_AUDIT_CP_LINE_MAX];
+	int npending;
+};
+
+static const char schema[] =
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS records ("
+        " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " time_ns INTEGER NOT NULL,"
+        " exit_code INTEGER, duration_ms INTEGER,"
+        " host TEXT, kind TEXT NOT NULL, run_id TEXT, agent TEXT, task TEXT, tool TEXT,"
+        " action TEXT, target TEXT, decision TEXT, grant_ids TEXT, reason TEXT,"
+        " argv_sha256 TEXT, code_sha256 TEXT, stdin_sha256 TEXT, stdout_sha256 TEXT,"
+        " stderr_sha256 TEXT, details TEXT,"
+        " prev_hash BLOB NOT NULL, hash BLOB NOT NULL);";
+
+sqlite3 *cd_audit_db_(struct cd_audit *a)
+{
+	return a->db;
+}
+
+const unsigned char *cd_audit_genesis_(const struct cd_audit *a)
+{
+	return a->genesis;
+}
+
+const char *cd_audit_log_id(const struct cd_audit *a)
+{
+	return a->log_id;
+}
+
+const char *cd_audit_warning(const struct cd_audit *a)
+{
+	return a->warning[0] ? a->warning : NULL;
+}
+
+static int db_err(struct cd_audit *a, struct cd_err *err, const char *what)
+{
+	int rc = sqlite3_extended_errcode(a->db);
+	int code;
+
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		code = -EBUSY;
+		break;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_CANTOPEN:
+		code = -EACCES;
+		break;
+	case SQLITE_FULL:
+		code = -ENOSPC;
+		break;
+	case SQLITE_NOMEM:
+		code = -ENOMEM;
+		break;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+	case SQLITE_SCHEMA:
+	case SQLITE_ERROR:
+		code = -CD_E_CORRUPT;
+		break;
+	default:
+		code = -EIO;
+	}
+	return cd_err_set(err, code, "audit log '%s': %s: %s", a->path, what,
+	                  sqlite3_errmsg(a->db));
+}
+
+static int exec(struct cd_audit *a, const char *sql, struct cd_err *err)
+{
+	if (sqlite3_exec(a->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(a, err, sql);
+	return 0;
+}
+
+/* mkdir -p for the parent of `path`, new directories 0700. */
+static int make_parents(const char *path, struct cd_err *err)
+{
+	char dir[4096];
+	size_t len = strlen(path), i;
+
+	while (len > 0 && path[len - 1] != '/')
+		len--;
+	if (len <= 1)
+		return 0;
+	if (len >= sizeof dir)
+		return cd_err_set(err, -ENAMETOOLONG, "audit log path too long");
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	for (i = 1; i <= len; i++) {
+		char c = dir[i];
+		if (c != '/' && c != '\0')
+			continue;
+		dir[i] = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return cd_err_sys(err, -errno, "cannot create directory '%s'", dir);
+		dir[i] = c;
+	}
+	return 0;
+}
+
+static int meta_get(struct cd_audit *a, const char *key, char *out, size_t outlen)
+{
+	int rc, r = -ENOENT;
+
+	sqlite3_reset(a->meta_get);
+	sqlite3_bind_text(a->meta_get, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(a->meta_get);
+	if (rc == SQLITE_ROW) {
+		const unsigned char *v = sqlite3_column_text(a->meta_get, 0);
+		int n = sqlite3_column_bytes(a->meta_get, 0);
+		if (v && n >= 0 && (size_t)n < outlen) {
+			memcpy(out, v, (size_t)n);
+			out[n] = '\0';
+			r = 0;
+		} else {
+			r = -CD_E_CORRUPT;
+		}
+	} else if (rc != SQLITE_DONE) {
+		r = -EIO;
+	}
+	sqlite3_reset(a->meta_get);
+	return r;
+}
+
+static int meta_set(struct cd_audit *a, const char *key, const char *value)
+{
+	int rc;
+
+	sqlite3_reset(a->meta_set);
+	sqlite3_bind_text(a->meta_set, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(a->meta_set, 2, value, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(a->meta_set);
+	sqlite3_reset(a->meta_set);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int prepare(struct cd_audit *a, const char *sql, sqlite3_stmt **st, struct cd_err *err)
+{
+	if (sqlite3_prepare_v3(a->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+		return db_err(a, err, "not a cordon audit log (schema)");
+	return 0;
+}
+
+/* Create the schema and the log id, or read them (same transaction, so two
+ * processes creating the log at once agree on one id). */
+static int init_schema(struct cd_audit *a, struct cd_err *err)
+{
+	unsigned char raw[CD_AUDIT_LOG_ID_LEN / 2];
+	char id[CD_AUDIT_LOG_ID_LEN + 1], t[32];
+	int r, n;
+
+	if (!a->read_only) {
+		r = exec(a, "BEGIN IMMEDIATE", err);
+		if (r < 0)
+			return r;
+		r = exec(a, schema, err);
+		if (r < 0)
+			goto fail;
+	}
+	r = prepare(a, "SELECT value FROM meta WHERE key = ?1", &a->meta_get, err);
+	if (r < 0)
+		goto fail;
+	if (!a->read_only) {
+		r = prepare(a, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
+		            &a->meta_set, err);
+		if (r < 0)
+			goto fail;
+	}
+	r = meta_get(a, "log_id", a->log_id, sizeof a->log_id);
+	if (r == -ENOENT && !a->read_only) {
+		randombytes_buf(raw, sizeof raw);
+		cd_audit_hex(raw, sizeof raw, id);
+		n = snprintf(t, sizeof t, "%lld", (long long)now_ns());
+		if (n < 0 || (size_t)n >= sizeof t || meta_set(a, "log_id", id) < 0 ||
+		    meta_set(a, "cp_size", "0") < 0 || meta_set(a, "cp_time", t) < 0 ||
+		    meta_set(a, "version", "1") < 0) {
+			r = db_err(a, err, "cannot initialise");
+			goto fail;
+		}
+		memcpy(a->log_id, id, sizeof id);
+		r = 0;
+	}
+	if (r < 0 || strlen(a->log_id) != CD_AUDIT_LOG_ID_LEN ||
+	    cd_audit_unhex(a->log_id, CD_AUDIT_LOG_ID_LEN, raw, sizeof raw) < 0) {
+		r = cd_err_set(err, -CD_E_CORRUPT, "audit log '%s': no valid log id", a->path);
+		goto fail;
+	}
+	if (!a->read_only) {
+		r = exec(a, "COMMIT", err);
+		if (r < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	if (!a->read_only)
+		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+void cd_audit_close(struct cd_audit *a)
+{
+	if (!a)
+		return;
+	sqlite3_finalize(a->ins);
+	sqlite3_finalize(a->last);
+	sqlite3_finalize(a->next_seq);
+	sqlite3_finalize(a->meta_get);
+	sqlite3_finalize(a->meta_set);
+	sqlite3_close_v2(a->db);
+	cd_audit_key_free(a->key);
+	free(a->cp_out);
+	free(a->path);
+	free(a);
+}
+
+static int open_db(struct cd_audit *a, const char *db_path, struct cd_err *err)
+{
+	int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+	int fd;
+
+	if (a->read_only) {
+		flags |= SQLITE_OPEN_READONLY;
+	} else {
+		flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+		if (make_parents(db_path, err) < 0)
+			return err ? err->code : -EIO;
+		/* Create the file ourselves so that it (and the -wal and -shm
+		 * files SQLite derives from it) is 0600. */
+		fd = open(db_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+		if (fd < 0)
+			return cd_err_sys(err, -errno, "audit log '%s'", db_path);
+		close(fd);
+	}
+	if (sqlite3_open_v2(db_path, &a->db, flags, NULL) != SQLITE_OK) {
+		int r = a->db ? db_err(a, err, "cannot open")
+		              : cd_err_set(err, -ENOMEM, "audit log: out of memory");
+		return r;
+	}
+	sqlite3_extended_result_codes(a->db, 1);
+	sqlite3_busy_timeout(a->db, (int)a->busy_ms);
+	/* The file may be hostile: no triggers or views of its own run with
+	 * our privileges, and no schema writes through this connection. */
+	sqlite3_db_config(a->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(a->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_db_config(a->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+	sqlite3_db_config(a->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+	if (!a->read_only) {
+		sqlite3_stmt *st = NULL;
+		int ok = 0;
+		if (sqlite3_prepare_v2(a->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) ==
+		            SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW) {
+			const unsigned char *m = sqlite3_column_text(st, 0);
+			ok = m && strcmp((const char *)m, "wal") == 0;
+		}
+		sqlite3_finalize(st);
+		if (!ok)
+			return db_err(a, err, "cannot switch to WAL mode");
+		if (exec(a, "PRAGMA synchronous=FULL", err) < 0)
+			return err ? err->code : -EIO;
+	}
+	return 0;
+}
+
+int cd_audit_open(const char *db_path, const struct cd_audit_opts *opts, struct cd_audit **ret,
+                  struct cd_err *err)
+{
+	static const struct cd_audit_opts none;
+	struct cd_audit *a;
+	int r;
+
+	if (!opts)
+		opts = &none;
+	if (!db_path || !*db_path)
+		return cd_err_set(err, -EINVAL, "no audit log path");
+	if (sodium_init() < 0)
+		return cd_err_set(err, -ENOSYS, "libsodium failed to initialise");
+	a = calloc(1, sizeof *a);
+	if (!a)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	a->read_only = opts->read_only;
+	a->busy_ms = opts->busy_ms ? opts->busy_ms : DEFAULT_BUSY_MS;
+	a->cp_every = opts->checkpoint_every;
+	a->cp_secs = opts->checkpoint_secs;
+	a->path = strdup(db_path);
+	if (!a->path || (opts->checkpoint_out && !(a->cp_out = strdup(opts->checkpoint_out)))) {
+		r = cd_err_set(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (gethostname(a->host, sizeof a->host - 1) < 0)
+		memcpy(a->host, "unknown", sizeof "unknown");
+	if (opts->key_path) {
+		r = cd_audit_key_load(opts->key_path, &a->key, err);
+		if (r < 0)
+			goto fail;
+	}
+	r = open_db(a, db_path, err);
+	if (r < 0)
+		goto fail;
+	r = init_schema(a, err);
+	if (r < 0)
+		goto fail;
+	cd_audit_genesis(a->log_id, a->genesis);
+	if (!a->read_only) {
+		r = prepare(
+		        a,
+		        "INSERT INTO records(" CD_AUDIT_COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+		        " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,"
+		        " ?22, ?23)",
+		        &a->ins, err);
+		if (r == 0)
+			r = prepare(a, "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1",
+			            &a->last, err);
+		if (r == 0)
+			r = prepare(a, "SELECT seq FROM sqlite_sequence WHERE name = 'records'",
+			            &a->next_seq, err);
+		if (r < 0)
+			goto fail;
+	}
+	*ret = a;
+	return 0;
+fail:
+	cd_audit_close(a);
+	return r;
+}
+
+/* ---- validation --------------------------------------------------- */
+
+static int is_hex64(const char *s)
+{
+	unsigned char tmp[32];
+	return cd_audit_unhex(s, strlen(s), tmp, sizeof tmp) == 0;
+}
+
+int cd_audit_record_check(const struct cd_record *r, struct cd_err *err)
+{
+	const char *const hashes[] = { r->argv_sha256, r->code_sha256, r->stdin_sha256,
+		                       r->stdout_sha256, r->stderr_sha256 };
+	const char *const texts[] = { r->kind,   r->run_id, r->agent,    r->task,      r->tool,
+		                      r->action, r->target, r->decision, r->grant_ids, r->reason };
+	size_t i;
+
+	if (!r->kind || !*r->kind)
+		return cd_err_set(err, -EINVAL, "audit record without a kind");
+	if (strcmp(r->kind, "checkpoint") == 0)
+		return cd_err_set(err, -EINVAL, "record kind 'checkpoint' is reserved");
+	for (i = 0; i < CD_ARRAY_SIZE(texts); i++)
+		if (texts[i] && strnlen(texts[i], CD_AUDIT_FIELD_MAX + 1) > CD_AUDIT_FIELD_MAX)
+			return cd_err_set(err, -CD_E_LIMIT, "audit record field too long");
+	for (i = 0; i < CD_ARRAY_SIZE(hashes); i++)
+		if (hashes[i] && !is_hex64(hashes[i]))
+			return cd_err_set(err, -EINVAL,
+			                  "audit record: a sha256 field is not 64 hex digits");
+	if (r->has_duration && r->duration_ms > INT64_MAX)
+		return cd_err_set(err, -ERANGE, "audit record: duration out of range");
+	if (r->details_json) {
+		size_t n = strnlen(r->details_json, CD_AUDIT_DETAILS_MAX + 1);
+		json_error_t je;
+		json_t *j;
+
+		if (n > CD_AUDIT_DETAILS_MAX)
+			return cd_err_set(err, -CD_E_LIMIT, "audit record details too long");
+		j = json_loadb(r->details_json, n, JSON_REJECT_DUPLICATES, &je);
+		if (!j || !json_is_object(j)) {
+			json_decref(j);
+			return cd_err_set(err, -CD_E_PARSE,
+			                  "audit record details are not a JSON object");
+		}
+		json_decref(j);
+	}
+	return 0;
+}
+
+/* ---- appending ---------------------------------------------------- */
+
+static void entry_from_record(struct cd_audit *a, const struct cd_record *r,
+                              struct cd_audit_entry *e)
+{
+	const char *const s[CD_AF_NSTR] = {
+		[CD_AF_HOST] = a->host,
+		[CD_AF_KIND] = r->kind,
+		[CD_AF_RUN_ID] = r->run_id,
+		[CD_AF_AGENT] = r->agent,
+		[CD_AF_TASK] = r->task,
+		[CD_AF_TOOL] = r->tool,
+		[CD_AF_ACTION] = r->action,
+		[CD_AF_TARGET] = r->target,
+		[CD_AF_DECISION] = r->decision,
+		[CD_AF_GRANT_IDS] = r->grant_ids,
+		[CD_AF_REASON] = r->reason,
+		[CD_AF_ARGV_SHA256] = r->argv_sha256,
+		[CD_AF_CODE_SHA256] = r->code_sha256,
+		[CD_AF_STDIN_SHA256] = r->stdin_sha256,
+		[CD_AF_STDOUT_SHA256] = r->stdout_sha256,
+		[CD_AF_STDERR_SHA256] = r->stderr_sha256,
+		[CD_AF_DETAILS] = r->details_json,
+	};
+	int i;
+
+	memset(e, 0, sizeof *e);
+	e->has_exit = r->has_exit ? 1 : 0;
+	e->exit_code = r->has_exit ? r->exit_code : 0;
+	e->has_duration = r->has_duration ? 1 : 0;
+	e->duration_ms = r->has_duration ? r->duration_ms : 0;
+	for (i = 0; i < CD_AF_NSTR; i++) {
+		e->str[i].p = s[i];
+		e->str[i].len = s[i] ? strlen(s[i]) : 0;
+	}
+}
+
+struct head {
+	uint64_t seq;  /* last seq stored */
+	uint64_t next; /* seq the next record gets */
+	unsigned char hash[CD_AUDIT_HASH_LEN];
+};
+
+static int read_head(struct cd_audit *a, struct head *h, struct cd_err *err)
+{
+	int rc;
+	uint64_t used = 0;
+
+	sqlite3_reset(a->last);
+	rc = sqlite3_step(a->last);
+	if (rc == SQLITE_ROW) {
+		const void *p = sqlite3_column_blob(a->last, 1);
+		int n = sqlite3_column_bytes(a->last, 1);
+		sqlite3_int64 s = sqlite3_column_int64(a->last, 0);
+		if (!p || n != CD_AUDIT_HASH_LEN || s <= 0) {
+			sqlite3_reset(a->last);
+			return cd_err_set(
+			        err, -CD_E_CORRUPT,
+			        "audit log '%s': the last record is malformed (run 'cordon log "
+			        "verify')",
+			        a->path);
+		}
+		h->seq = (uint64_t)s;
+		memcpy(h->hash, p, CD_AUDIT_HASH_LEN);
+	} else if (rc == SQLITE_DONE) {
+		h->seq = 0;
+		memcpy(h->hash, a->genesis, CD_AUDIT_HASH_LEN);
+	} else {
+		sqlite3_reset(a->last);
+		return db_err(a, err, "cannot read the head");
+	}
+	sqlite3_reset(a->last);
+	sqlite3_reset(a->next_seq);
+	rc = sqlite3_step(a->next_seq);
+	if (rc == SQLITE_ROW && sqlite3_column_int64(a->next_seq, 0) > 0)
+		used = (uint64_t)sqlite3_column_int64(a->next_seq, 0);
+	else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		sqlite3_reset(a->next_seq);
+		return db_err(a, err, "cannot read the sequence");
+	}
+	sqlite3_reset(a->next_seq);
+	h->next = (used > h->seq ? used : h->seq) + 1;
+	if (h->next > INT64_MAX)
+		return cd_err_set(err, -ERANGE, "audit log '%s': sequence exhausted", a->path);
+	return 0;
+}
+
+static int insert(struct cd_audit *a, struct cd_audit_entry *e, struct head *h, struct cd_err *err)
+{
+	sqlite3_stmt *st = a->ins;
+	unsigned char hash[CD_AUDIT_HASH_LEN];
+	int i, r, rc;
+
+	e->seq = h->next;
+	r = cd_audit_chain(h->hash, e, hash);
+	if (r < 0)
+		return cd_err_set(err, r, "audit record too large");
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)e->seq);
+	sqlite3_bind_int64(st, 2, e->time_ns);
+	if (e->has_exit)
+		sqlite3_bind_int64(st, 3, e->exit_code);
+	if (e->has_duration)
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)e->duration_ms);
+	for (i = 0; i < CD_AF_NSTR; i++)
+		if (e->str[i].p)
+			sqlite3_bind_text(st, 5 + i, e->str[i].p, (int)e->str[i].len,
+			                  SQLITE_STATIC);
+	sqlite3_bind_blob(st, 5 + CD_AF_NSTR, h->hash, CD_AUDIT_HASH_LEN, SQLITE_STATIC);
+	sqlite3_bind_blob(st, 6 + CD_AF_NSTR, hash, CD_AUDIT_HASH_LEN, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return db_err(a, err, "cannot append");
+	h->seq = e->seq;
+	h->next = e->seq + 1;
+	memcpy(h->hash, hash, sizeof hash);
+	return 0;
+}
+
+/* Sign the head and store the checkpoint as the next record. */
+static int write_checkpoint(struct cd_audit *a, struct head *h, int64_t t, struct cd_err *err)
+{
+	struct cd_audit_checkpoint cp;
+	struct cd_audit_entry e;
+	char line[CD_AUDIT_CP_LINE_MAX], details[CD_AUDIT_CP_LINE_MAX + 32], v[32];
+	int n, r;
+
+	memset(&cp, 0, sizeof cp);
+	memcpy(cp.log_id, a->log_id, sizeof cp.log_id);
+	cp.size = h->seq;
+	memcpy(cp.head, h->hash, sizeof cp.head);
+	cp.time_ns = t;
+	r = cd_audit_checkpoint_sign(a->key, &cp);
+	if (r == 0)
+		r = cd_audit_checkpoint_format(&cp, line, sizeof line);
+	if (r < 0)
+		return cd_err_set(err, r, "cannot sign a checkpoint");
+	n = snprintf(details, sizeof details, "{\"checkpoint\":\"%s\"}", line);
+	if (n < 0 || (size_t)n >= sizeof details)
+		return cd_err_set(err, -EOVERFLOW, "checkpoint too long");
+	memset(&e, 0, sizeof e);
+	e.time_ns = t;
+	e.str[CD_AF_HOST].p = a->host;
+	e.str[CD_AF_HOST].len = strlen(a->host);
+	e.str[CD_AF_KIND].p = "checkpoint";
+	e.str[CD_AF_KIND].len = strlen("checkpoint");
+	e.str[CD_AF_DETAILS].p = details;
+	e.str[CD_AF_DETAILS].len = (size_t)n;
+	r = insert(a, &e, h, err);
+	if (r < 0)
+		return r;
+	n = snprintf(v, sizeof v, "%llu", (unsigned long long)cp.size);
+	if (n < 0 || (size_t)n >= sizeof v || meta_set(a, "cp_size", v) < 0)
+		return db_err(a, err, "cannot record the checkpoint");
+	n = snprintf(v, sizeof v, "%lld", (long long)t);
+	if (n < 0 || (size_t)n >= sizeof v || meta_set(a, "cp_time", v) < 0)
+		return db_err(a, err, "cannot record the checkpoint");
+	if (a->npending < (int)CD_ARRAY_SIZE(a->pending))
+		memcpy(a->pending[a->npending++], line, sizeof line);
+	return 0;
+}
+
+static int checkpoint_due(struct cd_audit *a, const struct head *h, int64_t t)
+{
+	char v[32];
+	uint64_t size = 0, when = 0;
+	size_t i;
+
+	if (!a->key || (!a->cp_every && !a->cp_secs))
+		return 0;
+	if (meta_get(a, "cp_size", v, sizeof v) == 0)
+		for (i = 0; v[i] >= '0' && v[i] <= '9' && i < 20; i++)
+			size = size * 10 + (uint64_t)(v[i] - '0');
+	if (meta_get(a, "cp_time", v, sizeof v) == 0)
+		for (i = 0; v[i] >= '0' && v[i] <= '9' && i < 19; i++)
+			when = when * 10 + (uint64_t)(v[i] - '0');
+	if (a->cp_every && h->seq >= size + a->cp_every)
+		return 1;
+	if (a->cp_secs && (uint64_t)t >= when + a->cp_secs * 1000000000ull)
+		return 1;
+	return 0;
+}
+
+/* After COMMIT: append the checkpoint lines to the file that is meant to
+ * be copied off the host.  The records are already durable, so a failure
+ * here is a warning, not an error. */
+static void flush_pending(struct cd_audit *a)
+{
+	int i, fd, r = 0;
+
+	if (!a->npending || !a->cp_out) {
+		a->npending = 0;
+		return;
+	}
+	fd = open(a->cp_out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
+	          0644);
+	if (fd < 0)
+		r = -errno;
+	for (i = 0; r == 0 && i < a->npending; i++) {
+		char line[CD_AUDIT_CP_LINE_MAX + 1];
+		size_t n = strlen(a->pending[i]);
+		memcpy(line, a->pending[i], n);
+		line[n] = '\n';
+		r = cd_write_all(fd, line, n + 1);
+	}
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (r < 0) {
+		int n = snprintf(a->warning, sizeof a->warning,
+		                 "checkpoint written to the log but not to '%s': %s", a->cp_out,
+		                 cd_strerror(r));
+		if (n < 0)
+			a->warning[0] = '\0';
+	}
+	a->npending = 0;
+}
+
+/* BEGIN IMMEDIATE, retrying while other writers hold the lock beyond the
+ * busy handler's patience (up to busy_ms in total). */
+static int begin(struct cd_audit *a, struct cd_err *err)
+{
+	int64_t deadline = now_ns() + (int64_t)a->busy_ms * 1000000;
+	int rc;
+
+	for (;;) {
+		rc = sqlite3_exec(a->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			return 0;
+		if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+			break;
+		if (now_ns() > deadline)
+			break;
+		usleep(1000);
+	}
+	return db_err(a, err, "cannot lock for writing");
+}
+
+static int append_tx(struct cd_audit *a, const struct cd_record *recs, size_t n, int force_cp,
+                     uint64_t *ret_last, struct cd_err *err)
+{
+	struct cd_audit_entry e;
+	struct head h;
+	int64_t t;
+	size_t i;
+	int r;
+
+	if (a->read_only)
+		return cd_err_set(err, -EROFS, "audit log '%s' is open read-only", a->path);
+	for (i = 0; i < n; i++) {
+		r = cd_audit_record_check(&recs[i], err);
+		if (r < 0)
+			return r;
+	}
+	a->warning[0] = '\0';
+	a->npending = 0;
+	r = begin(a, err);
+	if (r < 0)
+		return r;
+	r = read_head(a, &h, err);
+	t = now_ns();
+	for (i = 0; r == 0 && i < n; i++) {
+		entry_from_record(a, &recs[i], &e);
+		e.time_ns = t;
+		r = insert(a, &e, &h, err);
+		if (ret_last)
+			*ret_last = h.seq;
+	}
+	if (r == 0 && (force_cp || checkpoint_due(a, &h, t))) {
+		uint64_t covered = h.seq;
+		r = write_checkpoint(a, &h, t, err);
+		if (force_cp && ret_last)
+			*ret_last = covered;
+	}
+	if (r == 0 && sqlite3_exec(a->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		r = db_err(a, err, "cannot commit");
+	if (r < 0) {
+		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+		a->npending = 0;
+		return r;
+	}
+	flush_pending(a);
+	return 0;
+}
+
+int cd_audit_append(struct cd_audit *a, const struct cd_record *r, uint64_t *ret_seq,
+                    struct cd_err *err)
+{
+	uint64_t seq = 0;
+	int rc = append_tx(a, r, 1, 0, &seq, err);
+
+	if (rc == 0 && ret_seq)
+		*ret_seq = seq;
+	return rc;
+}
+
+int cd_audit_append_many(struct cd_audit *a, const struct cd_record *r, size_t n,
+                         uint64_t *ret_last, struct cd_err *err)
+{
+	uint64_t seq = 0;
+	int rc;
+
+	if (n == 0)
+		return cd_err_set(err, -EINVAL, "no records");
+	rc = append_tx(a, r, n, 0, &seq, err);
+	if (rc == 0 && ret_last)
+		*ret_last = seq;
+	return rc;
+}
+
+int cd_audit_checkpoint(struct cd_audit *a, uint64_t *ret_size, struct cd_err *err)
+{
+	uint64_t size = 0;
+	int rc;
+
+	if (!a->key)
+		return cd_err_set(err, -ENOKEY,
+		                  "no signing key (create one with 'cordon log keygen')");
+	rc = append_tx(a, NULL, 0, 1, &size, err);
+	if (rc == 0 && ret_size)
+		*ret_size = size;
+	return rc;
+}
+
+/* ---- reading ------------------------------------------------------ */
+
+void cd_audit_row_read_(sqlite3_stmt *st, struct cd_audit_entry *e)
+{
+	const void *p;
+	int i;
+
+	memset(e, 0, sizeof *e);
+	e->seq = (uint64_t)sqlite3_column_int64(st, 0);
+	e->time_ns = sqlite3_column_int64(st, 1);
+	if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+		e->has_exit = 1;
+		e->exit_code = sqlite3_column_int64(st, 2);
+	}
+	if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
+		e->has_duration = 1;
+		e->duration_ms = (uint64_t)sqlite3_column_int64(st, 3);
+	}
+	for (i = 0; i < CD_AF_NSTR; i++) {
+		if (sqlite3_column_type(st, 4 + i) == SQLITE_NULL)
+			continue;
+		e->str[i].p = (const char *)sqlite3_column_text(st, 4 + i);
+		e->str[i].len = (size_t)sqlite3_column_bytes(st, 4 + i);
+		if (!e->str[i].p) {
+			e->str[i].p = "";
+			e->str[i].len = 0;
+		}
+	}
+	e->hashes_ok = 1;
+	p = sqlite3_column_blob(st, 4 + CD_AF_NSTR);
+	if (p && sqlite3_column_bytes(st, 4 + CD_AF_NSTR) == CD_AUDIT_HASH_LEN)
+		memcpy(e->prev, p, CD_AUDIT_HASH_LEN);
+	else
+		e->hashes_ok = 0;
+	p = sqlite3_column_blob(st, 5 + CD_AF_NSTR);
+	if (p && sqlite3_column_bytes(st, 5 + CD_AF_NSTR) == CD_AUDIT_HASH_LEN)
+		memcpy(e->hash, p, CD_AUDIT_HASH_LEN);
+	else
+		e->hashes_ok = 0;
+}
+
+int cd_audit_size(struct cd_audit *a, uint64_t *ret, struct cd_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(a->db, "SELECT max(seq) FROM records", -1, &st, NULL) != SQLITE_OK)
+		return db_err(a, err, "cannot read");
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return db_err(a, err, "cannot read");
+	}
+	*ret = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int cd_audit_query(struct cd_audit *a, const struct cd_audit_filter *f, cd_audit_entry_fn fn,
+                   void *ctx, struct cd_err *err)
+{
+	static const struct {
+		const char *col;
+		size_t off;
+	} eq[] = {
+		{ "agent", offsetof(struct cd_audit_filter, agent) },
+		{ "task", offsetof(struct cd_audit_filter, task) },
+		{ "tool", offsetof(struct cd_audit_filter, tool) },
+		{ "kind", offsetof(struct cd_audit_filter, kind) },
+		{ "decision", offsetof(struct cd_audit_filter, decision) },
+		{ "run_id", offsetof(struct cd_audit_filter, run_id) },
+	};
+	static const struct cd_audit_filter none;
+	struct cd_buf sql;
+	struct cd_audit_entry e;
+	sqlite3_stmt *st = NULL;
+	int r = 0, rc, bind = 1;
+	size_t i;
+
+	if (!f)
+		f = &none;
+	cd_buf_init(&sql, 4096);
+	r = cd_buf_puts(&sql, "SELECT " CD_AUDIT_COLUMNS " FROM records WHERE seq > ?1");
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(eq); i++)
+		if (*(const char *const *)((const char *)f + eq[i].off))
+			r = cd_buf_printf(&sql, " AND %s = ?%d", eq[i].col, ++bind);
+	if (r == 0 && f->since_ns)
+		r = cd_buf_printf(&sql, " AND time_ns >= ?%d", ++bind);
+	if (r == 0 && f->until_ns)
+		r = cd_buf_printf(&sql, " AND time_ns <= ?%d", ++bind);
+	if (r == 0 && f->last)
+		r = cd_buf_printf(&sql, " ORDER BY seq DESC LIMIT ?%d", ++bind);
+	if (r == 0)
+		r = cd_buf_puts(&sql, f->last ? "" : " ORDER BY seq");
+	if (r == 0 && f->last) {
+		struct cd_buf outer;
+		cd_buf_init(&outer, 8192);
+		r = cd_buf_printf(&outer, "SELECT * FROM (%s) ORDER BY seq", sql.data);
+		cd_buf_release(&sql);
+		sql = outer;
+	}
+	if (r < 0) {
+		cd_buf_release(&sql);
+		return cd_err_set(err, r, "query too long");
+	}
+	if (sqlite3_prepare_v2(a->db, sql.data, -1, &st, NULL) != SQLITE_OK) {
+		cd_buf_release(&sql);
+		return db_err(a, err, "cannot read");
+	}
+	cd_buf_release(&sql);
+	bind = 1;
+	sqlite3_bind_int64(st, bind,
+	                   (sqlite3_int64)(f->after_seq > INT64_MAX ? INT64_MAX : f->after_seq));
+	for (i = 0; i < CD_ARRAY_SIZE(eq); i++) {
+		const char *v = *(const char *const *)((const char *)f + eq[i].off);
+		if (v)
+			sqlite3_bind_text(st, ++bind, v, -1, SQLITE_STATIC);
+	}
+	if (f->since_ns)
+		sqlite3_bind_int64(st, ++bind, f->since_ns);
+	if (f->until_ns)
+		sqlite3_bind_int64(st, ++bind, f->until_ns);
+	if (f->last)
+		sqlite3_bind_int64(st, ++bind,
+		                   (sqlite3_int64)(f->last > INT64_MAX ? INT64_MAX : f->last));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		cd_audit_row_read_(st, &e);
+		r = fn(&e, ctx);
+		if (r != 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = db_err(a, err, "cannot read");
+	sqlite3_finalize(st);
+	return r;
+}

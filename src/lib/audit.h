@@ -1,0 +1,314 @@
+/* audit.h — the tamper-evident audit log: the one module that writes it.
+ *
+ * Records are rows of fixed, structured fields in an SQLite database (WAL,
+ * synchronous=FULL).  Each record commits to its predecessor by hash over a
+ * canonical, length-prefixed encoding of every field (audit-chain.c), and a
+ * signed checkpoint (Ed25519 over log id, size and head hash) is written
+ * into the log every N records / T seconds / on demand, and appended to a
+ * checkpoint file that can be copied off the host (audit-checkpoint.c).
+ * `cd_audit_verify` (audit-verify.c) recomputes the chain and checks the
+ * checkpoints.
+ *
+ * Trust boundary: every field of a record is untrusted data (agent names,
+ * targets, reasons come from agents and tools); it is stored as given and
+ * escaped by whoever displays it.  The database file itself is untrusted
+ * when read back: a reader never assumes a row is well formed.
+ *
+ * The library never prints, exits or reads the environment: paths come from
+ * the caller (src/cli/cli-audit.c resolves them). */
+#ifndef CD_AUDIT_H
+#define CD_AUDIT_H
+
+#include "err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cd_buf;
+
+/* Caps on what one record may hold. */
+#define CD_AUDIT_FIELD_MAX   (64 * 1024)   /* one text field */
+#define CD_AUDIT_DETAILS_MAX (1024 * 1024) /* the details JSON */
+#define CD_AUDIT_HASH_LEN    32            /* SHA-256 */
+#define CD_AUDIT_LOG_ID_LEN  32            /* hex characters of the log id */
+
+/* What a caller appends.  NULL strings are absent (distinct from "").
+ * `kind` is required: "run.intent", "run.result", "decision", "policy.load",
+ * "approval.*", "egress", "mcp.call", "grant.*" ...  ("checkpoint" is
+ * reserved for the library).  The *_sha256 fields are lower-case hex.
+ * `details_json`, when set, must be a JSON object.  Time, host and seq are
+ * filled by the library. */
+struct cd_record {
+	const char *kind;
+	const char *run_id;
+	const char *agent;
+	const char *task;
+	const char *tool;
+	const char *action;
+	const char *target;
+	const char *decision;
+	const char *grant_ids; /* comma-separated */
+	const char *reason;
+	int has_exit;
+	int64_t exit_code;
+	int has_duration;
+	uint64_t duration_ms;
+	const char *argv_sha256;
+	const char *code_sha256;
+	const char *stdin_sha256;
+	const char *stdout_sha256;
+	const char *stderr_sha256;
+	const char *details_json;
+};
+
+/* The text fields of a stored record, in canonical order. */
+enum cd_audit_field {
+	CD_AF_HOST,
+	CD_AF_KIND,
+	CD_AF_RUN_ID,
+	CD_AF_AGENT,
+	CD_AF_TASK,
+	CD_AF_TOOL,
+	CD_AF_ACTION,
+	CD_AF_TARGET,
+	CD_AF_DECISION,
+	CD_AF_GRANT_IDS,
+	CD_AF_REASON,
+	CD_AF_ARGV_SHA256,
+	CD_AF_CODE_SHA256,
+	CD_AF_STDIN_SHA256,
+	CD_AF_STDOUT_SHA256,
+	CD_AF_STDERR_SHA256,
+	CD_AF_DETAILS,
+	CD_AF_NSTR
+};
+
+/* Column / JSON names of the text fields ("host", "kind", "run_id" ...);
+ * stable: the jsonl export and the schema use them. */
+extern const char *const cd_audit_field_names[CD_AF_NSTR];
+
+struct cd_audit_str {
+	const char *p; /* NULL when absent; not NUL-terminated in general */
+	size_t len;
+};
+
+/* One stored record as read back (views into the reader's memory, valid
+ * during the callback only). */
+struct cd_audit_entry {
+	uint64_t seq;
+	int64_t time_ns; /* UTC, ns since the epoch */
+	int has_exit;
+	int64_t exit_code;
+	int has_duration;
+	uint64_t duration_ms;
+	struct cd_audit_str str[CD_AF_NSTR];
+	unsigned char prev[CD_AUDIT_HASH_LEN]; /* stored predecessor hash */
+	unsigned char hash[CD_AUDIT_HASH_LEN]; /* stored chain hash */
+	int hashes_ok;                         /* both hash columns were 32 bytes */
+};
+
+/* ---- the chain (audit-chain.c) ------------------------------------- */
+
+/* Canonical encoding of everything in `e` but the hashes: a version byte,
+ * seq, time, the two optional integers (flag + value), then each text field
+ * as a 32-bit big-endian length (0xffffffff when absent) and its bytes.
+ * Appends to `out`.  -CD_E_LIMIT past a cap. */
+int cd_audit_encode(const struct cd_audit_entry *e, struct cd_buf *out);
+
+/* The exact inverse: fills `e` (views into `p`) when `p` is one complete
+ * canonical encoding, -CD_E_PARSE otherwise.  Used by tests and fuzzing to
+ * show the encoding is unambiguous (decode, re-encode, compare). */
+int cd_audit_decode(const void *p, size_t len, struct cd_audit_entry *e);
+
+/* genesis = SHA-256(0x02 || "cordon audit v1" || log_id) */
+void cd_audit_genesis(const char *log_id, unsigned char ret[CD_AUDIT_HASH_LEN]);
+/* leaf = SHA-256(0x00 || encoding); node = SHA-256(0x01 || prev || leaf). */
+int cd_audit_leaf(const struct cd_audit_entry *e, unsigned char ret[CD_AUDIT_HASH_LEN]);
+void cd_audit_node(const unsigned char prev[CD_AUDIT_HASH_LEN],
+                   const unsigned char leaf[CD_AUDIT_HASH_LEN],
+                   unsigned char ret[CD_AUDIT_HASH_LEN]);
+/* The chain hash of `e` after `prev`; 0 or -CD_E_LIMIT/-ENOMEM. */
+int cd_audit_chain(const unsigned char prev[CD_AUDIT_HASH_LEN], const struct cd_audit_entry *e,
+                   unsigned char ret[CD_AUDIT_HASH_LEN]);
+
+/* Lower-case hex of n bytes into out (2n+1 bytes). */
+void cd_audit_hex(const unsigned char *p, size_t n, char *out);
+/* Exactly 2n lower-case hex characters -> n bytes; -CD_E_PARSE otherwise. */
+int cd_audit_unhex(const char *s, size_t slen, unsigned char *out, size_t n);
+
+/* ---- keys and checkpoints (audit-checkpoint.c) ---------------------- */
+
+#define CD_AUDIT_KEY_ID_LEN  8
+#define CD_AUDIT_SIG_LEN     64
+#define CD_AUDIT_PK_LEN      32
+#define CD_AUDIT_CP_LINE_MAX 512
+
+struct cd_audit_key; /* an Ed25519 signing key, wiped on free */
+
+/* Create a new key pair: the secret key at `sk_path` (mode 0600, refused if
+ * it exists) and the public key at `pk_path` (0644, refused if it exists).
+ * Parent directories must exist. */
+int cd_audit_keygen(const char *sk_path, const char *pk_path, struct cd_err *err);
+
+/* Load a secret key; refused when the file is not a regular file owned by
+ * the caller, is readable by group or others, or is malformed.  The caller
+ * frees with cd_audit_key_free. */
+int cd_audit_key_load(const char *sk_path, struct cd_audit_key **ret, struct cd_err *err);
+void cd_audit_key_free(struct cd_audit_key *k);
+void cd_audit_key_public(const struct cd_audit_key *k, unsigned char ret[CD_AUDIT_PK_LEN]);
+
+/* Load a public key file. */
+int cd_audit_pubkey_load(const char *pk_path, unsigned char ret[CD_AUDIT_PK_LEN],
+                         struct cd_err *err);
+
+/* A key id: the first 8 bytes of SHA-256("cordon audit key id" || pk). */
+void cd_audit_key_id(const unsigned char pk[CD_AUDIT_PK_LEN],
+                     unsigned char ret[CD_AUDIT_KEY_ID_LEN]);
+
+/* A signed statement of the head of one log:
+ *   cordon-checkpoint v1 LOGID SIZE HEAD TIME KEYID SIG
+ * (one line; hex except SIZE and TIME, which are decimal).  The signature
+ * covers the line up to and excluding " SIG". */
+struct cd_audit_checkpoint {
+	char log_id[CD_AUDIT_LOG_ID_LEN + 1];
+	uint64_t size; /* records covered: seq 1..size */
+	unsigned char head[CD_AUDIT_HASH_LEN];
+	int64_t time_ns;
+	unsigned char key_id[CD_AUDIT_KEY_ID_LEN];
+	unsigned char sig[CD_AUDIT_SIG_LEN];
+};
+
+int cd_audit_checkpoint_sign(const struct cd_audit_key *k, struct cd_audit_checkpoint *cp);
+/* Format as one line without the newline; -CD_E_LIMIT if outlen is short
+ * (CD_AUDIT_CP_LINE_MAX is always enough). */
+int cd_audit_checkpoint_format(const struct cd_audit_checkpoint *cp, char *out, size_t outlen);
+/* Parse exactly one line (no newline) strictly; -CD_E_PARSE otherwise. */
+int cd_audit_checkpoint_parse(const char *line, size_t len, struct cd_audit_checkpoint *ret);
+/* 0 when `cp` carries a valid signature by `pk`; -CD_E_DENIED otherwise. */
+int cd_audit_checkpoint_check(const struct cd_audit_checkpoint *cp,
+                              const unsigned char pk[CD_AUDIT_PK_LEN]);
+
+/* ---- the store (audit-store.c) ------------------------------------- */
+
+struct cd_audit; /* an open log */
+
+struct cd_audit_opts {
+	const char *key_path;       /* signing key; NULL: no automatic checkpoints */
+	uint64_t checkpoint_every;  /* records between checkpoints; 0: never */
+	uint64_t checkpoint_secs;   /* seconds between checkpoints (checked on append); 0: never */
+	const char *checkpoint_out; /* file checkpoint lines are appended to; NULL: none */
+	unsigned busy_ms;           /* how long to wait for other writers; 0: 10000 */
+	int read_only;              /* open an existing log for reading only */
+};
+
+/* Open (and create, unless read_only) the log at db_path: parent
+ * directories are created 0700, the database 0600, WAL mode, the schema.
+ * Fails closed: an unwritable, corrupt, foreign or locked database is an
+ * error.  Free with cd_audit_close. */
+int cd_audit_open(const char *db_path, const struct cd_audit_opts *opts, struct cd_audit **ret,
+                  struct cd_err *err);
+void cd_audit_close(struct cd_audit *a);
+
+/* The log's random id (32 hex characters). */
+const char *cd_audit_log_id(const struct cd_audit *a);
+
+/* Append one record, durable (committed, WAL fsynced) before returning 0.
+ * Writes *ret_seq (may be NULL).  Safe against other processes appending
+ * at the same time: the chain stays linear.  May also write a checkpoint
+ * (a following record of kind "checkpoint"). */
+int cd_audit_append(struct cd_audit *a, const struct cd_record *r, uint64_t *ret_seq,
+                    struct cd_err *err);
+
+/* Append n records in one transaction (bulk import, tests, benchmarks);
+ * *ret_last is the seq of the last one. */
+int cd_audit_append_many(struct cd_audit *a, const struct cd_record *r, size_t n,
+                         uint64_t *ret_last, struct cd_err *err);
+
+/* Write a signed checkpoint now (needs key_path).  *ret_size is the number
+ * of records it covers. */
+int cd_audit_checkpoint(struct cd_audit *a, uint64_t *ret_size, struct cd_err *err);
+
+/* A non-fatal problem from the last call (a checkpoint file that could not
+ * be written after the record was committed), or NULL. */
+const char *cd_audit_warning(const struct cd_audit *a);
+
+/* Validate a record as cd_audit_append would, without writing. */
+int cd_audit_record_check(const struct cd_record *r, struct cd_err *err);
+
+/* Reading.  NULL/0 members do not filter.  Times are UTC ns, inclusive. */
+struct cd_audit_filter {
+	const char *agent, *task, *tool, *kind, *decision, *run_id;
+	int64_t since_ns, until_ns; /* 0: unbounded */
+	uint64_t after_seq;         /* only seq > after_seq */
+	uint64_t last;              /* only the last N matches (still in order); 0: all */
+};
+
+/* Calls fn for each stored record matching f, in seq order; stops early
+ * when fn returns non-zero (which is returned).  */
+typedef int (*cd_audit_entry_fn)(const struct cd_audit_entry *e, void *ctx);
+int cd_audit_query(struct cd_audit *a, const struct cd_audit_filter *f, cd_audit_entry_fn fn,
+                   void *ctx, struct cd_err *err);
+
+/* The highest seq stored (0 for an empty log). */
+int cd_audit_size(struct cd_audit *a, uint64_t *ret, struct cd_err *err);
+
+/* ---- output (audit-format.c) --------------------------------------- */
+
+/* One record as a JSON object (one line, no newline) with the stable field
+ * names documented in docs/cordon-log.md. */
+int cd_audit_entry_json(const struct cd_audit_entry *e, struct cd_buf *out);
+/* RFC 3339 UTC with nanoseconds: 2026-01-02T03:04:05.123456789Z. */
+int cd_audit_time_format(int64_t ns, char *out, size_t outlen);
+/* Parse a time for --since/--until: RFC 3339 UTC ("...Z", fraction
+ * optional), a date (YYYY-MM-DD), "@SECONDS", or a duration ago ("10m").
+ * `now_ns` is the reference for durations. */
+int cd_audit_time_parse(const char *s, int64_t now_ns, int64_t *ret_ns);
+
+/* ---- verification (audit-verify.c) --------------------------------- */
+
+enum cd_audit_problem {
+	CD_AUDIT_INTACT = 0,
+	CD_AUDIT_MODIFIED,    /* a record's fields no longer match its hash */
+	CD_AUDIT_MISSING,     /* records deleted from the middle */
+	CD_AUDIT_REORDERED,   /* records moved */
+	CD_AUDIT_INSERTED,    /* a record that does not chain from its predecessor */
+	CD_AUDIT_TRUNCATED,   /* records deleted from the end */
+	CD_AUDIT_ROLLED_BACK, /* the log is older than a checkpoint the verifier holds */
+	CD_AUDIT_BAD_SIGNATURE,
+	CD_AUDIT_BAD_CHECKPOINT, /* a checkpoint that does not match the chain or is malformed */
+	CD_AUDIT_FOREIGN,        /* a checkpoint of another log */
+};
+
+const char *cd_audit_problem_name(enum cd_audit_problem p);
+
+#define CD_AUDIT_REPORT_INTERRUPTED 16
+
+struct cd_audit_verify_opts {
+	const unsigned char *pubkey; /* CD_AUDIT_PK_LEN bytes; NULL: signatures unchecked */
+	const char *checkpoint_path; /* external checkpoint file; NULL: none */
+};
+
+struct cd_audit_report {
+	enum cd_audit_problem problem; /* CD_AUDIT_INTACT when everything checked out */
+	uint64_t bad_seq;              /* the first bad record (problem != INTACT) */
+	char what[256];                /* one line: what is wrong */
+	uint64_t records;              /* rows read */
+	uint64_t last_seq;
+	uint64_t checkpoints;      /* checkpoint records in the log */
+	uint64_t signatures;       /* signatures checked (log and file) */
+	uint64_t file_checkpoints; /* complete lines in the checkpoint file */
+	uint64_t file_covered;     /* largest size a file checkpoint covers */
+	int torn_file_line;        /* the file ends in an incomplete line (crash) */
+	uint64_t interrupted;      /* run.intent without run.result */
+	struct {
+		uint64_t seq;
+		char run_id[64];
+	} interrupted_runs[CD_AUDIT_REPORT_INTERRUPTED];
+};
+
+/* Verify the whole log.  Returns 0 when verification ran (the outcome is in
+ * *ret), negative when it could not (I/O, out of memory, unreadable file). */
+int cd_audit_verify(struct cd_audit *a, const struct cd_audit_verify_opts *o,
+                    struct cd_audit_report *ret, struct cd_err *err);
+
+#endif
