@@ -76,6 +76,9 @@ $(BIN): $(CLI_OBJ) $(LIB)
 $(B)/tests/unit/test-%: $(B)/tests/unit/test-%.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+$(B)/tests/tools/%: $(B)/tests/tools/%.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
 # Helpers run inside the sandbox: static where they can be, so that they do
 # not depend on what the sandbox's /usr holds.
 $(B)/tests/helpers/%: tests/helpers/%.c | $(DEPSTAMP)
@@ -89,7 +92,7 @@ $(B)/tests/fuzz/replay-%: $(B)/tests/fuzz/fuzz-%.o $(B)/tests/fuzz/replay.o $(LI
 demo: $(BIN)
 	@sh scripts/demo.sh $(BIN)
 
-check: $(BIN) $(UNITS) $(HELPERS) $(REPLAYS)
+check: $(BIN) $(UNITS) $(HELPERS) $(REPLAYS) $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(wildcard tests/tools/*.c))
 	@sh scripts/deps.sh test
 	CORDON=$(abspath $(BIN)) CORDON_BUILD=$(abspath $(B)) CORDON_SRC=$(CURDIR) \
 		prove -e '' --timer $(PROVE_FLAGS) $(UNITS) $(REPLAYS) \
