@@ -1,10 +1,453 @@
-/* cmd-policy.c — placeholder until the policy module lands. */
+/* cmd-policy.c — `cordon policy lint|check|explain|test`: the grant matrix
+ * from the command line.  Parsing argv into a request and printing the
+ * outcome is all this file does; src/lib/policy*.c decides.
+ *
+ * Exit statuses (documented in docs/policy.md):
+ *   lint, test       0 valid / all cases pass, 1 invalid policy or a failing
+ *                    case, 2 usage
+ *   check, explain   0 allow, 1 deny, 3 needs approval, 2 usage, 4 the
+ *                    policy did not load (which is also a deny) */
 #include "cli.h"
+
+#include "buf.h"
+#include "num.h"
+#include "policy.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum {
+	EXIT_DENY = 1,
+	EXIT_APPROVAL = 3,
+	EXIT_NOPOLICY = 4,
+};
+
+static const char usage_main[] =
+        "usage: cordon policy lint FILE\n"
+        "       cordon policy check FILE --agent A --tool T --action X [REQUEST...] [--json]\n"
+        "       cordon policy explain FILE --agent A --tool T --action X [REQUEST...]\n"
+        "       cordon policy test FILE\n"
+        "\n"
+        "The grant matrix: validate a policy, decide one request, show how every\n"
+        "rule saw it, or run its examples and generated boundary cases.\n"
+        "Run 'cordon policy SUB --help' for details; the file format is in docs/policy.md.\n";
+
+static const char usage_request[] =
+        "\n"
+        "Request:\n"
+        "  --agent ID         the agent making the call (required)\n"
+        "  --task ID          the task the call belongs to\n"
+        "  --tool ID          the tool called (required)\n"
+        "  --action CLASS     read|create|update|delete|execute|network (required)\n"
+        "  --path PATH        a path the call touches (repeatable; absolute)\n"
+        "  --host HOST[:PORT] the host the call reaches\n"
+        "  --port N           the port the call reaches\n"
+        "  --arg NAME=VALUE   a named argument (repeatable)\n"
+        "  --field NAME       a record field the call reads or writes (repeatable)\n"
+        "  --at TIME          decide at TIME: YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or @SECONDS\n"
+        "                     (default: now)\n"
+        "  -- ARGV...         the command line of a command tool\n";
+
+static void usage_sub(const char *sub, FILE *f)
+{
+	if (!strcmp(sub, "lint")) {
+		fprintf(f, "usage: cordon policy lint FILE\n\n"
+		           "Load FILE strictly and run its inline examples.  Prints FILE: ok and a\n"
+		           "summary, or one error as FILE:LINE:COL: message (hint).\n"
+		           "Exit 0 when valid, 1 when not, 2 on usage errors.\n");
+	} else if (!strcmp(sub, "test")) {
+		fprintf(f, "usage: cordon policy test FILE\n\n"
+		           "Run the inline examples and, for every grant, generated boundary cases\n"
+		           "(each other action class, a path just outside the scope, '..' and case\n"
+		           "variants, a host one label off, another port, another agent, the second\n"
+		           "of expiry) that must be denied.  Prints a TAP report naming any grant\n"
+		           "that leaks.  Exit 0 when every case passes, 1 otherwise, 2 on usage\n"
+		           "errors.\n");
+	} else {
+		fprintf(f,
+		        "usage: cordon policy %s FILE --agent A [--task T] --tool T --action X\n"
+		        "       [--path P]... [--host H[:PORT]] [--port N] [--arg K=V]... [--field F]...\n"
+		        "       [--at TIME] [--json] [-- ARGV...]\n\n"
+		        "%s",
+		        sub,
+		        !strcmp(sub, "check")
+		                ? "Decide one request; print the decision, the deciding rule ids and the\n"
+		                  "reason.  Exit 0 allow, 1 deny, 3 needs approval, 2 usage, 4 policy\n"
+		                  "not loaded.\n"
+		                : "Decide one request and show every grant and forbid rule with why it\n"
+		                  "matched or not.  Exit statuses as for check.\n");
+		fputs(usage_request, f);
+	}
+}
+
+struct reqopts {
+	struct cd_request req;
+	const char *paths[CD_REQ_MAX_PATHS];
+	struct cd_req_arg args[CD_REQ_MAX_ARGS];
+	const char *fields[CD_REQ_MAX_ARGS];
+	char host[300];
+	int json;
+	int have_action;
+};
+
+static int opt_missing; /* set when an option lacked its value */
+
+/* "--name value" or "--name=value"; advances *i past the value. */
+static const char *optval(int argc, char **argv, int *i, const char *name)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		cli_errorf("%s needs a value", name);
+		opt_missing = 1;
+		return "";
+	}
+	return argv[++*i];
+}
+
+static int parse_hostport(struct reqopts *o, const char *v)
+{
+	const char *colon = strrchr(v, ':');
+	size_t hlen = strlen(v);
+	uint64_t port;
+
+	if (colon && (v[0] != '[' || colon > strrchr(v, ']'))) {
+		if (cd_parse_u64(colon + 1, strlen(colon + 1), 65535, &port) < 0) {
+			cli_errorf("--host '%s': bad port", v);
+			return -1;
+		}
+		o->req.port = (long)port;
+		hlen = (size_t)(colon - v);
+	}
+	if (hlen >= sizeof o->host) {
+		cli_errorf("--host is too long");
+		return -1;
+	}
+	memcpy(o->host, v, hlen);
+	o->host[hlen] = '\0';
+	o->req.host = o->host;
+	return 0;
+}
+
+static int parse_request(int argc, char **argv, int start, struct reqopts *o)
+{
+	int i;
+	const char *v;
+	uint64_t n;
+
+	memset(o, 0, sizeof *o);
+	cd_request_init(&o->req);
+	o->req.now = (int64_t)time(NULL);
+	o->req.paths = o->paths;
+	o->req.args = o->args;
+	o->req.fields = o->fields;
+	for (i = start; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			o->req.argv = (const char *const *)&argv[i + 1];
+			o->req.argc = (size_t)(argc - i - 1);
+			if (o->req.argc == 0) {
+				cli_errorf("'--' needs a command line after it");
+				return -1;
+			}
+			break;
+		} else if (!strcmp(a, "--json")) {
+			o->json = 1;
+		} else if ((v = optval(argc, argv, &i, "--agent"))) {
+			o->req.agent = v;
+		} else if ((v = optval(argc, argv, &i, "--task"))) {
+			o->req.task = v;
+		} else if ((v = optval(argc, argv, &i, "--tool"))) {
+			o->req.tool = v;
+		} else if ((v = optval(argc, argv, &i, "--action"))) {
+			if (cd_action_parse(v, &o->req.action) < 0) {
+				cli_errorf("--action '%s': use read, create, update, delete, execute "
+				           "or network",
+				           v);
+				return -1;
+			}
+			o->have_action = 1;
+		} else if ((v = optval(argc, argv, &i, "--path"))) {
+			if (o->req.npaths >= CD_REQ_MAX_PATHS) {
+				cli_errorf("too many --path options");
+				return -1;
+			}
+			o->paths[o->req.npaths++] = v;
+		} else if ((v = optval(argc, argv, &i, "--host"))) {
+			if (parse_hostport(o, v) < 0)
+				return -1;
+		} else if ((v = optval(argc, argv, &i, "--port"))) {
+			if (cd_parse_u64(v, strlen(v), 65535, &n) < 0) {
+				cli_errorf("--port '%s': a number from 0 to 65535", v);
+				return -1;
+			}
+			o->req.port = (long)n;
+		} else if ((v = optval(argc, argv, &i, "--arg"))) {
+			const char *eq = strchr(v, '=');
+			char *name;
+			if (!eq || eq == v || o->req.nargs >= CD_REQ_MAX_ARGS) {
+				cli_errorf("--arg '%s': write NAME=VALUE", v);
+				return -1;
+			}
+			name = strndup(v, (size_t)(eq - v));
+			if (!name) {
+				cli_errorf("out of memory");
+				return -1;
+			}
+			o->args[o->req.nargs].name = name;
+			o->args[o->req.nargs++].value = eq + 1;
+		} else if ((v = optval(argc, argv, &i, "--field"))) {
+			if (o->req.nfields >= CD_REQ_MAX_ARGS) {
+				cli_errorf("too many --field options");
+				return -1;
+			}
+			o->fields[o->req.nfields++] = v;
+		} else if ((v = optval(argc, argv, &i, "--at"))) {
+			int64_t t;
+			if (cd_policy_parse_time(v, strlen(v), &t) < 0) {
+				cli_errorf("--at '%s': write YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or @SECONDS",
+				           v);
+				return -1;
+			}
+			o->req.now = t;
+		} else {
+			cli_errorf("unknown option '%s' (see --help)", a);
+			return -1;
+		}
+		if (opt_missing)
+			return -1;
+	}
+	if (!o->req.agent || !o->req.tool || !o->have_action) {
+		cli_errorf("--agent, --tool and --action are required (see --help)");
+		return -1;
+	}
+	return 0;
+}
+
+static void free_request(struct reqopts *o)
+{
+	size_t i;
+	for (i = 0; i < o->req.nargs; i++)
+		free((char *)o->args[i].name);
+}
+
+static struct cd_policy *load(const char *file)
+{
+	struct cd_policy *p = NULL;
+	struct cd_err err = { 0 };
+
+	if (cd_policy_load_file(file, &p, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		return NULL;
+	}
+	return p;
+}
+
+static int verdict_exit(const struct cd_decision *d)
+{
+	switch (d->verdict) {
+	case CD_VERDICT_ALLOW:
+		return CD_EXIT_OK;
+	case CD_VERDICT_NEEDS_APPROVAL:
+		return EXIT_APPROVAL;
+	case CD_VERDICT_DENY:
+		break;
+	}
+	return EXIT_DENY;
+}
+
+static void print_decision(const struct cd_policy *p, const struct cd_decision *d, int json)
+{
+	size_t i;
+
+	if (json) {
+		json_t *o = json_object(), *ids = json_array();
+		char *s;
+		if (!o || !ids) {
+			json_decref(o);
+			json_decref(ids);
+			cli_errorf("out of memory");
+			return;
+		}
+		for (i = 0; i < d->nids; i++)
+			json_array_append_new(ids, json_string(d->ids[i]));
+		json_object_set_new(o, "decision", json_string(cd_verdict_name(d->verdict)));
+		json_object_set_new(o, d->forbidden ? "forbid" : "grants", ids);
+		json_object_set_new(o, "profile", d->profile ? json_string(d->profile) : json_null());
+		json_object_set_new(o, "approval",
+		                    d->approval ? json_string(d->approval) : json_null());
+		json_object_set_new(o, "reason", json_string(d->reason));
+		json_object_set_new(o, "policy_sha256", json_string(cd_policy_sha256(p)));
+		if (d->nids_total > d->nids)
+			json_object_set_new(o, "truncated", json_true());
+		s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(o);
+		return;
+	}
+	printf("%s", cd_verdict_name(d->verdict));
+	if (d->nids) {
+		printf(" %s", d->forbidden ? "forbid:" : "grants:");
+		for (i = 0; i < d->nids; i++)
+			printf("%s%s", i ? "," : "", d->ids[i]);
+		if (d->nids_total > d->nids)
+			printf(",...");
+	}
+	if (d->profile)
+		printf(" profile:%s", d->profile);
+	if (d->approval)
+		printf(" approval:%s", d->approval);
+	printf(" (%s)\n", d->reason);
+}
+
+static void explain_step(const struct cd_explain_step *st, void *ctx)
+{
+	(void)ctx;
+	printf("  %-6s %-32s %-9s %s\n", st->forbid ? "forbid" : "grant", st->id,
+	       st->matched ? "match" : "no-match", st->why);
+}
+
+static int decide_cmd(const char *sub, int argc, char **argv)
+{
+	struct reqopts o;
+	struct cd_policy *p;
+	struct cd_decision d;
+	struct cd_err err = { 0 };
+	int rc, explain = !strcmp(sub, "explain");
+
+	if (argc < 2 || argv[1][0] == '-') {
+		if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+			usage_sub(sub, stdout);
+			return CD_EXIT_OK;
+		}
+		cli_errorf("%s needs a policy FILE first (see --help)", sub);
+		return CD_EXIT_USAGE;
+	}
+	if (parse_request(argc, argv, 2, &o) < 0) {
+		free_request(&o);
+		return CD_EXIT_USAGE;
+	}
+	p = load(argv[1]);
+	if (!p) {
+		free_request(&o);
+		return EXIT_NOPOLICY;
+	}
+	if (explain)
+		printf("rules of %s (sha256 %.16s...):\n", argv[1], cd_policy_sha256(p));
+	if (cd_policy_explain(p, &o.req, explain ? explain_step : NULL, NULL, &d, &err) < 0)
+		cli_errorf("%s", err.msg);
+	if (explain)
+		printf("decision: ");
+	print_decision(p, &d, o.json);
+	rc = verdict_exit(&d);
+	cd_policy_free(p);
+	free_request(&o);
+	return rc;
+}
+
+static int lint_cmd(int argc, char **argv)
+{
+	struct cd_policy *p;
+	struct cd_policy_stats st;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage_sub("lint", stdout);
+		return CD_EXIT_OK;
+	}
+	if (argc != 2 || argv[1][0] == '-') {
+		cli_errorf("lint takes one policy FILE (see --help)");
+		return CD_EXIT_USAGE;
+	}
+	p = load(argv[1]);
+	if (!p)
+		return CD_EXIT_FAIL;
+	cd_policy_stats(p, &st);
+	printf("%s: ok (%zu agents, %zu tasks, %zu tools, %zu profiles, %zu grants, %zu forbid "
+	       "rules, %zu examples; sha256 %s)\n",
+	       argv[1], st.agents, st.tasks, st.tools, st.profiles, st.grants, st.forbids,
+	       st.examples, cd_policy_sha256(p));
+	cd_policy_free(p);
+	return CD_EXIT_OK;
+}
+
+struct test_ctx {
+	size_t n;
+};
+
+static void test_line(int pass, const char *desc, void *ctx)
+{
+	struct test_ctx *t = ctx;
+	struct cd_buf b;
+
+	cd_buf_init(&b, 2048);
+	if (cd_buf_escape(&b, desc, strlen(desc)) < 0)
+		cd_buf_reset(&b);
+	printf("%sok %zu - %s\n", pass ? "" : "not ", ++t->n, b.data ? b.data : "");
+	cd_buf_release(&b);
+}
+
+static int test_cmd(int argc, char **argv)
+{
+	struct cd_policy *p;
+	struct test_ctx t = { 0 };
+	size_t failed = 0;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage_sub("test", stdout);
+		return CD_EXIT_OK;
+	}
+	if (argc != 2 || argv[1][0] == '-') {
+		cli_errorf("test takes one policy FILE (see --help)");
+		return CD_EXIT_USAGE;
+	}
+	p = load(argv[1]);
+	if (!p) {
+		printf("not ok 1 - %s loads\n1..1\n", argv[1]);
+		return CD_EXIT_FAIL;
+	}
+	if (cd_policy_test(p, test_line, &t, &failed) < 0) {
+		cli_errorf("out of memory");
+		cd_policy_free(p);
+		return CD_EXIT_FAIL;
+	}
+	printf("1..%zu\n", t.n);
+	if (failed)
+		printf("# %zu of %zu failed\n", failed, t.n);
+	cd_policy_free(p);
+	return failed ? CD_EXIT_FAIL : CD_EXIT_OK;
+}
 
 int cmd_policy(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cli_errorf("the grant matrix is not built yet");
-	return CD_EXIT_CORDON;
+	const char *sub;
+
+	if (argc < 2) {
+		fputs(usage_main, stderr);
+		return CD_EXIT_USAGE;
+	}
+	sub = argv[1];
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
+		fputs(usage_main, stdout);
+		return CD_EXIT_OK;
+	}
+	if (!strcmp(sub, "lint"))
+		return lint_cmd(argc - 1, argv + 1);
+	if (!strcmp(sub, "test"))
+		return test_cmd(argc - 1, argv + 1);
+	if (!strcmp(sub, "check") || !strcmp(sub, "explain"))
+		return decide_cmd(sub, argc - 1, argv + 1);
+	cli_errorf("unknown subcommand '%s' (lint, check, explain, test)", sub);
+	return CD_EXIT_USAGE;
 }

@@ -1,0 +1,727 @@
+/* policy-decide.c — the decision: one request against the grant matrix.
+ *
+ * Trust boundary: the request is hostile.  Paths are canonicalized and
+ * hosts normalized once, up front; a request that cannot be (a ".." above
+ * "/", an odd host) is a deny.  Rules are found through an index on
+ * (agent, tool), so the cost of a decision depends on the grants of that
+ * pair, not on the size of the matrix.  Forbid rules are consulted first
+ * and always; the outcome never depends on the order of the file. */
+#include "policy-int.h"
+
+#include "bounds.h"
+#include "buf.h"
+#include "match-host.h"
+#include "num.h"
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static const char *const action_names[CD_ACTION_COUNT] = {
+	"read", "create", "update", "delete", "execute", "network",
+};
+
+const char *cd_action_name(enum cd_action a)
+{
+	if ((unsigned)a >= CD_ACTION_COUNT)
+		return "?";
+	return action_names[a];
+}
+
+int cd_action_parse(const char *s, enum cd_action *ret)
+{
+	unsigned i;
+
+	if (!s)
+		return -EINVAL;
+	for (i = 0; i < CD_ACTION_COUNT; i++) {
+		if (strcmp(s, action_names[i]) == 0) {
+			*ret = (enum cd_action)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *cd_verdict_name(enum cd_verdict v)
+{
+	switch (v) {
+	case CD_VERDICT_ALLOW:
+		return "allow";
+	case CD_VERDICT_NEEDS_APPROVAL:
+		return "needs-approval";
+	case CD_VERDICT_DENY:
+		break;
+	}
+	return "deny";
+}
+
+void cd_request_init(struct cd_request *req)
+{
+	memset(req, 0, sizeof *req);
+	req->port = -1;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	int64_t era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int num_at(const char *s, size_t len, size_t at, size_t n, uint64_t max, uint64_t *ret)
+{
+	if (at + n > len)
+		return -EINVAL;
+	return cd_parse_u64(s + at, n, max, ret);
+}
+
+int cd_policy_parse_time(const char *s, size_t len, int64_t *ret)
+{
+	static const unsigned mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	uint64_t y, mo, d, h = 0, mi = 0, sec = 0, v;
+
+	if (!s || !ret)
+		return -EINVAL;
+	if (len > 1 && s[0] == '@') {
+		if (cd_parse_u64(s + 1, len - 1, (uint64_t)1 << 40, &v) < 0)
+			return -EINVAL;
+		*ret = (int64_t)v;
+		return 0;
+	}
+	if (len != 10 && len != 20)
+		return -EINVAL;
+	if (num_at(s, len, 0, 4, 9999, &y) < 0 || s[4] != '-' || num_at(s, len, 5, 2, 12, &mo) < 0 ||
+	    s[7] != '-' || num_at(s, len, 8, 2, 31, &d) < 0)
+		return -EINVAL;
+	if (y < 1970 || mo == 0 || d == 0 || d > mdays[mo - 1])
+		return -EINVAL;
+	if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+		return -EINVAL;
+	if (len == 20) {
+		if (s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' ||
+		    num_at(s, len, 11, 2, 23, &h) < 0 || num_at(s, len, 14, 2, 59, &mi) < 0 ||
+		    num_at(s, len, 17, 2, 59, &sec) < 0)
+			return -EINVAL;
+	}
+	*ret = days_from_civil((int64_t)y, (unsigned)mo, (unsigned)d) * 86400 +
+	       (int64_t)(h * 3600 + mi * 60 + sec);
+	return 0;
+}
+
+/* ---- the index ---- */
+
+static uint64_t hash_pair(const char *a, const char *b)
+{
+	uint64_t h = 1469598103934665603ULL;
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)a; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	h = (h ^ 0x1f) * 1099511628211ULL;
+	for (p = (const unsigned char *)b; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return h;
+}
+
+static int cmp_pair_id(const void *x, const void *y)
+{
+	const struct cd_rule *a = *(const struct cd_rule *const *)x;
+	const struct cd_rule *b = *(const struct cd_rule *const *)y;
+	int c = strcmp(a->agent, b->agent);
+	if (c)
+		return c;
+	c = strcmp(a->tool, b->tool);
+	if (c)
+		return c;
+	return strcmp(a->id, b->id);
+}
+
+static const struct cd_bucket *ix_find(const struct cd_index *ix, const char *agent,
+                                       const char *tool)
+{
+	size_t i;
+
+	if (!ix->nslots)
+		return NULL;
+	i = hash_pair(agent, tool) & (ix->nslots - 1);
+	for (;;) {
+		const struct cd_bucket *b = &ix->slots[i];
+		if (!b->agent)
+			return NULL;
+		if (strcmp(b->agent, agent) == 0 && strcmp(b->tool, tool) == 0)
+			return b;
+		i = (i + 1) & (ix->nslots - 1);
+	}
+}
+
+static int ix_build(struct cd_policy *p, struct cd_index *ix, const struct cd_rule *rules, size_t n)
+{
+	const struct cd_rule **sorted;
+	size_t i, start, nslots = 16;
+
+	if (n == 0)
+		return 0;
+	sorted = cd_arena_alloc(&p->arena, n * sizeof *sorted);
+	if (!sorted)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		sorted[i] = &rules[i];
+	qsort(sorted, n, sizeof *sorted, cmp_pair_id);
+	while (nslots < 2 * n)
+		nslots *= 2;
+	ix->slots = calloc(nslots, sizeof *ix->slots);
+	if (!ix->slots)
+		return -ENOMEM;
+	ix->nslots = nslots;
+	for (start = 0; start < n; start = i) {
+		const struct cd_rule *r = sorted[start];
+		size_t slot = hash_pair(r->agent, r->tool) & (nslots - 1);
+		for (i = start + 1; i < n; i++)
+			if (strcmp(sorted[i]->agent, r->agent) || strcmp(sorted[i]->tool, r->tool))
+				break;
+		while (ix->slots[slot].agent)
+			slot = (slot + 1) & (nslots - 1);
+		ix->slots[slot].agent = r->agent;
+		ix->slots[slot].tool = r->tool;
+		ix->slots[slot].rules = &sorted[start];
+		ix->slots[slot].n = i - start;
+	}
+	return 0;
+}
+
+int cd_policy_index_build(struct cd_policy *p)
+{
+	int r = ix_build(p, &p->grants_ix, p->rules, p->ngrants);
+	if (r < 0)
+		return r;
+	return ix_build(p, &p->forbids_ix, p->rules + p->ngrants, p->nforbids);
+}
+
+/* ---- one rule against one request ---- */
+
+/* The request with its attributes in canonical form. */
+struct creq {
+	const struct cd_request *r;
+	char **paths;
+	char host[CD_HOST_MAX];
+	int has_host;
+	int check_expiry;
+};
+
+static void whyf(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void whyf(char *why, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (!why || n == 0)
+		return;
+	va_start(ap, fmt);
+	w = vsnprintf(why, n, fmt, ap);
+	va_end(ap);
+	if (w < 0)
+		why[0] = '\0';
+}
+
+static int any_glob(const struct cd_rule *g, const char *path)
+{
+	size_t i;
+	for (i = 0; i < g->npaths; i++)
+		if (cd_glob_match(g->paths[i], path))
+			return 1;
+	return 0;
+}
+
+static int any_host(const struct cd_rule *g, const char *host)
+{
+	size_t i;
+	for (i = 0; i < g->nhosts; i++)
+		if (cd_host_match(g->hosts[i], host))
+			return 1;
+	return 0;
+}
+
+static int in_list(const char *const *v, size_t n, const char *s)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+/* A grant's scope holds when every matcher it has is satisfied and every
+ * attribute the request carries is covered by one of them. */
+static int grant_scope(const struct cd_rule *g, const struct creq *q, char *why, size_t wn)
+{
+	const struct cd_request *r = q->r;
+	size_t i, j;
+
+	if (g->npaths && r->npaths == 0)
+		return whyf(why, wn, "the request names no path"), 0;
+	if (!g->npaths && r->npaths)
+		return whyf(why, wn, "the grant has no path scope"), 0;
+	for (i = 0; i < r->npaths; i++)
+		if (!any_glob(g, q->paths[i]))
+			return whyf(why, wn, "path '%s' is outside the grant's paths", q->paths[i]), 0;
+	if (g->nhosts && !q->has_host)
+		return whyf(why, wn, "the request names no host"), 0;
+	if (!g->nhosts && q->has_host)
+		return whyf(why, wn, "the grant has no host scope"), 0;
+	if (q->has_host && !any_host(g, q->host))
+		return whyf(why, wn, "host '%s' is outside the grant's hosts", q->host), 0;
+	if (g->nports && r->port < 0)
+		return whyf(why, wn, "the request names no port"), 0;
+	if (!g->nports && r->port >= 0)
+		return whyf(why, wn, "the grant has no port scope"), 0;
+	if (r->port >= 0 && !cd_port_match(g->ports, g->nports, r->port))
+		return whyf(why, wn, "port %ld is outside the grant's ports", r->port), 0;
+	if (g->nargv && r->argc == 0)
+		return whyf(why, wn, "the request has no argv"), 0;
+	if (!g->nargv && r->argc)
+		return whyf(why, wn, "the grant has no argv scope"), 0;
+	if (r->argc && !cd_argv_prefix_match(g->argv, g->nargv, r->argv, r->argc))
+		return whyf(why, wn, "argv does not start with the grant's %zu token(s)", g->nargv),
+		       0;
+	for (i = 0; i < g->nargs; i++) {
+		int seen = 0;
+		for (j = 0; j < r->nargs; j++) {
+			if (strcmp(r->args[j].name, g->args[i].name) != 0)
+				continue;
+			seen = 1;
+			if (!cd_arg_rule_match(&g->args[i], r->args[j].value))
+				return whyf(why, wn, "argument '%s' does not satisfy the grant",
+				            g->args[i].name),
+				       0;
+		}
+		if (!seen)
+			return whyf(why, wn, "the request has no argument '%s'", g->args[i].name), 0;
+	}
+	if (g->nfields && r->nfields == 0)
+		return whyf(why, wn, "the request names no fields"), 0;
+	if (!g->nfields && r->nfields)
+		return whyf(why, wn, "the grant has no field scope"), 0;
+	for (i = 0; i < r->nfields; i++)
+		if (!in_list(g->fields, g->nfields, r->fields[i]))
+			return whyf(why, wn, "field '%s' is outside the grant's fields", r->fields[i]),
+			       0;
+	return 1;
+}
+
+/* A forbid rule's scope hits when each matcher it has is hit by some value
+ * of the request: one forbidden path among many is enough. */
+static int forbid_scope(const struct cd_rule *f, const struct creq *q, char *why, size_t wn)
+{
+	const struct cd_request *r = q->r;
+	size_t i, j;
+	int hit;
+
+	if (f->npaths) {
+		for (i = 0, hit = 0; i < r->npaths && !hit; i++)
+			hit = any_glob(f, q->paths[i]);
+		if (!hit)
+			return whyf(why, wn, "no path of the request is in its paths"), 0;
+	}
+	if (f->nhosts && !(q->has_host && any_host(f, q->host)))
+		return whyf(why, wn, "the host is not in its hosts"), 0;
+	if (f->nports && !(r->port >= 0 && cd_port_match(f->ports, f->nports, r->port)))
+		return whyf(why, wn, "the port is not in its ports"), 0;
+	if (f->nargv && !cd_argv_prefix_match(f->argv, f->nargv, r->argv, r->argc))
+		return whyf(why, wn, "argv does not start with its tokens"), 0;
+	for (i = 0; i < f->nargs; i++) {
+		for (j = 0, hit = 0; j < r->nargs && !hit; j++)
+			hit = !strcmp(r->args[j].name, f->args[i].name) &&
+			      cd_arg_rule_match(&f->args[i], r->args[j].value);
+		if (!hit)
+			return whyf(why, wn, "argument '%s' is not hit", f->args[i].name), 0;
+	}
+	if (f->nfields) {
+		for (i = 0, hit = 0; i < r->nfields && !hit; i++)
+			hit = in_list(f->fields, f->nfields, r->fields[i]);
+		if (!hit)
+			return whyf(why, wn, "no field of the request is in its fields"), 0;
+	}
+	return 1;
+}
+
+static int rule_match(const struct cd_rule *g, const struct creq *q, char *why, size_t wn)
+{
+	const struct cd_request *r = q->r;
+
+	if (strcmp(g->agent, "*") && strcmp(g->agent, r->agent))
+		return whyf(why, wn, "for agent '%s'", g->agent), 0;
+	if (strcmp(g->tool, "*") && strcmp(g->tool, r->tool))
+		return whyf(why, wn, "for tool '%s'", g->tool), 0;
+	if (g->task && (!r->task || strcmp(g->task, r->task)))
+		return whyf(why, wn, "for task '%s'", g->task), 0;
+	if (!(g->actions & (1u << r->action)))
+		return whyf(why, wn, "action '%s' is not in its actions", cd_action_name(r->action)),
+		       0;
+	if (!g->forbid && q->check_expiry && r->now >= g->expires)
+		return whyf(why, wn, "expired (expires %lld, now %lld)", (long long)g->expires,
+		            (long long)r->now),
+		       0;
+	if (g->forbid ? !forbid_scope(g, q, why, wn) : !grant_scope(g, q, why, wn))
+		return 0;
+	whyf(why, wn, "matches");
+	return 1;
+}
+
+/* ---- the decision ---- */
+
+static void deny(struct cd_decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void deny(struct cd_decision *d, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	d->verdict = CD_VERDICT_DENY;
+	va_start(ap, fmt);
+	w = vsnprintf(d->reason, sizeof d->reason, fmt, ap);
+	va_end(ap);
+	if (w < 0)
+		d->reason[0] = '\0';
+}
+
+static void add_id(struct cd_decision *d, const char *id)
+{
+	if (d->nids < CD_DECISION_MAX_IDS)
+		d->ids[d->nids++] = id;
+	d->nids_total++;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Validate and canonicalize the request; 0, or a deny written to d. */
+static int prepare(const struct cd_request *r, struct creq *q, char *buf, struct cd_decision *d)
+{
+	size_t i, off = 0;
+
+	if (!r->agent || !r->tool || !r->agent[0] || !r->tool[0])
+		return deny(d, "the request names no agent or tool"), -1;
+	if ((unsigned)r->action >= CD_ACTION_COUNT)
+		return deny(d, "unknown action class"), -1;
+	if (r->npaths > CD_REQ_MAX_PATHS || r->argc > CD_REQ_MAX_ARGV || r->nargs > CD_REQ_MAX_ARGS ||
+	    r->nfields > CD_REQ_MAX_ARGS)
+		return deny(d, "the request has too many attributes"), -1;
+	if ((r->npaths && !r->paths) || (r->argc && !r->argv) || (r->nargs && !r->args) ||
+	    (r->nfields && !r->fields))
+		return deny(d, "the request is malformed"), -1;
+	for (i = 0; i < r->argc; i++)
+		if (!r->argv[i])
+			return deny(d, "the request's argv is malformed"), -1;
+	for (i = 0; i < r->nargs; i++)
+		if (!r->args[i].name || !r->args[i].value)
+			return deny(d, "the request's arguments are malformed"), -1;
+	for (i = 0; i < r->nfields; i++)
+		if (!r->fields[i])
+			return deny(d, "the request's fields are malformed"), -1;
+	if (r->port < -1 || r->port > 65535)
+		return deny(d, "port out of range"), -1;
+	for (i = 0; i < r->npaths; i++) {
+		size_t len;
+		int n;
+		if (!r->paths[i])
+			return deny(d, "the request's paths are malformed"), -1;
+		len = strnlen(r->paths[i], CD_PATH_MAX);
+		n = cd_path_canon(r->paths[i], len, buf + off, CD_PATH_MAX);
+		if (len >= CD_PATH_MAX || n < 0)
+			return deny(d, "path is %s",
+			            n == -EPERM ? "escaping '/' with '..'"
+			                        : "not an absolute path that can be canonicalized"),
+			       -1;
+		q->paths[i] = buf + off;
+		off += (size_t)n + 1;
+	}
+	if (r->host) {
+		if (cd_host_normalize(r->host, strnlen(r->host, CD_HOST_MAX), q->host,
+		                      sizeof q->host) < 0)
+			return deny(d, "host is not a valid host name"), -1;
+		q->has_host = 1;
+	}
+	return 0;
+}
+
+/* Grants with the same verdict must agree on a profile. */
+static int pick_profile(const struct cd_rule *const *m, size_t n, const char **ret)
+{
+	size_t i;
+	const char *prof = NULL;
+	int first = 1;
+
+	for (i = 0; i < n; i++) {
+		if (first) {
+			prof = m[i]->profile;
+			first = 0;
+		} else if ((prof == NULL) != (m[i]->profile == NULL) ||
+		           (prof && strcmp(prof, m[i]->profile) != 0)) {
+			return -1;
+		}
+	}
+	*ret = prof;
+	return 0;
+}
+
+static void explain_bucket(const struct cd_policy *p, const struct creq *q, cd_explain_fn fn,
+                           void *ctx)
+{
+	char why[256];
+	size_t i;
+
+	/* Every rule of the policy, in id order, so the output is stable. */
+	for (i = 0; i < p->ngrants + p->nforbids; i++) {
+		const struct cd_rule *g = p->by_id[i];
+		struct cd_explain_step st = { .id = g->id, .forbid = g->forbid, .why = why };
+		why[0] = '\0';
+		st.matched = rule_match(g, q, why, sizeof why);
+		fn(&st, ctx);
+	}
+}
+
+int cd_policy_decide_ex(const struct cd_policy *p, const struct cd_request *r, int check_expiry,
+                        cd_explain_fn fn, void *ctx, struct cd_decision *d)
+{
+	static const char *const star = "*";
+	const char *agents[2], *tools[2];
+	const struct cd_rule **none = NULL, **appr = NULL;
+	size_t nnone = 0, nappr = 0, i, a, t, k;
+	const char *approval = NULL;
+	CD_AUTOFREE char *buf = NULL;
+	CD_AUTOFREE char **paths = NULL;
+	struct creq q;
+	const struct cd_bucket *b;
+	int r_;
+
+	memset(q.host, 0, 1);
+	q.r = r;
+	q.has_host = 0;
+	q.check_expiry = check_expiry;
+	q.paths = NULL;
+	if (r->npaths && r->npaths <= CD_REQ_MAX_PATHS) {
+		size_t sz;
+		if (cd_size_mul(r->npaths, CD_PATH_MAX, &sz) < 0)
+			return deny(d, "out of memory"), -ENOMEM;
+		buf = malloc(sz);
+		paths = calloc(r->npaths, sizeof *paths);
+		if (!buf || !paths)
+			return deny(d, "out of memory"), -ENOMEM;
+		q.paths = paths;
+	}
+	if (prepare(r, &q, buf, d) < 0)
+		return 0;
+	if (fn)
+		explain_bucket(p, &q, fn, ctx);
+
+	/* Forbid rules: (agent|*) x (tool|*). */
+	agents[0] = r->agent;
+	agents[1] = star;
+	tools[0] = r->tool;
+	tools[1] = star;
+	for (a = 0; a < 2; a++) {
+		for (t = 0; t < 2; t++) {
+			b = ix_find(&p->forbids_ix, agents[a], tools[t]);
+			for (k = 0; b && k < b->n; k++)
+				if (rule_match(b->rules[k], &q, NULL, 0))
+					add_id(d, b->rules[k]->id);
+		}
+	}
+	if (d->nids_total) {
+		qsort(d->ids, d->nids, sizeof *d->ids, cmp_str);
+		d->forbidden = 1;
+		deny(d, "forbidden by '%s'", d->ids[0]);
+		return 0;
+	}
+
+	b = ix_find(&p->grants_ix, r->agent, r->tool);
+	if (b && b->n) {
+		none = calloc(b->n, sizeof *none);
+		appr = calloc(b->n, sizeof *appr);
+		if (!none || !appr) {
+			free(none);
+			free(appr);
+			return deny(d, "out of memory"), -ENOMEM;
+		}
+	}
+	for (k = 0; b && k < b->n; k++) {
+		const struct cd_rule *g = b->rules[k];
+		if (!rule_match(g, &q, NULL, 0))
+			continue;
+		/* The bucket is sorted by id, so ids come out sorted. */
+		add_id(d, g->id);
+		if (g->approval) {
+			appr[nappr++] = g;
+			/* "human" is the strictest approver. */
+			if (!approval || !strcmp(g->approval, "human"))
+				approval = g->approval;
+		} else {
+			none[nnone++] = g;
+		}
+	}
+	r_ = 0;
+	if (nnone) {
+		if (pick_profile(none, nnone, &d->profile) < 0) {
+			d->profile = NULL;
+			deny(d, "matching grants name different profiles");
+		} else {
+			d->verdict = CD_VERDICT_ALLOW;
+			whyf(d->reason, sizeof d->reason, "allowed by '%s'", none[0]->id);
+		}
+	} else if (nappr) {
+		if (pick_profile(appr, nappr, &d->profile) < 0) {
+			d->profile = NULL;
+			deny(d, "matching grants name different profiles");
+		} else {
+			d->verdict = CD_VERDICT_NEEDS_APPROVAL;
+			d->approval = approval;
+			whyf(d->reason, sizeof d->reason, "'%s' requires approval (%s)", appr[0]->id,
+			     approval);
+		}
+	} else {
+		deny(d, "no grant for agent '%s', tool '%s', action '%s'", r->agent, r->tool,
+		     cd_action_name(r->action));
+	}
+	free(none);
+	free(appr);
+	for (i = 0; i < sizeof d->reason && d->reason[i]; i++)
+		if ((unsigned char)d->reason[i] < 0x20 || d->reason[i] == 0x7f)
+			d->reason[i] = '?';
+	return r_;
+}
+
+static void decision_init(struct cd_decision *d)
+{
+	memset(d, 0, sizeof *d);
+	d->verdict = CD_VERDICT_DENY;
+}
+
+int cd_policy_decide(const struct cd_policy *p, const struct cd_request *req,
+                     struct cd_decision *ret, struct cd_err *err)
+{
+	return cd_policy_explain(p, req, NULL, NULL, ret, err);
+}
+
+int cd_policy_explain(const struct cd_policy *p, const struct cd_request *req, cd_explain_fn fn,
+                      void *ctx, struct cd_decision *ret, struct cd_err *err)
+{
+	int r;
+
+	if (!ret)
+		return cd_err_set(err, -EINVAL, "no decision to write");
+	decision_init(ret);
+	if (!p || !req) {
+		deny(ret, "no policy or no request");
+		return cd_err_set(err, -EINVAL, "no policy or no request");
+	}
+	r = cd_policy_decide_ex(p, req, 1, fn, ctx, ret);
+	if (r < 0) {
+		ret->verdict = CD_VERDICT_DENY;
+		return cd_err_set(err, r, "decision failed: %s", cd_strerror(r));
+	}
+	/* Paranoia: a deny never carries a profile or an approval. */
+	if (ret->verdict == CD_VERDICT_DENY) {
+		ret->profile = NULL;
+		ret->approval = NULL;
+	}
+	return 0;
+}
+
+/* ---- describing requests, checking examples ---- */
+
+void cd_request_describe(const struct cd_request *r, char *out, size_t outlen)
+{
+	struct cd_buf b;
+	size_t i;
+
+	cd_buf_init(&b, outlen > 1 ? outlen - 1 : 1);
+	(void)cd_buf_printf(&b, "agent=%s", r->agent ? r->agent : "?");
+	if (r->task)
+		(void)cd_buf_printf(&b, " task=%s", r->task);
+	(void)cd_buf_printf(&b, " tool=%s action=%s", r->tool ? r->tool : "?",
+	                    cd_action_name(r->action));
+	for (i = 0; i < r->npaths && r->paths; i++) {
+		(void)cd_buf_puts(&b, " path=");
+		(void)cd_buf_escape(&b, r->paths[i], strlen(r->paths[i]));
+	}
+	if (r->host) {
+		(void)cd_buf_puts(&b, " host=");
+		(void)cd_buf_escape(&b, r->host, strlen(r->host));
+	}
+	if (r->port >= 0)
+		(void)cd_buf_printf(&b, " port=%ld", r->port);
+	if (r->argc) {
+		(void)cd_buf_puts(&b, " argv=[");
+		for (i = 0; i < r->argc; i++) {
+			if (i)
+				(void)cd_buf_putc(&b, ' ');
+			(void)cd_buf_escape(&b, r->argv[i], strlen(r->argv[i]));
+		}
+		(void)cd_buf_putc(&b, ']');
+	}
+	for (i = 0; i < r->nargs; i++) {
+		(void)cd_buf_printf(&b, " arg:");
+		(void)cd_buf_escape(&b, r->args[i].name, strlen(r->args[i].name));
+		(void)cd_buf_putc(&b, '=');
+		(void)cd_buf_escape(&b, r->args[i].value, strlen(r->args[i].value));
+	}
+	for (i = 0; i < r->nfields; i++) {
+		(void)cd_buf_puts(&b, " field=");
+		(void)cd_buf_escape(&b, r->fields[i], strlen(r->fields[i]));
+	}
+	if (outlen) {
+		size_t n = b.data ? b.len : 0;
+		if (n >= outlen)
+			n = outlen - 1;
+		if (n)
+			memcpy(out, b.data, n);
+		out[n] = '\0';
+	}
+	cd_buf_release(&b);
+}
+
+static int has_id(const struct cd_decision *d, const char *id)
+{
+	size_t i;
+	for (i = 0; i < d->nids; i++)
+		if (strcmp(d->ids[i], id) == 0)
+			return 1;
+	return 0;
+}
+
+int cd_policy_check_examples(const struct cd_policy *p, const char *name, struct cd_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < p->nexamples; i++) {
+		const struct cd_example *ex = &p->examples[i];
+		struct cd_decision d;
+		char desc[256];
+		int ok;
+
+		decision_init(&d);
+		if (cd_policy_decide_ex(p, &ex->req, ex->has_at, NULL, NULL, &d) < 0)
+			return cd_err_set(err, -ENOMEM, "%s: out of memory", name);
+		if (ex->expect_allow)
+			ok = d.verdict != CD_VERDICT_DENY && (!ex->of || has_id(&d, ex->of->id));
+		else
+			ok = d.verdict == CD_VERDICT_DENY;
+		if (ok)
+			continue;
+		cd_request_describe(&ex->req, desc, sizeof desc);
+		return cd_err_set(err, -CD_E_PARSE,
+		                  "%s:%u:%u: example expects %s but the policy says %s: %s (%s)", name,
+		                  ex->mark.line, ex->mark.col, ex->expect_allow ? "allow" : "deny",
+		                  cd_verdict_name(d.verdict), d.reason, desc);
+	}
+	return 0;
+}

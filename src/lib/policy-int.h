@@ -1,0 +1,123 @@
+/* policy-int.h — the loaded grant matrix, shared by policy-load.c,
+ * policy-decide.c and policy-test.c.  Not part of the library's interface:
+ * front ends use policy.h.
+ *
+ * Everything a policy holds is allocated from its arena and freed at once
+ * by cd_policy_free(). */
+#ifndef CD_POLICY_INT_H
+#define CD_POLICY_INT_H
+
+#include "match.h"
+#include "policy.h"
+
+#include <stdint.h>
+
+#define CD_TIME_NEVER INT64_MAX
+
+struct cd_arena_block;
+
+struct cd_arena {
+	struct cd_arena_block *head;
+	size_t total, cap;
+};
+
+void *cd_arena_alloc(struct cd_arena *a, size_t n);
+char *cd_arena_strndup(struct cd_arena *a, const char *s, size_t n);
+void cd_arena_release(struct cd_arena *a);
+
+struct cd_mark {
+	unsigned line, col; /* 1-based */
+};
+
+/* A request owned by the policy: an inline example. */
+struct cd_example {
+	struct cd_mark mark;
+	int expect_allow;        /* 1: allow (or needs-approval); 0: deny */
+	const struct cd_rule *of; /* the grant it belongs to, or NULL */
+	int has_at;              /* else expiry is not considered */
+	struct cd_request req;
+};
+
+/* A grant or a forbid rule. */
+struct cd_rule {
+	const char *id;
+	struct cd_mark mark;
+	int forbid;
+	const char *agent; /* forbid: may be "*" */
+	const char *task;  /* NULL: any task (or none) */
+	const char *tool;  /* forbid: may be "*" */
+	unsigned actions;  /* bit (1 << enum cd_action) */
+	int has_scope;
+	const char **paths;
+	size_t npaths;
+	const char **hosts;
+	size_t nhosts;
+	struct cd_port_range *ports;
+	size_t nports;
+	const char **argv;
+	size_t nargv;
+	struct cd_arg_rule *args;
+	size_t nargs;
+	const char **fields;
+	size_t nfields;
+	const char *profile;  /* NULL: none */
+	const char *approval; /* NULL: none; "human"; "policy:NAME" */
+	const char *owner, *justification, *reason;
+	int64_t review_by, expires; /* CD_TIME_NEVER when absent (forbid) */
+	struct cd_mark expires_mark;
+};
+
+struct cd_named {
+	const char *id;
+	const char *owner;
+	const char *description;
+	const char *kind; /* tools: command | mcp | http */
+	struct cd_mark mark;
+};
+
+struct cd_profile {
+	const char *name;
+	struct cd_profile_setting *settings;
+	size_t nsettings;
+};
+
+/* A run of rules with the same (agent, tool), sorted by id. */
+struct cd_bucket {
+	const char *agent, *tool;
+	const struct cd_rule **rules;
+	size_t n;
+};
+
+struct cd_index {
+	struct cd_bucket *slots; /* open addressing; agent NULL = empty */
+	size_t nslots;
+};
+
+struct cd_policy {
+	struct cd_arena arena;
+	char sha256[65];
+	struct cd_named *agents, *tasks, *tools;
+	size_t nagents, ntasks, ntools;
+	struct cd_profile *profiles;
+	size_t nprofiles;
+	struct cd_rule *rules; /* grants, then forbid rules */
+	size_t ngrants, nforbids;
+	const struct cd_rule **by_id; /* every rule, sorted by id */
+	struct cd_example *examples;  /* per grant and per file */
+	size_t nexamples;
+	struct cd_index grants_ix, forbids_ix;
+};
+
+/* policy-decide.c */
+int cd_policy_index_build(struct cd_policy *p);
+/* The decision, with expiry ignored when `check_expiry` is 0 (inline
+ * examples without `at`). */
+int cd_policy_decide_ex(const struct cd_policy *p, const struct cd_request *req, int check_expiry,
+                        cd_explain_fn fn, void *ctx, struct cd_decision *ret);
+/* Run the inline examples; on the first failure write a message to err
+ * and return -CD_E_PARSE. */
+int cd_policy_check_examples(const struct cd_policy *p, const char *name, struct cd_err *err);
+/* Describe a request in one line ("agent=a tool=t action=read path=/x"). */
+void cd_request_describe(const struct cd_request *req, char *out, size_t outlen);
+
+#endif

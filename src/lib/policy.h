@@ -1,0 +1,175 @@
+/* policy.h — the grant matrix: load a policy file strictly, decide
+ * requests against it, explain a decision, and test a policy against its
+ * own examples and generated boundary cases.
+ *
+ * Trust boundary: the policy file is operator input but may be broken or
+ * hostile (it is parsed with caps on size, depth, nodes and grants; aliases,
+ * anchors and tags are refused).  Requests come from agents through the
+ * front ends and are hostile: every attribute is canonicalized or compared
+ * byte for byte, and anything unclear is a deny.  Nothing here prints,
+ * exits or reads the environment. */
+#ifndef CD_POLICY_H
+#define CD_POLICY_H
+
+#include "err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Caps on a policy file (in bytes and in parsed things). */
+#define CD_POLICY_MAX_BYTES  (8 * 1024 * 1024)
+#define CD_POLICY_MAX_DEPTH  32
+#define CD_POLICY_MAX_NODES  (2 * 1000 * 1000)
+#define CD_POLICY_MAX_GRANTS 100000 /* grants + forbid rules */
+#define CD_POLICY_MAX_KEYS   1024   /* keys in one mapping */
+#define CD_POLICY_MAX_SCALAR 4096   /* bytes in one scalar */
+#define CD_POLICY_MAX_LIST   4096   /* items in one matcher list */
+
+/* Caps on one request. */
+#define CD_REQ_MAX_PATHS 256
+#define CD_REQ_MAX_ARGV  4096
+#define CD_REQ_MAX_ARGS  256
+
+/* The fixed action classes.  Keep the order: it is the order of bits in a
+ * rule's action mask and of the names in messages. */
+enum cd_action {
+	CD_ACTION_READ,
+	CD_ACTION_CREATE,
+	CD_ACTION_UPDATE,
+	CD_ACTION_DELETE,
+	CD_ACTION_EXECUTE,
+	CD_ACTION_NETWORK,
+	CD_ACTION_COUNT
+};
+
+/* "read" ... "network"; "?" for an out-of-range value. */
+const char *cd_action_name(enum cd_action a);
+/* Parse an action class name (exact, lower case); 0 or -EINVAL. */
+int cd_action_parse(const char *s, enum cd_action *ret);
+
+/* Parse a time as policies and --at write it: "YYYY-MM-DD" (00:00:00 UTC
+ * of that day), "YYYY-MM-DDTHH:MM:SSZ", or "@SECONDS" since the epoch.
+ * 0 or -EINVAL. */
+int cd_policy_parse_time(const char *s, size_t len, int64_t *ret);
+
+/* One named argument of a request ("branch" = "main"). */
+struct cd_req_arg {
+	const char *name;
+	const char *value;
+};
+
+/* A request: who, what, when.  Everything is borrowed from the caller for
+ * the duration of the call. */
+struct cd_request {
+	const char *agent; /* required */
+	const char *task;  /* NULL when the call is not tied to a task */
+	const char *tool;  /* required */
+	enum cd_action action;
+	const char *const *paths; /* absolute; canonicalized before matching */
+	size_t npaths;
+	const char *host; /* NULL when none; normalized before matching */
+	long port;        /* -1 when none, else 0..65535 */
+	const char *const *argv; /* command tools: the command line */
+	size_t argc;
+	const struct cd_req_arg *args; /* named arguments */
+	size_t nargs;
+	const char *const *fields; /* record fields the call reads or writes */
+	size_t nfields;
+	int64_t now; /* seconds since the epoch, UTC: the time of the decision */
+};
+
+/* Initialize a request with no attributes (port -1, everything NULL/0). */
+void cd_request_init(struct cd_request *req);
+
+enum cd_verdict {
+	CD_VERDICT_DENY = 0,
+	CD_VERDICT_ALLOW,
+	CD_VERDICT_NEEDS_APPROVAL,
+};
+
+/* "deny", "allow", "needs-approval". */
+const char *cd_verdict_name(enum cd_verdict v);
+
+#define CD_DECISION_MAX_IDS 32
+
+/* The outcome of a decision.  The strings point into the policy and live as
+ * long as it does. */
+struct cd_decision {
+	enum cd_verdict verdict;
+	/* The ids that decided, sorted: the forbid rules that matched when
+	 * `forbidden`, else every grant that matched (none for a default
+	 * deny). */
+	const char *ids[CD_DECISION_MAX_IDS];
+	size_t nids;       /* entries in ids */
+	size_t nids_total; /* all that matched; > nids when ids was truncated */
+	int forbidden;     /* 1 when a forbid rule decided */
+	const char *profile;  /* allow/needs-approval: the grants' profile, or NULL */
+	const char *approval; /* needs-approval: "human" or "policy:NAME" */
+	char reason[256];     /* one line, no control bytes from the request */
+};
+
+struct cd_policy;
+
+/* Load a policy from a file (at most CD_POLICY_MAX_BYTES) or from memory;
+ * `name` is used in messages.  Every error is "NAME:LINE:COL: message
+ * (hint)" in err and -CD_E_PARSE (malformed or inconsistent file, failing
+ * inline example), -CD_E_LIMIT (a cap), -ENOMEM or -errno (reading).  On
+ * success *ret is a new policy the caller frees with cd_policy_free(). */
+int cd_policy_load_file(const char *path, struct cd_policy **ret, struct cd_err *err);
+int cd_policy_load_buf(const char *name, const char *data, size_t len, struct cd_policy **ret,
+                       struct cd_err *err);
+void cd_policy_free(struct cd_policy *p);
+
+/* SHA-256 of the loaded bytes, as 64 lower-case hex digits. */
+const char *cd_policy_sha256(const struct cd_policy *p);
+
+/* Counts for messages: agents, tools, grants, forbid rules, examples. */
+struct cd_policy_stats {
+	size_t agents, tasks, tools, profiles, grants, forbids, examples;
+};
+void cd_policy_stats(const struct cd_policy *p, struct cd_policy_stats *ret);
+
+/* Decide one request.  Default deny; a matching forbid rule beats any
+ * grant; the order of rules never matters; a grant whose `expires` is at or
+ * before req->now is absent.  A request that cannot be evaluated (a path
+ * escaping "/", a host that does not normalize, a NULL agent ...) is a
+ * deny with its reason, returning 0.  Returns a negative code only for a
+ * NULL policy or ret; *ret (when not NULL) is always written, and is a deny
+ * whenever the return value is negative. */
+int cd_policy_decide(const struct cd_policy *p, const struct cd_request *req,
+                     struct cd_decision *ret, struct cd_err *err);
+
+/* One rule considered by cd_policy_explain(). */
+struct cd_explain_step {
+	const char *id;
+	int forbid;      /* 1 for a forbid rule */
+	int matched;     /* 1 when the rule applies to the request */
+	const char *why; /* what matched, or the first thing that did not */
+};
+typedef void (*cd_explain_fn)(const struct cd_explain_step *step, void *ctx);
+
+/* Like cd_policy_decide(), calling fn for every grant and forbid rule of
+ * the policy (sorted by id), saying whether it matched and why. */
+int cd_policy_explain(const struct cd_policy *p, const struct cd_request *req, cd_explain_fn fn,
+                      void *ctx, struct cd_decision *ret, struct cd_err *err);
+
+/* Run the inline examples and the generated boundary cases of every grant:
+ * fn is called once per case with pass (1/0), a one-line description and,
+ * for a failure, the ids of the grants that leak.  *ret_failed is the number
+ * of failures.  0, or -ENOMEM. */
+typedef void (*cd_policy_test_fn)(int pass, const char *desc, void *ctx);
+int cd_policy_test(const struct cd_policy *p, cd_policy_test_fn fn, void *ctx,
+                   size_t *ret_failed);
+
+/* The settings of a named profile, as validated key/value lists (a scalar
+ * setting has one value).  The sandbox interprets them. */
+struct cd_profile_setting {
+	const char *key;
+	const char *const *values;
+	size_t nvalues;
+};
+/* 0 and the settings, or -ENOENT for an unknown profile. */
+int cd_policy_profile(const struct cd_policy *p, const char *name,
+                      const struct cd_profile_setting **ret_settings, size_t *ret_n);
+
+#endif
