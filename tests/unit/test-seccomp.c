@@ -1,0 +1,504 @@
+/* test-seccomp.c — the seccomp wall: tables, build, fd passing, counts, and
+ * every probe of tests/helpers/syscall-probes.h run under the real filter.
+ *
+ * Each probe runs twice in forked children: once bare (the baseline: what
+ * the kernel answers) and once under the filter, installed as the sandbox
+ * will (no_new_privs, install, listener sent to this process over a unix
+ * socket, this process answering notifications in a poll loop).  A refusal
+ * must show up both in the child (the errno) and in the counts; where the
+ * baseline already gives the refusal errno, only the count proves it. */
+#include "../tap.h"
+#include "../helpers/syscall-probes.h"
+
+#include "err.h"
+#include "seccomp.h"
+#include "util.h"
+
+#include <seccomp-sys.h> /* libseccomp, for the table checks */
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+struct result {
+	int have_ret; /* the probe returned (was not killed) */
+	long ret;
+	int status; /* the probe process's wait status */
+};
+
+struct rec {
+	int idx;  /* probe index, -1 for a setup failure */
+	int type; /* 0: return value, 1: wait status */
+	long val;
+};
+
+static void child_report(int fd, int idx, int type, long val)
+{
+	struct rec r = { idx, type, val };
+	if (cd_write_all(fd, &r, sizeof r) < 0)
+		_exit(3);
+}
+
+/* The filtered (or bare) child: install, then run each probe in its own
+ * process so that a kill ends only that probe. */
+static void child_main(const struct cd_seccomp_prog *p, int sock, int out)
+{
+	size_t i;
+	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (devnull < 0 || dup2(devnull, 0) < 0)
+		_exit(4);
+	if (p) {
+		int listener = -1, r;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			child_report(out, -1, 0, -errno), _exit(1);
+		r = cd_seccomp_install(p, &listener);
+		if (r < 0)
+			child_report(out, -1, 0, r), _exit(1);
+		if (p->notify) {
+			r = cd_fd_send(sock, listener);
+			close(listener);
+			if (r < 0)
+				child_report(out, -1, 0, r), _exit(1);
+		}
+	}
+	close(sock);
+	for (i = 0; i < PROBES_N; i++) {
+		int status = 0;
+		pid_t pid = fork();
+
+		if (pid < 0)
+			_exit(5);
+		if (pid == 0) {
+			child_report(out, (int)i, 0, probes[i].fn());
+			_exit(0);
+		}
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		child_report(out, (int)i, 1, status);
+	}
+	_exit(0);
+}
+
+/* Run every probe; with `p`, under it, counting into `st`.  Returns 0 or
+ * the setup error the child reported. */
+static long run_probes(const struct cd_seccomp_prog *p, struct result *res,
+                       struct cd_seccomp_stats *st)
+{
+	int sv[2], pfd[2], listener = -1, status;
+	long setup = 0;
+	struct rec r;
+	size_t have = 0;
+	pid_t pid;
+
+	memset(res, 0, PROBES_N * sizeof *res);
+	cd_seccomp_stats_init(st);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(sv[0]);
+		close(pfd[0]);
+		child_main(p, sv[1], pfd[1]);
+	}
+	close(sv[1]);
+	close(pfd[1]);
+	if (p && p->notify) {
+		int e = cd_fd_recv(sv[0], &listener);
+		if (e < 0)
+			diag("no listener: %s", cd_strerror(e));
+	}
+	close(sv[0]);
+	for (;;) {
+		struct pollfd fds[2] = { { pfd[0], POLLIN, 0 }, { listener, POLLIN, 0 } };
+		ssize_t n;
+
+		if (poll(fds, listener >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (listener >= 0 && (fds[1].revents & POLLIN)) {
+			int h = cd_seccomp_notify_handle(listener, p, st);
+			if (h < 0 && h != -EINTR)
+				diag("notify_handle: %s", cd_strerror(h));
+			continue; /* answer first: the child may be blocked on it */
+		}
+		if (listener >= 0 && (fds[1].revents & (POLLHUP | POLLERR | POLLNVAL))) {
+			close(listener);
+			listener = -1;
+		}
+		if (!(fds[0].revents & (POLLIN | POLLHUP)))
+			continue;
+		n = read(pfd[0], (char *)&r + have, sizeof r - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		if (have < sizeof r)
+			continue;
+		have = 0;
+		if (r.idx < 0) {
+			setup = r.val;
+		} else if ((size_t)r.idx < PROBES_N && r.type == 0) {
+			res[r.idx].have_ret = 1;
+			res[r.idx].ret = r.val;
+		} else if ((size_t)r.idx < PROBES_N) {
+			res[r.idx].status = (int)r.val;
+		}
+	}
+	if (listener >= 0)
+		close(listener);
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	return setup;
+}
+
+static const char *errname(long r)
+{
+	static char buf[32];
+	const char *e;
+
+	if (r >= 0)
+		return "ok";
+	e = strerrorname_np((int)-r);
+	if (e)
+		return e;
+	snprintf(buf, sizeof buf, "%ld", r);
+	return buf;
+}
+
+static int killed_by(const struct result *r, int sig)
+{
+	return !r->have_ret && WIFSIGNALED(r->status) && WTERMSIG(r->status) == sig;
+}
+
+struct want {
+	uint32_t arch;
+	int nr;
+	uint64_t n;
+};
+
+static void want_add(struct want *w, size_t *nw, uint32_t arch, int nr)
+{
+	size_t i;
+
+	for (i = 0; i < *nw; i++)
+		if (w[i].arch == arch && w[i].nr == nr) {
+			w[i].n++;
+			return;
+		}
+	w[*nw].arch = arch;
+	w[*nw].nr = nr;
+	w[*nw].n = 1;
+	(*nw)++;
+}
+
+/* The heart: every probe under a filter built from `o`. */
+static void test_probes(const struct cd_seccomp_opts *o, const struct result *base)
+{
+	const char *mode = o->notify ? (o->allow_net_inet ? "notify+inet" : "notify") : "errno";
+	struct cd_seccomp_prog p;
+	struct cd_seccomp_stats st;
+	struct cd_err err = { 0 };
+	struct result res[PROBES_N];
+	struct want want[PROBES_N];
+	size_t i, nw = 0;
+	uint64_t sum = 0;
+	long setup;
+
+	if (cd_seccomp_build(o, &p, &err) < 0) {
+		ok(0, "%s: build: %s", mode, err.msg);
+		return;
+	}
+	setup = run_probes(&p, res, &st);
+	is_int(setup, 0, "%s: filter installed in the child", mode);
+	for (i = 0; i < PROBES_N; i++) {
+		const struct probe *pr = &probes[i];
+		const struct result *b = &base[i], *f = &res[i];
+		enum probe_kind k = pr->kind;
+
+		if (k == PROBE_INET)
+			k = o->allow_net_inet ? PROBE_ALLOW : PROBE_DENY;
+		if (k == PROBE_ABI && !b->have_ret) {
+			char why[128];
+			snprintf(why, sizeof why,
+			         "%s: %s: this kernel faults the call itself (signal %d), "
+			         "so no filter sees it",
+			         mode, pr->name, WIFSIGNALED(b->status) ? WTERMSIG(b->status) : 0);
+			tap_skip(why);
+			continue;
+		}
+		switch (k) {
+		case PROBE_ALLOW:
+			ok(f->have_ret && (f->ret >= 0 ? b->ret >= 0 : f->ret == b->ret),
+			   "%s: %s allowed (%s, bare %s)", mode, pr->name,
+			   f->have_ret ? errname(f->ret) : "killed", errname(b->ret));
+			break;
+		case PROBE_DENY:
+		case PROBE_SILENT:
+			ok(f->have_ret && f->ret == -pr->deny_errno,
+			   "%s: %s refused with %s (got %s, bare %s)", mode, pr->name,
+			   strerrorname_np(pr->deny_errno),
+			   f->have_ret ? errname(f->ret) : "killed", errname(b->ret));
+			if (b->ret == -pr->deny_errno)
+				diag("%s: bare kernel also answers %s: the count decides", pr->name,
+				     errname(b->ret));
+			if (k == PROBE_DENY && o->notify)
+				want_add(want, &nw, pr->arch, pr->nr);
+			break;
+		case PROBE_ABI:
+			if (o->notify) {
+				ok(f->have_ret && f->ret == -EPERM,
+				   "%s: %s refused with EPERM through the listener (got %s)", mode,
+				   pr->name, f->have_ret ? errname(f->ret) : "killed");
+				want_add(want, &nw, pr->arch, pr->nr);
+			} else {
+				ok(killed_by(f, SIGSYS), "%s: %s kills the process with SIGSYS",
+				   mode, pr->name);
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (o->notify) {
+		for (i = 0; i < nw; i++) {
+			uint64_t got = cd_seccomp_stats_get(&st, want[i].arch, want[i].nr);
+			is_int(got, want[i].n, "%s: %llu refusal(s) of arch 0x%x nr %d counted",
+			       mode, (unsigned long long)want[i].n, want[i].arch, want[i].nr);
+			sum += want[i].n;
+		}
+		is_int(cd_seccomp_stats_get(&st, AUDIT_ARCH_X86_64, SYS_clone3), 0,
+		       "%s: clone3 refused but not counted", mode);
+		is_int(st.total, sum, "%s: no refusal beyond the probes' (total)", mode);
+		if (st.total != sum)
+			for (i = 0; i < st.n; i++)
+				diag("counted arch 0x%x nr %d x%llu", st.e[i].arch, st.e[i].nr,
+				     (unsigned long long)st.e[i].count);
+	}
+	cd_seccomp_prog_release(&p);
+}
+
+static void test_tables(void)
+{
+	static const char *must_refuse[] = {
+		"ptrace",
+		"process_vm_readv",
+		"process_vm_writev",
+		"keyctl",
+		"add_key",
+		"request_key",
+		"bpf",
+		"perf_event_open",
+		"userfaultfd",
+		"mount",
+		"umount2",
+		"fsopen",
+		"fsmount",
+		"fsconfig",
+		"fspick",
+		"move_mount",
+		"open_tree",
+		"mount_setattr",
+		"pivot_root",
+		"chroot",
+		"setns",
+		"init_module",
+		"finit_module",
+		"delete_module",
+		"kexec_load",
+		"kexec_file_load",
+		"reboot",
+		"swapon",
+		"swapoff",
+		"acct",
+		"settimeofday",
+		"clock_settime",
+		"clock_adjtime",
+		"adjtimex",
+		"io_uring_setup",
+		"io_uring_enter",
+		"io_uring_register",
+		"clone3",
+		"name_to_handle_at",
+		"open_by_handle_at",
+		"lookup_dcookie",
+		"quotactl",
+		"vhangup",
+		"nfsservctl",
+		"uselib",
+		"ustat",
+		"sysfs",
+		"iopl",
+		"ioperm",
+		"modify_ldt",
+		"kcmp",
+	};
+	size_t i;
+	int nr, unknown = 0, refused = 1;
+
+	for (i = 0; i < CD_ARRAY_SIZE(must_refuse); i++) {
+		int c = cd_seccomp_policy_of(must_refuse[i]);
+		if (c != CD_SC_EPERM && c != CD_SC_ENOSYS && c != CD_SC_SILENT) {
+			diag("'%s' is not refused (class %d)", must_refuse[i], c);
+			refused = 0;
+		}
+	}
+	ok(refused, "every always-refused syscall is in a refusing table");
+	for (nr = 0; nr < CD_SECCOMP_NR_MAX; nr++) {
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+		if (name && cd_seccomp_policy_of(name) == CD_SC_UNKNOWN) {
+			diag("x86_64 syscall %d '%s' is in no table", nr, name);
+			unknown++;
+		}
+		free(name);
+	}
+	is_int(unknown, 0, "every x86_64 syscall libseccomp knows has a decided class");
+	is_int(cd_seccomp_policy_of("ioctl"), CD_SC_COND, "ioctl is conditional");
+	is_int(cd_seccomp_policy_of("clone3"), CD_SC_SILENT, "clone3 is the silent ENOSYS");
+	is_int(cd_seccomp_policy_of("io_uring_enter"), CD_SC_ENOSYS, "io_uring is ENOSYS");
+}
+
+static void test_build(void)
+{
+	struct cd_seccomp_opts o = { .allow_net_inet = 0, .notify = 1 };
+	struct cd_seccomp_opts oi = { .allow_net_inet = 1, .notify = 1 };
+	struct cd_seccomp_prog p, pi;
+	struct cd_err err = { 0 };
+
+	is_int(cd_seccomp_build(&o, &p, &err), 0, "build (notify) %s", err.msg);
+	ok(p.len > 50 && p.len <= BPF_MAXINSNS, "filter has %u instructions", p.len);
+	is_int(cd_seccomp_build(&oi, &pi, &err), 0, "build (notify, inet)");
+	ok(pi.len > p.len, "inet adds rules (%u > %u)", pi.len, p.len);
+	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, SYS_ptrace), EPERM, "ptrace -> EPERM");
+	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, SYS_ioctl), EPERM,
+	       "refused ioctl -> EPERM");
+	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, SYS_io_uring_setup), ENOSYS,
+	       "io_uring_setup -> ENOSYS");
+	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, 1000), ENOSYS,
+	       "a number newer than the filter -> ENOSYS");
+	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, 0x40000000 | 1000), EPERM,
+	       "any x32 number -> EPERM");
+	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_I386, 1000), EPERM, "any i386 call -> EPERM");
+	is_int(cd_seccomp_install(&p, NULL), -EINVAL,
+	       "install of a notify prog needs ret_listener");
+	cd_seccomp_prog_release(&p);
+	cd_seccomp_prog_release(&p);
+	cd_seccomp_prog_release(NULL);
+	ok(p.filter == NULL && p.len == 0, "release is idempotent");
+	cd_seccomp_prog_release(&pi);
+	is_int(cd_seccomp_build(NULL, &p, &err), -EINVAL, "no options refused");
+}
+
+/* Install without no_new_privs is refused by us, even as root. */
+static void test_needs_nnp(void)
+{
+	struct cd_seccomp_opts o = { .notify = 0 };
+	struct cd_seccomp_prog p;
+	int status = 0;
+	pid_t pid;
+
+	if (cd_seccomp_build(&o, &p, NULL) < 0) {
+		ok(0, "build (errno mode)");
+		return;
+	}
+	pid = fork();
+	if (pid == 0)
+		_exit(cd_seccomp_install(&p, NULL) == -EPERM ? 0 : 1);
+	waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "install without no_new_privs -> -EPERM");
+	cd_seccomp_prog_release(&p);
+}
+
+static void test_fd_passing(void)
+{
+	int sv[2], pp[2], got = -1;
+	char c = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    pipe2(pp, O_CLOEXEC) < 0) {
+		ok(0, "socketpair/pipe");
+		return;
+	}
+	is_int(cd_fd_send(sv[1], pp[1]), 0, "send an fd");
+	is_int(cd_fd_recv(sv[0], &got), 0, "receive it");
+	ok(got >= 0 && got != pp[1] && write(got, "x", 1) == 1 && read(pp[0], &c, 1) == 1 &&
+	           c == 'x',
+	   "the received fd is the same pipe");
+	ok(got >= 0 && (fcntl(got, F_GETFD) & FD_CLOEXEC), "received fd is close-on-exec");
+	if (got >= 0)
+		close(got);
+	ok(write(sv[1], "y", 1) == 1, "send a byte without an fd");
+	is_int(cd_fd_recv(sv[0], &got), -EBADMSG, "a message without an fd is refused");
+	is_int(cd_fd_send(sv[1], -1), -EBADF, "sending a bad fd is refused");
+	close(sv[1]);
+	is_int(cd_fd_recv(sv[0], &got), -EPIPE, "closed peer -> -EPIPE");
+	close(sv[0]);
+	close(pp[0]);
+	close(pp[1]);
+}
+
+static void test_json(void)
+{
+	struct cd_seccomp_stats st;
+	json_t *j = NULL;
+	char *s;
+	int i;
+
+	cd_seccomp_stats_init(&st);
+	st.total = 4;
+	st.n = 3;
+	st.e[0] = (struct cd_seccomp_stat){ AUDIT_ARCH_X86_64, SYS_ptrace, 2 };
+	st.e[1] = (struct cd_seccomp_stat){ AUDIT_ARCH_X86_64, 0x40000000 | SYS_getpid, 1 };
+	st.e[2] = (struct cd_seccomp_stat){ AUDIT_ARCH_I386, 20, 1 };
+	is_int(cd_seccomp_stats_json(&st, &j), 0, "stats to json");
+	s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	is_str(s,
+	       "[{\"syscall\":\"ptrace\",\"arch\":\"x86_64\",\"nr\":101,\"count\":2},"
+	       "{\"syscall\":\"getpid\",\"arch\":\"x32\",\"nr\":1073741863,\"count\":1},"
+	       "{\"syscall\":\"getpid\",\"arch\":\"i386\",\"nr\":20,\"count\":1}]",
+	       "json names syscalls per arch");
+	free(s);
+	json_decref(j);
+
+	cd_seccomp_stats_init(&st);
+	for (i = 0; i < CD_SECCOMP_STATS_MAX; i++)
+		st.e[i] = (struct cd_seccomp_stat){ AUDIT_ARCH_X86_64, 2000 + i, 1 };
+	st.n = CD_SECCOMP_STATS_MAX;
+	st.total = CD_SECCOMP_STATS_MAX + 5;
+	st.overflow = 5;
+	is_int(cd_seccomp_stats_json(&st, &j), 0, "full stats to json");
+	is_int(json_array_size(j), CD_SECCOMP_STATS_MAX + 1, "overflow gets one entry");
+	s = j ? json_dumps(json_array_get(j, CD_SECCOMP_STATS_MAX), JSON_COMPACT) : NULL;
+	is_str(s, "{\"syscall\":\"(other)\",\"arch\":\"(other)\",\"count\":5}", "overflow entry");
+	free(s);
+	json_decref(j);
+}
+
+int main(void)
+{
+	struct cd_seccomp_opts on = { .notify = 1 }, oi = { .notify = 1, .allow_net_inet = 1 },
+	                       oe = { .notify = 0 };
+	static struct result base[PROBES_N];
+	struct cd_seccomp_stats st;
+
+	tap_start(120);
+	test_tables();
+	test_build();
+	test_needs_nnp();
+	test_fd_passing();
+	test_json();
+	is_int(run_probes(NULL, base, &st), 0, "bare run of every probe");
+	test_probes(&on, base);
+	test_probes(&oi, base);
+	test_probes(&oe, base);
+	return tap_done();
+}
