@@ -54,31 +54,36 @@ static const char usage_request[] =
 static void usage_sub(const char *sub, FILE *f)
 {
 	if (!strcmp(sub, "lint")) {
-		fprintf(f, "usage: cordon policy lint FILE\n\n"
-		           "Load FILE strictly and run its inline examples.  Prints FILE: ok and a\n"
-		           "summary, or one error as FILE:LINE:COL: message (hint).\n"
-		           "Exit 0 when valid, 1 when not, 2 on usage errors.\n");
+		fprintf(f,
+		        "usage: cordon policy lint FILE\n\n"
+		        "Load FILE strictly and run its inline examples.  Prints FILE: ok and a\n"
+		        "summary, or one error as FILE:LINE:COL: message (hint).\n"
+		        "Exit 0 when valid, 1 when not, 2 on usage errors.\n");
 	} else if (!strcmp(sub, "test")) {
-		fprintf(f, "usage: cordon policy test FILE\n\n"
-		           "Run the inline examples and, for every grant, generated boundary cases\n"
-		           "(each other action class, a path just outside the scope, '..' and case\n"
-		           "variants, a host one label off, another port, another agent, the second\n"
-		           "of expiry) that must be denied.  Prints a TAP report naming any grant\n"
-		           "that leaks.  Exit 0 when every case passes, 1 otherwise, 2 on usage\n"
-		           "errors.\n");
+		fprintf(f,
+		        "usage: cordon policy test FILE\n\n"
+		        "Run the inline examples and, for every grant, generated boundary cases\n"
+		        "(each other action class, a path just outside the scope, '..' and case\n"
+		        "variants, a host one label off, another port, another agent, the second\n"
+		        "of expiry) that must be denied.  Prints a TAP report naming any grant\n"
+		        "that leaks.  Exit 0 when every case passes, 1 otherwise, 2 on usage\n"
+		        "errors.\n");
 	} else {
 		fprintf(f,
 		        "usage: cordon policy %s FILE --agent A [--task T] --tool T --action X\n"
-		        "       [--path P]... [--host H[:PORT]] [--port N] [--arg K=V]... [--field F]...\n"
+		        "       [--path P]... [--host H[:PORT]] [--port N] [--arg K=V]... [--field "
+		        "F]...\n"
 		        "       [--at TIME] [--json] [-- ARGV...]\n\n"
 		        "%s",
 		        sub,
-		        !strcmp(sub, "check")
-		                ? "Decide one request; print the decision, the deciding rule ids and the\n"
-		                  "reason.  Exit 0 allow, 1 deny, 3 needs approval, 2 usage, 4 policy\n"
-		                  "not loaded.\n"
-		                : "Decide one request and show every grant and forbid rule with why it\n"
-		                  "matched or not.  Exit statuses as for check.\n");
+		        !strcmp(sub, "check") ? "Decide one request; print the decision, the "
+		                                "deciding rule ids and the\n"
+		                                "reason.  Exit 0 allow, 1 deny, 3 needs approval, "
+		                                "2 usage, 4 policy\n"
+		                                "not loaded.\n"
+		                              : "Decide one request and show every grant and "
+		                                "forbid rule with why it\n"
+		                                "matched or not.  Exit statuses as for check.\n");
 		fputs(usage_request, f);
 	}
 }
@@ -171,9 +176,10 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 			o->req.tool = v;
 		} else if ((v = optval(argc, argv, &i, "--action"))) {
 			if (cd_action_parse(v, &o->req.action) < 0) {
-				cli_errorf("--action '%s': use read, create, update, delete, execute "
-				           "or network",
-				           v);
+				cli_errorf(
+				        "--action '%s': use read, create, update, delete, execute "
+				        "or network",
+				        v);
 				return -1;
 			}
 			o->have_action = 1;
@@ -215,7 +221,8 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 		} else if ((v = optval(argc, argv, &i, "--at"))) {
 			int64_t t;
 			if (cd_policy_parse_time(v, strlen(v), &t) < 0) {
-				cli_errorf("--at '%s': write YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or @SECONDS",
+				cli_errorf("--at '%s': write YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or "
+				           "@SECONDS",
 				           v);
 				return -1;
 			}
@@ -283,7 +290,8 @@ static void print_decision(const struct cd_policy *p, const struct cd_decision *
 			json_array_append_new(ids, json_string(d->ids[i]));
 		json_object_set_new(o, "decision", json_string(cd_verdict_name(d->verdict)));
 		json_object_set_new(o, d->forbidden ? "forbid" : "grants", ids);
-		json_object_set_new(o, "profile", d->profile ? json_string(d->profile) : json_null());
+		json_object_set_new(o, "profile",
+		                    d->profile ? json_string(d->profile) : json_null());
 		json_object_set_new(o, "approval",
 		                    d->approval ? json_string(d->approval) : json_null());
 		json_object_set_new(o, "reason", json_string(d->reason));

@@ -86,7 +86,8 @@ int cd_glob_valid(const char *glob, const char **ret_why)
 		}
 		if (memchr(seg, '[', n) || memchr(seg, ']', n) || memchr(seg, '\\', n) ||
 		    memchr(seg, '{', n) || memchr(seg, '}', n)) {
-			why = "only '*', '?' and '**' are wildcards ('[', ']', '{', '}', '\\' refused)";
+			why = "only '*', '?' and '**' are wildcards ('[', ']', '{', '}', '\\' "
+			      "refused)";
 			goto bad;
 		}
 	}

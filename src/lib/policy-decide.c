@@ -98,8 +98,8 @@ int cd_policy_parse_time(const char *s, size_t len, int64_t *ret)
 	}
 	if (len != 10 && len != 20)
 		return -EINVAL;
-	if (num_at(s, len, 0, 4, 9999, &y) < 0 || s[4] != '-' || num_at(s, len, 5, 2, 12, &mo) < 0 ||
-	    s[7] != '-' || num_at(s, len, 8, 2, 31, &d) < 0)
+	if (num_at(s, len, 0, 4, 9999, &y) < 0 || s[4] != '-' ||
+	    num_at(s, len, 5, 2, 12, &mo) < 0 || s[7] != '-' || num_at(s, len, 8, 2, 31, &d) < 0)
 		return -EINVAL;
 	if (y < 1970 || mo == 0 || d == 0 || d > mdays[mo - 1])
 		return -EINVAL;
@@ -271,7 +271,8 @@ static int grant_scope(const struct cd_rule *g, const struct creq *q, char *why,
 		return whyf(why, wn, "the grant has no path scope"), 0;
 	for (i = 0; i < r->npaths; i++)
 		if (!any_glob(g, q->paths[i]))
-			return whyf(why, wn, "path '%s' is outside the grant's paths", q->paths[i]), 0;
+			return whyf(why, wn, "path '%s' is outside the grant's paths", q->paths[i]),
+			       0;
 	if (g->nhosts && !q->has_host)
 		return whyf(why, wn, "the request names no host"), 0;
 	if (!g->nhosts && q->has_host)
@@ -303,7 +304,8 @@ static int grant_scope(const struct cd_rule *g, const struct creq *q, char *why,
 				       0;
 		}
 		if (!seen)
-			return whyf(why, wn, "the request has no argument '%s'", g->args[i].name), 0;
+			return whyf(why, wn, "the request has no argument '%s'", g->args[i].name),
+			       0;
 	}
 	if (g->nfields && r->nfields == 0)
 		return whyf(why, wn, "the request names no fields"), 0;
@@ -311,7 +313,8 @@ static int grant_scope(const struct cd_rule *g, const struct creq *q, char *why,
 		return whyf(why, wn, "the grant has no field scope"), 0;
 	for (i = 0; i < r->nfields; i++)
 		if (!in_list(g->fields, g->nfields, r->fields[i]))
-			return whyf(why, wn, "field '%s' is outside the grant's fields", r->fields[i]),
+			return whyf(why, wn, "field '%s' is outside the grant's fields",
+			            r->fields[i]),
 			       0;
 	return 1;
 }
@@ -363,7 +366,8 @@ static int rule_match(const struct cd_rule *g, const struct creq *q, char *why, 
 	if (g->task && (!r->task || strcmp(g->task, r->task)))
 		return whyf(why, wn, "for task '%s'", g->task), 0;
 	if (!(g->actions & (1u << r->action)))
-		return whyf(why, wn, "action '%s' is not in its actions", cd_action_name(r->action)),
+		return whyf(why, wn, "action '%s' is not in its actions",
+		            cd_action_name(r->action)),
 		       0;
 	if (!g->forbid && q->check_expiry && r->now >= g->expires)
 		return whyf(why, wn, "expired (expires %lld, now %lld)", (long long)g->expires,
@@ -412,8 +416,8 @@ static int prepare(const struct cd_request *r, struct creq *q, char *buf, struct
 		return deny(d, "the request names no agent or tool"), -1;
 	if ((unsigned)r->action >= CD_ACTION_COUNT)
 		return deny(d, "unknown action class"), -1;
-	if (r->npaths > CD_REQ_MAX_PATHS || r->argc > CD_REQ_MAX_ARGV || r->nargs > CD_REQ_MAX_ARGS ||
-	    r->nfields > CD_REQ_MAX_ARGS)
+	if (r->npaths > CD_REQ_MAX_PATHS || r->argc > CD_REQ_MAX_ARGV ||
+	    r->nargs > CD_REQ_MAX_ARGS || r->nfields > CD_REQ_MAX_ARGS)
 		return deny(d, "the request has too many attributes"), -1;
 	if ((r->npaths && !r->paths) || (r->argc && !r->argv) || (r->nargs && !r->args) ||
 	    (r->nfields && !r->fields))
@@ -584,8 +588,8 @@ int cd_policy_decide_ex(const struct cd_policy *p, const struct cd_request *r, i
 		} else {
 			d->verdict = CD_VERDICT_NEEDS_APPROVAL;
 			d->approval = approval;
-			whyf(d->reason, sizeof d->reason, "'%s' requires approval (%s)", appr[0]->id,
-			     approval);
+			whyf(d->reason, sizeof d->reason, "'%s' requires approval (%s)",
+			     appr[0]->id, approval);
 		}
 	} else {
 		deny(d, "no grant for agent '%s', tool '%s', action '%s'", r->agent, r->tool,
@@ -719,9 +723,10 @@ int cd_policy_check_examples(const struct cd_policy *p, const char *name, struct
 			continue;
 		cd_request_describe(&ex->req, desc, sizeof desc);
 		return cd_err_set(err, -CD_E_PARSE,
-		                  "%s:%u:%u: example expects %s but the policy says %s: %s (%s)", name,
-		                  ex->mark.line, ex->mark.col, ex->expect_allow ? "allow" : "deny",
-		                  cd_verdict_name(d.verdict), d.reason, desc);
+		                  "%s:%u:%u: example expects %s but the policy says %s: %s (%s)",
+		                  name, ex->mark.line, ex->mark.col,
+		                  ex->expect_allow ? "allow" : "deny", cd_verdict_name(d.verdict),
+		                  d.reason, desc);
 	}
 	return 0;
 }

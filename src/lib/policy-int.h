@@ -32,9 +32,9 @@ struct cd_mark {
 /* A request owned by the policy: an inline example. */
 struct cd_example {
 	struct cd_mark mark;
-	int expect_allow;        /* 1: allow (or needs-approval); 0: deny */
+	int expect_allow;         /* 1: allow (or needs-approval); 0: deny */
 	const struct cd_rule *of; /* the grant it belongs to, or NULL */
-	int has_at;              /* else expiry is not considered */
+	int has_at;               /* else expiry is not considered */
 	struct cd_request req;
 };
 

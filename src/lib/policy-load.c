@@ -199,11 +199,11 @@ static int get_id(struct lctx *c, const struct cd_ynode *n, const char *what, co
 		return lfail(c, n, NULL, "%s is longer than 128 bytes", what);
 	for (i = 0; i < n->len; i++) {
 		unsigned char ch = (unsigned char)n->s[i];
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-		    strchr("._-:@/+", ch))
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || strchr("._-:@/+", ch))
 			continue;
-		return lfail(c, n, "use letters, digits and . _ - : @ / +", "%s '%s' has a '%c'", what,
-		             n->s, ch);
+		return lfail(c, n, "use letters, digits and . _ - : @ / +", "%s '%s' has a '%c'",
+		             what, n->s, ch);
 	}
 	return 0;
 }
@@ -214,8 +214,8 @@ static int get_time(struct lctx *c, const struct cd_ynode *n, const char *what, 
 	if (r < 0)
 		return r;
 	if (cd_policy_parse_time(n->s, n->len, ret) < 0)
-		return lfail(c, n, "write YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ", "%s '%s' is not a date",
-		             what, n->s);
+		return lfail(c, n, "write YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ",
+		             "%s '%s' is not a date", what, n->s);
 	return 0;
 }
 
@@ -296,7 +296,8 @@ static int load_named(struct lctx *c, const struct cd_ynode *seq, const char *wh
 		return oom(c);
 	for (it = seq->child; it; it = it->next, i++) {
 		struct cd_named *x = &out[i];
-		if ((r = expect(c, it, CD_Y_MAP, what)) < 0 || (r = check_keys(c, it, spec, what)) < 0)
+		if ((r = expect(c, it, CD_Y_MAP, what)) < 0 ||
+		    (r = check_keys(c, it, spec, what)) < 0)
 			return r;
 		x->mark = it->mark;
 		if ((r = get_id(c, map_get(it, "id"), "id", &x->id)) < 0)
@@ -320,10 +321,12 @@ static int load_named(struct lctx *c, const struct cd_ynode *seq, const char *wh
 			if ((r = expect(c, v, CD_Y_MAP, "operations")) < 0)
 				return r;
 			for (k = v->child; k; k = k->next->next) {
-				if (k->next->type != CD_Y_SCALAR || cd_action_parse(k->next->s, &a) < 0)
-					return lfail(c, k->next,
-					             "read, create, update, delete, execute or network",
-					             "operation '%s' needs an action class", k->s);
+				if (k->next->type != CD_Y_SCALAR ||
+				    cd_action_parse(k->next->s, &a) < 0)
+					return lfail(
+					        c, k->next,
+					        "read, create, update, delete, execute or network",
+					        "operation '%s' needs an action class", k->s);
 			}
 		}
 		if ((v = map_get(it, "args"))) {
@@ -406,14 +409,15 @@ static int check_setting(struct lctx *c, const char *key, const struct cd_ynode 
 	uint64_t v;
 	const char *s = item->s, *colon;
 
-	if (!strcmp(key, "memory") || !strcmp(key, "output_limit") || !strcmp(key, "scratch_size")) {
+	if (!strcmp(key, "memory") || !strcmp(key, "output_limit") ||
+	    !strcmp(key, "scratch_size")) {
 		if (cd_parse_size(s, 0, &v) < 0)
-			return lfail(c, item, "a size like 512M or 2G", "%s '%s' is not a size", key,
-			             s);
+			return lfail(c, item, "a size like 512M or 2G", "%s '%s' is not a size",
+			             key, s);
 	} else if (!strcmp(key, "pids")) {
 		if (!item->plain || cd_parse_u64(s, item->len, 1000000, &v) < 0 || v == 0)
-			return lfail(c, item, "a number from 1 to 1000000", "pids '%s' is not valid",
-			             s);
+			return lfail(c, item, "a number from 1 to 1000000",
+			             "pids '%s' is not valid", s);
 	} else if (!strcmp(key, "timeout") || !strcmp(key, "cpu_time")) {
 		if (cd_parse_duration_ms(s, &v) < 0)
 			return lfail(c, item, "a duration like 30s, 5m or 250ms",
@@ -428,7 +432,8 @@ static int check_setting(struct lctx *c, const char *key, const struct cd_ynode 
 		colon = strrchr(s, ':');
 		if (colon && !(s[0] == '[' && colon < strrchr(s, ']'))) {
 			hlen = (size_t)(colon - s);
-			if (cd_parse_u64(colon + 1, strlen(colon + 1), 65535, &port) < 0 || port == 0)
+			if (cd_parse_u64(colon + 1, strlen(colon + 1), 65535, &port) < 0 ||
+			    port == 0)
 				return lfail(c, item, "HOST or HOST:PORT", "bad port in '%s'", s);
 		}
 		if (hlen >= sizeof host)
@@ -458,20 +463,22 @@ static int check_setting(struct lctx *c, const char *key, const struct cd_ynode 
 	} else if (!strcmp(key, "env")) {
 		const char *eq = strchr(s, '=');
 		if (!env_name_ok(s, eq ? (size_t)(eq - s) : item->len))
-			return lfail(c, item, "NAME or NAME=VALUE", "env entry '%s' is not valid", s);
+			return lfail(c, item, "NAME or NAME=VALUE", "env entry '%s' is not valid",
+			             s);
 	}
 	return 0;
 }
 
 static int load_profiles(struct lctx *c, const struct cd_ynode *map)
 {
-	static const char *const scalar_keys[] = { "memory",  "pids",         "timeout",
-		                                   "cpu_time", "output_limit", "scratch_size",
-		                                   "net",      NULL };
+	static const char *const scalar_keys[] = {
+		"memory", "pids", "timeout", "cpu_time", "output_limit", "scratch_size", "net", NULL
+	};
 	static const struct keyspec spec[] = {
-		{ "memory", 0 },       { "pids", 0 }, { "timeout", 0 }, { "cpu_time", 0 },
-		{ "output_limit", 0 }, { "scratch_size", 0 }, { "net", 0 }, { "allow_hosts", 0 },
-		{ "ro", 0 },           { "rw", 0 },   { "env", 0 },     { NULL, 0 },
+		{ "memory", 0 },   { "pids", 0 },         { "timeout", 0 },
+		{ "cpu_time", 0 }, { "output_limit", 0 }, { "scratch_size", 0 },
+		{ "net", 0 },      { "allow_hosts", 0 },  { "ro", 0 },
+		{ "rw", 0 },       { "env", 0 },          { NULL, 0 },
 	};
 	const struct cd_ynode *k, *set, *sk;
 	size_t i = 0;
@@ -493,7 +500,8 @@ static int load_profiles(struct lctx *c, const struct cd_ynode *map)
 		if ((r = expect(c, set, CD_Y_MAP, "a profile")) < 0 ||
 		    (r = check_keys(c, set, spec, "a profile")) < 0)
 			return r;
-		pr->settings = cd_arena_alloc(&c->p->arena, (set->n / 2 + 1) * sizeof *pr->settings);
+		pr->settings =
+		        cd_arena_alloc(&c->p->arena, (set->n / 2 + 1) * sizeof *pr->settings);
 		if (!pr->settings)
 			return oom(c);
 		for (sk = set->child; sk; sk = sk->next->next, j++) {
@@ -701,7 +709,8 @@ static int load_actions(struct lctx *c, const struct cd_ynode *v, unsigned *ret)
 	for (it = v->child; it; it = it->next) {
 		if (it->type != CD_Y_SCALAR || cd_action_parse(it->s, &a) < 0)
 			return lfail(c, it, "read, create, update, delete, execute or network",
-			             "unknown action class '%s'", it->type == CD_Y_SCALAR ? it->s : "");
+			             "unknown action class '%s'",
+			             it->type == CD_Y_SCALAR ? it->s : "");
 		if (mask & (1u << a))
 			return lfail(c, it, NULL, "action '%s' listed twice", it->s);
 		mask |= 1u << a;
@@ -724,15 +733,17 @@ static int load_rule(struct lctx *c, const struct cd_ynode *m, const struct cd_y
                      int forbid, struct cd_rule *g)
 {
 	static const struct keyspec gspec[] = {
-		{ "id", 1 },       { "agent", 1 },         { "task", 0 },       { "tool", 1 },
-		{ "actions", 1 },  { "scope", 0 },         { "profile", 0 },    { "approval", 0 },
-		{ "owner", 1 },    { "justification", 1 }, { "review_by", 1 },  { "expires", 1 },
-		{ "examples", 0 }, { NULL, 0 },
+		{ "id", 1 },        { "agent", 1 },
+		{ "task", 0 },      { "tool", 1 },
+		{ "actions", 1 },   { "scope", 0 },
+		{ "profile", 0 },   { "approval", 0 },
+		{ "owner", 1 },     { "justification", 1 },
+		{ "review_by", 1 }, { "expires", 1 },
+		{ "examples", 0 },  { NULL, 0 },
 	};
 	static const struct keyspec fspec[] = {
-		{ "id", 1 },    { "agent", 0 }, { "task", 0 },   { "tool", 0 },
-		{ "actions", 0 }, { "scope", 0 }, { "reason", 1 }, { "owner", 0 },
-		{ NULL, 0 },
+		{ "id", 1 },    { "agent", 0 },  { "task", 0 },  { "tool", 0 }, { "actions", 0 },
+		{ "scope", 0 }, { "reason", 1 }, { "owner", 0 }, { NULL, 0 },
 	};
 	const char *what = forbid ? "a forbid rule" : "a grant";
 	const struct cd_ynode *v;
@@ -799,7 +810,8 @@ static int load_rule(struct lctx *c, const struct cd_ynode *m, const struct cd_y
 		else if (!strncmp(a, "policy:", 7) && a[7])
 			g->approval = a;
 		else if (strcmp(a, "none"))
-			return lfail(c, v, "none, human or policy:NAME", "unknown approval '%s'", a);
+			return lfail(c, v, "none, human or policy:NAME", "unknown approval '%s'",
+			             a);
 	}
 	if ((g->actions & (1u << CD_ACTION_DELETE)) && !g->approval)
 		return lfail(c, map_get(m, "actions"), "set approval: human",
@@ -883,10 +895,9 @@ static int load_request(struct lctx *c, const struct cd_ynode *m, const struct c
                         int expect_allow, struct cd_example *ex)
 {
 	static const struct keyspec spec[] = {
-		{ "agent", 0 }, { "task", 0 }, { "tool", 0 }, { "action", 0 },
-		{ "path", 0 },  { "paths", 0 }, { "host", 0 }, { "port", 0 },
-		{ "argv", 0 },  { "args", 0 },  { "fields", 0 }, { "at", 0 },
-		{ NULL, 0 },
+		{ "agent", 0 },  { "task", 0 }, { "tool", 0 }, { "action", 0 }, { "path", 0 },
+		{ "paths", 0 },  { "host", 0 }, { "port", 0 }, { "argv", 0 },   { "args", 0 },
+		{ "fields", 0 }, { "at", 0 },   { NULL, 0 },
 	};
 	struct cd_request *q = &ex->req;
 	const struct cd_ynode *v;
@@ -1062,16 +1073,19 @@ static int count_examples(struct lctx *c, const struct cd_ynode *root)
 static int load_tree(struct lctx *c, const struct cd_ynode *root)
 {
 	static const struct keyspec spec[] = {
-		{ "version", 1 }, { "agents", 1 }, { "tasks", 0 },  { "tools", 1 },    { "profiles", 0 },
-		{ "grants", 0 },  { "forbid", 0 }, { "examples", 0 }, { NULL, 0 },
+		{ "version", 1 }, { "agents", 1 },   { "tasks", 0 },
+		{ "tools", 1 },   { "profiles", 0 }, { "grants", 0 },
+		{ "forbid", 0 },  { "examples", 0 }, { NULL, 0 },
 	};
-	static const struct keyspec agent_spec[] = { { "id", 1 }, { "owner", 1 },
-		                                     { "description", 0 }, { NULL, 0 } };
-	static const struct keyspec task_spec[] = { { "id", 1 }, { "owner", 0 },
-		                                    { "description", 0 }, { NULL, 0 } };
-	static const struct keyspec tool_spec[] = { { "id", 1 },         { "kind", 1 },
+	static const struct keyspec agent_spec[] = {
+		{ "id", 1 }, { "owner", 1 }, { "description", 0 }, { NULL, 0 }
+	};
+	static const struct keyspec task_spec[] = {
+		{ "id", 1 }, { "owner", 0 }, { "description", 0 }, { NULL, 0 }
+	};
+	static const struct keyspec tool_spec[] = { { "id", 1 },          { "kind", 1 },
 		                                    { "description", 0 }, { "operations", 0 },
-		                                    { "args", 0 },       { NULL, 0 } };
+		                                    { "args", 0 },        { NULL, 0 } };
 	struct cd_policy *p = c->p;
 	const struct cd_ynode *v;
 	int r;

@@ -199,7 +199,6 @@ static int build_witness(const struct cd_rule *g, struct wit *w)
 	return 0;
 }
 
-
 static int path_cases(struct tctx *t, const struct cd_rule *g, const struct wit *w)
 {
 	/* Look-alikes: Cyrillic letters that render as Latin ones. */
@@ -311,7 +310,8 @@ static int other_port(const struct cd_rule *g, long *ret)
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
-		if (cand[i] >= 1 && cand[i] <= 65535 && !cd_port_match(g->ports, g->nports, cand[i])) {
+		if (cand[i] >= 1 && cand[i] <= 65535 &&
+		    !cd_port_match(g->ports, g->nports, cand[i])) {
 			*ret = cand[i];
 			return 0;
 		}
@@ -360,7 +360,8 @@ static int scope_cases(struct tctx *t, const struct cd_rule *g, struct wit *w)
 		const struct cd_arg_rule *a = &g->args[i];
 		size_t len = strlen(a->values[0]);
 		if (a->op == CD_ARG_PREFIX)
-			wr = snprintf(tok, sizeof tok, "%.*s", (int)(len ? len - 1 : 0), a->values[0]);
+			wr = snprintf(tok, sizeof tok, "%.*s", (int)(len ? len - 1 : 0),
+			              a->values[0]);
 		else
 			wr = snprintf(tok, sizeof tok, "%sx", a->values[0]);
 		if (wr < 0 || (size_t)wr >= sizeof tok)
@@ -459,8 +460,7 @@ static int grant_cases(struct tctx *t, const struct cd_rule *g)
 	return 0;
 }
 
-int cd_policy_test(const struct cd_policy *p, cd_policy_test_fn fn, void *ctx,
-                   size_t *ret_failed)
+int cd_policy_test(const struct cd_policy *p, cd_policy_test_fn fn, void *ctx, size_t *ret_failed)
 {
 	struct tctx t = { .p = p, .fn = fn, .ctx = ctx };
 	size_t i;
@@ -477,7 +477,8 @@ int cd_policy_test(const struct cd_policy *p, cd_policy_test_fn fn, void *ctx,
 		memset(&d, 0, sizeof d);
 		if (cd_policy_decide_ex(p, &ex->req, ex->has_at, NULL, NULL, &d) < 0)
 			return -ENOMEM;
-		pass = ex->expect_allow ? d.verdict != CD_VERDICT_DENY : d.verdict == CD_VERDICT_DENY;
+		pass = ex->expect_allow ? d.verdict != CD_VERDICT_DENY
+		                        : d.verdict == CD_VERDICT_DENY;
 		cd_request_describe(&ex->req, desc, sizeof desc);
 		report(&t, pass, "example at line %u%s%s: %s is %s (%s)", ex->mark.line,
 		       ex->of ? " of grant " : "", ex->of ? ex->of->id : "", desc,

@@ -217,8 +217,8 @@ static int on_event(struct ybuild *b, const yaml_event_t *ev)
 		if (b->depth >= CD_POLICY_MAX_DEPTH)
 			return yfail(b, -CD_E_LIMIT, &ev->start_mark, "nested deeper than %d",
 			             CD_POLICY_MAX_DEPTH);
-		r = add_node(b, ev,
-		             ev->type == YAML_SEQUENCE_START_EVENT ? CD_Y_SEQ : CD_Y_MAP, &n);
+		r = add_node(b, ev, ev->type == YAML_SEQUENCE_START_EVENT ? CD_Y_SEQ : CD_Y_MAP,
+		             &n);
 		if (r < 0)
 			return r;
 		b->stack[b->depth++] = n;
@@ -272,8 +272,8 @@ int cd_yaml_parse(struct cd_arena *arena, const char *name, const char *data, si
 	if (r < 0)
 		return r;
 	if (!b.root)
-		return cd_err_set(err, -CD_E_PARSE, "%s:1:1: empty policy (hint: start with 'version: 1')",
-		                  name);
+		return cd_err_set(err, -CD_E_PARSE,
+		                  "%s:1:1: empty policy (hint: start with 'version: 1')", name);
 	*ret = b.root;
 	return 0;
 }

@@ -67,8 +67,8 @@ struct cd_request {
 	enum cd_action action;
 	const char *const *paths; /* absolute; canonicalized before matching */
 	size_t npaths;
-	const char *host; /* NULL when none; normalized before matching */
-	long port;        /* -1 when none, else 0..65535 */
+	const char *host;        /* NULL when none; normalized before matching */
+	long port;               /* -1 when none, else 0..65535 */
 	const char *const *argv; /* command tools: the command line */
 	size_t argc;
 	const struct cd_req_arg *args; /* named arguments */
@@ -100,9 +100,9 @@ struct cd_decision {
 	 * `forbidden`, else every grant that matched (none for a default
 	 * deny). */
 	const char *ids[CD_DECISION_MAX_IDS];
-	size_t nids;       /* entries in ids */
-	size_t nids_total; /* all that matched; > nids when ids was truncated */
-	int forbidden;     /* 1 when a forbid rule decided */
+	size_t nids;          /* entries in ids */
+	size_t nids_total;    /* all that matched; > nids when ids was truncated */
+	int forbidden;        /* 1 when a forbid rule decided */
 	const char *profile;  /* allow/needs-approval: the grants' profile, or NULL */
 	const char *approval; /* needs-approval: "human" or "policy:NAME" */
 	char reason[256];     /* one line, no control bytes from the request */
@@ -158,8 +158,7 @@ int cd_policy_explain(const struct cd_policy *p, const struct cd_request *req, c
  * for a failure, the ids of the grants that leak.  *ret_failed is the number
  * of failures.  0, or -ENOMEM. */
 typedef void (*cd_policy_test_fn)(int pass, const char *desc, void *ctx);
-int cd_policy_test(const struct cd_policy *p, cd_policy_test_fn fn, void *ctx,
-                   size_t *ret_failed);
+int cd_policy_test(const struct cd_policy *p, cd_policy_test_fn fn, void *ctx, size_t *ret_failed);
 
 /* The settings of a named profile, as validated key/value lists (a scalar
  * setting has one value).  The sandbox interprets them. */

@@ -1,0 +1,539 @@
+/* test-policy.c — the grant matrix: load errors with file:line:col, and
+ * decisions (default deny, forbid wins, order never matters, expiry at the
+ * boundary second, approvals, profiles, path and argv tricks). */
+#include "../tap.h"
+
+#include "policy.h"
+
+#include <errno.h>
+
+static const char base[] = "version: 1\n"
+                           "agents:\n"
+                           "  - {id: coder, owner: alice}\n"
+                           "  - {id: other, owner: bob}\n"
+                           "tasks:\n"
+                           "  - {id: T1}\n"
+                           "tools:\n"
+                           "  - {id: fs, kind: mcp, args: {path: path}}\n"
+                           "  - {id: sh, kind: command}\n"
+                           "  - {id: web, kind: http}\n"
+                           "profiles:\n"
+                           "  build: {memory: 1G, net: none}\n"
+                           "  wide: {memory: 2G}\n";
+
+#define GRANT_TAIL "    owner: alice\n    justification: j\n    review_by: 2030-01-01\n"
+
+static struct cd_policy *load(const char *rules, struct cd_err *err)
+{
+	char buf[8192];
+	struct cd_policy *p = NULL;
+	int n = snprintf(buf, sizeof buf, "%s%s", base, rules);
+
+	if (n < 0 || (size_t)n >= sizeof buf)
+		return NULL;
+	if (cd_policy_load_buf("t.yaml", buf, (size_t)n, &p, err) < 0)
+		return NULL;
+	return p;
+}
+
+struct rq {
+	const char *agent, *task, *tool, *action;
+	const char *path, *host;
+	long port;
+	const char *argv[4];
+	const char *at;
+};
+
+static int decide(const struct cd_policy *p, const struct rq *r, struct cd_decision *d)
+{
+	struct cd_request q;
+	const char *paths[1] = { r->path };
+	size_t argc = 0;
+
+	cd_request_init(&q);
+	q.agent = r->agent;
+	q.task = r->task;
+	q.tool = r->tool;
+	if (cd_action_parse(r->action, &q.action) < 0)
+		return -1;
+	if (r->path) {
+		q.paths = paths;
+		q.npaths = 1;
+	}
+	q.host = r->host;
+	q.port = r->port ? r->port : -1;
+	while (argc < 4 && r->argv[argc])
+		argc++;
+	q.argv = r->argv;
+	q.argc = argc;
+	q.now = 0;
+	if (cd_policy_parse_time(r->at ? r->at : "2029-01-01", strlen(r->at ? r->at : "2029-01-01"),
+	                         &q.now) < 0)
+		return -1;
+	return cd_policy_decide(p, &q, d, NULL);
+}
+
+static void test_decisions(void)
+{
+	static const char rules[] =
+	        "grants:\n"
+	        "  - id: z-read\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+	        "    scope: {paths: [/repo/**]}\n    profile: build\n" GRANT_TAIL
+	        "    expires: 2030-01-01T00:00:00Z\n"
+	        "  - id: a-read-src\n    agent: coder\n    tool: fs\n    actions: [read, update]\n"
+	        "    scope: {paths: [/repo/src/**]}\n    profile: build\n" GRANT_TAIL
+	        "    expires: 2030-01-01\n"
+	        "  - id: del\n    agent: coder\n    tool: fs\n    actions: [delete]\n"
+	        "    scope: {paths: [/repo/tmp/**]}\n    approval: human\n" GRANT_TAIL
+	        "    expires: 2030-01-01\n"
+	        "  - id: st\n    agent: coder\n    tool: sh\n    actions: [execute]\n"
+	        "    scope: {argv: [git, status]}\n" GRANT_TAIL "    expires: 2030-01-01\n"
+	        "  - id: web\n    agent: coder\n    tool: web\n    actions: [read]\n"
+	        "    scope: {hosts: ['*.example.com'], ports: [443]}\n" GRANT_TAIL
+	        "    expires: 2030-01-01\n"
+	        "  - id: wide\n    agent: coder\n    task: T1\n    tool: fs\n    actions: [read]\n"
+	        "    scope: {paths: [/data/**]}\n    profile: wide\n" GRANT_TAIL
+	        "    expires: 2030-01-01\n"
+	        "  - id: narrow\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+	        "    scope: {paths: [/data/x/**]}\n    profile: build\n" GRANT_TAIL
+	        "    expires: 2030-01-01\n"
+	        "forbid:\n"
+	        "  - id: no-env\n    tool: fs\n    scope: {paths: [/repo/.env]}\n    reason: r\n";
+	static const struct {
+		struct rq r;
+		const char *verdict, *ids, *profile;
+	} cases[] = {
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo/a" },
+		  "allow",
+		  "z-read",
+		  "build" },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo/src/a.c" },
+		  "allow",
+		  "a-read-src,z-read",
+		  "build" },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "update",
+		    .path = "/repo/src/a.c" },
+		  "allow",
+		  "a-read-src",
+		  "build" },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "update",
+		    .path = "/repo/a" },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo/.env" },
+		  "deny",
+		  "no-env",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo/x/../.env" },
+		  "deny",
+		  "no-env",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo//.env" },
+		  "deny",
+		  "no-env",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo/../etc/passwd" },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo/../../etc/passwd" },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/REPO/a" },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/r\xd0\xb5po/a" },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repox/a" },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder", .task = 0, .tool = "fs", .action = "read", .path = "repo/a" },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo/a/" },
+		  "allow",
+		  "z-read",
+		  "build" },
+		{ { .agent = "coder", .task = 0, .tool = "fs", .action = "read", .path = NULL },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "other",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo/a" },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "nobody",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo/a" },
+		  "deny",
+		  "",
+		  NULL },
+		/* Expiry: absent from the instant it expires. */
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo/a",
+		    .at = "2029-12-31T23:59:59Z" },
+		  "allow",
+		  "z-read",
+		  "build" },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo/a",
+		    .at = "2030-01-01T00:00:00Z" },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/repo/a",
+		    .at = "2030-01-01T00:00:01Z" },
+		  "deny",
+		  "",
+		  NULL },
+		/* Approval. */
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "delete",
+		    .path = "/repo/tmp/x" },
+		  "needs-approval",
+		  "del",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "delete",
+		    .path = "/repo/src/x" },
+		  "deny",
+		  "",
+		  NULL },
+		/* argv, token by token. */
+		{ { "coder", 0, "sh", "execute", .argv = { "git", "status", "-s" } },
+		  "allow",
+		  "st",
+		  NULL },
+		{ { "coder", 0, "sh", "execute", .argv = { "git", "statusx" } }, "deny", "", NULL },
+		{ { "coder", 0, "sh", "execute", .argv = { "git", "push" } }, "deny", "", NULL },
+		{ { "coder", 0, "sh", "execute", .argv = { "git status" } }, "deny", "", NULL },
+		{ { .agent = "coder", .task = 0, .tool = "sh", .action = "execute" },
+		  "deny",
+		  "",
+		  NULL },
+		/* Hosts and ports. */
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "web",
+		    .action = "read",
+		    .host = "API.EXAMPLE.COM.",
+		    .port = 443 },
+		  "allow",
+		  "web",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "web",
+		    .action = "read",
+		    .host = "example.com",
+		    .port = 443 },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "web",
+		    .action = "read",
+		    .host = "evilexample.com",
+		    .port = 443 },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "web",
+		    .action = "read",
+		    .host = "a.example.com",
+		    .port = 80 },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "web",
+		    .action = "read",
+		    .host = "a.example.com" },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "web",
+		    .action = "read",
+		    .host = "a.example.com..",
+		    .port = 443 },
+		  "deny",
+		  "",
+		  NULL },
+		/* Tasks, and grants that disagree on the profile. */
+		{ { .agent = "coder",
+		    .task = "T1",
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/data/y" },
+		  "allow",
+		  "wide",
+		  "wide" },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/data/y" },
+		  "deny",
+		  "",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = "T1",
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/data/x/1" },
+		  "deny",
+		  "narrow,wide",
+		  NULL },
+		{ { .agent = "coder",
+		    .task = 0,
+		    .tool = "fs",
+		    .action = "read",
+		    .path = "/data/x/1" },
+		  "allow",
+		  "narrow",
+		  "build" },
+	};
+	struct cd_err err = { 0 };
+	struct cd_policy *p = load(rules, &err);
+	size_t i, k;
+
+	ok(p != NULL, "decision policy loads");
+	if (!p) {
+		diag("%s", err.msg);
+		return;
+	}
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct cd_decision d;
+		char ids[256] = "";
+		size_t o = 0;
+		const struct rq *r = &cases[i].r;
+		int ret = decide(p, r, &d);
+
+		for (k = 0; k < d.nids; k++)
+			o += (size_t)snprintf(ids + o, sizeof ids - o, "%s%s", k ? "," : "",
+			                      d.ids[k]);
+		ok(ret == 0 && !strcmp(cd_verdict_name(d.verdict), cases[i].verdict) &&
+		           !strcmp(ids, cases[i].ids) &&
+		           (cases[i].profile ? d.profile && !strcmp(d.profile, cases[i].profile)
+		                             : !d.profile),
+		   "%s %s %s %s%s%s -> %s [%s]", r->agent, r->tool, r->action,
+		   r->path ? r->path : "", r->host ? r->host : "", r->argv[0] ? r->argv[0] : "",
+		   cases[i].verdict, cases[i].ids);
+		if (strcmp(cd_verdict_name(d.verdict), cases[i].verdict) ||
+		    strcmp(ids, cases[i].ids))
+			diag("got %s [%s] (%s)", cd_verdict_name(d.verdict), ids, d.reason);
+	}
+	{
+		struct cd_decision d;
+		struct cd_request q;
+		const char *two[2] = { "/repo/a", "/repo/.env" };
+		cd_request_init(&q);
+		q.agent = "coder";
+		q.tool = "fs";
+		q.action = CD_ACTION_READ;
+		q.paths = two;
+		q.npaths = 2;
+		is_int(cd_policy_decide(p, &q, &d, NULL), 0, "decide two paths");
+		ok(d.verdict == CD_VERDICT_DENY && d.forbidden,
+		   "one forbidden path denies the call");
+		two[1] = "/etc/passwd";
+		is_int(cd_policy_decide(p, &q, &d, NULL), 0, "decide two paths again");
+		ok(d.verdict == CD_VERDICT_DENY, "one path outside the scope denies the call");
+		q.agent = NULL;
+		ok(cd_policy_decide(p, &q, &d, NULL) == 0 && d.verdict == CD_VERDICT_DENY,
+		   "a request without an agent is denied");
+		ok(cd_policy_decide(NULL, &q, &d, NULL) < 0 && d.verdict == CD_VERDICT_DENY,
+		   "no policy: an error and a deny");
+	}
+	cd_policy_free(p);
+}
+
+/* The same rules in another order decide the same. */
+static void test_order(void)
+{
+	static const char g1[] =
+	        "  - id: g1\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+	        "    scope: {paths: [/a/**]}\n" GRANT_TAIL "    expires: 2030-01-01\n";
+	static const char g2[] =
+	        "  - id: g2\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+	        "    scope: {paths: [/a/b/**]}\n" GRANT_TAIL "    expires: 2030-01-01\n";
+	static const char f[] =
+	        "forbid:\n  - id: f\n    agent: coder\n    scope: {paths: [/a/b/c]}\n"
+	        "    reason: r\n";
+	char a[2048], b[2048];
+	struct cd_policy *p1, *p2;
+	struct cd_err err;
+	static const char *const paths[] = { "/a/x", "/a/b/x", "/a/b/c", "/b" };
+	size_t i;
+
+	(void)snprintf(a, sizeof a, "%sgrants:\n%s%s", f, g1, g2);
+	(void)snprintf(b, sizeof b, "grants:\n%s%s%s", g2, g1, f);
+	p1 = load(a, &err);
+	p2 = load(b, &err);
+	ok(p1 && p2, "both orders load");
+	for (i = 0; p1 && p2 && i < sizeof paths / sizeof paths[0]; i++) {
+		struct cd_decision d1, d2;
+		struct rq r = { .agent = "coder",
+			        .task = 0,
+			        .tool = "fs",
+			        .action = "read",
+			        .path = paths[i] };
+		decide(p1, &r, &d1);
+		decide(p2, &r, &d2);
+		ok(d1.verdict == d2.verdict && d1.nids == d2.nids && !strcmp(d1.reason, d2.reason),
+		   "order does not matter for %s (%s)", paths[i], cd_verdict_name(d1.verdict));
+	}
+	cd_policy_free(p1);
+	cd_policy_free(p2);
+}
+
+static void test_load_errors(void)
+{
+	static const struct {
+		const char *rules, *want;
+	} cases[] = {
+		{ "grants:\n  - id: g\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+		  "    scope: {paths: [/a/**]}\n    tols: x\n" GRANT_TAIL
+		  "    expires: 2030-01-01\n",
+		  "t.yaml:20:5: unknown key 'tols' in a grant (did you mean 'tool'?)" },
+		{ "grants:\n  - id: g\n    agent: coder\n    agent: other\n",
+		  "t.yaml:17:5: duplicate key 'agent'" },
+		{ "grants:\n  - id: g\n    agent: ghost\n    tool: fs\n    actions: [read]\n"
+		  "    scope: {paths: [/a/**]}\n" GRANT_TAIL "    expires: 2030-01-01\n",
+		  "t.yaml:16:12: unknown agent 'ghost'" },
+		{ "grants:\n  - id: g\n    agent: coder\n    tool: web\n    actions: [read]\n"
+		  "    scope: {hosts: [EXAMPLE.COM.]}\n" GRANT_TAIL "    expires: 2030-01-01\n",
+		  "t.yaml:19:21: host 'EXAMPLE.COM.' is not normalized (write 'example.com')" },
+		{ "grants:\n  - id: g\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+		  "    scope: {}\n" GRANT_TAIL "    expires: 2030-01-01\n",
+		  "t.yaml:19:12: empty scope" },
+		{ "grants:\n  - id: g\n    agent: coder\n    tool: fs\n    actions: read\n"
+		  "    scope: {paths: [/a/**]}\n" GRANT_TAIL "    expires: 2030-01-01\n",
+		  "t.yaml:18:14: actions must be a list, not a value" },
+		{ "grants:\n  - id: g\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+		  "    scope: {paths: ['/a/**x']}\n" GRANT_TAIL "    expires: 2030-01-01\n",
+		  "t.yaml:19:21: bad path glob '/a/**x' ('**' must be a whole segment)" },
+		{ "grants:\n  - id: g\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+		  "    scope: {paths: [/a/**]}\n" GRANT_TAIL,
+		  "t.yaml:15:5: missing required key 'expires' in a grant" },
+		{ "x: &a [1]\ny: *a\n", "t.yaml:14:4: anchors are not allowed" },
+		{ "grants: !!seq []\n", "t.yaml:14:9: tags ('!...') are not allowed" },
+		{ "grants:\n  - id: g\n    agent: coder\n    tool: fs\n    actions: [delete]\n"
+		  "    scope: {paths: [/a/**]}\n" GRANT_TAIL "    expires: 2030-01-01\n",
+		  "allows delete without approval" },
+		{ "grants:\n  - id: g\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+		  "    scope: {paths: [/a/**]}\n" GRANT_TAIL "    expires: 2030-01-01\n"
+		  "    examples: {deny: [{path: /a/b}]}\n",
+		  "t.yaml:24:23: example expects deny but the policy says allow" },
+		{ "grants:\n  - id: g\n    agent: coder\n    tool: sh\n    actions: [execute]\n"
+		  "    scope: {paths: [/a/**]}\n" GRANT_TAIL "    expires: 2030-01-01\n",
+		  "has no argv scope" },
+		{ "grants:\n  - id: g\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+		  "    scope: {paths: [/a/**]}\n" GRANT_TAIL "    expires: 2030-02-30\n",
+		  "expires '2030-02-30' is not a date" },
+		{ "forbid:\n  - {id: f, reason: r}\n  - {id: f, reason: r}\n",
+		  "t.yaml:16:5: duplicate rule id 'f' (first at line 15)" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct cd_err err = { 0 };
+		struct cd_policy *p = load(cases[i].rules, &err);
+		ok(!p && strstr(err.msg, cases[i].want), "load error: %s", cases[i].want);
+		if (p || !strstr(err.msg, cases[i].want))
+			diag("got: %s", p ? "(loaded)" : err.msg);
+		cd_policy_free(p);
+	}
+}
+
+int main(void)
+{
+	tap_start(30);
+	test_decisions();
+	test_order();
+	test_load_errors();
+	return tap_done();
+}
