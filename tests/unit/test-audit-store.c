@@ -1,0 +1,270 @@
+/* test-audit-store.c — open, append, read back, fail closed, concurrency. */
+#include "../tap.h"
+
+#include "audit.h"
+#include "err.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static char dir[] = "/tmp/cordon-test-store.XXXXXX";
+static char db[512];
+
+struct collect {
+	int n;
+	uint64_t last;
+	int fields_ok;
+};
+
+static int count(const struct cd_audit_entry *e, void *ctx)
+{
+	struct collect *c = ctx;
+	c->n++;
+	c->last = e->seq;
+	return 0;
+}
+
+static int check_fields(const struct cd_audit_entry *e, void *ctx)
+{
+	struct collect *c = ctx;
+	const struct cd_audit_str *t = &e->str[CD_AF_TARGET];
+
+	c->n++;
+	c->fields_ok = e->seq == 1 && t->p && t->len == 8 &&
+	               memcmp(t->p, "a\x1b[2Jb\n\"", 8) == 0 && e->has_exit && e->exit_code == -3 &&
+	               e->has_duration && e->duration_ms == 99 && e->str[CD_AF_TASK].p == NULL &&
+	               e->str[CD_AF_REASON].p && e->str[CD_AF_REASON].len == 0 &&
+	               e->str[CD_AF_HOST].p && e->time_ns > 1600000000000000000LL;
+	return 0;
+}
+
+static void test_roundtrip(void)
+{
+	struct cd_audit *a = NULL;
+	struct cd_record r;
+	struct cd_audit_filter f;
+	struct collect c = { 0, 0, 0 };
+	struct cd_err err;
+	struct stat st;
+	uint64_t seq = 0;
+	char sub[600];
+
+	snprintf(sub, sizeof sub, "%s/x/y/audit.db", dir);
+	is_int(cd_audit_open(sub, NULL, &a, &err), 0, "open creates the log and its directories");
+	snprintf(sub, sizeof sub, "%s/x", dir);
+	ok(stat(sub, &st) == 0 && (st.st_mode & 0777) == 0700, "new directories are 0700");
+	snprintf(sub, sizeof sub, "%s/x/y/audit.db", dir);
+	ok(stat(sub, &st) == 0 && (st.st_mode & 0777) == 0600, "the database is 0600");
+	ok(a && strlen(cd_audit_log_id(a)) == 32, "a log id");
+	memset(&r, 0, sizeof r);
+	r.kind = "run.result";
+	r.agent = "bot";
+	r.target = "a\x1b[2Jb\n\"";
+	r.reason = "";
+	r.has_exit = 1;
+	r.exit_code = -3;
+	r.has_duration = 1;
+	r.duration_ms = 99;
+	r.details_json = "{\"argv\":[\"ls\",\"-l\"]}";
+	is_int(cd_audit_append(a, &r, &seq, &err), 0, "append");
+	is_int(seq, 1, "first seq is 1");
+	is_int(cd_audit_query(a, NULL, check_fields, &c, &err), 0, "query");
+	ok(c.n == 1 && c.fields_ok, "fields read back as written (control bytes are data)");
+	r.agent = "other";
+	r.kind = "decision";
+	cd_audit_append(a, &r, &seq, &err);
+	cd_audit_append(a, &r, &seq, &err);
+	is_int(seq, 3, "seq increases");
+	memset(&f, 0, sizeof f);
+	f.agent = "other";
+	c.n = 0;
+	cd_audit_query(a, &f, count, &c, &err);
+	is_int(c.n, 2, "filter by agent");
+	f.agent = NULL;
+	f.kind = "run.result";
+	c.n = 0;
+	cd_audit_query(a, &f, count, &c, &err);
+	is_int(c.n, 1, "filter by kind");
+	memset(&f, 0, sizeof f);
+	f.last = 2;
+	c.n = 0;
+	cd_audit_query(a, &f, count, &c, &err);
+	ok(c.n == 2 && c.last == 3, "last N, in order");
+	memset(&f, 0, sizeof f);
+	f.since_ns = 1;
+	f.until_ns = 2;
+	c.n = 0;
+	cd_audit_query(a, &f, count, &c, &err);
+	is_int(c.n, 0, "time range");
+	cd_audit_close(a);
+
+	/* Reopen: same log id, the chain continues. */
+	is_int(cd_audit_open(sub, NULL, &a, &err), 0, "reopen");
+	r.kind = "decision";
+	cd_audit_append(a, &r, &seq, &err);
+	is_int(seq, 4, "seq continues after reopen");
+	cd_audit_close(a);
+}
+
+static void test_refused(void)
+{
+	struct cd_audit *a = NULL;
+	struct cd_record r;
+	struct cd_err err;
+	char big[CD_AUDIT_FIELD_MAX + 2];
+	uint64_t seq;
+
+	if (cd_audit_open(db, NULL, &a, &err) < 0) {
+		ok(0, "open: %s", err.msg);
+		return;
+	}
+	memset(&r, 0, sizeof r);
+	ok(cd_audit_append(a, &r, &seq, &err) < 0, "a record without a kind is refused");
+	r.kind = "checkpoint";
+	ok(cd_audit_append(a, &r, &seq, &err) < 0, "kind 'checkpoint' is reserved");
+	r.kind = "decision";
+	r.argv_sha256 = "abc";
+	ok(cd_audit_append(a, &r, &seq, &err) < 0, "a malformed sha256 is refused");
+	r.argv_sha256 = NULL;
+	r.details_json = "[1,2]";
+	ok(cd_audit_append(a, &r, &seq, &err) < 0, "details that are not an object are refused");
+	r.details_json = "{\"a\":1,\"a\":2}";
+	ok(cd_audit_append(a, &r, &seq, &err) < 0, "details with duplicate keys are refused");
+	r.details_json = NULL;
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	r.target = big;
+	is_int(cd_audit_append(a, &r, &seq, &err), -CD_E_LIMIT, "an oversized field is refused");
+	r.target = NULL;
+	is_int(cd_audit_checkpoint(a, &seq, &err), -ENOKEY, "no checkpoint without a key");
+	cd_audit_close(a);
+}
+
+static void test_fail_closed(void)
+{
+	struct cd_audit_opts o;
+	struct cd_audit *a = NULL, *b = NULL;
+	struct cd_record r;
+	struct cd_err err;
+	char p[600];
+	sqlite3 *s = NULL;
+	uint64_t seq;
+	int fd;
+
+	/* A path under a regular file. */
+	snprintf(p, sizeof p, "%s/file", dir);
+	fd = open(p, O_WRONLY | O_CREAT, 0600);
+	close(fd);
+	snprintf(p, sizeof p, "%s/file/audit.db", dir);
+	ok(cd_audit_open(p, NULL, &a, &err) < 0, "an impossible path fails");
+
+	/* Garbage in place of a database. */
+	snprintf(p, sizeof p, "%s/garbage.db", dir);
+	fd = open(p, O_WRONLY | O_CREAT, 0600);
+	static const char junk[] = "this is not a database, it is a long string of text ......\n";
+	if (write(fd, junk, sizeof junk - 1) < 0)
+		diag("write failed");
+	close(fd);
+	ok(cd_audit_open(p, NULL, &a, &err) < 0, "a corrupt file fails: %s", err.msg);
+
+	/* Somebody else's SQLite database. */
+	snprintf(p, sizeof p, "%s/foreign.db", dir);
+	if (sqlite3_open(p, &s) == SQLITE_OK)
+		sqlite3_exec(s, "CREATE TABLE records(x); CREATE TABLE meta(key, value);", NULL,
+		             NULL, NULL);
+	sqlite3_close(s);
+	ok(cd_audit_open(p, NULL, &a, &err) < 0, "a database of another schema fails: %s", err.msg);
+
+	/* Read-only open of a missing log does not create it. */
+	memset(&o, 0, sizeof o);
+	o.read_only = 1;
+	snprintf(p, sizeof p, "%s/missing.db", dir);
+	ok(cd_audit_open(p, &o, &a, &err) < 0 && access(p, F_OK) < 0,
+	   "read-only open of a missing log fails and creates nothing");
+
+	/* Locked by another writer: the append gives up, with an error. */
+	memset(&o, 0, sizeof o);
+	o.busy_ms = 200;
+	if (cd_audit_open(db, &o, &a, &err) < 0 || cd_audit_open(db, &o, &b, &err) < 0) {
+		ok(0, "open twice: %s", err.msg);
+		return;
+	}
+	s = NULL;
+	sqlite3_open(db, &s);
+	is_int(sqlite3_exec(s, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK, "lock the log");
+	memset(&r, 0, sizeof r);
+	r.kind = "decision";
+	is_int(cd_audit_append(a, &r, &seq, &err), -EBUSY, "a locked log refuses the append");
+	sqlite3_exec(s, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_close(s);
+	is_int(cd_audit_append(b, &r, &seq, &err), 0, "and accepts it once unlocked");
+	cd_audit_close(a);
+	cd_audit_close(b);
+}
+
+static void test_concurrent(void)
+{
+	struct cd_audit *a = NULL;
+	struct cd_audit_report rep;
+	struct collect c = { 0, 0, 0 };
+	struct cd_err err;
+	char p[600];
+	int i, status, good = 0;
+
+	snprintf(p, sizeof p, "%s/conc.db", dir);
+	for (i = 0; i < 4; i++) {
+		if (fork() == 0) {
+			struct cd_audit *w = NULL;
+			struct cd_record r;
+			uint64_t seq;
+			int k;
+
+			memset(&r, 0, sizeof r);
+			r.kind = "decision";
+			if (cd_audit_open(p, NULL, &w, &err) < 0)
+				_exit(1);
+			for (k = 0; k < 100; k++)
+				if (cd_audit_append(w, &r, &seq, &err) < 0)
+					_exit(2);
+			cd_audit_close(w);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < 4; i++)
+		if (wait(&status) > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			good++;
+	is_int(good, 4, "4 concurrent writers succeed");
+	if (cd_audit_open(p, NULL, &a, &err) < 0) {
+		ok(0, "open: %s", err.msg);
+		return;
+	}
+	cd_audit_query(a, NULL, count, &c, &err);
+	ok(c.n == 400 && c.last == 400, "400 records, seq 1..400");
+	is_int(cd_audit_verify(a, NULL, &rep, &err), 0, "verify runs");
+	is_int(rep.problem, CD_AUDIT_INTACT, "the chain is linear and intact");
+	cd_audit_close(a);
+}
+
+int main(void)
+{
+	tap_start(60);
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return tap_done();
+	}
+	snprintf(db, sizeof db, "%s/audit.db", dir);
+	test_roundtrip();
+	test_refused();
+	test_fail_closed();
+	test_concurrent();
+	{
+		char cmd[600];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			diag("cleanup failed");
+	}
+	return tap_done();
+}
