@@ -82,7 +82,7 @@ static int check_floor_skipped(void)
 	return 0;
 }
 
-static int alloc_2g(void)
+__attribute__((unused)) static int alloc_2g(void)
 {
 	size_t n = 2048 * MIB;
 	volatile char *p = malloc(n); /* volatile: the allocation must not be elided */
@@ -95,7 +95,7 @@ static int alloc_2g(void)
 	return 1;
 }
 
-static int alloc_64m(void)
+__attribute__((unused)) static int alloc_64m(void)
 {
 	size_t n = 64 * MIB;
 	volatile char *p = malloc(n);
