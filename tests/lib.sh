@@ -26,7 +26,7 @@ cd "$T" || exit 1
 # A hung test fails instead of stalling prove: kill ourselves after the
 # per-test timeout (CORDON_TEST_TIMEOUT seconds, default 120).
 (
-	sleep "${CORDON_TEST_TIMEOUT:-120}"
+	sleep "${CORDON_TEST_TIMEOUT:-120}" </dev/null >/dev/null 2>&1
 	echo "not ok - test timed out after ${CORDON_TEST_TIMEOUT:-120}s"
 	kill -TERM $$ 2>/dev/null
 ) &

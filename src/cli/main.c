@@ -5,7 +5,10 @@
 
 #include "buf.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,9 +77,30 @@ static void usage(FILE *f)
 	fprintf(f, "\nRun 'cordon COMMAND --help' for a command's options; see cordon(1).\n");
 }
 
+/* A cordon started with fd 0, 1 or 2 closed would hand its own pipes or
+ * sockets out under those numbers; give them /dev/null first. */
+static void ensure_stdio(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int n = open("/dev/null", O_RDWR);
+			if (n < 0)
+				_exit(CD_EXIT_CORDON);
+			if (n != fd) {
+				dup2(n, fd);
+				close(n);
+			}
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
+
+	ensure_stdio();
 
 	if (argc < 2) {
 		usage(stderr);
