@@ -1,0 +1,38 @@
+#!/bin/sh
+# cordon policy lint: every malformed policy in tests/data/policy/bad/ is
+# refused with the FILE:LINE:COL error named on its first line; the example
+# policies and the base test policy load.
+. "${CORDON_SRC:-.}/tests/lib.sh"
+D="$CORDON_SRC/tests/data/policy"
+
+for f in "$D"/bad/*.yaml; do
+	name=$(basename "$f")
+	want=$(sed -n '1s/^# expect: //p' "$f")
+	cp "$f" "$T/$name"
+	out=$(cd "$T" && "$CORDON" policy lint "$name" 2>&1)
+	rc=$?
+	is "$rc" 1 "lint $name exits 1"
+	is "$out" "cordon policy: $name:$want" "lint $name: $want"
+done
+
+ok "lint base.yaml" "$CORDON" policy lint "$D/base.yaml"
+for f in "$CORDON_SRC"/examples/*.yaml; do
+	ok "lint example $(basename "$f")" "$CORDON" policy lint "$f"
+done
+
+ok "policy --help" "$CORDON" policy --help
+ok "policy lint --help" "$CORDON" policy lint --help
+ok "policy check --help" "$CORDON" policy check --help
+"$CORDON" policy lint >/dev/null 2>&1
+is "$?" 2 "lint without a file is a usage error"
+"$CORDON" policy frob x >/dev/null 2>&1
+is "$?" 2 "unknown subcommand is a usage error"
+"$CORDON" policy lint "$T/does-not-exist.yaml" >/dev/null 2>&1
+is "$?" 1 "a missing file fails"
+# Lines are one line each, even for hostile content.
+printf 'version: 1\nagents: [{id: "a\\x1b[2J", owner: o}]\ntools: []\n' >"$T/ctl.yaml"
+out=$("$CORDON" policy lint "$T/ctl.yaml" 2>&1)
+is "$(printf '%s' "$out" | wc -l)" 0 "an error is one line"
+case $out in *"$(printf '\033')"*) _r=1 ;; *) _r=0 ;; esac
+is "$_r" 0 "control bytes never reach the terminal"
+done_testing

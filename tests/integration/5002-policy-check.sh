@@ -1,0 +1,46 @@
+#!/bin/sh
+# cordon policy check: data-driven decisions over tests/data/policy/base.yaml
+# (decisions.txt: EXIT | OUTPUT PREFIX | ARGS), then explain.
+. "${CORDON_SRC:-.}/tests/lib.sh"
+D="$CORDON_SRC/tests/data/policy"
+P="$D/base.yaml"
+
+while IFS='|' read -r want_rc want_out args; do
+	case $want_rc in '#'* | '') continue ;; esac
+	want_rc=$(echo "$want_rc" | tr -d ' ')
+	want_out=$(echo "$want_out" | sed 's/^ *//; s/ *$//')
+	case " $args " in *" --at "*) at="" ;; *) at="--at 2029-06-01" ;; esac
+	# Options before '--' and the command line after it.
+	pre=${args%% -- *}
+	post=""
+	[ "$pre" != "$args" ] && post="-- ${args#* -- }"
+	# shellcheck disable=SC2086
+	out=$("$CORDON" policy check "$P" $pre $at $post 2>&1)
+	rc=$?
+	is "$rc" "$want_rc" "exit $want_rc:$args"
+	case $out in "$want_out"*) r=0 ;; *) r=1 ;; esac
+	[ -z "$want_out" ] && r=0
+	is "$r" 0 "output '$want_out':$args"
+	[ "$r" -eq 0 ] || diag "got: $out"
+done <"$D/decisions.txt"
+
+# explain: every rule with match / no-match, then the decision.
+out=$("$CORDON" policy explain "$P" --agent coder --tool fs --action read --path /repo/a --at 2029-06-01)
+is "$?" 0 "explain exits like check"
+case $out in *"grant  read-repo"*"match "*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "explain shows the matching grant"
+case $out in *"grant  git-status"*"no-match  for tool 'sh'"*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "explain says why a grant did not match"
+case $out in *"forbid no-env"*"no-match"*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "explain lists forbid rules"
+case $out in *"decision: allow grants:read-repo"*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "explain ends with the decision"
+out=$("$CORDON" policy explain "$P" --agent coder --tool fs --action read --path /repo/a --at 2030-02-01)
+case $out in *"read-repo"*"expired"*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "explain says a grant expired"
+
+# A broken policy denies (exit 4), never allows.
+printf 'version: 1\nagents: []\ntools: []\nbogus: 1\n' >"$T/bad.yaml"
+"$CORDON" policy check "$T/bad.yaml" --agent a --tool t --action read >/dev/null 2>&1
+is "$?" 4 "check with a broken policy exits 4"
+done_testing
