@@ -75,6 +75,9 @@ static void child_main(const struct cd_seccomp_prog *p, int sock, int out)
 		if (pid < 0)
 			_exit(5);
 		if (pid == 0) {
+			/* A fault is an expected answer (int 0x80 without an ia32
+			 * entry); under ASan, let it end the probe quietly. */
+			signal(SIGSEGV, SIG_DFL);
 			child_report(out, (int)i, 0, probes[i].fn());
 			_exit(0);
 		}
