@@ -79,6 +79,7 @@ enum {
 	OPT_JSON,
 	OPT_JSON_FD,
 	OPT_DRY_RUN,
+	OPT_ALLOW_DEGRADED,
 };
 
 static const struct option options[] = {
@@ -97,6 +98,7 @@ static const struct option options[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "json-fd", required_argument, NULL, OPT_JSON_FD },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -110,7 +112,7 @@ struct run_args {
 	size_t nsecrets;
 	const char *cwd, *scratch;
 	struct cd_limits limits;
-	int json, json_fd, dry_run;
+	int json, json_fd, dry_run, allow_degraded;
 };
 
 static void args_release(struct run_args *a)
@@ -381,6 +383,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case OPT_DRY_RUN:
 			a->dry_run = 1;
 			break;
+		case OPT_ALLOW_DEGRADED:
+			a->allow_degraded = 1;
+			break;
 		default:
 			if (optopt)
 				cli_errorf("unknown or incomplete option '-%c' (see --help)",
@@ -444,6 +449,36 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)r->stderr_bytes));
 	json_object_set_new(o, "profile", json_string(p->profile));
 	json_object_set_new(o, "walls", walls_json(r->walls));
+	json_object_set_new(o, "landlock_abi", json_integer(r->landlock_abi));
+	{
+		json_t *denied = NULL, *lim = json_object();
+
+		if (cd_seccomp_stats_json(&r->denied, &denied) == 0)
+			json_object_set_new(o, "denied_syscalls", denied);
+		if (lim) {
+			json_object_set_new(lim, "memory",
+			                    json_integer((json_int_t)p->limits.memory));
+			json_object_set_new(lim, "memory_by",
+			                    json_string(r->mech_memory ? r->mech_memory : "none"));
+			json_object_set_new(lim, "pids", json_integer((json_int_t)p->limits.pids));
+			json_object_set_new(lim, "pids_by",
+			                    json_string(r->mech_pids ? r->mech_pids : "none"));
+			json_object_set_new(lim, "cpu_ms",
+			                    json_integer((json_int_t)p->limits.cpu_ms));
+			json_object_set_new(lim, "cpu_by",
+			                    json_string(r->mech_cpu ? r->mech_cpu : "none"));
+			json_object_set_new(lim, "timeout_ms",
+			                    json_integer((json_int_t)p->limits.timeout_ms));
+			json_object_set_new(lim, "output_limit",
+			                    json_integer((json_int_t)p->limits.output_limit));
+			json_object_set_new(lim, "scratch_size",
+			                    json_integer((json_int_t)p->limits.scratch_size));
+			json_object_set_new(lim, "note", json_string(r->limits_note));
+			json_object_set_new(lim, "peak_memory",
+			                    json_integer((json_int_t)r->peak_memory));
+			json_object_set_new(o, "limits", lim);
+		}
+	}
 	s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(o);
 	if (!s)
@@ -513,6 +548,7 @@ int cmd_run(int argc, char **argv)
 	po.limits = &a.limits;
 	po.host_uid = geteuid();
 	po.host_gid = getegid();
+	po.allow_degraded = a.allow_degraded;
 	if (cd_plan_build(&po, &plan, &err) < 0) {
 		cli_errorf("%s", err.msg);
 		goto out;

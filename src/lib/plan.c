@@ -31,7 +31,7 @@ static const char *const system_dirs[] = {
 /* Host /etc entries that carry no secrets and that programs need: the
  * dynamic linker's cache, Debian's alternatives, CA certificates, time
  * zone, service names.  Never /etc/shadow, ssh keys, /etc/ssl/private,
- * credentials or anything under /etc/*.d that may hold them. */
+ * credentials or drop-in directories that may hold them. */
 static const char *const etc_entries[] = {
 	"/etc/ld.so.cache",
 	"/etc/ld.so.conf",
@@ -133,6 +133,8 @@ void cd_plan_free(struct cd_plan *p)
 	for (i = 0; i < p->nmounts; i++)
 		mount_release(&p->mounts[i]);
 	free(p->mounts);
+	free(p->ll_paths);
+	cd_seccomp_prog_release(&p->seccomp);
 	free(p->cwd);
 	free(p->hostname);
 	free(p->scratch_host);
@@ -502,6 +504,74 @@ static int build_path_dirs(struct cd_plan *p, struct cd_err *err)
 	return 0;
 }
 
+/* Landlock: read and execute everywhere visible, write only in the scratch
+ * and --rw binds, device rights on the character devices; TCP connect and
+ * bind denied; abstract unix sockets and signals scoped to the sandbox. */
+static int build_landlock(struct cd_plan *p, struct cd_err *err)
+{
+	int abi = cd_landlock_abi();
+	size_t i, n = 0;
+
+	if (abi <= 0) {
+		if (p->allow_degraded)
+			return 0;
+		return cd_err_set(
+		        err, -CD_E_KERNEL,
+		        "Landlock is not available on this kernel (needs Linux 5.13+ with "
+		        "lsm=landlock); pass --allow-degraded to run without it, recorded in "
+		        "the result");
+	}
+	p->ll_paths = calloc(p->nmounts + 2, sizeof *p->ll_paths);
+	if (!p->ll_paths)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	p->ll_paths[n].path = "/";
+	p->ll_paths[n++].access = cd_landlock_fs_read(abi);
+	for (i = 0; i < p->nmounts; i++) {
+		const struct cd_mount *m = &p->mounts[i];
+		uint64_t acc;
+
+		if (m->kind == CD_MNT_BIND && (m->flags & CD_MNT_DEV))
+			acc = cd_landlock_fs_dev(abi);
+		else if ((m->kind == CD_MNT_BIND || m->kind == CD_MNT_TMPFS) &&
+		         (m->flags & CD_MNT_RW))
+			acc = cd_landlock_fs_read(abi) | cd_landlock_fs_write(abi);
+		else
+			continue;
+		p->ll_paths[n].path = m->dest;
+		p->ll_paths[n].access = acc;
+		p->ll_paths[n++].flags = CD_LANDLOCK_OPTIONAL;
+	}
+	p->nll = n;
+	p->landlock_abi = abi;
+	p->landlock.paths = p->ll_paths;
+	p->landlock.npaths = n;
+	p->landlock.connect_port = 0;
+	p->landlock.deny_bind = 1;
+	p->landlock.scope = cd_landlock_scope_all(abi);
+	p->walls |= CD_WALL_LANDLOCK;
+	return 0;
+}
+
+static int build_seccomp(struct cd_plan *p, struct cd_err *err)
+{
+	struct cd_seccomp_opts so;
+	int r;
+
+	memset(&so, 0, sizeof so);
+	/* AF_INET stays for loopback inside the empty net namespace (and the
+	 * egress proxy later); Landlock and the namespace are the walls there. */
+	so.allow_net_inet = 1;
+	so.notify = 1;
+	r = cd_seccomp_build(&so, &p->seccomp, err);
+	if (r < 0) {
+		if (p->allow_degraded)
+			return 0;
+		return cd_err_prefix(err, "seccomp: ");
+	}
+	p->walls |= CD_WALL_SECCOMP;
+	return 0;
+}
+
 static int build_argv(struct cd_plan *p, const struct cd_plan_opts *o, struct cd_err *err)
 {
 	size_t i, bytes = 0;
@@ -567,6 +637,7 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	p->host_gid = o->host_gid;
 	p->hostname = strdup("cordon");
 	p->profile = strdup(o->profile ? o->profile : "strict");
+	p->allow_degraded = o->allow_degraded;
 	p->walls = CD_WALL_USERNS | CD_WALL_MOUNTNS | CD_WALL_PIDNS | CD_WALL_NETNS |
 	           CD_WALL_IPCNS | CD_WALL_UTSNS | CD_WALL_CGROUPNS | CD_WALL_NNP | CD_WALL_CAPS;
 	if (o->limits)
@@ -619,6 +690,8 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 		goto fail;
 
 	if ((r = build_env(p, o, err)) < 0 || (r = build_path_dirs(p, err)) < 0)
+		goto fail;
+	if ((r = build_landlock(p, err)) < 0 || (r = build_seccomp(p, err)) < 0)
 		goto fail;
 	*ret = p;
 	return 0;
@@ -699,6 +772,8 @@ char *cd_plan_describe(const struct cd_plan *p)
 	json_object_set_new(o, "hostname", json_string(p->hostname));
 	json_object_set_new(o, "mounts", mounts);
 	json_object_set_new(o, "limits", lim);
+	json_object_set_new(o, "landlock_abi", json_integer(p->landlock_abi));
+	json_object_set_new(o, "seccomp", json_boolean(p->walls & CD_WALL_SECCOMP));
 	argv = env = mounts = lim = NULL;
 	s = json_dumps(o, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 out:

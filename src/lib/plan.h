@@ -14,7 +14,9 @@
 #define CD_PLAN_H
 
 #include "err.h"
+#include "landlock.h"
 #include "limits.h"
+#include "seccomp.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -81,9 +83,17 @@ struct cd_plan {
 	char *hostname;
 
 	struct cd_limits limits;
-	unsigned walls;     /* CD_WALL_* requested */
-	char *scratch_host; /* --scratch DIR (canonical) or NULL for tmpfs */
-	char *profile;      /* name, for the result */
+	unsigned walls; /* CD_WALL_* requested */
+
+	/* Second walls, prepared here so the child only makes system calls. */
+	int landlock_abi; /* 0: Landlock not used (only with allow_degraded) */
+	struct cd_landlock_path *ll_paths;
+	size_t nll;
+	struct cd_landlock_spec landlock;
+	struct cd_seccomp_prog seccomp; /* len 0: not used (only with allow_degraded) */
+	int allow_degraded;             /* the operator accepted running without a missing wall */
+	char *scratch_host;             /* --scratch DIR (canonical) or NULL for tmpfs */
+	char *profile;                  /* name, for the result */
 };
 
 /* What the caller (the CLI, later the gate) asks for.  Everything is
@@ -109,6 +119,7 @@ struct cd_plan_opts {
 	const struct cd_limits *limits; /* NULL: defaults */
 	uid_t host_uid, host_gid;
 	const char *profile;
+	int allow_degraded; /* run without walls the kernel lacks (recorded) */
 };
 
 /* Fill `lim` with the strict profile's defaults. */

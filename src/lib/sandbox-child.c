@@ -19,6 +19,9 @@
 #include "sandbox-int.h"
 
 #include "bounds.h"
+#include "landlock.h"
+#include "rlimits.h"
+#include "seccomp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +52,7 @@
 static const struct cd_child_ctx *g_ctx;
 static volatile pid_t g_cmd_pid;
 static int g_report_fd = -1;
+static int g_listener_fd = -1;
 
 static size_t copy_str(char *dst, size_t cap, size_t at, const char *src)
 {
@@ -536,11 +540,16 @@ static void drop_privileges(void)
 		fail("set no_new_privs", NULL, errno);
 }
 
-/* Keep fds 0-2 (the command's pipes) and the report socket (moved to 3);
- * close everything else the process inherited. */
+/* Keep fds 0-2 (the command's pipes), the report socket (moved to 3) and
+ * the listener socket (moved to 4); close everything else inherited. */
 static void close_fds(void)
 {
 	int i;
+
+	/* Out of the way of 0-4 first, so no dup2 below clobbers them. */
+	if ((g_report_fd = fcntl(g_report_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
+	    (g_listener_fd = fcntl(g_listener_fd, F_DUPFD_CLOEXEC, 16)) < 0)
+		_exit(CHILD_EXIT_SETUP);
 
 	for (i = 0; i < 3; i++) {
 		if (dup2(g_ctx->stdio[i], i) < 0)
@@ -551,7 +560,10 @@ static void close_fds(void)
 			fail("move the report socket", NULL, errno);
 		g_report_fd = 3;
 	}
-	if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
+	if (dup3(g_listener_fd, 4, O_CLOEXEC) < 0)
+		fail("move the listener socket", NULL, errno);
+	g_listener_fd = 4;
+	if (syscall(SYS_close_range, 5, ~0U, 0) < 0)
 		fail("close inherited fds", NULL, errno);
 }
 
@@ -674,9 +686,11 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	struct pollfd pfd;
 	uint32_t walls;
 	char go;
+	int r;
 
 	g_ctx = ctx;
 	g_report_fd = ctx->report_fd;
+	g_listener_fd = ctx->listener_fd;
 	/* Die with the supervisor; if it already died before prctl took
 	 * effect, the lifeline pipe has hung up. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -692,6 +706,9 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	if (read(ctx->sync_fd, &go, 1) != 1)
 		_exit(CHILD_EXIT_SETUP);
 	close(ctx->sync_fd);
+	/* Now inside the run's cgroup: make it the root of our cgroup view. */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		fail("create the cgroup namespace", NULL, errno);
 	build_root();
 	if (chdir(ctx->plan->cwd) < 0)
 		fail("enter the working directory", ctx->plan->cwd, errno);
@@ -699,13 +716,36 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 		fail("set the hostname", NULL, errno);
 	loopback_up();
 	close_fds();
+	if ((r = cd_rlimits_apply(&ctx->plan->limits, ctx->cg_memory, ctx->cg_pids)) < 0)
+		fail("set resource limits", NULL, -r);
 	drop_privileges();
 	walls = ctx->plan->walls &
 	        (CD_WALL_USERNS | CD_WALL_MOUNTNS | CD_WALL_PIDNS | CD_WALL_NETNS | CD_WALL_IPCNS |
 	         CD_WALL_UTSNS | CD_WALL_CGROUPNS | CD_WALL_NNP | CD_WALL_CAPS);
+	if (ctx->plan->landlock_abi > 0) {
+		if ((r = cd_landlock_apply(&ctx->plan->landlock, ctx->plan->landlock_abi)) < 0)
+			fail("apply Landlock rules", NULL, -r);
+		walls |= CD_WALL_LANDLOCK;
+	}
 	/* Init holds nothing the command may not have: non-dumpable, so
 	 * /proc/1/mem and /proc/1/exe are closed to it (THREATS row 2). */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		fail("make init non-dumpable", NULL, errno);
+	/* seccomp last: the listener goes to the supervisor and is closed here
+	 * before the command exists. */
+	if (ctx->plan->seccomp.len > 0) {
+		int listener = -1;
+
+		if ((r = cd_seccomp_install(&ctx->plan->seccomp, &listener)) < 0)
+			fail("install the seccomp filter", NULL, -r);
+		if (listener >= 0) {
+			r = cd_fd_send(g_listener_fd, listener);
+			close(listener);
+			if (r < 0)
+				fail("hand the seccomp listener to the supervisor", NULL, -r);
+		}
+		walls |= CD_WALL_SECCOMP;
+	}
+	close(g_listener_fd);
 	run_init(walls);
 }

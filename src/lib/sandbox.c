@@ -10,6 +10,7 @@
 #include "sandbox.h"
 
 #include "bounds.h"
+#include "cgroup.h"
 #include "sandbox-int.h"
 #include "util.h"
 
@@ -127,11 +128,25 @@ struct supervisor {
 	size_t in_len, in_off;
 	uint64_t in_bytes;
 	crypto_hash_sha256_state in_hash;
+	int lsock;    /* our end of the listener socket, -1 once the listener came */
+	int listener; /* seccomp user-notification fd, -1 when none */
+	struct cd_cgroup *cg;
 	int child_done, killed_timeout, killed_output, got_status, status, started;
 	uint32_t walls;
 };
 
-enum { EV_OUT = 1, EV_ERR, EV_IN_FROM, EV_IN_TO, EV_PID, EV_TIMER, EV_REPORT, EV_SIGNAL };
+enum {
+	EV_OUT = 1,
+	EV_ERR,
+	EV_IN_FROM,
+	EV_IN_TO,
+	EV_PID,
+	EV_TIMER,
+	EV_REPORT,
+	EV_SIGNAL,
+	EV_LSOCK,
+	EV_LISTENER,
+};
 
 static int ep_add(int epfd, int fd, uint32_t events, uint64_t tag)
 {
@@ -145,8 +160,49 @@ static int ep_add(int epfd, int fd, uint32_t events, uint64_t tag)
 
 static void kill_sandbox(struct supervisor *s)
 {
-	/* SIGKILL to the init kills the whole pid namespace. */
+	/* SIGKILL to the init kills the whole pid namespace; the cgroup kill
+	 * catches anything that got out of it. */
 	syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
+	if (s->cg)
+		cd_cgroup_kill(s->cg);
+}
+
+/* The sandbox's init sends the seccomp listener once, over its own socket. */
+static void receive_listener(struct supervisor *s)
+{
+	int fd = -1;
+
+	if (cd_fd_recv(s->lsock, &fd) == 0) {
+		s->listener = fd;
+		if (ep_add(s->epfd, fd, EPOLLIN, EV_LISTENER) < 0) {
+			/* Unanswered notifications would hang the command: stop the run. */
+			kill_sandbox(s);
+		}
+	}
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->lsock, NULL);
+	close(s->lsock);
+	s->lsock = -1;
+}
+
+static void close_listener(struct supervisor *s)
+{
+	if (s->listener >= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->listener, NULL);
+		close(s->listener);
+		s->listener = -1;
+	}
+}
+
+static void answer_seccomp(struct supervisor *s, uint32_t events)
+{
+	if (events & EPOLLIN) {
+		int r = cd_seccomp_notify_handle(s->listener, &s->plan->seccomp, &s->res->denied);
+		if (r < 0 && r != -EINTR && r != -EAGAIN)
+			close_listener(s);
+		return;
+	}
+	if (events & (EPOLLHUP | EPOLLERR))
+		close_listener(s); /* no process uses the filter any more */
 }
 
 static void close_stream(struct supervisor *s, struct stream *st)
@@ -398,6 +454,35 @@ static void finish_result(struct supervisor *s)
 	}
 }
 
+/* What the cgroup saw, which mechanism enforced what, and whether the
+ * kernel's refusal explains the end of the run better than a bare signal. */
+static void account_limits(struct supervisor *s)
+{
+	struct cd_result *res = s->res;
+	struct cd_cgroup_stats st;
+	const char *why;
+	int n;
+
+	res->mech_memory = cd_cgroup_mechanism(s->cg, "memory");
+	res->mech_pids = cd_cgroup_mechanism(s->cg, "pids");
+	res->mech_cpu = cd_cgroup_mechanism(s->cg, "cpu");
+	res->landlock_abi = (res->walls & CD_WALL_LANDLOCK) ? s->plan->landlock_abi : 0;
+	n = snprintf(res->limits_note, sizeof res->limits_note, "%s",
+	             s->cg ? cd_cgroup_note(s->cg) : "rlimit");
+	if (n < 0)
+		res->limits_note[0] = '\0';
+	if (!s->cg || cd_cgroup_collect(s->cg, &st) < 0)
+		return;
+	res->peak_memory = st.peak_memory;
+	if (res->reason != CD_REASON_EXITED && res->reason != CD_REASON_SIGNALED)
+		return;
+	why = cd_cgroup_reason(&st, s->status);
+	if (why && strcmp(why, "memory") == 0)
+		res->reason = CD_REASON_MEMORY;
+	else if (why && strcmp(why, "pids") == 0)
+		res->reason = CD_REASON_PIDS;
+}
+
 static void loop(struct supervisor *s)
 {
 	struct epoll_event evs[8];
@@ -430,6 +515,12 @@ static void loop(struct supervisor *s)
 			case EV_SIGNAL:
 				forward_signals(s);
 				break;
+			case EV_LSOCK:
+				receive_listener(s);
+				break;
+			case EV_LISTENER:
+				answer_seccomp(s, evs[i].events);
+				break;
 			case EV_TIMER:
 				if (!s->child_done) {
 					s->killed_timeout = 1;
@@ -458,7 +549,7 @@ static int set_nonblock(int fd)
 
 /* Pipes are made in pairs: [0] read end, [1] write end, both close-on-exec. */
 struct fds {
-	int in[2], out[2], err[2], rep[2], sync[2], life[2];
+	int in[2], out[2], err[2], rep[2], sync[2], life[2], lis[2];
 };
 
 static void close_pair(int *p)
@@ -476,6 +567,7 @@ static void close_all(struct fds *f)
 	close_pair(f->rep);
 	close_pair(f->sync);
 	close_pair(f->life);
+	close_pair(f->lis);
 }
 
 static int make_fds(struct fds *f)
@@ -484,7 +576,8 @@ static int make_fds(struct fds *f)
 	if (pipe2(f->in, O_CLOEXEC) < 0 || pipe2(f->out, O_CLOEXEC) < 0 ||
 	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->sync, O_CLOEXEC) < 0 ||
 	    pipe2(f->life, O_CLOEXEC) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->rep) < 0) {
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->rep) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->lis) < 0) {
 		int e = -errno;
 		close_all(f);
 		return e;
@@ -526,6 +619,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 
 	memset(res, 0, sizeof *res);
 	memset(&s, 0, sizeof s);
+	s.lsock = s.listener = -1;
 	if (run_id)
 		memcpy(res->run_id, run_id, strnlen(run_id, CD_RUN_ID_LEN));
 	cd_argv_sha256(plan->argv, res->argv_sha256);
@@ -555,16 +649,28 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	}
 	for (i = 0; i < plan->nmounts && i < CD_PLAN_MAX_MOUNTS; i++)
 		u64_dec(plan->mounts[i].size, ctx.tmpfs_size[i], sizeof ctx.tmpfs_size[i]);
+	ctx.listener_fd = f.lis[1];
+
+	/* The run's cgroup exists before the child does; the child waits at
+	 * the sync point until it has been moved in. */
+	r = cd_cgroup_create(res->run_id, &plan->limits, &s.cg, err);
+	if (r < 0) {
+		close_all(&f);
+		return setup_fail(res, err, r, "create the run's cgroup");
+	}
+	ctx.cg_memory = cd_cgroup_enforces(s.cg, "memory");
+	ctx.cg_pids = cd_cgroup_enforces(s.cg, "pids");
 
 	memset(&ca, 0, sizeof ca);
 	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-	           CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
+	           CLONE_NEWUTS | CLONE_PIDFD;
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	ca.exit_signal = SIGCHLD;
 	pid = syscall(SYS_clone3, &ca, sizeof ca);
 	if (pid < 0) {
 		r = -errno;
 		close_all(&f);
+		cd_cgroup_destroy(s.cg);
 		return setup_fail(res, err, r, clone_hint(r));
 	}
 	if (pid == 0)
@@ -577,7 +683,10 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	cd_closep(&f.rep[1]);
 	cd_closep(&f.sync[0]);
 	cd_closep(&f.life[0]);
-	f.in[0] = f.out[1] = f.err[1] = f.rep[1] = f.sync[0] = f.life[0] = -1;
+	cd_closep(&f.lis[1]);
+	f.in[0] = f.out[1] = f.err[1] = f.rep[1] = f.sync[0] = f.life[0] = f.lis[1] = -1;
+	s.lsock = f.lis[0];
+	f.lis[0] = -1;
 
 	s.plan = plan;
 	s.io = io;
@@ -601,7 +710,10 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	    (r = ep_add(s.epfd, s.err.from, EPOLLIN, EV_ERR)) < 0 ||
 	    (r = ep_add(s.epfd, s.report_fd, EPOLLIN, EV_REPORT)) < 0 ||
 	    (r = ep_add(s.epfd, s.pidfd, EPOLLIN, EV_PID)) < 0 ||
-	    (r = ep_add(s.epfd, s.in_to, 0, EV_IN_TO)) < 0)
+	    (r = ep_add(s.epfd, s.in_to, 0, EV_IN_TO)) < 0 ||
+	    (r = ep_add(s.epfd, s.lsock, EPOLLIN, EV_LSOCK)) < 0)
+		goto abort;
+	if ((r = cd_cgroup_attach(s.cg, (pid_t)pid, err)) < 0)
 		goto abort;
 	if (io->signal_fd >= 0 && (r = ep_add(s.epfd, io->signal_fd, EPOLLIN, EV_SIGNAL)) < 0)
 		goto abort;
@@ -641,6 +753,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	if (!s.child_done)
 		reap(&s);
 	finish_result(&s);
+	account_limits(&s);
 	res->wall_ms = now_ms() - t0;
 	r = 0;
 	if (res->reason == CD_REASON_SETUP_ERROR)
@@ -661,6 +774,9 @@ out:
 		close(s.timerfd);
 	if (s.epfd >= 0)
 		close(s.epfd);
+	cd_closep(&s.lsock);
+	close_listener(&s);
+	cd_cgroup_destroy(s.cg);
 	cd_closep(&pidfd);
 	cd_closep(&f.sync[1]);
 	cd_closep(&f.life[1]); /* the lifeline goes last */

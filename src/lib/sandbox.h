@@ -15,6 +15,7 @@
 
 #include "err.h"
 #include "plan.h"
+#include "seccomp.h"
 
 #include <stdint.h>
 
@@ -40,7 +41,14 @@ struct cd_result {
 	uint64_t wall_ms, cpu_ms, max_rss_kb;
 	uint64_t stdin_bytes, stdout_bytes, stderr_bytes;
 	char argv_sha256[65], stdin_sha256[65], stdout_sha256[65], stderr_sha256[65];
-	unsigned walls;             /* CD_WALL_* that were up when the command started */
+	unsigned walls; /* CD_WALL_* that were up when the command started */
+	int landlock_abi;
+	struct cd_seccomp_stats denied; /* syscalls the filter refused, with counts */
+	/* Limits: which mechanism enforced each ("cgroup1", "cgroup2", "rlimit",
+	 * "none"), what the cgroup measured, and why a cgroup was not used. */
+	const char *mech_memory, *mech_pids, *mech_cpu;
+	uint64_t peak_memory; /* bytes, when a cgroup measured it; else 0 */
+	char limits_note[160];
 	char error[CD_ERR_MSG_MAX]; /* setup or exec failure, one line; "" if none */
 };
 

@@ -21,7 +21,7 @@ pn() {
 	ok "$who: the sandbox's pids are small numbers" test "$(echo "$pids" | tr ' ' '\n' | sort -n | tail -1)" -le 16
 	nok "$who: the host's pids are not in /proc" $RUN_AS "$CORDON" run -- test -e "/proc/$listener"
 	is "$($RUN_AS "$CORDON" run -- sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "')" lo "$who: only lo exists"
-	ok "$who: lo is up" $RUN_AS "$CORDON" run -- python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1)'
+	ok "$who: lo is up (UDP loopback works)" $RUN_AS "$CORDON" run -- python3 -c 'import socket; a=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a.bind(("127.0.0.1",0)); b=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); b.sendto(b"x", a.getsockname()); assert a.recv(1) == b"x"'
 	nok "$who: a TCP connect to the host's loopback listener fails" \
 		$RUN_AS "$CORDON" run -- python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), timeout=2)"
 	nok "$who: an outside address has no route" \
