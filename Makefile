@@ -13,7 +13,6 @@
 
 PREFIX   ?= /usr/local
 CC       ?= cc
-PKGS     := libseccomp libsodium sqlite3 yaml-0.1 jansson
 
 ifeq ($(SAN),1)
 B        := build-san
@@ -30,10 +29,11 @@ WARN     += -Werror
 endif
 HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 CFLAGS   ?= -O2 -g
-ALLCFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SANFLAGS) $(CFLAGS) \
-            -Isrc/lib $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
+ALLCFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SANFLAGS) $(CFLAGS) -Isrc/lib -MMD -MP
 LDFLAGS  += -pie -Wl,-z,relro,-z,now $(SANFLAGS)
-LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# Named directly, not through pkg-config: on a fresh machine the packages
+# are installed by the first rule that runs, after this file is read.
+LDLIBS   := -lseccomp -lsodium -lsqlite3 -lyaml -ljansson
 
 LIB_SRC  := $(sort $(wildcard src/lib/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
