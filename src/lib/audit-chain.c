@@ -150,6 +150,9 @@ int cd_audit_decode(const void *data, size_t len, struct cd_audit_entry *e)
 	 * the same record. */
 	if ((!e->has_exit && e->exit_code != 0) || (!e->has_duration && e->duration_ms != 0))
 		return -CD_E_PARSE;
+	/* The store holds SQLite integers: nothing past INT64_MAX. */
+	if (e->seq > INT64_MAX || e->duration_ms > INT64_MAX)
+		return -CD_E_PARSE;
 	for (i = 0; i < CD_AF_NSTR; i++) {
 		uint32_t n;
 
