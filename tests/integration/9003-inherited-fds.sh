@@ -1,0 +1,54 @@
+#!/bin/sh
+# THREATS row 3: use an fd inherited from the parent (CVE-2024-21626: a host
+# directory fd that becomes the cwd, a socket).  cordon closes everything
+# the plan does not name; fds 0-2 inside are cordon's own pipes, whatever
+# the caller's fds were; the cwd is the sandbox's bind.
+. "${CORDON_SRC:-.}/tests/lib.sh"
+
+mkdir -p "$T/hostdir" "$T/proj"
+echo host-only >"$T/hostdir/secret"
+chmod -R a+rX "$T"
+PY=/usr/bin/python3
+
+fds() {
+	who=$1
+	cd "$T/proj" || exit 1
+	# A host directory on fd 9, an open file on fd 7, a listening TCP socket
+	# and a socketpair end on fds 5 and 6, all inheritable.
+	# shellcheck disable=SC2016
+	inner='ls /proc/self/fd | sort -n | tr "\n" " "; echo
+		for f in 3 4 5 6 7 8 9 10; do test -e /proc/self/fd/$f && echo "fd$f=open"; done
+		(cd /proc/self/fd/9 2>/dev/null && echo cd9=ok && cat secret)
+		echo cwd=$(readlink /proc/self/cwd)
+		ls /proc/self/cwd/.. | grep -qx hostdir && echo parent=host-view
+		for f in 0 1 2; do echo "fd$f=$(readlink /proc/self/fd/$f | cut -d: -f1)"; done'
+	$RUN_AS $PY -c '
+import os, socket, sys
+d = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY); os.dup2(d, 9)
+f = os.open("/etc/hostname", os.O_RDONLY); os.dup2(f, 7)
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1); os.dup2(s.fileno(), 5)
+a, b = socket.socketpair(); os.dup2(a.fileno(), 6)
+# stdin is a socket too: cordon must relay it through its own pipe.
+os.dup2(b.fileno(), 0)
+os.execv(sys.argv[2], sys.argv[2:])
+' "$T/hostdir" "$CORDON" run -- sh -c "$inner" >"$T/out-$who" 2>&1
+	is "$(head -1 "$T/out-$who")" "0 1 2 3 " "$who: only 0, 1, 2 (and ls's own dir fd 3) are open inside"
+	for f in 5 6 7 9; do
+		nok "$who: the inherited fd $f is closed inside" grep -qx "fd$f=open" "$T/out-$who"
+	done
+	nok "$who: the host directory fd cannot be entered" grep -q 'cd9=ok\|host-only' "$T/out-$who"
+	ok "$who: /proc/self/cwd is the sandbox's bind of the project" grep -qx "cwd=$T/proj" "$T/out-$who"
+	nok "$who: the cwd's parent is the sandbox's, not the host's" grep -q 'parent=host-view' "$T/out-$who"
+	ok "$who: fd 0 inside is a pipe although the caller's stdin is a socket" grep -qx "fd0=pipe" "$T/out-$who"
+	ok "$who: fds 1 and 2 inside are pipes" sh -c "grep -qx fd1=pipe '$T/out-$who' && grep -qx fd2=pipe '$T/out-$who'"
+	# The check itself works: the same fds outside the sandbox are visible.
+	$RUN_AS $PY -c '
+import os, sys
+d = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY); os.dup2(d, 9)
+os.execv("/bin/sh", ["sh", "-c", "cat /proc/self/fd/9/secret"])' "$T/hostdir" >"$T/ctl-$who" 2>&1
+	ok "$who: control: outside the sandbox fd 9 does reach the host directory" grep -qx host-only "$T/ctl-$who"
+	cd "$T" || exit 1
+}
+
+for_each_user fds
+done_testing
