@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "num.h"
 #include "plan.h"
+#include "profile.h"
 #include "sandbox.h"
 #include "util.h"
 
@@ -80,6 +81,7 @@ enum {
 	OPT_JSON_FD,
 	OPT_DRY_RUN,
 	OPT_ALLOW_DEGRADED,
+	OPT_PROFILE,
 };
 
 static const struct option options[] = {
@@ -99,6 +101,7 @@ static const struct option options[] = {
 	{ "json-fd", required_argument, NULL, OPT_JSON_FD },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -113,6 +116,17 @@ struct run_args {
 	const char *cwd, *scratch;
 	struct cd_limits limits;
 	int json, json_fd, dry_run, allow_degraded;
+	const char *profile;
+	unsigned set; /* SET_* limits given as options: they win over the profile */
+};
+
+enum {
+	SET_SCRATCH = 1u << 0,
+	SET_TIMEOUT = 1u << 1,
+	SET_CPU = 1u << 2,
+	SET_OUTPUT = 1u << 3,
+	SET_MEMORY = 1u << 4,
+	SET_PIDS = 1u << 5,
 };
 
 static void args_release(struct run_args *a)
@@ -323,6 +337,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			a->scratch = optarg;
 			break;
 		case OPT_SCRATCH_SIZE:
+			a->set |= SET_SCRATCH;
 			if (parse_size_opt("--scratch-size", optarg, &a->limits.scratch_size) < 0)
 				return -1;
 			break;
@@ -338,6 +353,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			a->cwd = optarg;
 			break;
 		case OPT_TIMEOUT:
+			a->set |= SET_TIMEOUT;
 			if (strcmp(optarg, "0") == 0) {
 				a->limits.timeout_ms = 0;
 			} else if (cd_parse_duration_ms(optarg, &a->limits.timeout_ms) < 0) {
@@ -347,20 +363,24 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			}
 			break;
 		case OPT_CPU_TIME:
+			a->set |= SET_CPU;
 			if (cd_parse_duration_ms(optarg, &a->limits.cpu_ms) < 0) {
 				cli_errorf("--cpu-time '%s': expected a duration like 10s", optarg);
 				return -1;
 			}
 			break;
 		case OPT_OUTPUT_LIMIT:
+			a->set |= SET_OUTPUT;
 			if (parse_size_opt("--output-limit", optarg, &a->limits.output_limit) < 0)
 				return -1;
 			break;
 		case OPT_MEMORY:
+			a->set |= SET_MEMORY;
 			if (parse_size_opt("--memory", optarg, &a->limits.memory) < 0)
 				return -1;
 			break;
 		case OPT_PIDS:
+			a->set |= SET_PIDS;
 			if (cd_parse_u64(optarg, strlen(optarg), 1000000, &v) < 0 || v == 0) {
 				cli_errorf("--pids '%s': expected a number from 1 to 1000000",
 				           optarg);
@@ -386,6 +406,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case OPT_ALLOW_DEGRADED:
 			a->allow_degraded = 1;
 			break;
+		case OPT_PROFILE:
+			a->profile = optarg;
+			break;
 		default:
 			if (optopt)
 				cli_errorf("unknown or incomplete option '-%c' (see --help)",
@@ -401,6 +424,79 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		return -1;
 	}
 	return optind;
+}
+
+/* The profile is the base; limits given as options win; its binds and env
+ * are added to the options' own. */
+static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof)
+{
+	struct cd_err err = { 0, "" };
+	struct cd_limits mine = a->limits;
+	size_t i;
+
+	if (cd_profile_builtin(a->profile ? a->profile : "strict", prof, &err) < 0) {
+		cli_errorf("--profile: %s", err.msg);
+		return -1;
+	}
+	a->limits = prof->limits;
+	if (a->set & SET_SCRATCH)
+		a->limits.scratch_size = mine.scratch_size;
+	if (a->set & SET_TIMEOUT)
+		a->limits.timeout_ms = mine.timeout_ms;
+	if (a->set & SET_CPU)
+		a->limits.cpu_ms = mine.cpu_ms;
+	if (a->set & SET_OUTPUT)
+		a->limits.output_limit = mine.output_limit;
+	if (a->set & SET_MEMORY)
+		a->limits.memory = mine.memory;
+	if (a->set & SET_PIDS)
+		a->limits.pids = mine.pids;
+	for (i = 0; i < prof->nbinds; i++) {
+		if (add_bind(a, prof->binds[i], prof->bind_rw[i]) < 0)
+			return -1;
+	}
+	for (i = 0; i < prof->nenv; i++) {
+		if (add_env(a, prof->env[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* workspace-write keeps what exists of the protected paths read-only, but
+ * a path that did not exist can be created by the command.  Note which are
+ * missing before the run and report any that appear: they would run later
+ * on the host, so the operator must look at them. */
+static unsigned missing_protected(const char *cwd)
+{
+	char path[CD_PATH_MAX];
+	struct stat st;
+	unsigned mask = 0;
+	size_t i;
+
+	for (i = 0; cd_protected_workspace_paths[i] && i < 32; i++) {
+		int n = snprintf(path, sizeof path, "%s/%s", cwd, cd_protected_workspace_paths[i]);
+		if (n > 0 && (size_t)n < sizeof path && lstat(path, &st) < 0 && errno == ENOENT)
+			mask |= 1u << i;
+	}
+	return mask;
+}
+
+static json_t *planted_paths(const char *cwd, unsigned before)
+{
+	unsigned after = missing_protected(cwd);
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && cd_protected_workspace_paths[i] && i < 32; i++) {
+		if ((before & (1u << i)) && !(after & (1u << i))) {
+			cli_warnf(
+			        "the command created '%s' in the workspace: it could run later on "
+			        "the host; review or remove it",
+			        cd_protected_workspace_paths[i]);
+			json_array_append_new(a, json_string(cd_protected_workspace_paths[i]));
+		}
+	}
+	return a;
 }
 
 static json_t *walls_json(unsigned w)
@@ -424,7 +520,8 @@ static json_t *walls_json(unsigned w)
 	return o;
 }
 
-static int emit_result(const struct run_args *a, const struct cd_plan *p, const struct cd_result *r)
+static int emit_result(const struct run_args *a, const struct cd_plan *p, const struct cd_result *r,
+                       json_t *planted)
 {
 	json_t *o = json_object();
 	char *s;
@@ -448,6 +545,8 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 	json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)r->stdout_bytes));
 	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)r->stderr_bytes));
 	json_object_set_new(o, "profile", json_string(p->profile));
+	if (planted)
+		json_object_set(o, "planted_paths", planted);
 	json_object_set_new(o, "walls", walls_json(r->walls));
 	json_object_set_new(o, "landlock_abi", json_integer(r->landlock_abi));
 	{
@@ -513,6 +612,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_args a;
 	struct cd_plan_opts po;
+	struct cd_sandbox_profile prof;
 	struct cd_plan *plan = NULL;
 	struct cd_sandbox_io io;
 	struct cd_result res;
@@ -520,6 +620,8 @@ int cmd_run(int argc, char **argv)
 	char run_id[CD_RUN_ID_LEN + 1];
 	sigset_t oldmask;
 	int first, rc = CD_EXIT_CORDON, sfd = -1;
+	unsigned missing_before = 0;
+	json_t *planted = NULL;
 	char cwd[CD_PATH_MAX];
 
 	memset(&a, 0, sizeof a);
@@ -533,7 +635,11 @@ int cmd_run(int argc, char **argv)
 		}
 		a.cwd = cwd;
 	}
+	if (apply_profile(&a, &prof) < 0)
+		goto out;
 	memset(&po, 0, sizeof po);
+	po.cwd_writable = prof.workspace_write;
+	po.profile = prof.name;
 	po.argv = argv + first;
 	po.host_cwd = a.cwd;
 	po.binds = a.binds;
@@ -574,6 +680,8 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	fflush(stdout);
+	if (prof.workspace_write)
+		missing_before = missing_protected(plan->cwd);
 	io.stdin_fd = STDIN_FILENO;
 	io.stdout_fd = STDOUT_FILENO;
 	io.stderr_fd = STDERR_FILENO;
@@ -590,9 +698,12 @@ int cmd_run(int argc, char **argv)
 	else if (res.reason == CD_REASON_OUTPUT_LIMIT)
 		cli_errorf("output limit: killed after %llu bytes on one stream",
 		           (unsigned long long)plan->limits.output_limit);
-	if (a.json && emit_result(&a, plan, &res) < 0)
+	if (prof.workspace_write)
+		planted = planted_paths(plan->cwd, missing_before);
+	if (a.json && emit_result(&a, plan, &res, planted) < 0)
 		cli_warnf("could not write the result record");
 out:
+	json_decref(planted);
 	if (sfd >= 0)
 		close(sfd);
 	cd_plan_free(plan);

@@ -11,6 +11,7 @@
 #include "bounds.h"
 #include "buf.h"
 #include "path.h"
+#include "profile.h"
 #include "util.h"
 
 #include <errno.h>
@@ -313,6 +314,34 @@ refuse:
 	                  "working directory '%s' would expose system or shared state to the "
 	                  "sandbox; cd into a project directory or pass --cwd DIR",
 	                  cwd);
+}
+
+/* workspace-write: what exists of the protected paths stays read-only.  A
+ * protected path that is a symlink cannot be held (the agent could swap
+ * it), so the run is refused. */
+static int protect_workspace(struct cd_plan *p, const char *cwd, struct cd_err *err)
+{
+	char path[CD_PATH_MAX];
+	struct stat st;
+	size_t i;
+	int n, r;
+
+	for (i = 0; cd_protected_workspace_paths[i]; i++) {
+		n = snprintf(path, sizeof path, "%s/%s", cwd, cd_protected_workspace_paths[i]);
+		if (n < 0 || (size_t)n >= sizeof path)
+			return cd_err_set(err, -ENAMETOOLONG, "working directory path too long");
+		if (lstat(path, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode))
+			return cd_err_set(err, -CD_E_USAGE,
+			                  "'%s' is a symlink; workspace-write cannot keep it "
+			                  "read-only, so the run is refused",
+			                  path);
+		r = add_mount(p, CD_MNT_REMOUNT_RO, 0, NULL, path, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 static int dest_ok(const char *dest, struct cd_err *err)
@@ -679,7 +708,9 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 		goto fail;
 
 	first_user = p->nmounts;
-	if ((r = add_mount(p, CD_MNT_BIND, 0, cwd, cwd, err)) < 0)
+	if ((r = add_mount(p, CD_MNT_BIND, o->cwd_writable ? CD_MNT_RW : 0, cwd, cwd, err)) < 0)
+		goto fail;
+	if (o->cwd_writable && (r = protect_workspace(p, cwd, err)) < 0)
 		goto fail;
 	if ((r = add_user_binds(p, o, first_user, err)) < 0)
 		goto fail;

@@ -120,6 +120,8 @@ struct cd_plan_opts {
 	uid_t host_uid, host_gid;
 	const char *profile;
 	int allow_degraded; /* run without walls the kernel lacks (recorded) */
+	int cwd_writable;   /* workspace-write: the cwd is writable, except
+			     * cd_protected_workspace_paths, kept read-only */
 };
 
 /* Fill `lim` with the strict profile's defaults. */

@@ -425,6 +425,10 @@ static int check_setting(struct lctx *c, const char *key, const struct cd_ynode 
 	} else if (!strcmp(key, "net")) {
 		if (strcmp(s, "none") && strcmp(s, "proxy"))
 			return lfail(c, item, "none or proxy", "net '%s' is not valid", s);
+	} else if (!strcmp(key, "workspace")) {
+		if (strcmp(s, "read-only") && strcmp(s, "write"))
+			return lfail(c, item, "read-only or write", "workspace '%s' is not valid",
+			             s);
 	} else if (!strcmp(key, "allow_hosts")) {
 		char host[CD_HOST_MAX];
 		size_t hlen = item->len;
@@ -471,14 +475,15 @@ static int check_setting(struct lctx *c, const char *key, const struct cd_ynode 
 
 static int load_profiles(struct lctx *c, const struct cd_ynode *map)
 {
-	static const char *const scalar_keys[] = {
-		"memory", "pids", "timeout", "cpu_time", "output_limit", "scratch_size", "net", NULL
-	};
+	static const char *const scalar_keys[] = { "memory",   "pids",         "timeout",
+		                                   "cpu_time", "output_limit", "scratch_size",
+		                                   "net",      "workspace",    NULL };
 	static const struct keyspec spec[] = {
 		{ "memory", 0 },   { "pids", 0 },         { "timeout", 0 },
 		{ "cpu_time", 0 }, { "output_limit", 0 }, { "scratch_size", 0 },
 		{ "net", 0 },      { "allow_hosts", 0 },  { "ro", 0 },
-		{ "rw", 0 },       { "env", 0 },          { NULL, 0 },
+		{ "rw", 0 },       { "env", 0 },          { "workspace", 0 },
+		{ NULL, 0 },
 	};
 	const struct cd_ynode *k, *set, *sk;
 	size_t i = 0;

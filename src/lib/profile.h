@@ -1,0 +1,45 @@
+/* profile.h — named sandbox settings turned into plan options.
+ *
+ * A profile is a list of key/value settings, the same shape whether it is
+ * built in (strict, workspace-write) or comes from a policy file's
+ * `profiles:` (validated there by the policy loader): memory, pids,
+ * timeout, cpu_time, output_limit, scratch_size, net, allow_hosts, ro, rw,
+ * env, workspace.  This module applies them on top of the strict defaults;
+ * it refuses what it cannot enforce (fail closed), e.g. `net: proxy` until
+ * the egress proxy exists. */
+#ifndef CD_PROFILE_H
+#define CD_PROFILE_H
+
+#include "err.h"
+#include "limits.h"
+#include "plan.h"
+#include "policy.h"
+
+#define CD_PROFILE_MAX_ITEMS 64
+
+struct cd_sandbox_profile {
+	char name[64];
+	struct cd_limits limits;
+	int workspace_write; /* the working directory is writable, minus protected paths */
+	const char *binds[CD_PROFILE_MAX_ITEMS]; /* "PATH[:DEST]", borrowed */
+	int bind_rw[CD_PROFILE_MAX_ITEMS];
+	size_t nbinds;
+	const char *env[CD_PROFILE_MAX_ITEMS]; /* NAME or NAME=VALUE, borrowed */
+	size_t nenv;
+};
+
+/* The built-in profiles, by name: "strict" (the default) and
+ * "workspace-write".  -ENOENT (with a message listing them) otherwise. */
+int cd_profile_builtin(const char *name, struct cd_sandbox_profile *ret, struct cd_err *err);
+
+/* Apply settings (borrowed: strings must outlive *p) on top of *p.
+ * -CD_E_USAGE for an unknown key or bad value, naming it. */
+int cd_profile_apply(struct cd_sandbox_profile *p, const struct cd_profile_setting *s, size_t n,
+                     struct cd_err *err);
+
+/* Files and directories in a writable workspace that would run later on
+ * the host (git hooks and config, CI definitions, editor tasks, shell rc
+ * files, MCP client configs): kept read-only.  NULL-terminated. */
+extern const char *const cd_protected_workspace_paths[];
+
+#endif
