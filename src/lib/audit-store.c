@@ -771,15 +771,11 @@ void cd_audit_row_read_(sqlite3_stmt *st, struct cd_audit_entry *e)
 		e->has_duration = 1;
 		e->duration_ms = (uint64_t)sqlite3_column_int64(st, 3);
 	}
+	/* column_text is NULL for SQL NULL (and for out-of-memory, which
+	 * then reads as a record that does not verify: never as valid). */
 	for (i = 0; i < CD_AF_NSTR; i++) {
-		if (sqlite3_column_type(st, 4 + i) == SQLITE_NULL)
-			continue;
 		e->str[i].p = (const char *)sqlite3_column_text(st, 4 + i);
-		e->str[i].len = (size_t)sqlite3_column_bytes(st, 4 + i);
-		if (!e->str[i].p) {
-			e->str[i].p = "";
-			e->str[i].len = 0;
-		}
+		e->str[i].len = e->str[i].p ? (size_t)sqlite3_column_bytes(st, 4 + i) : 0;
 	}
 	e->hashes_ok = 1;
 	p = sqlite3_column_blob(st, 4 + CD_AF_NSTR);
