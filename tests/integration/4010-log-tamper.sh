@@ -25,7 +25,7 @@ scenario() {
 	expect() {
 		fresh
 		$RUN_AS sqlite3 "$D/audit.db" "$2" || { ok "$who: $1 (sql)" false; return; }
-		$RUN_AS "$CORDON" log verify >"$D/out" 2>"$D/err"
+		$RUN_AS "$CORDON" log verify --audit "$D/audit.db" >"$D/out" 2>"$D/err"
 		rc=$?
 		is "$rc" 1 "$who: $1: verify fails"
 		if grep -q "seq $4: $3" "$D/err"; then
@@ -36,7 +36,7 @@ scenario() {
 	}
 
 	fresh
-	ok "$who: untouched log verifies" $RUN_AS "$CORDON" log verify
+	ok "$who: untouched log verifies" $RUN_AS "$CORDON" log verify --audit "$D/audit.db"
 	expect "modified field" "UPDATE records SET target='/etc/shadow' WHERE seq=5" modified 5
 	expect "deleted row" "DELETE FROM records WHERE seq=7" missing 7
 	expect "swapped rows" "UPDATE records SET seq=-1 WHERE seq=5;
@@ -53,11 +53,11 @@ scenario() {
 	fresh
 	$RUN_AS sqlite3 "$D/audit.db" ".backup '$D/old.db'"
 	$RUN_AS "$APPEND" --db "$D/audit.db" -n 5 >/dev/null
-	ok "$who: checkpoint on demand" $RUN_AS "$CORDON" log checkpoint
-	ok "$who: grown log verifies" $RUN_AS "$CORDON" log verify
+	ok "$who: checkpoint on demand" $RUN_AS "$CORDON" log checkpoint --audit "$D/audit.db"
+	ok "$who: grown log verifies" $RUN_AS "$CORDON" log verify --audit "$D/audit.db"
 	cp "$D/old.db" "$D/audit.db"
 	rm -f "$D/audit.db-wal" "$D/audit.db-shm"
-	$RUN_AS "$CORDON" log verify >/dev/null 2>"$D/err"
+	$RUN_AS "$CORDON" log verify --audit "$D/audit.db" >/dev/null 2>"$D/err"
 	is "$?" 1 "$who: restored older copy: verify fails"
 	ok "$who: names the rollback" grep -q "seq 45: rolled back" "$D/err"
 
@@ -67,14 +67,14 @@ scenario() {
 p = sys.argv[1]; l = open(p).read().split("\n")
 l[0] = l[0][:-1] + ("b" if l[0][-1] == "a" else "a")
 open(p, "w").write("\n".join(l))' "$D/audit.db.checkpoints"
-	$RUN_AS "$CORDON" log verify >/dev/null 2>"$D/err"
+	$RUN_AS "$CORDON" log verify --audit "$D/audit.db" >/dev/null 2>"$D/err"
 	is "$?" 1 "$who: edited checkpoint line: verify fails"
 	ok "$who: bad signature" grep -q "bad signature" "$D/err"
 
 	# A torn last line (crash while appending) is not tampering.
 	fresh
 	printf 'cordon-checkpoint v1 0123' >>"$D/audit.db.checkpoints"
-	$RUN_AS "$CORDON" log verify >"$D/out" 2>&1
+	$RUN_AS "$CORDON" log verify --audit "$D/audit.db" >"$D/out" 2>&1
 	is "$?" 0 "$who: torn checkpoint line: still intact"
 	ok "$who: and reported as torn" grep -q '^torn' "$D/out"
 }
