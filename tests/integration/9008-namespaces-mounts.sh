@@ -1,0 +1,47 @@
+#!/bin/sh
+# THREATS row 8: new namespaces inside (unshare -U/-m, clone(CLONE_NEW*),
+# clone3, setns), mounts, pivot_root, chroot.  All refused and counted;
+# clone3 gives ENOSYS (uncounted) so libc falls back to clone, where the
+# flags are checked.
+. "${CORDON_SRC:-.}/tests/lib.sh"
+H=$CORDON_BUILD/tests/helpers
+
+denied() {
+	python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+print(" ".join(sorted(set(d["syscall"] for d in r.get("denied_syscalls") or []))))' "$1"
+}
+
+probes="unshare-user unshare-mount unshare-net clone-newuser clone-newns clone-newpid setns mount umount2 pivot_root chroot fsopen open_tree"
+
+ns() {
+	who=$1
+	# shellcheck disable=SC2086
+	$RUN_AS "$CORDON" run --json-fd 3 --ro "$H" -- "$H/try-syscall" $probes clone3 fork thread unshare-files >"$T/out" 3>"$T/rec"
+	for p in $probes; do
+		ok "$who: $p is refused with EPERM" grep -qx "$p errno=EPERM" "$T/out"
+	done
+	ok "$who: clone3 gives ENOSYS" grep -qx "clone3 errno=ENOSYS" "$T/out"
+	ok "$who: plain fork still works" grep -qx "fork ok" "$T/out"
+	ok "$who: threads still work" grep -qx "thread ok" "$T/out"
+	ok "$who: unshare(CLONE_FILES) (no namespace) still works" grep -qx "unshare-files ok" "$T/out"
+	is "$(denied "$T/rec")" "chroot clone fsopen mount open_tree pivot_root setns umount2 unshare" \
+		"$who: the record names every refused call (clone3 is not counted)"
+
+	# The real tools.
+	for cmd in "unshare -U true" "unshare -r true" "unshare -m true" "unshare -n true" "unshare -p -f true" \
+		"chroot / true" "mount -t tmpfs none /tmp" "mount --bind /tmp /usr"; do
+		# shellcheck disable=SC2086
+		$RUN_AS "$CORDON" run --json-fd 3 -- $cmd >/dev/null 2>"$T/err" 3>"$T/rec"
+		rc=$?
+		ok "$who: '$cmd' fails" test "$rc" -ne 0
+		ok "$who: '$cmd' is visible in the record ($(denied "$T/rec"))" test -n "$(denied "$T/rec")"
+	done
+	nok "$who: /usr is still the read-only bind afterwards" $RUN_AS "$CORDON" run -- sh -c 'unshare -m sh -c "mount -t tmpfs none /usr && touch /usr/x" 2>/dev/null; touch /usr/x'
+	# Control: outside, unshare -U works on this kernel (so the refusal
+	# inside is cordon's).
+	ok "control: unshare -U works outside the sandbox" $RUN_AS unshare -U true
+}
+
+for_each_user ns
+done_testing
