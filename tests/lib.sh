@@ -96,8 +96,15 @@ done_testing() {
 	exit 0
 }
 
+# Every cordon run writes the audit log (no log, no run): each test keeps
+# its own, one per user, so runs as root and as nobody never share a file.
+mkdir -p "$T/.state-root" "$T/.state-nobody"
+chown 65534:65534 "$T/.state-nobody" 2>/dev/null
+export CORDON_AUDIT="$T/.state-$(id -u | sed 's/^0$/root/')/audit.db"
+
 as_nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"
+	CORDON_AUDIT="$T/.state-nobody/audit.db" HOME=/nonexistent \
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"
 }
 
 # Run a test function as the invoking user and, when that is root, again as

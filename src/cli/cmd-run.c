@@ -11,6 +11,8 @@
 
 #include "bounds.h"
 #include "buf.h"
+#include "cli-audit.h"
+#include "gate.h"
 #include "num.h"
 #include "plan.h"
 #include "profile.h"
@@ -26,6 +28,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_OPT_ITEMS 128
@@ -82,6 +85,11 @@ enum {
 	OPT_DRY_RUN,
 	OPT_ALLOW_DEGRADED,
 	OPT_PROFILE,
+	OPT_POLICY,
+	OPT_AGENT,
+	OPT_TASK,
+	OPT_TOOL,
+	OPT_AUDIT,
 };
 
 static const struct option options[] = {
@@ -102,6 +110,11 @@ static const struct option options[] = {
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "agent", required_argument, NULL, OPT_AGENT },
+	{ "task", required_argument, NULL, OPT_TASK },
+	{ "tool", required_argument, NULL, OPT_TOOL },
+	{ "audit", required_argument, NULL, OPT_AUDIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -116,7 +129,7 @@ struct run_args {
 	const char *cwd, *scratch;
 	struct cd_limits limits;
 	int json, json_fd, dry_run, allow_degraded;
-	const char *profile;
+	const char *profile, *policy, *agent, *task, *tool, *audit;
 	unsigned set; /* SET_* limits given as options: they win over the profile */
 };
 
@@ -409,6 +422,21 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case OPT_PROFILE:
 			a->profile = optarg;
 			break;
+		case OPT_POLICY:
+			a->policy = optarg;
+			break;
+		case OPT_AGENT:
+			a->agent = optarg;
+			break;
+		case OPT_TASK:
+			a->task = optarg;
+			break;
+		case OPT_TOOL:
+			a->tool = optarg;
+			break;
+		case OPT_AUDIT:
+			a->audit = optarg;
+			break;
 		default:
 			if (optopt)
 				cli_errorf("unknown or incomplete option '-%c' (see --help)",
@@ -428,13 +456,52 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 
 /* The profile is the base; limits given as options win; its binds and env
  * are added to the options' own. */
-static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof)
+static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
+                         const struct cd_policy *policy, const char *granted)
 {
 	struct cd_err err = { 0, "" };
 	struct cd_limits mine = a->limits;
 	size_t i;
 
-	if (cd_profile_builtin(a->profile ? a->profile : "strict", prof, &err) < 0) {
+	if (policy) {
+		/* The grant decides the sandbox: options may not widen it. */
+		const struct cd_profile_setting *set = NULL;
+		size_t nset = 0;
+		int n;
+
+		if (a->profile || a->nbinds || a->scratch) {
+			cli_errorf("with --policy the grant's profile decides the sandbox: "
+			           "--profile, --ro, --rw and --scratch are refused");
+			return -1;
+		}
+		if (cd_profile_builtin("strict", prof, &err) < 0)
+			return -1;
+		if (granted) {
+			if (cd_policy_profile(policy, granted, &set, &nset) < 0 &&
+			    cd_profile_builtin(granted, prof, &err) < 0) {
+				cli_errorf("policy profile '%s' does not exist", granted);
+				return -1;
+			}
+			if (cd_profile_apply(prof, set, nset, &err) < 0) {
+				cli_errorf("policy profile '%s': %s", granted, err.msg);
+				return -1;
+			}
+			n = snprintf(prof->name, sizeof prof->name, "%s", granted);
+			if (n < 0 || (size_t)n >= sizeof prof->name)
+				return -1;
+		}
+		/* Limits given as options may only lower the profile's. */
+		if (((a->set & SET_MEMORY) && mine.memory > prof->limits.memory) ||
+		    ((a->set & SET_PIDS) && mine.pids > prof->limits.pids) ||
+		    ((a->set & SET_TIMEOUT) &&
+		     (mine.timeout_ms == 0 || mine.timeout_ms > prof->limits.timeout_ms)) ||
+		    ((a->set & SET_OUTPUT) && mine.output_limit > prof->limits.output_limit) ||
+		    ((a->set & SET_SCRATCH) && mine.scratch_size > prof->limits.scratch_size)) {
+			cli_errorf("with --policy, limit options may only lower the granted "
+			           "profile's limits");
+			return -1;
+		}
+	} else if (cd_profile_builtin(a->profile ? a->profile : "strict", prof, &err) < 0) {
 		cli_errorf("--profile: %s", err.msg);
 		return -1;
 	}
@@ -608,16 +675,68 @@ static int signals_setup(sigset_t *old)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* A refusal before anything ran: one line on stderr, and the JSON record
+ * when asked for, with reason "denied" or "setup-error". */
+static int refuse(const struct run_args *a, const char *run_id, enum cd_reason why, const char *msg)
+{
+	cli_errorf("%s", msg);
+	if (a->json) {
+		json_t *o =
+		        json_pack("{s:s,s:s,s:i,s:s}", "run_id", run_id ? run_id : "", "reason",
+		                  cd_reason_name(why), "exit_code", CD_EXIT_CORDON, "error", msg);
+		char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		int fd = a->json_fd >= 0 ? a->json_fd : STDOUT_FILENO;
+		if (s && cd_write_all(fd, s, strlen(s)) == 0)
+			cd_write_all(fd, "\n", 1);
+		free(s);
+		json_decref(o);
+	}
+	return CD_EXIT_CORDON;
+}
+
+static int load_policy(const struct run_args *a, struct cd_policy **ret)
+{
+	struct cd_err err = { 0, "" };
+
+	if (!a->policy)
+		return 0;
+	if (cd_policy_load_file(a->policy, ret, &err) < 0) {
+		cli_errorf("policy: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void explain_refusal(const struct cd_decision *d, char *out, size_t cap)
+{
+	int n;
+
+	if (d->verdict == CD_VERDICT_NEEDS_APPROVAL)
+		n = snprintf(out, cap,
+		             "needs approval (%s, grant %s): approvals are not available in this "
+		             "build, so the run is refused",
+		             d->approval ? d->approval : "human", d->nids ? d->ids[0] : "?");
+	else
+		n = snprintf(out, cap, "denied by policy: %s", d->reason);
+	if (n < 0)
+		out[0] = '\0';
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_args a;
 	struct cd_plan_opts po;
 	struct cd_sandbox_profile prof;
 	struct cd_plan *plan = NULL;
+	struct cd_policy *policy = NULL;
+	struct cd_audit *audit = NULL;
+	struct cd_gate gate;
+	struct cd_run_request rq;
+	struct cd_decision dec;
 	struct cd_sandbox_io io;
 	struct cd_result res;
 	struct cd_err err = { 0, "" };
-	char run_id[CD_RUN_ID_LEN + 1];
+	char run_id[CD_RUN_ID_LEN + 1] = "", msg[512];
 	sigset_t oldmask;
 	int first, rc = CD_EXIT_CORDON, sfd = -1;
 	unsigned missing_before = 0;
@@ -635,7 +754,45 @@ int cmd_run(int argc, char **argv)
 		}
 		a.cwd = cwd;
 	}
-	if (apply_profile(&a, &prof) < 0)
+	if (a.policy && !a.agent) {
+		cli_errorf("--policy needs --agent ID: every decision names its agent");
+		goto out;
+	}
+	if (load_policy(&a, &policy) < 0)
+		goto out;
+	if (cd_run_id_new(run_id) < 0) {
+		cli_errorf("cannot make a run id: no randomness");
+		goto out;
+	}
+	/* No log, no run: the log opens before anything is decided. */
+	if (!a.dry_run && cli_audit_open(a.audit, &audit) < 0)
+		goto out;
+
+	memset(&rq, 0, sizeof rq);
+	rq.run_id = run_id;
+	rq.agent = a.agent;
+	rq.task = a.task;
+	rq.tool = a.tool ? a.tool : "shell";
+	rq.argv = argv + first;
+	rq.cwd = a.cwd;
+	memset(&gate, 0, sizeof gate);
+	gate.audit = audit;
+	gate.policy = policy;
+	gate.policy_path = a.policy;
+	gate.now = (int64_t)time(NULL);
+	memset(&dec, 0, sizeof dec);
+	if (!a.dry_run) {
+		if (cd_gate_decide_run(&gate, &rq, &dec, &err) < 0) {
+			rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
+			goto out;
+		}
+		if (dec.verdict != CD_VERDICT_ALLOW) {
+			explain_refusal(&dec, msg, sizeof msg);
+			rc = refuse(&a, run_id, CD_REASON_DENIED, msg);
+			goto out;
+		}
+	}
+	if (apply_profile(&a, &prof, policy, policy ? dec.profile : NULL) < 0)
 		goto out;
 	memset(&po, 0, sizeof po);
 	po.cwd_writable = prof.workspace_write;
@@ -656,7 +813,7 @@ int cmd_run(int argc, char **argv)
 	po.host_gid = getegid();
 	po.allow_degraded = a.allow_degraded;
 	if (cd_plan_build(&po, &plan, &err) < 0) {
-		cli_errorf("%s", err.msg);
+		rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
 		goto out;
 	}
 	if (a.dry_run) {
@@ -670,8 +827,10 @@ int cmd_run(int argc, char **argv)
 		rc = CD_EXIT_OK;
 		goto out;
 	}
-	if (cd_run_id_new(run_id) < 0) {
-		cli_errorf("cannot make a run id: no randomness");
+	rq.cwd = plan->cwd;
+	/* The intent is durable before the sandbox exists. */
+	if (cd_gate_run_intent(&gate, &rq, plan, &dec, &err) < 0) {
+		rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
 		goto out;
 	}
 	sfd = signals_setup(&oldmask);
@@ -700,6 +859,13 @@ int cmd_run(int argc, char **argv)
 		           (unsigned long long)plan->limits.output_limit);
 	if (prof.workspace_write)
 		planted = planted_paths(plan->cwd, missing_before);
+	if (cd_gate_run_result(&gate, &rq, plan, &res,
+	                       planted ? json_pack("{s:O}", "planted_paths", planted) : NULL,
+	                       &err) < 0) {
+		cli_errorf("the run finished (exit %d) but its result could not be recorded: %s",
+		           res.exit_code, err.msg);
+		rc = CD_EXIT_CORDON;
+	}
 	if (a.json && emit_result(&a, plan, &res, planted) < 0)
 		cli_warnf("could not write the result record");
 out:
@@ -707,6 +873,8 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	cd_plan_free(plan);
+	cd_policy_free(policy);
+	cd_audit_close(audit);
 	args_release(&a);
 	return rc;
 }

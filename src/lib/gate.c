@@ -1,0 +1,366 @@
+/* gate.c — decision, intent and result records for command runs (gate.h). */
+#include "gate.h"
+
+#include "bounds.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CODE_MAX (16 * CD_MIB)
+
+static const char *const interpreters[] = {
+	"sh",   "bash", "dash", "zsh", "ksh",     "python", "python3", "perl",
+	"ruby", "node", "php",  "lua", "Rscript", "deno",   "bun",     "tclsh",
+};
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+static int is_interpreter(const char *arg0)
+{
+	const char *b = base_name(arg0);
+	size_t i, n;
+
+	for (i = 0; i < CD_ARRAY_SIZE(interpreters); i++) {
+		n = strlen(interpreters[i]);
+		/* python3.11, perl5.36 ... count too */
+		if (strncmp(b, interpreters[i], n) == 0 &&
+		    (b[n] == '\0' || (b[n] >= '0' && b[n] <= '9') || b[n] == '.'))
+			return 1;
+	}
+	return 0;
+}
+
+static void hex_of(crypto_hash_sha256_state *st, char out[65])
+{
+	unsigned char d[crypto_hash_sha256_BYTES];
+
+	crypto_hash_sha256_final(st, d);
+	sodium_bin2hex(out, 65, d, sizeof d);
+}
+
+static int hash_file(int dirfd, const char *path, char out[65])
+{
+	crypto_hash_sha256_state st;
+	char buf[64 * 1024];
+	uint64_t total = 0;
+	ssize_t n;
+	struct stat sb;
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return -ENOENT;
+	}
+	crypto_hash_sha256_init(&st);
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
+		total += (uint64_t)n;
+		if (total > CODE_MAX) {
+			close(fd);
+			return -EFBIG;
+		}
+		crypto_hash_sha256_update(&st, (unsigned char *)buf, (size_t)n);
+	}
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	hex_of(&st, out);
+	return 0;
+}
+
+int cd_gate_code_sha256(char *const *argv, const char *cwd, char ret[65])
+{
+	crypto_hash_sha256_state st;
+	size_t i;
+	int dirfd, r;
+
+	if (!argv || !argv[0] || !is_interpreter(argv[0]))
+		return -ENOENT;
+	for (i = 1; argv[i]; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "-c") == 0 || strcmp(a, "-e") == 0 || strcmp(a, "--eval") == 0) {
+			if (!argv[i + 1])
+				return -ENOENT;
+			crypto_hash_sha256_init(&st);
+			crypto_hash_sha256_update(&st, (const unsigned char *)argv[i + 1],
+			                          strlen(argv[i + 1]));
+			hex_of(&st, ret);
+			return 0;
+		}
+		if (a[0] == '-')
+			continue;
+		/* The first operand is the script. */
+		dirfd = open(cwd ? cwd : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dirfd < 0)
+			return -errno;
+		r = hash_file(dirfd, a, ret);
+		close(dirfd);
+		return r;
+	}
+	return -ENOENT;
+}
+
+static json_t *argv_json(char *const *argv)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && argv[i]; i++)
+		json_array_append_new(a, json_stringn(argv[i], strlen(argv[i])));
+	return a;
+}
+
+/* jansson refuses invalid UTF-8; argv is arbitrary bytes.  Keep the raw
+ * bytes recoverable: invalid strings are stored hex-encoded with a flag. */
+static json_t *argv_json_safe(char *const *argv)
+{
+	json_t *a = argv_json(argv);
+	size_t i, n = 0;
+
+	for (i = 0; argv[i]; i++)
+		n++;
+	if (a && json_array_size(a) == n)
+		return a;
+	json_decref(a);
+	a = json_array();
+	for (i = 0; a && argv[i]; i++) {
+		size_t len = strlen(argv[i]);
+		char *hex = malloc(len * 2 + 1);
+		if (!hex)
+			break;
+		sodium_bin2hex(hex, len * 2 + 1, (const unsigned char *)argv[i], len);
+		json_array_append_new(a, json_pack("{s:s}", "hex", hex));
+		free(hex);
+	}
+	return a;
+}
+
+static char *dump(json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	return s;
+}
+
+static int append(const struct cd_gate *g, const struct cd_record *r, struct cd_err *err)
+{
+	int rc = cd_audit_append(g->audit, r, NULL, err);
+	if (rc < 0)
+		return cd_err_prefix(err, "audit log: ");
+	return 0;
+}
+
+static void join_ids(const struct cd_decision *d, char *out, size_t cap)
+{
+	size_t i, n = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < d->nids; i++) {
+		int w = snprintf(out + n, cap - n, "%s%s", i ? "," : "", d->ids[i]);
+		if (w < 0 || (size_t)w >= cap - n)
+			break;
+		n += (size_t)w;
+	}
+}
+
+int cd_gate_decide_run(const struct cd_gate *g, const struct cd_run_request *rq,
+                       struct cd_decision *ret, struct cd_err *err)
+{
+	struct cd_record rec;
+	struct cd_request req;
+	char ids[1024], argv_sha[65];
+	char *details;
+	json_t *d;
+	size_t argc = 0;
+	int r;
+
+	memset(ret, 0, sizeof *ret);
+	ret->verdict = CD_VERDICT_DENY;
+	while (rq->argv[argc])
+		argc++;
+	if (g->policy) {
+		cd_request_init(&req);
+		req.agent = rq->agent;
+		req.task = rq->task;
+		req.tool = rq->tool;
+		req.action = CD_ACTION_EXECUTE;
+		req.argv = (const char *const *)rq->argv;
+		req.argc = argc;
+		req.now = g->now;
+		cd_policy_decide(g->policy, &req, ret, NULL);
+	} else {
+		ret->verdict = CD_VERDICT_ALLOW;
+		r = snprintf(ret->reason, sizeof ret->reason,
+		             "no policy: the operator's own run, with the profile it asked for");
+		if (r < 0)
+			ret->reason[0] = '\0';
+	}
+	join_ids(ret, ids, sizeof ids);
+	cd_argv_sha256(rq->argv, argv_sha);
+	d = json_object();
+	if (!d)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	json_object_set_new(d, "argv", argv_json_safe(rq->argv));
+	if (g->policy) {
+		json_object_set_new(d, "policy", json_string(g->policy_path ? g->policy_path : ""));
+		json_object_set_new(d, "policy_sha256", json_string(cd_policy_sha256(g->policy)));
+		if (ret->profile)
+			json_object_set_new(d, "profile", json_string(ret->profile));
+		if (ret->approval)
+			json_object_set_new(d, "approval", json_string(ret->approval));
+	}
+	details = dump(d);
+	if (!details)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	memset(&rec, 0, sizeof rec);
+	rec.kind = "decision";
+	rec.run_id = rq->run_id;
+	rec.agent = rq->agent;
+	rec.task = rq->task;
+	rec.tool = rq->tool;
+	rec.action = "execute";
+	rec.target = rq->cwd;
+	rec.decision = cd_verdict_name(ret->verdict);
+	rec.grant_ids = ids[0] ? ids : NULL;
+	rec.reason = ret->reason;
+	rec.argv_sha256 = argv_sha;
+	rec.details_json = details;
+	r = append(g, &rec, err);
+	free(details);
+	return r;
+}
+
+int cd_gate_run_intent(const struct cd_gate *g, const struct cd_run_request *rq,
+                       const struct cd_plan *plan, const struct cd_decision *dec,
+                       struct cd_err *err)
+{
+	struct cd_record rec;
+	char argv_sha[65], code_sha[65], ids[1024];
+	json_t *d = json_object(), *env = json_array(), *lim = json_object();
+	char *details;
+	size_t i;
+	int r;
+
+	if (!d || !env || !lim) {
+		json_decref(d);
+		json_decref(env);
+		json_decref(lim);
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	}
+	cd_argv_sha256(rq->argv, argv_sha);
+	/* Environment names only: values may be secrets. */
+	for (i = 0; i < plan->envc; i++) {
+		const char *eq = strchr(plan->envp[i], '=');
+		if (eq)
+			json_array_append_new(
+			        env, json_stringn(plan->envp[i], (size_t)(eq - plan->envp[i])));
+	}
+	json_object_set_new(lim, "memory", json_integer((json_int_t)plan->limits.memory));
+	json_object_set_new(lim, "pids", json_integer((json_int_t)plan->limits.pids));
+	json_object_set_new(lim, "timeout_ms", json_integer((json_int_t)plan->limits.timeout_ms));
+	json_object_set_new(lim, "cpu_ms", json_integer((json_int_t)plan->limits.cpu_ms));
+	json_object_set_new(lim, "output_limit",
+	                    json_integer((json_int_t)plan->limits.output_limit));
+	json_object_set_new(lim, "scratch_size",
+	                    json_integer((json_int_t)plan->limits.scratch_size));
+	json_object_set_new(d, "argv", argv_json_safe(rq->argv));
+	json_object_set_new(d, "env_names", env);
+	json_object_set_new(d, "limits", lim);
+	json_object_set_new(d, "profile", json_string(plan->profile));
+	json_object_set_new(d, "walls_requested", json_integer(plan->walls));
+	json_object_set_new(d, "landlock_abi", json_integer(plan->landlock_abi));
+	details = dump(d);
+	if (!details)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	ids[0] = '\0';
+	if (dec)
+		join_ids(dec, ids, sizeof ids);
+	memset(&rec, 0, sizeof rec);
+	rec.kind = "run.intent";
+	rec.run_id = rq->run_id;
+	rec.agent = rq->agent;
+	rec.task = rq->task;
+	rec.tool = rq->tool;
+	rec.action = "execute";
+	rec.target = rq->cwd;
+	rec.decision = dec ? cd_verdict_name(dec->verdict) : NULL;
+	rec.grant_ids = ids[0] ? ids : NULL;
+	rec.argv_sha256 = argv_sha;
+	rec.code_sha256 = cd_gate_code_sha256(rq->argv, rq->cwd, code_sha) == 0 ? code_sha : NULL;
+	rec.details_json = details;
+	r = append(g, &rec, err);
+	free(details);
+	return r;
+}
+
+int cd_gate_run_result(const struct cd_gate *g, const struct cd_run_request *rq,
+                       const struct cd_plan *plan, const struct cd_result *res, json_t *extra,
+                       struct cd_err *err)
+{
+	struct cd_record rec;
+	json_t *d = json_object(), *denied = NULL, *lim = json_object();
+	char *details;
+	int r;
+
+	if (!d || !lim) {
+		json_decref(d);
+		json_decref(lim);
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	}
+	if (cd_seccomp_stats_json(&res->denied, &denied) == 0)
+		json_object_set_new(d, "denied_syscalls", denied);
+	json_object_set_new(lim, "memory_by",
+	                    json_string(res->mech_memory ? res->mech_memory : "none"));
+	json_object_set_new(lim, "pids_by", json_string(res->mech_pids ? res->mech_pids : "none"));
+	json_object_set_new(lim, "peak_memory", json_integer((json_int_t)res->peak_memory));
+	json_object_set_new(d, "limits", lim);
+	json_object_set_new(d, "walls_up", json_integer(res->walls));
+	json_object_set_new(d, "landlock_abi", json_integer(res->landlock_abi));
+	json_object_set_new(d, "cpu_ms", json_integer((json_int_t)res->cpu_ms));
+	json_object_set_new(d, "max_rss_kb", json_integer((json_int_t)res->max_rss_kb));
+	json_object_set_new(d, "stdin_bytes", json_integer((json_int_t)res->stdin_bytes));
+	json_object_set_new(d, "stdout_bytes", json_integer((json_int_t)res->stdout_bytes));
+	json_object_set_new(d, "stderr_bytes", json_integer((json_int_t)res->stderr_bytes));
+	if (res->signal)
+		json_object_set_new(d, "signal", json_integer(res->signal));
+	if (res->error[0])
+		json_object_set_new(d, "error", json_string(res->error));
+	if (extra)
+		json_object_update(d, extra);
+	(void)plan;
+	details = dump(d);
+	if (!details)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	memset(&rec, 0, sizeof rec);
+	rec.kind = "run.result";
+	rec.run_id = rq->run_id;
+	rec.agent = rq->agent;
+	rec.task = rq->task;
+	rec.tool = rq->tool;
+	rec.action = "execute";
+	rec.target = rq->cwd;
+	rec.reason = cd_reason_name(res->reason);
+	rec.has_exit = 1;
+	rec.exit_code = res->exit_code;
+	rec.has_duration = 1;
+	rec.duration_ms = res->wall_ms;
+	rec.argv_sha256 = res->argv_sha256;
+	rec.stdin_sha256 = res->stdin_sha256;
+	rec.stdout_sha256 = res->stdout_sha256;
+	rec.stderr_sha256 = res->stderr_sha256;
+	rec.details_json = details;
+	r = append(g, &rec, err);
+	free(details);
+	return r;
+}

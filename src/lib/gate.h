@@ -1,0 +1,67 @@
+/* gate.h — the only place that says yes (DESIGN.md).
+ *
+ * For one tool call the gate decides against the grant matrix (when a
+ * policy is loaded), records the decision, and makes the intent durable in
+ * the audit log before the front end may run anything; after the run it
+ * records the result.  No log, no run: every function here fails closed —
+ * a negative return means the caller must not run (or must report the run
+ * as unrecorded).
+ *
+ * Trust: the request comes from the front end (operator options and the
+ * agent's argv); argv is stored as data, never interpreted.  Secrets never
+ * reach the gate: they live only in the plan's environment.
+ */
+#ifndef CD_GATE_H
+#define CD_GATE_H
+
+#include "audit.h"
+#include "err.h"
+#include "plan.h"
+#include "policy.h"
+#include "sandbox.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct cd_gate {
+	struct cd_audit *audit;         /* required: no log, no run */
+	const struct cd_policy *policy; /* NULL: no grant matrix (operator's own run) */
+	const char *policy_path;        /* for records */
+	int64_t now;                    /* seconds since the epoch, for expiry */
+};
+
+/* One command run, as the front end saw it. */
+struct cd_run_request {
+	const char *run_id;
+	const char *agent, *task, *tool; /* agent/task may be NULL without a policy */
+	char *const *argv;
+	const char *cwd; /* host working directory (canonical) */
+};
+
+/* Decide a command run: action `execute` on `tool` with the argv as its
+ * scope.  Without a policy the run is the operator's and is allowed (the
+ * decision record says so).  Writes a durable "decision" record either
+ * way.  Returns 0 with *ret filled (ret->verdict says allow/deny/
+ * needs-approval), or a negative error (nothing may run). */
+int cd_gate_decide_run(const struct cd_gate *g, const struct cd_run_request *rq,
+                       struct cd_decision *ret, struct cd_err *err);
+
+/* Make the intent durable: a "run.intent" record holding who, what (argv
+ * as given, its SHA-256, the code an interpreter will run), where and
+ * under which plan.  Must succeed before the sandbox starts. */
+int cd_gate_run_intent(const struct cd_gate *g, const struct cd_run_request *rq,
+                       const struct cd_plan *plan, const struct cd_decision *d, struct cd_err *err);
+
+/* Record the result ("run.result"): exit status, reason, duration, the
+ * hashes of stdin/stdout/stderr, denied syscalls, limits, walls; `extra`
+ * (may be NULL) is merged into the details. */
+int cd_gate_run_result(const struct cd_gate *g, const struct cd_run_request *rq,
+                       const struct cd_plan *plan, const struct cd_result *res, json_t *extra,
+                       struct cd_err *err);
+
+/* SHA-256 (hex) of the code an interpreter in argv will run: the -c/-e
+ * string, or the script file (resolved against cwd, at most 16 MiB).
+ * 0 and *ret filled, or -ENOENT when argv names no code. */
+int cd_gate_code_sha256(char *const *argv, const char *cwd, char ret[65]);
+
+#endif
