@@ -174,14 +174,53 @@ static void join_ids(const struct cd_decision *d, char *out, size_t cap)
 	}
 }
 
+/* The "decision" record of a command run; *ret_details is the caller's to
+ * free. */
+static int decision_record(const struct cd_gate *g, const struct cd_run_request *rq,
+                           const struct cd_decision *dec, struct cd_record *rec, char *ids,
+                           size_t idscap, char argv_sha[65], char **ret_details, struct cd_err *err)
+{
+	json_t *d = json_object();
+
+	if (!d)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	join_ids(dec, ids, idscap);
+	cd_argv_sha256(rq->argv, argv_sha);
+	json_object_set_new(d, "argv", argv_json_safe(rq->argv));
+	if (g->policy) {
+		json_object_set_new(d, "policy", json_string(g->policy_path ? g->policy_path : ""));
+		json_object_set_new(d, "policy_sha256", json_string(cd_policy_sha256(g->policy)));
+		if (dec->profile)
+			json_object_set_new(d, "profile", json_string(dec->profile));
+		if (dec->approval)
+			json_object_set_new(d, "approval", json_string(dec->approval));
+	}
+	*ret_details = dump(d);
+	if (!*ret_details)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	memset(rec, 0, sizeof *rec);
+	rec->kind = "decision";
+	rec->run_id = rq->run_id;
+	rec->agent = rq->agent;
+	rec->task = rq->task;
+	rec->tool = rq->tool;
+	rec->action = "execute";
+	rec->target = rq->cwd;
+	rec->decision = cd_verdict_name(dec->verdict);
+	rec->grant_ids = ids[0] ? ids : NULL;
+	rec->reason = dec->reason;
+	rec->argv_sha256 = argv_sha;
+	rec->details_json = *ret_details;
+	return 0;
+}
+
 int cd_gate_decide_run(const struct cd_gate *g, const struct cd_run_request *rq,
                        struct cd_decision *ret, struct cd_err *err)
 {
 	struct cd_record rec;
 	struct cd_request req;
 	char ids[1024], argv_sha[65];
-	char *details;
-	json_t *d;
+	char *details = NULL;
 	size_t argc = 0;
 	int r;
 
@@ -206,37 +245,13 @@ int cd_gate_decide_run(const struct cd_gate *g, const struct cd_run_request *rq,
 		if (r < 0)
 			ret->reason[0] = '\0';
 	}
-	join_ids(ret, ids, sizeof ids);
-	cd_argv_sha256(rq->argv, argv_sha);
-	d = json_object();
-	if (!d)
-		return cd_err_set(err, -ENOMEM, "out of memory");
-	json_object_set_new(d, "argv", argv_json_safe(rq->argv));
-	if (g->policy) {
-		json_object_set_new(d, "policy", json_string(g->policy_path ? g->policy_path : ""));
-		json_object_set_new(d, "policy_sha256", json_string(cd_policy_sha256(g->policy)));
-		if (ret->profile)
-			json_object_set_new(d, "profile", json_string(ret->profile));
-		if (ret->approval)
-			json_object_set_new(d, "approval", json_string(ret->approval));
-	}
-	details = dump(d);
-	if (!details)
-		return cd_err_set(err, -ENOMEM, "out of memory");
-	memset(&rec, 0, sizeof rec);
-	rec.kind = "decision";
-	rec.run_id = rq->run_id;
-	rec.agent = rq->agent;
-	rec.task = rq->task;
-	rec.tool = rq->tool;
-	rec.action = "execute";
-	rec.target = rq->cwd;
-	rec.decision = cd_verdict_name(ret->verdict);
-	rec.grant_ids = ids[0] ? ids : NULL;
-	rec.reason = ret->reason;
-	rec.argv_sha256 = argv_sha;
-	rec.details_json = details;
-	r = append(g, &rec, err);
+	/* An allow is recorded with the intent, in one durable transaction;
+	 * anything else is recorded now. */
+	if (ret->verdict == CD_VERDICT_ALLOW)
+		return 0;
+	r = decision_record(g, rq, ret, &rec, ids, sizeof ids, argv_sha, &details, err);
+	if (r == 0)
+		r = append(g, &rec, err);
 	free(details);
 	return r;
 }
@@ -299,7 +314,22 @@ int cd_gate_run_intent(const struct cd_gate *g, const struct cd_run_request *rq,
 	rec.argv_sha256 = argv_sha;
 	rec.code_sha256 = cd_gate_code_sha256(rq->argv, rq->cwd, code_sha) == 0 ? code_sha : NULL;
 	rec.details_json = details;
-	r = append(g, &rec, err);
+	if (dec) {
+		struct cd_record both[2];
+		char dids[1024], dsha[65];
+		char *ddetails = NULL;
+
+		r = decision_record(g, rq, dec, &both[0], dids, sizeof dids, dsha, &ddetails, err);
+		if (r == 0) {
+			both[1] = rec;
+			r = cd_audit_append_many(g->audit, both, 2, NULL, err);
+			if (r < 0)
+				cd_err_prefix(err, "audit log: ");
+		}
+		free(ddetails);
+	} else {
+		r = append(g, &rec, err);
+	}
 	free(details);
 	return r;
 }

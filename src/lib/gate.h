@@ -40,15 +40,17 @@ struct cd_run_request {
 
 /* Decide a command run: action `execute` on `tool` with the argv as its
  * scope.  Without a policy the run is the operator's and is allowed (the
- * decision record says so).  Writes a durable "decision" record either
- * way.  Returns 0 with *ret filled (ret->verdict says allow/deny/
+ * decision record says so).  A deny or needs-approval is recorded at once;
+ * an allow is recorded by cd_gate_run_intent, with the intent, in one
+ * durable transaction.  Returns 0 with *ret filled (ret->verdict says allow/deny/
  * needs-approval), or a negative error (nothing may run). */
 int cd_gate_decide_run(const struct cd_gate *g, const struct cd_run_request *rq,
                        struct cd_decision *ret, struct cd_err *err);
 
-/* Make the intent durable: a "run.intent" record holding who, what (argv
- * as given, its SHA-256, the code an interpreter will run), where and
- * under which plan.  Must succeed before the sandbox starts. */
+/* Make the intent durable: the "decision" record of `d` (when not NULL)
+ * and a "run.intent" record holding who, what (argv as given, its SHA-256,
+ * the code an interpreter will run), where and under which plan, in one
+ * transaction.  Must succeed before the sandbox starts. */
 int cd_gate_run_intent(const struct cd_gate *g, const struct cd_run_request *rq,
                        const struct cd_plan *plan, const struct cd_decision *d, struct cd_err *err);
 
