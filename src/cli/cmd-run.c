@@ -90,6 +90,7 @@ enum {
 	OPT_TASK,
 	OPT_TOOL,
 	OPT_AUDIT,
+	OPT_SKIP_SOCKET_SCAN,
 };
 
 static const struct option options[] = {
@@ -115,6 +116,7 @@ static const struct option options[] = {
 	{ "task", required_argument, NULL, OPT_TASK },
 	{ "tool", required_argument, NULL, OPT_TOOL },
 	{ "audit", required_argument, NULL, OPT_AUDIT },
+	{ "skip-socket-scan", no_argument, NULL, OPT_SKIP_SOCKET_SCAN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -128,7 +130,7 @@ struct run_args {
 	size_t nsecrets;
 	const char *cwd, *scratch;
 	struct cd_limits limits;
-	int json, json_fd, dry_run, allow_degraded;
+	int json, json_fd, dry_run, allow_degraded, skip_socket_scan;
 	const char *profile, *policy, *agent, *task, *tool, *audit;
 	unsigned set; /* SET_* limits given as options: they win over the profile */
 };
@@ -436,6 +438,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			break;
 		case OPT_AUDIT:
 			a->audit = optarg;
+			break;
+		case OPT_SKIP_SOCKET_SCAN:
+			a->skip_socket_scan = 1;
 			break;
 		default:
 			if (optopt)
@@ -812,6 +817,7 @@ int cmd_run(int argc, char **argv)
 	po.host_uid = geteuid();
 	po.host_gid = getegid();
 	po.allow_degraded = a.allow_degraded;
+	po.skip_socket_scan = a.skip_socket_scan;
 	if (cd_plan_build(&po, &plan, &err) < 0) {
 		rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
 		goto out;

@@ -16,6 +16,7 @@
 #define CD_PLAN_MAX_FILES      32   /* generated files (passwd, hosts ...) */
 #define CD_PLAN_FILE_MAX       4096 /* one generated file */
 #define CD_SECRET_MAX          (64 * 1024)
+#define CD_SOCKET_SCAN_MAX     200000 /* entries walked looking for host sockets */
 
 /* Defaults of the strict profile. */
 #define CD_DEFAULT_SCRATCH_SIZE (256 * CD_MIB)

@@ -81,7 +81,7 @@ uint64_t cd_landlock_fs_write(int abi)
 		return 0;
 	m = cd_landlock_fs_read(abi) | CD_LL_FS_WRITE_FILE | CD_LL_FS_REMOVE_DIR |
 	    CD_LL_FS_REMOVE_FILE | CD_LL_FS_MAKE_DIR | CD_LL_FS_MAKE_REG | CD_LL_FS_MAKE_SOCK |
-	    CD_LL_FS_MAKE_FIFO | CD_LL_FS_MAKE_SYM;
+	    CD_LL_FS_MAKE_FIFO | CD_LL_FS_MAKE_SYM | CD_LL_FS_REFER | CD_LL_FS_TRUNCATE;
 	/* refer and truncate only where the ABI knows them: a right outside
 	 * the handled set makes landlock_add_rule fail with EINVAL. */
 	return m & cd_landlock_fs_all(abi);

@@ -17,6 +17,8 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -316,29 +318,56 @@ refuse:
 	                  cwd);
 }
 
-/* workspace-write: what exists of the protected paths stays read-only.  A
- * protected path that is a symlink cannot be held (the agent could swap
- * it), so the run is refused. */
+/* workspace-write: what exists of the protected paths stays read-only.
+ * Each is a mount point, so it cannot be renamed or removed either; a
+ * directory holding protected paths (.git) is bound onto itself for the
+ * same reason, or `mv .git x && mkdir -p .git/hooks` would plant a new
+ * one beside the protected inodes.  A protected path that is a symlink
+ * cannot be held (the agent could swap it), so the run is refused. */
+static int protect_one(struct cd_plan *p, const char *path, enum cd_mount_kind kind, unsigned flags,
+                       struct cd_err *err)
+{
+	struct stat st;
+	size_t i;
+
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (S_ISLNK(st.st_mode))
+		return cd_err_set(err, -CD_E_USAGE,
+		                  "'%s' is a symlink; workspace-write cannot keep it read-only, so "
+		                  "the run is refused",
+		                  path);
+	for (i = 0; i < p->nmounts; i++) {
+		if (strcmp(p->mounts[i].dest, path) == 0)
+			return 0;
+	}
+	if (kind == CD_MNT_BIND && !S_ISDIR(st.st_mode))
+		return 0;
+	return add_mount(p, kind, flags, kind == CD_MNT_BIND ? path : NULL, path, err);
+}
+
 static int protect_workspace(struct cd_plan *p, const char *cwd, struct cd_err *err)
 {
 	char path[CD_PATH_MAX];
-	struct stat st;
 	size_t i;
 	int n, r;
 
 	for (i = 0; cd_protected_workspace_paths[i]; i++) {
-		n = snprintf(path, sizeof path, "%s/%s", cwd, cd_protected_workspace_paths[i]);
+		const char *rel = cd_protected_workspace_paths[i];
+		const char *slash = strchr(rel, '/');
+
+		if (slash) {
+			n = snprintf(path, sizeof path, "%s/%.*s", cwd, (int)(slash - rel), rel);
+			if (n < 0 || (size_t)n >= sizeof path)
+				return cd_err_set(err, -ENAMETOOLONG,
+				                  "working directory path too long");
+			if ((r = protect_one(p, path, CD_MNT_BIND, CD_MNT_RW, err)) < 0)
+				return r;
+		}
+		n = snprintf(path, sizeof path, "%s/%s", cwd, rel);
 		if (n < 0 || (size_t)n >= sizeof path)
 			return cd_err_set(err, -ENAMETOOLONG, "working directory path too long");
-		if (lstat(path, &st) < 0)
-			continue;
-		if (S_ISLNK(st.st_mode))
-			return cd_err_set(err, -CD_E_USAGE,
-			                  "'%s' is a symlink; workspace-write cannot keep it "
-			                  "read-only, so the run is refused",
-			                  path);
-		r = add_mount(p, CD_MNT_REMOUNT_RO, 0, NULL, path, err);
-		if (r < 0)
+		if ((r = protect_one(p, path, CD_MNT_REMOUNT_RO, 0, err)) < 0)
 			return r;
 	}
 	return 0;
@@ -398,6 +427,113 @@ static int add_user_binds(struct cd_plan *p, const struct cd_plan_opts *o, size_
 
 /* Mounts from `first` on are sorted by depth (stable), so that a parent
  * is always mounted before anything inside it. */
+/* Host Unix sockets inside a bound directory are reachable with connect()
+ * even through a read-only bind, and no Landlock right of ABI <= 7 covers
+ * connecting (THREATS row 11).  So every socket found under a host
+ * directory the plan binds is covered with /dev/null.  The walk is
+ * bounded; past the bound the run is refused unless the operator skips
+ * the scan explicitly.  A socket created on the host after the scan is not
+ * covered: keep sockets out of directories you hand to agents. */
+struct sock_scan {
+	struct cd_plan *p;
+	size_t seen;
+	const char *src, *dest; /* the bind being walked */
+	struct cd_err *err;
+};
+
+static int scan_dir(struct sock_scan *sc, int dfd, char *path, size_t len, unsigned depth)
+{
+	DIR *d;
+	struct dirent *e;
+	int r = 0;
+
+	if (depth > 64)
+		return 0;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	while (r == 0 && (e = readdir(d))) {
+		size_t nl = strlen(e->d_name);
+		struct stat st;
+
+		if (e->d_name[0] == '.' && (nl == 1 || (nl == 2 && e->d_name[1] == '.')))
+			continue;
+		if (++sc->seen > CD_SOCKET_SCAN_MAX) {
+			r = cd_err_set(
+			        sc->err, -CD_E_LIMIT,
+			        "cannot check '%s' for host Unix sockets: more than %d entries; "
+			        "run from a smaller directory or pass --skip-socket-scan",
+			        sc->src, CD_SOCKET_SCAN_MAX);
+			break;
+		}
+		if (len + 1 + nl + 1 >= CD_PATH_MAX)
+			continue;
+		path[len] = '/';
+		memcpy(path + len + 1, e->d_name, nl + 1);
+		if (e->d_type == DT_SOCK ||
+		    (e->d_type == DT_UNKNOWN &&
+		     fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		     S_ISSOCK(st.st_mode))) {
+			char dest[CD_PATH_MAX];
+			int n = snprintf(dest, sizeof dest, "%s%s", sc->dest,
+			                 path + strlen(sc->src));
+			if (n > 0 && (size_t)n < sizeof dest)
+				r = add_mount(sc->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest,
+				              sc->err);
+		} else if (e->d_type == DT_DIR ||
+		           (e->d_type == DT_UNKNOWN &&
+		            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		            S_ISDIR(st.st_mode))) {
+			int sub = openat(dirfd(d), e->d_name,
+			                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				r = scan_dir(sc, sub, path, len + 1 + nl, depth + 1);
+		}
+		path[len] = '\0';
+	}
+	closedir(d);
+	return r;
+}
+
+static int scan_sockets(struct cd_plan *p, size_t first, struct cd_err *err)
+{
+	struct sock_scan sc;
+	size_t i, n = p->nmounts;
+	char path[CD_PATH_MAX];
+	int r;
+
+	memset(&sc, 0, sizeof sc);
+	sc.p = p;
+	sc.err = err;
+	for (i = first; i < n; i++) {
+		const struct cd_mount *m = &p->mounts[i];
+		size_t len;
+		int fd;
+
+		if (m->kind != CD_MNT_BIND || (m->flags & CD_MNT_DEV))
+			continue;
+		fd = open(m->src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* a file, or gone: the child checks */
+		len = strlen(m->src);
+		if (len >= sizeof path) {
+			close(fd);
+			continue;
+		}
+		memcpy(path, m->src, len + 1);
+		sc.src = p->mounts[i].src;
+		sc.dest = p->mounts[i].dest;
+		if (strcmp(sc.src, "/") == 0)
+			len = 0; /* paths below "/" start with "/" already */
+		r = scan_dir(&sc, fd, path, len, 0);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static void sort_by_depth(struct cd_plan *p, size_t first)
 {
 	size_t i, j;
@@ -713,6 +849,8 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	if (o->cwd_writable && (r = protect_workspace(p, cwd, err)) < 0)
 		goto fail;
 	if ((r = add_user_binds(p, o, first_user, err)) < 0)
+		goto fail;
+	if (!o->skip_socket_scan && (r = scan_sockets(p, first_user, err)) < 0)
 		goto fail;
 	sort_by_depth(p, first_user);
 	/* Last: the root and /dev become read-only once populated. */
