@@ -50,13 +50,12 @@ us() {
 		$RUN_AS "$CORDON" run -- /usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("planted.sock")'
 	ok "$who: binding a socket in scratch works" \
 		$RUN_AS "$CORDON" run -- /usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("/tmp/s.sock")'
-	# The hole: a live socket inside the visible cwd.
+	# A live host socket inside the visible cwd: connect() ignores a
+	# read-only bind and Landlock ABI 7 has no right for it, so cordon
+	# covers every socket it finds in a bound directory.
 	out=$(run "$T/proj/dev.sock")
-	if [ "$out" = "connect=ok" ]; then
-		skip "known hole: connect() to a host socket inside the read-only cwd ($T/proj/dev.sock) succeeds; Landlock ABI 7 has no right for connecting to pathname Unix sockets and a read-only bind does not stop it"
-	else
-		ok "$who: a host socket inside the cwd cannot be connected ($out)" test -n "$out"
-	fi
+	ok "$who: a host socket inside the cwd cannot be connected ($out)" \
+		sh -c "test -n '$out' && test '$out' != connect=ok"
 	cd "$T" || exit 1
 }
 

@@ -36,13 +36,10 @@ plant() {
 	# Renaming the whole .git away and building a new one around the
 	# protected mounts.
 	$RUN_AS "$CORDON" run --profile workspace-write --json-fd 3 -- sh -c 'mv .git .git.old && mkdir -p .git/hooks && echo "echo pwned" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit' 3>"$T/rec" 2>/dev/null
-	if [ -e "$w/.git/hooks/pre-commit" ]; then
-		planted=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("planted_paths"))' "$T/rec")
-		skip "known hole: workspace-write: 'mv .git .git.old; mkdir -p .git/hooks; echo ... > .git/hooks/pre-commit' plants a hook on the host (planted_paths: $planted); the read-only binds protect the old .git's inodes, not the names"
-		rm -rf "$w/.git" && mv "$w/.git.old" "$w/.git"
-	else
-		ok "$who: workspace-write: renaming .git away does not let a hook be planted" true
-	fi
+	nok "$who: workspace-write: renaming .git away does not let a hook be planted" \
+		test -e "$w/.git/hooks/pre-commit"
+	nok "$who: workspace-write: .git could not be renamed (it is a mount point)" test -e "$w/.git.old"
+	if [ -e "$w/.git.old" ]; then rm -rf "$w/.git" && mv "$w/.git.old" "$w/.git"; fi
 	# A new .mcp.json is reported.
 	$RUN_AS "$CORDON" run --profile workspace-write --json-fd 3 -- sh -c 'echo "{}" > .mcp.json; echo x > .bashrc' 3>"$T/rec" 2>/dev/null
 	ok "$who: workspace-write: a planted .mcp.json is reported" sh -c "python3 -c 'import json,sys; assert \".mcp.json\" in json.load(open(sys.argv[1]))[\"planted_paths\"]' '$T/rec'"
