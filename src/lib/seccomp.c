@@ -705,6 +705,31 @@ static int check_notify_support(struct cd_err *err)
 	return 0;
 }
 
+/* The build-time program, when it is linked in and made for these options. */
+static int from_prebuilt(const struct cd_seccomp_opts *o, struct cd_seccomp_prog *ret,
+                         struct cd_err *err)
+{
+	const struct cd_seccomp_prebuilt *pb = &cd_seccomp_prebuilt;
+	struct cd_seccomp_prog p;
+	int r;
+
+	if (!pb || pb->len == 0 || pb->notify != !!o->notify ||
+	    pb->allow_net_inet != !!o->allow_net_inet)
+		return -ENOENT;
+	if (o->notify && (r = check_notify_support(err)) < 0)
+		return r;
+	memset(&p, 0, sizeof p);
+	p.filter = malloc(pb->len * sizeof *p.filter);
+	if (!p.filter)
+		return cd_err_set(err, -ENOMEM, "seccomp: out of memory");
+	memcpy(p.filter, pb->filter, pb->len * sizeof *p.filter);
+	p.len = pb->len;
+	p.notify = pb->notify;
+	memcpy(p.eperm, pb->eperm, sizeof p.eperm);
+	*ret = p;
+	return 0;
+}
+
 int cd_seccomp_build(const struct cd_seccomp_opts *o, struct cd_seccomp_prog *ret,
                      struct cd_err *err)
 {
@@ -715,6 +740,9 @@ int cd_seccomp_build(const struct cd_seccomp_opts *o, struct cd_seccomp_prog *re
 
 	if (!o || !ret)
 		return cd_err_set(err, -EINVAL, "seccomp: no options");
+	r = from_prebuilt(o, ret, err);
+	if (r != -ENOENT)
+		return r;
 	if (seccomp_arch_native() != SCMP_ARCH_X86_64)
 		return cd_err_set(err, -CD_E_KERNEL, "seccomp: only x86_64 is supported");
 	memset(&p, 0, sizeof p);

@@ -62,6 +62,18 @@ int cd_seccomp_build(const struct cd_seccomp_opts *o, struct cd_seccomp_prog *re
 /* Free the filter; accepts NULL and a released or zeroed prog. */
 void cd_seccomp_prog_release(struct cd_seccomp_prog *p);
 
+/* The default program, generated at build time by src/gen/gen-seccomp.c
+ * and linked into the cordon binary only (a weak reference elsewhere:
+ * unit tests and the generator itself build with libseccomp).
+ * cd_seccomp_build() copies it when the options match. */
+struct cd_seccomp_prebuilt {
+	const struct sock_filter *filter;
+	unsigned short len; /* 0: none, build at run time */
+	int allow_net_inet, notify;
+	uint64_t eperm[CD_SECCOMP_NR_WORDS];
+};
+extern const struct cd_seccomp_prebuilt cd_seccomp_prebuilt __attribute__((weak));
+
 /* Child side, async-signal-safe: install `p` on the calling thread with one
  * seccomp(2) call.  no_new_privs must already be set (checked: -EPERM
  * otherwise, even for root, so the order cannot silently change).  With a
