@@ -545,7 +545,7 @@ static unsigned missing_protected(const char *cwd)
 	unsigned mask = 0;
 	size_t i;
 
-	for (i = 0; cd_protected_workspace_paths[i] && i < 32; i++) {
+	for (i = 0; i < 32 && cd_protected_workspace_paths[i]; i++) {
 		int n = snprintf(path, sizeof path, "%s/%s", cwd, cd_protected_workspace_paths[i]);
 		if (n > 0 && (size_t)n < sizeof path && lstat(path, &st) < 0 && errno == ENOENT)
 			mask |= 1u << i;
@@ -559,7 +559,7 @@ static json_t *planted_paths(const char *cwd, unsigned before)
 	json_t *a = json_array();
 	size_t i;
 
-	for (i = 0; a && cd_protected_workspace_paths[i] && i < 32; i++) {
+	for (i = 0; a && i < 32 && cd_protected_workspace_paths[i]; i++) {
 		if ((before & (1u << i)) && !(after & (1u << i))) {
 			cli_warnf(
 			        "the command created '%s' in the workspace: it could run later on "

@@ -205,11 +205,12 @@ int cd_argv_prefix_match(const char *const *prefix, size_t nprefix, const char *
 
 int cd_port_range_parse(const char *s, size_t len, struct cd_port_range *ret)
 {
-	const char *dash = memchr(s, '-', len);
+	const char *dash;
 	uint64_t lo, hi;
 
 	if (!s || !ret)
 		return -EINVAL;
+	dash = memchr(s, '-', len);
 	if (dash) {
 		if (cd_parse_u64(s, (size_t)(dash - s), 65535, &lo) < 0 ||
 		    cd_parse_u64(dash + 1, len - (size_t)(dash - s) - 1, 65535, &hi) < 0)

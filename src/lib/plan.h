@@ -119,9 +119,9 @@ struct cd_plan_opts {
 	const struct cd_limits *limits; /* NULL: defaults */
 	uid_t host_uid, host_gid;
 	const char *profile;
-	int allow_degraded; /* run without walls the kernel lacks (recorded) */
+	int allow_degraded;   /* run without walls the kernel lacks (recorded) */
 	int skip_socket_scan; /* do not cover host Unix sockets in bound dirs */
-	int cwd_writable;   /* workspace-write: the cwd is writable, except
+	int cwd_writable;     /* workspace-write: the cwd is writable, except
 			     * cd_protected_workspace_paths, kept read-only */
 };
 

@@ -178,7 +178,8 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "swap") == 0 && argc == 5) {
 		long i, max = atol(argv[4]);
 		for (i = 0; i < max; i++)
-			if (syscall(SYS_renameat2, AT_FDCWD, argv[2], AT_FDCWD, argv[3], 2 /* RENAME_EXCHANGE */) != 0)
+			if (syscall(SYS_renameat2, AT_FDCWD, argv[2], AT_FDCWD, argv[3],
+			            2 /* RENAME_EXCHANGE */) != 0)
 				return report("swap", -1);
 		return report("swap", 0);
 	}
