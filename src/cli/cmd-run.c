@@ -15,6 +15,7 @@
 #include "gate.h"
 #include "num.h"
 #include "plan.h"
+#include "policy-yaml.h"
 #include "profile.h"
 #include "sandbox.h"
 #include "util.h"
@@ -462,7 +463,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 /* The profile is the base; limits given as options win; its binds and env
  * are added to the options' own. */
 static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
-                         const struct cd_policy *policy, const char *granted)
+                         const struct cd_policy *policy, const char *granted,
+                         struct cd_arena *arena)
 {
 	struct cd_err err = { 0, "" };
 	struct cd_limits mine = a->limits;
@@ -504,6 +506,12 @@ static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
 		    ((a->set & SET_SCRATCH) && mine.scratch_size > prof->limits.scratch_size)) {
 			cli_errorf("with --policy, limit options may only lower the granted "
 			           "profile's limits");
+			return -1;
+		}
+	} else if (a->profile && strchr(a->profile, '/')) {
+		/* A path: a profile file (a bare name is a built-in profile). */
+		if (cd_profile_load_file(a->profile, arena, prof, &err) < 0) {
+			cli_errorf("--profile: %s", err.msg);
 			return -1;
 		}
 	} else if (cd_profile_builtin(a->profile ? a->profile : "strict", prof, &err) < 0) {
@@ -732,6 +740,7 @@ int cmd_run(int argc, char **argv)
 	struct run_args a;
 	struct cd_plan_opts po;
 	struct cd_sandbox_profile prof;
+	struct cd_arena arena;
 	struct cd_plan *plan = NULL;
 	struct cd_policy *policy = NULL;
 	struct cd_audit *audit = NULL;
@@ -749,6 +758,7 @@ int cmd_run(int argc, char **argv)
 	char cwd[CD_PATH_MAX];
 
 	memset(&a, 0, sizeof a);
+	memset(&arena, 0, sizeof arena);
 	first = parse_args(argc, argv, &a);
 	if (first < 0)
 		goto out;
@@ -797,7 +807,7 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (apply_profile(&a, &prof, policy, policy ? dec.profile : NULL) < 0)
+	if (apply_profile(&a, &prof, policy, policy ? dec.profile : NULL, &arena) < 0)
 		goto out;
 	memset(&po, 0, sizeof po);
 	po.cwd_writable = prof.workspace_write;
@@ -882,5 +892,6 @@ out:
 	cd_policy_free(policy);
 	cd_audit_close(audit);
 	args_release(&a);
+	cd_arena_release(&arena);
 	return rc;
 }

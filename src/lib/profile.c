@@ -2,10 +2,14 @@
 #include "profile.h"
 
 #include "num.h"
+#include "policy-yaml.h"
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const char *const cd_protected_workspace_paths[] = {
 	".git/hooks", ".git/config",
@@ -174,4 +178,101 @@ int cd_profile_apply(struct cd_sandbox_profile *p, const struct cd_profile_setti
 		}
 	}
 	return r;
+}
+
+#define PROFILE_FILE_MAX (64 * 1024)
+
+static int read_small(const char *path, char **ret, size_t *ret_len, struct cd_err *err)
+{
+	struct stat st;
+	char *buf;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return cd_err_sys(err, -errno, "profile '%s'", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > PROFILE_FILE_MAX) {
+		close(fd);
+		return cd_err_set(err, -CD_E_USAGE,
+		                  "profile '%s': not a regular file of at most %d bytes", path,
+		                  PROFILE_FILE_MAX);
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	*ret = buf;
+	*ret_len = got;
+	return 0;
+}
+
+int cd_profile_load_file(const char *path, struct cd_arena *arena, struct cd_sandbox_profile *ret,
+                         struct cd_err *err)
+{
+	struct cd_profile_setting *set;
+	struct cd_ynode *root = NULL, *k;
+	const char *base;
+	char *data = NULL;
+	size_t len = 0, n = 0;
+	int r;
+
+	if ((r = cd_profile_builtin("strict", ret, err)) < 0)
+		return r;
+	if ((r = read_small(path, &data, &len, err)) < 0)
+		return r;
+	r = cd_yaml_parse(arena, path, data, len, &root, err);
+	free(data);
+	if (r < 0)
+		return r;
+	if (root->type != CD_Y_MAP)
+		return cd_err_set(err, -CD_E_PARSE, "%s:%u:%u: a profile is a mapping of settings",
+		                  path, root->mark.line, root->mark.col);
+	set = cd_arena_alloc(arena, (root->n / 2 + 1) * sizeof *set);
+	if (!set)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	for (k = root->child; k; k = k->next->next) {
+		const struct cd_ynode *v = k->next, *item;
+		const char **vals;
+		size_t i = 0;
+
+		if (v->type == CD_Y_MAP)
+			return cd_err_set(err, -CD_E_PARSE,
+			                  "%s:%u:%u: setting '%s' takes a value or a list", path,
+			                  v->mark.line, v->mark.col, k->s);
+		vals = cd_arena_alloc(arena, (v->type == CD_Y_SEQ ? v->n : 1) * sizeof *vals + 1);
+		if (!vals)
+			return cd_err_set(err, -ENOMEM, "out of memory");
+		if (v->type == CD_Y_SCALAR) {
+			vals[i++] = v->s;
+		} else {
+			for (item = v->child; item; item = item->next) {
+				if (item->type != CD_Y_SCALAR)
+					return cd_err_set(err, -CD_E_PARSE,
+					                  "%s:%u:%u: '%s' lists values only", path,
+					                  item->mark.line, item->mark.col, k->s);
+				vals[i++] = item->s;
+			}
+		}
+		set[n].key = k->s;
+		set[n].values = vals;
+		set[n].nvalues = i;
+		n++;
+		/* Apply one at a time so an error can name its line. */
+		if ((r = cd_profile_apply(ret, &set[n - 1], 1, err)) < 0)
+			return cd_err_prefix(err, "%s:%u:%u: ", path, k->mark.line, k->mark.col);
+	}
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (snprintf(ret->name, sizeof ret->name, "%s", base) < 0)
+		ret->name[0] = '\0';
+	return 0;
 }

@@ -37,6 +37,16 @@ int cd_profile_builtin(const char *name, struct cd_sandbox_profile *ret, struct 
 int cd_profile_apply(struct cd_sandbox_profile *p, const struct cd_profile_setting *s, size_t n,
                      struct cd_err *err);
 
+struct cd_arena;
+
+/* Load a profile file: a YAML mapping of the settings above (scalars, or
+ * sequences for ro, rw, env, allow_hosts), parsed strictly (duplicate keys,
+ * anchors, tags refused) and applied on top of the strict defaults.
+ * Strings live in `arena` (caller-owned, released with cd_arena_release
+ * after *ret is no longer used).  Errors are "FILE:LINE:COL: message". */
+int cd_profile_load_file(const char *path, struct cd_arena *arena, struct cd_sandbox_profile *ret,
+                         struct cd_err *err);
+
 /* Files and directories in a writable workspace that would run later on
  * the host (git hooks and config, CI definitions, editor tasks, shell rc
  * files, MCP client configs): kept read-only.  NULL-terminated. */

@@ -32,6 +32,22 @@ prof() {
 }
 
 for_each_user prof
+
+# A profile file: settings as YAML, strict.
+printf 'memory: 128M\ntimeout: 5s\nenv: [FOO=bar]\n' >"$T/p.yaml"
+is "$("$CORDON" run --profile "$T/p.yaml" --dry-run -- true | python3 -c 'import json,sys; p=json.load(sys.stdin); print(p["limits"]["memory"], p["limits"]["timeout_ms"])')" \
+	"134217728 5000" "a profile file sets the limits"
+is "$("$CORDON" run --profile "$T/p.yaml" -- sh -c 'echo $FOO')" bar "a profile file passes env"
+printf 'workspace: write\n' >"$T/w.yaml"
+mkdir -p "$T/wsf" && cd "$T/wsf" || exit 1
+ok "a profile file can open the workspace" "$CORDON" run --profile "$T/w.yaml" -- sh -c 'echo x > f'
+cd "$T" || exit 1
+for bad in 'bogus: 1' 'memory: lots' 'memory: 1G\nmemory: 2G' 'pids: [1, 2]' 'net: proxy' '- a list' 'memory: &a 1G\npids: *a'; do
+	printf '%b\n' "$bad" >"$T/bad.yaml"
+	"$CORDON" run --profile "$T/bad.yaml" -- true 2>"$T/err"
+	is $? 125 "a bad profile file is refused: $(printf '%s' "$bad" | tr '\\' '|')"
+	ok "the refusal names file:line:col" grep -q "bad.yaml:[0-9]*:[0-9]*:" "$T/err"
+done
 ln -s /etc "$T/lnk" 2>/dev/null; mkdir -p "$T/sl/.git" && ln -s /tmp "$T/sl/.git/hooks"
 (cd "$T/sl" && "$CORDON" run --profile workspace-write -- true) 2>"$T/err"
 is $? 125 "a protected path that is a symlink refuses workspace-write"
