@@ -510,6 +510,49 @@ static void loopback_up(void)
 	close(s);
 }
 
+/* Parse one decimal field of /proc/self/stat (1-based, counted after the
+ * comm field, which may hold spaces).  0 on failure. */
+static unsigned long stat_field(const char *buf, size_t len, unsigned field)
+{
+	size_t i = len, f = 2;
+	unsigned long v = 0;
+
+	while (i > 0 && buf[i - 1] != ')')
+		i--;
+	if (i == 0)
+		return 0;
+	for (; i < len && f < field; i++) {
+		if (buf[i] == ' ')
+			f++;
+	}
+	for (; i < len && buf[i] >= '0' && buf[i] <= '9'; i++)
+		v = v * 10 + (unsigned long)(buf[i] - '0');
+	return v;
+}
+
+/* Init is a copy of cordon: its command line (cordon's options, host
+ * paths) would be readable in /proc/1/cmdline, which needs no ptrace
+ * access.  Blank it; the sandbox learns nothing of the host from it. */
+static void blank_cmdline(void)
+{
+	char buf[1024];
+	unsigned long start, end;
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	start = stat_field(buf, (size_t)n, 48); /* arg_start */
+	end = stat_field(buf, (size_t)n, 49);   /* arg_end */
+	if (start && end > start && end - start < (1UL << 24))
+		memset((void *)start, 0, end - start);
+}
+
 static void drop_privileges(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -747,5 +790,6 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 		walls |= CD_WALL_SECCOMP;
 	}
 	close(g_listener_fd);
+	blank_cmdline();
 	run_init(walls);
 }

@@ -19,6 +19,8 @@ pn() {
 	n=$(echo "$pids" | wc -w)
 	ok "$who: /proc lists only the sandbox's few pids ($pids)" test "$n" -le 8
 	ok "$who: the sandbox's pids are small numbers" test "$(echo "$pids" | tr ' ' '\n' | sort -n | tail -1)" -le 16
+	is "$($RUN_AS "$CORDON" run --env MARK=x -- sh -c 'tr -d "\000" < /proc/1/cmdline | wc -c')" 0 \
+		"$who: init's command line (cordon's options, host paths) is blank"
 	nok "$who: the host's pids are not in /proc" $RUN_AS "$CORDON" run -- test -e "/proc/$listener"
 	is "$($RUN_AS "$CORDON" run -- sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "')" lo "$who: only lo exists"
 	ok "$who: lo is up (UDP loopback works)" $RUN_AS "$CORDON" run -- python3 -c 'import socket; a=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a.bind(("127.0.0.1",0)); b=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); b.sendto(b"x", a.getsockname()); assert a.recv(1) == b"x"'
