@@ -18,38 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Length of a valid UTF-8 sequence at p (2..4), or 0. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned c = p[0];
-	size_t len, i;
-	unsigned long cp;
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 static int json_str(struct cd_buf *b, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -77,7 +45,7 @@ static int json_str(struct cd_buf *b, const char *s, size_t n)
 		} else if (c == '\t') {
 			r = cd_buf_append(b, "\\t", 2);
 			i++;
-		} else if (c >= 0x80 && (ul = utf8_seq(p + i, n - i)) > 0) {
+		} else if (c >= 0x80 && (ul = cd_utf8_seq(p + i, n - i)) > 0) {
 			r = cd_buf_append(b, p + i, ul);
 			i += ul;
 		} else {

@@ -102,9 +102,7 @@ int cd_buf_printf(struct cd_buf *b, const char *fmt, ...)
 	return 0;
 }
 
-/* Length of a valid UTF-8 sequence at p (1..4), or 0 when invalid
- * (overlong forms, surrogates and values past U+10FFFF are invalid). */
-static size_t utf8_len(const unsigned char *p, size_t n)
+size_t cd_utf8_seq(const unsigned char *p, size_t n)
 {
 	unsigned c = p[0];
 	size_t len, i;
@@ -134,7 +132,21 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
-	/* C1 controls and the bidi overrides can rewrite a terminal line. */
+	return len;
+}
+
+/* A UTF-8 sequence safe to show on a terminal: valid, and neither a C1
+ * control nor a bidi override or isolate (they can rewrite a line). */
+static size_t utf8_display_len(const unsigned char *p, size_t n)
+{
+	size_t len = cd_utf8_seq(p, n);
+	unsigned long cp;
+
+	if (len < 2)
+		return len;
+	cp = len == 2   ? ((p[0] & 0x1fUL) << 6 | (p[1] & 0x3f))
+	     : len == 3 ? ((p[0] & 0x0fUL) << 12 | (p[1] & 0x3fUL) << 6 | (p[2] & 0x3f))
+	                : 0x10000;
 	if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
 	    (cp >= 0x2066 && cp <= 0x2069))
 		return 0;
@@ -166,7 +178,7 @@ int cd_buf_escape(struct cd_buf *b, const void *data, size_t n)
 		} else if (c >= 0x20 && c < 0x7f) {
 			r = cd_buf_append(b, &p[i], 1);
 			i++;
-		} else if (c >= 0x80 && (ul = utf8_len(p + i, n - i)) > 1) {
+		} else if (c >= 0x80 && (ul = utf8_display_len(p + i, n - i)) > 1) {
 			r = cd_buf_append(b, &p[i], ul);
 			i += ul;
 		} else {

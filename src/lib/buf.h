@@ -34,6 +34,10 @@ void cd_buf_reset(struct cd_buf *b);
  * \\ as such).  The result is safe to write to a terminal. */
 int cd_buf_escape(struct cd_buf *b, const void *p, size_t n);
 
+/* Length of the valid UTF-8 sequence at p (1..4; 1 for ASCII), or 0 when
+ * invalid (truncated, overlong, surrogate, past U+10FFFF).  n > 0. */
+size_t cd_utf8_seq(const unsigned char *p, size_t n);
+
 /* Hand the data over to the caller (who frees it); the buffer is left empty. */
 char *cd_buf_take(struct cd_buf *b);
 

@@ -280,6 +280,21 @@ static int fd_is_dir(int fd)
 	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Open an existing mount target without following symlinks: 1 and *ret,
+ * 0 when it is absent and the mount is optional, -errno otherwise. */
+static int open_existing(int pfd, const char *name, const struct cd_mount *m, int *ret)
+{
+	int fd = xopenat2(pfd, name, O_PATH | O_CLOEXEC, RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+
+	if (fd < 0) {
+		if (errno == ENOENT && (m->flags & CD_MNT_OPTIONAL))
+			return 0;
+		return -errno;
+	}
+	*ret = fd;
+	return 1;
+}
+
 static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 {
 	const struct cd_mount *m = &g_ctx->plan->mounts[i];
@@ -359,14 +374,9 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		break;
 	case CD_MNT_MASK:
 		what = "mask";
-		tfd = xopenat2(pfd, name, O_PATH | O_CLOEXEC,
-		               RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
-		if (tfd < 0) {
-			r = -errno;
-			if (r == -ENOENT && (m->flags & CD_MNT_OPTIONAL))
-				r = 0;
+		if ((r = open_existing(pfd, name, m, &tfd)) <= 0)
 			break;
-		}
+		r = 0;
 		if (fd_is_dir(tfd))
 			mfd = new_fs("tmpfs", "0", "0555",
 			             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
@@ -386,14 +396,9 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		break;
 	case CD_MNT_REMOUNT_RO:
 		what = "make read-only";
-		tfd = xopenat2(pfd, name, O_PATH | O_CLOEXEC,
-		               RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
-		if (tfd < 0) {
-			r = -errno;
-			if (r == -ENOENT && (m->flags & CD_MNT_OPTIONAL))
-				r = 0;
+		if ((r = open_existing(pfd, name, m, &tfd)) <= 0)
 			break;
-		}
+		r = 0;
 		if (is_mount_root(tfd)) {
 			r = set_attr(tfd, MOUNT_ATTR_RDONLY, 0);
 			break;
