@@ -1,6 +1,8 @@
 /* path.c — see path.h. */
 #include "path.h"
 
+#include "match.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -8,46 +10,10 @@
 
 int cd_path_normalize(const char *in, char *out, size_t outlen)
 {
-	size_t o = 0, i = 0, n;
+	/* One lexical canonicalizer for the sandbox and the policy matchers. */
+	int r = in ? cd_path_canon(in, strlen(in), out, outlen) : -EINVAL;
 
-	if (!in || in[0] != '/' || outlen < 2)
-		return -EINVAL;
-	n = strlen(in);
-	out[o++] = '/';
-	while (i < n) {
-		size_t start, len;
-
-		while (i < n && in[i] == '/')
-			i++;
-		start = i;
-		while (i < n && in[i] != '/')
-			i++;
-		len = i - start;
-		if (len == 0 || (len == 1 && in[start] == '.'))
-			continue;
-		if (len == 2 && in[start] == '.' && in[start + 1] == '.') {
-			if (o == 1)
-				return -EPERM;
-			/* back up to the previous separator */
-			o--;
-			while (o > 0 && out[o - 1] != '/')
-				o--;
-			if (o > 1)
-				o--; /* drop the separator too, unless it is the root */
-			continue;
-		}
-		if (o > 1) {
-			if (o + 1 >= outlen)
-				return -ENAMETOOLONG;
-			out[o++] = '/';
-		}
-		if (o + len >= outlen)
-			return -ENAMETOOLONG;
-		memcpy(out + o, in + start, len);
-		o += len;
-	}
-	out[o] = '\0';
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 int cd_path_is_under(const char *path, const char *dir)
