@@ -174,6 +174,19 @@ static void join_ids(const struct cd_decision *d, char *out, size_t cap)
 	}
 }
 
+/* The fields every record about one command run shares. */
+static void record_base(struct cd_record *rec, const char *kind, const struct cd_run_request *rq)
+{
+	memset(rec, 0, sizeof *rec);
+	rec->kind = kind;
+	rec->run_id = rq->run_id;
+	rec->agent = rq->agent;
+	rec->task = rq->task;
+	rec->tool = rq->tool;
+	rec->action = "execute";
+	rec->target = rq->cwd;
+}
+
 /* The "decision" record of a command run; *ret_details is the caller's to
  * free. */
 static int decision_record(const struct cd_gate *g, const struct cd_run_request *rq,
@@ -198,14 +211,7 @@ static int decision_record(const struct cd_gate *g, const struct cd_run_request 
 	*ret_details = dump(d);
 	if (!*ret_details)
 		return cd_err_set(err, -ENOMEM, "out of memory");
-	memset(rec, 0, sizeof *rec);
-	rec->kind = "decision";
-	rec->run_id = rq->run_id;
-	rec->agent = rq->agent;
-	rec->task = rq->task;
-	rec->tool = rq->tool;
-	rec->action = "execute";
-	rec->target = rq->cwd;
+	record_base(rec, "decision", rq);
 	rec->decision = cd_verdict_name(dec->verdict);
 	rec->grant_ids = ids[0] ? ids : NULL;
 	rec->reason = dec->reason;
@@ -301,14 +307,7 @@ int cd_gate_run_intent(const struct cd_gate *g, const struct cd_run_request *rq,
 	ids[0] = '\0';
 	if (dec)
 		join_ids(dec, ids, sizeof ids);
-	memset(&rec, 0, sizeof rec);
-	rec.kind = "run.intent";
-	rec.run_id = rq->run_id;
-	rec.agent = rq->agent;
-	rec.task = rq->task;
-	rec.tool = rq->tool;
-	rec.action = "execute";
-	rec.target = rq->cwd;
+	record_base(&rec, "run.intent", rq);
 	rec.decision = dec ? cd_verdict_name(dec->verdict) : NULL;
 	rec.grant_ids = ids[0] ? ids : NULL;
 	rec.argv_sha256 = argv_sha;
@@ -372,14 +371,7 @@ int cd_gate_run_result(const struct cd_gate *g, const struct cd_run_request *rq,
 	details = dump(d);
 	if (!details)
 		return cd_err_set(err, -ENOMEM, "out of memory");
-	memset(&rec, 0, sizeof rec);
-	rec.kind = "run.result";
-	rec.run_id = rq->run_id;
-	rec.agent = rq->agent;
-	rec.task = rq->task;
-	rec.tool = rq->tool;
-	rec.action = "execute";
-	rec.target = rq->cwd;
+	record_base(&rec, "run.result", rq);
 	rec.reason = cd_reason_name(res->reason);
 	rec.has_exit = 1;
 	rec.exit_code = res->exit_code;
