@@ -1,4 +1,4 @@
-/* cmd-policy.c — `cordon policy lint|check|explain|test`: the grant matrix
+/* cmd-policy.c — `cordon policy lint|check|explain|test|diff`: the grant matrix
  * from the command line.  Parsing argv into a request and printing the
  * outcome is all this file does; src/lib/policy*.c decides.
  *
@@ -6,11 +6,14 @@
  *   lint, test       0 valid / all cases pass, 1 invalid policy or a failing
  *                    case, 2 usage
  *   check, explain   0 allow, 1 deny, 3 needs approval, 2 usage, 4 the
- *                    policy did not load (which is also a deny) */
+ *                    policy did not load (which is also a deny)
+ *   diff             0 nothing widens, 1 something widens, 2 usage, 4 a file
+ *                    did not load */
 #include "cli.h"
 
 #include "buf.h"
 #include "num.h"
+#include "policy-diff.h"
 #include "policy.h"
 
 #include <errno.h>
@@ -30,6 +33,7 @@ static const char usage_main[] =
         "       cordon policy check FILE --agent A --tool T --action X [REQUEST...] [--json]\n"
         "       cordon policy explain FILE --agent A --tool T --action X [REQUEST...]\n"
         "       cordon policy test FILE\n"
+        "       cordon policy diff OLD NEW [--json]\n"
         "\n"
         "The grant matrix: validate a policy, decide one request, show how every\n"
         "rule saw it, or run its examples and generated boundary cases.\n"
@@ -68,6 +72,19 @@ static void usage_sub(const char *sub, FILE *f)
 		        "of expiry) that must be denied.  Prints a TAP report naming any grant\n"
 		        "that leaks.  Exit 0 when every case passes, 1 otherwise, 2 on usage\n"
 		        "errors.\n");
+	} else if (!strcmp(sub, "diff")) {
+		fprintf(f,
+		        "usage: cordon policy diff OLD NEW [--json]\n\n"
+		        "Report the access NEW adds to OLD: grants added, and for each grant in\n"
+		        "both every widened dimension (actions, agent, task, tool, paths, hosts,\n"
+		        "ports, argv, args, fields, a later expiry, a weaker approval, another\n"
+		        "profile), forbid rules removed or narrowed, and tool inventory changes\n"
+		        "(an operation added or reclassed, an argument kind changed).  A new\n"
+		        "matcher counts as new access unless it is proven covered by an old one.\n"
+		        "Removed access is listed too, marked '-'; '+' marks new access, '='\n"
+		        "a change one old grant already covers.\n"
+		        "Exit 0 when nothing widens, 1 when something does, 2 on usage errors,\n"
+		        "4 when a file does not load.\n");
 	} else {
 		fprintf(f,
 		        "usage: cordon policy %s FILE --agent A [--task T] --tool T --action X\n"
@@ -437,6 +454,96 @@ static int test_cmd(int argc, char **argv)
 	return failed ? CD_EXIT_FAIL : CD_EXIT_OK;
 }
 
+struct diff_out {
+	int json;
+	json_t *widen, *narrow;
+};
+
+static void diff_line(const struct cd_diff_item *it, void *ctx)
+{
+	struct diff_out *o = ctx;
+	json_t *j;
+
+	if (!o->json) {
+		printf("%s %s %s %s: %s\n",
+		       it->widens                       ? "+"
+		       : !strcmp(it->change, "covered") ? "="
+		                                        : "-",
+		       it->kind, it->id, it->change, it->detail);
+		return;
+	}
+	j = json_pack("{s:s, s:s, s:s, s:s}", "kind", it->kind, "id", it->id, "change", it->change,
+	              "detail", it->detail);
+	if (j)
+		json_array_append_new(it->widens ? o->widen : o->narrow, j);
+}
+
+static int diff_cmd(int argc, char **argv)
+{
+	struct diff_out o = { 0, NULL, NULL };
+	struct cd_policy *a, *b;
+	const char *files[2] = { NULL, NULL };
+	size_t nf = 0, widen = 0, narrow = 0;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage_sub("diff", stdout);
+			return CD_EXIT_OK;
+		} else if (!strcmp(argv[i], "--json")) {
+			o.json = 1;
+		} else if (argv[i][0] == '-' || nf == 2) {
+			cli_errorf("diff takes OLD NEW [--json] (see --help)");
+			return CD_EXIT_USAGE;
+		} else {
+			files[nf++] = argv[i];
+		}
+	}
+	if (nf != 2) {
+		cli_errorf("diff takes OLD NEW [--json] (see --help)");
+		return CD_EXIT_USAGE;
+	}
+	a = load(files[0]);
+	if (!a)
+		return EXIT_NOPOLICY;
+	b = load(files[1]);
+	if (!b) {
+		cd_policy_free(a);
+		return EXIT_NOPOLICY;
+	}
+	if (o.json) {
+		o.widen = json_array();
+		o.narrow = json_array();
+	}
+	if ((o.json && (!o.widen || !o.narrow)) ||
+	    cd_policy_diff(a, b, diff_line, &o, &widen, &narrow) < 0) {
+		cli_errorf("out of memory");
+		widen = 1; /* fail closed: an unfinished diff is not "nothing new" */
+	} else if (o.json) {
+		json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:b, s:O, s:O}", "old", files[0], "new",
+		                      files[1], "old_sha256", cd_policy_sha256(a), "new_sha256",
+		                      cd_policy_sha256(b), "widens", widen > 0, "widening", o.widen,
+		                      "narrowing", o.narrow);
+		char *s = r ? json_dumps(r, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		if (s)
+			printf("%s\n", s);
+		else {
+			cli_errorf("out of memory");
+			widen = 1;
+		}
+		free(s);
+		json_decref(r);
+	} else {
+		printf("%zu widening, %zu narrowing (old sha256 %.16s..., new sha256 %.16s...)\n",
+		       widen, narrow, cd_policy_sha256(a), cd_policy_sha256(b));
+	}
+	json_decref(o.widen);
+	json_decref(o.narrow);
+	cd_policy_free(a);
+	cd_policy_free(b);
+	return widen ? CD_EXIT_FAIL : CD_EXIT_OK;
+}
+
 int cmd_policy(int argc, char **argv)
 {
 	const char *sub;
@@ -456,6 +563,8 @@ int cmd_policy(int argc, char **argv)
 		return test_cmd(argc - 1, argv + 1);
 	if (!strcmp(sub, "check") || !strcmp(sub, "explain"))
 		return decide_cmd(sub, argc - 1, argv + 1);
-	cli_errorf("unknown subcommand '%s' (lint, check, explain, test)", sub);
+	if (!strcmp(sub, "diff"))
+		return diff_cmd(argc - 1, argv + 1);
+	cli_errorf("unknown subcommand '%s' (lint, check, explain, test, diff)", sub);
 	return CD_EXIT_USAGE;
 }

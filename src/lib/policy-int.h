@@ -73,6 +73,13 @@ struct cd_named {
 	const char *description;
 	const char *kind; /* tools: command | mcp | http */
 	struct cd_mark mark;
+	/* tools: the inventory, in file order (for `policy diff`): each
+	 * operation with its action class, each argument with its kind. */
+	const char **op_names;
+	unsigned *op_actions; /* enum cd_action */
+	size_t nops;
+	const char **arg_names, **arg_kinds;
+	size_t nargkinds;
 };
 
 struct cd_profile {

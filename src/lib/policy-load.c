@@ -320,6 +320,11 @@ static int load_named(struct lctx *c, const struct cd_ynode *seq, const char *wh
 			enum cd_action a;
 			if ((r = expect(c, v, CD_Y_MAP, "operations")) < 0)
 				return r;
+			x->op_names = cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
+			x->op_actions =
+			        cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(unsigned));
+			if (!x->op_names || !x->op_actions)
+				return oom(c);
 			for (k = v->child; k; k = k->next->next) {
 				if (k->next->type != CD_Y_SCALAR ||
 				    cd_action_parse(k->next->s, &a) < 0)
@@ -327,12 +332,20 @@ static int load_named(struct lctx *c, const struct cd_ynode *seq, const char *wh
 					        c, k->next,
 					        "read, create, update, delete, execute or network",
 					        "operation '%s' needs an action class", k->s);
+				x->op_names[x->nops] = k->s;
+				x->op_actions[x->nops++] = (unsigned)a;
 			}
 		}
 		if ((v = map_get(it, "args"))) {
 			const struct cd_ynode *k;
 			if ((r = expect(c, v, CD_Y_MAP, "args")) < 0)
 				return r;
+			x->arg_names =
+			        cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
+			x->arg_kinds =
+			        cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
+			if (!x->arg_names || !x->arg_kinds)
+				return oom(c);
 			for (k = v->child; k; k = k->next->next) {
 				const struct cd_ynode *t = k->next;
 				if (t->type != CD_Y_SCALAR ||
@@ -341,6 +354,8 @@ static int load_named(struct lctx *c, const struct cd_ynode *seq, const char *wh
 				     strcmp(t->s, "value")))
 					return lfail(c, t, "path, host, port, record or value",
 					             "argument '%s' needs a kind", k->s);
+				x->arg_names[x->nargkinds] = k->s;
+				x->arg_kinds[x->nargkinds++] = t->s;
 			}
 		}
 	}
