@@ -1,4 +1,4 @@
-/* cmd-policy.c — `cordon policy lint|check|explain|test|diff`: the grant matrix
+/* cmd-policy.c — `cordon policy lint|check|explain|test|diff|review`: the grant matrix
  * from the command line.  Parsing argv into a request and printing the
  * outcome is all this file does; src/lib/policy*.c decides.
  *
@@ -8,12 +8,17 @@
  *   check, explain   0 allow, 1 deny, 3 needs approval, 2 usage, 4 the
  *                    policy did not load (which is also a deny)
  *   diff             0 nothing widens, 1 something widens, 2 usage, 4 a file
- *                    did not load */
+ *                    did not load
+ *   review           0 nothing needs attention, 1 something does, 2 usage,
+ *                    4 the policy or the audit log did not load */
 #include "cli.h"
+
+#include "cli-audit.h"
 
 #include "buf.h"
 #include "num.h"
 #include "policy-diff.h"
+#include "policy-review.h"
 #include "policy.h"
 
 #include <errno.h>
@@ -34,6 +39,8 @@ static const char usage_main[] =
         "       cordon policy explain FILE --agent A --tool T --action X [REQUEST...]\n"
         "       cordon policy test FILE\n"
         "       cordon policy diff OLD NEW [--json]\n"
+        "       cordon policy review FILE [--audit PATH | --no-audit] [--soon 30d] [--unused 90d]\n"
+        "                            [--at TIME] [--json]\n"
         "\n"
         "The grant matrix: validate a policy, decide one request, show how every\n"
         "rule saw it, or run its examples and generated boundary cases.\n"
@@ -72,6 +79,22 @@ static void usage_sub(const char *sub, FILE *f)
 		        "of expiry) that must be denied.  Prints a TAP report naming any grant\n"
 		        "that leaks.  Exit 0 when every case passes, 1 otherwise, 2 on usage\n"
 		        "errors.\n");
+	} else if (!strcmp(sub, "review")) {
+		fprintf(f,
+		        "usage: cordon policy review FILE [--audit PATH | --no-audit] [--soon "
+		        "DUR]\n"
+		        "       [--unused DUR] [--at TIME] [--json]\n\n"
+		        "Re-certification: list the grants that are past review_by (past-review),\n"
+		        "already expired (expired), expiring within --soon (expiring, default\n"
+		        "30d), never used (never-used) or not used for --unused (unused, default\n"
+		        "90d; 0 turns it off) according to the audit log.  A use is a decision\n"
+		        "record that allowed, or held for approval, a request of the grant's\n"
+		        "agent and tool and names the grant.  The log is --audit PATH, else\n"
+		        "$CORDON_AUDIT, else $XDG_STATE_HOME/cordon/audit.db, opened read-only;\n"
+		        "--no-audit skips the usage checks.  DUR is Nd, Nh, Nm or Ns; TIME is\n"
+		        "YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or @SECONDS (default: now).\n"
+		        "Exit 0 when nothing needs attention, 1 when something does, 2 on usage\n"
+		        "errors, 4 when the policy or the audit log does not load.\n");
 	} else if (!strcmp(sub, "diff")) {
 		fprintf(f,
 		        "usage: cordon policy diff OLD NEW [--json]\n\n"
@@ -544,6 +567,196 @@ static int diff_cmd(int argc, char **argv)
 	return widen ? CD_EXIT_FAIL : CD_EXIT_OK;
 }
 
+/* "30d", "12h", "5m", "90s" or a bare number of seconds, into seconds. */
+static int parse_days(const char *v, int64_t *ret)
+{
+	size_t n = strlen(v);
+	uint64_t x;
+
+	if (n > 1 && v[n - 1] == 'd') {
+		if (cd_parse_u64(v, n - 1, 100000, &x) < 0)
+			return -EINVAL;
+		*ret = (int64_t)x * 86400;
+		return 0;
+	}
+	if (cd_parse_duration_ms(v, &x) < 0 || x / 1000 > (uint64_t)100000 * 86400)
+		return -EINVAL;
+	*ret = (int64_t)(x / 1000);
+	return 0;
+}
+
+static void fmt_utc(int64_t t, char *out, size_t n)
+{
+	struct tm tm;
+	time_t tt = (time_t)t;
+
+	if (!gmtime_r(&tt, &tm) || strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(out, n, "@%lld", (long long)t);
+}
+
+struct review_out {
+	int json;
+	int64_t at;
+	json_t *arr;
+};
+
+static void review_line(const struct cd_review_item *it, void *ctx)
+{
+	struct review_out *o = ctx;
+	char rb[40], ex[40], lu[40];
+	unsigned bit;
+	json_t *j, *fl;
+	struct cd_buf b;
+
+	fmt_utc(it->review_by, rb, sizeof rb);
+	fmt_utc(it->expires, ex, sizeof ex);
+	fmt_utc(it->last_used, lu, sizeof lu);
+	if (o->json) {
+		fl = json_array();
+		for (bit = 1; bit <= CD_REVIEW_UNUSED; bit <<= 1)
+			if (it->flags & bit)
+				json_array_append_new(fl, json_string(cd_review_flag_name(bit)));
+		j = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s, s:s?, s:I, s:o}", "id", it->id,
+		              "agent", it->agent, "tool", it->tool, "owner", it->owner, "review_by",
+		              rb, "expires", ex, "last_used", it->uses ? lu : NULL, "uses",
+		              (json_int_t)it->uses, "attention", fl ? fl : json_array());
+		if (j)
+			json_array_append_new(o->arr, j);
+		return;
+	}
+	if (!it->flags)
+		return;
+	cd_buf_init(&b, 4096);
+	if (cd_buf_escape(&b, it->id, strlen(it->id)) < 0 || !b.data)
+		cd_buf_reset(&b);
+	printf("%s (owner %s):", b.data ? b.data : "?", it->owner ? it->owner : "-");
+	cd_buf_release(&b);
+	if (it->flags & CD_REVIEW_PAST_REVIEW)
+		printf(" past-review (review_by %s);", rb);
+	if (it->flags & CD_REVIEW_EXPIRED)
+		printf(" expired (expires %s);", ex);
+	if (it->flags & CD_REVIEW_EXPIRING)
+		printf(" expiring (expires %s, in %lld days);", ex,
+		       (long long)((it->expires - o->at) / 86400));
+	if (it->flags & CD_REVIEW_NEVER_USED)
+		printf(" never-used;");
+	if (it->flags & CD_REVIEW_UNUSED)
+		printf(" unused (last used %s, %lld days ago);", lu,
+		       (long long)((o->at - it->last_used) / 86400));
+	printf("\n");
+}
+
+static int review_cmd(int argc, char **argv)
+{
+	struct cd_review_opts ro;
+	struct review_out out = { 0, 0, NULL };
+	struct cli_audit_cfg cfg;
+	struct cd_policy *p = NULL;
+	struct cd_audit *log = NULL;
+	struct cd_err err = { 0 };
+	const char *file = NULL, *v;
+	size_t attention = 0;
+	int i, no_audit = 0, rc = EXIT_NOPOLICY;
+
+	memset(&ro, 0, sizeof ro);
+	memset(&cfg, 0, sizeof cfg);
+	ro.at = (int64_t)time(NULL);
+	ro.soon = 30 * 86400;
+	ro.unused = 90 * 86400;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage_sub("review", stdout);
+			return CD_EXIT_OK;
+		} else if (!strcmp(a, "--json")) {
+			out.json = 1;
+		} else if (!strcmp(a, "--no-audit")) {
+			no_audit = 1;
+		} else if ((v = optval(argc, argv, &i, "--audit"))) {
+			cfg.path = v;
+		} else if ((v = optval(argc, argv, &i, "--soon"))) {
+			if (!opt_missing && parse_days(v, &ro.soon) < 0) {
+				cli_errorf("--soon '%s': write Nd, Nh, Nm or Ns", v);
+				return CD_EXIT_USAGE;
+			}
+		} else if ((v = optval(argc, argv, &i, "--unused"))) {
+			if (!opt_missing && parse_days(v, &ro.unused) < 0) {
+				cli_errorf("--unused '%s': write Nd, Nh, Nm or Ns", v);
+				return CD_EXIT_USAGE;
+			}
+		} else if ((v = optval(argc, argv, &i, "--at"))) {
+			if (!opt_missing && cd_policy_parse_time(v, strlen(v), &ro.at) < 0) {
+				cli_errorf("--at '%s': write YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or "
+				           "@SECONDS",
+				           v);
+				return CD_EXIT_USAGE;
+			}
+		} else if (a[0] == '-' || file) {
+			cli_errorf("review takes one policy FILE and options (see --help)");
+			return CD_EXIT_USAGE;
+		} else {
+			file = a;
+		}
+		if (opt_missing)
+			return CD_EXIT_USAGE;
+	}
+	if (!file) {
+		cli_errorf("review needs a policy FILE (see --help)");
+		return CD_EXIT_USAGE;
+	}
+	if (no_audit && cfg.path) {
+		cli_errorf("--audit and --no-audit exclude each other");
+		return CD_EXIT_USAGE;
+	}
+	p = load(file);
+	if (!p)
+		return EXIT_NOPOLICY;
+	/* The log is read, never written: a review leaves no trace in it. */
+	cfg.read_only = 1;
+	if (!no_audit && cli_audit_open_cfg(&cfg, &log) < 0)
+		goto out;
+	ro.log = log;
+	out.at = ro.at;
+	if (out.json && !(out.arr = json_array())) {
+		cli_errorf("out of memory");
+		goto out;
+	}
+	if (cd_policy_review(p, &ro, review_line, &out, &attention, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		goto out;
+	}
+	if (out.json) {
+		char at[40];
+		json_t *r;
+		char *s;
+		fmt_utc(ro.at, at, sizeof at);
+		r = json_pack("{s:s, s:s, s:s, s:b, s:I, s:O}", "policy", file, "policy_sha256",
+		              cd_policy_sha256(p), "at", at, "usage_checked", log != NULL,
+		              "attention", (json_int_t)attention, "grants", out.arr);
+		s = r ? json_dumps(r, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		json_decref(r);
+		if (!s) {
+			cli_errorf("out of memory");
+			goto out;
+		}
+		printf("%s\n", s);
+		free(s);
+	} else {
+		struct cd_policy_stats st;
+		cd_policy_stats(p, &st);
+		printf("%zu of %zu grants need attention%s (policy sha256 %.16s...)\n", attention,
+		       st.grants, log ? "" : "; usage not checked (--no-audit)",
+		       cd_policy_sha256(p));
+	}
+	rc = attention ? CD_EXIT_FAIL : CD_EXIT_OK;
+out:
+	json_decref(out.arr);
+	if (log)
+		cd_audit_close(log);
+	cd_policy_free(p);
+	return rc;
+}
+
 int cmd_policy(int argc, char **argv)
 {
 	const char *sub;
@@ -565,6 +778,8 @@ int cmd_policy(int argc, char **argv)
 		return decide_cmd(sub, argc - 1, argv + 1);
 	if (!strcmp(sub, "diff"))
 		return diff_cmd(argc - 1, argv + 1);
-	cli_errorf("unknown subcommand '%s' (lint, check, explain, test, diff)", sub);
+	if (!strcmp(sub, "review"))
+		return review_cmd(argc - 1, argv + 1);
+	cli_errorf("unknown subcommand '%s' (lint, check, explain, test, diff, review)", sub);
 	return CD_EXIT_USAGE;
 }
