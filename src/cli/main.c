@@ -20,6 +20,7 @@ static const struct cd_cmd commands[] = {
 	{ "run", cmd_run, "run a command in a throwaway sandbox" },
 	{ "log", cmd_log, "show, export and verify the audit log" },
 	{ "policy", cmd_policy, "lint, check, explain and test the grant matrix" },
+	{ "proxy", cmd_proxy, "egress proxy: allowlisted destinations, every attempt logged" },
 };
 
 static char prog[64] = "cordon";

@@ -363,6 +363,8 @@ int cd_http_parse_head(const char *p, size_t len, struct cd_http_request *ret, s
 		goto out;
 	}
 	rq->head_len = head;
+	rq->content_length = st.length;
+	rq->chunked = st.encodings > 0;
 	memcpy(ret, rq, sizeof *rq);
 	r = (int)head;
 out:

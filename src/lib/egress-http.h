@@ -40,6 +40,8 @@ struct cd_http_request {
 	uint16_t port;                   /* given, or 80 for http:// */
 	char path[CD_EGRESS_LINE_MAX];   /* origin form ("/x?y"); "" for CONNECT */
 	size_t head_len;                 /* bytes of the head, blank line included */
+	uint64_t content_length;         /* Content-Length, or 0 */
+	int chunked;                     /* Transfer-Encoding: chunked */
 	size_t nfields;                  /* header lines to forward (plain HTTP) */
 	struct cd_http_field fields[CD_EGRESS_HEADERS_MAX];
 };

@@ -82,6 +82,23 @@ static void test_accepted(void)
 	}
 }
 
+/* The body framing the proxy relays by. */
+static void test_body(void)
+{
+	static const char cl[] = "POST http://a.com/ HTTP/1.1\r\nHost: a.com\r\nContent-Length: "
+	                         "12\r\n\r\nhello";
+	static const char te[] = "PUT http://a.com/ HTTP/1.1\r\nHost: a.com\r\nTransfer-Encoding: "
+	                         "Chunked\r\n\r\n";
+	struct cd_http_request rq;
+
+	ok(cd_http_parse_head(cl, strlen(cl), &rq, NULL) > 0, "body: Content-Length parsed");
+	is_int(rq.content_length, 12, "body: length 12");
+	is_int(rq.chunked, 0, "body: not chunked");
+	ok(cd_http_parse_head(te, strlen(te), &rq, NULL) > 0, "body: chunked parsed");
+	is_int(rq.chunked, 1, "body: chunked (any case)");
+	is_int(rq.content_length, 0, "body: no length");
+}
+
 static void test_incomplete(void)
 {
 	static const char *const partial[] = {
@@ -274,6 +291,7 @@ int main(void)
 {
 	tap_start(30);
 	test_accepted();
+	test_body();
 	test_incomplete();
 	test_refused();
 	test_caps();

@@ -1,0 +1,262 @@
+/* cmd-proxy.c — `cordon proxy`: the egress proxy on its own, listening on
+ * a loopback address, deciding every request against --allow-host entries
+ * and logging every attempt to the audit log (no log, no proxy).
+ *
+ * The CLI owns argv, signals (SIGINT/SIGTERM end the loop through a
+ * signalfd) and the one "listening on" line on stdout; the loop, the
+ * parser and the decisions live in src/lib/egress-*. */
+#include "cli.h"
+
+#include "bounds.h"
+#include "cli-audit.h"
+#include "egress-addr.h"
+#include "egress-policy.h"
+#include "egress-proxy.h"
+#include "num.h"
+#include "util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: cordon proxy --listen ADDR:PORT [--allow-host HOST[:PORT]]... [OPTIONS]\n"
+	        "\n"
+	        "An HTTP forward proxy (CONNECT and plain http:// requests) that allows only the\n"
+	        "destinations named with --allow-host, refuses loopback, private, link-local,\n"
+	        "CGNAT, multicast and reserved addresses unless an entry names them, connects to\n"
+	        "the address it checked, and logs every attempt to the audit log.\n"
+	        "\n"
+	        "  --listen ADDR:PORT      loopback address to listen on (127.0.0.1:0 picks a "
+	        "port);\n"
+	        "                          the address is printed as 'listening on ADDR:PORT'\n"
+	        "  --allow-host ENTRY      HOST[:PORT]: a name, '*.' + a name, an address, or\n"
+	        "                          ADDR/BITS; without a port, 80 and 443 (repeatable)\n"
+	        "  --audit PATH            the audit log (default: see cordon-log(1))\n"
+	        "  --agent ID              the agent the records name\n"
+	        "  --max-conns N           open connections at most (default %d)\n"
+	        "  --header-timeout DUR    to send a complete request head (default 10s)\n"
+	        "  --connect-timeout DUR   to reach the destination (default 10s)\n"
+	        "  --idle-timeout DUR      a relay with no traffic is closed (default 5m)\n"
+	        "  -h, --help              this text\n"
+	        "\n"
+	        "Refusals answer 403 (400 malformed, 408 too slow, 431 too large) with the reason\n"
+	        "in an X-Cordon-Reason header.  Exit status: 0 after SIGINT/SIGTERM, 2 usage,\n"
+	        "125 when the proxy could not start or the audit log failed.\n",
+	        CD_EGRESS_CONNS_MAX);
+}
+
+enum {
+	OPT_LISTEN = 256,
+	OPT_ALLOW_HOST,
+	OPT_AUDIT,
+	OPT_AGENT,
+	OPT_MAX_CONNS,
+	OPT_HEADER_TIMEOUT,
+	OPT_CONNECT_TIMEOUT,
+	OPT_IDLE_TIMEOUT,
+};
+
+static const struct option options[] = {
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+	{ "audit", required_argument, NULL, OPT_AUDIT },
+	{ "agent", required_argument, NULL, OPT_AGENT },
+	{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
+	{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
+	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int duration_opt(const char *name, const char *v, unsigned *ret)
+{
+	uint64_t ms;
+
+	if (cd_parse_duration_ms(v, &ms) < 0 || ms == 0 || ms > 24ULL * 3600 * 1000) {
+		cli_errorf("--%s: invalid duration '%s'", name, v);
+		return -EINVAL;
+	}
+	*ret = (unsigned)ms;
+	return 0;
+}
+
+/* A bound, listening socket on a loopback ADDR:PORT. */
+static int listen_on(const char *spec, char *shown, size_t shownlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t slen = sizeof ss;
+	const char *colon;
+	uint64_t port;
+	char text[64];
+	int fd, one = 1, n;
+
+	if (spec[0] == '[') {
+		const char *close = strchr(spec, ']');
+		colon = close ? close + 1 : NULL;
+	} else {
+		colon = strchr(spec, ':');
+	}
+	if (!colon || *colon != ':' ||
+	    cd_addr_literal(spec, (size_t)(colon - spec), &ss) <= CD_LIT_NAME ||
+	    cd_parse_u64(colon + 1, strlen(colon + 1), 65535, &port) < 0) {
+		cli_errorf("--listen: expected ADDR:PORT with a canonical address, got '%s'", spec);
+		return -EINVAL;
+	}
+	if (cd_addr_classify(&ss) != CD_ADDR_LOOPBACK) {
+		cli_errorf("--listen: '%s' is not a loopback address", spec);
+		return -EINVAL;
+	}
+	cd_addr_set_port(&ss, (uint16_t)port);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		cli_errorf("--listen: socket: %s", strerror(errno));
+		return -errno;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(fd, (struct sockaddr *)&ss, cd_addr_len(&ss)) < 0 || listen(fd, 128) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &slen) < 0) {
+		int e = errno;
+		cli_errorf("--listen '%s': %s", spec, strerror(e));
+		close(fd);
+		return -e;
+	}
+	if (cd_addr_format(&ss, text, sizeof text) < 0)
+		text[0] = '\0';
+	n = snprintf(shown, shownlen, "%s:%u", text,
+	             ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+	                                           : ((struct sockaddr_in6 *)&ss)->sin6_port));
+	if (n < 0 || (size_t)n >= shownlen)
+		shown[0] = '\0';
+	return fd;
+}
+
+int cmd_proxy(int argc, char **argv)
+{
+	struct cd_egress_policy *policy = NULL;
+	struct cd_egress_proxy_cfg cfg;
+	struct cd_egress_audit log;
+	struct cd_audit *audit = NULL;
+	const char *listen_spec = NULL, *audit_path = NULL, *agent = NULL;
+	char shown[96];
+	struct cd_err err;
+	sigset_t mask;
+	uint64_t v;
+	int c, r, rc = CD_EXIT_CORDON, lfd = -1, sfd = -1;
+
+	memset(&cfg, 0, sizeof cfg);
+	if (cd_egress_policy_new(&policy) < 0) {
+		cli_errorf("out of memory");
+		return CD_EXIT_CORDON;
+	}
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_LISTEN:
+			listen_spec = optarg;
+			break;
+		case OPT_ALLOW_HOST:
+			if (cd_egress_policy_add(policy, optarg, &err) < 0) {
+				cli_errorf("--allow-host: %s", err.msg);
+				rc = CD_EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_AUDIT:
+			audit_path = optarg;
+			break;
+		case OPT_AGENT:
+			agent = optarg;
+			break;
+		case OPT_MAX_CONNS:
+			if (cd_parse_u64(optarg, strlen(optarg), CD_EGRESS_CONNS_LIMIT, &v) < 0 ||
+			    v == 0) {
+				cli_errorf("--max-conns: expected 1..%d, got '%s'",
+				           CD_EGRESS_CONNS_LIMIT, optarg);
+				rc = CD_EXIT_USAGE;
+				goto out;
+			}
+			cfg.max_conns = (unsigned)v;
+			break;
+		case OPT_HEADER_TIMEOUT:
+		case OPT_CONNECT_TIMEOUT:
+		case OPT_IDLE_TIMEOUT:
+			if (duration_opt(options[c - OPT_LISTEN].name, optarg,
+			                 c == OPT_HEADER_TIMEOUT    ? &cfg.head_timeout_ms
+			                 : c == OPT_CONNECT_TIMEOUT ? &cfg.connect_timeout_ms
+			                                            : &cfg.idle_timeout_ms) < 0) {
+				rc = CD_EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			rc = CD_EXIT_OK;
+			goto out;
+		default:
+			usage(stderr);
+			rc = CD_EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (optind != argc || !listen_spec) {
+		if (optind != argc)
+			cli_errorf("unexpected argument '%s'", argv[optind]);
+		else
+			cli_errorf("--listen is required");
+		rc = CD_EXIT_USAGE;
+		goto out;
+	}
+
+	/* No log, no proxy. */
+	if (cli_audit_open(audit_path, &audit) < 0)
+		goto out;
+	lfd = listen_on(listen_spec, shown, sizeof shown);
+	if (lfd < 0)
+		goto out;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	signal(SIGPIPE, SIG_IGN);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
+	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		cli_errorf("signalfd: %s", strerror(errno));
+		goto out;
+	}
+
+	memset(&log, 0, sizeof log);
+	log.audit = audit;
+	log.agent = agent;
+	cfg.listen_fd = lfd;
+	cfg.stop_fd = sfd;
+	cfg.policy = policy;
+	cfg.log = cd_egress_audit_log;
+	cfg.log_ctx = &log;
+
+	printf("listening on %s\n", shown);
+	fflush(stdout);
+	r = cd_egress_proxy_run(&cfg, &err);
+	if (r < 0) {
+		cli_errorf("%s%s%s", err.msg, log.err.msg[0] ? ": " : "", log.err.msg);
+		goto out;
+	}
+	rc = CD_EXIT_OK;
+out:
+	if (sfd >= 0)
+		close(sfd);
+	if (lfd >= 0)
+		close(lfd);
+	cd_audit_close(audit);
+	cd_egress_policy_free(policy);
+	return rc;
+}

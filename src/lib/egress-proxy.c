@@ -1,0 +1,830 @@
+/* egress-proxy.c — see egress-proxy.h.
+ *
+ * Trust boundary: everything a client sends is hostile until
+ * cd_http_parse_head() and cd_egress_decide() have accepted it; after that
+ * the bytes are relayed as they are, in both directions, and never parsed.
+ * Each connection is bounded: the head by CD_EGRESS_HEAD_MAX and the head
+ * timeout, the relay by two fixed buffers and the idle timeout, the number
+ * of connections by max_conns.
+ *
+ * A connection's life: HEAD (reading the request head) -> CONNECTING
+ * (non-blocking connect to the vetted address) -> RELAY -> closed.  Closed
+ * connections are unlinked at once but freed after the current batch of
+ * epoll events, which may still name them. */
+#include "egress-proxy.h"
+
+#include "audit.h"
+#include "buf.h"
+#include "egress-addr.h"
+#include "egress-http.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+enum state { ST_HEAD, ST_CONNECTING, ST_RELAY, ST_DEAD };
+
+struct conn;
+
+struct end {
+	struct conn *c;
+	int fd;
+	uint32_t events; /* registered with epoll */
+};
+
+struct pipe_buf {
+	char *data;
+	size_t off, len;
+	int eof;  /* the source said it is done */
+	int shut; /* the destination was told */
+};
+
+struct conn {
+	struct end cl, up;
+	enum state st;
+	int is_connect, minor;
+	char method[CD_HTTP_METHOD_MAX];
+	char host[CD_HOST_MAX];
+	uint16_t port;
+	char client[64];
+	char rule[CD_HOST_MAX + 8];
+	struct sockaddr_storage addr; /* the vetted address */
+	char *head;
+	size_t head_len;
+	struct pipe_buf c2u, u2c;
+	uint64_t bytes_up, bytes_down;
+	int body_limited;   /* plain HTTP: relay the body only, then stop reading */
+	uint64_t body_left; /* body bytes still to read from the client */
+	uint64_t start_ms, deadline_ms, last_ms;
+	struct conn *prev, *next, *dead_next;
+};
+
+struct loop {
+	const struct cd_egress_proxy_cfg *cfg;
+	int ep;
+	struct end listen_end, stop_end;
+	struct conn *conns, *dead;
+	unsigned nconns;
+	uint64_t dropped, last_scan_ms, last_cap_log_ms;
+	int fatal;
+	struct cd_err *err;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void set_events(struct loop *l, struct end *e, uint32_t want)
+{
+	struct epoll_event ev;
+
+	if (e->fd < 0 || e->events == want)
+		return;
+	memset(&ev, 0, sizeof ev);
+	ev.events = want;
+	ev.data.ptr = e;
+	if (epoll_ctl(l->ep, EPOLL_CTL_MOD, e->fd, &ev) == 0)
+		e->events = want;
+}
+
+static int add_end(struct loop *l, struct end *e, uint32_t want)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof ev);
+	ev.events = want;
+	ev.data.ptr = e;
+	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, e->fd, &ev) < 0)
+		return -errno;
+	e->events = want;
+	return 0;
+}
+
+static int log_event(struct loop *l, const struct cd_egress_event *ev)
+{
+	int r = l->cfg->log(ev, l->cfg->log_ctx);
+
+	if (r < 0 && !l->fatal) {
+		l->fatal = r;
+		cd_err_set(l->err, r, "egress log failed: no log, no proxy");
+	}
+	return r;
+}
+
+/* A one-line reason: our own text, but never a control byte. */
+static void reply(int fd, int status, const char *reason)
+{
+	char head[512], clean[200];
+	const char *phrase;
+	size_t i;
+	int n;
+
+	switch (status) {
+	case 200:
+		phrase = "Connection established";
+		break;
+	case 400:
+		phrase = "Bad Request";
+		break;
+	case 403:
+		phrase = "Forbidden";
+		break;
+	case 408:
+		phrase = "Request Timeout";
+		break;
+	case 431:
+		phrase = "Request Header Fields Too Large";
+		break;
+	case 502:
+		phrase = "Bad Gateway";
+		break;
+	case 504:
+		phrase = "Gateway Timeout";
+		break;
+	default:
+		phrase = "Service Unavailable";
+		break;
+	}
+	for (i = 0; reason && reason[i] && i < sizeof clean - 1; i++)
+		clean[i] = (reason[i] < 0x20 || reason[i] == 0x7f) ? '?' : reason[i];
+	clean[i] = '\0';
+	if (status == 200)
+		n = snprintf(head, sizeof head, "HTTP/1.1 200 %s\r\n\r\n", phrase);
+	else
+		n = snprintf(head, sizeof head,
+		             "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
+		             "Connection: close\r\nX-Cordon-Reason: %s\r\n\r\n%s\n",
+		             status, phrase, i + 1, clean, clean);
+	if (n < 0 || (size_t)n >= sizeof head)
+		return;
+	(void)send(fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void fill_event(const struct conn *c, struct cd_egress_event *ev, const char *kind)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->kind = kind;
+	ev->client = c->client;
+	ev->method = c->method[0] ? c->method : NULL;
+	ev->host = c->host[0] ? c->host : NULL;
+	ev->port = c->port;
+	ev->rule = c->rule[0] ? c->rule : NULL;
+}
+
+/* Unlink, close both sockets, queue for freeing.  An allowed connection
+ * (it has an address) gets its result record. */
+static void conn_close(struct loop *l, struct conn *c, const char *why)
+{
+	if (c->st == ST_DEAD)
+		return;
+	if (c->addr.ss_family) {
+		struct cd_egress_event ev;
+		fill_event(c, &ev, "egress.result");
+		ev.allow = 1;
+		ev.reason = why;
+		ev.connect = &c->addr;
+		ev.has_result = 1;
+		ev.bytes_up = c->bytes_up;
+		ev.bytes_down = c->bytes_down;
+		ev.duration_ms = now_ms() - c->start_ms;
+		log_event(l, &ev);
+	}
+	c->st = ST_DEAD;
+	if (c->cl.fd >= 0)
+		close(c->cl.fd);
+	if (c->up.fd >= 0)
+		close(c->up.fd);
+	c->cl.fd = c->up.fd = -1;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		l->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	l->nconns--;
+	c->dead_next = l->dead;
+	l->dead = c;
+}
+
+static void conn_free(struct conn *c)
+{
+	free(c->head);
+	free(c->c2u.data);
+	free(c->u2c.data);
+	free(c);
+}
+
+/* Refuse: log the attempt, answer, close. */
+static void refuse(struct loop *l, struct conn *c, int status, const char *reason)
+{
+	struct cd_egress_event ev;
+	size_t rl = 0;
+
+	fill_event(c, &ev, "egress");
+	ev.status = status;
+	ev.reason = reason;
+	if (!c->host[0] && c->head_len) {
+		while (rl < c->head_len && rl < 200 && c->head[rl] != '\r' && c->head[rl] != '\n')
+			rl++;
+		ev.request = c->head;
+		ev.request_len = rl;
+	}
+	log_event(l, &ev);
+	reply(c->cl.fd, status, reason);
+	shutdown(c->cl.fd, SHUT_WR);
+	conn_close(l, c, reason);
+}
+
+static int status_for(int code)
+{
+	if (code == -CD_E_DENIED)
+		return 403;
+	if (code == -CD_E_LIMIT)
+		return 431;
+	return 400;
+}
+
+/* The plain-HTTP head sent upstream: origin form, our Host, the client's
+ * end-to-end fields, Connection: close. */
+static int rewrite_head(struct conn *c, const struct cd_http_request *rq)
+{
+	struct cd_buf b;
+	size_t i;
+	int r;
+
+	cd_buf_init(&b, CD_EGRESS_RELAY_BUF);
+	r = cd_buf_printf(&b, "%s %s HTTP/1.%d\r\nHost: %s", rq->method, rq->path, rq->minor,
+	                  rq->host);
+	if (r == 0 && rq->port != 80)
+		r = cd_buf_printf(&b, ":%u", rq->port);
+	r = r < 0 ? r : cd_buf_puts(&b, "\r\n");
+	for (i = 0; r == 0 && i < rq->nfields; i++) {
+		r = cd_buf_append(&b, c->head + rq->fields[i].off, rq->fields[i].len);
+		r = r < 0 ? r : cd_buf_puts(&b, "\r\n");
+	}
+	r = r < 0 ? r : cd_buf_puts(&b, "Connection: close\r\n\r\n");
+	if (r == 0 && b.len <= CD_EGRESS_RELAY_BUF) {
+		memcpy(c->c2u.data, b.data, b.len);
+		c->c2u.len = b.len;
+	}
+	cd_buf_release(&b);
+	return r;
+}
+
+static void start_connect(struct loop *l, struct conn *c, const struct cd_http_request *rq,
+                          const struct cd_egress_decision *d)
+{
+	struct cd_egress_event ev;
+	size_t rest = c->head_len - rq->head_len;
+	int fd, r;
+
+	memcpy(c->rule, d->rule, sizeof c->rule);
+	fill_event(c, &ev, "egress");
+	ev.allow = 1;
+	ev.reason = d->reason;
+	ev.addrs = d->addrs;
+	ev.naddrs = d->naddrs;
+	ev.connect = &d->connect;
+	if (log_event(l, &ev) < 0) {
+		reply(c->cl.fd, 503, "audit log unavailable");
+		conn_close(l, c, "audit log unavailable");
+		return;
+	}
+	c->addr = d->connect;
+	c->c2u.data = malloc(CD_EGRESS_RELAY_BUF);
+	c->u2c.data = malloc(CD_EGRESS_RELAY_BUF);
+	if (!c->c2u.data || !c->u2c.data) {
+		reply(c->cl.fd, 503, "out of memory");
+		conn_close(l, c, "out of memory");
+		return;
+	}
+	if (!c->is_connect && rewrite_head(c, rq) < 0) {
+		reply(c->cl.fd, 431, "request head too large to forward");
+		conn_close(l, c, "request head too large to forward");
+		return;
+	}
+	/* What the client sent after the head (a TLS hello, a body).  For
+	 * plain HTTP only the body of this one request is relayed: a second,
+	 * pipelined request would reach the same address unchecked (another
+	 * virtual host behind a shared IP). */
+	if (!c->is_connect) {
+		c->body_limited = 1;
+		if (rest > rq->content_length)
+			rest = (size_t)rq->content_length;
+		c->body_left = rq->content_length - rest;
+	}
+	if (rest > CD_EGRESS_RELAY_BUF - c->c2u.len)
+		rest = CD_EGRESS_RELAY_BUF - c->c2u.len; /* cannot happen: head < buffer */
+	memcpy(c->c2u.data + c->c2u.len, c->head + rq->head_len, rest);
+	c->c2u.len += rest;
+	free(c->head);
+	c->head = NULL;
+	c->head_len = 0;
+
+	fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		reply(c->cl.fd, 502, "cannot create a socket");
+		conn_close(l, c, "cannot create a socket");
+		return;
+	}
+	c->up.fd = fd;
+	r = connect(fd, (const struct sockaddr *)&c->addr, cd_addr_len(&c->addr));
+	if (r < 0 && errno != EINPROGRESS) {
+		reply(c->cl.fd, 502, "connect failed");
+		conn_close(l, c, "connect failed");
+		return;
+	}
+	if (add_end(l, &c->up, EPOLLOUT) < 0) {
+		reply(c->cl.fd, 502, "connect failed");
+		conn_close(l, c, "epoll failed");
+		return;
+	}
+	set_events(l, &c->cl, 0);
+	c->st = ST_CONNECTING;
+	c->deadline_ms = now_ms() + l->cfg->connect_timeout_ms;
+}
+
+static void on_head(struct loop *l, struct conn *c)
+{
+	struct cd_http_request *rq = NULL;
+	struct cd_egress_decision *d = NULL;
+	struct cd_err perr;
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		if (c->head_len >= CD_EGRESS_HEAD_MAX)
+			break;
+		n = recv(c->cl.fd, c->head + c->head_len, CD_EGRESS_HEAD_MAX - c->head_len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) {
+			refuse(l, c, 400, "connection closed before a complete request head");
+			return;
+		}
+		c->head_len += (size_t)n;
+	}
+	rq = malloc(sizeof *rq);
+	if (!rq) {
+		refuse(l, c, 503, "out of memory");
+		return;
+	}
+	perr.msg[0] = '\0';
+	r = cd_http_parse_head(c->head, c->head_len, rq, &perr);
+	if (r == 0)
+		goto out;
+	if (r < 0) {
+		refuse(l, c, status_for(r), perr.msg[0] ? perr.msg : "malformed request");
+		goto out;
+	}
+	memcpy(c->method, rq->method, sizeof c->method);
+	memcpy(c->host, rq->host, sizeof c->host);
+	c->port = rq->port;
+	c->is_connect = rq->is_connect;
+	c->minor = rq->minor;
+	if (!rq->is_connect && rq->chunked) {
+		refuse(l, c, 400, "chunked request bodies are not relayed");
+		goto out;
+	}
+	d = malloc(sizeof *d);
+	if (!d) {
+		refuse(l, c, 503, "out of memory");
+		goto out;
+	}
+	r = cd_egress_decide(l->cfg->policy, rq->host, rq->port, d);
+	if (r < 0) {
+		refuse(l, c, 403, "no decision could be made");
+		goto out;
+	}
+	if (!d->allow) {
+		struct cd_egress_event ev;
+		fill_event(c, &ev, "egress");
+		ev.status = 403;
+		ev.reason = d->reason;
+		ev.addrs = d->addrs;
+		ev.naddrs = d->naddrs;
+		log_event(l, &ev);
+		reply(c->cl.fd, 403, d->reason);
+		shutdown(c->cl.fd, SHUT_WR);
+		conn_close(l, c, d->reason);
+		goto out;
+	}
+	start_connect(l, c, rq, d);
+out:
+	free(rq);
+	free(d);
+}
+
+static void on_connected(struct loop *l, struct conn *c)
+{
+	int e = 0;
+	socklen_t elen = sizeof e;
+
+	if (getsockopt(c->up.fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0)
+		e = errno;
+	if (e == EINPROGRESS)
+		return;
+	if (e != 0) {
+		reply(c->cl.fd, 502, "connect failed");
+		conn_close(l, c, "connect failed");
+		return;
+	}
+	if (c->is_connect) {
+		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+		memcpy(c->u2c.data, ok, sizeof ok - 1);
+		c->u2c.len = sizeof ok - 1;
+	}
+	c->st = ST_RELAY;
+	c->last_ms = now_ms();
+}
+
+/* Move bytes src -> dst through b; read at most *budget bytes when budget
+ * is not NULL.  Returns -1 on a socket error. */
+static int pump(int src, int dst, struct pipe_buf *b, uint64_t *moved, uint64_t *budget)
+{
+	size_t want;
+
+	for (;;) {
+		ssize_t n;
+		if (b->len > 0) {
+			n = send(dst, b->data + b->off, b->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				return 0;
+			if (n < 0)
+				return -1;
+			b->off += (size_t)n;
+			b->len -= (size_t)n;
+			*moved += (uint64_t)n;
+			if (b->len > 0)
+				continue;
+			b->off = 0;
+		}
+		if (b->eof) {
+			if (!b->shut) {
+				shutdown(dst, SHUT_WR);
+				b->shut = 1;
+			}
+			return 0;
+		}
+		if (budget && *budget == 0)
+			return 0;
+		want = CD_EGRESS_RELAY_BUF;
+		if (budget && *budget < want)
+			want = (size_t)*budget;
+		n = recv(src, b->data, want, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			b->eof = 1;
+		if (budget)
+			*budget -= (uint64_t)n;
+		b->len = (size_t)n;
+	}
+}
+
+static void on_relay(struct loop *l, struct conn *c)
+{
+	uint32_t cl_ev = 0, up_ev = 0;
+
+	if (pump(c->cl.fd, c->up.fd, &c->c2u, &c->bytes_up,
+	         c->body_limited ? &c->body_left : NULL) < 0 ||
+	    pump(c->up.fd, c->cl.fd, &c->u2c, &c->bytes_down, NULL) < 0) {
+		conn_close(l, c, "connection reset");
+		return;
+	}
+	c->last_ms = now_ms();
+	/* Plain HTTP ends with the upstream's response; a tunnel when both
+	 * directions are done. */
+	if ((c->u2c.shut && (c->c2u.shut || !c->is_connect))) {
+		conn_close(l, c, "closed");
+		return;
+	}
+	if (c->c2u.len == 0 && !c->c2u.eof && (!c->body_limited || c->body_left))
+		cl_ev |= EPOLLIN;
+	if (c->c2u.len > 0)
+		up_ev |= EPOLLOUT;
+	if (c->u2c.len == 0 && !c->u2c.eof)
+		up_ev |= EPOLLIN;
+	if (c->u2c.len > 0)
+		cl_ev |= EPOLLOUT;
+	set_events(l, &c->cl, cl_ev);
+	set_events(l, &c->up, up_ev);
+}
+
+/* Connections refused at the cap are logged as one record per second at
+ * most, so that a flood cannot turn into a flood of fsyncs. */
+static void log_dropped(struct loop *l, uint64_t now)
+{
+	struct cd_egress_event ev;
+	char why[96];
+	int n = snprintf(why, sizeof why, "connection cap reached: %llu connections refused",
+	                 (unsigned long long)l->dropped);
+
+	memset(&ev, 0, sizeof ev);
+	ev.kind = "egress";
+	ev.status = 503;
+	ev.reason = n > 0 && (size_t)n < sizeof why ? why : "connection cap reached";
+	l->dropped = 0;
+	l->last_cap_log_ms = now;
+	log_event(l, &ev);
+}
+
+static void accept_all(struct loop *l)
+{
+	for (;;) {
+		struct sockaddr_storage peer;
+		socklen_t plen = sizeof peer;
+		struct conn *c;
+		char text[64];
+		int fd = accept4(l->cfg->listen_fd, (struct sockaddr *)&peer, &plen,
+		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return; /* EAGAIN, or a client gone before accept */
+		if (l->nconns >= l->cfg->max_conns) {
+			uint64_t now = now_ms();
+			reply(fd, 503, "connection cap reached");
+			close(fd);
+			l->dropped++;
+			if (now - l->last_cap_log_ms >= 1000)
+				log_dropped(l, now);
+			continue;
+		}
+		c = calloc(1, sizeof *c);
+		if (c)
+			c->head = malloc(CD_EGRESS_HEAD_MAX);
+		if (!c || !c->head) {
+			if (c)
+				free(c);
+			reply(fd, 503, "out of memory");
+			close(fd);
+			continue;
+		}
+		c->cl.c = c->up.c = c;
+		c->cl.fd = fd;
+		c->up.fd = -1;
+		if (cd_addr_format(&peer, text, sizeof text) < 0)
+			text[0] = '\0';
+		{
+			uint16_t port = ntohs(peer.ss_family == AF_INET6
+			                              ? ((struct sockaddr_in6 *)&peer)->sin6_port
+			                              : ((struct sockaddr_in *)&peer)->sin_port);
+			int n = snprintf(c->client, sizeof c->client, "%s:%u", text, port);
+			if (n < 0 || (size_t)n >= sizeof c->client)
+				c->client[0] = '\0';
+		}
+		c->st = ST_HEAD;
+		c->start_ms = c->last_ms = now_ms();
+		c->deadline_ms = c->start_ms + l->cfg->head_timeout_ms;
+		c->next = l->conns;
+		if (l->conns)
+			l->conns->prev = c;
+		l->conns = c;
+		l->nconns++;
+		if (add_end(l, &c->cl, EPOLLIN) < 0)
+			conn_close(l, c, "epoll failed");
+	}
+}
+
+static void scan_timeouts(struct loop *l, uint64_t now)
+{
+	struct conn *c, *next;
+
+	for (c = l->conns; c; c = next) {
+		next = c->next;
+		if (c->st == ST_HEAD && now >= c->deadline_ms)
+			refuse(l, c, 408, "no complete request head in time");
+		else if (c->st == ST_CONNECTING && now >= c->deadline_ms) {
+			reply(c->cl.fd, 504, "connect timed out");
+			conn_close(l, c, "connect timed out");
+		} else if (c->st == ST_RELAY && now - c->last_ms >= l->cfg->idle_timeout_ms) {
+			conn_close(l, c, "idle timeout");
+		}
+	}
+	if (l->dropped && now - l->last_cap_log_ms >= 1000)
+		log_dropped(l, now);
+	l->last_scan_ms = now;
+}
+
+int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err)
+{
+	struct cd_egress_proxy_cfg cfg = *in;
+	struct epoll_event evs[64];
+	struct loop l;
+	int r = 0;
+
+	if (!cfg.policy || !cfg.log || cfg.listen_fd < 0)
+		return cd_err_set(err, -EINVAL, "proxy: missing policy, log or socket");
+	if (!cfg.max_conns)
+		cfg.max_conns = CD_EGRESS_CONNS_MAX;
+	if (!cfg.head_timeout_ms)
+		cfg.head_timeout_ms = CD_EGRESS_HEAD_TIMEOUT_MS;
+	if (!cfg.connect_timeout_ms)
+		cfg.connect_timeout_ms = CD_EGRESS_CONNECT_TIMEOUT_MS;
+	if (!cfg.idle_timeout_ms)
+		cfg.idle_timeout_ms = CD_EGRESS_IDLE_TIMEOUT_MS;
+	memset(&l, 0, sizeof l);
+	l.cfg = &cfg;
+	l.err = err;
+	l.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (l.ep < 0)
+		return cd_err_sys(err, -errno, "proxy: epoll_create1");
+	{
+		int fl = fcntl(cfg.listen_fd, F_GETFL);
+		if (fl < 0 || fcntl(cfg.listen_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+			r = cd_err_sys(err, -errno, "proxy: listening socket");
+			goto out;
+		}
+	}
+	l.listen_end.fd = cfg.listen_fd;
+	l.stop_end.fd = cfg.stop_fd;
+	if (add_end(&l, &l.listen_end, EPOLLIN) < 0 ||
+	    (cfg.stop_fd >= 0 && add_end(&l, &l.stop_end, EPOLLIN) < 0)) {
+		r = cd_err_sys(err, -errno, "proxy: epoll_ctl");
+		goto out;
+	}
+	l.last_scan_ms = now_ms();
+	while (!l.fatal) {
+		int i, n, timeout = (l.conns || l.dropped) ? 250 : -1;
+		uint64_t now;
+
+		n = epoll_wait(l.ep, evs, (int)CD_ARRAY_SIZE(evs), timeout);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = cd_err_sys(err, -errno, "proxy: epoll_wait");
+			break;
+		}
+		for (i = 0; i < n && !l.fatal; i++) {
+			struct end *e = evs[i].data.ptr;
+			struct conn *c = e->c;
+			if (e == &l.stop_end)
+				goto out;
+			if (e == &l.listen_end) {
+				accept_all(&l);
+				continue;
+			}
+			if (c->st == ST_HEAD)
+				on_head(&l, c);
+			else if (c->st == ST_CONNECTING && e == &c->up)
+				on_connected(&l, c);
+			else if (c->st == ST_CONNECTING) {
+				/* The client spoke early (kept for later) or left. */
+				if (evs[i].events & (EPOLLHUP | EPOLLERR))
+					conn_close(&l, c, "client left while connecting");
+				continue;
+			}
+			if (c->st == ST_RELAY && (evs[i].events & EPOLLERR))
+				conn_close(&l, c, "connection reset");
+			if (c->st == ST_RELAY)
+				on_relay(&l, c);
+		}
+		while (l.dead) {
+			struct conn *c = l.dead;
+			l.dead = c->dead_next;
+			conn_free(c);
+		}
+		now = now_ms();
+		if (now - l.last_scan_ms >= 250)
+			scan_timeouts(&l, now);
+		while (l.dead) {
+			struct conn *c = l.dead;
+			l.dead = c->dead_next;
+			conn_free(c);
+		}
+	}
+	if (l.fatal)
+		r = l.fatal;
+out:
+	if (l.dropped && !l.fatal)
+		log_dropped(&l, now_ms());
+	while (l.conns)
+		conn_close(&l, l.conns, "proxy stopped");
+	while (l.dead) {
+		struct conn *c = l.dead;
+		l.dead = c->dead_next;
+		conn_free(c);
+	}
+	close(l.ep);
+	return r;
+}
+
+/* ---- the audit record --------------------------------------------- */
+
+static json_t *addr_json(const struct sockaddr_storage *ss)
+{
+	char text[64];
+
+	if (cd_addr_format(ss, text, sizeof text) < 0)
+		return json_null();
+	return json_string(text);
+}
+
+static int set_new(json_t *o, const char *key, json_t *v)
+{
+	return v ? json_object_set_new(o, key, v) : -1;
+}
+
+static json_t *event_details(const struct cd_egress_event *ev)
+{
+	json_t *o = json_object(), *a;
+	size_t i;
+	int r = 0;
+
+	if (!o)
+		return NULL;
+	if (ev->client)
+		r |= set_new(o, "client", json_string(ev->client));
+	if (ev->method)
+		r |= set_new(o, "method", json_string(ev->method));
+	if (ev->host) {
+		r |= set_new(o, "host", json_string(ev->host));
+		r |= set_new(o, "port", json_integer(ev->port));
+	}
+	if (ev->request) {
+		struct cd_buf b;
+		cd_buf_init(&b, 4 * ev->request_len + 16);
+		if (cd_buf_escape(&b, ev->request, ev->request_len) == 0)
+			r |= set_new(o, "request", json_string(b.data ? b.data : ""));
+		cd_buf_release(&b);
+	}
+	if (ev->status)
+		r |= set_new(o, "status", json_integer(ev->status));
+	if (ev->naddrs) {
+		a = json_array();
+		for (i = 0; a && i < ev->naddrs; i++)
+			r |= json_array_append_new(a, addr_json(&ev->addrs[i]));
+		r |= set_new(o, "addresses", a);
+	}
+	if (ev->connect)
+		r |= set_new(o, "address", addr_json(ev->connect));
+	if (ev->has_result) {
+		r |= set_new(o, "bytes_up", json_integer((json_int_t)ev->bytes_up));
+		r |= set_new(o, "bytes_down", json_integer((json_int_t)ev->bytes_down));
+	}
+	if (r) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+int cd_egress_audit_log(const struct cd_egress_event *ev, void *ctx)
+{
+	struct cd_egress_audit *a = ctx;
+	struct cd_record rec;
+	char target[CD_HOST_MAX + 8];
+	char *details = NULL;
+	json_t *o;
+	int r, n;
+
+	if (!a || !a->audit || !ev)
+		return -EINVAL;
+	o = event_details(ev);
+	if (o)
+		details = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	if (!details)
+		return cd_err_set(&a->err, -ENOMEM, "egress record: out of memory");
+	memset(&rec, 0, sizeof rec);
+	rec.kind = ev->kind;
+	rec.run_id = a->run_id;
+	rec.agent = a->agent;
+	rec.action = "network";
+	if (ev->host) {
+		n = snprintf(target, sizeof target, "%s:%u", ev->host, ev->port);
+		if (n > 0 && (size_t)n < sizeof target)
+			rec.target = target;
+	}
+	if (strcmp(ev->kind, "egress") == 0)
+		rec.decision = ev->allow ? "allow" : "deny";
+	rec.grant_ids = ev->rule;
+	rec.reason = ev->reason;
+	if (ev->has_result) {
+		rec.has_duration = 1;
+		rec.duration_ms = ev->duration_ms;
+	}
+	rec.details_json = details;
+	r = cd_audit_append(a->audit, &rec, NULL, &a->err);
+	free(details);
+	return r;
+}

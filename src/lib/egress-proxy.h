@@ -1,0 +1,83 @@
+/* egress-proxy.h — the egress proxy's event loop: accept, read one request
+ * head under a size and time cap, decide (egress-policy.h), connect to the
+ * vetted address, answer, then relay bytes both ways until either side is
+ * done.  One thread, epoll, non-blocking sockets; no per-byte work beyond
+ * read and write.
+ *
+ * Every attempt is handed to a log callback before anything reaches the
+ * network (the decision), and every allowed connection again when it
+ * closes (bytes, duration).  When the callback fails the attempt is
+ * refused and the loop stops: no log, no proxy.
+ *
+ * Trust boundary: clients are sandboxed agents (hostile); upstream servers
+ * are untrusted too, but their bytes are only relayed.  The library never
+ * prints, exits, installs signal handlers or reads the environment; the
+ * caller passes a stop fd (a signalfd, an eventfd) to end the loop. */
+#ifndef CD_EGRESS_PROXY_H
+#define CD_EGRESS_PROXY_H
+
+#include "egress-policy.h"
+#include "err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct cd_audit;
+
+/* One attempt (kind "egress": the decision) or the end of an allowed
+ * connection (kind "egress.result").  Strings may be NULL when unknown;
+ * `request` is untrusted bytes (the start of a request line that could not
+ * be parsed), escaped by whoever stores or shows it. */
+struct cd_egress_event {
+	const char *kind;
+	const char *client; /* "127.0.0.1:40000" */
+	const char *method; /* "CONNECT", "GET" ... */
+	const char *host;   /* normalized target host */
+	uint16_t port;
+	const char *request; /* refusals before a target was known */
+	size_t request_len;
+	int allow;
+	int status; /* HTTP status sent to the client (0: none) */
+	const char *reason;
+	const char *rule; /* the allowlist entry that matched */
+	const struct sockaddr_storage *addrs;
+	size_t naddrs;
+	const struct sockaddr_storage *connect; /* the address used */
+	int has_result;                         /* egress.result: the counters below */
+	uint64_t bytes_up, bytes_down, duration_ms;
+};
+
+/* 0 when the event is durably logged; negative otherwise. */
+typedef int (*cd_egress_log_fn)(const struct cd_egress_event *ev, void *ctx);
+
+struct cd_egress_proxy_cfg {
+	int listen_fd; /* bound and listening; made non-blocking; the caller keeps it */
+	int stop_fd;   /* the loop returns 0 when this becomes readable; -1: none */
+	const struct cd_egress_policy *policy;
+	cd_egress_log_fn log; /* required */
+	void *log_ctx;
+	unsigned max_conns;          /* 0: CD_EGRESS_CONNS_MAX */
+	unsigned head_timeout_ms;    /* 0: CD_EGRESS_HEAD_TIMEOUT_MS */
+	unsigned connect_timeout_ms; /* 0: CD_EGRESS_CONNECT_TIMEOUT_MS */
+	unsigned idle_timeout_ms;    /* 0: CD_EGRESS_IDLE_TIMEOUT_MS */
+};
+
+/* Run until stop_fd is readable (returns 0) or a fatal error: the log
+ * callback failed (its code), epoll failed (-errno), out of memory.  All
+ * connections are closed on return. */
+int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *cfg, struct cd_err *err);
+
+/* A log callback writing one audit record per event (kind "egress" or
+ * "egress.result", action "network", target "HOST:PORT", decision, reason,
+ * grant_ids = the matching entry, details: client, method, addresses,
+ * address used, status, bytes).  ctx is a struct cd_egress_audit. */
+struct cd_egress_audit {
+	struct cd_audit *audit;
+	const char *run_id; /* may be NULL */
+	const char *agent;  /* may be NULL */
+	struct cd_err err;  /* the last failure */
+};
+int cd_egress_audit_log(const struct cd_egress_event *ev, void *ctx);
+
+#endif
