@@ -131,4 +131,7 @@ install: $(BIN)
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNITS:=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNITS:=.d) \
+         $(FUZZ_SRC:tests/fuzz/%.c=$(B)/tests/fuzz/%.d) $(B)/tests/fuzz/replay.d \
+         $(B)/src/gen/gen-seccomp.d $(B)/gen/seccomp-prebuilt.d \
+         $(patsubst tests/tools/%.c,$(B)/tests/tools/%.d,$(wildcard tests/tools/*.c))
