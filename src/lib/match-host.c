@@ -6,6 +6,7 @@
 #include "match-host.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <string.h>
 
@@ -114,6 +115,19 @@ int cd_host_normalize(const char *in, size_t len, char *out, size_t outlen)
 	 * we accept: the odd spellings are refused, not reinterpreted. */
 	if (all_digits && !ipv4_valid(name, len))
 		return -EINVAL;
+	/* inet_aton reads a last label of "0x" and hex digits as a number too
+	 * ("0x7f000001", "1.0x7f" are 127.0.0.1 to glibc): refused likewise. */
+	{
+		const char *last = memrchr(name, '.', len);
+		size_t at = last ? (size_t)(last - name) + 1 : 0, k;
+
+		if (len - at >= 2 && name[at] == '0' && name[at + 1] == 'x') {
+			for (k = at + 2; k < len && isxdigit((unsigned char)name[k]); k++)
+				;
+			if (k == len)
+				return -EINVAL;
+		}
+	}
 	if (len + 1 > outlen)
 		return -ENAMETOOLONG;
 	memcpy(out, name, len);

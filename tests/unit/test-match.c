@@ -38,6 +38,10 @@ static void test_host_normalize(void)
 		{ "\xd0\xb0pple.com", -EINVAL, NULL }, /* Cyrillic a */
 		{ "2130706433", -EINVAL, NULL },
 		{ "0177.0.0.1", -EINVAL, NULL },
+		{ "0x7f000001", -EINVAL, NULL },
+		{ "1.0x7f", -EINVAL, NULL },
+		{ "0x7f.1", -EINVAL, NULL },
+		{ "0xdead.example.com", 18, "0xdead.example.com" },
 		{ "127.1", -EINVAL, NULL },
 		{ "256.1.1.1", -EINVAL, NULL },
 		{ "1.2.3.4.5", -EINVAL, NULL },
