@@ -754,7 +754,7 @@ int cmd_run(int argc, char **argv)
 	sigset_t oldmask;
 	int first, rc = CD_EXIT_CORDON, sfd = -1;
 	unsigned missing_before = 0;
-	json_t *planted = NULL;
+	json_t *planted = NULL, *extra;
 	char cwd[CD_PATH_MAX];
 
 	memset(&a, 0, sizeof a);
@@ -875,13 +875,13 @@ int cmd_run(int argc, char **argv)
 		           (unsigned long long)plan->limits.output_limit);
 	if (prof.workspace_write)
 		planted = planted_paths(plan->cwd, missing_before);
-	if (cd_gate_run_result(&gate, &rq, plan, &res,
-	                       planted ? json_pack("{s:O}", "planted_paths", planted) : NULL,
-	                       &err) < 0) {
+	extra = planted ? json_pack("{s:O}", "planted_paths", planted) : NULL;
+	if (cd_gate_run_result(&gate, &rq, plan, &res, extra, &err) < 0) {
 		cli_errorf("the run finished (exit %d) but its result could not be recorded: %s",
 		           res.exit_code, err.msg);
 		rc = CD_EXIT_CORDON;
 	}
+	json_decref(extra);
 	if (a.json && emit_result(&a, plan, &res, planted) < 0)
 		cli_warnf("could not write the result record");
 out:
