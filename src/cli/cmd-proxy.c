@@ -16,6 +16,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -62,6 +63,9 @@ enum {
 	OPT_HEADER_TIMEOUT,
 	OPT_CONNECT_TIMEOUT,
 	OPT_IDLE_TIMEOUT,
+	OPT_LISTEN_FD,
+	OPT_STOP_FD,
+	OPT_RUN_ID,
 };
 
 static const struct option options[] = {
@@ -73,6 +77,11 @@ static const struct option options[] = {
 	{ "header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT },
 	{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+	/* Used by `cordon run --allow-host`, which execs the proxy with the
+	 * socket the sandbox listens on and a pipe that closes with the run. */
+	{ "listen-fd", required_argument, NULL, OPT_LISTEN_FD },
+	{ "stop-fd", required_argument, NULL, OPT_STOP_FD },
+	{ "run-id", required_argument, NULL, OPT_RUN_ID },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -145,7 +154,8 @@ int cmd_proxy(int argc, char **argv)
 	struct cd_egress_proxy_cfg cfg;
 	struct cd_egress_audit log;
 	struct cd_audit *audit = NULL;
-	const char *listen_spec = NULL, *audit_path = NULL, *agent = NULL;
+	const char *listen_spec = NULL, *audit_path = NULL, *agent = NULL, *run_id = NULL;
+	int given_lfd = -1, given_sfd = -1;
 	char shown[96];
 	struct cd_err err;
 	sigset_t mask;
@@ -197,6 +207,23 @@ int cmd_proxy(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case OPT_LISTEN_FD:
+		case OPT_STOP_FD:
+			if (cd_parse_u64(optarg, strlen(optarg), 1 << 20, &v) < 0 ||
+			    fcntl((int)v, F_GETFD) < 0) {
+				cli_errorf("--%s '%s': not an open file descriptor",
+				           c == OPT_LISTEN_FD ? "listen-fd" : "stop-fd", optarg);
+				rc = CD_EXIT_USAGE;
+				goto out;
+			}
+			if (c == OPT_LISTEN_FD)
+				given_lfd = (int)v;
+			else
+				given_sfd = (int)v;
+			break;
+		case OPT_RUN_ID:
+			run_id = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			rc = CD_EXIT_OK;
@@ -207,11 +234,11 @@ int cmd_proxy(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (optind != argc || !listen_spec) {
+	if (optind != argc || (!listen_spec == (given_lfd < 0))) {
 		if (optind != argc)
 			cli_errorf("unexpected argument '%s'", argv[optind]);
 		else
-			cli_errorf("--listen is required");
+			cli_errorf("--listen is required (exactly one of --listen, --listen-fd)");
 		rc = CD_EXIT_USAGE;
 		goto out;
 	}
@@ -219,9 +246,14 @@ int cmd_proxy(int argc, char **argv)
 	/* No log, no proxy. */
 	if (cli_audit_open(audit_path, &audit) < 0)
 		goto out;
-	lfd = listen_on(listen_spec, shown, sizeof shown);
-	if (lfd < 0)
-		goto out;
+	if (given_lfd >= 0) {
+		lfd = given_lfd;
+		memcpy(shown, "the sandbox's 127.0.0.1", sizeof "the sandbox's 127.0.0.1");
+	} else {
+		lfd = listen_on(listen_spec, shown, sizeof shown);
+		if (lfd < 0)
+			goto out;
+	}
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -237,14 +269,17 @@ int cmd_proxy(int argc, char **argv)
 	memset(&log, 0, sizeof log);
 	log.audit = audit;
 	log.agent = agent;
+	log.run_id = run_id;
 	cfg.listen_fd = lfd;
-	cfg.stop_fd = sfd;
+	cfg.stop_fd = given_sfd >= 0 ? given_sfd : sfd;
 	cfg.policy = policy;
 	cfg.log = cd_egress_audit_log;
 	cfg.log_ctx = &log;
 
-	printf("listening on %s\n", shown);
-	fflush(stdout);
+	if (given_lfd < 0) {
+		printf("listening on %s\n", shown);
+		fflush(stdout);
+	}
 	r = cd_egress_proxy_run(&cfg, &err);
 	if (r < 0) {
 		cli_errorf("%s%s%s", err.msg, log.err.msg[0] ? ": " : "", log.err.msg);

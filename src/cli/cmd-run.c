@@ -12,6 +12,7 @@
 #include "bounds.h"
 #include "buf.h"
 #include "cli-audit.h"
+#include "egress-proxy.h"
 #include "gate.h"
 #include "num.h"
 #include "plan.h"
@@ -29,6 +30,8 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +95,8 @@ enum {
 	OPT_TOOL,
 	OPT_AUDIT,
 	OPT_SKIP_SOCKET_SCAN,
+	OPT_ALLOW_HOST,
+	OPT_NET,
 };
 
 static const struct option options[] = {
@@ -118,6 +123,8 @@ static const struct option options[] = {
 	{ "tool", required_argument, NULL, OPT_TOOL },
 	{ "audit", required_argument, NULL, OPT_AUDIT },
 	{ "skip-socket-scan", no_argument, NULL, OPT_SKIP_SOCKET_SCAN },
+	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+	{ "net", required_argument, NULL, OPT_NET },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -132,6 +139,9 @@ struct run_args {
 	const char *cwd, *scratch;
 	struct cd_limits limits;
 	int json, json_fd, dry_run, allow_degraded, skip_socket_scan;
+	const char *allow_hosts[MAX_OPT_ITEMS];
+	size_t nallow;
+	int net_none;
 	const char *profile, *policy, *agent, *task, *tool, *audit;
 	unsigned set; /* SET_* limits given as options: they win over the profile */
 };
@@ -443,6 +453,22 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case OPT_SKIP_SOCKET_SCAN:
 			a->skip_socket_scan = 1;
 			break;
+		case OPT_ALLOW_HOST:
+			if (a->nallow >= MAX_OPT_ITEMS) {
+				cli_errorf("too many --allow-host options (max %d)", MAX_OPT_ITEMS);
+				return -1;
+			}
+			a->allow_hosts[a->nallow++] = optarg;
+			break;
+		case OPT_NET:
+			if (strcmp(optarg, "none") != 0) {
+				cli_errorf("--net '%s': only 'none' (the default); egress is "
+				           "--allow-host HOST[:PORT]",
+				           optarg);
+				return -1;
+			}
+			a->net_none = 1;
+			break;
 		default:
 			if (optopt)
 				cli_errorf("unknown or incomplete option '-%c' (see --help)",
@@ -688,6 +714,110 @@ static int signals_setup(sigset_t *old)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* Egress: the proxy for one run, in a process of its own outside the
+ * sandbox, serving the listening socket the sandbox made on its loopback.
+ * It ends when the run does (the stop pipe closes) or when cordon dies. */
+struct egress {
+	const struct run_args *a;
+	const char *run_id;
+	int stop[2]; /* the proxy process reads [0]; cordon closes [1] at the end */
+	pid_t pid;
+};
+
+/* The proxy runs as a fresh `cordon proxy` (exec, not just fork: a forked
+ * copy would inherit SQLite's state for the audit database the supervisor
+ * holds open), with the sandbox's listening socket as fd 3 and the stop
+ * pipe as fd 4; nothing else of the run is inherited. */
+__attribute__((noreturn)) static void egress_child(struct egress *e, int listen_fd)
+{
+	const char *argv[16 + 2 * MAX_OPT_ITEMS];
+	size_t n = 0, i;
+	sigset_t none;
+
+	int lfd = fcntl(listen_fd, F_DUPFD, 10), sfd = fcntl(e->stop[0], F_DUPFD, 10);
+
+	/* Out of the way first, so neither dup2 clobbers the other. */
+	if (lfd < 0 || sfd < 0 || dup2(lfd, 3) < 0 || dup2(sfd, 4) < 0)
+		_exit(CD_EXIT_CORDON);
+	if (syscall(SYS_close_range, 5, ~0U, 0) < 0)
+		_exit(CD_EXIT_CORDON);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	argv[n++] = "cordon";
+	argv[n++] = "proxy";
+	argv[n++] = "--listen-fd";
+	argv[n++] = "3";
+	argv[n++] = "--stop-fd";
+	argv[n++] = "4";
+	argv[n++] = "--run-id";
+	argv[n++] = e->run_id;
+	if (e->a->agent) {
+		argv[n++] = "--agent";
+		argv[n++] = e->a->agent;
+	}
+	if (e->a->audit) {
+		argv[n++] = "--audit";
+		argv[n++] = e->a->audit;
+	}
+	for (i = 0; i < e->a->nallow; i++) {
+		argv[n++] = "--allow-host";
+		argv[n++] = e->a->allow_hosts[i];
+	}
+	argv[n] = NULL;
+	execv("/proc/self/exe", (char *const *)argv);
+	_exit(CD_EXIT_CORDON);
+}
+
+static void egress_serve(int listen_fd, void *ctx)
+{
+	struct egress *e = ctx;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		egress_child(e, listen_fd);
+	if (pid < 0)
+		cli_errorf("egress proxy: cannot fork: %s", cd_strerror(-errno));
+	e->pid = pid;
+	close(listen_fd);
+}
+
+static void egress_stop(struct egress *e)
+{
+	int st;
+
+	if (e->stop[1] >= 0) {
+		close(e->stop[1]);
+		e->stop[1] = -1;
+	}
+	if (e->stop[0] >= 0) {
+		close(e->stop[0]);
+		e->stop[0] = -1;
+	}
+	if (e->pid > 0) {
+		while (waitpid(e->pid, &st, 0) < 0 && errno == EINTR)
+			;
+		e->pid = 0;
+	}
+}
+
+static int egress_policy(const struct run_args *a, struct cd_egress_policy **ret)
+{
+	struct cd_err err = { 0, "" };
+	size_t i;
+
+	if (cd_egress_policy_new(ret) < 0) {
+		cli_errorf("out of memory");
+		return -1;
+	}
+	for (i = 0; i < a->nallow; i++) {
+		if (cd_egress_policy_add(*ret, a->allow_hosts[i], &err) < 0) {
+			cli_errorf("--allow-host '%s': %s", a->allow_hosts[i], err.msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* A refusal before anything ran: one line on stderr, and the JSON record
  * when asked for, with reason "denied" or "setup-error". */
 static int refuse(const struct run_args *a, const char *run_id, enum cd_reason why, const char *msg)
@@ -748,6 +878,8 @@ int cmd_run(int argc, char **argv)
 	struct cd_run_request rq;
 	struct cd_decision dec;
 	struct cd_sandbox_io io;
+	struct cd_egress_policy *epol = NULL;
+	struct egress eg;
 	struct cd_result res;
 	struct cd_err err = { 0, "" };
 	char run_id[CD_RUN_ID_LEN + 1] = "", msg[512];
@@ -759,6 +891,8 @@ int cmd_run(int argc, char **argv)
 
 	memset(&a, 0, sizeof a);
 	memset(&arena, 0, sizeof arena);
+	memset(&eg, 0, sizeof eg);
+	eg.stop[0] = eg.stop[1] = -1;
 	first = parse_args(argc, argv, &a);
 	if (first < 0)
 		goto out;
@@ -774,6 +908,17 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (load_policy(&a, &policy) < 0)
+		goto out;
+	if (a.nallow && a.net_none) {
+		cli_errorf("--net none and --allow-host contradict each other");
+		goto out;
+	}
+	if (a.nallow && policy) {
+		cli_errorf("with --policy, egress comes from the grant's profile: --allow-host "
+		           "is refused (profiles with allow_hosts are not wired yet)");
+		goto out;
+	}
+	if (a.nallow && egress_policy(&a, &epol) < 0)
 		goto out;
 	if (cd_run_id_new(run_id) < 0) {
 		cli_errorf("cannot make a run id: no randomness");
@@ -828,6 +973,7 @@ int cmd_run(int argc, char **argv)
 	po.host_gid = getegid();
 	po.allow_degraded = a.allow_degraded;
 	po.skip_socket_scan = a.skip_socket_scan;
+	po.egress = a.nallow > 0;
 	if (cd_plan_build(&po, &plan, &err) < 0) {
 		rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
 		goto out;
@@ -861,7 +1007,22 @@ int cmd_run(int argc, char **argv)
 	io.stdout_fd = STDOUT_FILENO;
 	io.stderr_fd = STDERR_FILENO;
 	io.signal_fd = sfd;
+	io.on_proxy = NULL;
+	io.proxy_ctx = NULL;
+	if (epol) {
+		eg.a = &a;
+		eg.run_id = run_id;
+		/* The stop pipe's read end goes to the proxy: not close-on-exec
+		 * there (dup2 clears it), close-on-exec everywhere else. */
+		if (pipe2(eg.stop, O_CLOEXEC) < 0) {
+			cli_errorf("egress proxy: %s", cd_strerror(-errno));
+			goto out;
+		}
+		io.on_proxy = egress_serve;
+		io.proxy_ctx = &eg;
+	}
 	cd_sandbox_run(plan, run_id, &io, &res, &err);
+	egress_stop(&eg);
 	rc = res.exit_code;
 	if (res.reason == CD_REASON_SETUP_ERROR)
 		cli_errorf("%s", res.error);
@@ -885,6 +1046,8 @@ int cmd_run(int argc, char **argv)
 	if (a.json && emit_result(&a, plan, &res, planted) < 0)
 		cli_warnf("could not write the result record");
 out:
+	egress_stop(&eg);
+	cd_egress_policy_free(epol);
 	json_decref(planted);
 	if (sfd >= 0)
 		close(sfd);

@@ -27,6 +27,8 @@
 #define CD_DEFAULT_NOFILE       1024
 #define CD_DEFAULT_FSIZE        (1 * CD_GIB)
 
+#define CD_PROXY_PORT 3128 /* the egress proxy, on 127.0.0.1 inside the sandbox */
+
 #define CD_SANDBOX_UID 1000 /* the unprivileged user inside */
 #define CD_SANDBOX_GID 1000
 

@@ -605,6 +605,27 @@ static int build_env(struct cd_plan *p, const struct cd_plan_opts *o, struct cd_
 			r = env_set(p, b.data, 0, err);
 	}
 	cd_buf_release(&b);
+	/* Egress goes through the proxy: every common client honours these;
+	 * anything that ignores them has no route at all. */
+	if (r == 0 && o->egress) {
+		static const char *const names[] = { "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+			                             "http_proxy", "https_proxy", "all_proxy" };
+		char e[64];
+		size_t k;
+		int n;
+
+		for (k = 0; r == 0 && k < CD_ARRAY_SIZE(names); k++) {
+			n = snprintf(e, sizeof e, "%s=http://127.0.0.1:%u", names[k],
+			             p->proxy_port);
+			r = (n < 0 || (size_t)n >= sizeof e)
+			            ? cd_err_set(err, -EOVERFLOW, "proxy env")
+			            : env_set(p, e, 0, err);
+		}
+		if (r == 0)
+			r = env_set(p, "NO_PROXY=", 0, err);
+		if (r == 0)
+			r = env_set(p, "no_proxy=", 0, err);
+	}
 	for (i = 0; r == 0 && i < o->nenv; i++)
 		r = env_set(p, o->env[i], 0, err);
 	for (i = 0; r == 0 && i < o->nsecrets; i++)
@@ -688,7 +709,7 @@ static int build_landlock(struct cd_plan *p, struct cd_err *err)
 	p->landlock_abi = abi;
 	p->landlock.paths = p->ll_paths;
 	p->landlock.npaths = n;
-	p->landlock.connect_port = 0;
+	p->landlock.connect_port = (int)p->proxy_port;
 	p->landlock.deny_bind = 1;
 	p->landlock.scope = cd_landlock_scope_all(abi);
 	p->walls |= CD_WALL_LANDLOCK;
@@ -781,6 +802,7 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	p->hostname = strdup("cordon");
 	p->profile = strdup(o->profile ? o->profile : "strict");
 	p->allow_degraded = o->allow_degraded;
+	p->proxy_port = o->egress ? CD_PROXY_PORT : 0;
 	p->walls = CD_WALL_USERNS | CD_WALL_MOUNTNS | CD_WALL_PIDNS | CD_WALL_NETNS |
 	           CD_WALL_IPCNS | CD_WALL_UTSNS | CD_WALL_CGROUPNS | CD_WALL_NNP | CD_WALL_CAPS;
 	if (o->limits)
@@ -920,6 +942,7 @@ char *cd_plan_describe(const struct cd_plan *p)
 	json_object_set_new(o, "mounts", mounts);
 	json_object_set_new(o, "limits", lim);
 	json_object_set_new(o, "landlock_abi", json_integer(p->landlock_abi));
+	json_object_set_new(o, "egress_proxy_port", json_integer(p->proxy_port));
 	json_object_set_new(o, "seccomp", json_boolean(p->walls & CD_WALL_SECCOMP));
 	argv = env = mounts = lim = NULL;
 	s = json_dumps(o, JSON_INDENT(2) | JSON_ENSURE_ASCII);

@@ -92,6 +92,8 @@ struct cd_plan {
 	struct cd_landlock_spec landlock;
 	struct cd_seccomp_prog seccomp; /* len 0: not used (only with allow_degraded) */
 	int allow_degraded;             /* the operator accepted running without a missing wall */
+	unsigned proxy_port;            /* egress: the proxy listens on 127.0.0.1:proxy_port inside;
+			      * Landlock lets TCP connect to it alone; 0: no egress */
 	char *scratch_host;             /* --scratch DIR (canonical) or NULL for tmpfs */
 	char *profile;                  /* name, for the result */
 };
@@ -121,6 +123,7 @@ struct cd_plan_opts {
 	const char *profile;
 	int allow_degraded;   /* run without walls the kernel lacks (recorded) */
 	int skip_socket_scan; /* do not cover host Unix sockets in bound dirs */
+	int egress;           /* reach the network through cordon's proxy only */
 	int cwd_writable;     /* workspace-write: the cwd is writable, except
 			     * cd_protected_workspace_paths, kept read-only */
 };

@@ -29,7 +29,9 @@
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <linux/securebits.h>
+#include <arpa/inet.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -558,6 +560,32 @@ static void blank_cmdline(void)
 		memset((void *)start, 0, end - start);
 }
 
+/* Egress: the proxy's listening socket lives in the sandbox's network
+ * namespace (loopback only) but is served by the supervisor outside, so
+ * the sandbox can reach exactly this port and nothing else. */
+static void proxy_listener(void)
+{
+	struct sockaddr_in sin;
+	int s, r, one = 1;
+
+	if (!g_ctx->plan->proxy_port)
+		return;
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		fail("create the egress proxy socket", NULL, errno);
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)g_ctx->plan->proxy_port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(s, (struct sockaddr *)&sin, sizeof sin) < 0 || listen(s, 64) < 0)
+		fail("listen for the egress proxy on 127.0.0.1", NULL, errno);
+	r = cd_fd_send(g_ctx->proxy_fd, s);
+	close(s);
+	if (r < 0)
+		fail("hand the egress proxy socket to the supervisor", NULL, -r);
+}
+
 static void drop_privileges(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
@@ -763,6 +791,8 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	if (sethostname(ctx->plan->hostname, strlen(ctx->plan->hostname)) < 0)
 		fail("set the hostname", NULL, errno);
 	loopback_up();
+	proxy_listener();
+	close(ctx->proxy_fd);
 	close_fds();
 	if ((r = cd_rlimits_apply(&ctx->plan->limits, ctx->cg_memory, ctx->cg_pids)) < 0)
 		fail("set resource limits", NULL, -r);

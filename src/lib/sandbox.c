@@ -128,6 +128,7 @@ struct supervisor {
 	size_t in_len, in_off;
 	uint64_t in_bytes;
 	crypto_hash_sha256_state in_hash;
+	int psock;    /* our end of the proxy socket, -1 once the listener came */
 	int lsock;    /* our end of the listener socket, -1 once the listener came */
 	int listener; /* seccomp user-notification fd, -1 when none */
 	struct cd_cgroup *cg;
@@ -146,6 +147,7 @@ enum {
 	EV_SIGNAL,
 	EV_LSOCK,
 	EV_LISTENER,
+	EV_PROXY,
 };
 
 static int ep_add(int epfd, int fd, uint32_t events, uint64_t tag)
@@ -182,6 +184,18 @@ static void receive_listener(struct supervisor *s)
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->lsock, NULL);
 	close(s->lsock);
 	s->lsock = -1;
+}
+
+/* The egress proxy's listening socket arrives once; the caller serves it. */
+static void receive_proxy(struct supervisor *s)
+{
+	int fd = -1;
+
+	if (cd_fd_recv(s->psock, &fd) == 0)
+		s->io->on_proxy(fd, s->io->proxy_ctx);
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->psock, NULL);
+	close(s->psock);
+	s->psock = -1;
 }
 
 static void close_listener(struct supervisor *s)
@@ -521,6 +535,9 @@ static void loop(struct supervisor *s)
 			case EV_LISTENER:
 				answer_seccomp(s, evs[i].events);
 				break;
+			case EV_PROXY:
+				receive_proxy(s);
+				break;
 			case EV_TIMER:
 				if (!s->child_done) {
 					s->killed_timeout = 1;
@@ -549,7 +566,7 @@ static int set_nonblock(int fd)
 
 /* Pipes are made in pairs: [0] read end, [1] write end, both close-on-exec. */
 struct fds {
-	int in[2], out[2], err[2], rep[2], sync[2], life[2], lis[2];
+	int in[2], out[2], err[2], rep[2], sync[2], life[2], lis[2], prx[2];
 };
 
 static void close_pair(int *p)
@@ -568,6 +585,7 @@ static void close_all(struct fds *f)
 	close_pair(f->sync);
 	close_pair(f->life);
 	close_pair(f->lis);
+	close_pair(f->prx);
 }
 
 static int make_fds(struct fds *f)
@@ -577,7 +595,8 @@ static int make_fds(struct fds *f)
 	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->sync, O_CLOEXEC) < 0 ||
 	    pipe2(f->life, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->rep) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->lis) < 0) {
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->lis) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->prx) < 0) {
 		int e = -errno;
 		close_all(f);
 		return e;
@@ -619,7 +638,10 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 
 	memset(res, 0, sizeof *res);
 	memset(&s, 0, sizeof s);
-	s.lsock = s.listener = -1;
+	s.lsock = s.listener = s.psock = -1;
+	if (plan->proxy_port && !io->on_proxy)
+		return setup_fail(res, err, -EINVAL,
+		                  "the plan has an egress proxy but nothing serves it");
 	if (run_id)
 		memcpy(res->run_id, run_id, strnlen(run_id, CD_RUN_ID_LEN));
 	cd_argv_sha256(plan->argv, res->argv_sha256);
@@ -650,6 +672,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	for (i = 0; i < plan->nmounts && i < CD_PLAN_MAX_MOUNTS; i++)
 		u64_dec(plan->mounts[i].size, ctx.tmpfs_size[i], sizeof ctx.tmpfs_size[i]);
 	ctx.listener_fd = f.lis[1];
+	ctx.proxy_fd = f.prx[1];
 
 	/* The run's cgroup exists before the child does; the child waits at
 	 * the sync point until it has been moved in. */
@@ -684,6 +707,10 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	cd_closep(&f.sync[0]);
 	cd_closep(&f.life[0]);
 	cd_closep(&f.lis[1]);
+	cd_closep(&f.prx[1]);
+	f.prx[1] = -1;
+	s.psock = f.prx[0];
+	f.prx[0] = -1;
 	f.in[0] = f.out[1] = f.err[1] = f.rep[1] = f.sync[0] = f.life[0] = f.lis[1] = -1;
 	s.lsock = f.lis[0];
 	f.lis[0] = -1;
@@ -712,6 +739,8 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	    (r = ep_add(s.epfd, s.pidfd, EPOLLIN, EV_PID)) < 0 ||
 	    (r = ep_add(s.epfd, s.in_to, 0, EV_IN_TO)) < 0 ||
 	    (r = ep_add(s.epfd, s.lsock, EPOLLIN, EV_LSOCK)) < 0)
+		goto abort;
+	if (plan->proxy_port && (r = ep_add(s.epfd, s.psock, EPOLLIN, EV_PROXY)) < 0)
 		goto abort;
 	if ((r = cd_cgroup_attach(s.cg, (pid_t)pid, err)) < 0)
 		goto abort;
@@ -775,6 +804,7 @@ out:
 	if (s.epfd >= 0)
 		close(s.epfd);
 	cd_closep(&s.lsock);
+	cd_closep(&s.psock);
 	close_listener(&s);
 	cd_cgroup_destroy(s.cg);
 	cd_closep(&pidfd);

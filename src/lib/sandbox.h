@@ -59,6 +59,12 @@ struct cd_result {
 struct cd_sandbox_io {
 	int stdin_fd, stdout_fd, stderr_fd;
 	int signal_fd;
+	/* Egress (plan->proxy_port): called once with the proxy's listening
+	 * socket, bound to 127.0.0.1 inside the sandbox's network namespace;
+	 * the callee owns the fd and serves it (outside the sandbox) until
+	 * the run ends.  Required when the plan has a proxy port. */
+	void (*on_proxy)(int listen_fd, void *ctx);
+	void *proxy_ctx;
 };
 
 /* A fresh random run id (hex).  Returns -errno only if the kernel's random
