@@ -970,16 +970,16 @@ int cmd_run(int argc, char **argv)
 	gate.policy_path = a.policy;
 	gate.now = (int64_t)time(NULL);
 	memset(&dec, 0, sizeof dec);
-	if (!a.dry_run) {
-		if (cd_gate_decide_run(&gate, &rq, &dec, &err) < 0) {
-			rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
-			goto out;
-		}
-		if (dec.verdict != CD_VERDICT_ALLOW) {
-			explain_refusal(&dec, msg, sizeof msg);
-			rc = refuse(&a, run_id, CD_REASON_DENIED, msg);
-			goto out;
-		}
+	/* A dry run decides too (the grant's profile is what it shows) but
+	 * records nothing: gate.audit is NULL then. */
+	if (cd_gate_decide_run(&gate, &rq, &dec, &err) < 0) {
+		rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
+		goto out;
+	}
+	if (dec.verdict != CD_VERDICT_ALLOW) {
+		explain_refusal(&dec, msg, sizeof msg);
+		rc = refuse(&a, run_id, CD_REASON_DENIED, msg);
+		goto out;
 	}
 	if (apply_profile(&a, &prof, policy, policy ? dec.profile : NULL, &arena) < 0)
 		goto out;

@@ -71,6 +71,10 @@ agents:
 tools:
   - id: shell
     kind: command
+profiles:
+  small:
+    memory: 128M
+    timeout: 10s
 grants:
   - id: coder-echo
     agent: coder
@@ -78,12 +82,19 @@ grants:
     actions: [execute]
     scope:
       argv: [echo]
+    profile: small
     owner: alice@example.com
     justification: the test needs one allowed command
     review_by: 2030-01-01
     expires: 2030-06-30
 YAML
 is "$("$CORDON" run --policy "$T/policy.yaml" --agent coder -- echo granted)" granted "an argv the grant covers runs"
+n_before=$("$CORDON" log export --format jsonl --audit "$CORDON_AUDIT" | wc -l)
+is "$("$CORDON" run --dry-run --policy "$T/policy.yaml" --agent coder -- echo x | python3 -c 'import json,sys; print(json.load(sys.stdin)["profile"])')" \
+	small "a dry run decides and shows the grant's profile"
+"$CORDON" run --dry-run --policy "$T/policy.yaml" --agent coder -- rm -rf / >/dev/null 2>&1
+is $? 125 "a dry run of a denied argv is refused too"
+is "$("$CORDON" log export --format jsonl --audit "$CORDON_AUDIT" | wc -l)" "$n_before" "a dry run records nothing"
 "$CORDON" run --policy "$T/policy.yaml" --agent coder -- sh -c 'echo no' >"$T/out" 2>"$T/err"
 is $? 125 "an argv no grant covers is denied with 125"
 is "$(cat "$T/out")" "" "and it did not run"
