@@ -847,6 +847,31 @@ static int egress_policy(const struct run_args *a, struct cd_egress_policy **ret
 	return 0;
 }
 
+/* The write-ahead intent, made durable from the sandbox's before_exec hook. */
+struct intent {
+	const struct cd_gate *gate;
+	const struct cd_run_request *rq;
+	const struct cd_plan *plan;
+	const struct cd_decision *dec;
+	int done;
+};
+
+static int record_intent(void *ctx, char *msg, size_t msglen)
+{
+	struct intent *in = ctx;
+	struct cd_err err = { 0, "" };
+	int n;
+
+	if (cd_gate_run_intent(in->gate, in->rq, in->plan, in->dec, &err) < 0) {
+		n = snprintf(msg, msglen, "%s", err.msg);
+		if (n < 0 && msglen)
+			msg[0] = '\0';
+		return -1;
+	}
+	in->done = 1;
+	return 0;
+}
+
 /* A refusal before anything ran: one line on stderr, and the JSON record
  * when asked for, with reason "denied" or "setup-error". */
 static int refuse(const struct run_args *a, const char *run_id, enum cd_reason why, const char *msg)
@@ -906,6 +931,7 @@ int cmd_run(int argc, char **argv)
 	struct cd_gate gate;
 	struct cd_run_request rq;
 	struct cd_decision dec;
+	struct intent intent;
 	struct cd_sandbox_io io;
 	struct cd_egress_policy *epol = NULL;
 	struct egress eg;
@@ -1019,11 +1045,11 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	rq.cwd = plan->cwd;
-	/* The intent is durable before the sandbox exists. */
-	if (cd_gate_run_intent(&gate, &rq, plan, &dec, &err) < 0) {
-		rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
-		goto out;
-	}
+	intent.gate = &gate;
+	intent.rq = &rq;
+	intent.plan = plan;
+	intent.dec = &dec;
+	intent.done = 0;
 	sfd = signals_setup(&oldmask);
 	if (sfd < 0) {
 		cli_errorf("cannot set up signal forwarding: %s", cd_strerror(-errno));
@@ -1038,6 +1064,10 @@ int cmd_run(int argc, char **argv)
 	io.signal_fd = sfd;
 	io.on_proxy = NULL;
 	io.proxy_ctx = NULL;
+	/* The intent becomes durable while the child builds the sandbox; the
+	 * command starts only after. */
+	io.before_exec = record_intent;
+	io.before_exec_ctx = &intent;
 	if (epol) {
 		eg.a = &a;
 		eg.run_id = run_id;
@@ -1052,6 +1082,15 @@ int cmd_run(int argc, char **argv)
 	}
 	cd_sandbox_run(plan, run_id, &io, &res, &err);
 	egress_stop(&eg);
+	if (!intent.done) {
+		/* Nothing ran; without an intent there is nothing to pair a
+		 * result with: the refusal is the record-less outcome. */
+		cli_errorf("%s", res.error[0] ? res.error : "the run could not be recorded");
+		rc = CD_EXIT_CORDON;
+		if (a.json)
+			refuse(&a, run_id, CD_REASON_SETUP_ERROR, res.error);
+		goto out;
+	}
 	rc = res.exit_code;
 	if (res.reason == CD_REASON_SETUP_ERROR)
 		cli_errorf("%s", res.error);

@@ -55,6 +55,7 @@ static const struct cd_child_ctx *g_ctx;
 static volatile pid_t g_cmd_pid;
 static int g_report_fd = -1;
 static int g_listener_fd = -1;
+static int g_sync_fd = -1;
 
 static size_t copy_str(char *dst, size_t cap, size_t at, const char *src)
 {
@@ -624,7 +625,8 @@ static void close_fds(void)
 
 	/* Out of the way of 0-4 first, so no dup2 below clobbers them. */
 	if ((g_report_fd = fcntl(g_report_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
-	    (g_listener_fd = fcntl(g_listener_fd, F_DUPFD_CLOEXEC, 16)) < 0)
+	    (g_listener_fd = fcntl(g_listener_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
+	    (g_sync_fd = fcntl(g_sync_fd, F_DUPFD_CLOEXEC, 16)) < 0)
 		_exit(CHILD_EXIT_SETUP);
 
 	for (i = 0; i < 3; i++) {
@@ -639,7 +641,10 @@ static void close_fds(void)
 	if (dup3(g_listener_fd, 4, O_CLOEXEC) < 0)
 		fail("move the listener socket", NULL, errno);
 	g_listener_fd = 4;
-	if (syscall(SYS_close_range, 5, ~0U, 0) < 0)
+	if (dup3(g_sync_fd, 5, O_CLOEXEC) < 0)
+		fail("move the sync pipe", NULL, errno);
+	g_sync_fd = 5;
+	if (syscall(SYS_close_range, 6, ~0U, 0) < 0)
 		fail("close inherited fds", NULL, errno);
 }
 
@@ -716,6 +721,19 @@ __attribute__((noreturn)) static void run_init(uint32_t walls)
 	size_t i;
 	pid_t pid;
 
+	/* The sandbox is built while the supervisor makes the intent durable;
+	 * the command starts only on its second "go" (EOF: it could not). */
+	{
+		char go;
+		ssize_t n;
+
+		do {
+			n = read(g_sync_fd, &go, 1);
+		} while (n < 0 && errno == EINTR);
+		if (n != 1 || go != 'x')
+			fail("wait for the run to be recorded", NULL, n < 0 ? errno : EPIPE);
+		close(g_sync_fd);
+	}
 	pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
 	if (pid < 0)
 		fail("fork the command", NULL, errno);
@@ -781,7 +799,7 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	/* Wait until the supervisor has placed us (cgroups) and says go. */
 	if (read(ctx->sync_fd, &go, 1) != 1)
 		_exit(CHILD_EXIT_SETUP);
-	close(ctx->sync_fd);
+	g_sync_fd = ctx->sync_fd;
 	/* Now inside the run's cgroup: make it the root of our cgroup view. */
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		fail("create the cgroup namespace", NULL, errno);

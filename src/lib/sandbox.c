@@ -768,8 +768,26 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 			goto abort;
 		}
 	}
-	/* Everything is in place: let the child build the sandbox. */
+	/* Everything is in place: let the child build the sandbox, then (once
+	 * the caller has recorded the run) let it start the command. */
 	if (write(f.sync[1], "g", 1) != 1) {
+		r = -errno;
+		goto abort;
+	}
+	if (io->before_exec) {
+		if (io->before_exec(io->before_exec_ctx, res->error, sizeof res->error) < 0) {
+			if (!res->error[0]) {
+				int n = snprintf(res->error, sizeof res->error,
+				                 "the run could not be recorded");
+				if (n < 0)
+					res->error[0] = '\0';
+			}
+			res->reason = CD_REASON_SETUP_ERROR;
+			cd_closep(&f.sync[1]); /* EOF: the child exits without the command */
+			f.sync[1] = -1;
+		}
+	}
+	if (f.sync[1] >= 0 && write(f.sync[1], "x", 1) != 1 && errno != EPIPE) {
 		r = -errno;
 		goto abort;
 	}

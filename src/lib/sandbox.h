@@ -65,6 +65,13 @@ struct cd_sandbox_io {
 	 * the run ends.  Required when the plan has a proxy port. */
 	void (*on_proxy)(int listen_fd, void *ctx);
 	void *proxy_ctx;
+	/* Called once the child is building the sandbox and before the
+	 * command may start (e.g. to make the intent record durable, in
+	 * parallel with the mount work).  A negative return stops the run
+	 * before the command exists, with the reason written to msg.  NULL:
+	 * start at once. */
+	int (*before_exec)(void *ctx, char *msg, size_t msglen);
+	void *before_exec_ctx;
 };
 
 /* A fresh random run id (hex).  Returns -errno only if the kernel's random
