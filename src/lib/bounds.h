@@ -45,4 +45,9 @@
 #define CD_EGRESS_CONNECT_TIMEOUT_MS (10 * 1000)
 #define CD_EGRESS_IDLE_TIMEOUT_MS    (5 * 60 * 1000)
 
+/* The TLS ClientHello the proxy peeks at on CONNECT to port 443: one
+ * record header and at most 2^14 bytes of record body (RFC 8446 5.1). */
+#define CD_TLS_RECORD_BODY_MAX 16384
+#define CD_TLS_RECORD_MAX      (5 + CD_TLS_RECORD_BODY_MAX)
+
 #endif

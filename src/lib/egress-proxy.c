@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "egress-addr.h"
 #include "egress-http.h"
+#include "egress-tls.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -31,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum state { ST_HEAD, ST_CONNECTING, ST_RELAY, ST_DEAD };
+enum state { ST_HEAD, ST_HELLO, ST_CONNECTING, ST_RELAY, ST_DEAD };
 
 struct conn;
 
@@ -60,6 +61,13 @@ struct conn {
 	struct sockaddr_storage addr; /* the vetted address */
 	char *head;
 	size_t head_len;
+	/* ST_HELLO (CONNECT to 443, 200 already sent): the request and the
+	 * decision wait here while the TLS ClientHello is read into hello. */
+	struct cd_http_request *rq;
+	struct cd_egress_decision *d;
+	unsigned char *hello;
+	size_t hello_len;
+	int answered; /* the client has its 200: no other status may follow */
 	struct pipe_buf c2u, u2c;
 	uint64_t bytes_up, bytes_down;
 	int body_limited;   /* plain HTTP: relay the body only, then stop reading */
@@ -220,6 +228,9 @@ static void conn_close(struct loop *l, struct conn *c, const char *why)
 
 static void conn_free(struct conn *c)
 {
+	free(c->rq);
+	free(c->d);
+	free(c->hello);
 	free(c->head);
 	free(c->c2u.data);
 	free(c->u2c.data);
@@ -283,11 +294,18 @@ static int rewrite_head(struct conn *c, const struct cd_http_request *rq)
 	return r;
 }
 
+/* Close after a failure: the status only while the client has none. */
+static void fail(struct loop *l, struct conn *c, int status, const char *why)
+{
+	if (!c->answered)
+		reply(c->cl.fd, status, why);
+	conn_close(l, c, why);
+}
+
 static void start_connect(struct loop *l, struct conn *c, const struct cd_http_request *rq,
-                          const struct cd_egress_decision *d)
+                          const struct cd_egress_decision *d, const char *early, size_t rest)
 {
 	struct cd_egress_event ev;
-	size_t rest = c->head_len - rq->head_len;
 	int fd, r;
 
 	memcpy(c->rule, d->rule, sizeof c->rule);
@@ -298,16 +316,14 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 	ev.naddrs = d->naddrs;
 	ev.connect = &d->connect;
 	if (log_event(l, &ev) < 0) {
-		reply(c->cl.fd, 503, "audit log unavailable");
-		conn_close(l, c, "audit log unavailable");
+		fail(l, c, 503, "audit log unavailable");
 		return;
 	}
 	c->addr = d->connect;
 	c->c2u.data = malloc(CD_EGRESS_RELAY_BUF);
 	c->u2c.data = malloc(CD_EGRESS_RELAY_BUF);
 	if (!c->c2u.data || !c->u2c.data) {
-		reply(c->cl.fd, 503, "out of memory");
-		conn_close(l, c, "out of memory");
+		fail(l, c, 503, "out of memory");
 		return;
 	}
 	if (!c->is_connect && rewrite_head(c, rq) < 0) {
@@ -327,7 +343,7 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 	}
 	if (rest > CD_EGRESS_RELAY_BUF - c->c2u.len)
 		rest = CD_EGRESS_RELAY_BUF - c->c2u.len; /* cannot happen: head < buffer */
-	memcpy(c->c2u.data + c->c2u.len, c->head + rq->head_len, rest);
+	memcpy(c->c2u.data + c->c2u.len, early, rest);
 	c->c2u.len += rest;
 	free(c->head);
 	c->head = NULL;
@@ -335,25 +351,84 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 
 	fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		reply(c->cl.fd, 502, "cannot create a socket");
-		conn_close(l, c, "cannot create a socket");
+		fail(l, c, 502, "cannot create a socket");
 		return;
 	}
 	c->up.fd = fd;
 	r = connect(fd, (const struct sockaddr *)&c->addr, cd_addr_len(&c->addr));
 	if (r < 0 && errno != EINPROGRESS) {
-		reply(c->cl.fd, 502, "connect failed");
-		conn_close(l, c, "connect failed");
+		fail(l, c, 502, "connect failed");
 		return;
 	}
 	if (add_end(l, &c->up, EPOLLOUT) < 0) {
-		reply(c->cl.fd, 502, "connect failed");
-		conn_close(l, c, "epoll failed");
+		fail(l, c, 502, "epoll failed");
 		return;
 	}
 	set_events(l, &c->cl, 0);
 	c->st = ST_CONNECTING;
 	c->deadline_ms = now_ms() + l->cfg->connect_timeout_ms;
+}
+
+/* A refusal after the 200: logged, no status, the tunnel closed. */
+static void refuse_tunnel(struct loop *l, struct conn *c, const char *reason)
+{
+	struct cd_egress_event ev;
+
+	fill_event(c, &ev, "egress");
+	ev.reason = reason;
+	if (c->d) {
+		ev.addrs = c->d->addrs;
+		ev.naddrs = c->d->naddrs;
+	}
+	log_event(l, &ev);
+	conn_close(l, c, reason);
+}
+
+/* ST_HELLO: read the first TLS record; a server_name must name the
+ * CONNECT target.  Then connect, with the hello as the first bytes up. */
+static void on_hello(struct loop *l, struct conn *c)
+{
+	char sni[CD_HOST_MAX], why[CD_HOST_MAX * 2 + 64];
+	struct cd_err perr;
+	ssize_t n;
+	int r, w;
+
+	for (;;) {
+		perr.msg[0] = '\0';
+		r = cd_tls_client_hello_sni(c->hello, c->hello_len, sni, sizeof sni, &perr);
+		if (r != CD_TLS_MORE || c->hello_len >= CD_TLS_RECORD_MAX)
+			break;
+		n = recv(c->cl.fd, c->hello + c->hello_len, CD_TLS_RECORD_MAX - c->hello_len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			refuse_tunnel(l, c, "connection closed before a complete tls client hello");
+			return;
+		}
+		c->hello_len += (size_t)n;
+	}
+	if (r < 0) {
+		refuse_tunnel(l, c, perr.msg[0] ? perr.msg : "malformed tls client hello");
+		return;
+	}
+	if (r == CD_TLS_SNI && strcmp(sni, c->host) != 0) {
+		w = snprintf(why, sizeof why, "tls sni '%s' differs from the CONNECT target '%s'",
+		             sni, c->host);
+		refuse_tunnel(l, c,
+		              w > 0 && (size_t)w < sizeof why
+		                      ? why
+		                      : "tls sni differs from the CONNECT target");
+		return;
+	}
+	if (r == CD_TLS_NO_SNI) {
+		size_t rl = strlen(c->d->reason);
+		static const char tag[] = "; no tls sni";
+		if (rl + sizeof tag <= sizeof c->d->reason)
+			memcpy(c->d->reason + rl, tag, sizeof tag);
+	}
+	start_connect(l, c, c->rq, c->d, (const char *)c->hello, c->hello_len);
 }
 
 static void on_head(struct loop *l, struct conn *c)
@@ -423,7 +498,29 @@ static void on_head(struct loop *l, struct conn *c)
 		conn_close(l, c, d->reason);
 		goto out;
 	}
-	start_connect(l, c, rq, d);
+	if (rq->is_connect && rq->port == 443) {
+		/* Peek at the TLS ClientHello before anything leaves. */
+		size_t rest = c->head_len - rq->head_len;
+		c->hello = malloc(CD_TLS_RECORD_MAX);
+		if (!c->hello) {
+			refuse(l, c, 503, "out of memory");
+			goto out;
+		}
+		if (rest > CD_TLS_RECORD_MAX)
+			rest = CD_TLS_RECORD_MAX;
+		memcpy(c->hello, c->head + rq->head_len, rest);
+		c->hello_len = rest;
+		c->rq = rq;
+		c->d = d;
+		rq = NULL;
+		d = NULL;
+		reply(c->cl.fd, 200, NULL);
+		c->answered = 1;
+		c->st = ST_HELLO;
+		on_hello(l, c);
+		goto out;
+	}
+	start_connect(l, c, rq, d, c->head + rq->head_len, c->head_len - rq->head_len);
 out:
 	free(rq);
 	free(d);
@@ -439,11 +536,10 @@ static void on_connected(struct loop *l, struct conn *c)
 	if (e == EINPROGRESS)
 		return;
 	if (e != 0) {
-		reply(c->cl.fd, 502, "connect failed");
-		conn_close(l, c, "connect failed");
+		fail(l, c, 502, "connect failed");
 		return;
 	}
-	if (c->is_connect) {
+	if (c->is_connect && !c->answered) {
 		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 		memcpy(c->u2c.data, ok, sizeof ok - 1);
 		c->u2c.len = sizeof ok - 1;
@@ -613,9 +709,10 @@ static void scan_timeouts(struct loop *l, uint64_t now)
 		next = c->next;
 		if (c->st == ST_HEAD && now >= c->deadline_ms)
 			refuse(l, c, 408, "no complete request head in time");
+		else if (c->st == ST_HELLO && now >= c->deadline_ms)
+			refuse_tunnel(l, c, "no complete tls client hello in time");
 		else if (c->st == ST_CONNECTING && now >= c->deadline_ms) {
-			reply(c->cl.fd, 504, "connect timed out");
-			conn_close(l, c, "connect timed out");
+			fail(l, c, 504, "connect timed out");
 		} else if (c->st == ST_RELAY && now - c->last_ms >= l->cfg->idle_timeout_ms) {
 			conn_close(l, c, "idle timeout");
 		}
@@ -685,6 +782,8 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 			}
 			if (c->st == ST_HEAD)
 				on_head(&l, c);
+			else if (c->st == ST_HELLO)
+				on_hello(&l, c);
 			else if (c->st == ST_CONNECTING && e == &c->up)
 				on_connected(&l, c);
 			else if (c->st == ST_CONNECTING) {
