@@ -46,6 +46,9 @@ static void usage(FILE *f)
 	        "  --header-timeout DUR    to send a complete request head (default 10s)\n"
 	        "  --connect-timeout DUR   to reach the destination (default 10s)\n"
 	        "  --idle-timeout DUR      a relay with no traffic is closed (default 5m)\n"
+	        "  --report-only           allow what would be refused (allowlist, address class,\n"
+	        "                          TLS SNI) and log it as decision=report-only-deny;\n"
+	        "                          malformed, huge and slow requests are still refused\n"
 	        "  -h, --help              this text\n"
 	        "\n"
 	        "Refusals answer 403 (400 malformed, 408 too slow, 431 too large) with the reason\n"
@@ -66,6 +69,7 @@ enum {
 	OPT_LISTEN_FD,
 	OPT_STOP_FD,
 	OPT_RUN_ID,
+	OPT_REPORT_ONLY,
 };
 
 static const struct option options[] = {
@@ -82,6 +86,7 @@ static const struct option options[] = {
 	{ "listen-fd", required_argument, NULL, OPT_LISTEN_FD },
 	{ "stop-fd", required_argument, NULL, OPT_STOP_FD },
 	{ "run-id", required_argument, NULL, OPT_RUN_ID },
+	{ "report-only", no_argument, NULL, OPT_REPORT_ONLY },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -224,6 +229,9 @@ int cmd_proxy(int argc, char **argv)
 		case OPT_RUN_ID:
 			run_id = optarg;
 			break;
+		case OPT_REPORT_ONLY:
+			cfg.report_only = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			rc = CD_EXIT_OK;
@@ -239,6 +247,14 @@ int cmd_proxy(int argc, char **argv)
 			cli_errorf("unexpected argument '%s'", argv[optind]);
 		else
 			cli_errorf("--listen is required (exactly one of --listen, --listen-fd)");
+		rc = CD_EXIT_USAGE;
+		goto out;
+	}
+
+	/* Report-only is for rolling out an allowlist with a proxy an operator
+	 * runs; a sandbox's own proxy always enforces. */
+	if (cfg.report_only && given_lfd >= 0) {
+		cli_errorf("--report-only cannot be used with --listen-fd (cordon run)");
 		rc = CD_EXIT_USAGE;
 		goto out;
 	}

@@ -239,6 +239,33 @@ static int deny(struct cd_egress_decision *d, const char *fmt, ...)
 	return 0;
 }
 
+int cd_egress_report_only(const struct cd_egress_policy *p, const char *host, uint16_t port,
+                          struct cd_egress_decision *d)
+{
+	size_t hlen = strnlen(host, CD_HOST_MAX);
+	int lit, n;
+
+	if (!p || !d || d->allow || hlen == 0 || hlen >= CD_HOST_MAX || port == 0)
+		return -EINVAL;
+	if (d->naddrs > 0 && d->naddrs <= CD_EGRESS_ADDRS_MAX)
+		goto chosen; /* resolved once already: never twice */
+	lit = cd_addr_literal(host, hlen, &d->addrs[0]);
+	if (lit < 0)
+		return -EINVAL;
+	if (lit == CD_LIT_NAME) {
+		n = p->resolve(host, d->addrs, CD_EGRESS_ADDRS_MAX, p->resolve_ctx);
+		if (n <= 0)
+			return n < 0 ? n : -ENOENT;
+		d->naddrs = (size_t)n > CD_EGRESS_ADDRS_MAX ? CD_EGRESS_ADDRS_MAX : (size_t)n;
+	} else {
+		d->naddrs = 1;
+	}
+chosen:
+	d->connect = d->addrs[0];
+	cd_addr_set_port(&d->connect, port);
+	return 0;
+}
+
 static int decide(const struct cd_egress_policy *p, const char *host, uint16_t port,
                   struct cd_egress_decision *d)
 {

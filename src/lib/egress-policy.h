@@ -75,4 +75,13 @@ struct cd_egress_decision {
 int cd_egress_decide(const struct cd_egress_policy *p, const char *host, uint16_t port,
                      struct cd_egress_decision *ret);
 
+/* Report-only mode: for a refused decision (d->allow == 0), find the
+ * address enforcement would not have let the caller reach: the literal,
+ * or the name resolved once with the policy's resolver.  Fills addrs,
+ * naddrs and connect (port set) and keeps allow == 0 and the reason.
+ * Returns 0, or a negative code when there is no address to use (the
+ * caller refuses after all). */
+int cd_egress_report_only(const struct cd_egress_policy *p, const char *host, uint16_t port,
+                          struct cd_egress_decision *d);
+
 #endif

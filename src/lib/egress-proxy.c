@@ -67,7 +67,8 @@ struct conn {
 	struct cd_egress_decision *d;
 	unsigned char *hello;
 	size_t hello_len;
-	int answered; /* the client has its 200: no other status may follow */
+	int answered;    /* the client has its 200: no other status may follow */
+	int report_only; /* allowed although enforcement would refuse */
 	struct pipe_buf c2u, u2c;
 	uint64_t bytes_up, bytes_down;
 	int body_limited;   /* plain HTTP: relay the body only, then stop reading */
@@ -189,6 +190,7 @@ static void fill_event(const struct conn *c, struct cd_egress_event *ev, const c
 	ev->host = c->host[0] ? c->host : NULL;
 	ev->port = c->port;
 	ev->rule = c->rule[0] ? c->rule : NULL;
+	ev->report_only = c->report_only;
 }
 
 /* Unlink, close both sockets, queue for freeing.  An allowed connection
@@ -409,18 +411,24 @@ static void on_hello(struct loop *l, struct conn *c)
 		}
 		c->hello_len += (size_t)n;
 	}
-	if (r < 0) {
-		refuse_tunnel(l, c, perr.msg[0] ? perr.msg : "malformed tls client hello");
-		return;
-	}
-	if (r == CD_TLS_SNI && strcmp(sni, c->host) != 0) {
-		w = snprintf(why, sizeof why, "tls sni '%s' differs from the CONNECT target '%s'",
-		             sni, c->host);
-		refuse_tunnel(l, c,
-		              w > 0 && (size_t)w < sizeof why
-		                      ? why
-		                      : "tls sni differs from the CONNECT target");
-		return;
+	if (r < 0 || (r == CD_TLS_SNI && strcmp(sni, c->host) != 0)) {
+		const char *reason = perr.msg[0] ? perr.msg : "malformed tls client hello";
+		if (r >= 0) {
+			w = snprintf(why, sizeof why,
+			             "tls sni '%s' differs from the CONNECT target '%s'", sni,
+			             c->host);
+			reason = w > 0 && (size_t)w < sizeof why
+			                 ? why
+			                 : "tls sni differs from the CONNECT target";
+		}
+		if (!l->cfg->report_only) {
+			refuse_tunnel(l, c, reason);
+			return;
+		}
+		w = snprintf(c->d->reason, sizeof c->d->reason, "%s", reason);
+		if (w < 0 || (size_t)w >= sizeof c->d->reason)
+			memcpy(c->d->reason, "tls sni check failed", sizeof "tls sni check failed");
+		c->report_only = 1;
 	}
 	if (r == CD_TLS_NO_SNI) {
 		size_t rl = strlen(c->d->reason);
@@ -484,6 +492,11 @@ static void on_head(struct loop *l, struct conn *c)
 	if (r < 0) {
 		refuse(l, c, 403, "no decision could be made");
 		goto out;
+	}
+	if (!d->allow && l->cfg->report_only &&
+	    cd_egress_report_only(l->cfg->policy, rq->host, rq->port, d) == 0) {
+		c->report_only = 1;
+		d->allow = 1;
 	}
 	if (!d->allow) {
 		struct cd_egress_event ev;
@@ -915,7 +928,7 @@ int cd_egress_audit_log(const struct cd_egress_event *ev, void *ctx)
 			rec.target = target;
 	}
 	if (strcmp(ev->kind, "egress") == 0)
-		rec.decision = ev->allow ? "allow" : "deny";
+		rec.decision = ev->report_only ? "report-only-deny" : ev->allow ? "allow" : "deny";
 	rec.grant_ids = ev->rule;
 	rec.reason = ev->reason;
 	if (ev->has_result) {

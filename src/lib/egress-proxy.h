@@ -38,7 +38,8 @@ struct cd_egress_event {
 	const char *request; /* refusals before a target was known */
 	size_t request_len;
 	int allow;
-	int status; /* HTTP status sent to the client (0: none) */
+	int report_only; /* allowed only because of --report-only: "report-only-deny" */
+	int status;      /* HTTP status sent to the client (0: none) */
 	const char *reason;
 	const char *rule; /* the allowlist entry that matched */
 	const struct sockaddr_storage *addrs;
@@ -61,6 +62,10 @@ struct cd_egress_proxy_cfg {
 	unsigned head_timeout_ms;    /* 0: CD_EGRESS_HEAD_TIMEOUT_MS */
 	unsigned connect_timeout_ms; /* 0: CD_EGRESS_CONNECT_TIMEOUT_MS */
 	unsigned idle_timeout_ms;    /* 0: CD_EGRESS_IDLE_TIMEOUT_MS */
+	/* Allow what the allowlist, the address classes or the SNI check
+	 * would refuse, logged as "report-only-deny" with the reason.
+	 * Malformed, oversized or slow requests are still refused. */
+	int report_only;
 };
 
 /* Run until stop_fd is readable (returns 0) or a fatal error: the log
@@ -70,7 +75,8 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *cfg, struct cd_err *er
 
 /* A log callback writing one audit record per event (kind "egress" or
  * "egress.result", action "network", target "HOST:PORT", decision, reason,
- * grant_ids = the matching entry, details: client, method, addresses,
+ * grant_ids = the matching entry, decision "allow", "deny" or
+ * "report-only-deny", details: client, method, addresses,
  * address used, status, bytes).  ctx is a struct cd_egress_audit. */
 struct cd_egress_audit {
 	struct cd_audit *audit;
