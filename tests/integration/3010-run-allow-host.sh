@@ -46,7 +46,7 @@ print(sum(1 for r in map(json.loads, sys.stdin) if r['kind'] == 'egress' and r.g
 		1 "$who: the attempt is an egress record under the run's id"
 	ok "$who: the log verifies" "$CORDON" log verify --audit "$db"
 	sleep 0.3
-	nok "$who: no proxy outlives its run" pgrep -f "cordon proxy --listen-fd"
+	nok "$who: no proxy outlives its run" pgrep -f "cordon proxy --listen-fd 3 --stop-fd 4 --run-id $run_id"
 }
 
 for_each_user egress
