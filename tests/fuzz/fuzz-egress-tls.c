@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned char *copy;
 	int r, r2;
 
-	copy = malloc(size ? size : 1);
+	copy = calloc(1, size ? size : 1);
 	if (!copy)
 		return 0;
 	if (size)
