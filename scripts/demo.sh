@@ -11,6 +11,8 @@ proj=$(mktemp -d /tmp/cordon-demo.XXXXXX)
 chmod 0755 "$proj"
 trap 'rm -rf "$proj"' EXIT
 printf 'print("hello from the sandbox")\n' >"$proj/hello.py"
+# The demo's runs go to their own audit log, not the operator's.
+export CORDON_AUDIT="$proj/.state/audit.db"
 cd "$proj" || exit 1
 
 bold() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -43,4 +45,13 @@ printf '$ cordon run --timeout 1s -- sh -c "yes >/dev/null & while :; do :; done
 rc=$?
 sed 's/^/  | /' "$proj/.out"
 echo "  -> exit $rc (124: the timeout killed the whole process tree)"
+bold "7. every run is in the tamper-evident audit log, decided and recorded before it ran"
+"$CORDON" log export --format jsonl | python3 -c '
+import json, sys
+for r in [json.loads(l) for l in sys.stdin][-6:]:
+    argv = (r.get("details") or {}).get("argv")
+    print("  | seq %-3d %-11s run %s  %s" % (r["seq"], r["kind"], r["run_id"][:8],
+          r.get("decision") or "%s, exit %s" % (r.get("reason"), r.get("exit_code"))),
+          " ".join(argv)[:40] if argv else "")'
+"$CORDON" log verify 2>&1 | head -1 | sed 's/^/  | /'
 bold "done: every run above was a fresh sandbox, destroyed when it ended"
