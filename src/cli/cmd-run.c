@@ -1022,6 +1022,7 @@ int cmd_run(int argc, char **argv)
 	po.nsecrets = a.nsecrets;
 	po.lang = getenv("LANG");
 	po.term = getenv("TERM");
+	po.lc_all = getenv("LC_ALL");
 	po.scratch_host = a.scratch;
 	po.limits = &a.limits;
 	po.host_uid = geteuid();

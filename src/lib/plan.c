@@ -604,6 +604,13 @@ static int build_env(struct cd_plan *p, const struct cd_plan_opts *o, struct cd_
 		else
 			r = env_set(p, b.data, 0, err);
 	}
+	cd_buf_reset(&b);
+	if (r == 0 && o->lc_all) {
+		if (cd_buf_printf(&b, "LC_ALL=%s", o->lc_all) < 0)
+			r = cd_err_set(err, -CD_E_USAGE, "LC_ALL too long");
+		else
+			r = env_set(p, b.data, 0, err);
+	}
 	cd_buf_release(&b);
 	/* Egress goes through the proxy: every common client honours these;
 	 * anything that ignores them has no route at all. */

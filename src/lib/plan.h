@@ -117,6 +117,7 @@ struct cd_plan_opts {
 	size_t nsecrets;
 	const char *lang;               /* LANG to pass; NULL: C.UTF-8 */
 	const char *term;               /* TERM to pass; NULL: none */
+	const char *lc_all;             /* LC_ALL to pass; NULL: none */
 	const char *scratch_host;       /* --scratch DIR */
 	const struct cd_limits *limits; /* NULL: defaults */
 	uid_t host_uid, host_gid;

@@ -5,9 +5,11 @@
 
 envfds() {
 	who=$1
-	names=$(HOST_SECRET=hunter2 $RUN_AS env -u TERM "$CORDON" run -- /usr/bin/env | cut -d= -f1 | sort | tr '\n' ' ')
+	names=$(HOST_SECRET=hunter2 $RUN_AS env -u TERM -u LC_ALL "$CORDON" run -- /usr/bin/env | cut -d= -f1 | sort | tr '\n' ' ')
 	is "$names" "HOME LANG PATH TMPDIR " "$who: the environment is exactly PATH HOME TMPDIR LANG"
-	names=$(TERM=xterm $RUN_AS "$CORDON" run -- /usr/bin/env | cut -d= -f1 | sort | tr '\n' ' ')
+	is "$(LC_ALL=C.UTF-8 $RUN_AS env -u TERM "$CORDON" run -- /usr/bin/env | grep '^LC_ALL=')" "LC_ALL=C.UTF-8" \
+		"$who: LC_ALL is passed when set"
+	names=$(TERM=xterm $RUN_AS env -u LC_ALL "$CORDON" run -- /usr/bin/env | cut -d= -f1 | sort | tr '\n' ' ')
 	is "$names" "HOME LANG PATH TERM TMPDIR " "$who: TERM is passed when set"
 	is "$(FOO=bar $RUN_AS "$CORDON" run --env FOO --env BAZ=qux -- sh -c 'echo $FOO $BAZ')" "bar qux" \
 		"$who: --env NAME and NAME=VALUE are passed"
