@@ -107,6 +107,27 @@ as_nobody() {
 		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"
 }
 
+# A loopback-only HTTP server standing for "the outside" in egress tests:
+# answers every GET with "outside-ok" for up to two minutes.  Sets
+# http_port and http_pid; never listens on anything but 127.0.0.1.
+start_http_server() {
+	python3 -c '
+import http.server, socketserver
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers(); self.wfile.write(b"outside-ok")
+    def log_message(self, *a): pass
+s = socketserver.TCPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.timeout = 1
+for _ in range(120): s.handle_request()
+' >"$T/.http-port" &
+	http_pid=$!
+	_i=0
+	while [ ! -s "$T/.http-port" ] && [ $_i -lt 50 ]; do sleep 0.1; _i=$((_i + 1)); done
+	http_port=$(cat "$T/.http-port")
+}
+
 # Run a test function as the invoking user and, when that is root, again as
 # nobody: cordon is rootless first.  The function gets the label as $1.
 for_each_user() {

@@ -5,20 +5,9 @@
 # "outside" server is a python3 HTTP server on the host's 127.0.0.1.
 . "${CORDON_SRC:-.}/tests/lib.sh"
 
-python3 -c '
-import http.server, socketserver, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200); self.end_headers(); self.wfile.write(b"outside-ok")
-    def log_message(self, *a): pass
-s = socketserver.TCPServer(("127.0.0.1", 0), H)
-print(s.server_address[1], flush=True)
-s.timeout = 1
-for _ in range(120): s.handle_request()
-' >"$T/port" &
-server=$!
-i=0; while [ ! -s "$T/port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-port=$(cat "$T/port")
+start_http_server
+server=$http_pid
+port=$http_port
 
 egress() {
 	who=$1

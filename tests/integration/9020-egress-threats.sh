@@ -12,21 +12,9 @@ command -v python3 >/dev/null 2>&1 || {
 	done_testing
 }
 export CORDON_AUDIT="$T/audit.db"
-python3 -c '
-import http.server, socketserver
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200); self.end_headers(); self.wfile.write(b"outside-ok")
-    def log_message(self, *a): pass
-s = socketserver.TCPServer(("127.0.0.1", 0), H)
-print(s.server_address[1], flush=True)
-s.timeout = 1
-for _ in range(120): s.handle_request()
-' >"$T/port" &
-SRV=$!
-i=0
-while [ ! -s "$T/port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-port=$(cat "$T/port")
+start_http_server
+SRV=$http_pid
+port=$http_port
 
 # probe.py: one raw request per line of its table, sent to the sandbox's
 # proxy; prints "NAME STATUS" (or "NAME closed").
