@@ -260,7 +260,7 @@ static int open_db(struct cd_audit *a, const char *db_path, struct cd_err *err)
 	}
 	if (sqlite3_open_v2(db_path, &a->db, flags, NULL) != SQLITE_OK) {
 		r = a->db ? db_err(a, err, "cannot open")
-		              : cd_err_set(err, -ENOMEM, "audit log: out of memory");
+		          : cd_err_set(err, -ENOMEM, "audit log: out of memory");
 		return r;
 	}
 	sqlite3_extended_result_codes(a->db, 1);

@@ -525,8 +525,9 @@ static void explain_bucket(const struct cd_policy *p, const struct creq *q, cd_e
 	/* Every rule of the policy, in id order, so the output is stable;
 	 * then the temporary grants in the order they were added. */
 	for (i = 0; i < p->ngrants + p->nforbids + p->ntemps; i++) {
-		const struct cd_rule *g =
-		        i < p->ngrants + p->nforbids ? p->by_id[i] : p->temps[i - p->ngrants - p->nforbids];
+		const struct cd_rule *g = i < p->ngrants + p->nforbids
+		                                  ? p->by_id[i]
+		                                  : p->temps[i - p->ngrants - p->nforbids];
 		struct cd_explain_step st = { .id = g->id, .forbid = g->forbid, .why = why };
 		why[0] = '\0';
 		st.matched = rule_match(g, q, why, sizeof why);

@@ -34,7 +34,8 @@ static int covers(const struct cd_rule *g, const struct cd_rule *child, const ch
 	if (now >= g->expires)
 		return snprintf(why, wn, "grant '%s' has expired", g->id), 0;
 	if (g->expires < expires)
-		return snprintf(why, wn, "grant '%s' ends before the delegation would (shorten --ttl)",
+		return snprintf(why, wn,
+		                "grant '%s' ends before the delegation would (shorten --ttl)",
 		                g->id),
 		       0;
 	if (!cd_rule_scope_covers(g, child))
@@ -67,18 +68,20 @@ int cd_policy_delegation_check(struct cd_policy *p, const char *parent, const ch
 		/* The least strict covering grant, as a decision would pick. */
 		for (i = 0; i < nfile + p->ntemps; i++) {
 			const struct cd_rule *g = i < nfile ? p->by_id[i] : p->temps[i - nfile];
-			if (!covers(g, child, parent, (enum cd_action)a, now, expires, why, sizeof why))
+			if (!covers(g, child, parent, (enum cd_action)a, now, expires, why,
+			            sizeof why))
 				continue;
 			if (!best || approval_rank(g->approval) < approval_rank(best->approval))
 				best = g;
 		}
 		if (!best)
-			return cd_err_set(err, -CD_E_DENIED,
-			                  "'%s' holds no grant on tool '%s' covering action '%s' over "
-			                  "that scope%s%s: a parent cannot hand down what it was "
-			                  "never granted",
-			                  parent, child->tool, cd_action_name((enum cd_action)a),
-			                  why[0] ? "; " : "", why);
+			return cd_err_set(
+			        err, -CD_E_DENIED,
+			        "'%s' holds no grant on tool '%s' covering action '%s' over "
+			        "that scope%s%s: a parent cannot hand down what it was "
+			        "never granted",
+			        parent, child->tool, cd_action_name((enum cd_action)a),
+			        why[0] ? "; " : "", why);
 		if (approval_rank(best->approval) > approval_rank(approval))
 			approval = best->approval;
 	}

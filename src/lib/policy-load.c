@@ -1138,8 +1138,7 @@ static int load_break_glass(struct lctx *c, const struct cd_ynode *m)
 		return r;
 	if (cd_parse_duration_ms(v->s, &ms) < 0 || ms < 60000 ||
 	    ms > (uint64_t)CD_BREAK_GLASS_CEILING_TTL * 1000)
-		return lfail(c, v, "a duration from 1m to 168h, e.g. 4h",
-		             "bad max_ttl '%s'", v->s);
+		return lfail(c, v, "a duration from 1m to 168h, e.g. 4h", "bad max_ttl '%s'", v->s);
 	c->p->break_glass_max_ttl = (int64_t)(ms / 1000);
 	return 0;
 }
@@ -1147,10 +1146,9 @@ static int load_break_glass(struct lctx *c, const struct cd_ynode *m)
 static int load_tree(struct lctx *c, const struct cd_ynode *root)
 {
 	static const struct keyspec spec[] = {
-		{ "version", 1 }, { "agents", 1 },   { "tasks", 0 },
-		{ "tools", 1 },   { "profiles", 0 }, { "grants", 0 },
-		{ "forbid", 0 },  { "examples", 0 }, { "break_glass", 0 },
-		{ NULL, 0 },
+		{ "version", 1 },     { "agents", 1 }, { "tasks", 0 },  { "tools", 1 },
+		{ "profiles", 0 },    { "grants", 0 }, { "forbid", 0 }, { "examples", 0 },
+		{ "break_glass", 0 }, { NULL, 0 },
 	};
 	static const struct keyspec agent_spec[] = {
 		{ "id", 1 }, { "owner", 1 }, { "description", 0 }, { NULL, 0 }
@@ -1370,7 +1368,8 @@ int cd_policy_parse_temp(struct cd_policy *p, enum cd_temp_kind kind, const char
 	struct lctx c;
 	int r;
 
-	if (!p || !id || !grant_json || (kind != CD_TEMP_BREAK_GLASS && kind != CD_TEMP_DELEGATED) ||
+	if (!p || !id || !grant_json ||
+	    (kind != CD_TEMP_BREAK_GLASS && kind != CD_TEMP_DELEGATED) ||
 	    (kind == CD_TEMP_DELEGATED && (!parent || !*parent)))
 		return cd_err_set(err, -EINVAL, "temporary grant: bad arguments");
 	snprintf(name, sizeof name, "%s grant '%.64s'",

@@ -75,8 +75,8 @@ int cd_temp_add(struct cd_state *s, struct cd_temp_grant *g, struct cd_err *err)
 	return 0;
 }
 
-#define COLUMNS                                                                               \
-	"id, kind, agent, task, tool, parent, grant_json, ticket, by_whom, policy_sha256, "   \
+#define COLUMNS                                                                                    \
+	"id, kind, agent, task, tool, parent, grant_json, ticket, by_whom, policy_sha256, "        \
 	"created, expires, ended, ended_at, ended_by, uses, last_used"
 
 static const char *col(sqlite3_stmt *st, int i)
@@ -250,10 +250,11 @@ int cd_temp_sweep(struct cd_state *s, int64_t now, cd_temp_fn fn, void *ctx, siz
 		goto fail;
 	}
 	if (n) {
-		if (sqlite3_prepare_v2(cd_state_db(s),
-		                       "UPDATE temp_grants SET ended = 'expired', ended_at = expires,"
-		                       " ended_by = 'cordon' WHERE ended IS NULL AND expires <= ?",
-		                       -1, &st, NULL) != SQLITE_OK) {
+		if (sqlite3_prepare_v2(
+		            cd_state_db(s),
+		            "UPDATE temp_grants SET ended = 'expired', ended_at = expires,"
+		            " ended_by = 'cordon' WHERE ended IS NULL AND expires <= ?",
+		            -1, &st, NULL) != SQLITE_OK) {
 			r = cd_state_err(s, err, "sweep grants");
 			goto fail;
 		}
@@ -309,7 +310,8 @@ static int apply_one(const struct cd_temp_grant *g, void *ctx)
 
 	if (++a->seen > CD_TEMP_MAX_ACTIVE) {
 		if (a->warn)
-			a->warn(g->id, "more active temporary grants than cordon takes into account",
+			a->warn(g->id,
+			        "more active temporary grants than cordon takes into account",
 			        a->ctx);
 		return 1;
 	}
