@@ -2,6 +2,7 @@
  * environment for the audit log's paths. */
 #include "cli-audit.h"
 #include "cli.h"
+#include "state.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -54,6 +55,41 @@ int cli_audit_path(const char *opt, char *out, size_t outlen)
 	if (!v)
 		return -ENOENT;
 	return put(out, outlen, v, "/.local/state/cordon/audit.db", "");
+}
+
+int cli_state_path(const char *opt, char *out, size_t outlen)
+{
+	const char *v;
+
+	if (opt && *opt)
+		return put(out, outlen, opt, "", "");
+	v = getenv("CORDON_STATE");
+	if (v && *v)
+		return put(out, outlen, v, "", "");
+	v = xdg("XDG_STATE_HOME");
+	if (v)
+		return put(out, outlen, v, "/cordon/state.db", "");
+	v = home();
+	if (!v)
+		return -ENOENT;
+	return put(out, outlen, v, "/.local/state/cordon/state.db", "");
+}
+
+int cli_state_open(const char *opt, struct cd_state **ret)
+{
+	char path[4096];
+	struct cd_err err = { 0, "" };
+	int r = cli_state_path(opt, path, sizeof path);
+
+	if (r < 0) {
+		cli_errorf("state database: %s (set CORDON_STATE or HOME)", cd_strerror(r));
+		return r;
+	}
+	if ((r = cd_state_open(path, ret, &err)) < 0) {
+		cli_errorf("%s", err.msg);
+		return r;
+	}
+	return 0;
 }
 
 int cli_config_path(const char *name, char *out, size_t outlen)

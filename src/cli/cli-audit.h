@@ -8,7 +8,9 @@
  *   signing key $CORDON_AUDIT_KEY, $XDG_CONFIG_HOME/cordon/audit.key,
  *               ~/.config/cordon/audit.key (used when it exists)
  *   public key  $XDG_CONFIG_HOME/cordon/audit.pub (same fallbacks)
- *   checkpoints $CORDON_AUDIT_CHECKPOINTS, or the log's path + ".checkpoints" */
+ *   checkpoints $CORDON_AUDIT_CHECKPOINTS, or the log's path + ".checkpoints"
+ *   state db    --state PATH, $CORDON_STATE, $XDG_STATE_HOME/cordon/state.db,
+ *               ~/.local/state/cordon/state.db */
 #ifndef CD_CLI_AUDIT_H
 #define CD_CLI_AUDIT_H
 
@@ -44,5 +46,11 @@ struct cli_audit_cfg {
  * (exit 125). */
 int cli_audit_open(const char *opt, struct cd_audit **ret);
 int cli_audit_open_cfg(const struct cli_audit_cfg *cfg, struct cd_audit **ret);
+
+/* The state database (state.h): its path, and opening it with a one-line
+ * reason on failure (the caller refuses, exit 125). */
+struct cd_state;
+int cli_state_path(const char *opt, char *out, size_t outlen);
+int cli_state_open(const char *opt, struct cd_state **ret);
 
 #endif

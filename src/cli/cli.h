@@ -4,6 +4,7 @@
 #ifndef CD_CLI_H
 #define CD_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit statuses every subcommand uses (cordon run passes the command's
@@ -28,6 +29,18 @@ int cmd_run(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_proxy(int argc, char **argv);
+int cmd_grant(int argc, char **argv);
+int cmd_delegate(int argc, char **argv);
+
+/* Every front end that decides with a policy first ends, and logs as
+ * "grant.expired" records, the temporary grants whose time is up, then adds
+ * the active ones to `policy` (may be NULL), warning about any the policy
+ * no longer accepts (cmd-grant.c).  0, or -1 (reported): refuse. */
+struct cd_state;
+struct cd_audit;
+struct cd_policy;
+int cli_temp_join(struct cd_state *state, struct cd_audit *audit, struct cd_policy *policy,
+                  int64_t now);
 
 /* One-line diagnostics on stderr, prefixed "cordon: " (or "cordon SUB: "),
  * with control bytes in the message escaped. */

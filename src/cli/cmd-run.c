@@ -14,6 +14,7 @@
 #include "cli-audit.h"
 #include "egress-proxy.h"
 #include "gate.h"
+#include "state.h"
 #include "num.h"
 #include "plan.h"
 #include "policy-yaml.h"
@@ -928,6 +929,7 @@ int cmd_run(int argc, char **argv)
 	struct cd_plan *plan = NULL;
 	struct cd_policy *policy = NULL;
 	struct cd_audit *audit = NULL;
+	struct cd_state *state = NULL;
 	struct cd_gate gate;
 	struct cd_run_request rq;
 	struct cd_decision dec;
@@ -982,6 +984,11 @@ int cmd_run(int argc, char **argv)
 	/* No log, no run: the log opens before anything is decided. */
 	if (!a.dry_run && cli_audit_open(a.audit, &audit) < 0)
 		goto out;
+	/* Break-glass and delegated grants join the policy for this run. */
+	if (policy && !a.dry_run &&
+	    (cli_state_open(NULL, &state) < 0 ||
+	     cli_temp_join(state, audit, policy, (int64_t)time(NULL)) < 0))
+		goto out;
 
 	memset(&rq, 0, sizeof rq);
 	rq.run_id = run_id;
@@ -995,6 +1002,7 @@ int cmd_run(int argc, char **argv)
 	gate.policy = policy;
 	gate.policy_path = a.policy;
 	gate.now = (int64_t)time(NULL);
+	gate.state = state;
 	memset(&dec, 0, sizeof dec);
 	/* A dry run decides too (the grant's profile is what it shows) but
 	 * records nothing: gate.audit is NULL then. */
@@ -1122,6 +1130,7 @@ out:
 		close(sfd);
 	cd_plan_free(plan);
 	cd_policy_free(policy);
+	cd_state_close(state);
 	cd_audit_close(audit);
 	args_release(&a);
 	cd_arena_release(&arena);

@@ -21,6 +21,8 @@ static const struct cd_cmd commands[] = {
 	{ "log", cmd_log, "show, export and verify the audit log" },
 	{ "policy", cmd_policy, "lint, check, explain and test the grant matrix" },
 	{ "proxy", cmd_proxy, "egress proxy: allowlisted destinations, every attempt logged" },
+	{ "grant", cmd_grant, "break-glass grants: add, list, revoke temporary grants" },
+	{ "delegate", cmd_delegate, "hand part of an agent's grants to a sub-agent" },
 };
 
 static char prog[64] = "cordon";

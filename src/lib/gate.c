@@ -1,6 +1,8 @@
 /* gate.c — decision, intent and result records for command runs (gate.h). */
 #include "gate.h"
 
+#include "temp-grant.h"
+
 #include "bounds.h"
 #include "util.h"
 
@@ -191,6 +193,50 @@ static void record_base(struct cd_record *rec, const char *kind, const struct cd
 	rec->target = rq->cwd;
 }
 
+/* The break-glass and delegated grants among the deciding ids, so that
+ * every use of one is on the record with its kind. */
+static void add_temp_ids(const struct cd_policy *p, const struct cd_decision *dec, json_t *d)
+{
+	json_t *arr = NULL;
+	size_t i;
+
+	for (i = 0; i < dec->nids; i++) {
+		enum cd_temp_kind k = cd_policy_temp_kind(p, dec->ids[i]);
+		if (!k)
+			continue;
+		if (!arr && !(arr = json_array()))
+			return;
+		json_array_append_new(
+		        arr, json_pack("{s:s,s:s}", "id", dec->ids[i], "kind",
+		                       k == CD_TEMP_BREAK_GLASS ? "break-glass" : "delegated"));
+	}
+	if (arr)
+		json_object_set_new(d, "temp_grants", arr);
+}
+
+/* Count the uses of temporary grants in the state database; a failure
+ * denies (the use could not be accounted for). */
+static int count_temp_uses(const struct cd_gate *g, struct cd_decision *dec, struct cd_err *err)
+{
+	size_t i;
+	int r;
+
+	if (!g->state || !g->audit || dec->verdict == CD_VERDICT_DENY)
+		return 0;
+	for (i = 0; i < dec->nids; i++) {
+		if (!cd_policy_temp_kind(g->policy, dec->ids[i]))
+			continue;
+		if ((r = cd_temp_used(g->state, dec->ids[i], g->now, err)) < 0) {
+			dec->verdict = CD_VERDICT_DENY;
+			snprintf(dec->reason, sizeof dec->reason,
+			         "the use of temporary grant '%s' could not be counted",
+			         dec->ids[i]);
+			return r;
+		}
+	}
+	return 0;
+}
+
 /* The "decision" record of a command run; *ret_details is the caller's to
  * free. */
 static int decision_record(const struct cd_gate *g, const struct cd_run_request *rq,
@@ -211,6 +257,7 @@ static int decision_record(const struct cd_gate *g, const struct cd_run_request 
 			json_object_set_new(d, "profile", json_string(dec->profile));
 		if (dec->approval)
 			json_object_set_new(d, "approval", json_string(dec->approval));
+		add_temp_ids(g->policy, dec, d);
 	}
 	*ret_details = dump(d);
 	if (!*ret_details)
@@ -248,6 +295,8 @@ int cd_gate_decide_run(const struct cd_gate *g, const struct cd_run_request *rq,
 		req.argc = argc;
 		req.now = g->now;
 		cd_policy_decide(g->policy, &req, ret, NULL);
+		if (count_temp_uses(g, ret, err) < 0)
+			return -EIO;
 	} else {
 		ret->verdict = CD_VERDICT_ALLOW;
 		r = snprintf(ret->reason, sizeof ret->reason,

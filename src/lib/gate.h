@@ -19,6 +19,7 @@
 #include "plan.h"
 #include "policy.h"
 #include "sandbox.h"
+#include "state.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -28,6 +29,9 @@ struct cd_gate {
 	const struct cd_policy *policy; /* NULL: no grant matrix (operator's own run) */
 	const char *policy_path;        /* for records */
 	int64_t now;                    /* seconds since the epoch, for expiry */
+	/* The state database, when the policy holds temporary grants from it
+	 * (cd_temp_apply): each use of one is counted there. */
+	struct cd_state *state;
 };
 
 /* One command run, as the front end saw it. */

@@ -45,10 +45,12 @@ static int covers(const struct cd_rule *g, const struct cd_rule *child, const ch
 
 int cd_policy_delegation_check(struct cd_policy *p, const char *parent, const char *id,
                                const char *grant_json, int64_t now, int64_t expires,
-                               const char **ret_approval, struct cd_err *err)
+                               const char **ret_approval, const char **ret_profile,
+                               struct cd_err *err)
 {
 	struct cd_rule *child;
-	const char *approval = NULL;
+	const char *approval = NULL, *profile = NULL;
+	int have_profile = 0;
 	char why[256];
 	unsigned a;
 	size_t i, nfile;
@@ -84,7 +86,16 @@ int cd_policy_delegation_check(struct cd_policy *p, const char *parent, const ch
 			        why[0] ? "; " : "", why);
 		if (approval_rank(best->approval) > approval_rank(approval))
 			approval = best->approval;
+		if (have_profile && (!profile != !best->profile ||
+		                     (profile && strcmp(profile, best->profile) != 0)))
+			return cd_err_set(err, -CD_E_DENIED,
+			                  "the grants of '%s' covering these actions run under "
+			                  "different profiles: delegate them separately",
+			                  parent);
+		profile = best->profile;
+		have_profile = 1;
 	}
 	*ret_approval = approval;
+	*ret_profile = profile;
 	return 0;
 }

@@ -201,11 +201,14 @@ enum cd_temp_kind cd_policy_temp_kind(const struct cd_policy *p, const char *id)
  * grant PARENT holds (in the file or delegated to it, active at `now`) for
  * the same tool and task covers its whole scope and lives past `expires`.
  * On success *ret_approval is the strictest approval those grants require
- * (NULL, "human" or "policy:NAME"), which the child must carry.  -CD_E_DENIED
+ * (NULL, "human" or "policy:NAME") and *ret_profile their profile (NULL for
+ * none), which the child must carry: a delegation never changes the
+ * sandbox.  Covering grants with different profiles are refused.  -CD_E_DENIED
  * with the first uncovered part in err, or -CD_E_PARSE for a bad grant. */
 int cd_policy_delegation_check(struct cd_policy *p, const char *parent, const char *id,
                                const char *grant_json, int64_t now, int64_t expires,
-                               const char **ret_approval, struct cd_err *err);
+                               const char **ret_approval, const char **ret_profile,
+                               struct cd_err *err);
 
 /* The settings of a named profile, as validated key/value lists (a scalar
  * setting has one value).  The sandbox interprets them. */

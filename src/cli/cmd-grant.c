@@ -1,0 +1,919 @@
+/* cmd-grant.c — temporary grants from the command line:
+ *   cordon grant break-glass|list|revoke
+ *   cordon delegate
+ * Parsing options into a grant, and printing, is all this file does: the
+ * policy loader checks the grant (policy.h), temp-grant.c stores it, the
+ * audit log records every creation, revocation and expiry.
+ *
+ * Exit statuses: 0 done, 1 refused (not covered, over the cap, no such
+ * grant), 2 usage, 125 the policy, the state database or the audit log
+ * could not be used. */
+#include "cli.h"
+
+#include "cli-audit.h"
+
+#include "audit.h"
+#include "buf.h"
+#include "num.h"
+#include "policy.h"
+#include "state.h"
+#include "temp-grant.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SCOPE 64
+
+static const char usage_grant[] =
+        "usage: cordon grant break-glass --agent A --tool T --actions LIST --ticket ID --ttl DUR\n"
+        "                                [--scope KEY=VALUE]... [--task T] [--by PERSON]\n"
+        "                                [--approval human] [--reason TEXT] [--policy FILE]\n"
+        "       cordon grant list [--all] [--json]\n"
+        "       cordon grant revoke ID [--by PERSON] [--reason TEXT]\n"
+        "\n"
+        "Temporary grants kept in cordon's state database.  A break-glass grant gives\n"
+        "a declared agent access the policy file does not, for an incident: it names a\n"
+        "ticket, lives at most the policy's break_glass max_ttl (default 4h), is\n"
+        "checked against the policy in force at every use (forbid rules still win),\n"
+        "and its creation, each use, revocation and expiry are audit records.\n"
+        "'list' shows the active grants (--all: every one ever made), break-glass and\n"
+        "delegated, with who made them, when, the ticket or the delegating agent, uses\n"
+        "and time left; 'revoke' ends one at once.\n"
+        "\n"
+        "Scope (repeatable, as in a policy's scope):\n"
+        "  path=GLOB  host=HOST  port=N|N-M  argv='TOKEN TOKEN...'  field=NAME\n"
+        "  arg:NAME=VALUE (equals)  arg:NAME^=PREFIX (starts with)\n"
+        "Common options: --policy FILE (checked now, and its max_ttl applies), --state\n"
+        "PATH (default $CORDON_STATE, else ~/.local/state/cordon/state.db), --audit\n"
+        "PATH.  Exit 0 done, 1 refused, 2 usage, 125 cordon could not proceed.\n";
+
+static const char usage_delegate[] =
+        "usage: cordon delegate --policy FILE --from AGENT --to AGENT/NAME --tool T\n"
+        "                       --actions LIST [--scope KEY=VALUE]... --ttl DUR [--task T]\n"
+        "                       [--by PERSON] [--reason TEXT]\n"
+        "\n"
+        "Give the sub-agent AGENT/NAME part of what AGENT holds.  Refused unless, for\n"
+        "each action, one grant AGENT holds (in FILE or delegated to it) for that tool\n"
+        "covers the whole scope and outlives the delegation: a parent cannot hand down\n"
+        "what it was never granted.  The child carries the parent's approval\n"
+        "requirement and profile; AGENT's forbid rules apply to it; and every\n"
+        "decision for the child asks AGENT's grants again, so revoking or narrowing\n"
+        "the parent reaches the child at once.  The chain (parent, child, who, when)\n"
+        "is logged and shown by 'cordon grant list'.  Scope keys as for 'cordon grant'.\n"
+        "Exit 0 done, 1 refused, 2 usage, 125 cordon could not proceed.\n";
+
+struct gopts {
+	const char *agent, *to, *task, *tool, *actions, *ticket, *ttl, *by, *approval, *reason;
+	const char *policy, *state, *audit;
+	const char *scope[MAX_SCOPE];
+	size_t nscope;
+	int all, json;
+};
+
+enum {
+	OPT_AGENT = 256,
+	OPT_FROM,
+	OPT_TO,
+	OPT_TASK,
+	OPT_TOOL,
+	OPT_ACTIONS,
+	OPT_SCOPE,
+	OPT_TICKET,
+	OPT_TTL,
+	OPT_BY,
+	OPT_APPROVAL,
+	OPT_REASON,
+	OPT_POLICY,
+	OPT_STATE,
+	OPT_AUDIT,
+	OPT_ALL,
+	OPT_JSON,
+	OPT_HELP,
+};
+
+static const struct option long_opts[] = {
+	{ "agent", required_argument, NULL, OPT_AGENT },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "task", required_argument, NULL, OPT_TASK },
+	{ "tool", required_argument, NULL, OPT_TOOL },
+	{ "actions", required_argument, NULL, OPT_ACTIONS },
+	{ "scope", required_argument, NULL, OPT_SCOPE },
+	{ "ticket", required_argument, NULL, OPT_TICKET },
+	{ "ttl", required_argument, NULL, OPT_TTL },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "approval", required_argument, NULL, OPT_APPROVAL },
+	{ "reason", required_argument, NULL, OPT_REASON },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "audit", required_argument, NULL, OPT_AUDIT },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* 0 parsed, 1 --help printed, -1 usage error (reported). */
+static int parse(int argc, char **argv, const char *usage, struct gopts *o)
+{
+	int c;
+
+	memset(o, 0, sizeof *o);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_AGENT:
+		case OPT_FROM:
+			o->agent = optarg;
+			break;
+		case OPT_TO:
+			o->to = optarg;
+			break;
+		case OPT_TASK:
+			o->task = optarg;
+			break;
+		case OPT_TOOL:
+			o->tool = optarg;
+			break;
+		case OPT_ACTIONS:
+			o->actions = optarg;
+			break;
+		case OPT_SCOPE:
+			if (o->nscope == MAX_SCOPE) {
+				cli_errorf("more than %d --scope options", MAX_SCOPE);
+				return -1;
+			}
+			o->scope[o->nscope++] = optarg;
+			break;
+		case OPT_TICKET:
+			o->ticket = optarg;
+			break;
+		case OPT_TTL:
+			o->ttl = optarg;
+			break;
+		case OPT_BY:
+			o->by = optarg;
+			break;
+		case OPT_APPROVAL:
+			o->approval = optarg;
+			break;
+		case OPT_REASON:
+			o->reason = optarg;
+			break;
+		case OPT_POLICY:
+			o->policy = optarg;
+			break;
+		case OPT_STATE:
+			o->state = optarg;
+			break;
+		case OPT_AUDIT:
+			o->audit = optarg;
+			break;
+		case OPT_ALL:
+			o->all = 1;
+			break;
+		case OPT_JSON:
+			o->json = 1;
+			break;
+		case 'h':
+		case OPT_HELP:
+			fputs(usage, stdout);
+			return 1;
+		default:
+			cli_errorf("unknown or incomplete option '%s' (see --help)",
+			           argv[optind - 1]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The person acting: --by, else the invoking user's name. */
+static const char *who(const char *by)
+{
+	struct passwd *pw;
+
+	if (by && *by)
+		return by;
+	pw = getpwuid(getuid());
+	return pw && pw->pw_name ? pw->pw_name : "unknown";
+}
+
+/* ---- the grant as the policy loader reads it (YAML flow style) ---- */
+
+/* A double-quoted YAML scalar: every byte outside printable ASCII and the
+ * quote and backslash escaped, so no value can change the structure. */
+static int yq(struct cd_buf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int r = cd_buf_append(b, "\"", 1);
+
+	for (; r == 0 && *p; p++) {
+		if (*p == '"' || *p == '\\')
+			r = cd_buf_printf(b, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			r = cd_buf_printf(b, "\\x%02x", *p);
+		else
+			r = cd_buf_append(b, (const char *)p, 1);
+	}
+	return r ? r : cd_buf_append(b, "\"", 1);
+}
+
+static int yq_key(struct cd_buf *b, const char *key, const char *val)
+{
+	int r = cd_buf_printf(b, "%s: ", key);
+	return r ? r : yq(b, val);
+}
+
+/* One list of the scope ("paths", "hosts" ...): the values of every
+ * --scope KEY=... with that key, in order. */
+static int scope_list(struct cd_buf *b, const struct gopts *o, const char *key, const char *plural,
+                      int plain, int *first)
+{
+	size_t i, kl = strlen(key), n = 0;
+	int r = 0;
+
+	for (i = 0; r == 0 && i < o->nscope; i++) {
+		const char *s = o->scope[i], *v;
+		if (strncmp(s, key, kl) == 0 && s[kl] == '=')
+			v = s + kl + 1;
+		else if (strncmp(s, plural, strlen(plural)) == 0 && s[strlen(plural)] == '=')
+			v = s + strlen(plural) + 1;
+		else
+			continue;
+		if (n++ == 0)
+			r = cd_buf_printf(b, "%s%s: [", *first ? "" : ", ", plural);
+		else
+			r = cd_buf_append(b, ", ", 2);
+		*first = 0;
+		if (r)
+			break;
+		if (plain) {
+			/* Ports: digits and one '-' only, written plain (the loader
+			 * wants numbers, not strings). */
+			if (!*v || strspn(v, "0123456789-") != strlen(v)) {
+				cli_errorf("bad port '%s' in --scope", v);
+				return -EINVAL;
+			}
+			r = cd_buf_append(b, v, strlen(v));
+		} else if (!strcmp(key, "argv")) {
+			/* argv='git status': one token per word. */
+			CD_AUTOFREE char *copy = strdup(v);
+			char *save = NULL, *tok;
+			int t = 0;
+			if (!copy)
+				return -ENOMEM;
+			n--;
+			for (tok = strtok_r(copy, " \t", &save); r == 0 && tok;
+			     tok = strtok_r(NULL, " \t", &save)) {
+				if (t++ || n)
+					r = cd_buf_append(b, ", ", 2);
+				if (r == 0)
+					r = yq(b, tok);
+				n++;
+			}
+		} else {
+			r = yq(b, v);
+		}
+	}
+	if (r == 0 && n)
+		r = cd_buf_append(b, "]", 1);
+	return r;
+}
+
+/* arg:NAME=VALUE and arg:NAME^=PREFIX into "args: {NAME: {eq: V}, ...}". */
+static int scope_args(struct cd_buf *b, const struct gopts *o, int *first)
+{
+	size_t i, n = 0;
+	int r = 0;
+
+	for (i = 0; r == 0 && i < o->nscope; i++) {
+		const char *s = o->scope[i], *eq;
+		CD_AUTOFREE char *name = NULL;
+		int prefix;
+		if (strncmp(s, "arg:", 4) != 0)
+			continue;
+		eq = strchr(s + 4, '=');
+		if (!eq || eq == s + 4) {
+			cli_errorf("bad --scope '%s' (arg:NAME=VALUE or arg:NAME^=PREFIX)", s);
+			return -EINVAL;
+		}
+		prefix = eq[-1] == '^';
+		name = strndup(s + 4, (size_t)(eq - s - 4 - prefix));
+		if (!name)
+			return -ENOMEM;
+		r = cd_buf_printf(b, "%s", n++ ? ", " : *first ? "args: {" : ", args: {");
+		*first = 0;
+		if (r == 0)
+			r = yq(b, name);
+		if (r == 0)
+			r = cd_buf_printf(b, ": {%s: ", prefix ? "prefix" : "eq");
+		if (r == 0)
+			r = yq(b, eq + 1);
+		if (r == 0)
+			r = cd_buf_append(b, "}", 1);
+	}
+	if (r == 0 && n)
+		r = cd_buf_append(b, "}", 1);
+	return r;
+}
+
+static int scope_keys_known(const struct gopts *o)
+{
+	static const char *const keys[] = { "path=",  "paths=", "host=",  "hosts=", "port=",
+		                            "ports=", "argv=",  "field=", "fields=" };
+	size_t i, k;
+
+	for (i = 0; i < o->nscope; i++) {
+		int ok = strncmp(o->scope[i], "arg:", 4) == 0;
+		for (k = 0; !ok && k < CD_ARRAY_SIZE(keys); k++)
+			ok = strncmp(o->scope[i], keys[k], strlen(keys[k])) == 0;
+		if (!ok) {
+			cli_errorf("unknown --scope '%s' (path=, host=, port=, argv=, field=, "
+			           "arg:NAME=)",
+			           o->scope[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The grant mapping for the loader.  NULL on error (reported). */
+static char *grant_yaml(const struct gopts *o, const char *id, const char *agent,
+                        const char *approval, const char *profile, const char *by,
+                        const char *justification, int64_t expires)
+{
+	struct cd_buf b;
+	CD_AUTOFREE char *acts = strdup(o->actions);
+	char *save = NULL, *tok;
+	int r, first = 1, n = 0;
+
+	if (!acts)
+		return NULL;
+	cd_buf_init(&b, 1 << 20);
+	r = cd_buf_append(&b, "{", 1);
+	if (r == 0)
+		r = yq_key(&b, "id", id);
+	if (r == 0 && (r = cd_buf_append(&b, ", ", 2)) == 0)
+		r = yq_key(&b, "agent", agent);
+	if (r == 0 && o->task && (r = cd_buf_append(&b, ", ", 2)) == 0)
+		r = yq_key(&b, "task", o->task);
+	if (r == 0 && (r = cd_buf_append(&b, ", ", 2)) == 0)
+		r = yq_key(&b, "tool", o->tool);
+	if (r == 0)
+		r = cd_buf_printf(&b, ", actions: [");
+	for (tok = strtok_r(acts, ", ", &save); r == 0 && tok; tok = strtok_r(NULL, ", ", &save)) {
+		if (n++)
+			r = cd_buf_append(&b, ", ", 2);
+		if (r == 0)
+			r = yq(&b, tok);
+	}
+	if (r == 0)
+		r = cd_buf_append(&b, "]", 1);
+	if (r == 0 && o->nscope) {
+		r = cd_buf_printf(&b, ", scope: {");
+		if (r == 0)
+			r = scope_list(&b, o, "path", "paths", 0, &first);
+		if (r == 0)
+			r = scope_list(&b, o, "host", "hosts", 0, &first);
+		if (r == 0)
+			r = scope_list(&b, o, "port", "ports", 1, &first);
+		if (r == 0)
+			r = scope_list(&b, o, "argv", "argv", 0, &first);
+		if (r == 0)
+			r = scope_list(&b, o, "field", "fields", 0, &first);
+		if (r == 0)
+			r = scope_args(&b, o, &first);
+		if (r == 0)
+			r = cd_buf_append(&b, "}", 1);
+	}
+	if (r == 0 && approval && (r = cd_buf_append(&b, ", ", 2)) == 0)
+		r = yq_key(&b, "approval", approval);
+	if (r == 0 && profile && (r = cd_buf_append(&b, ", ", 2)) == 0)
+		r = yq_key(&b, "profile", profile);
+	if (r == 0 && (r = cd_buf_append(&b, ", ", 2)) == 0)
+		r = yq_key(&b, "owner", by);
+	if (r == 0 && (r = cd_buf_append(&b, ", ", 2)) == 0)
+		r = yq_key(&b, "justification", justification);
+	if (r == 0)
+		r = cd_buf_printf(&b, ", review_by: \"@%lld\", expires: \"@%lld\"}",
+		                  (long long)expires, (long long)expires);
+	if (r) {
+		cd_buf_release(&b);
+		if (r != -EINVAL)
+			cli_errorf("cannot build the grant: %s", cd_strerror(r));
+		return NULL;
+	}
+	return b.data; /* owned by the caller */
+}
+
+/* ---- audit records ---- */
+
+static int record(struct cd_audit *audit, const char *kind, const struct cd_temp_grant *g,
+                  const char *by, const char *reason, struct cd_err *err)
+{
+	struct cd_record rec;
+	json_t *d = json_object();
+	char *details;
+	int r;
+
+	if (!d)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	json_object_set_new(d, "id", json_string(g->id));
+	json_object_set_new(d, "kind", json_string(cd_temp_kind_name(g->kind)));
+	json_object_set_new(d, "grant", json_string(g->grant_json));
+	json_object_set_new(d, "created", json_integer(g->created));
+	json_object_set_new(d, "expires", json_integer(g->expires));
+	json_object_set_new(d, "created_by", json_string(g->by));
+	if (by)
+		json_object_set_new(d, "by", json_string(by));
+	if (g->ticket)
+		json_object_set_new(d, "ticket", json_string(g->ticket));
+	if (g->parent)
+		json_object_set_new(d, "parent", json_string(g->parent));
+	if (g->policy_sha256)
+		json_object_set_new(d, "policy_sha256", json_string(g->policy_sha256));
+	details = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(d);
+	if (!details)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	memset(&rec, 0, sizeof rec);
+	rec.kind = kind;
+	rec.agent = g->agent;
+	rec.task = g->task;
+	rec.tool = g->tool;
+	rec.grant_ids = g->id;
+	rec.reason = reason;
+	rec.details_json = details;
+	r = cd_audit_append(audit, &rec, NULL, err);
+	free(details);
+	return r;
+}
+
+struct end_ctx {
+	struct cd_audit *audit;
+	const char *kind, *by, *reason;
+	struct cd_err *err;
+	size_t n;
+};
+
+static int log_end(const struct cd_temp_grant *g, void *ctx)
+{
+	struct end_ctx *e = ctx;
+	char why[256];
+
+	if (!e->reason) {
+		snprintf(why, sizeof why, "%s grant %s reached its end", cd_temp_kind_name(g->kind),
+		         g->id);
+	}
+	e->n++;
+	return record(e->audit, e->kind, g, e->by, e->reason ? e->reason : why, e->err) < 0 ? -EIO
+	                                                                                    : 0;
+}
+
+static void warn_temp(const char *id, const char *msg, void *ctx)
+{
+	(void)ctx;
+	cli_warnf("temporary grant %s left out: %s", id, msg);
+}
+
+int cli_temp_join(struct cd_state *state, struct cd_audit *audit, struct cd_policy *policy,
+                  int64_t now)
+{
+	struct cd_err err = { 0, "" };
+	struct end_ctx e = { audit, "grant.expired", "cordon", NULL, &err, 0 };
+
+	if (cd_temp_sweep(state, now, log_end, &e, NULL, &err) < 0) {
+		cli_errorf("expiring temporary grants: %s", err.msg[0] ? err.msg : "failed");
+		return -1;
+	}
+	if (policy && cd_temp_apply(state, policy, now, warn_temp, NULL, NULL, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- shared set-up ---- */
+
+struct env {
+	struct cd_state *state;
+	struct cd_audit *audit;
+	struct cd_policy *policy;
+	int64_t now;
+};
+
+static void env_close(struct env *v)
+{
+	cd_state_close(v->state);
+	cd_audit_close(v->audit);
+	cd_policy_free(v->policy);
+}
+
+/* Open the log, the state database and (when named) the policy with the
+ * active temporary grants added.  0, or -1 (reported). */
+static int env_open(struct env *v, const struct gopts *o)
+{
+	struct cd_err err = { 0, "" };
+
+	memset(v, 0, sizeof *v);
+	v->now = (int64_t)time(NULL);
+	if (o->policy && cd_policy_load_file(o->policy, &v->policy, &err) < 0) {
+		cli_errorf("policy: %s", err.msg);
+		return -1;
+	}
+	if (cli_audit_open(o->audit, &v->audit) < 0 || cli_state_open(o->state, &v->state) < 0 ||
+	    cli_temp_join(v->state, v->audit, v->policy, v->now) < 0)
+		return -1;
+	return 0;
+}
+
+static int parse_ttl(const char *s, int64_t *ret)
+{
+	uint64_t ms;
+
+	if (!s) {
+		cli_errorf("--ttl DUR is required (e.g. 30m)");
+		return -1;
+	}
+	if (cd_parse_duration_ms(s, &ms) < 0 || ms < 1000 ||
+	    ms > (uint64_t)CD_BREAK_GLASS_CEILING_TTL * 1000 * 52) {
+		cli_errorf("bad --ttl '%s' (e.g. 30m, 4h)", s);
+		return -1;
+	}
+	*ret = (int64_t)(ms / 1000);
+	return 0;
+}
+
+/* Store g and its record: the row is committed only once the record is
+ * durable, so a grant never exists without its record. */
+static int store(struct env *v, struct cd_temp_grant *g, const char *kind, const char *reason)
+{
+	struct cd_err err = { 0, "" };
+
+	if (cd_state_begin(v->state, &err) < 0 || cd_temp_add(v->state, g, &err) < 0 ||
+	    record(v->audit, kind, g, g->by, reason, &err) < 0 ||
+	    cd_state_commit(v->state, &err) < 0) {
+		cd_state_rollback(v->state);
+		cli_errorf("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_created(const struct cd_temp_grant *g, int json)
+{
+	char until[64];
+	time_t t = (time_t)g->expires;
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(until, sizeof until, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(until, sizeof until, "@%lld", (long long)g->expires);
+	if (json) {
+		json_t *o =
+		        json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "id", g->id, "kind",
+		                  cd_temp_kind_name(g->kind), "agent", g->agent, "tool", g->tool,
+		                  "expires", until, "expires_unix", (json_int_t)g->expires);
+		char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(o);
+		return;
+	}
+	printf("%s\t%s grant for %s on %s until %s\n", g->id, cd_temp_kind_name(g->kind), g->agent,
+	       g->tool, until);
+}
+
+/* ---- cordon grant break-glass ---- */
+
+static int break_glass(int argc, char **argv)
+{
+	struct gopts o;
+	struct env v;
+	struct cd_temp_grant g;
+	struct cd_err err = { 0, "" };
+	CD_AUTOFREE char *yaml = NULL;
+	char just[512];
+	int64_t ttl, cap;
+	int r = parse(argc, argv, usage_grant, &o), rc = CD_EXIT_CORDON;
+
+	if (r)
+		return r > 0 ? CD_EXIT_OK : CD_EXIT_USAGE;
+	if (optind != argc) {
+		cli_errorf("unexpected argument '%s'", argv[optind]);
+		return CD_EXIT_USAGE;
+	}
+	if (!o.agent || !o.tool || !o.actions || !o.ticket || !*o.ticket) {
+		cli_errorf("break-glass needs --agent, --tool, --actions and --ticket");
+		return CD_EXIT_USAGE;
+	}
+	if (o.approval && strcmp(o.approval, "human") && strcmp(o.approval, "none")) {
+		cli_errorf("--approval is human or none");
+		return CD_EXIT_USAGE;
+	}
+	if (scope_keys_known(&o) < 0 || parse_ttl(o.ttl, &ttl) < 0)
+		return CD_EXIT_USAGE;
+	if (env_open(&v, &o) < 0)
+		goto out;
+	cap = cd_policy_break_glass_max_ttl(v.policy);
+	if (ttl > cap) {
+		cli_errorf("--ttl %s is longer than the break-glass cap of %lld s%s", o.ttl,
+		           (long long)cap, v.policy ? " (the policy's break_glass max_ttl)" : "");
+		rc = CD_EXIT_FAIL;
+		goto out;
+	}
+	memset(&g, 0, sizeof g);
+	g.kind = CD_TEMP_BREAK_GLASS;
+	cd_state_random_id("bg-", g.id, sizeof g.id);
+	g.agent = o.agent;
+	g.task = o.task;
+	g.tool = o.tool;
+	g.ticket = o.ticket;
+	g.by = who(o.by);
+	g.created = v.now;
+	g.expires = v.now + ttl;
+	g.policy_sha256 = v.policy ? cd_policy_sha256(v.policy) : NULL;
+	snprintf(just, sizeof just, "break-glass, ticket %s%s%s", o.ticket, o.reason ? ": " : "",
+	         o.reason ? o.reason : "");
+	yaml = grant_yaml(&o, g.id, o.agent,
+	                  o.approval && !strcmp(o.approval, "human") ? "human" : NULL, NULL, g.by,
+	                  just, g.expires);
+	if (!yaml) {
+		rc = CD_EXIT_USAGE;
+		goto out;
+	}
+	g.grant_json = yaml;
+	/* Checked now against the policy when one is named; at every use in
+	 * any case. */
+	if (v.policy &&
+	    cd_policy_add_temp(v.policy, g.kind, g.id, NULL, yaml, g.created, &err) < 0) {
+		cli_errorf("refused: %s", err.msg);
+		rc = CD_EXIT_FAIL;
+		goto out;
+	}
+	if (!v.policy)
+		cli_warnf("no --policy: the grant will be checked against the policy in force when "
+		          "it is used");
+	if (store(&v, &g, "grant.break-glass", just) < 0)
+		goto out;
+	print_created(&g, o.json);
+	rc = CD_EXIT_OK;
+out:
+	env_close(&v);
+	return rc;
+}
+
+/* ---- cordon grant list ---- */
+
+struct list_ctx {
+	int json;
+	int64_t now;
+	json_t *arr;
+	size_t n;
+};
+
+static void fmt_time(int64_t t, char *out, size_t n)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!t || !gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, n, "-");
+}
+
+static int list_one(const struct cd_temp_grant *g, void *ctx)
+{
+	struct list_ctx *l = ctx;
+	char created[32], expires[32];
+	const char *status = g->ended ? g->ended : g->expires <= l->now ? "expired" : "active";
+	struct cd_buf b;
+
+	fmt_time(g->created, created, sizeof created);
+	fmt_time(g->expires, expires, sizeof expires);
+	l->n++;
+	if (l->json) {
+		json_t *o = json_object();
+		if (!o)
+			return -ENOMEM;
+		json_object_set_new(o, "id", json_string(g->id));
+		json_object_set_new(o, "kind", json_string(cd_temp_kind_name(g->kind)));
+		json_object_set_new(o, "status", json_string(status));
+		json_object_set_new(o, "agent", json_string(g->agent));
+		json_object_set_new(o, "tool", json_string(g->tool));
+		if (g->task)
+			json_object_set_new(o, "task", json_string(g->task));
+		if (g->parent)
+			json_object_set_new(o, "parent", json_string(g->parent));
+		if (g->ticket)
+			json_object_set_new(o, "ticket", json_string(g->ticket));
+		json_object_set_new(o, "by", json_string(g->by));
+		json_object_set_new(o, "created", json_string(created));
+		json_object_set_new(o, "expires", json_string(expires));
+		json_object_set_new(o, "uses", json_integer(g->uses));
+		if (g->ended_by)
+			json_object_set_new(o, "ended_by", json_string(g->ended_by));
+		json_object_set_new(o, "grant", json_string(g->grant_json));
+		json_array_append_new(l->arr, o);
+		return 0;
+	}
+	/* Every stored string is escaped: rows may hold anything. */
+	cd_buf_init(&b, 1 << 16);
+	if (cd_buf_printf(&b, "%s\t%s\t%s\t", g->id, status, cd_temp_kind_name(g->kind)) == 0 &&
+	    cd_buf_escape(&b, g->agent, strlen(g->agent)) == 0 && cd_buf_append(&b, "\t", 1) == 0 &&
+	    cd_buf_escape(&b, g->tool, strlen(g->tool)) == 0 &&
+	    cd_buf_append(&b, g->parent ? "\tfrom " : "\tticket ", g->parent ? 6 : 8) == 0 &&
+	    cd_buf_escape(&b,
+	                  g->parent   ? g->parent
+	                  : g->ticket ? g->ticket
+	                              : "-",
+	                  strlen(g->parent   ? g->parent
+	                         : g->ticket ? g->ticket
+	                                     : "-")) == 0 &&
+	    cd_buf_append(&b, "\tby ", 4) == 0 && cd_buf_escape(&b, g->by, strlen(g->by)) == 0 &&
+	    cd_buf_printf(&b, "\t%s..%s\tuses %lld", created, expires, (long long)g->uses) == 0)
+		printf("%s\n", b.data);
+	cd_buf_release(&b);
+	return 0;
+}
+
+static int list_cmd(int argc, char **argv)
+{
+	struct gopts o;
+	struct env v;
+	struct cd_err err = { 0, "" };
+	struct list_ctx l;
+	int r = parse(argc, argv, usage_grant, &o), rc = CD_EXIT_CORDON;
+
+	if (r)
+		return r > 0 ? CD_EXIT_OK : CD_EXIT_USAGE;
+	if (optind != argc) {
+		cli_errorf("unexpected argument '%s'", argv[optind]);
+		return CD_EXIT_USAGE;
+	}
+	if (env_open(&v, &o) < 0)
+		goto out;
+	memset(&l, 0, sizeof l);
+	l.json = o.json;
+	l.now = v.now;
+	l.arr = o.json ? json_array() : NULL;
+	if (o.json && !l.arr)
+		goto out;
+	if (!o.json)
+		printf("ID\tSTATUS\tKIND\tAGENT\tTOOL\tFROM/TICKET\tBY\tCREATED..EXPIRES\tUSES\n");
+	if (cd_temp_list(v.state, o.all, v.now, list_one, &l, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		json_decref(l.arr);
+		goto out;
+	}
+	if (o.json) {
+		char *s = json_dumps(l.arr, JSON_COMPACT);
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(l.arr);
+	}
+	rc = CD_EXIT_OK;
+out:
+	env_close(&v);
+	return rc;
+}
+
+/* ---- cordon grant revoke ---- */
+
+static int revoke_cmd(int argc, char **argv)
+{
+	struct gopts o;
+	struct env v;
+	struct cd_err err = { 0, "" };
+	struct end_ctx e;
+	int r = parse(argc, argv, usage_grant, &o), rc = CD_EXIT_CORDON;
+
+	if (r)
+		return r > 0 ? CD_EXIT_OK : CD_EXIT_USAGE;
+	if (optind + 1 != argc) {
+		cli_errorf("revoke takes one grant id");
+		return CD_EXIT_USAGE;
+	}
+	if (env_open(&v, &o) < 0)
+		goto out;
+	memset(&e, 0, sizeof e);
+	e.audit = v.audit;
+	e.kind = "grant.revoked";
+	e.by = who(o.by);
+	e.reason = o.reason ? o.reason : "revoked";
+	e.err = &err;
+	r = cd_temp_end(v.state, argv[optind], "revoked", e.by, v.now, log_end, &e, &err);
+	if (r == -ENOENT) {
+		cli_errorf("%s", err.msg);
+		rc = CD_EXIT_FAIL;
+		goto out;
+	}
+	if (r < 0) {
+		cli_errorf("%s", err.msg);
+		goto out;
+	}
+	printf("%s\trevoked\n", argv[optind]);
+	rc = CD_EXIT_OK;
+out:
+	env_close(&v);
+	return rc;
+}
+
+int cmd_grant(int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : NULL;
+
+	if (!sub) {
+		fputs(usage_grant, stderr);
+		return CD_EXIT_USAGE;
+	}
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
+		fputs(usage_grant, stdout);
+		return CD_EXIT_OK;
+	}
+	cli_set_prog(!strcmp(sub, "break-glass") ? "grant break-glass" : "grant");
+	if (!strcmp(sub, "break-glass"))
+		return break_glass(argc - 1, argv + 1);
+	if (!strcmp(sub, "list"))
+		return list_cmd(argc - 1, argv + 1);
+	if (!strcmp(sub, "revoke"))
+		return revoke_cmd(argc - 1, argv + 1);
+	cli_errorf("unknown subcommand '%s' (break-glass, list, revoke)", sub);
+	return CD_EXIT_USAGE;
+}
+
+/* ---- cordon delegate ---- */
+
+int cmd_delegate(int argc, char **argv)
+{
+	struct gopts o;
+	struct env v;
+	struct cd_temp_grant g;
+	struct cd_err err = { 0, "" };
+	CD_AUTOFREE char *probe = NULL, *yaml = NULL;
+	const char *approval = NULL, *profile = NULL;
+	char just[512];
+	int64_t ttl;
+	int r = parse(argc, argv, usage_delegate, &o), rc = CD_EXIT_CORDON;
+
+	if (r)
+		return r > 0 ? CD_EXIT_OK : CD_EXIT_USAGE;
+	if (optind != argc) {
+		cli_errorf("unexpected argument '%s'", argv[optind]);
+		return CD_EXIT_USAGE;
+	}
+	if (!o.policy || !o.agent || !o.to || !o.tool || !o.actions) {
+		cli_errorf("delegate needs --policy, --from, --to, --tool and --actions");
+		return CD_EXIT_USAGE;
+	}
+	if (scope_keys_known(&o) < 0 || parse_ttl(o.ttl, &ttl) < 0)
+		return CD_EXIT_USAGE;
+	if (env_open(&v, &o) < 0)
+		goto out;
+	memset(&g, 0, sizeof g);
+	g.kind = CD_TEMP_DELEGATED;
+	cd_state_random_id("dg-", g.id, sizeof g.id);
+	g.agent = o.to;
+	g.task = o.task;
+	g.tool = o.tool;
+	g.parent = o.agent;
+	g.by = who(o.by);
+	g.created = v.now;
+	g.expires = v.now + ttl;
+	g.policy_sha256 = cd_policy_sha256(v.policy);
+	snprintf(just, sizeof just, "delegated by %s%s%s", o.agent, o.reason ? ": " : "",
+	         o.reason ? o.reason : "");
+	/* First the bare grant, to learn what the parent's covering grants
+	 * require; then the grant the child really gets, carrying it. */
+	probe = grant_yaml(&o, g.id, o.to, "human", NULL, g.by, just, g.expires);
+	if (!probe) {
+		rc = CD_EXIT_USAGE;
+		goto out;
+	}
+	r = cd_policy_delegation_check(v.policy, o.agent, g.id, probe, v.now, g.expires, &approval,
+	                               &profile, &err);
+	if (r < 0) {
+		cli_errorf("refused: %s", err.msg);
+		rc = r == -CD_E_DENIED || r == -CD_E_PARSE ? CD_EXIT_FAIL : CD_EXIT_CORDON;
+		goto out;
+	}
+	yaml = grant_yaml(&o, g.id, o.to, approval, profile, g.by, just, g.expires);
+	if (!yaml)
+		goto out;
+	g.grant_json = yaml;
+	if (store(&v, &g, "grant.delegated", just) < 0)
+		goto out;
+	print_created(&g, o.json);
+	rc = CD_EXIT_OK;
+out:
+	env_close(&v);
+	return rc;
+}
