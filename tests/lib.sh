@@ -20,7 +20,12 @@ _tap_n=0
 _tap_failed=0
 T=$(mktemp -d /tmp/cordon-test.XXXXXX)
 chmod 0755 "$T"
-trap 'rm -rf "$T"' EXIT
+# cordon's own state (audit log, state database) lives beside the test's
+# directory, never in it: a sandbox run from $T must not see it (plan.c
+# refuses a writable view of it).
+S=$(mktemp -d /tmp/cordon-state.XXXXXX)
+chmod 0755 "$S"
+trap 'rm -rf "$T" "$S"' EXIT
 cd "$T" || exit 1
 
 # A hung test fails instead of stalling prove: kill ourselves after the
@@ -31,7 +36,7 @@ cd "$T" || exit 1
 	kill -TERM $$ 2>/dev/null
 ) &
 _tap_watchdog=$!
-trap 'kill $_tap_watchdog 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill $_tap_watchdog 2>/dev/null; rm -rf "$T" "$S"' EXIT
 
 _tap_line() {
 	_tap_n=$((_tap_n + 1))
@@ -98,12 +103,14 @@ done_testing() {
 
 # Every cordon run writes the audit log (no log, no run): each test keeps
 # its own, one per user, so runs as root and as nobody never share a file.
-mkdir -p "$T/.state-root" "$T/.state-nobody"
-chown 65534:65534 "$T/.state-nobody" 2>/dev/null
-export CORDON_AUDIT="$T/.state-$(id -u | sed 's/^0$/root/')/audit.db"
+mkdir -p "$S/.state-root" "$S/.state-nobody"
+chown 65534:65534 "$S/.state-nobody" 2>/dev/null
+export CORDON_AUDIT="$S/.state-$(id -u | sed 's/^0$/root/')/audit.db"
+export CORDON_STATE="$S/.state-$(id -u | sed 's/^0$/root/')/state.db"
 
 as_nobody() {
-	CORDON_AUDIT="$T/.state-nobody/audit.db" HOME=/nonexistent \
+	CORDON_AUDIT="$S/.state-nobody/audit.db" CORDON_STATE="$S/.state-nobody/state.db" \
+		HOME=/nonexistent \
 		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"
 }
 

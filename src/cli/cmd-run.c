@@ -892,6 +892,32 @@ static int refuse(const struct run_args *a, const char *run_id, enum cd_reason w
 	return CD_EXIT_CORDON;
 }
 
+/* cordon's own files, which the plan keeps out of the sandbox: the audit
+ * log, its checkpoint file, the signing key and the state database. */
+static void private_paths(const struct run_args *a, char *v[4], char buf[4][CD_PATH_MAX],
+                          size_t *ret_n)
+{
+	size_t n = 0;
+
+	if (cli_audit_path(a->audit, buf[n], CD_PATH_MAX) == 0) {
+		v[n] = buf[n];
+		n++;
+		if (cli_checkpoint_path(NULL, buf[n - 1], buf[n], CD_PATH_MAX) == 0) {
+			v[n] = buf[n];
+			n++;
+		}
+	}
+	if (cli_config_path("audit.key", buf[n], CD_PATH_MAX) == 0) {
+		v[n] = buf[n];
+		n++;
+	}
+	if (cli_state_path(NULL, buf[n], CD_PATH_MAX) == 0) {
+		v[n] = buf[n];
+		n++;
+	}
+	*ret_n = n;
+}
+
 static int load_policy(const struct run_args *a, struct cd_policy **ret)
 {
 	struct cd_err err = { 0, "" };
@@ -930,6 +956,7 @@ int cmd_run(int argc, char **argv)
 	struct cd_policy *policy = NULL;
 	struct cd_audit *audit = NULL;
 	struct cd_state *state = NULL;
+	char privbuf[4][CD_PATH_MAX], *priv[4];
 	struct cd_gate gate;
 	struct cd_run_request rq;
 	struct cd_decision dec;
@@ -1038,6 +1065,8 @@ int cmd_run(int argc, char **argv)
 	po.allow_degraded = a.allow_degraded;
 	po.skip_socket_scan = a.skip_socket_scan;
 	po.egress = a.nallow > 0;
+	private_paths(&a, priv, privbuf, &po.nprivate);
+	po.private_paths = (const char *const *)priv;
 	if (cd_plan_build(&po, &plan, &err) < 0) {
 		rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
 		goto out;

@@ -403,8 +403,58 @@ static int add_user_binds(struct cd_plan *p, const struct cd_plan_opts *o, size_
 	return 0;
 }
 
-/* Mounts from `first` on are sorted by depth (stable), so that a parent
- * is always mounted before anything inside it. */
+/* cordon's own files must stay out of the sandbox (DESIGN.md: the state
+ * directory no sandbox can see): an agent reading the audit log learns
+ * other runs' arguments, and one writing beside the state database could
+ * plant a WAL file or swap the directory for one holding a forged grant.
+ * So a read-only bind that shows their directory gets an empty read-only
+ * tmpfs over it, and a writable one refuses the run. */
+static int hide_private(struct cd_plan *p, const struct cd_plan_opts *o, struct cd_err *err)
+{
+	char dir[CD_PATH_MAX], canon[CD_PATH_MAX], dest[CD_PATH_MAX];
+	size_t i, j, n = p->nmounts;
+	int r;
+
+	for (i = 0; i < o->nprivate; i++) {
+		const char *path = o->private_paths[i], *slash;
+		if (!path || path[0] != '/' || !(slash = strrchr(path, '/')))
+			continue;
+		if ((size_t)(slash - path) >= sizeof dir)
+			return cd_err_set(err, -ENAMETOOLONG, "path too long: '%.64s...'", path);
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+		if (!dir[0])
+			memcpy(dir, "/", 2);
+		if (cd_path_canonical(dir, canon, sizeof canon) < 0)
+			continue; /* not there: nothing to show */
+		for (j = 0; j < n; j++) {
+			const struct cd_mount *m = &p->mounts[j];
+			size_t sl;
+			if (m->kind != CD_MNT_BIND || !m->src || (m->flags & CD_MNT_DEV) ||
+			    !cd_path_is_under(canon, m->src))
+				continue;
+			if ((m->flags & CD_MNT_RW) || strcmp(canon, m->src) == 0)
+				return cd_err_set(
+				        err, -CD_E_USAGE,
+				        "cordon's own file '%s' lies in '%s', which the sandbox "
+				        "would "
+				        "see%s: keep the audit log and state database "
+				        "(CORDON_AUDIT, "
+				        "CORDON_STATE) outside the directories handed to agents",
+				        path, m->src, (m->flags & CD_MNT_RW) ? " and write" : "");
+			sl = strcmp(m->src, "/") == 0 ? 0 : strlen(m->src);
+			r = snprintf(dest, sizeof dest, "%s%s", strcmp(m->dest, "/") ? m->dest : "",
+			             canon + sl);
+			if (r < 0 || (size_t)r >= sizeof dest)
+				return cd_err_set(err, -ENAMETOOLONG, "path too long: '%.64s...'",
+				                  canon);
+			if ((r = add_mount(p, CD_MNT_MASK, 0, NULL, dest, err)) < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 /* Host Unix sockets inside a bound directory are reachable with connect()
  * even through a read-only bind, and no Landlock right of ABI <= 7 covers
  * connecting (THREATS row 11).  So every socket found under a host
@@ -858,6 +908,8 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	if ((r = add_user_binds(p, o, first_user, err)) < 0)
 		goto fail;
 	if (!o->skip_socket_scan && (r = scan_sockets(p, first_user, err)) < 0)
+		goto fail;
+	if ((r = hide_private(p, o, err)) < 0)
 		goto fail;
 	sort_by_depth(p, first_user);
 	/* Last: the root and /dev become read-only once populated. */

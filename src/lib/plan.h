@@ -127,6 +127,12 @@ struct cd_plan_opts {
 	int egress;           /* reach the network through cordon's proxy only */
 	int cwd_writable;     /* workspace-write: the cwd is writable, except
 			     * cd_protected_workspace_paths, kept read-only */
+	/* cordon's own files (audit log, state database, keys): never
+	 * visible inside.  Their directory is masked where a read-only bind
+	 * would show it; a writable bind over it (which could swap the
+	 * directory under cordon) refuses the run. */
+	const char *const *private_paths;
+	size_t nprivate;
 };
 
 /* Fill `lim` with the strict profile's defaults. */

@@ -12,7 +12,7 @@ port=$http_port
 egress() {
 	who=$1
 	db=$CORDON_AUDIT
-	[ -n "$RUN_AS" ] && db="$T/.state-nobody/audit.db"
+	[ -n "$RUN_AS" ] && db="$S/.state-nobody/audit.db"
 	is "$($RUN_AS "$CORDON" run --allow-host "127.0.0.1:$port" -- curl -s "http://127.0.0.1:$port/")" \
 		outside-ok "$who: an allowed destination is reached through the proxy (curl, HTTP_PROXY)"
 	is "$($RUN_AS "$CORDON" run --allow-host "127.0.0.1:$port" -- python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$port/').read().decode())")" \

@@ -20,7 +20,7 @@ print(v)' "$2" "$3"
 audit() {
 	who=$1
 	db=${CORDON_AUDIT}
-	[ -n "$RUN_AS" ] && db="$T/.state-nobody/audit.db"
+	[ -n "$RUN_AS" ] && db="$S/.state-nobody/audit.db"
 	mkdir -p "$T/p-$who" && chmod 0755 "$T/p-$who" && cd "$T/p-$who" || exit 1
 	printf 'hello' | $RUN_AS "$CORDON" run -- sh -c 'cat; echo; exit 3' >/dev/null
 	is $? 3 "$who: the command ran"

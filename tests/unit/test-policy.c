@@ -529,11 +529,128 @@ static void test_load_errors(void)
 	}
 }
 
+/* Break-glass and delegated grants added to a loaded policy. */
+static void test_temp_grants(void)
+{
+	static const char rules[] =
+	        "break_glass: {max_ttl: 1h}\n"
+	        "grants:\n"
+	        "  - id: fs-read\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+	        "    scope: {paths: ['/repo/**']}\n    expires: 2031-01-01\n" GRANT_TAIL
+	        "  - id: fs-del\n    agent: coder\n    tool: fs\n    actions: [delete]\n"
+	        "    approval: human\n    scope: {paths: ['/repo/tmp/**']}\n"
+	        "    expires: 2031-01-01\n" GRANT_TAIL "forbid:\n"
+	        "  - {id: no-env, agent: coder, scope: {paths: ['/repo/.env']}, reason: r}\n";
+	struct cd_err err = { 0, "" };
+	struct cd_policy *p = load(rules, &err);
+	struct cd_decision d;
+	const char *appr = NULL, *prof = NULL;
+	struct rq r = { "other", NULL, "fs", "read", "/data/x", NULL, -1, { NULL }, "@1000" };
+
+	ok(p != NULL, "policy with break_glass loads (%s)", err.msg);
+	if (!p)
+		return;
+	is_int((int)cd_policy_break_glass_max_ttl(p), 3600, "max_ttl is read");
+	/* Break-glass: checked like a written grant, capped by the policy. */
+	ok(cd_policy_add_temp(p, CD_TEMP_BREAK_GLASS, "bg-1", NULL,
+	                      "{id: bg-1, agent: ghost, tool: fs, actions: [read], scope: {paths: "
+	                      "['/data/**']}, owner: o, justification: j, review_by: '@9000', "
+	                      "expires: '@9000'}",
+	                      100, &err) == -CD_E_PARSE,
+	   "a break-glass grant for an unknown agent is refused");
+	ok(cd_policy_add_temp(p, CD_TEMP_BREAK_GLASS, "bg-1", NULL,
+	                      "{id: bg-1, agent: other, tool: fs, actions: [read], scope: {paths: "
+	                      "['/data/**']}, owner: o, justification: j, review_by: '@9000', "
+	                      "expires: '@9000'}",
+	                      100, &err) == 0,
+	   "a break-glass grant is added (%s)", err.msg);
+	is_int(cd_policy_temp_kind(p, "bg-1"), CD_TEMP_BREAK_GLASS, "its kind is known");
+	is_int(cd_policy_temp_kind(p, "fs-read"), 0, "a written grant is not temporary");
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_ALLOW, "the break-glass grant allows");
+	r.at = "@3699";
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_ALLOW, "until just before created + max_ttl");
+	r.at = "@3700";
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_DENY, "the policy's cap ends it, whatever it was made with");
+	ok(cd_policy_add_temp(p, CD_TEMP_BREAK_GLASS, "fs-read", NULL,
+	                      "{id: fs-read, agent: other, tool: fs, actions: [read], scope: "
+	                      "{paths: ['/x/**']}, owner: o, justification: j, review_by: '@9000', "
+	                      "expires: '@9000'}",
+	                      100, &err) < 0,
+	   "a temporary grant cannot take a written grant's id");
+
+	/* Delegation: coverage proofs. */
+	ok(cd_policy_delegation_check(
+	           p, "coder", "dg-1",
+	           "{id: dg-1, agent: coder/sub, tool: fs, actions: [read], "
+	           "scope: {paths: ['/repo/src/**']}, approval: human, owner: o, "
+	           "justification: j, review_by: '@9000', expires: '@9000'}",
+	           1000, 9000, &appr, &prof, &err) == 0,
+	   "a narrower read is covered (%s)", err.msg);
+	ok(appr == NULL, "read needs no approval");
+	ok(cd_policy_delegation_check(p, "coder", "dg-1",
+	                              "{id: dg-1, agent: coder/sub, tool: fs, actions: [read], "
+	                              "scope: {paths: ['/**']}, approval: human, owner: o, "
+	                              "justification: j, review_by: '@9000', expires: '@9000'}",
+	                              1000, 9000, &appr, &prof, &err) == -CD_E_DENIED,
+	   "a wider path is not covered");
+	ok(cd_policy_delegation_check(
+	           p, "coder", "dg-1",
+	           "{id: dg-1, agent: coder/sub, tool: fs, actions: [delete], "
+	           "scope: {paths: ['/repo/tmp/a/**']}, approval: human, owner: o, "
+	           "justification: j, review_by: '@9000', expires: '@9000'}",
+	           1000, 9000, &appr, &prof, &err) == 0 &&
+	           appr && strcmp(appr, "human") == 0,
+	   "delete is covered and carries the parent's approval");
+	ok(cd_policy_delegation_check(p, "coder", "dg-1",
+	                              "{id: dg-1, agent: coder/sub, tool: fs, actions: [read], "
+	                              "scope: {paths: ['/repo/**']}, approval: human, owner: o, "
+	                              "justification: j, review_by: '@9000', expires: '@9000'}",
+	                              1000, 1924992001, &appr, &prof, &err) == -CD_E_DENIED,
+	   "a delegation outliving the parent's grant is refused");
+	ok(cd_policy_add_temp(
+	           p, CD_TEMP_DELEGATED, "dg-2", "coder",
+	           "{id: dg-2, agent: other/sub, tool: fs, actions: [read], scope: "
+	           "{paths: ['/repo/**']}, owner: o, justification: j, review_by: '@9000', "
+	           "expires: '@9000'}",
+	           1000, &err) == -CD_E_PARSE,
+	   "a delegated grant must name a sub-agent of its parent");
+	ok(cd_policy_add_temp(p, CD_TEMP_DELEGATED, "dg-3", "coder",
+	                      "{id: dg-3, agent: coder/sub, tool: fs, actions: [read], scope: "
+	                      "{paths: ['/**']}, owner: o, justification: j, review_by: '@9000', "
+	                      "expires: '@9000'}",
+	                      1000, &err) == 0,
+	   "a (too wide) delegated grant can be stored by hand (%s)", err.msg);
+	r.agent = "coder/sub";
+	r.path = "/repo/a";
+	r.at = "@2000";
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_ALLOW, "the child reads what the parent holds");
+	is_str(d.nids ? d.ids[0] : "", "dg-3", "decided by the delegated grant");
+	r.path = "/etc/shadow";
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_DENY, "but never beyond: the parent is asked again");
+	ok(strstr(d.reason, "delegating agent 'coder'") != NULL, "and the reason says so (%s)",
+	   d.reason);
+	r.path = "/repo/.env";
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_DENY, "the parent's forbid rule reaches the child");
+	ok(d.forbidden, "as a forbid");
+	r.at = "@1924992001";
+	r.path = "/repo/a";
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_DENY, "the child's grant ends with its own expiry");
+	cd_policy_free(p);
+}
+
 int main(void)
 {
 	tap_start(30);
 	test_decisions();
 	test_order();
 	test_load_errors();
+	test_temp_grants();
 	return tap_done();
 }
