@@ -11,7 +11,7 @@ command -v python3 >/dev/null 2>&1 || {
 	skip "python3 is needed for the upstream server and the probes"
 	done_testing
 }
-export CORDON_AUDIT="$T/audit.db"
+export CORDON_AUDIT="$S/audit.db"
 start_http_server
 SRV=$http_pid
 port=$http_port
