@@ -565,6 +565,28 @@ static int parent_holds(const struct cd_policy *p, const struct cd_rule *g,
 	return 1;
 }
 
+int cd_rule_scope_admits(const struct cd_rule *g, const struct cd_request *r, char *why, size_t wn)
+{
+	CD_AUTOFREE char *buf = NULL;
+	CD_AUTOFREE char **paths = NULL;
+	struct cd_decision d;
+	struct creq q;
+
+	memset(&d, 0, sizeof d);
+	memset(&q, 0, sizeof q);
+	q.r = r;
+	if (r->npaths) {
+		size_t sz;
+		if (r->npaths > CD_REQ_MAX_PATHS || cd_size_mul(r->npaths, CD_PATH_MAX, &sz) < 0 ||
+		    !(buf = malloc(sz)) || !(paths = calloc(r->npaths, sizeof *paths)))
+			return whyf(why, wn, "too many paths"), 0;
+		q.paths = paths;
+	}
+	if (prepare(r, &q, buf, &d) < 0)
+		return whyf(why, wn, "%s", d.reason), 0;
+	return grant_scope(g, &q, why, wn);
+}
+
 int cd_policy_decide_ex(const struct cd_policy *p, const struct cd_request *r, int check_expiry,
                         cd_explain_fn fn, void *ctx, struct cd_decision *d)
 {

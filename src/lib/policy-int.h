@@ -70,6 +70,21 @@ struct cd_rule {
 	const char *parent;     /* delegated: the delegating agent */
 };
 
+/* An approver rule (approvers.rules): `approval: policy:ID` grants are
+ * approved when the request fits it. */
+struct cd_approver_rule {
+	const char *id;
+	struct cd_mark mark;
+	struct cd_rule scope;       /* has_scope 0: no scope condition */
+	const char **operand_globs; /* command tools: argv operands must match */
+	size_t noperand_globs;
+	long max_operands;         /* -1: no cap */
+	long max_paths;            /* -1: no cap */
+	const char **below_names;  /* named arguments that must be numbers below */
+	const char **below_values; /* ... these decimal limits */
+	size_t nbelow;
+};
+
 struct cd_named {
 	const char *id;
 	const char *owner;
@@ -117,6 +132,11 @@ struct cd_policy {
 	size_t nexamples;
 	struct cd_index grants_ix, forbids_ix;
 	int64_t break_glass_max_ttl; /* seconds */
+	/* approvers: the people who may approve, and the approver rules. */
+	const char **people;
+	size_t npeople;
+	struct cd_approver_rule *arules;
+	size_t narules;
 	/* The file's tools node, kept for checking temporary grants later. */
 	const struct cd_ynode *tools_node;
 	/* Temporary grants added after loading (cd_policy_add_temp). */
@@ -131,6 +151,13 @@ int cd_policy_parse_temp(struct cd_policy *p, enum cd_temp_kind kind, const char
                          struct cd_err *err);
 /* A rule by id (file rules, then temporary ones), or NULL. */
 const struct cd_rule *cd_policy_rule(const struct cd_policy *p, const char *id);
+
+/* policy-load.c: 1 for a plain decimal number ("100", "12.50"). */
+int cd_decimal_valid(const char *s);
+
+/* policy-decide.c: 1 when g's scope matchers (grant semantics) admit the
+ * request, else 0 with why; a request that cannot be canonicalized is 0. */
+int cd_rule_scope_admits(const struct cd_rule *g, const struct cd_request *r, char *why, size_t wn);
 
 /* policy-diff.c: 1 when o's scope matchers admit every request in's do. */
 int cd_rule_scope_covers(const struct cd_rule *o, const struct cd_rule *in);

@@ -751,6 +751,150 @@ static int ref_check(struct lctx *c, const struct cd_ynode *n, const char *what,
 	return lfail(c, n, NULL, "unknown %s '%s' (declare it under %ss)", what, id, what);
 }
 
+/* A plain decimal number ("100", "12.50"): what `below` compares. */
+static int decimal_ok(const char *s)
+{
+	size_t i = 0, digits = 0;
+
+	while (s[i] >= '0' && s[i] <= '9')
+		i++, digits++;
+	if (!digits || digits > 18)
+		return 0;
+	if (s[i] == '.') {
+		size_t f = ++i;
+		while (s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == f || i - f > 9)
+			return 0;
+	}
+	return s[i] == '\0';
+}
+
+int cd_decimal_valid(const char *s)
+{
+	return decimal_ok(s);
+}
+
+static int get_count(struct lctx *c, const struct cd_ynode *n, const char *what, long *ret)
+{
+	uint64_t v;
+
+	if (n->type != CD_Y_SCALAR || !n->plain || cd_parse_u64(n->s, n->len, 1000000, &v) < 0)
+		return lfail(c, n, "a whole number from 0 to 1000000", "bad %s", what);
+	*ret = (long)v;
+	return 0;
+}
+
+static const struct cd_approver_rule *find_arule(const struct cd_policy *p, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < p->narules; i++)
+		if (!strcmp(p->arules[i].id, id))
+			return &p->arules[i];
+	return NULL;
+}
+
+/* approvers: {people: [ID...], rules: [{id, description?, scope?, operands?,
+ * max_paths?, below?}]}. */
+static int load_approvers(struct lctx *c, const struct cd_ynode *m)
+{
+	static const struct keyspec spec[] = { { "people", 0 }, { "rules", 0 }, { NULL, 0 } };
+	static const struct keyspec rspec[] = { { "id", 1 },        { "description", 0 },
+		                                { "scope", 0 },     { "operands", 0 },
+		                                { "max_paths", 0 }, { "below", 0 },
+		                                { NULL, 0 } };
+	static const struct keyspec ospec[] = { { "paths", 1 }, { "max", 0 }, { NULL, 0 } };
+	struct cd_policy *p = c->p;
+	const struct cd_ynode *v, *it, *k;
+	size_t i, j;
+	int r;
+
+	if ((r = expect(c, m, CD_Y_MAP, "approvers")) < 0 ||
+	    (r = check_keys(c, m, spec, "approvers")) < 0)
+		return r;
+	if ((v = map_get(m, "people"))) {
+		if ((r = get_str_list(c, v, "approvers.people", &p->people, &p->npeople)) < 0)
+			return r;
+		for (it = v->child; it; it = it->next) {
+			const char *id;
+			if ((r = get_id(c, it, "approver", &id)) < 0)
+				return r;
+			if (find_named(p->agents, p->nagents, id))
+				return lfail(c, it, "agents never approve",
+				             "approver '%s' is an agent of the policy", id);
+		}
+	}
+	if (!(v = map_get(m, "rules")))
+		return 0;
+	if ((r = expect(c, v, CD_Y_SEQ, "approvers.rules")) < 0)
+		return r;
+	p->arules = cd_arena_alloc(&p->arena, (v->n + 1) * sizeof *p->arules);
+	if (!p->arules)
+		return oom(c);
+	for (it = v->child, i = 0; it; it = it->next, i++) {
+		struct cd_approver_rule *a = &p->arules[i];
+		const struct cd_ynode *o;
+		memset(a, 0, sizeof *a);
+		a->max_operands = a->max_paths = -1;
+		a->mark = it->mark;
+		if ((r = expect(c, it, CD_Y_MAP, "an approver rule")) < 0 ||
+		    (r = check_keys(c, it, rspec, "an approver rule")) < 0 ||
+		    (r = get_id(c, map_get(it, "id"), "id", &a->id)) < 0)
+			return r;
+		for (j = 0; j < i; j++)
+			if (!strcmp(p->arules[j].id, a->id))
+				return lfail(c, map_get(it, "id"), NULL,
+				             "duplicate approver rule '%s'", a->id);
+		if ((o = map_get(it, "scope")) && (r = load_scope(c, &a->scope, o)) < 0)
+			return r;
+		if ((o = map_get(it, "operands"))) {
+			const struct cd_ynode *w;
+			if ((r = expect(c, o, CD_Y_MAP, "operands")) < 0 ||
+			    (r = check_keys(c, o, ospec, "operands")) < 0 ||
+			    (r = get_str_list(c, map_get(o, "paths"), "operands.paths",
+			                      &a->operand_globs, &a->noperand_globs)) < 0)
+				return r;
+			for (w = map_get(o, "paths")->child; w; w = w->next) {
+				const char *why = "invalid";
+				if (cd_glob_valid(w->s, &why) < 0)
+					return lfail(c, w, why, "bad path glob '%s'", w->s);
+			}
+			if ((w = map_get(o, "max")) &&
+			    (r = get_count(c, w, "operands.max", &a->max_operands)) < 0)
+				return r;
+		}
+		if ((o = map_get(it, "max_paths")) &&
+		    (r = get_count(c, o, "max_paths", &a->max_paths)) < 0)
+			return r;
+		if ((o = map_get(it, "below"))) {
+			if ((r = expect(c, o, CD_Y_MAP, "below")) < 0)
+				return r;
+			if (o->n == 0)
+				return lfail(c, o, NULL, "below is empty");
+			a->below_names = cd_arena_alloc(&p->arena, o->n / 2 * sizeof(char *));
+			a->below_values = cd_arena_alloc(&p->arena, o->n / 2 * sizeof(char *));
+			if (!a->below_names || !a->below_values)
+				return oom(c);
+			for (k = o->child; k; k = k->next->next, a->nbelow++) {
+				if ((r = get_id(c, k, "argument name",
+				                &a->below_names[a->nbelow])) < 0)
+					return r;
+				if (k->next->type != CD_Y_SCALAR || !decimal_ok(k->next->s))
+					return lfail(c, k->next,
+					             "a decimal number such as 100 or 99.50",
+					             "bad limit for '%s'", k->s);
+				a->below_values[a->nbelow] = k->next->s;
+			}
+		}
+		if (!a->scope.has_scope && !a->noperand_globs && a->max_paths < 0 && !a->nbelow)
+			return lfail(c, it, "give it a scope, operands, max_paths or below",
+			             "approver rule '%s' approves everything", a->id);
+	}
+	p->narules = i;
+	return 0;
+}
+
 /* A delegated grant's agent: "PARENT/NAME", NAME one id segment, and not
  * an agent of the file (delegation creates sub-agents, it does not add to a
  * declared agent's grants). */
@@ -859,8 +1003,11 @@ static int load_rule(struct lctx *c, const struct cd_ynode *m, const struct cd_y
 			return r;
 		if (!strcmp(a, "human"))
 			g->approval = a;
-		else if (!strncmp(a, "policy:", 7) && a[7])
+		else if (!strncmp(a, "policy:", 7) && a[7] && find_arule(c->p, a + 7))
 			g->approval = a;
+		else if (!strncmp(a, "policy:", 7) && a[7])
+			return lfail(c, v, "declare it under approvers.rules",
+			             "unknown approver rule '%s'", a + 7);
 		else if (strcmp(a, "none"))
 			return lfail(c, v, "none, human or policy:NAME", "unknown approval '%s'",
 			             a);
@@ -1146,9 +1293,9 @@ static int load_break_glass(struct lctx *c, const struct cd_ynode *m)
 static int load_tree(struct lctx *c, const struct cd_ynode *root)
 {
 	static const struct keyspec spec[] = {
-		{ "version", 1 },     { "agents", 1 }, { "tasks", 0 },  { "tools", 1 },
-		{ "profiles", 0 },    { "grants", 0 }, { "forbid", 0 }, { "examples", 0 },
-		{ "break_glass", 0 }, { NULL, 0 },
+		{ "version", 1 },     { "agents", 1 },    { "tasks", 0 },  { "tools", 1 },
+		{ "profiles", 0 },    { "grants", 0 },    { "forbid", 0 }, { "examples", 0 },
+		{ "break_glass", 0 }, { "approvers", 0 }, { NULL, 0 },
 	};
 	static const struct keyspec agent_spec[] = {
 		{ "id", 1 }, { "owner", 1 }, { "description", 0 }, { NULL, 0 }
@@ -1181,6 +1328,8 @@ static int load_tree(struct lctx *c, const struct cd_ynode *root)
 	if ((v = map_get(root, "profiles")) && (r = load_profiles(c, v)) < 0)
 		return r;
 	if ((v = map_get(root, "break_glass")) && (r = load_break_glass(c, v)) < 0)
+		return r;
+	if ((v = map_get(root, "approvers")) && (r = load_approvers(c, v)) < 0)
 		return r;
 	p->tools_node = map_get(root, "tools");
 	if ((r = count_examples(c, root)) < 0)

@@ -210,6 +210,24 @@ int cd_policy_delegation_check(struct cd_policy *p, const char *parent, const ch
                                const char **ret_approval, const char **ret_profile,
                                struct cd_err *err);
 
+/* ---- approvers ---------------------------------------------------- */
+
+/* May `person` approve a request of `agent`?  1, or 0 with the reason in
+ * why: the policy's approvers.people lists who may (anyone but an agent
+ * when it lists nobody); an agent of the policy — above all the requesting
+ * agent or one it descends from — never approves. */
+int cd_policy_approver_person(const struct cd_policy *p, const char *person, const char *agent,
+                              char *why, size_t wn);
+
+/* Does the approver rule `rule` (approval: policy:RULE) approve the
+ * request?  Each condition it names must hold: its scope (as a grant's);
+ * `operands` — every argv token after the scope's argv prefix that is not
+ * an option, resolved against `cwd` lexically, matches one of its globs,
+ * at most `max` of them; `max_paths`; `below` — each named argument is a
+ * plain decimal number strictly below its limit.  1, or 0 with why. */
+int cd_policy_approver_check(const struct cd_policy *p, const char *rule,
+                             const struct cd_request *req, const char *cwd, char *why, size_t wn);
+
 /* The settings of a named profile, as validated key/value lists (a scalar
  * setting has one value).  The sandbox interprets them. */
 struct cd_profile_setting {

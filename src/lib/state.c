@@ -31,6 +31,18 @@ static const char *const migrations[] = {
 	" ended TEXT, ended_at INTEGER, ended_by TEXT,"
 	" uses INTEGER NOT NULL DEFAULT 0, last_used INTEGER);"
 	"CREATE INDEX temp_grants_active ON temp_grants(ended, expires);",
+	/* 2: the approval queue (approval.c). */
+	"CREATE TABLE approvals ("
+	" id TEXT PRIMARY KEY,"
+	" status TEXT NOT NULL,"
+	" agent TEXT NOT NULL, task TEXT, tool TEXT NOT NULL, action TEXT NOT NULL,"
+	" args_json TEXT NOT NULL, args_sha256 TEXT NOT NULL,"
+	" grant_ids TEXT, approval TEXT NOT NULL, profile TEXT,"
+	" policy TEXT, policy_sha256 TEXT, requester TEXT, run_id TEXT,"
+	" created INTEGER NOT NULL, deadline INTEGER NOT NULL,"
+	" decided_at INTEGER, decided_by TEXT, comment TEXT, used_at INTEGER,"
+	" sampled_at INTEGER, sampled_by TEXT);"
+	"CREATE INDEX approvals_status ON approvals(status, created);",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))

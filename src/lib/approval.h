@@ -1,0 +1,96 @@
+/* approval.h — the approval queue: calls whose grant says `approval:` wait
+ * here for a person (or an approver rule of the policy) in cordon's state
+ * database, shared by every cordon process of the operator.
+ *
+ * A request holds what the call will do as canonical JSON and the SHA-256
+ * of (tool, action, that JSON).  An approval is bound to that hash: it is
+ * used at most once (approved -> used, in one transaction that also checks
+ * the hash and the deadline), it expires with the request's deadline, and
+ * it carries nothing that could change the sandbox (the profile is fixed
+ * by the decision that made the request and stored with it).
+ *
+ * Trust boundary: the database belongs to the operator and is never
+ * visible inside a sandbox; rows are still read defensively (a malformed
+ * row is skipped, never approved), and the requesting process re-checks the
+ * hash of its own call against the row before running anything. */
+#ifndef CD_APPROVAL_H
+#define CD_APPROVAL_H
+
+#include "err.h"
+#include "state.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CD_APPROVAL_ID_MAX 40
+
+/* One request.  Strings are borrowed (valid during a callback, or owned by
+ * the caller of cd_approval_request). */
+struct cd_approval {
+	char id[CD_APPROVAL_ID_MAX]; /* "ap-<16 hex>" */
+	const char *status;          /* pending | approved | denied | expired | used */
+	const char *agent, *task, *tool, *action;
+	const char *args_json; /* canonical JSON of what the call does */
+	char args_sha256[65];  /* cd_approval_hash(tool, action, args_json) */
+	const char *grant_ids; /* comma-separated */
+	const char *approval;  /* "human" or "policy:NAME" */
+	const char *profile;   /* the profile the decision named, or NULL */
+	const char *policy;    /* the policy file's path, for the approver list */
+	const char *policy_sha256;
+	const char *requester; /* JSON: pid, uid, user, front end */
+	const char *run_id;
+	int64_t created, deadline; /* seconds since the epoch */
+	int64_t decided_at;        /* 0 while pending */
+	const char *decided_by, *comment;
+	int64_t used_at, sampled_at;
+	const char *sampled_by;
+};
+
+/* SHA-256 (hex) over tool NUL action NUL args_json. */
+void cd_approval_hash(const char *tool, const char *action, const char *args_json, char out[65]);
+
+/* Queue a pending request; a->id is written.  a->args_sha256 is computed
+ * here from a->tool, a->action and a->args_json. */
+int cd_approval_request(struct cd_state *s, struct cd_approval *a, struct cd_err *err);
+
+typedef int (*cd_approval_fn)(const struct cd_approval *a, void *ctx);
+
+/* One request by id (fn called once), or -ENOENT. */
+int cd_approval_get(struct cd_state *s, const char *id, cd_approval_fn fn, void *ctx,
+                    struct cd_err *err);
+
+/* Requests in creation order: with that status, or all when status is
+ * NULL; created at or after `since` (0: any). */
+int cd_approval_list(struct cd_state *s, const char *status, int64_t since, cd_approval_fn fn,
+                     void *ctx, struct cd_err *err);
+
+/* Decide a pending request whose deadline has not passed: approve (1) or
+ * deny (0), by `by` with an optional comment.  fn (may be NULL) is called
+ * with the row inside the transaction, before the change, and may refuse
+ * it by returning non-zero (returned, nothing changed): the caller checks
+ * the approver there and writes the audit record, so a decision is never
+ * stored without its record.  -ENOENT: no such request; -ESTALE: not
+ * pending any more or past its deadline. */
+int cd_approval_decide(struct cd_state *s, const char *id, int approve, const char *by,
+                       const char *comment, int64_t now, cd_approval_fn fn, void *ctx,
+                       struct cd_err *err);
+
+/* Use an approval: approved, before its deadline, and its stored hash
+ * equal to `args_sha256` and to the hash of its stored tool, action and
+ * arguments -> used.  fn as for cd_approval_decide.  -EPERM with the reason
+ * otherwise.  Called by the requesting process only. */
+int cd_approval_consume(struct cd_state *s, const char *id, const char *args_sha256, int64_t now,
+                        cd_approval_fn fn, void *ctx, struct cd_err *err);
+
+/* Mark pending requests past their deadline (and approvals never used
+ * before it) expired, calling fn for each inside the transaction. */
+int cd_approval_expire(struct cd_state *s, int64_t now, cd_approval_fn fn, void *ctx, size_t *ret_n,
+                       struct cd_err *err);
+
+/* Pick up to n approved (or used) requests decided at or after `since`
+ * and not sampled before, at random; mark them sampled by `by` and call fn
+ * for each inside the transaction.  *ret_n counts them. */
+int cd_approval_sample(struct cd_state *s, size_t n, int64_t since, const char *by, int64_t now,
+                       cd_approval_fn fn, void *ctx, size_t *ret_n, struct cd_err *err);
+
+#endif
