@@ -127,6 +127,7 @@ bench: $(BIN) $(HELPERS)
 install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/cordon
 	install -D -m 0644 docs/cordon.1 $(DESTDIR)$(PREFIX)/share/man/man1/cordon.1
+	install -D -m 0644 docs/cordon-policy.5 $(DESTDIR)$(PREFIX)/share/man/man5/cordon-policy.5
 
 clean:
 	rm -rf build build-san build-fuzz

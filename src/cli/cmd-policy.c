@@ -1,4 +1,4 @@
-/* cmd-policy.c — `cordon policy lint|check|explain|test|diff|review`: the grant matrix
+/* cmd-policy.c — `cordon policy lint|check|explain|test|diff|review|matrix`: the grant matrix
  * from the command line.  Parsing argv into a request and printing the
  * outcome is all this file does; src/lib/policy*.c decides.
  *
@@ -10,10 +10,13 @@
  *   diff             0 nothing widens, 1 something widens, 2 usage, 4 a file
  *                    did not load
  *   review           0 nothing needs attention, 1 something does, 2 usage,
- *                    4 the policy or the audit log did not load */
+ *                    4 the policy or the audit log did not load
+ *   matrix           0 printed, 1 unknown --agent, 2 usage, 4 the policy did
+ *                    not load (cmd-policy-matrix.c) */
 #include "cli.h"
 
 #include "cli-audit.h"
+#include "cmd-policy-matrix.h"
 
 #include "buf.h"
 #include "num.h"
@@ -41,9 +44,11 @@ static const char usage_main[] =
         "       cordon policy diff OLD NEW [--json]\n"
         "       cordon policy review FILE [--audit PATH | --no-audit] [--soon 30d] [--unused 90d]\n"
         "                            [--at TIME] [--json]\n"
+        "       cordon policy matrix FILE [--format text|markdown] [--agent A] [--at TIME]\n"
         "\n"
         "The grant matrix: validate a policy, decide one request, show how every\n"
-        "rule saw it, or run its examples and generated boundary cases.\n"
+        "rule saw it, run its examples and generated boundary cases, or print\n"
+        "agents x tools for review.\n"
         "Run 'cordon policy SUB --help' for details; the file format is in docs/policy.md.\n";
 
 static const char usage_request[] =
@@ -780,6 +785,9 @@ int cmd_policy(int argc, char **argv)
 		return diff_cmd(argc - 1, argv + 1);
 	if (!strcmp(sub, "review"))
 		return review_cmd(argc - 1, argv + 1);
-	cli_errorf("unknown subcommand '%s' (lint, check, explain, test, diff, review)", sub);
+	if (!strcmp(sub, "matrix"))
+		return policy_matrix_cmd(argc - 1, argv + 1);
+	cli_errorf("unknown subcommand '%s' (lint, check, explain, test, diff, review, matrix)",
+	           sub);
 	return CD_EXIT_USAGE;
 }

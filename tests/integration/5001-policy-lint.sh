@@ -16,7 +16,7 @@ for f in "$D"/bad/*.yaml; do
 done
 
 ok "lint base.yaml" "$CORDON" policy lint "$D/base.yaml"
-for f in "$CORDON_SRC"/examples/*.yaml; do
+for f in "$CORDON_SRC"/examples/policies/*.yaml; do
 	ok "lint example $(basename "$f")" "$CORDON" policy lint "$f"
 done
 

@@ -1,21 +1,30 @@
 #!/bin/sh
-# cordon policy check: data-driven decisions over tests/data/policy/base.yaml
-# (decisions.txt: EXIT | OUTPUT PREFIX | ARGS), then explain.
+# cordon policy check: data-driven decisions (decisions.txt: EXIT | OUTPUT
+# PREFIX | ARGS, over base.yaml until a line '@policy FILE' names another
+# policy in tests/data/policy), then explain.  ARGS are read as shell words
+# (quotes make one token of 'git  push'; no globbing); --at defaults to
+# 2029-06-01.
 . "${CORDON_SRC:-.}/tests/lib.sh"
 D="$CORDON_SRC/tests/data/policy"
 P="$D/base.yaml"
 
+n=0
 while IFS='|' read -r want_rc want_out args; do
 	case $want_rc in '#'* | '') continue ;; esac
+	case $want_rc in '@policy '*)
+		P="$D/$(echo "${want_rc#@policy }" | tr -d ' ')"
+		continue
+		;;
+	esac
+	n=$((n + 1))
 	want_rc=$(echo "$want_rc" | tr -d ' ')
 	want_out=$(echo "$want_out" | sed 's/^ *//; s/ *$//')
 	case " $args " in *" --at "*) at="" ;; *) at="--at 2029-06-01" ;; esac
-	# Options before '--' and the command line after it.
-	pre=${args%% -- *}
-	post=""
-	[ "$pre" != "$args" ] && post="-- ${args#* -- }"
+	set -f
+	eval "set -- $args"
+	set +f
 	# shellcheck disable=SC2086
-	out=$("$CORDON" policy check "$P" $pre $at $post 2>&1)
+	out=$("$CORDON" policy check "$P" $at "$@" 2>&1)
 	rc=$?
 	is "$rc" "$want_rc" "exit $want_rc:$args"
 	case $out in "$want_out"*) r=0 ;; *) r=1 ;; esac
@@ -23,8 +32,11 @@ while IFS='|' read -r want_rc want_out args; do
 	is "$r" 0 "output '$want_out':$args"
 	[ "$r" -eq 0 ] || diag "got: $out"
 done <"$D/decisions.txt"
+[ "$n" -ge 120 ]
+is "$?" 0 "decisions.txt holds at least 120 cases ($n)"
 
 # explain: every rule with match / no-match, then the decision.
+P="$D/base.yaml"
 out=$("$CORDON" policy explain "$P" --agent coder --tool fs --action read --path /repo/a --at 2029-06-01)
 is "$?" 0 "explain exits like check"
 case $out in *"grant  read-repo"*"match "*) r=0 ;; *) r=1 ;; esac

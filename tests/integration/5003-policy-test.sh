@@ -4,7 +4,7 @@
 . "${CORDON_SRC:-.}/tests/lib.sh"
 D="$CORDON_SRC/tests/data/policy"
 
-for f in "$CORDON_SRC"/examples/*.yaml "$D/base.yaml"; do
+for f in "$CORDON_SRC"/examples/policies/*.yaml "$D/base.yaml"; do
 	ok "policy test $(basename "$f")" "$CORDON" policy test "$f"
 done
 out=$("$CORDON" policy test "$D/base.yaml")
