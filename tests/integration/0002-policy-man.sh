@@ -39,6 +39,8 @@ section() {
 	load_rule:fspec) echo "FORBID RULES" ;;
 	load_examples:spec) echo "INLINE EXAMPLES" ;;
 	load_request:spec) echo "EXAMPLE REQUESTS" ;;
+	load_break_glass:spec) echo "BREAK-GLASS AND DELEGATION" ;;
+	load_approvers:spec | load_approvers:rspec | load_approvers:ospec) echo "APPROVERS" ;;
 	*) echo "" ;;
 	esac
 }

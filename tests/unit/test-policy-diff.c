@@ -124,7 +124,8 @@ static const char head[] =
         "  - {id: fs, kind: mcp, operations: {rd: read, wr: update}, args: {p: path}}\n"
         "  - {id: sh, kind: command}\n"
         "  - {id: web, kind: http}\n"
-        "profiles: {p1: {memory: 1G}, p2: {memory: 2G}}\n";
+        "profiles: {p1: {memory: 1G}, p2: {memory: 2G}}\n"
+        "approvers: {rules: [{id: x, max_paths: 1}]}\n";
 
 /* A grant: id, then the rest of its keys in flow style. */
 #define G(id, rest)                                                                                \
