@@ -119,4 +119,16 @@ dg() {
 	ok "$who: each delegation is a record naming the parent ($n)" test "$n" -ge 3
 }
 for_each_user dg
+
+# The commands shown in examples/policies/parent-delegation.yaml do what
+# its comments say.
+E="$CORDON_SRC/examples/policies/parent-delegation.yaml"
+ok "example: lead hands docs reads to lead/reader" "$CORDON" delegate --policy "$E" \
+	--from lead --to lead/reader --tool fs --actions read --scope 'paths=/work/shop/docs/**' --ttl 2h
+ok "example: lead hands make test to lead/tester" "$CORDON" delegate --policy "$E" \
+	--from lead --to lead/tester --tool shell --actions execute --scope 'argv=make test' --ttl 1h
+nok "example: src writes are refused" "$CORDON" delegate --policy "$E" \
+	--from lead --to lead/reader --tool fs --actions update --scope 'paths=/work/shop/src/**' --ttl 1h
+nok "example: git push is refused" "$CORDON" delegate --policy "$E" \
+	--from lead --to lead/tester --tool shell --actions execute --scope 'argv=git push' --ttl 1h
 done_testing
