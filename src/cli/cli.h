@@ -42,6 +42,18 @@ struct cd_policy;
 int cli_temp_join(struct cd_state *state, struct cd_audit *audit, struct cd_policy *policy,
                   int64_t now);
 
+/* Hold a needs-approval decision (cli-approval.c): says how to approve on
+ * stderr, asks on the terminal when `interactive`, and waits up to
+ * timeout_s.  dec ends as an allow (approval_id set) or a deny with its
+ * reason.  0, or -1 (reported): refuse. */
+struct cd_gate;
+struct cd_run_request;
+struct cd_decision;
+int cmd_approvals(int argc, char **argv);
+int cli_await_approval(const struct cd_gate *g, struct cd_run_request *rq, struct cd_decision *dec,
+                       struct cd_state *state, int64_t timeout_s, int interactive,
+                       char approval_id[64]);
+
 /* One-line diagnostics on stderr, prefixed "cordon: " (or "cordon SUB: "),
  * with control bytes in the message escaped. */
 void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -86,6 +86,11 @@ static void usage(FILE *f)
 	        "                        execute, argv as scope); the grant's profile decides\n"
 	        "                        the sandbox; needs --agent\n"
 	        "  --agent ID, --task ID, --tool ID (default: shell)\n"
+	        "  --approval-timeout DURATION  how long a call whose grant needs approval\n"
+	        "                        waits for 'cordon approvals approve' (default 10m);\n"
+	        "                        no answer means deny\n"
+	        "  --approve-interactive ask on this terminal too (only when the terminal\n"
+	        "                        is a person's, never the agent's)\n"
 	        "  --audit PATH          the audit log (default $CORDON_AUDIT, else\n"
 	        "                        $XDG_STATE_HOME/cordon/audit.db); no log, no run\n"
 	        "Walls:\n"
@@ -127,6 +132,8 @@ enum {
 	OPT_SKIP_SOCKET_SCAN,
 	OPT_ALLOW_HOST,
 	OPT_NET,
+	OPT_APPROVAL_TIMEOUT,
+	OPT_APPROVE_INTERACTIVE,
 };
 
 static const struct option options[] = {
@@ -145,6 +152,8 @@ static const struct option options[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "json-fd", required_argument, NULL, OPT_JSON_FD },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "approval-timeout", required_argument, NULL, OPT_APPROVAL_TIMEOUT },
+	{ "approve-interactive", no_argument, NULL, OPT_APPROVE_INTERACTIVE },
 	{ "allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "policy", required_argument, NULL, OPT_POLICY },
@@ -172,6 +181,8 @@ struct run_args {
 	const char *allow_hosts[MAX_OPT_ITEMS];
 	size_t nallow;
 	int net_none;
+	uint64_t approval_timeout_ms;
+	int approve_interactive;
 	const char *profile, *policy, *agent, *task, *tool, *audit;
 	unsigned set; /* SET_* limits given as options: they win over the profile */
 };
@@ -458,6 +469,18 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			break;
 		case OPT_DRY_RUN:
 			a->dry_run = 1;
+			break;
+		case OPT_APPROVAL_TIMEOUT:
+			if (cd_parse_duration_ms(optarg, &a->approval_timeout_ms) < 0 ||
+			    a->approval_timeout_ms < 1000 || a->approval_timeout_ms > 86400000) {
+				cli_errorf("--approval-timeout '%s': expected a duration from 1s "
+				           "to 24h",
+				           optarg);
+				return -1;
+			}
+			break;
+		case OPT_APPROVE_INTERACTIVE:
+			a->approve_interactive = 1;
 			break;
 		case OPT_ALLOW_DEGRADED:
 			a->allow_degraded = 1;
@@ -937,9 +960,10 @@ static void explain_refusal(const struct cd_decision *d, char *out, size_t cap)
 
 	if (d->verdict == CD_VERDICT_NEEDS_APPROVAL)
 		n = snprintf(out, cap,
-		             "needs approval (%s, grant %s): approvals are not available in this "
-		             "build, so the run is refused",
+		             "needs approval (%s, grant %s): a dry run does not wait for one",
 		             d->approval ? d->approval : "human", d->nids ? d->ids[0] : "?");
+	else if (d->approval)
+		n = snprintf(out, cap, "not approved: %s", d->reason);
 	else
 		n = snprintf(out, cap, "denied by policy: %s", d->reason);
 	if (n < 0)
@@ -957,6 +981,7 @@ int cmd_run(int argc, char **argv)
 	struct cd_audit *audit = NULL;
 	struct cd_state *state = NULL;
 	char privbuf[4][CD_PATH_MAX], *priv[4];
+	char approval_id[64] = "";
 	struct cd_gate gate;
 	struct cd_run_request rq;
 	struct cd_decision dec;
@@ -1036,6 +1061,20 @@ int cmd_run(int argc, char **argv)
 	if (cd_gate_decide_run(&gate, &rq, &dec, &err) < 0) {
 		rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
 		goto out;
+	}
+	if (dec.verdict == CD_VERDICT_NEEDS_APPROVAL && state) {
+		/* Held: an approver rule, a person through the queue, or the
+		 * operator's terminal decides; the decision's profile stays. */
+		if (cli_await_approval(
+		            &gate, &rq, &dec, state,
+		            a.approval_timeout_ms ? (int64_t)(a.approval_timeout_ms / 1000) : 600,
+		            a.approve_interactive, approval_id) < 0) {
+			rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR,
+			            "approval could not be handled");
+			goto out;
+		}
+		if (approval_id[0])
+			rq.approval_id = approval_id;
 	}
 	if (dec.verdict != CD_VERDICT_ALLOW) {
 		explain_refusal(&dec, msg, sizeof msg);

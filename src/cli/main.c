@@ -19,10 +19,12 @@
 static const struct cd_cmd commands[] = {
 	{ "run", cmd_run, "run a command in a throwaway sandbox" },
 	{ "log", cmd_log, "show, export and verify the audit log" },
-	{ "policy", cmd_policy, "lint, check, explain and test the grant matrix" },
+	{ "policy", cmd_policy,
+	  "the grant matrix: lint, check, explain, test, diff, review, matrix" },
 	{ "proxy", cmd_proxy, "egress proxy: allowlisted destinations, every attempt logged" },
 	{ "grant", cmd_grant, "break-glass grants: add, list, revoke temporary grants" },
 	{ "delegate", cmd_delegate, "hand part of an agent's grants to a sub-agent" },
+	{ "approvals", cmd_approvals, "list, show, approve, deny, sample held calls" },
 };
 
 static char prog[64] = "cordon";

@@ -259,6 +259,8 @@ static int decision_record(const struct cd_gate *g, const struct cd_run_request 
 			json_object_set_new(d, "approval", json_string(dec->approval));
 		add_temp_ids(g->policy, dec, d);
 	}
+	if (rq->approval_id)
+		json_object_set_new(d, "approval_id", json_string(rq->approval_id));
 	*ret_details = dump(d);
 	if (!*ret_details)
 		return cd_err_set(err, -ENOMEM, "out of memory");
@@ -354,6 +356,8 @@ int cd_gate_run_intent(const struct cd_gate *g, const struct cd_run_request *rq,
 	json_object_set_new(d, "profile", json_string(plan->profile));
 	json_object_set_new(d, "walls_requested", json_integer(plan->walls));
 	json_object_set_new(d, "landlock_abi", json_integer(plan->landlock_abi));
+	if (rq->approval_id)
+		json_object_set_new(d, "approval_id", json_string(rq->approval_id));
 	details = dump(d);
 	if (!details)
 		return cd_err_set(err, -ENOMEM, "out of memory");

@@ -39,7 +39,8 @@ struct cd_run_request {
 	const char *run_id;
 	const char *agent, *task, *tool; /* agent/task may be NULL without a policy */
 	char *const *argv;
-	const char *cwd; /* host working directory (canonical) */
+	const char *cwd;         /* host working directory (canonical) */
+	const char *approval_id; /* the approval the run goes ahead on, or NULL */
 };
 
 /* Decide a command run: action `execute` on `tool` with the argv as its

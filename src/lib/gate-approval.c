@@ -1,0 +1,322 @@
+/* gate-approval.c — see gate-approval.h. */
+#include "gate-approval.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+char *cd_gate_run_args_json(const struct cd_run_request *rq, const char *profile)
+{
+	json_t *o = json_object(), *argv = json_array();
+	char *s;
+	size_t i;
+
+	if (!o || !argv) {
+		json_decref(o);
+		json_decref(argv);
+		return NULL;
+	}
+	for (i = 0; rq->argv[i]; i++) {
+		/* Bytes that are not UTF-8 still bind: jansson refuses them, so
+		 * such an argument is stored hex-escaped, unambiguously. */
+		json_t *v = json_string(rq->argv[i]);
+		if (!v) {
+			size_t n = strlen(rq->argv[i]), k;
+			char *hex = malloc(2 * n + 5);
+			if (!hex)
+				break;
+			memcpy(hex, "hex:", 4);
+			for (k = 0; k < n; k++)
+				snprintf(hex + 4 + 2 * k, 3, "%02x", (unsigned char)rq->argv[i][k]);
+			v = json_string(hex);
+			free(hex);
+		}
+		json_array_append_new(argv, v);
+	}
+	json_object_set_new(o, "argv", argv);
+	json_object_set_new(o, "cwd", json_string(rq->cwd ? rq->cwd : ""));
+	json_object_set_new(o, "profile", profile ? json_string(profile) : json_null());
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	json_decref(o);
+	return s;
+}
+
+int cd_gate_approval_record(struct cd_audit *audit, const char *kind, const struct cd_approval *a,
+                            const char *by, const char *reason, struct cd_err *err)
+{
+	struct cd_record rec;
+	json_t *d = json_object(), *args;
+	char *details;
+	int r;
+
+	if (!audit)
+		return 0;
+	if (!d)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	json_object_set_new(d, "approval_id", json_string(a->id));
+	json_object_set_new(d, "args_sha256", json_string(a->args_sha256));
+	args = json_loads(a->args_json, 0, NULL);
+	json_object_set_new(d, "args", args ? args : json_string(a->args_json));
+	json_object_set_new(d, "approval", json_string(a->approval));
+	json_object_set_new(d, "deadline", json_integer(a->deadline));
+	if (a->profile)
+		json_object_set_new(d, "profile", json_string(a->profile));
+	if (a->requester) {
+		json_t *rq = json_loads(a->requester, 0, NULL);
+		if (rq)
+			json_object_set_new(d, "requester", rq);
+	}
+	if (by)
+		json_object_set_new(d, "by", json_string(by));
+	if (a->comment && strcmp(kind, "approval.request") != 0)
+		json_object_set_new(d, "comment", json_string(a->comment));
+	details = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(d);
+	if (!details)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	memset(&rec, 0, sizeof rec);
+	rec.kind = kind;
+	rec.run_id = a->run_id;
+	rec.agent = a->agent;
+	rec.task = a->task;
+	rec.tool = a->tool;
+	rec.action = a->action;
+	rec.grant_ids = a->grant_ids;
+	rec.decision = !strcmp(kind, "approval.approved") || !strcmp(kind, "approval.used")
+	                       ? "allow"
+	               : !strcmp(kind, "approval.request") ? "needs-approval"
+	                                                   : "deny";
+	rec.reason = reason;
+	rec.details_json = details;
+	r = cd_audit_append(audit, &rec, NULL, err);
+	free(details);
+	return r < 0 ? cd_err_prefix(err, "audit log: ") : 0;
+}
+
+struct rec_ctx {
+	struct cd_audit *audit;
+	const char *kind, *by, *reason;
+	struct cd_err *err;
+	int status; /* for polling: 1 approved, 0 denied, 2 expired, -1 pending */
+	char by_seen[128], comment[256];
+};
+
+static int record_cb(const struct cd_approval *a, void *ctx)
+{
+	struct rec_ctx *c = ctx;
+	char why[320];
+
+	snprintf(why, sizeof why, "%s", c->reason ? c->reason : "");
+	if (!c->reason && !strcmp(c->kind, "approval.expired"))
+		snprintf(why, sizeof why, "no answer before the deadline: denied");
+	return cd_gate_approval_record(c->audit, c->kind, a, c->by, why, c->err) < 0 ? -EIO : 0;
+}
+
+int cd_gate_approvals_expire(struct cd_audit *audit, struct cd_state *s, int64_t now,
+                             struct cd_err *err)
+{
+	struct rec_ctx c = { audit, "approval.expired", "timeout", NULL, err, 0, "", "" };
+
+	return cd_approval_expire(s, now, record_cb, &c, NULL, err);
+}
+
+static int status_cb(const struct cd_approval *a, void *ctx)
+{
+	struct rec_ctx *c = ctx;
+
+	if (!strcmp(a->status, "approved"))
+		c->status = 1;
+	else if (!strcmp(a->status, "denied"))
+		c->status = 0;
+	else if (!strcmp(a->status, "pending"))
+		c->status = -1;
+	else
+		c->status = 2; /* expired, used by someone else: not ours */
+	snprintf(c->by_seen, sizeof c->by_seen, "%s", a->decided_by ? a->decided_by : "?");
+	snprintf(c->comment, sizeof c->comment, "%s", a->comment ? a->comment : "");
+	return 0;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void set_reason(struct cd_decision *dec, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static void set_reason(struct cd_decision *dec, const char *fmt, ...)
+{
+	va_list ap;
+	size_t i;
+
+	va_start(ap, fmt);
+	if (vsnprintf(dec->reason, sizeof dec->reason, fmt, ap) < 0)
+		dec->reason[0] = '\0';
+	va_end(ap);
+	for (i = 0; dec->reason[i]; i++)
+		if ((unsigned char)dec->reason[i] < 0x20 || dec->reason[i] == 0x7f)
+			dec->reason[i] = '?';
+}
+
+/* Decide the queued request a by `by`, with its record, then (approve)
+ * consume it. */
+static int settle(const struct cd_gate *g, struct cd_state *s, struct cd_approval *a, int approve,
+                  const char *by, const char *why, struct cd_err *err)
+{
+	struct rec_ctx c = {
+		g->audit, approve ? "approval.approved" : "approval.denied", by, why, err, 0, "", ""
+	};
+
+	a->comment = why;
+	return cd_approval_decide(s, a->id, approve, by, why, g->now, record_cb, &c, err);
+}
+
+static int consume(const struct cd_gate *g, struct cd_state *s, const struct cd_approval *a,
+                   const char *why, struct cd_err *err)
+{
+	struct rec_ctx c = { g->audit, "approval.used", NULL, why, err, 0, "", "" };
+	int64_t now = (int64_t)time(NULL);
+
+	return cd_approval_consume(s, a->id, a->args_sha256, now > g->now ? now : g->now, record_cb,
+	                           &c, err);
+}
+
+int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request *rq,
+                           const char *cwd, struct cd_decision *dec,
+                           const struct cd_approval_wait *w, char approval_id[CD_APPROVAL_ID_MAX],
+                           struct cd_err *err)
+{
+	struct cd_approval a;
+	struct rec_ctx c;
+	char ids[1024] = "", why[256], by[128];
+	char *args = NULL;
+	size_t i, n = 0, argc = 0;
+	int r, verdict = -1;
+
+	approval_id[0] = '\0';
+	memset(&c, 0, sizeof c);
+	if (dec->verdict != CD_VERDICT_NEEDS_APPROVAL || !dec->approval)
+		return cd_err_set(err, -EINVAL, "nothing to approve");
+	if (!w || !w->state || !g->policy)
+		return cd_err_set(err, -EINVAL, "approvals need the state database and a policy");
+	for (i = 0; i < dec->nids; i++) {
+		int k = snprintf(ids + n, sizeof ids - n, "%s%s", i ? "," : "", dec->ids[i]);
+		if (k < 0 || (size_t)k >= sizeof ids - n)
+			break;
+		n += (size_t)k;
+	}
+	args = cd_gate_run_args_json(rq, dec->profile);
+	if (!args)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	memset(&a, 0, sizeof a);
+	a.agent = rq->agent;
+	a.task = rq->task;
+	a.tool = rq->tool;
+	a.action = "execute";
+	a.args_json = args;
+	a.grant_ids = ids[0] ? ids : NULL;
+	a.approval = dec->approval;
+	a.profile = dec->profile;
+	a.policy = g->policy_path;
+	a.policy_sha256 = cd_policy_sha256(g->policy);
+	a.requester = w->requester;
+	a.run_id = rq->run_id;
+	a.created = g->now;
+	a.deadline = g->now + (w->timeout_s > 0 ? w->timeout_s : 1);
+	/* The request and its record, in one step. */
+	if ((r = cd_state_begin(w->state, err)) < 0)
+		goto out;
+	if ((r = cd_approval_request(w->state, &a, err)) < 0 ||
+	    (r = cd_gate_approval_record(g->audit, "approval.request", &a, NULL, dec->reason,
+	                                 err)) < 0 ||
+	    (r = cd_state_commit(w->state, err)) < 0) {
+		cd_state_rollback(w->state);
+		goto out;
+	}
+	memcpy(approval_id, a.id, sizeof a.id);
+
+	if (!strncmp(dec->approval, "policy:", 7)) {
+		/* An approver rule decides now, like a grant. */
+		struct cd_request req;
+		const char *rule = dec->approval + 7;
+		while (rq->argv[argc])
+			argc++;
+		cd_request_init(&req);
+		req.agent = rq->agent;
+		req.task = rq->task;
+		req.tool = rq->tool;
+		req.action = CD_ACTION_EXECUTE;
+		req.argv = (const char *const *)rq->argv;
+		req.argc = argc;
+		req.now = g->now;
+		verdict = cd_policy_approver_check(g->policy, rule, &req, cwd, why, sizeof why);
+		if ((r = settle(g, w->state, &a, verdict, dec->approval, why, err)) < 0)
+			goto out;
+		snprintf(by, sizeof by, "%s", dec->approval);
+	} else {
+		if (w->queued)
+			w->queued(&a, w->ctx);
+		if (w->prompt) {
+			int v = w->prompt(&a, w->ctx, by, sizeof by);
+			if (v >= 0) {
+				r = settle(g, w->state, &a, v, by,
+				           v ? "approved on the terminal"
+				             : "denied on the terminal",
+				           err);
+				/* Someone may have answered through the queue
+				 * meanwhile: then the queue's answer stands. */
+				if (r < 0 && r != -ESTALE)
+					goto out;
+			}
+		}
+		for (;;) {
+			memset(&c, 0, sizeof c);
+			if ((r = cd_approval_get(w->state, a.id, status_cb, &c, err)) < 0)
+				goto out;
+			if (c.status >= 0)
+				break;
+			if ((int64_t)time(NULL) >= a.deadline) {
+				if ((r = cd_gate_approvals_expire(g->audit, w->state,
+				                                  (int64_t)time(NULL), err)) < 0)
+					goto out;
+				continue;
+			}
+			sleep_ms(w->poll_ms ? w->poll_ms : 200);
+		}
+		verdict = c.status == 1;
+		snprintf(by, sizeof by, "%s", c.by_seen);
+		if (c.status == 2)
+			snprintf(why, sizeof why, "no answer before the deadline");
+		else
+			snprintf(why, sizeof why, "%s", c.comment);
+	}
+	if (verdict == 1) {
+		if ((r = consume(g, w->state, &a, "the approved call runs", err)) < 0) {
+			dec->verdict = CD_VERDICT_DENY;
+			set_reason(dec, "approval %s could not be used: %s", a.id,
+			           err ? err->msg : "");
+			r = 0;
+			goto out;
+		}
+		dec->verdict = CD_VERDICT_ALLOW;
+		set_reason(dec, "approved by %s (%s)", by, a.id);
+	} else {
+		dec->verdict = CD_VERDICT_DENY;
+		dec->profile = NULL;
+		set_reason(dec, "%s %s by %s%s%s", a.id,
+		           c.status == 2 && strncmp(dec->approval, "policy:", 7) ? "expired"
+		                                                                 : "denied",
+		           by, why[0] ? ": " : "", why);
+	}
+	r = 0;
+out:
+	free(args);
+	return r;
+}

@@ -1,0 +1,56 @@
+/* gate-approval.h — the gate's approval step (DESIGN.md: decision ->
+ * approval if required -> intent).  A decision that needs approval is held
+ * here: an approver rule of the policy decides at once, a person through
+ * the queue in the state database (approval.h), or on the operator's
+ * terminal.  Every step is an audit record: approval.request,
+ * approval.approved / approval.denied / approval.expired, approval.used.
+ *
+ * An approval never widens anything: the profile and every other setting
+ * come from the decision, the request binds the call's SHA-256, and the
+ * approval is consumed once, by this process, after re-checking that hash.
+ */
+#ifndef CD_GATE_APPROVAL_H
+#define CD_GATE_APPROVAL_H
+
+#include "approval.h"
+#include "gate.h"
+
+/* How to wait for a person. */
+struct cd_approval_wait {
+	struct cd_state *state; /* required */
+	int64_t timeout_s;      /* the request's deadline is now + this */
+	const char *requester;  /* JSON describing the requesting process, or NULL */
+	/* Called once the request is queued (e.g. to say how to approve it). */
+	void (*queued)(const struct cd_approval *a, void *ctx);
+	/* When set: ask on the operator's terminal.  Return 1 approve, 0
+	 * deny, -1 no answer (keep waiting on the queue); write the approver's
+	 * name into by. */
+	int (*prompt)(const struct cd_approval *a, void *ctx, char *by, size_t bylen);
+	void *ctx;
+	unsigned poll_ms; /* 0: 200 */
+};
+
+/* The canonical JSON of a command run for an approval: argv, cwd and the
+ * profile, sorted keys, no spaces.  malloc'd, or NULL. */
+char *cd_gate_run_args_json(const struct cd_run_request *rq, const char *profile);
+
+/* Hold a needs-approval decision until it is approved (dec becomes an
+ * allow, its reason names the approver and the approval id, which is also
+ * written to approval_id), denied or past its deadline (dec stays a deny
+ * with the reason).  Returns 0 either way; a negative code when the
+ * approval could not be handled (nothing may run). */
+int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request *rq,
+                           const char *cwd, struct cd_decision *dec,
+                           const struct cd_approval_wait *w, char approval_id[CD_APPROVAL_ID_MAX],
+                           struct cd_err *err);
+
+/* One approval record ("approval.request", "approval.approved" ...) about
+ * a, by `by` (may be NULL) with a one-line reason. */
+int cd_gate_approval_record(struct cd_audit *audit, const char *kind, const struct cd_approval *a,
+                            const char *by, const char *reason, struct cd_err *err);
+
+/* Expire the requests past their deadline, each with its record. */
+int cd_gate_approvals_expire(struct cd_audit *audit, struct cd_state *s, int64_t now,
+                             struct cd_err *err);
+
+#endif
