@@ -14,6 +14,7 @@
 #include "audit-int.h"
 #include "buf.h"
 #include "err.h"
+#include "fs.h"
 #include "util.h"
 
 #include <errno.h>
@@ -117,32 +118,6 @@ static int exec(struct cd_audit *a, const char *sql, struct cd_err *err)
 {
 	if (sqlite3_exec(a->db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		return db_err(a, err, sql);
-	return 0;
-}
-
-/* mkdir -p for the parent of `path`, new directories 0700. */
-static int make_parents(const char *path, struct cd_err *err)
-{
-	char dir[4096];
-	size_t len = strlen(path), i;
-
-	while (len > 0 && path[len - 1] != '/')
-		len--;
-	if (len <= 1)
-		return 0;
-	if (len >= sizeof dir)
-		return cd_err_set(err, -ENAMETOOLONG, "audit log path too long");
-	memcpy(dir, path, len);
-	dir[len] = '\0';
-	for (i = 1; i <= len; i++) {
-		char c = dir[i];
-		if (c != '/' && c != '\0')
-			continue;
-		dir[i] = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return cd_err_sys(err, -errno, "cannot create directory '%s'", dir);
-		dir[i] = c;
-	}
 	return 0;
 }
 
@@ -271,24 +246,21 @@ void cd_audit_close(struct cd_audit *a)
 static int open_db(struct cd_audit *a, const char *db_path, struct cd_err *err)
 {
 	int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
-	int fd;
+	int r;
 
 	if (a->read_only) {
 		flags |= SQLITE_OPEN_READONLY;
 	} else {
 		flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-		if (make_parents(db_path, err) < 0)
-			return err ? err->code : -EIO;
 		/* Create the file ourselves so that it (and the -wal and -shm
 		 * files SQLite derives from it) is 0600. */
-		fd = open(db_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
-		if (fd < 0)
-			return cd_err_sys(err, -errno, "audit log '%s'", db_path);
-		close(fd);
+		if ((r = cd_mkdir_parents(db_path, err)) < 0 ||
+		    (r = cd_create_private(db_path, "audit log", err)) < 0)
+			return r;
 	}
 	if (sqlite3_open_v2(db_path, &a->db, flags, NULL) != SQLITE_OK) {
-		int r = a->db ? db_err(a, err, "cannot open")
-		              : cd_err_set(err, -ENOMEM, "audit log: out of memory");
+		r = a->db ? db_err(a, err, "cannot open")
+		          : cd_err_set(err, -ENOMEM, "audit log: out of memory");
 		return r;
 	}
 	sqlite3_extended_result_codes(a->db, 1);

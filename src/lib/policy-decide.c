@@ -355,11 +355,27 @@ static int forbid_scope(const struct cd_rule *f, const struct creq *q, char *why
 	return 1;
 }
 
+/* A rule's agent admits the request's: the same id, "*" in a forbid rule,
+ * or — for a forbid rule — any sub-agent "AGENT/..." of it. */
+static int agent_admits(const struct cd_rule *g, const char *agent)
+{
+	size_t n;
+
+	if (strcmp(g->agent, agent) == 0)
+		return 1;
+	if (!g->forbid)
+		return 0;
+	if (strcmp(g->agent, "*") == 0)
+		return 1;
+	n = strlen(g->agent);
+	return strncmp(g->agent, agent, n) == 0 && agent[n] == '/';
+}
+
 static int rule_match(const struct cd_rule *g, const struct creq *q, char *why, size_t wn)
 {
 	const struct cd_request *r = q->r;
 
-	if (strcmp(g->agent, "*") && strcmp(g->agent, r->agent))
+	if (!agent_admits(g, r->agent))
 		return whyf(why, wn, "for agent '%s'", g->agent), 0;
 	if (strcmp(g->tool, "*") && strcmp(g->tool, r->tool))
 		return whyf(why, wn, "for tool '%s'", g->tool), 0;
@@ -477,15 +493,41 @@ static int pick_profile(const struct cd_rule *const *m, size_t n, const char **r
 	return 0;
 }
 
+/* Forbid rules on the agents a sub-agent "A/b/c" descends from ("A/b",
+ * "A"), for its tool and for "*". */
+static int ancestor_forbids(const struct cd_policy *p, const char *agent, const char *const *tools,
+                            const struct creq *q, struct cd_decision *d)
+{
+	CD_AUTOFREE char *anc = strdup(agent);
+	char *slash;
+	size_t t, k;
+
+	if (!anc)
+		return -ENOMEM;
+	while ((slash = strrchr(anc, '/'))) {
+		*slash = '\0';
+		for (t = 0; t < 2; t++) {
+			const struct cd_bucket *b = ix_find(&p->forbids_ix, anc, tools[t]);
+			for (k = 0; b && k < b->n; k++)
+				if (rule_match(b->rules[k], q, NULL, 0))
+					add_id(d, b->rules[k]->id);
+		}
+	}
+	return 0;
+}
+
 static void explain_bucket(const struct cd_policy *p, const struct creq *q, cd_explain_fn fn,
                            void *ctx)
 {
 	char why[256];
 	size_t i;
 
-	/* Every rule of the policy, in id order, so the output is stable. */
-	for (i = 0; i < p->ngrants + p->nforbids; i++) {
-		const struct cd_rule *g = p->by_id[i];
+	/* Every rule of the policy, in id order, so the output is stable;
+	 * then the temporary grants in the order they were added. */
+	for (i = 0; i < p->ngrants + p->nforbids + p->ntemps; i++) {
+		const struct cd_rule *g = i < p->ngrants + p->nforbids
+		                                  ? p->by_id[i]
+		                                  : p->temps[i - p->ngrants - p->nforbids];
 		struct cd_explain_step st = { .id = g->id, .forbid = g->forbid, .why = why };
 		why[0] = '\0';
 		st.matched = rule_match(g, q, why, sizeof why);
@@ -493,13 +535,50 @@ static void explain_bucket(const struct cd_policy *p, const struct creq *q, cd_e
 	}
 }
 
+static int decide_depth(const struct cd_policy *p, const struct cd_request *r, int check_expiry,
+                        cd_explain_fn fn, void *ctx, struct cd_decision *d, unsigned depth);
+
+/* A delegated grant that matched takes part only as far as its parent
+ * still holds the same request: 1 (and the parent's approval, if any, in
+ * *ret_approval) when the parent's verdict is not a deny, else 0 with the
+ * parent's reason in why. */
+static int parent_holds(const struct cd_policy *p, const struct cd_rule *g,
+                        const struct cd_request *r, int check_expiry, unsigned depth,
+                        const char **ret_approval, char *why, size_t wn)
+{
+	struct cd_request pr = *r;
+	struct cd_decision pd;
+
+	*ret_approval = NULL;
+	if (depth >= CD_DELEGATION_MAX_DEPTH)
+		return whyf(why, wn, "delegation chain too deep"), 0;
+	pr.agent = g->parent;
+	memset(&pd, 0, sizeof pd);
+	pd.verdict = CD_VERDICT_DENY;
+	if (decide_depth(p, &pr, check_expiry, NULL, NULL, &pd, depth + 1) < 0 ||
+	    pd.verdict == CD_VERDICT_DENY)
+		return whyf(why, wn, "delegating agent '%s' does not hold it: %s", g->parent,
+		            pd.reason),
+		       0;
+	if (pd.verdict == CD_VERDICT_NEEDS_APPROVAL)
+		*ret_approval = pd.approval;
+	return 1;
+}
+
 int cd_policy_decide_ex(const struct cd_policy *p, const struct cd_request *r, int check_expiry,
                         cd_explain_fn fn, void *ctx, struct cd_decision *d)
 {
+	return decide_depth(p, r, check_expiry, fn, ctx, d, 0);
+}
+
+static int decide_depth(const struct cd_policy *p, const struct cd_request *r, int check_expiry,
+                        cd_explain_fn fn, void *ctx, struct cd_decision *d, unsigned depth)
+{
 	static const char *const star = "*";
 	const char *agents[2], *tools[2];
+	char pwhy[sizeof d->reason] = "";
 	const struct cd_rule **none = NULL, **appr = NULL;
-	size_t nnone = 0, nappr = 0, i, a, t, k;
+	size_t nnone = 0, nappr = 0, nb, i, a, t, k;
 	const char *approval = NULL;
 	CD_AUTOFREE char *buf = NULL;
 	CD_AUTOFREE char **paths = NULL;
@@ -527,7 +606,7 @@ int cd_policy_decide_ex(const struct cd_policy *p, const struct cd_request *r, i
 	if (fn)
 		explain_bucket(p, &q, fn, ctx);
 
-	/* Forbid rules: (agent|*) x (tool|*). */
+	/* Forbid rules: (agent|an agent it descends from|*) x (tool|*). */
 	agents[0] = r->agent;
 	agents[1] = star;
 	tools[0] = r->tool;
@@ -540,6 +619,8 @@ int cd_policy_decide_ex(const struct cd_policy *p, const struct cd_request *r, i
 					add_id(d, b->rules[k]->id);
 		}
 	}
+	if (strchr(r->agent, '/') && (r_ = ancestor_forbids(p, r->agent, tools, &q, d)) < 0)
+		return deny(d, "out of memory"), r_;
 	if (d->nids_total) {
 		qsort(d->ids, d->nids, sizeof *d->ids, cmp_str);
 		d->forbidden = 1;
@@ -548,30 +629,43 @@ int cd_policy_decide_ex(const struct cd_policy *p, const struct cd_request *r, i
 	}
 
 	b = ix_find(&p->grants_ix, r->agent, r->tool);
-	if (b && b->n) {
-		none = calloc(b->n, sizeof *none);
-		appr = calloc(b->n, sizeof *appr);
+	nb = b ? b->n : 0;
+	if (nb + p->ntemps) {
+		none = calloc(nb + p->ntemps, sizeof *none);
+		appr = calloc(nb + p->ntemps, sizeof *appr);
 		if (!none || !appr) {
 			free(none);
 			free(appr);
 			return deny(d, "out of memory"), -ENOMEM;
 		}
 	}
-	for (k = 0; b && k < b->n; k++) {
-		const struct cd_rule *g = b->rules[k];
+	/* The bucket's grants (sorted by id), then the temporary grants for
+	 * this agent and tool. */
+	for (k = 0; k < nb + p->ntemps; k++) {
+		const struct cd_rule *g = k < nb ? b->rules[k] : p->temps[k - nb];
+		const char *need = g->approval, *pa = NULL;
+		if (k >= nb && (strcmp(g->agent, r->agent) || strcmp(g->tool, r->tool)))
+			continue;
 		if (!rule_match(g, &q, NULL, 0))
 			continue;
-		/* The bucket is sorted by id, so ids come out sorted. */
+		if (g->temp == CD_TEMP_DELEGATED) {
+			if (!parent_holds(p, g, r, check_expiry, depth, &pa, pwhy, sizeof pwhy))
+				continue;
+			if (pa && (!need || !strcmp(pa, "human")))
+				need = pa;
+		}
 		add_id(d, g->id);
-		if (g->approval) {
+		if (need) {
 			appr[nappr++] = g;
 			/* "human" is the strictest approver. */
-			if (!approval || !strcmp(g->approval, "human"))
-				approval = g->approval;
+			if (!approval || !strcmp(need, "human"))
+				approval = need;
 		} else {
 			none[nnone++] = g;
 		}
 	}
+	if (d->nids > 1)
+		qsort(d->ids, d->nids, sizeof *d->ids, cmp_str);
 	r_ = 0;
 	if (nnone) {
 		if (pick_profile(none, nnone, &d->profile) < 0) {
@@ -591,6 +685,8 @@ int cd_policy_decide_ex(const struct cd_policy *p, const struct cd_request *r, i
 			whyf(d->reason, sizeof d->reason, "'%s' requires approval (%s)",
 			     appr[0]->id, approval);
 		}
+	} else if (pwhy[0]) {
+		deny(d, "%s", pwhy);
 	} else {
 		deny(d, "no grant for agent '%s', tool '%s', action '%s'", r->agent, r->tool,
 		     cd_action_name(r->action));

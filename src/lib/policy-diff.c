@@ -859,3 +859,11 @@ int cd_policy_diff(const struct cd_policy *old_p, const struct cd_policy *new_p,
 		*ret_narrow = d.narrow;
 	return 0;
 }
+
+int cd_rule_scope_covers(const struct cd_rule *o, const struct cd_rule *in)
+{
+	struct sink s = { .d = NULL, .suffix = "" };
+
+	scope_gap(&s, o, in, 0);
+	return s.n == 0;
+}

@@ -15,6 +15,7 @@
 #define CD_TIME_NEVER INT64_MAX
 
 struct cd_arena_block;
+struct cd_ynode;
 
 struct cd_arena {
 	struct cd_arena_block *head;
@@ -65,6 +66,8 @@ struct cd_rule {
 	const char *owner, *justification, *reason;
 	int64_t review_by, expires; /* CD_TIME_NEVER when absent (forbid) */
 	struct cd_mark expires_mark;
+	enum cd_temp_kind temp; /* 0: written in the file */
+	const char *parent;     /* delegated: the delegating agent */
 };
 
 struct cd_named {
@@ -113,7 +116,24 @@ struct cd_policy {
 	struct cd_example *examples;  /* per grant and per file */
 	size_t nexamples;
 	struct cd_index grants_ix, forbids_ix;
+	int64_t break_glass_max_ttl; /* seconds */
+	/* The file's tools node, kept for checking temporary grants later. */
+	const struct cd_ynode *tools_node;
+	/* Temporary grants added after loading (cd_policy_add_temp). */
+	const struct cd_rule **temps;
+	size_t ntemps, temps_cap;
 };
+
+/* policy-load.c: check a temporary grant and allocate it in p's arena
+ * (not added). */
+int cd_policy_parse_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *id,
+                         const char *parent, const char *grant_json, struct cd_rule **ret,
+                         struct cd_err *err);
+/* A rule by id (file rules, then temporary ones), or NULL. */
+const struct cd_rule *cd_policy_rule(const struct cd_policy *p, const char *id);
+
+/* policy-diff.c: 1 when o's scope matchers admit every request in's do. */
+int cd_rule_scope_covers(const struct cd_rule *o, const struct cd_rule *in);
 
 /* policy-decide.c */
 int cd_policy_index_build(struct cd_policy *p);

@@ -23,6 +23,8 @@ struct lctx {
 	const char *name;
 	struct cd_err *err;
 	size_t examples_cap;
+	enum cd_temp_kind temp;  /* loading a temporary grant */
+	const char *temp_parent; /* delegated: the delegating agent */
 };
 
 static int lfail(struct lctx *c, const struct cd_ynode *n, const char *hint, const char *fmt, ...)
@@ -749,6 +751,29 @@ static int ref_check(struct lctx *c, const struct cd_ynode *n, const char *what,
 	return lfail(c, n, NULL, "unknown %s '%s' (declare it under %ss)", what, id, what);
 }
 
+/* A delegated grant's agent: "PARENT/NAME", NAME one id segment, and not
+ * an agent of the file (delegation creates sub-agents, it does not add to a
+ * declared agent's grants). */
+static int subagent_check(struct lctx *c, const struct cd_ynode *n, const char *agent)
+{
+	size_t pl = strlen(c->temp_parent), depth = 0;
+	const char *s;
+
+	if (strncmp(agent, c->temp_parent, pl) != 0 || agent[pl] != '/' || !agent[pl + 1] ||
+	    strchr(agent + pl + 1, '/'))
+		return lfail(c, n, "name it PARENT/NAME", "agent '%s' is not a sub-agent of '%s'",
+		             agent, c->temp_parent);
+	if (find_named(c->p->agents, c->p->nagents, agent))
+		return lfail(c, n, "delegate to a new sub-agent name",
+		             "agent '%s' is declared in the policy", agent);
+	for (s = agent; (s = strchr(s, '/')); s++)
+		depth++;
+	if (depth > CD_DELEGATION_MAX_DEPTH)
+		return lfail(c, n, NULL, "agent '%s' is more than %d delegations deep", agent,
+		             CD_DELEGATION_MAX_DEPTH);
+	return 0;
+}
+
 static int load_rule(struct lctx *c, const struct cd_ynode *m, const struct cd_ynode *tools,
                      int forbid, struct cd_rule *g)
 {
@@ -780,11 +805,18 @@ static int load_rule(struct lctx *c, const struct cd_ynode *m, const struct cd_y
 	g->agent = g->tool = "*";
 	if ((r = get_id(c, map_get(m, "id"), "id", &g->id)) < 0)
 		return r;
+	if (c->temp && (v = map_get(m, "examples")))
+		return lfail(c, v, NULL, "a temporary grant has no examples");
 	if ((v = map_get(m, "agent"))) {
 		if (forbid && v->type == CD_Y_SCALAR && !strcmp(v->s, "*"))
 			g->agent = "*";
-		else if ((r = get_id(c, v, "agent", &g->agent)) < 0 ||
-		         (r = ref_check(c, v, "agent", c->p->agents, c->p->nagents, g->agent)) < 0)
+		else if ((r = get_id(c, v, "agent", &g->agent)) < 0)
+			return r;
+		else if (c->temp == CD_TEMP_DELEGATED)
+			r = subagent_check(c, v, g->agent);
+		else
+			r = ref_check(c, v, "agent", c->p->agents, c->p->nagents, g->agent);
+		if (r < 0)
 			return r;
 	}
 	if ((v = map_get(m, "task"))) {
@@ -1090,12 +1122,33 @@ static int count_examples(struct lctx *c, const struct cd_ynode *root)
 	return 0;
 }
 
+/* break_glass: {max_ttl: DURATION}: the cap on every break-glass grant. */
+static int load_break_glass(struct lctx *c, const struct cd_ynode *m)
+{
+	static const struct keyspec spec[] = { { "max_ttl", 1 }, { NULL, 0 } };
+	const struct cd_ynode *v;
+	uint64_t ms;
+	int r;
+
+	if ((r = expect(c, m, CD_Y_MAP, "break_glass")) < 0 ||
+	    (r = check_keys(c, m, spec, "break_glass")) < 0)
+		return r;
+	v = map_get(m, "max_ttl");
+	if ((r = expect(c, v, CD_Y_SCALAR, "max_ttl")) < 0)
+		return r;
+	if (cd_parse_duration_ms(v->s, &ms) < 0 || ms < 60000 ||
+	    ms > (uint64_t)CD_BREAK_GLASS_CEILING_TTL * 1000)
+		return lfail(c, v, "a duration from 1m to 168h, e.g. 4h", "bad max_ttl '%s'", v->s);
+	c->p->break_glass_max_ttl = (int64_t)(ms / 1000);
+	return 0;
+}
+
 static int load_tree(struct lctx *c, const struct cd_ynode *root)
 {
 	static const struct keyspec spec[] = {
-		{ "version", 1 }, { "agents", 1 },   { "tasks", 0 },
-		{ "tools", 1 },   { "profiles", 0 }, { "grants", 0 },
-		{ "forbid", 0 },  { "examples", 0 }, { NULL, 0 },
+		{ "version", 1 },     { "agents", 1 }, { "tasks", 0 },  { "tools", 1 },
+		{ "profiles", 0 },    { "grants", 0 }, { "forbid", 0 }, { "examples", 0 },
+		{ "break_glass", 0 }, { NULL, 0 },
 	};
 	static const struct keyspec agent_spec[] = {
 		{ "id", 1 }, { "owner", 1 }, { "description", 0 }, { NULL, 0 }
@@ -1127,6 +1180,9 @@ static int load_tree(struct lctx *c, const struct cd_ynode *root)
 		return r;
 	if ((v = map_get(root, "profiles")) && (r = load_profiles(c, v)) < 0)
 		return r;
+	if ((v = map_get(root, "break_glass")) && (r = load_break_glass(c, v)) < 0)
+		return r;
+	p->tools_node = map_get(root, "tools");
 	if ((r = count_examples(c, root)) < 0)
 		return r;
 	if ((r = load_rules(c, map_get(root, "grants"), map_get(root, "forbid"),
@@ -1159,6 +1215,9 @@ int cd_policy_load_buf(const char *name, const char *data, size_t len, struct cd
 	c.name = name;
 	c.err = err;
 	c.examples_cap = 0;
+	c.temp = 0;
+	c.temp_parent = NULL;
+	p->break_glass_max_ttl = CD_BREAK_GLASS_DEFAULT_TTL;
 	r = cd_yaml_parse(&p->arena, name, data ? data : "", len, &root, err);
 	if (r < 0)
 		goto fail;
@@ -1227,6 +1286,7 @@ void cd_policy_free(struct cd_policy *p)
 		return;
 	free(p->grants_ix.slots);
 	free(p->forbids_ix.slots);
+	free(p->temps);
 	cd_arena_release(&p->arena);
 	free(p);
 }
@@ -1262,5 +1322,108 @@ int cd_policy_profile(const struct cd_policy *p, const char *name,
 		return -ENOENT;
 	*ret_settings = pr->settings;
 	*ret_n = pr->nsettings;
+	return 0;
+}
+
+/* ---- temporary grants ---- */
+
+int64_t cd_policy_break_glass_max_ttl(const struct cd_policy *p)
+{
+	return p ? p->break_glass_max_ttl : CD_BREAK_GLASS_DEFAULT_TTL;
+}
+
+const struct cd_rule *cd_policy_rule(const struct cd_policy *p, const char *id)
+{
+	size_t lo = 0, hi = p->ngrants + p->nforbids, i;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(p->by_id[mid]->id, id);
+		if (c == 0)
+			return p->by_id[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = 0; i < p->ntemps; i++)
+		if (strcmp(p->temps[i]->id, id) == 0)
+			return p->temps[i];
+	return NULL;
+}
+
+enum cd_temp_kind cd_policy_temp_kind(const struct cd_policy *p, const char *id)
+{
+	const struct cd_rule *g = p && id ? cd_policy_rule(p, id) : NULL;
+	return g ? g->temp : 0;
+}
+
+int cd_policy_parse_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *id,
+                         const char *parent, const char *grant_json, struct cd_rule **ret,
+                         struct cd_err *err)
+{
+	char name[128];
+	struct cd_ynode *root;
+	struct cd_rule *g;
+	struct lctx c;
+	int r;
+
+	if (!p || !id || !grant_json ||
+	    (kind != CD_TEMP_BREAK_GLASS && kind != CD_TEMP_DELEGATED) ||
+	    (kind == CD_TEMP_DELEGATED && (!parent || !*parent)))
+		return cd_err_set(err, -EINVAL, "temporary grant: bad arguments");
+	snprintf(name, sizeof name, "%s grant '%.64s'",
+	         kind == CD_TEMP_BREAK_GLASS ? "break-glass" : "delegated", id);
+	c.p = p;
+	c.name = name;
+	c.err = err;
+	c.examples_cap = 0;
+	c.temp = kind;
+	c.temp_parent = kind == CD_TEMP_DELEGATED ? parent : NULL;
+	if (strlen(grant_json) > CD_POLICY_MAX_SCALAR * 16)
+		return cd_err_set(err, -CD_E_LIMIT, "%s: too large", name);
+	if ((r = cd_yaml_parse(&p->arena, name, grant_json, strlen(grant_json), &root, err)) < 0)
+		return r;
+	g = cd_arena_alloc(&p->arena, sizeof *g);
+	if (!g)
+		return oom(&c);
+	memset(g, 0, sizeof *g);
+	if ((r = load_rule(&c, root, p->tools_node, 0, g)) < 0)
+		return r;
+	if (strcmp(g->id, id) != 0)
+		return lfail(&c, root, NULL, "id '%s' is not '%s'", g->id, id);
+	if (cd_policy_rule(p, id))
+		return lfail(&c, root, NULL, "id '%s' is already taken", id);
+	g->temp = kind;
+	g->parent = c.temp_parent ? cd_arena_strndup(&p->arena, parent, strlen(parent)) : NULL;
+	if (c.temp_parent && !g->parent)
+		return oom(&c);
+	*ret = g;
+	return 0;
+}
+
+int cd_policy_add_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *id,
+                       const char *parent, const char *grant_json, int64_t created,
+                       struct cd_err *err)
+{
+	struct cd_rule *g;
+	int r;
+
+	if ((r = cd_policy_parse_temp(p, kind, id, parent, grant_json, &g, err)) < 0)
+		return r;
+	/* The policy in force caps a break-glass grant, whatever it was
+	 * created with. */
+	if (kind == CD_TEMP_BREAK_GLASS && created <= INT64_MAX - p->break_glass_max_ttl &&
+	    g->expires > created + p->break_glass_max_ttl)
+		g->expires = created + p->break_glass_max_ttl;
+	if (p->ntemps == p->temps_cap) {
+		size_t cap = p->temps_cap ? 2 * p->temps_cap : 8;
+		const struct cd_rule **v = realloc(p->temps, cap * sizeof *v);
+		if (!v)
+			return cd_err_set(err, -ENOMEM, "out of memory");
+		p->temps = v;
+		p->temps_cap = cap;
+	}
+	p->temps[p->ntemps++] = g;
 	return 0;
 }

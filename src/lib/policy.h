@@ -160,6 +160,53 @@ int cd_policy_explain(const struct cd_policy *p, const struct cd_request *req, c
 typedef void (*cd_policy_test_fn)(int pass, const char *desc, void *ctx);
 int cd_policy_test(const struct cd_policy *p, cd_policy_test_fn fn, void *ctx, size_t *ret_failed);
 
+/* ---- temporary grants -------------------------------------------- */
+
+/* Grants that live in the state database rather than in the file
+ * (temp-grant.h): a break-glass grant (an operator's emergency grant to a
+ * declared agent, with a ticket and a hard time cap) and a delegated grant
+ * (a sub-agent "PARENT/NAME" receiving part of what PARENT holds). */
+enum cd_temp_kind {
+	CD_TEMP_BREAK_GLASS = 1,
+	CD_TEMP_DELEGATED = 2,
+};
+
+/* The longest a break-glass grant may live: the policy's
+ * `break_glass: {max_ttl: ...}`, 4 hours when absent (seconds). */
+#define CD_BREAK_GLASS_DEFAULT_TTL (4 * 3600)
+#define CD_BREAK_GLASS_CEILING_TTL (7 * 24 * 3600) /* no policy may set more */
+#define CD_DELEGATION_MAX_DEPTH    8               /* A/b/c/...: levels below a declared agent */
+int64_t cd_policy_break_glass_max_ttl(const struct cd_policy *p);
+
+/* Check a temporary grant against the policy and add it for this process's
+ * decisions.  `grant_json` is a grant mapping (the keys of a written grant,
+ * no examples) whose id is `id`.  A break-glass grant names a declared
+ * agent and lives at most until created + the policy's max TTL; a delegated
+ * grant names a sub-agent "PARENT/NAME" of `parent` (not itself declared),
+ * and every decision it takes part in also asks PARENT's grants for the
+ * same request: the stricter verdict wins, so a parent's forbid rules,
+ * approvals, expiry and removal all reach the child.  Forbid rules on an
+ * agent apply to all its sub-agents.  0, or -CD_E_PARSE with the loader's
+ * message (nothing added). */
+int cd_policy_add_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *id,
+                       const char *parent, const char *grant_json, int64_t created,
+                       struct cd_err *err);
+
+/* The kind of the temporary grant `id` added to p, or 0 when `id` is not
+ * one. */
+enum cd_temp_kind cd_policy_temp_kind(const struct cd_policy *p, const char *id);
+
+/* Delegation: may `parent` hand the grant `grant_json` (agent PARENT/NAME)
+ * down until `expires`?  Yes when, for every action class it names, one
+ * grant PARENT holds (in the file or delegated to it, active at `now`) for
+ * the same tool and task covers its whole scope and lives past `expires`.
+ * On success *ret_approval is the strictest approval those grants require
+ * (NULL, "human" or "policy:NAME"), which the child must carry.  -CD_E_DENIED
+ * with the first uncovered part in err, or -CD_E_PARSE for a bad grant. */
+int cd_policy_delegation_check(struct cd_policy *p, const char *parent, const char *id,
+                               const char *grant_json, int64_t now, int64_t expires,
+                               const char **ret_approval, struct cd_err *err);
+
 /* The settings of a named profile, as validated key/value lists (a scalar
  * setting has one value).  The sandbox interprets them. */
 struct cd_profile_setting {

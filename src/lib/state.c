@@ -1,0 +1,200 @@
+/* state.c — see state.h.  The schema of every table lives here, in one
+ * numbered list of migrations, so that one file says what the state
+ * database holds. */
+#include "state.h"
+
+#include "fs.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUSY_MS 10000
+
+struct cd_state {
+	sqlite3 *db;
+	char *path;
+};
+
+/* Migration N brings the schema from version N-1 to N.  Append only. */
+static const char *const migrations[] = {
+	/* 1: break-glass and delegated grants (temp-grant.c). */
+	"CREATE TABLE temp_grants ("
+	" id TEXT PRIMARY KEY,"
+	" kind TEXT NOT NULL,"
+	" agent TEXT NOT NULL, task TEXT, tool TEXT NOT NULL, parent TEXT,"
+	" grant_json TEXT NOT NULL,"
+	" ticket TEXT, by_whom TEXT NOT NULL, policy_sha256 TEXT,"
+	" created INTEGER NOT NULL, expires INTEGER NOT NULL,"
+	" ended TEXT, ended_at INTEGER, ended_by TEXT,"
+	" uses INTEGER NOT NULL DEFAULT 0, last_used INTEGER);"
+	"CREATE INDEX temp_grants_active ON temp_grants(ended, expires);",
+};
+
+#define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
+
+int cd_state_err(struct cd_state *s, struct cd_err *err, const char *what)
+{
+	return cd_err_set(err, -EIO, "state database '%s': %s: %s", s->path, what,
+	                  s->db ? sqlite3_errmsg(s->db) : "not open");
+}
+
+static int exec(struct cd_state *s, const char *sql, struct cd_err *err)
+{
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return cd_state_err(s, err, sql[0] == 'C' ? "schema" : sql);
+	return 0;
+}
+
+int cd_state_begin(struct cd_state *s, struct cd_err *err)
+{
+	return exec(s, "BEGIN IMMEDIATE", err);
+}
+
+int cd_state_commit(struct cd_state *s, struct cd_err *err)
+{
+	int r = exec(s, "COMMIT", err);
+	if (r < 0)
+		cd_state_rollback(s);
+	return r;
+}
+
+void cd_state_rollback(struct cd_state *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int user_version(struct cd_state *s, int *ret, struct cd_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return cd_state_err(s, err, "schema version");
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*ret = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return cd_state_err(s, err, "schema version");
+	return 0;
+}
+
+/* Bring the schema up to date in one transaction, so that a crash or a
+ * second process migrating at the same time leaves it whole. */
+static int migrate(struct cd_state *s, struct cd_err *err)
+{
+	char sql[64];
+	int v = 0, r, i;
+
+	if ((r = cd_state_begin(s, err)) < 0)
+		return r;
+	if ((r = user_version(s, &v, err)) < 0)
+		goto fail;
+	if (v > SCHEMA_VERSION) {
+		r = cd_err_set(err, -CD_E_CORRUPT,
+		               "state database '%s' has schema %d; this cordon knows %d (upgrade "
+		               "cordon)",
+		               s->path, v, SCHEMA_VERSION);
+		goto fail;
+	}
+	if (v < 0) {
+		r = cd_err_set(err, -CD_E_CORRUPT, "state database '%s': bad schema version %d",
+		               s->path, v);
+		goto fail;
+	}
+	for (i = v; i < SCHEMA_VERSION; i++)
+		if ((r = exec(s, migrations[i], err)) < 0)
+			goto fail;
+	if (v != SCHEMA_VERSION) {
+		snprintf(sql, sizeof sql, "PRAGMA user_version=%d", SCHEMA_VERSION);
+		if ((r = exec(s, sql, err)) < 0)
+			goto fail;
+	}
+	return cd_state_commit(s, err);
+fail:
+	cd_state_rollback(s);
+	return r;
+}
+
+int cd_state_open(const char *path, struct cd_state **ret, struct cd_err *err)
+{
+	struct cd_state *s;
+	sqlite3_stmt *st = NULL;
+	int r, ok = 0;
+
+	if (!path || !*path)
+		return cd_err_set(err, -EINVAL, "no state database path");
+	if (sodium_init() < 0)
+		return cd_err_set(err, -EIO, "libsodium failed to start");
+	s = calloc(1, sizeof *s);
+	if (!s || !(s->path = strdup(path))) {
+		free(s);
+		return cd_err_set(err, -ENOMEM, "state database: out of memory");
+	}
+	/* The file and the -wal/-shm files SQLite derives from it are 0600. */
+	if ((r = cd_mkdir_parents(path, err)) < 0 ||
+	    (r = cd_create_private(path, "state database", err)) < 0)
+		goto fail;
+	if (sqlite3_open_v2(path, &s->db,
+	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
+	                    NULL) != SQLITE_OK) {
+		r = s->db ? cd_state_err(s, err, "cannot open")
+		          : cd_err_set(err, -ENOMEM, "state database: out of memory");
+		goto fail;
+	}
+	sqlite3_busy_timeout(s->db, BUSY_MS);
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		const unsigned char *m = sqlite3_column_text(st, 0);
+		ok = m && strcmp((const char *)m, "wal") == 0;
+	}
+	sqlite3_finalize(st);
+	if (!ok) {
+		r = cd_state_err(s, err, "cannot switch to WAL mode");
+		goto fail;
+	}
+	if ((r = exec(s, "PRAGMA synchronous=FULL", err)) < 0 || (r = migrate(s, err)) < 0)
+		goto fail;
+	*ret = s;
+	return 0;
+fail:
+	cd_state_close(s);
+	return r;
+}
+
+void cd_state_close(struct cd_state *s)
+{
+	if (!s)
+		return;
+	sqlite3_close_v2(s->db);
+	free(s->path);
+	free(s);
+}
+
+const char *cd_state_path(const struct cd_state *s)
+{
+	return s->path;
+}
+
+sqlite3 *cd_state_db(struct cd_state *s)
+{
+	return s->db;
+}
+
+void cd_state_random_id(const char *prefix, char *out, size_t outlen)
+{
+	unsigned char b[8];
+	char hex[2 * sizeof b + 1];
+
+	randombytes_buf(b, sizeof b);
+	sodium_bin2hex(hex, sizeof hex, b, sizeof b);
+	snprintf(out, outlen, "%s%s", prefix, hex);
+}

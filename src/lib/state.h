@@ -1,0 +1,48 @@
+/* state.h — cordon's state database: the things that change (break-glass
+ * and delegated grants, pending approvals, tool pins), kept apart from the
+ * append-only audit log (DESIGN.md).  One SQLite file shared by every
+ * cordon process of the operator; it lives under the operator's state
+ * directory, which no sandbox can see (plan.c refuses to bind it).
+ *
+ * Trust boundary: the file belongs to the operator, but may have been
+ * edited by hand or damaged: rows are read defensively by the modules that
+ * own them, values are always bound as parameters, and the connection
+ * refuses triggers, views and schema writes of its own.  Every function
+ * fails closed with a one-line reason in err. */
+#ifndef CD_STATE_H
+#define CD_STATE_H
+
+#include "err.h"
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cd_state;
+
+/* Open (creating directories 0700 and the file 0600, WAL mode, the schema
+ * of every table) the database at `path`.  A database written by a newer
+ * cordon (higher schema version) is refused.  Free with cd_state_close. */
+int cd_state_open(const char *path, struct cd_state **ret, struct cd_err *err);
+void cd_state_close(struct cd_state *s);
+
+/* The path it was opened with. */
+const char *cd_state_path(const struct cd_state *s);
+
+/* The connection, for the modules that own a table (temp-grant.c,
+ * approval.c, mcp pins).  Never NULL for an open state. */
+sqlite3 *cd_state_db(struct cd_state *s);
+
+/* Transactions: BEGIN IMMEDIATE (waits for other writers up to the busy
+ * timeout), COMMIT, ROLLBACK.  0 or -EIO with the reason. */
+int cd_state_begin(struct cd_state *s, struct cd_err *err);
+int cd_state_commit(struct cd_state *s, struct cd_err *err);
+void cd_state_rollback(struct cd_state *s);
+
+/* Set err from the connection's last error: "state database: WHAT: msg". */
+int cd_state_err(struct cd_state *s, struct cd_err *err, const char *what);
+
+/* A new id: PREFIX and 16 random lower-case hex digits ("bg-1f0c..."). */
+void cd_state_random_id(const char *prefix, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,77 @@
+/* temp-grant.h — break-glass and delegated grants: temporary grants kept in
+ * the state database (state.h) and added, for the decisions of one process,
+ * to the policy loaded from the file (cd_policy_add_temp in policy.h).
+ *
+ * A row holds the grant as the policy loader reads it (a JSON mapping with
+ * the keys of a grant), so the same strict code checks a temporary grant
+ * as a written one, at creation and again at every use against the policy
+ * in force then.  A row is active until it expires or is revoked; ending
+ * is recorded in the row (who, when, why) and never deletes it. */
+#ifndef CD_TEMP_GRANT_H
+#define CD_TEMP_GRANT_H
+
+#include "err.h"
+#include "policy.h"
+#include "state.h"
+
+#include <stdint.h>
+
+#define CD_TEMP_ID_MAX 40
+/* Active temporary grants a process takes into account, at most. */
+#define CD_TEMP_MAX_ACTIVE 1000
+
+/* One row.  Strings are borrowed (valid during a callback, or owned by the
+ * caller of cd_temp_add). */
+struct cd_temp_grant {
+	char id[CD_TEMP_ID_MAX];  /* "bg-<16 hex>" or "dg-<16 hex>" */
+	enum cd_temp_kind kind;   /* policy.h */
+	const char *agent, *task; /* task may be NULL */
+	const char *tool;
+	const char *parent;        /* delegated: the delegating agent */
+	const char *grant_json;    /* the grant mapping */
+	const char *ticket;        /* break-glass: the ticket id */
+	const char *by;            /* who created it */
+	const char *policy_sha256; /* of the policy checked at creation, or NULL */
+	int64_t created, expires;  /* seconds since the epoch */
+	const char *ended;         /* NULL while active, "revoked" or "expired" */
+	int64_t ended_at;
+	const char *ended_by;
+	int64_t uses, last_used;
+};
+
+/* "break-glass" / "delegated". */
+const char *cd_temp_kind_name(enum cd_temp_kind k);
+
+/* Store a new grant; g->id is written (a fresh random id).  0 or -errno. */
+int cd_temp_add(struct cd_state *s, struct cd_temp_grant *g, struct cd_err *err);
+
+typedef int (*cd_temp_fn)(const struct cd_temp_grant *g, void *ctx);
+
+/* Rows in creation order: the active ones (not ended, expires > now), or
+ * every row when `all`.  Stops when fn returns non-zero (returned). */
+int cd_temp_list(struct cd_state *s, int all, int64_t now, cd_temp_fn fn, void *ctx,
+                 struct cd_err *err);
+
+/* End an active grant: how = "revoked" (by a person) or "expired".  *ret
+ * (may be NULL) gets a copy of the row's id, kind, agent, tool and ticket
+ * through fn before the change.  -ENOENT when no active grant has that id. */
+int cd_temp_end(struct cd_state *s, const char *id, const char *how, const char *by, int64_t now,
+                cd_temp_fn fn, void *ctx, struct cd_err *err);
+
+/* Mark every active grant whose time is up as expired, calling fn for each
+ * (to log it) inside the same transaction.  *ret_n (may be NULL) counts. */
+int cd_temp_sweep(struct cd_state *s, int64_t now, cd_temp_fn fn, void *ctx, size_t *ret_n,
+                  struct cd_err *err);
+
+/* Count one use of the grant at `now`. */
+int cd_temp_used(struct cd_state *s, const char *id, int64_t now, struct cd_err *err);
+
+/* Add the active grants to `p` for decisions at `now`.  A grant the policy
+ * in force no longer accepts (an agent or tool removed, a scope it refuses)
+ * is left out — a deny — and reported through warn (may be NULL) with the
+ * loader's reason.  *ret_n (may be NULL) counts those added. */
+typedef void (*cd_temp_warn_fn)(const char *id, const char *msg, void *ctx);
+int cd_temp_apply(struct cd_state *s, struct cd_policy *p, int64_t now, cd_temp_warn_fn warn,
+                  void *ctx, size_t *ret_n, struct cd_err *err);
+
+#endif
