@@ -28,6 +28,7 @@ int cmd_run(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_proxy(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 
 /* One-line diagnostics on stderr, prefixed "cordon: " (or "cordon SUB: "),
  * with control bytes in the message escaped. */

@@ -21,6 +21,7 @@ static const struct cd_cmd commands[] = {
 	{ "log", cmd_log, "show, export and verify the audit log" },
 	{ "policy", cmd_policy, "lint, check, explain and test the grant matrix" },
 	{ "proxy", cmd_proxy, "egress proxy: allowlisted destinations, every attempt logged" },
+	{ "mcp", cmd_mcp, "MCP gateway: granted tools only, every call decided and logged" },
 };
 
 static char prog[64] = "cordon";
