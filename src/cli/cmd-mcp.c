@@ -304,6 +304,11 @@ static int spawn_server(struct session *s)
 			_exit(CD_EXIT_CORDON);
 		if (dup2(in[0], 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
 			_exit(CD_EXIT_CORDON);
+		/* cordon run's supervisor reads its stdin until it would block
+		 * before it relays output again; a blocking pipe would hold the
+		 * server's answers back until the next request (or EOF). */
+		if (fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK) < 0)
+			_exit(CD_EXIT_CORDON);
 		syscall(SYS_close_range, 3, ~0U, 0);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
