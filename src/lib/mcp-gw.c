@@ -157,7 +157,9 @@ static int out_owned(struct cd_buf *b, char *s, size_t n)
 static int reply_error(struct cd_buf *b, const json_t *id, int code, const char *msg)
 {
 	size_t n = 0;
-	return out_owned(b, cd_jsonrpc_error_line(id, code, msg, &n), n);
+	char *s = cd_jsonrpc_error_line(id, code, msg, &n); /* sets n: not in the call */
+
+	return out_owned(b, s, n);
 }
 
 /* A tool result the model can read: {content:[{type:text,text}],isError}. */
