@@ -250,9 +250,10 @@ static int check_reach(struct session *s)
 		cd_policy_profile(s->policy, d.profile, &set, &nset);
 	for (k = 0; k < 2; k++) {
 		if (cd_path_is_under(secret[k], cwd)) {
-			cli_errorf("'%s' is under the working directory, which the server's sandbox "
-			           "sees: run cordon mcp from another directory",
-			           secret[k]);
+			cli_errorf(
+			        "'%s' is under the working directory, which the server's sandbox "
+			        "sees: run cordon mcp from another directory",
+			        secret[k]);
 			return -1;
 		}
 		for (i = 0; i < nset; i++) {
@@ -500,8 +501,8 @@ static int relay(struct session *s, int sfd)
 		if (ic >= 0 && p[ic].revents) {
 			n = read(STDIN_FILENO, buf, sizeof buf);
 			if (n > 0) {
-				if (cd_jsonrpc_feed(&s->rd_client, buf, (size_t)n, on_client_line, s) <
-				    0)
+				if (cd_jsonrpc_feed(&s->rd_client, buf, (size_t)n, on_client_line,
+				                    s) < 0)
 					return -1;
 			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 				client_open = 0; /* client EOF: the session ends */
@@ -511,8 +512,8 @@ static int relay(struct session *s, int sfd)
 		if (is >= 0 && p[is].revents) {
 			n = read(s->from_srv, buf, sizeof buf);
 			if (n > 0) {
-				if (cd_jsonrpc_feed(&s->rd_server, buf, (size_t)n, on_server_line, s) <
-				    0)
+				if (cd_jsonrpc_feed(&s->rd_server, buf, (size_t)n, on_server_line,
+				                    s) < 0)
 					return -1;
 			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 				server_open = 0;
@@ -537,10 +538,14 @@ static int relay(struct session *s, int sfd)
 static int gateway(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' }, { "agent", required_argument, NULL, 'a' },
-		{ "task", required_argument, NULL, 't' },   { "server", required_argument, NULL, 's' },
-		{ "audit", required_argument, NULL, 'A' },  { "state", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "agent", required_argument, NULL, 'a' },
+		{ "task", required_argument, NULL, 't' },
+		{ "server", required_argument, NULL, 's' },
+		{ "audit", required_argument, NULL, 'A' },
+		{ "state", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct session s;
 	struct cd_mcp_gw_config cfg;
@@ -575,7 +580,8 @@ static int gateway(int argc, char **argv)
 			usage(stdout);
 			return CD_EXIT_OK;
 		default:
-			cli_errorf("unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+			cli_errorf("unknown or incomplete option '%s' (see --help)",
+			           argv[optind - 1]);
 			return CD_EXIT_USAGE;
 		}
 	}
@@ -657,10 +663,14 @@ struct pins_opts {
 static int pins_args(int argc, char **argv, struct pins_opts *o)
 {
 	static const struct option opts[] = {
-		{ "server", required_argument, NULL, 's' }, { "state", required_argument, NULL, 'S' },
-		{ "audit", required_argument, NULL, 'A' },  { "sha256", required_argument, NULL, 'H' },
-		{ "all", no_argument, NULL, 'a' },          { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+		{ "server", required_argument, NULL, 's' },
+		{ "state", required_argument, NULL, 'S' },
+		{ "audit", required_argument, NULL, 'A' },
+		{ "sha256", required_argument, NULL, 'H' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -691,7 +701,8 @@ static int pins_args(int argc, char **argv, struct pins_opts *o)
 			usage(stdout);
 			exit(CD_EXIT_OK);
 		default:
-			cli_errorf("unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+			cli_errorf("unknown or incomplete option '%s' (see --help)",
+			           argv[optind - 1]);
 			return -1;
 		}
 	}
@@ -913,8 +924,8 @@ static int pins(int argc, char **argv)
 			printf("no pending definition of %s/%s\n", o.server, o.tools[0]);
 			rc = CD_EXIT_OK;
 		} else {
-			printf("--- approved %.16s\n+++ pending %.16s\n", d.approved ? d.asha : "(none)",
-			       d.psha);
+			printf("--- approved %.16s\n+++ pending %.16s\n",
+			       d.approved ? d.asha : "(none)", d.psha);
 			show_diff(d.approved ? d.approved : json_object(), d.pending);
 			rc = CD_EXIT_OK;
 		}

@@ -90,7 +90,8 @@ int cd_jsonrpc_precheck(const char *p, size_t n, unsigned max_depth, struct cd_e
 		if (c >= 0x80) {
 			size_t k = cd_utf8_seq(s + i, n - i);
 			if (k == 0)
-				return cd_err_set(err, -CD_E_PARSE, "invalid UTF-8 at offset %zu", i);
+				return cd_err_set(err, -CD_E_PARSE, "invalid UTF-8 at offset %zu",
+				                  i);
 			i += k;
 			continue;
 		}
@@ -104,7 +105,8 @@ int cd_jsonrpc_precheck(const char *p, size_t n, unsigned max_depth, struct cd_e
 		} else if (c == '[' || c == '{') {
 			if (++depth > max_depth)
 				return cd_err_set(err, -CD_E_PARSE,
-				                  "nesting deeper than %u at offset %zu", max_depth, i);
+				                  "nesting deeper than %u at offset %zu", max_depth,
+				                  i);
 		} else if ((c == ']' || c == '}') && depth > 0) {
 			depth--;
 		}
@@ -178,7 +180,8 @@ static int classify(struct cd_jsonrpc_msg *m, struct cd_err *err)
 		if (has_result || has_error)
 			return invalid(m, CD_JSONRPC_INVALID_REQUEST, err,
 			               "a message is a request or a response, not both");
-		if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > 256 ||
+		if (!json_is_string(v) || json_string_length(v) == 0 ||
+		    json_string_length(v) > 256 ||
 		    memchr(json_string_value(v), '\0', json_string_length(v)))
 			return invalid(m, CD_JSONRPC_INVALID_REQUEST, err,
 			               "\"method\" must be a non-empty string");

@@ -286,7 +286,8 @@ static int tool_seen(struct cd_mcp_gw *gw, struct tools *into, json_t *def)
 	char sha[65];
 	int r;
 
-	if (!json_is_string(name) || !valid_tool_name(json_string_value(name), json_string_length(name)))
+	if (!json_is_string(name) ||
+	    !valid_tool_name(json_string_value(name), json_string_length(name)))
 		return 0;
 	if (tools_find(into, json_string_value(name)) || into->n >= CD_MCP_TOOLS_MAX)
 		return 0; /* a second definition of one name is never shown */
@@ -493,8 +494,8 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 		return deny_call(gw, id, r > 0 ? text : "denied by policy: tool not approved");
 	}
 	r = cd_mcp_map_call(gw->cfg.policy, gw->cfg.agent, gw->cfg.task, gw->cfg.server, name, args,
-	                    gw->cfg.now, gw->cfg.ops ? gw->cfg.ops->resolve : NULL, gw->cfg.ctx, &mr,
-	                    &err);
+	                    gw->cfg.now, gw->cfg.ops ? gw->cfg.ops->resolve : NULL, gw->cfg.ctx,
+	                    &mr, &err);
 	if (r == -ENOMEM) {
 		cd_mcp_request_release(&mr);
 		return r;
@@ -522,7 +523,8 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 		r = snprintf(text, sizeof text,
 		             "needs approval: %s (grant %s, approval %s); approvals are not wired "
 		             "into cordon mcp yet, so the call is refused",
-		             full, dec.nids ? dec.ids[0] : "?", dec.approval ? dec.approval : "human");
+		             full, dec.nids ? dec.ids[0] : "?",
+		             dec.approval ? dec.approval : "human");
 		ev.reason = text;
 		record(gw, &ev);
 		cd_mcp_request_release(&mr);
@@ -539,8 +541,9 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	/* The intent is durable before the server sees the call. */
 	if (record(gw, &ev) < 0) {
 		cd_mcp_request_release(&mr);
-		return deny_call(gw, id,
-		                 "denied: the audit log could not record the call (no log, no call)");
+		return deny_call(
+		        gw, id,
+		        "denied: the audit log could not record the call (no log, no call)");
 	}
 	if (cd_jsonrpc_idkey(id, key) < 0 || !(p = table_add(&gw->client_req, key, P_CALL))) {
 		cd_mcp_request_release(&mr);
@@ -563,8 +566,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	return r;
 }
 
-static int client_call(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
-                       size_t len)
+static int client_call(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line, size_t len)
 {
 	json_t *name = json_object_get(m->params, "name");
 	json_t *args = json_object_get(m->params, "arguments");
@@ -820,7 +822,8 @@ static int server_call_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 	ev.verdict = "allow";
 	ev.is_error = m->kind == CD_JSONRPC_ERROR ||
 	              (m->result && json_is_true(json_object_get(m->result, "isError")));
-	ev.reason = m->kind == CD_JSONRPC_ERROR ? "the server answered with a JSON-RPC error" : NULL;
+	ev.reason =
+	        m->kind == CD_JSONRPC_ERROR ? "the server answered with a JSON-RPC error" : NULL;
 	ev.duration_ms = end > p->start_ms ? (uint64_t)(end - p->start_ms) : 0;
 	record(gw, &ev);
 	return r;

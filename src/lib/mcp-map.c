@@ -89,14 +89,16 @@ static int add_path(struct cd_mcp_request *r, const char *s, size_t n, cd_mcp_re
 		return cd_err_set(err, -CD_E_LIMIT, "more than %d paths in one call",
 		                  CD_REQ_MAX_PATHS / 2);
 	if (n == 0 || n >= CD_PATH_MAX || memchr(s, '\0', n))
-		return cd_err_set(err, -CD_E_DENIED, "a path argument is empty, too long or holds NUL");
+		return cd_err_set(err, -CD_E_DENIED,
+		                  "a path argument is empty, too long or holds NUL");
 	r->paths[r->npaths] = strndup(s, n);
 	if (!r->paths[r->npaths])
 		return -ENOMEM;
 	r->npaths++;
 	/* What the server would really open: decided too, so a symlink in a
 	 * granted directory cannot lead outside it. */
-	if (resolve && s[0] == '/' && resolve(rctx, r->paths[r->npaths - 1], real, sizeof real) == 0 &&
+	if (resolve && s[0] == '/' &&
+	    resolve(rctx, r->paths[r->npaths - 1], real, sizeof real) == 0 &&
 	    strcmp(real, r->paths[r->npaths - 1]) != 0) {
 		r->paths[r->npaths] = strdup(real);
 		if (!r->paths[r->npaths])
@@ -136,10 +138,12 @@ static int set_host(struct cd_mcp_request *r, const char *name, const char *s, s
 		if (h < end && *h == '[') {
 			q = memchr(h, ']', (size_t)(end - h));
 			if (!q)
-				return cd_err_set(err, -CD_E_DENIED, "argument '%s': bad URL", name);
+				return cd_err_set(err, -CD_E_DENIED, "argument '%s': bad URL",
+				                  name);
 			colon = q + 1 < end && q[1] == ':' ? q + 1 : NULL;
 			if (!colon && q + 1 != end)
-				return cd_err_set(err, -CD_E_DENIED, "argument '%s': bad URL", name);
+				return cd_err_set(err, -CD_E_DENIED, "argument '%s': bad URL",
+				                  name);
 		} else {
 			colon = memchr(h, ':', (size_t)(end - h));
 		}
@@ -147,7 +151,8 @@ static int set_host(struct cd_mcp_request *r, const char *name, const char *s, s
 			const char *d;
 			port = 0;
 			if (colon + 1 == end || end - colon > 6)
-				return cd_err_set(err, -CD_E_DENIED, "argument '%s': bad port", name);
+				return cd_err_set(err, -CD_E_DENIED, "argument '%s': bad port",
+				                  name);
 			for (d = colon + 1; d < end; d++) {
 				if (*d < '0' || *d > '9')
 					return cd_err_set(err, -CD_E_DENIED,
@@ -155,7 +160,8 @@ static int set_host(struct cd_mcp_request *r, const char *name, const char *s, s
 				port = port * 10 + (*d - '0');
 			}
 			if (port > 65535)
-				return cd_err_set(err, -CD_E_DENIED, "argument '%s': bad port", name);
+				return cd_err_set(err, -CD_E_DENIED, "argument '%s': bad port",
+				                  name);
 			end = colon;
 		}
 		if (r->req.port >= 0 && r->req.port != port)
@@ -200,7 +206,8 @@ static int add_arg(struct cd_mcp_request *r, const char *name, json_t *v, struct
 		}
 	} else if (cd_mcp_canonical(v, &b) < 0) {
 		cd_buf_release(&b);
-		return cd_err_set(err, -CD_E_DENIED, "argument '%s' is too long to decide on", name);
+		return cd_err_set(err, -CD_E_DENIED, "argument '%s' is too long to decide on",
+		                  name);
 	}
 	val = cd_buf_take(&b);
 	n = strdup(name);
@@ -229,9 +236,10 @@ static int strings_of(json_t *v, const char *name, const char *kind, struct cd_e
 		                  kind);
 	for (i = 0; i < json_array_size(v); i++)
 		if (!json_is_string(json_array_get(v, i)))
-			return cd_err_set(err, -CD_E_DENIED,
-			                  "argument '%s' (%s) must be a string or a list of strings",
-			                  name, kind);
+			return cd_err_set(
+			        err, -CD_E_DENIED,
+			        "argument '%s' (%s) must be a string or a list of strings", name,
+			        kind);
 	return (int)json_array_size(v);
 }
 
@@ -251,8 +259,8 @@ static int map_one(struct cd_mcp_request *r, const char *name, const char *kind,
 		for (k = 0; k < n; k++) {
 			json_t *s = item(v, (size_t)k);
 			if (kind[0] == 'p') {
-				rc = add_path(r, json_string_value(s), json_string_length(s), resolve,
-				              rctx, err);
+				rc = add_path(r, json_string_value(s), json_string_length(s),
+				              resolve, rctx, err);
 			} else if (r->nfields >= CD_REQ_MAX_ARGS) {
 				rc = cd_err_set(err, -CD_E_LIMIT, "too many record fields");
 			} else {
@@ -266,8 +274,8 @@ static int map_one(struct cd_mcp_request *r, const char *name, const char *kind,
 	}
 	if (!strcmp(kind, "host")) {
 		if (!json_is_string(v))
-			return cd_err_set(err, -CD_E_DENIED, "argument '%s' (a host) must be a string",
-			                  name);
+			return cd_err_set(err, -CD_E_DENIED,
+			                  "argument '%s' (a host) must be a string", name);
 		return set_host(r, name, json_string_value(v), json_string_length(v), err);
 	}
 	if (!strcmp(kind, "port"))

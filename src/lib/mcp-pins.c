@@ -87,7 +87,8 @@ int cd_mcp_pin_check(struct cd_state *s, const char *server, const char *tool, c
 		if (approved_other)
 			*ret = CD_MCP_PIN_CHANGED;
 	}
-	if ((r = prepare(s, "SELECT count(DISTINCT server) FROM mcp_pins WHERE tool=? AND server<>?",
+	if ((r = prepare(s,
+	                 "SELECT count(DISTINCT server) FROM mcp_pins WHERE tool=? AND server<>?",
 	                 &st, err)) < 0)
 		goto rollback;
 	bind_text(st, 1, tool);
@@ -141,9 +142,8 @@ int cd_mcp_pins_list(struct cd_state *s, const char *server, const char *tool, c
 	return 0;
 }
 
-int cd_mcp_pin_approve(struct cd_state *s, const char *server, const char *tool,
-                       const char *sha256, const char *by, int64_t now, char ret_sha256[65],
-                       struct cd_err *err)
+int cd_mcp_pin_approve(struct cd_state *s, const char *server, const char *tool, const char *sha256,
+                       const char *by, int64_t now, char ret_sha256[65], struct cd_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	const unsigned char *h;

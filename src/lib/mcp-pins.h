@@ -42,8 +42,7 @@ int cd_mcp_pins_list(struct cd_state *s, const char *server, const char *tool, c
 /* Approve definition `sha256` (a full hex digest, or NULL: the newest
  * pending one) of (server, tool), superseding the approved one.  `by` is
  * the operator.  0, -ENOENT (nothing to approve), -EIO. */
-int cd_mcp_pin_approve(struct cd_state *s, const char *server, const char *tool,
-                       const char *sha256, const char *by, int64_t now, char ret_sha256[65],
-                       struct cd_err *err);
+int cd_mcp_pin_approve(struct cd_state *s, const char *server, const char *tool, const char *sha256,
+                       const char *by, int64_t now, char ret_sha256[65], struct cd_err *err);
 
 #endif

@@ -80,8 +80,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cd_mcp_gw *gw;
 	struct cd_err err = { 0, "" };
 
-	if (!policy && cd_policy_load_buf("fuzz", policy_yaml, sizeof policy_yaml - 1, &policy,
-	                                  &err) < 0)
+	if (!policy &&
+	    cd_policy_load_buf("fuzz", policy_yaml, sizeof policy_yaml - 1, &policy, &err) < 0)
 		abort();
 	memset(&cfg, 0, sizeof cfg);
 	cfg.policy = policy;

@@ -96,8 +96,9 @@ int main(void)
 	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
 	take(cd_mcp_gw_to_client(gw), o, sizeof o);
 	ok(strstr(o, "initialize first") != NULL, "requests before initialize are refused");
-	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-	      "\"2025-11-25\",\"capabilities\":{\"roots\":{},\"elicitation\":{}}}}");
+	C(gw,
+	  "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+	  "\"2025-11-25\",\"capabilities\":{\"roots\":{},\"elicitation\":{}}}}");
 	take(cd_mcp_gw_to_server(gw), o, sizeof o);
 	ok(strstr(o, "roots") == NULL && strstr(o, "elicitation") != NULL,
 	   "roots stripped from the client's capabilities, elicitation kept");
@@ -107,10 +108,12 @@ int main(void)
 
 	/* a tools/call before any list: held while the gateway lists */
 	approved_all = 1;
-	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write\","
-	      "\"arguments\":{\"path\":\"/d/x\"}}}");
+	C(gw,
+	  "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"write\","
+	  "\"arguments\":{\"path\":\"/d/x\"}}}");
 	take(cd_mcp_gw_to_server(gw), o, sizeof o);
-	ok(strstr(o, "\"tools/list\"") && strstr(o, "cordon-"), "the gateway lists with its own id");
+	ok(strstr(o, "\"tools/list\"") && strstr(o, "cordon-"),
+	   "the gateway lists with its own id");
 	{
 		char idbuf[64], resp[512];
 		const char *q = strstr(o, "\"id\":\"") + 6;
@@ -118,7 +121,8 @@ int main(void)
 		memcpy(idbuf, q, n);
 		idbuf[n] = '\0';
 		snprintf(resp, sizeof resp,
-		         "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[{\"name\":\"read\","
+		         "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[{\"name\":"
+		         "\"read\","
 		         "\"inputSchema\":{}},{\"name\":\"write\",\"inputSchema\":{}},{\"name\":"
 		         "\"shell\",\"inputSchema\":{}}]}}",
 		         idbuf);
@@ -130,8 +134,9 @@ int main(void)
 	take(cd_mcp_gw_to_server(gw), o, sizeof o);
 	is_str(o, "", "... never sent to the server");
 
-	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"read\","
-	      "\"arguments\":{\"path\":\"/d/x\"}}}");
+	C(gw,
+	  "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"read\","
+	  "\"arguments\":{\"path\":\"/d/x\"}}}");
 	take(cd_mcp_gw_to_server(gw), o, sizeof o);
 	ok(strstr(o, "\"id\":3") != NULL, "an allowed read is forwarded as received");
 	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
@@ -144,11 +149,13 @@ int main(void)
 	take(cd_mcp_gw_to_client(gw), o, sizeof o);
 	is_str(o, "", "a second response to it (to nothing) is dropped");
 
-	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"read\","
-	      "\"arguments\":{\"path\":\"/d/x\",\"extra\":\"/etc/shadow\"}}}");
+	C(gw,
+	  "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"read\","
+	  "\"arguments\":{\"path\":\"/d/x\",\"extra\":\"/etc/shadow\"}}}");
 	take(cd_mcp_gw_to_client(gw), o, sizeof o);
 	ok(strstr(o, "not typed") != NULL, "an argument the inventory does not type is refused");
-	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"shell\"}}");
+	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/"
+	      "call\",\"params\":{\"name\":\"shell\"}}");
 	take(cd_mcp_gw_to_client(gw), o, sizeof o);
 	ok(strstr(o, "isError") && strstr(o, "inventory"), "an offered tool outside the policy");
 
@@ -171,8 +178,9 @@ int main(void)
 	S(gw, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}");
 	take(cd_mcp_gw_to_client(gw), o, sizeof o);
 	ok(strstr(o, "list_changed") != NULL, "list_changed is forwarded");
-	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"read\","
-	      "\"arguments\":{\"path\":\"/d/x\"}}}");
+	C(gw,
+	  "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"read\","
+	  "\"arguments\":{\"path\":\"/d/x\"}}}");
 	take(cd_mcp_gw_to_server(gw), o, sizeof o);
 	ok(strstr(o, "\"tools/list\"") != NULL, "... and the next call waits for a fresh list");
 	ok(nrec > 5, "events were recorded (%d)", nrec);
