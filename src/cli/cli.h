@@ -29,6 +29,7 @@ int cmd_run(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_proxy(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 int cmd_grant(int argc, char **argv);
 int cmd_delegate(int argc, char **argv);
 

@@ -1020,6 +1020,11 @@ static int load_rule(struct lctx *c, const struct cd_ynode *m, const struct cd_y
 	if (tool && tool->kind && !strcmp(tool->kind, "command") && !g->nargv)
 		return lfail(c, m, "add scope.argv, e.g. argv: [git, status]",
 		             "grant '%s' on command tool '%s' has no argv scope", g->id, g->tool);
+	/* A grant with argv on an MCP server's tool is its launch grant
+	 * (`cordon mcp` starts the server as a decided run): calls never carry
+	 * argv, so it covers no call and needs no path or host scope. */
+	if (tool && tool->kind && !strcmp(tool->kind, "mcp") && g->nargv)
+		return 0;
 	if (tool && tool_has_arg_kind(tools, g->tool, "path") && !g->npaths)
 		return lfail(c, m, "add scope.paths", "grant '%s' on tool '%s' has no path scope",
 		             g->id, g->tool);

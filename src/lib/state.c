@@ -31,7 +31,15 @@ static const char *const migrations[] = {
 	" ended TEXT, ended_at INTEGER, ended_by TEXT,"
 	" uses INTEGER NOT NULL DEFAULT 0, last_used INTEGER);"
 	"CREATE INDEX temp_grants_active ON temp_grants(ended, expires);",
-	/* 2: the approval queue (approval.c). */
+	/* 2: pinned tool definitions of MCP servers (mcp-pins.c): one row per
+	 * definition seen; state 'approved', 'pending' or 'superseded'. */
+	"CREATE TABLE mcp_pins ("
+	" server TEXT NOT NULL, tool TEXT NOT NULL, sha256 TEXT NOT NULL,"
+	" definition TEXT NOT NULL, state TEXT NOT NULL,"
+	" first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
+	" approved_at INTEGER, approved_by TEXT,"
+	" PRIMARY KEY (server, tool, sha256));",
+	/* 3: the approval queue (approval.c). */
 	"CREATE TABLE approvals ("
 	" id TEXT PRIMARY KEY,"
 	" status TEXT NOT NULL,"

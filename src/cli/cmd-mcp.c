@@ -1,0 +1,947 @@
+/* cmd-mcp.c — `cordon mcp`: the MCP gateway front end, and `cordon mcp
+ * pins` for the operator.
+ *
+ * The gateway speaks newline-delimited JSON-RPC on its own stdin/stdout
+ * toward the client and on pipes toward the tool server; the decisions are
+ * the library's (src/lib/mcp-gw.c), this file only moves bytes, keeps the
+ * server's life tied to the session, and turns gateway events into audit
+ * records and pins.  Diagnostics never go to stdout (it is the protocol).
+ *
+ * The server is started as `/proc/self/exe run --policy F --agent A
+ * --tool NAME -- CMD...` rather than by calling the sandbox library here:
+ * the launch is then one ordinary decided, recorded run (its grant names
+ * the profile, `cordon run` refuses options that would widen it), with the
+ * same plan checks, walls, limits, signal forwarding and run.intent /
+ * run.result records as every other command, and the gateway process
+ * itself keeps no sandbox state.  A forked copy of this process would also
+ * inherit the open audit and state databases; exec does not.
+ */
+#include "cli.h"
+
+#include "cli-audit.h"
+#include "gate-mcp.h"
+#include "mcp-pins.h"
+#include "mcp.h"
+#include "path.h"
+#include "policy.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SHUTDOWN_GRACE_MS 2000
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: cordon mcp --policy FILE --agent ID [--task ID] --server NAME\n"
+	        "                  [--audit PATH] [--state PATH] -- CMD [ARG...]\n"
+	        "       cordon mcp pins list [--server NAME] [--state PATH] [--json]\n"
+	        "       cordon mcp pins approve --server NAME (--all | TOOL...) [--sha256 HEX]\n"
+	        "                  [--state PATH] [--audit PATH]\n"
+	        "       cordon mcp pins diff --server NAME TOOL [--state PATH]\n"
+	        "\n"
+	        "An MCP gateway: JSON-RPC on stdin/stdout toward the agent's client, and toward\n"
+	        "the tool server CMD, which runs in a cordon run sandbox decided as action\n"
+	        "execute on tool NAME with CMD as argv (the grant's profile is the sandbox).\n"
+	        "The agent sees only the tools it is granted whose pinned definitions are\n"
+	        "approved; every tools/call is decided against the policy (tool NAME/TOOL, the\n"
+	        "arguments typed by the policy's inventory) and recorded; a denied call is a\n"
+	        "tool result with isError and \"denied by policy: ...\", never sent to the\n"
+	        "server.  The client's roots and sampling capabilities are not passed on.\n"
+	        "\n"
+	        "Options:\n"
+	        "  --policy FILE    the grant matrix (required)\n"
+	        "  --agent ID       the agent every decision names (required)\n"
+	        "  --task ID        the task, when calls belong to one\n"
+	        "  --server NAME    the server's name in the policy's tools (required)\n"
+	        "  --audit PATH     the audit log (default $CORDON_AUDIT, else\n"
+	        "                   $XDG_STATE_HOME/cordon/audit.db); no log, no call\n"
+	        "  --state PATH     the state database with the pins (default $CORDON_STATE,\n"
+	        "                   else $XDG_STATE_HOME/cordon/state.db); never visible to the\n"
+	        "                   sandbox\n"
+	        "  -h, --help       this text\n"
+	        "\n"
+	        "pins: list the pinned definitions (approved, pending, superseded); approve the\n"
+	        "newest pending definition of each TOOL (or --all, or one --sha256); diff the\n"
+	        "approved definition of TOOL with its newest pending one.\n"
+	        "\n"
+	        "Exit status: 0 when the client ended the session, 125 when cordon refused or\n"
+	        "failed (one line on stderr), 2 usage; pins: 0, 1 nothing to approve, 2 usage.\n");
+}
+
+/* ---- paths ------------------------------------------------------------- */
+
+static int state_path(const char *opt, char *out, size_t outlen)
+{
+	const char *v = opt ? opt : getenv("CORDON_STATE");
+	const char *base;
+	int n;
+
+	if (v && *v)
+		n = snprintf(out, outlen, "%s", v);
+	else if ((base = getenv("XDG_STATE_HOME")) && base[0] == '/')
+		n = snprintf(out, outlen, "%s/cordon/state.db", base);
+	else if ((base = getenv("HOME")) && base[0] == '/')
+		n = snprintf(out, outlen, "%s/.local/state/cordon/state.db", base);
+	else
+		return -ENOENT;
+	return n > 0 && (size_t)n < outlen ? 0 : -ENAMETOOLONG;
+}
+
+static int open_state(const char *opt, struct cd_state **ret)
+{
+	char path[CD_PATH_MAX];
+	struct cd_err err = { 0, "" };
+
+	if (state_path(opt, path, sizeof path) < 0) {
+		cli_errorf("no state database: pass --state PATH or set CORDON_STATE");
+		return -1;
+	}
+	if (cd_state_open(path, ret, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the session -------------------------------------------------------- */
+
+struct session {
+	const char *policy_path, *agent, *task, *server, *audit_opt, *state_opt;
+	char **cmd;
+	struct cd_policy *policy;
+	struct cd_audit *audit;
+	struct cd_state *state;
+	struct cd_gate gate;
+	struct cd_mcp_gw *gw;
+	char run_id[40];
+	pid_t child;
+	int to_srv, from_srv, err_srv; /* our ends of the server's stdio */
+	struct cd_jsonrpc_reader rd_client, rd_server;
+	int fatal;
+};
+
+static int64_t mono_ms(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int ev_record(void *ctx, const struct cd_mcp_event *ev)
+{
+	struct session *s = ctx;
+	struct cd_err err = { 0, "" };
+	int r = cd_gate_mcp_event(&s->gate, s->run_id, s->agent, s->task, ev, &err);
+
+	if (r < 0)
+		cli_errorf("audit: %s", err.msg);
+	return r;
+}
+
+static int ev_pin(void *ctx, const char *tool, const char *sha256, const char *canonical,
+                  enum cd_mcp_pin *ret)
+{
+	struct session *s = ctx;
+	struct cd_err err = { 0, "" };
+	int inserted = 0, shadowed = 0;
+
+	if (cd_mcp_pin_check(s->state, s->server, tool, sha256, canonical, (int64_t)time(NULL), ret,
+	                     &inserted, &shadowed, &err) < 0) {
+		cli_errorf("pins: %s", err.msg);
+		return -1;
+	}
+	if (inserted && *ret != CD_MCP_PIN_APPROVED &&
+	    cd_gate_mcp_pin(&s->gate, s->run_id, s->agent, s->server, tool, sha256,
+	                    cd_mcp_pin_name(*ret), shadowed, &err) < 0) {
+		cli_errorf("audit: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Where a path argument really leads on the host: the deepest existing
+ * ancestor resolved, the rest appended (a file to be created). */
+static int resolve_path(void *ctx, const char *path, char *out, size_t outlen)
+{
+	char tmp[CD_PATH_MAX], *slash, *real;
+	size_t n = strlen(path);
+	int k;
+
+	(void)ctx;
+	if (n >= sizeof tmp || path[0] != '/')
+		return -EINVAL;
+	memcpy(tmp, path, n + 1);
+	for (;;) {
+		real = realpath(tmp, NULL);
+		if (real)
+			break;
+		if (errno != ENOENT && errno != ENOTDIR)
+			return -errno;
+		slash = strrchr(tmp, '/');
+		if (!slash || slash == tmp)
+			return -ENOENT;
+		*slash = '\0';
+	}
+	k = snprintf(out, outlen, "%s%s", strcmp(real, "/") ? real : "", path + strlen(tmp));
+	free(real);
+	return k > 0 && (size_t)k < outlen ? 0 : -ENAMETOOLONG;
+}
+
+static const struct cd_mcp_gw_ops gw_ops = {
+	.record = ev_record,
+	.pin = ev_pin,
+	.resolve = resolve_path,
+	.now_ms = mono_ms,
+};
+
+/* The launch decision, made here once more to learn the profile, so the
+ * state database and the audit log can be checked to be out of the
+ * sandbox's reach (cordon run decides it again and records it). */
+static int check_reach(struct session *s)
+{
+	struct cd_request rq;
+	struct cd_decision d;
+	const struct cd_profile_setting *set = NULL;
+	char state[CD_PATH_MAX], audit[CD_PATH_MAX], cwd[CD_PATH_MAX];
+	const char *secret[2] = { state, audit };
+	size_t nset = 0, i, j, k, argc = 0;
+
+	while (s->cmd[argc])
+		argc++;
+	cd_request_init(&rq);
+	rq.agent = s->agent;
+	rq.task = s->task;
+	rq.tool = s->server;
+	rq.action = CD_ACTION_EXECUTE;
+	rq.argv = (const char *const *)s->cmd;
+	rq.argc = argc;
+	rq.now = (int64_t)time(NULL);
+	cd_policy_decide(s->policy, &rq, &d, NULL);
+	if (d.verdict != CD_VERDICT_ALLOW) {
+		cli_errorf("the server may not start: %s (a grant of action execute on tool '%s' "
+		           "with scope.argv is its launch grant)",
+		           d.verdict == CD_VERDICT_DENY ? d.reason : "the launch needs approval",
+		           s->server);
+		return -1;
+	}
+	if (state_path(s->state_opt, state, sizeof state) < 0 ||
+	    cli_audit_path(s->audit_opt, audit, sizeof audit) < 0 || !getcwd(cwd, sizeof cwd)) {
+		cli_errorf("cannot resolve the state, audit or working directory paths");
+		return -1;
+	}
+	if (d.profile)
+		cd_policy_profile(s->policy, d.profile, &set, &nset);
+	for (k = 0; k < 2; k++) {
+		if (cd_path_is_under(secret[k], cwd)) {
+			cli_errorf(
+			        "'%s' is under the working directory, which the server's sandbox "
+			        "sees: run cordon mcp from another directory",
+			        secret[k]);
+			return -1;
+		}
+		for (i = 0; i < nset; i++) {
+			if (strcmp(set[i].key, "ro") && strcmp(set[i].key, "rw"))
+				continue;
+			for (j = 0; j < set[i].nvalues; j++) {
+				char src[CD_PATH_MAX];
+				const char *v = set[i].values[j], *c = strrchr(v, ':');
+				size_t len = c && c[1] == '/' ? (size_t)(c - v) : strlen(v);
+				if (len >= sizeof src)
+					continue;
+				memcpy(src, v, len);
+				src[len] = '\0';
+				if (cd_path_is_under(secret[k], src)) {
+					cli_errorf("profile '%s' binds '%s', which holds '%s': the "
+					           "sandbox must never see cordon's state",
+					           d.profile, src, secret[k]);
+					return -1;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+static int spawn_server(struct session *s)
+{
+	int in[2], outp[2], errp[2];
+	pid_t pid;
+
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		cli_errorf("cannot make pipes: %s", cd_strerror(-errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		cli_errorf("cannot fork: %s", cd_strerror(-errno));
+		return -1;
+	}
+	if (pid == 0) {
+		const char *argv[32 + CD_PLAN_MAX_ARGV];
+		size_t n = 0, i;
+		sigset_t none;
+
+		/* The server's supervisor dies with the gateway, and its
+		 * sandbox with it (cordon run's own parent-death kill). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(CD_EXIT_CORDON);
+		if (dup2(in[0], 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
+			_exit(CD_EXIT_CORDON);
+		/* cordon run's supervisor reads its stdin until it would block
+		 * before it relays output again; a blocking pipe would hold the
+		 * server's answers back until the next request (or EOF). */
+		if (fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK) < 0)
+			_exit(CD_EXIT_CORDON);
+		syscall(SYS_close_range, 3, ~0U, 0);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		argv[n++] = "cordon";
+		argv[n++] = "run";
+		argv[n++] = "--policy";
+		argv[n++] = s->policy_path;
+		argv[n++] = "--agent";
+		argv[n++] = s->agent;
+		if (s->task) {
+			argv[n++] = "--task";
+			argv[n++] = s->task;
+		}
+		argv[n++] = "--tool";
+		argv[n++] = s->server;
+		if (s->audit_opt) {
+			argv[n++] = "--audit";
+			argv[n++] = s->audit_opt;
+		}
+		argv[n++] = "--";
+		for (i = 0; s->cmd[i] && n < sizeof argv / sizeof argv[0] - 1; i++)
+			argv[n++] = s->cmd[i];
+		argv[n] = NULL;
+		execv("/proc/self/exe", (char *const *)argv);
+		_exit(CD_EXIT_CORDON);
+	}
+	close(in[0]);
+	close(outp[1]);
+	close(errp[1]);
+	s->child = pid;
+	s->to_srv = in[1];
+	s->from_srv = outp[0];
+	s->err_srv = errp[0];
+	fcntl(s->to_srv, F_SETFL, O_NONBLOCK);
+	fcntl(s->from_srv, F_SETFL, O_NONBLOCK);
+	fcntl(s->err_srv, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+static int on_client_line(void *ctx, const char *line, size_t len, int status)
+{
+	struct session *s = ctx;
+	int r = status < 0 ? cd_mcp_gw_client_too_long(s->gw)
+	                   : cd_mcp_gw_from_client(s->gw, line, len);
+	return r < 0 ? r : 0;
+}
+
+static int on_server_line(void *ctx, const char *line, size_t len, int status)
+{
+	struct session *s = ctx;
+	int r = status < 0 ? cd_mcp_gw_server_too_long(s->gw)
+	                   : cd_mcp_gw_from_server(s->gw, line, len);
+	return r < 0 ? r : 0;
+}
+
+/* Write what we can of b to fd; 0, or -1 when the peer is gone. */
+static int flush(int fd, struct cd_buf *b)
+{
+	while (b->len) {
+		ssize_t w = write(fd, b->data, b->len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return 0;
+		if (w <= 0)
+			return -1;
+		cd_mcp_gw_consumed(b, (size_t)w);
+	}
+	return 0;
+}
+
+/* The server's stderr is drained here, never left to block it, and passed
+ * to ours only when ours can take it now (some clients never read it). */
+static void drain_stderr(struct session *s)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = read(s->err_srv, buf, sizeof buf)) > 0) {
+		struct pollfd p = { .fd = STDERR_FILENO, .events = POLLOUT };
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT))
+			(void)!write(STDERR_FILENO, buf, (size_t)n);
+	}
+	if (n == 0) {
+		close(s->err_srv);
+		s->err_srv = -1;
+	}
+}
+
+static int reap(struct session *s, int timeout_ms)
+{
+	int64_t end = mono_ms(NULL) + timeout_ms;
+	int st;
+
+	while (s->child > 0) {
+		pid_t w = waitpid(s->child, &st, WNOHANG);
+		if (w == s->child || (w < 0 && errno != EINTR)) {
+			s->child = 0;
+			return 0;
+		}
+		if (mono_ms(NULL) >= end)
+			return -1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* The session is over: the server gets EOF, then SIGTERM, then SIGKILL
+ * (cordon run forwards the first and kills its whole sandbox on the
+ * second), each after a grace period, as MCP clients do. */
+static void stop_server(struct session *s, int now)
+{
+	if (s->to_srv >= 0) {
+		close(s->to_srv);
+		s->to_srv = -1;
+	}
+	if (s->child <= 0)
+		return;
+	if (!now && reap(s, SHUTDOWN_GRACE_MS) == 0)
+		return;
+	kill(s->child, SIGTERM);
+	if (reap(s, SHUTDOWN_GRACE_MS) == 0)
+		return;
+	kill(s->child, SIGKILL);
+	reap(s, 60000);
+}
+
+static int signals(void)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static int relay(struct session *s, int sfd)
+{
+	struct cd_buf *toc = cd_mcp_gw_to_client(s->gw), *tos = cd_mcp_gw_to_server(s->gw);
+	int client_open = 1, server_open = 1;
+	char buf[65536];
+
+	fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
+	while (client_open || toc->len) {
+		struct pollfd p[6];
+		int np = 0, ic = -1, is = -1, ie = -1, oc = -1, os = -1, isig;
+		ssize_t n;
+
+		p[np] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		isig = np++;
+		/* Back-pressure: read a side only while its output is small. */
+		if (client_open && tos->len < CD_JSONRPC_LINE_MAX) {
+			p[np] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
+			ic = np++;
+		}
+		if (server_open && toc->len < CD_JSONRPC_LINE_MAX) {
+			p[np] = (struct pollfd){ .fd = s->from_srv, .events = POLLIN };
+			is = np++;
+		}
+		if (s->err_srv >= 0) {
+			p[np] = (struct pollfd){ .fd = s->err_srv, .events = POLLIN };
+			ie = np++;
+		}
+		if (toc->len) {
+			p[np] = (struct pollfd){ .fd = STDOUT_FILENO, .events = POLLOUT };
+			oc = np++;
+		}
+		if (tos->len && s->to_srv >= 0) {
+			p[np] = (struct pollfd){ .fd = s->to_srv, .events = POLLOUT };
+			os = np++;
+		}
+		if (!server_open && !toc->len)
+			break;
+		if (poll(p, (nfds_t)np, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (p[isig].revents) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+				return 1;
+		}
+		if (ic >= 0 && p[ic].revents) {
+			n = read(STDIN_FILENO, buf, sizeof buf);
+			if (n > 0) {
+				if (cd_jsonrpc_feed(&s->rd_client, buf, (size_t)n, on_client_line,
+				                    s) < 0)
+					return -1;
+			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+				client_open = 0; /* client EOF: the session ends */
+				break;
+			}
+		}
+		if (is >= 0 && p[is].revents) {
+			n = read(s->from_srv, buf, sizeof buf);
+			if (n > 0) {
+				if (cd_jsonrpc_feed(&s->rd_server, buf, (size_t)n, on_server_line,
+				                    s) < 0)
+					return -1;
+			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+				server_open = 0;
+			}
+		}
+		if (ie >= 0 && p[ie].revents)
+			drain_stderr(s);
+		if (tos->len && s->to_srv >= 0 && (os < 0 || p[os].revents) &&
+		    flush(s->to_srv, tos) < 0) {
+			close(s->to_srv);
+			s->to_srv = -1;
+			cd_buf_reset(tos);
+		}
+		if (toc->len && (oc < 0 || p[oc].revents) && flush(STDOUT_FILENO, toc) < 0)
+			return 0; /* the client is gone */
+	}
+	if (!server_open && client_open)
+		cli_errorf("the server '%s' ended the session", s->server);
+	return 0;
+}
+
+static int gateway(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "agent", required_argument, NULL, 'a' },
+		{ "task", required_argument, NULL, 't' },
+		{ "server", required_argument, NULL, 's' },
+		{ "audit", required_argument, NULL, 'A' },
+		{ "state", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct session s;
+	struct cd_mcp_gw_config cfg;
+	struct cd_err err = { 0, "" };
+	int c, rc = CD_EXIT_CORDON, sfd = -1, r;
+
+	memset(&s, 0, sizeof s);
+	s.to_srv = s.from_srv = s.err_srv = -1;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			s.policy_path = optarg;
+			break;
+		case 'a':
+			s.agent = optarg;
+			break;
+		case 't':
+			s.task = optarg;
+			break;
+		case 's':
+			s.server = optarg;
+			break;
+		case 'A':
+			s.audit_opt = optarg;
+			break;
+		case 'S':
+			s.state_opt = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return CD_EXIT_OK;
+		default:
+			cli_errorf("unknown or incomplete option '%s' (see --help)",
+			           argv[optind - 1]);
+			return CD_EXIT_USAGE;
+		}
+	}
+	if (!s.policy_path || !s.agent || !s.server || optind >= argc) {
+		cli_errorf("usage: cordon mcp --policy FILE --agent ID --server NAME -- CMD "
+		           "[ARG...]");
+		return CD_EXIT_USAGE;
+	}
+	s.cmd = argv + optind;
+	if (cd_policy_load_file(s.policy_path, &s.policy, &err) < 0) {
+		cli_errorf("policy: %s", err.msg);
+		goto out;
+	}
+	if (check_reach(&s) < 0)
+		goto out;
+	if (cli_audit_open(s.audit_opt, &s.audit) < 0 || open_state(s.state_opt, &s.state) < 0)
+		goto out;
+	if (cd_run_id_new(s.run_id) < 0) {
+		cli_errorf("cannot make a session id: no randomness");
+		goto out;
+	}
+	s.gate.audit = s.audit;
+	s.gate.policy = s.policy;
+	s.gate.policy_path = s.policy_path;
+	s.gate.now = (int64_t)time(NULL);
+	memset(&cfg, 0, sizeof cfg);
+	cfg.policy = s.policy;
+	cfg.agent = s.agent;
+	cfg.task = s.task;
+	cfg.server = s.server;
+	cfg.ops = &gw_ops;
+	cfg.ctx = &s;
+	cfg.now = s.gate.now;
+	if (cd_mcp_gw_new(&cfg, &s.gw) < 0) {
+		cli_errorf("cannot start the gateway: out of memory or no randomness");
+		goto out;
+	}
+	cd_jsonrpc_reader_init(&s.rd_client, CD_JSONRPC_LINE_MAX);
+	cd_jsonrpc_reader_init(&s.rd_server, CD_JSONRPC_LINE_MAX);
+	sfd = signals();
+	if (sfd < 0) {
+		cli_errorf("cannot set up signals: %s", cd_strerror(-errno));
+		goto out;
+	}
+	if (spawn_server(&s) < 0)
+		goto out;
+	r = relay(&s, sfd);
+	stop_server(&s, r == 1);
+	rc = r < 0 ? CD_EXIT_CORDON : CD_EXIT_OK;
+	if (r < 0)
+		cli_errorf("the session failed: out of memory or an output buffer past its cap");
+out:
+	if (s.child > 0)
+		stop_server(&s, 1);
+	if (s.from_srv >= 0)
+		close(s.from_srv);
+	if (s.err_srv >= 0)
+		close(s.err_srv);
+	if (sfd >= 0)
+		close(sfd);
+	cd_jsonrpc_reader_release(&s.rd_client);
+	cd_jsonrpc_reader_release(&s.rd_server);
+	cd_mcp_gw_free(s.gw);
+	cd_state_close(s.state);
+	cd_audit_close(s.audit);
+	cd_policy_free(s.policy);
+	return rc;
+}
+
+/* ---- pins ------------------------------------------------------------- */
+
+struct pins_opts {
+	const char *server, *state, *audit, *sha256;
+	int all, json;
+	char **tools;
+	int ntools;
+};
+
+static int pins_args(int argc, char **argv, struct pins_opts *o)
+{
+	static const struct option opts[] = {
+		{ "server", required_argument, NULL, 's' },
+		{ "state", required_argument, NULL, 'S' },
+		{ "audit", required_argument, NULL, 'A' },
+		{ "sha256", required_argument, NULL, 'H' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof *o);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o->server = optarg;
+			break;
+		case 'S':
+			o->state = optarg;
+			break;
+		case 'A':
+			o->audit = optarg;
+			break;
+		case 'H':
+			o->sha256 = optarg;
+			break;
+		case 'a':
+			o->all = 1;
+			break;
+		case 'j':
+			o->json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(CD_EXIT_OK);
+		default:
+			cli_errorf("unknown or incomplete option '%s' (see --help)",
+			           argv[optind - 1]);
+			return -1;
+		}
+	}
+	o->tools = argv + optind;
+	o->ntools = argc - optind;
+	return 0;
+}
+
+static void put_escaped(const char *s)
+{
+	struct cd_buf b;
+
+	cd_buf_init(&b, 1 << 20);
+	if (cd_buf_escape(&b, s, strlen(s)) == 0)
+		fputs(b.data ? b.data : "", stdout);
+	cd_buf_release(&b);
+}
+
+static int list_row(const struct cd_mcp_pin_row *row, void *ctx)
+{
+	json_t *arr = ctx;
+
+	if (arr) {
+		json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:s?}", "server",
+		                                     row->server, "tool", row->tool, "sha256",
+		                                     row->sha256, "state", row->state, "first_seen",
+		                                     (json_int_t)row->first_seen, "last_seen",
+		                                     (json_int_t)row->last_seen, "approved_by",
+		                                     row->approved_by));
+		return 0;
+	}
+	put_escaped(row->server);
+	fputc('/', stdout);
+	put_escaped(row->tool);
+	printf(" %s %.16s", row->state, row->sha256);
+	if (row->approved_by) {
+		fputs(" by ", stdout);
+		put_escaped(row->approved_by);
+	}
+	fputc('\n', stdout);
+	return 0;
+}
+
+struct approve_ctx {
+	struct cd_state *st;
+	const struct pins_opts *o;
+	int approved;
+	struct cd_audit *audit;
+	const char *by;
+};
+
+static int approve_one(struct approve_ctx *a, const char *tool)
+{
+	struct cd_err err = { 0, "" };
+	char sha[65];
+	struct cd_record rec;
+	char full[300];
+	int n;
+
+	if (cd_mcp_pin_approve(a->st, a->o->server, tool, a->o->sha256, a->by, (int64_t)time(NULL),
+	                       sha, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		return -1;
+	}
+	n = snprintf(full, sizeof full, "%s/%s", a->o->server, tool);
+	memset(&rec, 0, sizeof rec);
+	rec.kind = "mcp.pin";
+	rec.agent = a->by;
+	rec.tool = n > 0 && (size_t)n < sizeof full ? full : tool;
+	rec.decision = "approved";
+	rec.reason = sha;
+	if (cd_audit_append(a->audit, &rec, NULL, &err) < 0) {
+		cli_errorf("approved, but the audit record failed: %s", err.msg);
+		return -1;
+	}
+	printf("approved %s %.16s\n", rec.tool, sha);
+	a->approved++;
+	return 0;
+}
+
+static int pending_row(const struct cd_mcp_pin_row *row, void *ctx)
+{
+	json_t *names = ctx;
+	size_t i;
+
+	if (strcmp(row->state, "pending"))
+		return 0;
+	for (i = 0; i < json_array_size(names); i++)
+		if (!strcmp(json_string_value(json_array_get(names, i)), row->tool))
+			return 0;
+	return json_array_append_new(names, json_string(row->tool)) ? -ENOMEM : 0;
+}
+
+struct diff_ctx {
+	json_t *approved, *pending;
+	char asha[65], psha[65];
+};
+
+static int diff_row(const struct cd_mcp_pin_row *row, void *ctx)
+{
+	struct diff_ctx *d = ctx;
+	json_t **slot = !strcmp(row->state, "approved")  ? &d->approved
+	                : !strcmp(row->state, "pending") ? &d->pending
+	                                                 : NULL;
+	char *sha = slot == &d->approved ? d->asha : d->psha;
+
+	if (!slot)
+		return 0;
+	json_decref(*slot);
+	*slot = json_loads(row->definition, 0, NULL);
+	snprintf(sha, 65, "%s", row->sha256);
+	return 0;
+}
+
+/* One line per top-level member that differs: "- key: old" / "+ key: new". */
+static void show_diff(json_t *a, json_t *b)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(a, key, v)
+	{
+		json_t *w = json_object_get(b, key);
+		if (!w || !json_equal(v, w)) {
+			char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+			printf("- %s: ", key);
+			put_escaped(s ? s : "?");
+			fputc('\n', stdout);
+			free(s);
+		}
+	}
+	json_object_foreach(b, key, v)
+	{
+		json_t *w = json_object_get(a, key);
+		if (!w || !json_equal(v, w)) {
+			char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+			printf("+ %s: ", key);
+			put_escaped(s ? s : "?");
+			fputc('\n', stdout);
+			free(s);
+		}
+	}
+}
+
+static int pins(int argc, char **argv)
+{
+	struct pins_opts o;
+	struct cd_state *st = NULL;
+	struct cd_err err = { 0, "" };
+	const char *sub = argc > 1 ? argv[1] : NULL;
+	int rc = CD_EXIT_CORDON, i;
+
+	if (!sub || !strcmp(sub, "--help") || !strcmp(sub, "-h")) {
+		usage(sub ? stdout : stderr);
+		return sub ? CD_EXIT_OK : CD_EXIT_USAGE;
+	}
+	if (pins_args(argc - 1, argv + 1, &o) < 0)
+		return CD_EXIT_USAGE;
+	if (strcmp(sub, "list") && !o.server) {
+		cli_errorf("pins %s needs --server NAME", sub);
+		return CD_EXIT_USAGE;
+	}
+	if (open_state(o.state, &st) < 0)
+		return CD_EXIT_CORDON;
+	if (!strcmp(sub, "list")) {
+		json_t *arr = o.json ? json_array() : NULL;
+		if (cd_mcp_pins_list(st, o.server, NULL, list_row, arr, &err) < 0) {
+			cli_errorf("%s", err.msg);
+		} else {
+			if (arr) {
+				char *s = json_dumps(arr, JSON_COMPACT);
+				if (s)
+					puts(s);
+				free(s);
+			}
+			rc = CD_EXIT_OK;
+		}
+		json_decref(arr);
+	} else if (!strcmp(sub, "approve")) {
+		struct approve_ctx a = { st, &o, 0, NULL, NULL };
+		struct passwd *pw = getpwuid(geteuid());
+		json_t *names = json_array();
+
+		a.by = pw && pw->pw_name ? pw->pw_name : "operator";
+		if ((o.all != 0) == (o.ntools != 0) || (o.all && o.sha256) ||
+		    (o.sha256 && o.ntools != 1)) {
+			cli_errorf("pins approve: name TOOL(s) or --all (--sha256 with one TOOL)");
+			json_decref(names);
+			cd_state_close(st);
+			return CD_EXIT_USAGE;
+		}
+		if (cli_audit_open(o.audit, &a.audit) < 0)
+			goto done_approve;
+		if (o.all && cd_mcp_pins_list(st, o.server, NULL, pending_row, names, &err) < 0) {
+			cli_errorf("%s", err.msg);
+			goto done_approve;
+		}
+		for (i = 0; i < o.ntools; i++)
+			json_array_append_new(names, json_string(o.tools[i]));
+		rc = CD_EXIT_OK;
+		for (i = 0; i < (int)json_array_size(names); i++)
+			if (approve_one(&a, json_string_value(json_array_get(names, i))) < 0)
+				rc = CD_EXIT_FAIL;
+		if (!a.approved)
+			rc = CD_EXIT_FAIL;
+	done_approve:
+		json_decref(names);
+		cd_audit_close(a.audit);
+	} else if (!strcmp(sub, "diff")) {
+		struct diff_ctx d;
+
+		memset(&d, 0, sizeof d);
+		if (o.ntools != 1) {
+			cli_errorf("pins diff: name one TOOL");
+			rc = CD_EXIT_USAGE;
+		} else if (cd_mcp_pins_list(st, o.server, o.tools[0], diff_row, &d, &err) < 0) {
+			cli_errorf("%s", err.msg);
+		} else if (!d.pending) {
+			printf("no pending definition of %s/%s\n", o.server, o.tools[0]);
+			rc = CD_EXIT_OK;
+		} else {
+			printf("--- approved %.16s\n+++ pending %.16s\n",
+			       d.approved ? d.asha : "(none)", d.psha);
+			show_diff(d.approved ? d.approved : json_object(), d.pending);
+			rc = CD_EXIT_OK;
+		}
+		json_decref(d.approved);
+		json_decref(d.pending);
+	} else {
+		cli_errorf("unknown pins command '%s' (list, approve, diff)", sub);
+		rc = CD_EXIT_USAGE;
+	}
+	cd_state_close(st);
+	return rc;
+}
+
+int cmd_mcp(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "pins"))
+		return pins(argc - 1, argv + 1);
+	return gateway(argc, argv);
+}

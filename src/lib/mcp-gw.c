@@ -1,0 +1,1034 @@
+/* mcp-gw.c — the MCP gateway as a state machine (mcp.h).
+ *
+ * One client, one server.  Frames are checked (jsonrpc.c) before anything
+ * is forwarded; what the gateway does not need to change is forwarded as
+ * the exact bytes received.  Ids: the client's and the server's own ids
+ * pass unchanged (each side numbers its own requests), and every request
+ * in flight is tracked per direction, so a response to nothing or a
+ * duplicate id is refused; requests the gateway originates (tools/list
+ * pages, to pin and decide) carry ids of its own ("cordon-…"), which a
+ * peer cannot know, and their responses never reach the client.
+ *
+ * Decisions: every tools/call is mapped through the policy's inventory and
+ * decided with cd_policy_decide; a tool must also be pinned (its current
+ * definition approved).  The definitions come from the server's tools/list,
+ * which the gateway runs itself when it has no fresh list (at the first
+ * call, and after notifications/tools/list_changed), holding the calls.
+ *
+ * Trust: both peers are hostile; every reply the gateway makes is a
+ * well-formed JSON-RPC message; nothing from a peer reaches a diagnostic
+ * unescaped (the driver escapes), and nothing crashes on any input. */
+#include "mcp.h"
+
+#include "bounds.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OUT_CAP (4 * CD_JSONRPC_LINE_MAX)
+
+/* cordon's own JSON-RPC error code for a request refused by policy (outside
+ * the reserved range, as MCP allows applications). */
+#define CD_MCP_E_DENIED (-31001)
+
+enum pending_kind {
+	P_INIT,
+	P_LIST,  /* the client's tools/list */
+	P_CALL,  /* an allowed tools/call */
+	P_OTHER, /* anything else of the client's */
+	P_SERVER /* a request of the server's, to the client */
+};
+
+struct pending {
+	char key[CD_JSONRPC_IDKEY_MAX];
+	enum pending_kind kind;
+	int64_t start_ms;
+	unsigned generation; /* P_LIST: the tools generation when sent */
+	int first_page;      /* P_LIST: sent without a cursor */
+	char *tool;          /* P_CALL: "SERVER/TOOL" */
+	char *policy_tool, *grant_ids, *method;
+	const char *action;
+};
+
+struct table {
+	struct pending *v;
+	size_t n, alloc;
+};
+
+struct tool {
+	char *name;
+	char sha256[65];
+	enum cd_mcp_pin pin;
+	int granted;
+};
+
+struct tools {
+	struct tool *v;
+	size_t n, alloc;
+};
+
+struct cd_mcp_gw {
+	struct cd_mcp_gw_config cfg;
+	struct cd_buf to_client, to_server;
+	struct table client_req; /* client -> server, awaiting the server */
+	struct table server_req; /* server -> client, awaiting the client */
+	int initialized;
+	struct tools tools;    /* the last complete list */
+	int tools_fresh;       /* `tools` is the server's current list */
+	unsigned generation;   /* bumped by notifications/tools/list_changed */
+	struct tools building; /* the gateway's own listing in progress */
+	int listing;
+	unsigned listing_generation, pages;
+	char own_key[CD_JSONRPC_IDKEY_MAX]; /* the listing request in flight */
+	json_t *held[CD_MCP_HELD_MAX];      /* tools/call waiting for the listing */
+	size_t nheld;
+	char id_prefix[24];
+	uint64_t next_id;
+	struct cd_mcp_gw_stats stats;
+};
+
+const char *cd_mcp_pin_name(enum cd_mcp_pin p)
+{
+	switch (p) {
+	case CD_MCP_PIN_APPROVED:
+		return "approved";
+	case CD_MCP_PIN_NEW:
+		return "new";
+	case CD_MCP_PIN_CHANGED:
+		return "changed";
+	}
+	return "?";
+}
+
+/* ---- small helpers --------------------------------------------------- */
+
+static int64_t now_ms(struct cd_mcp_gw *gw)
+{
+	return gw->cfg.ops && gw->cfg.ops->now_ms ? gw->cfg.ops->now_ms(gw->cfg.ctx) : 0;
+}
+
+static int record(struct cd_mcp_gw *gw, const struct cd_mcp_event *ev)
+{
+	if (!gw->cfg.ops || !gw->cfg.ops->record)
+		return 0;
+	return gw->cfg.ops->record(gw->cfg.ctx, ev);
+}
+
+static void protocol_event(struct cd_mcp_gw *gw, const char *dir, const char *method,
+                           const char *reason)
+{
+	struct cd_mcp_event ev;
+
+	memset(&ev, 0, sizeof ev);
+	ev.kind = CD_MCP_EV_PROTOCOL;
+	ev.direction = dir;
+	ev.method = method;
+	ev.verdict = "deny";
+	ev.reason = reason;
+	(void)record(gw, &ev); /* the frame is refused either way */
+}
+
+static int out(struct cd_buf *b, const char *p, size_t n)
+{
+	int r = cd_buf_append(b, p, n);
+	return r == -CD_E_LIMIT ? -ENOBUFS : r;
+}
+
+static int out_line(struct cd_buf *b, const char *p, size_t n)
+{
+	int r = out(b, p, n);
+	return r ? r : out(b, "\n", 1);
+}
+
+static int out_owned(struct cd_buf *b, char *s, size_t n)
+{
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	r = out(b, s, n);
+	free(s);
+	return r;
+}
+
+static int reply_error(struct cd_buf *b, const json_t *id, int code, const char *msg)
+{
+	size_t n = 0;
+	char *s = cd_jsonrpc_error_line(id, code, msg, &n); /* sets n: not in the call */
+
+	return out_owned(b, s, n);
+}
+
+/* A tool result the model can read: {content:[{type:text,text}],isError}. */
+static int reply_tool_error(struct cd_buf *b, const json_t *id, const char *text)
+{
+	json_t *res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text,
+	                        "isError", 1);
+	size_t n = 0;
+	char *s;
+
+	if (!res)
+		return -ENOMEM;
+	s = cd_jsonrpc_result_line(id, res, &n);
+	json_decref(res);
+	return out_owned(b, s, n);
+}
+
+/* ---- tables of requests in flight ------------------------------------ */
+
+static struct pending *table_find(struct table *t, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->v[i].key, key) == 0)
+			return &t->v[i];
+	return NULL;
+}
+
+static void pending_release(struct pending *p)
+{
+	free(p->tool);
+	free(p->policy_tool);
+	free(p->grant_ids);
+	free(p->method);
+}
+
+static void table_remove(struct table *t, struct pending *p)
+{
+	size_t i = (size_t)(p - t->v);
+
+	pending_release(p);
+	t->v[i] = t->v[t->n - 1];
+	t->n--;
+}
+
+static struct pending *table_add(struct table *t, const char *key, enum pending_kind kind)
+{
+	struct pending *p;
+
+	if (t->n >= CD_MCP_INFLIGHT_MAX)
+		return NULL;
+	if (t->n == t->alloc) {
+		size_t na = t->alloc ? 2 * t->alloc : 16;
+		struct pending *v = realloc(t->v, na * sizeof *v);
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->alloc = na;
+	}
+	p = &t->v[t->n++];
+	memset(p, 0, sizeof *p);
+	memcpy(p->key, key, sizeof p->key);
+	p->kind = kind;
+	return p;
+}
+
+static void table_release(struct table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		pending_release(&t->v[i]);
+	free(t->v);
+	memset(t, 0, sizeof *t);
+}
+
+/* ---- tools ------------------------------------------------------------- */
+
+static void tools_release(struct tools *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->v[i].name);
+	free(t->v);
+	memset(t, 0, sizeof *t);
+}
+
+static struct tool *tools_find(struct tools *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->v[i].name, name) == 0)
+			return &t->v[i];
+	return NULL;
+}
+
+static int valid_tool_name(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 128)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '-' || c == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+/* Pin one tool definition and note whether the agent may see it.  Returns
+ * 1 when visible, 0 when hidden, negative on a fatal error.  A definition
+ * that cannot be pinned (bad name, duplicate) is hidden. */
+static int tool_seen(struct cd_mcp_gw *gw, struct tools *into, json_t *def)
+{
+	json_t *name = json_object_get(def, "name");
+	struct cd_buf canon;
+	struct tool *t;
+	enum cd_mcp_pin pin = CD_MCP_PIN_NEW;
+	char sha[65];
+	int r;
+
+	if (!json_is_string(name) ||
+	    !valid_tool_name(json_string_value(name), json_string_length(name)))
+		return 0;
+	if (tools_find(into, json_string_value(name)) || into->n >= CD_MCP_TOOLS_MAX)
+		return 0; /* a second definition of one name is never shown */
+	cd_buf_init(&canon, CD_JSONRPC_LINE_MAX);
+	r = cd_mcp_tool_pin_form(def, &canon, sha);
+	if (r < 0) {
+		cd_buf_release(&canon);
+		return r == -ENOMEM ? r : 0;
+	}
+	if (!gw->cfg.ops || !gw->cfg.ops->pin ||
+	    gw->cfg.ops->pin(gw->cfg.ctx, json_string_value(name), sha, canon.data, &pin) < 0)
+		pin = CD_MCP_PIN_NEW;
+	cd_buf_release(&canon);
+	if (into->n == into->alloc) {
+		size_t na = into->alloc ? 2 * into->alloc : 32;
+		struct tool *v = realloc(into->v, na * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		into->v = v;
+		into->alloc = na;
+	}
+	t = &into->v[into->n];
+	t->name = strdup(json_string_value(name));
+	if (!t->name)
+		return -ENOMEM;
+	memcpy(t->sha256, sha, sizeof sha);
+	t->pin = pin;
+	t->granted = cd_mcp_tool_granted(gw->cfg.policy, gw->cfg.agent, gw->cfg.task,
+	                                 gw->cfg.server, t->name, gw->cfg.now);
+	into->n++;
+	return t->pin == CD_MCP_PIN_APPROVED && t->granted;
+}
+
+/* ---- the gateway's own tools/list ------------------------------------ */
+
+static int send_own_list(struct cd_mcp_gw *gw, json_t *cursor)
+{
+	char id[48];
+	json_t *msg;
+	size_t n = 0;
+	int k = snprintf(id, sizeof id, "%s-%" PRIu64, gw->id_prefix, gw->next_id++);
+
+	if (k < 0 || (size_t)k >= sizeof id)
+		return -EINVAL;
+	msg = json_pack("{s:s,s:s,s:s,s:{}}", "jsonrpc", "2.0", "id", id, "method", "tools/list",
+	                "params");
+	if (!msg)
+		return -ENOMEM;
+	if (cursor)
+		json_object_set(json_object_get(msg, "params"), "cursor", cursor);
+	k = snprintf(gw->own_key, sizeof gw->own_key, "s:%s", id);
+	if (k < 0 || (size_t)k >= sizeof gw->own_key) {
+		json_decref(msg);
+		return -EINVAL;
+	}
+	{
+		char *s = cd_jsonrpc_dump_line(msg, &n);
+		json_decref(msg);
+		return out_owned(&gw->to_server, s, n);
+	}
+}
+
+static int start_listing(struct cd_mcp_gw *gw)
+{
+	if (gw->listing)
+		return 0;
+	tools_release(&gw->building);
+	gw->listing = 1;
+	gw->pages = 0;
+	gw->listing_generation = gw->generation;
+	return send_own_list(gw, NULL);
+}
+
+static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *line, size_t len);
+
+static int release_held(struct cd_mcp_gw *gw, const char *fail)
+{
+	size_t i, n = gw->nheld;
+	int r = 0;
+
+	gw->nheld = 0;
+	for (i = 0; i < n; i++) {
+		json_t *m = gw->held[i];
+		if (r == 0) {
+			if (fail) {
+				gw->stats.denied++;
+				r = reply_error(&gw->to_client, json_object_get(m, "id"),
+				                CD_JSONRPC_INTERNAL_ERROR, fail);
+			} else {
+				r = decide_call(gw, m, NULL, 0);
+			}
+		}
+		json_decref(m);
+	}
+	return r;
+}
+
+static int own_list_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m)
+{
+	json_t *list, *cursor;
+	size_t i;
+	int r;
+
+	gw->own_key[0] = '\0';
+	list = m->result ? json_object_get(m->result, "tools") : NULL;
+	if (!json_is_array(list)) {
+		gw->listing = 0;
+		tools_release(&gw->building);
+		return release_held(gw, "cordon: the server did not list its tools; call refused");
+	}
+	for (i = 0; i < json_array_size(list); i++)
+		if ((r = tool_seen(gw, &gw->building, json_array_get(list, i))) < 0)
+			return r;
+	cursor = json_object_get(m->result, "nextCursor");
+	if (json_is_string(cursor) && ++gw->pages < CD_MCP_PAGES_MAX)
+		return send_own_list(gw, cursor);
+	if (cursor && !json_is_null(cursor)) {
+		gw->listing = 0;
+		tools_release(&gw->building);
+		return release_held(gw, "cordon: the server's tool list did not end; call refused");
+	}
+	gw->listing = 0;
+	tools_release(&gw->tools);
+	gw->tools = gw->building;
+	memset(&gw->building, 0, sizeof gw->building);
+	/* A list_changed during the listing: list again before deciding. */
+	if (gw->listing_generation != gw->generation)
+		return start_listing(gw);
+	gw->tools_fresh = 1;
+	return release_held(gw, NULL);
+}
+
+/* ---- tools/call ------------------------------------------------------- */
+
+static int deny_call(struct cd_mcp_gw *gw, json_t *id, const char *text)
+{
+	gw->stats.denied++;
+	return reply_tool_error(&gw->to_client, id, text);
+}
+
+static void join_ids(const struct cd_decision *d, char *outs, size_t cap)
+{
+	size_t i, used = 0;
+
+	outs[0] = '\0';
+	for (i = 0; i < d->nids; i++) {
+		int n = snprintf(outs + used, cap - used, "%s%s", i ? "," : "", d->ids[i]);
+		if (n < 0 || (size_t)n >= cap - used)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_t rawlen)
+{
+	json_t *id = json_object_get(msg, "id"), *params = json_object_get(msg, "params");
+	const char *name = json_string_value(json_object_get(params, "name"));
+	json_t *args = json_object_get(params, "arguments");
+	struct cd_mcp_request mr;
+	struct cd_decision dec;
+	struct cd_mcp_event ev;
+	struct cd_err err = { 0, "" };
+	struct tool *t = tools_find(&gw->tools, name);
+	char full[300], text[600], ids[1024] = "", key[CD_JSONRPC_IDKEY_MAX], args_sha[65] = "";
+	struct pending *p;
+	struct cd_buf canon;
+	size_t n = 0;
+	char *line;
+	int r;
+
+	gw->stats.calls++;
+	r = snprintf(full, sizeof full, "%s/%s", gw->cfg.server, name);
+	if (r < 0 || (size_t)r >= sizeof full)
+		return deny_call(gw, id, "denied by policy: tool name too long");
+	memset(&ev, 0, sizeof ev);
+	ev.kind = CD_MCP_EV_CALL;
+	ev.direction = "client";
+	ev.method = "tools/call";
+	ev.tool = full;
+	cd_buf_init(&canon, CD_JSONRPC_LINE_MAX);
+	if (args && cd_mcp_canonical(args, &canon) == 0) {
+		cd_mcp_sha256_hex(canon.data, canon.len, args_sha);
+		ev.args_sha256 = args_sha;
+	}
+	cd_buf_release(&canon);
+	if (!t) {
+		ev.verdict = "deny";
+		ev.reason = "the server does not offer this tool";
+		record(gw, &ev);
+		gw->stats.denied++;
+		r = snprintf(text, sizeof text, "Unknown tool: %s", name);
+		return reply_error(&gw->to_client, id, CD_JSONRPC_INVALID_PARAMS,
+		                   r > 0 ? text : "Unknown tool");
+	}
+	memset(&dec, 0, sizeof dec);
+	if (t->pin != CD_MCP_PIN_APPROVED) {
+		r = snprintf(text, sizeof text,
+		             "denied by policy: the definition of tool '%s' is %s and not approved "
+		             "(sha256 %.12s; an operator runs 'cordon mcp pins diff/approve')",
+		             full, t->pin == CD_MCP_PIN_NEW ? "new" : "changed", t->sha256);
+		ev.verdict = "deny";
+		ev.reason = text;
+		record(gw, &ev);
+		return deny_call(gw, id, r > 0 ? text : "denied by policy: tool not approved");
+	}
+	r = cd_mcp_map_call(gw->cfg.policy, gw->cfg.agent, gw->cfg.task, gw->cfg.server, name, args,
+	                    gw->cfg.now, gw->cfg.ops ? gw->cfg.ops->resolve : NULL, gw->cfg.ctx,
+	                    &mr, &err);
+	if (r == -ENOMEM) {
+		cd_mcp_request_release(&mr);
+		return r;
+	}
+	if (r < 0) {
+		cd_mcp_request_release(&mr);
+		r = snprintf(text, sizeof text, "denied by policy: %s", err.msg);
+		ev.verdict = "deny";
+		ev.reason = text;
+		record(gw, &ev);
+		return deny_call(gw, id, r > 0 ? text : "denied by policy");
+	}
+	cd_policy_decide(gw->cfg.policy, &mr.req, &dec, &err);
+	join_ids(&dec, ids, sizeof ids);
+	ev.policy_tool = mr.req.tool;
+	ev.action = cd_action_name(mr.req.action);
+	ev.dec = &dec;
+	ev.verdict = cd_verdict_name(dec.verdict);
+	ev.grant_ids = ids;
+	ev.attrs = mr.stored;
+	if (dec.verdict == CD_VERDICT_NEEDS_APPROVAL) {
+		/* TODO(issue 7): hold the call on the approval gate
+		 * (src/lib/approval*.h) and forward it once approved; until
+		 * that hook exists a call that needs approval is refused. */
+		r = snprintf(text, sizeof text,
+		             "needs approval: %s (grant %s, approval %s); approvals are not wired "
+		             "into cordon mcp yet, so the call is refused",
+		             full, dec.nids ? dec.ids[0] : "?",
+		             dec.approval ? dec.approval : "human");
+		ev.reason = text;
+		record(gw, &ev);
+		cd_mcp_request_release(&mr);
+		return deny_call(gw, id, r > 0 ? text : "needs approval");
+	}
+	if (dec.verdict != CD_VERDICT_ALLOW) {
+		r = snprintf(text, sizeof text, "denied by policy: %s", dec.reason);
+		ev.reason = dec.reason;
+		record(gw, &ev);
+		cd_mcp_request_release(&mr);
+		return deny_call(gw, id, r > 0 ? text : "denied by policy");
+	}
+	ev.reason = dec.reason;
+	/* The intent is durable before the server sees the call. */
+	if (record(gw, &ev) < 0) {
+		cd_mcp_request_release(&mr);
+		return deny_call(
+		        gw, id,
+		        "denied: the audit log could not record the call (no log, no call)");
+	}
+	if (cd_jsonrpc_idkey(id, key) < 0 || !(p = table_add(&gw->client_req, key, P_CALL))) {
+		cd_mcp_request_release(&mr);
+		return deny_call(gw, id, "denied: too many requests in flight");
+	}
+	p->start_ms = now_ms(gw);
+	p->tool = strdup(full);
+	p->policy_tool = strdup(mr.req.tool);
+	p->grant_ids = strdup(ids);
+	p->action = cd_action_name(mr.req.action);
+	cd_mcp_request_release(&mr);
+	gw->stats.allowed++;
+	if (raw)
+		return out_line(&gw->to_server, raw, rawlen);
+	line = cd_jsonrpc_dump_line(msg, &n);
+	if (!line)
+		return -ENOMEM;
+	r = out(&gw->to_server, line, n);
+	free(line);
+	return r;
+}
+
+static int client_call(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line, size_t len)
+{
+	json_t *name = json_object_get(m->params, "name");
+	json_t *args = json_object_get(m->params, "arguments");
+
+	if (!json_is_object(m->params) || !json_is_string(name) ||
+	    !valid_tool_name(json_string_value(name), json_string_length(name)) ||
+	    (args && !json_is_object(args))) {
+		gw->stats.malformed++;
+		protocol_event(gw, "client", "tools/call", "malformed tools/call params");
+		return reply_error(&gw->to_client, m->id, CD_JSONRPC_INVALID_PARAMS,
+		                   "tools/call needs params {name: a tool name, arguments?: an "
+		                   "object}");
+	}
+	if (gw->tools_fresh)
+		return decide_call(gw, m->root, line, len);
+	if (gw->nheld >= CD_MCP_HELD_MAX) {
+		gw->stats.denied++;
+		return reply_error(&gw->to_client, m->id, CD_JSONRPC_INTERNAL_ERROR,
+		                   "cordon: too many calls waiting for the tool list");
+	}
+	gw->held[gw->nheld++] = json_incref(m->root);
+	return start_listing(gw);
+}
+
+/* ---- from the client -------------------------------------------------- */
+
+/* initialize: the client's capabilities as the server will see them.  Roots
+ * are stripped (a client's roots would replace the directories the server
+ * was started with: THREATS 33/34, MCP-NOTES pitfall 1), and so is
+ * sampling, which only the server could use. */
+static int client_initialize(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
+                             size_t len)
+{
+	json_t *caps = json_object_get(m->params, "capabilities");
+	json_t *ver = json_object_get(m->params, "protocolVersion");
+	size_t n = 0;
+
+	if (!json_is_object(m->params) || !json_is_string(ver) || (caps && !json_is_object(caps)))
+		return reply_error(&gw->to_client, m->id, CD_JSONRPC_INVALID_PARAMS,
+		                   "initialize needs params {protocolVersion, capabilities}");
+	if (gw->initialized)
+		return reply_error(&gw->to_client, m->id, CD_JSONRPC_INVALID_REQUEST,
+		                   "initialize was already sent in this session");
+	if (caps && (json_object_get(caps, "roots") || json_object_get(caps, "sampling"))) {
+		char *s;
+		int r;
+		json_object_del(caps, "roots");
+		json_object_del(caps, "sampling");
+		s = cd_jsonrpc_dump_line(m->root, &n);
+		if (!s)
+			return -ENOMEM;
+		r = out(&gw->to_server, s, n);
+		free(s);
+		if (r < 0)
+			return r;
+	} else if ((n = 0, out_line(&gw->to_server, line, len)) < 0) {
+		return -ENOBUFS;
+	}
+	gw->initialized = 1;
+	return table_add(&gw->client_req, m->idkey, P_INIT) ? 0 : -ENOMEM;
+}
+
+static int client_request(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
+                          size_t len)
+{
+	struct pending *p;
+	enum pending_kind kind = P_OTHER;
+
+	if (table_find(&gw->client_req, m->idkey) ||
+	    (gw->listing && !strcmp(m->idkey, gw->own_key))) {
+		gw->stats.malformed++;
+		protocol_event(gw, "client", m->method, "duplicate id of a request in flight");
+		return reply_error(&gw->to_client, NULL, CD_JSONRPC_INVALID_REQUEST,
+		                   "duplicate id: a request with this id is still in flight");
+	}
+	if (!strcmp(m->method, "initialize"))
+		return client_initialize(gw, m, line, len);
+	if (!strcmp(m->method, "server/discover")) {
+		/* The stateless era (2026-07-28) is recognized, not served: a
+		 * dual-era client falls back to initialize on this error. */
+		return reply_error(&gw->to_client, m->id, CD_JSONRPC_METHOD_NOT_FOUND,
+		                   "Method not found: server/discover (cordon mcp speaks "
+		                   "2024-11-05 to 2025-11-25; use initialize)");
+	}
+	if (!gw->initialized && strcmp(m->method, "ping") != 0) {
+		gw->stats.malformed++;
+		return reply_error(&gw->to_client, m->id, CD_JSONRPC_INVALID_REQUEST,
+		                   "initialize first");
+	}
+	if (!strcmp(m->method, "tools/call"))
+		return client_call(gw, m, line, len);
+	if (!strcmp(m->method, "tools/list"))
+		kind = P_LIST;
+	p = table_add(&gw->client_req, m->idkey, kind);
+	if (!p)
+		return reply_error(&gw->to_client, m->id, CD_JSONRPC_INTERNAL_ERROR,
+		                   "cordon: too many requests in flight");
+	if (kind == P_LIST) {
+		json_t *cur = json_object_get(m->params, "cursor");
+		p->generation = gw->generation;
+		p->first_page = cur == NULL || json_is_null(cur);
+	}
+	return out_line(&gw->to_server, line, len);
+}
+
+static int client_notification(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
+                               size_t len)
+{
+	/* Roots were stripped from the capabilities: their changes too. */
+	if (!strcmp(m->method, "notifications/roots/list_changed"))
+		return 0;
+	return out_line(&gw->to_server, line, len);
+}
+
+/* The client answers a request of the server's. */
+static int client_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
+                           size_t len)
+{
+	struct pending *p = table_find(&gw->server_req, m->idkey);
+
+	if (!p) {
+		gw->stats.dropped++;
+		protocol_event(gw, "client", NULL, "a response to no request of the server's");
+		return 0;
+	}
+	table_remove(&gw->server_req, p);
+	return out_line(&gw->to_server, line, len);
+}
+
+int cd_mcp_gw_from_client(struct cd_mcp_gw *gw, const char *line, size_t len)
+{
+	struct cd_jsonrpc_msg m;
+	struct cd_err err = { 0, "" };
+	int r;
+
+	if (cd_jsonrpc_parse(line, len, &m, &err) < 0) {
+		gw->stats.malformed++;
+		protocol_event(gw, "client", NULL, err.msg);
+		r = reply_error(&gw->to_client, m.id, m.code, err.msg);
+		cd_jsonrpc_msg_release(&m);
+		return r;
+	}
+	switch (m.kind) {
+	case CD_JSONRPC_REQUEST:
+		r = client_request(gw, &m, line, len);
+		break;
+	case CD_JSONRPC_NOTIFICATION:
+		r = client_notification(gw, &m, line, len);
+		break;
+	default:
+		r = client_response(gw, &m, line, len);
+		break;
+	}
+	cd_jsonrpc_msg_release(&m);
+	return r;
+}
+
+int cd_mcp_gw_client_too_long(struct cd_mcp_gw *gw)
+{
+	gw->stats.malformed++;
+	protocol_event(gw, "client", NULL, "line longer than the cap");
+	return reply_error(&gw->to_client, NULL, CD_JSONRPC_INVALID_REQUEST,
+	                   "message too long: cordon mcp takes lines of at most 16 MiB");
+}
+
+/* ---- from the server -------------------------------------------------- */
+
+static const char *const versions[] = { "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25" };
+
+static int server_init_result(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
+                              size_t len)
+{
+	json_t *v = m->result ? json_object_get(m->result, "protocolVersion") : NULL;
+	size_t i;
+
+	if (m->kind == CD_JSONRPC_ERROR)
+		return out_line(&gw->to_client, line, len);
+	for (i = 0; json_is_string(v) && i < sizeof versions / sizeof versions[0]; i++)
+		if (!strcmp(json_string_value(v), versions[i]))
+			return out_line(&gw->to_client, line, len);
+	protocol_event(gw, "server", "initialize", "unsupported protocol version");
+	return reply_error(&gw->to_client, m->id, CD_JSONRPC_INTERNAL_ERROR,
+	                   "cordon: the server answered with a protocol version cordon mcp does "
+	                   "not speak (2024-11-05 to 2025-11-25)");
+}
+
+/* The client's tools/list: only the tools it is granted and whose pinned
+ * definition is approved; the cursor is kept. */
+static int server_list_result(struct cd_mcp_gw *gw, struct pending *p, struct cd_jsonrpc_msg *m)
+{
+	json_t *list = m->result ? json_object_get(m->result, "tools") : NULL, *keep, *cur;
+	struct tools seen;
+	size_t i, n = 0;
+	int r = 0, complete;
+	char *s;
+
+	if (m->kind == CD_JSONRPC_ERROR || !json_is_array(list)) {
+		s = cd_jsonrpc_dump_line(m->root, &n);
+		return out_owned(&gw->to_client, s, n);
+	}
+	memset(&seen, 0, sizeof seen);
+	keep = json_array();
+	if (!keep)
+		return -ENOMEM;
+	for (i = 0; i < json_array_size(list); i++) {
+		json_t *def = json_array_get(list, i);
+		r = tool_seen(gw, &seen, def);
+		if (r < 0)
+			break;
+		if (r == 1)
+			json_array_append(keep, def);
+		else
+			gw->stats.hidden++;
+	}
+	if (r < 0) {
+		json_decref(keep);
+		tools_release(&seen);
+		return r;
+	}
+	cur = json_object_get(m->result, "nextCursor");
+	complete = p->first_page && (!cur || json_is_null(cur)) && p->generation == gw->generation;
+	if (complete && !gw->listing) {
+		tools_release(&gw->tools);
+		gw->tools = seen;
+		gw->tools_fresh = 1;
+	} else {
+		tools_release(&seen);
+	}
+	json_object_set_new(m->result, "tools", keep);
+	s = cd_jsonrpc_dump_line(m->root, &n);
+	return out_owned(&gw->to_client, s, n);
+}
+
+static int server_call_result(struct cd_mcp_gw *gw, struct pending *p, struct cd_jsonrpc_msg *m,
+                              const char *line, size_t len)
+{
+	struct cd_mcp_event ev;
+	char sha[65];
+	int64_t end = now_ms(gw);
+	int r = out_line(&gw->to_client, line, len);
+
+	/* Recorded after it was forwarded: the result adds no latency. */
+	cd_mcp_sha256_hex(line, len, sha);
+	memset(&ev, 0, sizeof ev);
+	ev.kind = CD_MCP_EV_RESULT;
+	ev.direction = "server";
+	ev.method = "tools/call";
+	ev.tool = p->tool;
+	ev.policy_tool = p->policy_tool;
+	ev.action = p->action;
+	ev.grant_ids = p->grant_ids;
+	ev.result_sha256 = sha;
+	ev.verdict = "allow";
+	ev.is_error = m->kind == CD_JSONRPC_ERROR ||
+	              (m->result && json_is_true(json_object_get(m->result, "isError")));
+	ev.reason =
+	        m->kind == CD_JSONRPC_ERROR ? "the server answered with a JSON-RPC error" : NULL;
+	ev.duration_ms = end > p->start_ms ? (uint64_t)(end - p->start_ms) : 0;
+	record(gw, &ev);
+	return r;
+}
+
+static int server_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
+                           size_t len)
+{
+	struct pending *p;
+	int r;
+
+	if (gw->listing && gw->own_key[0] && !strcmp(m->idkey, gw->own_key))
+		return own_list_response(gw, m);
+	p = table_find(&gw->client_req, m->idkey);
+	if (!p) {
+		gw->stats.dropped++;
+		protocol_event(gw, "server", NULL, "a response to no request of the client's");
+		return 0;
+	}
+	switch (p->kind) {
+	case P_INIT:
+		r = server_init_result(gw, m, line, len);
+		break;
+	case P_LIST:
+		r = server_list_result(gw, p, m);
+		break;
+	case P_CALL:
+		r = server_call_result(gw, p, m, line, len);
+		break;
+	default:
+		r = out_line(&gw->to_client, line, len);
+		break;
+	}
+	table_remove(&gw->client_req, p);
+	return r;
+}
+
+static int server_request(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
+                          size_t len)
+{
+	struct cd_mcp_event ev;
+
+	memset(&ev, 0, sizeof ev);
+	ev.kind = CD_MCP_EV_SERVER;
+	ev.direction = "server";
+	ev.method = m->method;
+	if (table_find(&gw->server_req, m->idkey)) {
+		gw->stats.malformed++;
+		return reply_error(&gw->to_server, NULL, CD_JSONRPC_INVALID_REQUEST,
+		                   "duplicate id: a request with this id is still in flight");
+	}
+	if (!strcmp(m->method, "roots/list")) {
+		/* Never the client's roots: the server keeps the directories
+		 * its granted command line names. */
+		ev.verdict = "deny";
+		ev.reason = "roots are answered by cordon: none are offered";
+		record(gw, &ev);
+		return reply_error(&gw->to_server, m->id, CD_JSONRPC_METHOD_NOT_FOUND,
+		                   "Method not found: roots are not offered through cordon mcp");
+	}
+	if (!strcmp(m->method, "sampling/createMessage")) {
+		ev.verdict = "deny";
+		ev.reason = "sampling is not granted to tool servers";
+		record(gw, &ev);
+		return reply_error(&gw->to_server, m->id, CD_MCP_E_DENIED,
+		                   "denied by policy: sampling is not granted to this server");
+	}
+	if (!strcmp(m->method, "elicitation/create")) {
+		ev.verdict = "allow";
+		ev.reason = "elicitation passes to the client";
+		record(gw, &ev);
+	}
+	if (!table_add(&gw->server_req, m->idkey, P_SERVER))
+		return reply_error(&gw->to_server, m->id, CD_JSONRPC_INTERNAL_ERROR,
+		                   "cordon: too many requests in flight");
+	return out_line(&gw->to_client, line, len);
+}
+
+static int server_notification(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
+                               size_t len)
+{
+	if (!strcmp(m->method, "notifications/tools/list_changed")) {
+		gw->generation++;
+		gw->tools_fresh = 0;
+	} else if (!strcmp(m->method, "notifications/cancelled")) {
+		/* The server gave up one of its requests: forget it. */
+		char key[CD_JSONRPC_IDKEY_MAX];
+		json_t *rid = json_object_get(m->params, "requestId");
+		struct pending *p;
+		if (cd_jsonrpc_idkey(rid, key) == 0 && (p = table_find(&gw->server_req, key)))
+			table_remove(&gw->server_req, p);
+	}
+	return out_line(&gw->to_client, line, len);
+}
+
+int cd_mcp_gw_from_server(struct cd_mcp_gw *gw, const char *line, size_t len)
+{
+	struct cd_jsonrpc_msg m;
+	struct cd_err err = { 0, "" };
+	int r;
+
+	if (cd_jsonrpc_parse(line, len, &m, &err) < 0) {
+		/* Never forwarded, never answered: servers drop garbage too. */
+		gw->stats.malformed++;
+		protocol_event(gw, "server", NULL, err.msg);
+		cd_jsonrpc_msg_release(&m);
+		return 0;
+	}
+	switch (m.kind) {
+	case CD_JSONRPC_REQUEST:
+		r = server_request(gw, &m, line, len);
+		break;
+	case CD_JSONRPC_NOTIFICATION:
+		r = server_notification(gw, &m, line, len);
+		break;
+	default:
+		r = server_response(gw, &m, line, len);
+		break;
+	}
+	cd_jsonrpc_msg_release(&m);
+	return r;
+}
+
+int cd_mcp_gw_server_too_long(struct cd_mcp_gw *gw)
+{
+	gw->stats.malformed++;
+	protocol_event(gw, "server", NULL, "line longer than the cap");
+	return 0;
+}
+
+/* ---- life cycle -------------------------------------------------------- */
+
+int cd_mcp_gw_new(const struct cd_mcp_gw_config *cfg, struct cd_mcp_gw **ret)
+{
+	struct cd_mcp_gw *gw;
+	unsigned char rnd[8];
+	size_t i;
+	FILE *f;
+
+	if (!cfg || !cfg->policy || !cfg->agent || !cfg->server || !ret)
+		return -EINVAL;
+	gw = calloc(1, sizeof *gw);
+	if (!gw)
+		return -ENOMEM;
+	gw->cfg = *cfg;
+	cd_buf_init(&gw->to_client, OUT_CAP);
+	cd_buf_init(&gw->to_server, OUT_CAP);
+	/* Ids of the gateway's own: unguessable, so no peer can answer them. */
+	f = fopen("/dev/urandom", "rbe");
+	if (!f || fread(rnd, 1, sizeof rnd, f) != sizeof rnd) {
+		if (f)
+			fclose(f);
+		free(gw);
+		return -EIO;
+	}
+	fclose(f);
+	memcpy(gw->id_prefix, "cordon-", 7);
+	for (i = 0; i < sizeof rnd; i++) {
+		gw->id_prefix[7 + 2 * i] = "0123456789abcdef"[rnd[i] >> 4];
+		gw->id_prefix[8 + 2 * i] = "0123456789abcdef"[rnd[i] & 15];
+	}
+	gw->id_prefix[7 + 2 * sizeof rnd] = '\0';
+	*ret = gw;
+	return 0;
+}
+
+void cd_mcp_gw_free(struct cd_mcp_gw *gw)
+{
+	size_t i;
+
+	if (!gw)
+		return;
+	for (i = 0; i < gw->nheld; i++)
+		json_decref(gw->held[i]);
+	table_release(&gw->client_req);
+	table_release(&gw->server_req);
+	tools_release(&gw->tools);
+	tools_release(&gw->building);
+	cd_buf_release(&gw->to_client);
+	cd_buf_release(&gw->to_server);
+	free(gw);
+}
+
+struct cd_buf *cd_mcp_gw_to_client(struct cd_mcp_gw *gw)
+{
+	return &gw->to_client;
+}
+
+struct cd_buf *cd_mcp_gw_to_server(struct cd_mcp_gw *gw)
+{
+	return &gw->to_server;
+}
+
+void cd_mcp_gw_consumed(struct cd_buf *b, size_t n)
+{
+	if (n >= b->len) {
+		cd_buf_reset(b);
+		return;
+	}
+	memmove(b->data, b->data + n, b->len - n);
+	b->len -= n;
+	b->data[b->len] = '\0';
+}
+
+void cd_mcp_gw_stats(const struct cd_mcp_gw *gw, struct cd_mcp_gw_stats *ret)
+{
+	*ret = gw->stats;
+}

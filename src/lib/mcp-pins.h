@@ -1,0 +1,48 @@
+/* mcp-pins.h — pinned tool definitions of MCP servers, in the state
+ * database (state.h, table mcp_pins).
+ *
+ * Every definition a server shows is a row (server, tool, sha256 of the
+ * canonical definition, the canonical text).  A row is 'pending' until an
+ * operator approves it ('approved'); approving another definition of the
+ * same tool makes the old one 'superseded'.  A tool may be called only
+ * while the definition the server shows now is the approved one.
+ *
+ * Trust: tool names and definitions come from servers (hostile); they are
+ * bound as parameters, never interpolated, and shown escaped by the CLI.
+ * The operator approves through the CLI; no sandboxed process can reach
+ * the database. */
+#ifndef CD_MCP_PINS_H
+#define CD_MCP_PINS_H
+
+#include "err.h"
+#include "mcp.h"
+#include "state.h"
+
+#include <stdint.h>
+
+/* The state of definition `sha256` of (server, tool), recording it as
+ * pending when it is not known yet (*ret_new = 1 then, else 0), and
+ * *ret_shadowed = how many other servers have a pin of the same tool
+ * name.  0 or -EIO (the caller treats an error as not approved). */
+int cd_mcp_pin_check(struct cd_state *s, const char *server, const char *tool, const char *sha256,
+                     const char *definition, int64_t now, enum cd_mcp_pin *ret, int *ret_new,
+                     int *ret_shadowed, struct cd_err *err);
+
+struct cd_mcp_pin_row {
+	const char *server, *tool, *sha256, *definition, *state, *approved_by;
+	int64_t first_seen, last_seen, approved_at; /* approved_at 0: never */
+};
+typedef int (*cd_mcp_pin_fn)(const struct cd_mcp_pin_row *row, void *ctx);
+
+/* Every row (of `server`, or all when NULL; of `tool` when not NULL),
+ * ordered by server, tool, first_seen.  fn's negative return stops. */
+int cd_mcp_pins_list(struct cd_state *s, const char *server, const char *tool, cd_mcp_pin_fn fn,
+                     void *ctx, struct cd_err *err);
+
+/* Approve definition `sha256` (a full hex digest, or NULL: the newest
+ * pending one) of (server, tool), superseding the approved one.  `by` is
+ * the operator.  0, -ENOENT (nothing to approve), -EIO. */
+int cd_mcp_pin_approve(struct cd_state *s, const char *server, const char *tool, const char *sha256,
+                       const char *by, int64_t now, char ret_sha256[65], struct cd_err *err);
+
+#endif
