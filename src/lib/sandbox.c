@@ -15,6 +15,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <signal.h>
@@ -295,6 +296,14 @@ static void pump_stdin(struct supervisor *s)
 			if (s->in_from < 0) {
 				close_stdin_pipe(s); /* EOF reaches the command */
 				return;
+			}
+			/* The caller's stdin is not ours to make non-blocking (the
+			 * file description is shared): read only what is there, or
+			 * an interactive pipe would hold the run up until its EOF. */
+			if (s->in_pollable) {
+				struct pollfd pfd = { s->in_from, POLLIN, 0 };
+				if (poll(&pfd, 1, 0) == 0)
+					break;
 			}
 			n = read(s->in_from, s->in_buf, sizeof s->in_buf);
 			if (n < 0 && errno == EINTR)
