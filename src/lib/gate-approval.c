@@ -300,8 +300,13 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 	if (verdict == 1) {
 		if ((r = consume(g, w->state, &a, "the approved call runs", err)) < 0) {
 			dec->verdict = CD_VERDICT_DENY;
+			dec->profile = NULL;
 			set_reason(dec, "approval %s could not be used: %s", a.id,
 			           err ? err->msg : "");
+			/* The refusal is on the record too (best effort: the run is
+			 * refused whether or not this lands). */
+			cd_gate_approval_record(g->audit, "approval.refused", &a, NULL, dec->reason,
+			                        NULL);
 			r = 0;
 			goto out;
 		}
