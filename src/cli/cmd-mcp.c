@@ -19,9 +19,11 @@
 #include "cli.h"
 
 #include "cli-audit.h"
+#include "gate-approval.h"
 #include "gate-mcp.h"
 #include "mcp-pins.h"
 #include "mcp.h"
+#include "num.h"
 #include "path.h"
 #include "policy.h"
 #include "util.h"
@@ -48,7 +50,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: cordon mcp --policy FILE --agent ID [--task ID] --server NAME\n"
-	        "                  [--audit PATH] [--state PATH] -- CMD [ARG...]\n"
+	        "                  [--audit PATH] [--state PATH] [--approval-timeout DUR]\n"
+	        "                  -- CMD [ARG...]\n"
 	        "       cordon mcp pins list [--server NAME] [--state PATH] [--json]\n"
 	        "       cordon mcp pins approve --server NAME (--all | TOOL...) [--sha256 HEX]\n"
 	        "                  [--state PATH] [--audit PATH]\n"
@@ -61,7 +64,10 @@ static void usage(FILE *f)
 	        "approved; every tools/call is decided against the policy (tool NAME/TOOL, the\n"
 	        "arguments typed by the policy's inventory) and recorded; a denied call is a\n"
 	        "tool result with isError and \"denied by policy: ...\", never sent to the\n"
-	        "server.  The client's roots and sampling capabilities are not passed on.\n"
+	        "server.  A call whose grant needs approval is held (other messages keep\n"
+	        "flowing) until 'cordon approvals approve' (or its approver rule) lets it\n"
+	        "through; denied or unanswered, it is an isError result.  The client's roots\n"
+	        "and sampling capabilities are not passed on.\n"
 	        "\n"
 	        "Options:\n"
 	        "  --policy FILE    the grant matrix (required)\n"
@@ -73,6 +79,7 @@ static void usage(FILE *f)
 	        "  --state PATH     the state database with the pins (default $CORDON_STATE,\n"
 	        "                   else $XDG_STATE_HOME/cordon/state.db); never visible to the\n"
 	        "                   sandbox\n"
+	        "  --approval-timeout DUR  how long a held call waits (default 10m)\n"
 	        "  -h, --help       this text\n"
 	        "\n"
 	        "pins: list the pinned definitions (approved, pending, superseded); approve the\n"
@@ -133,6 +140,11 @@ struct session {
 	int to_srv, from_srv, err_srv; /* our ends of the server's stdio */
 	struct cd_jsonrpc_reader rd_client, rd_server;
 	int fatal;
+	int64_t approval_timeout_s;
+	/* Our own hash of each held call, to check the approval against. */
+	struct {
+		char id[40], sha256[65];
+	} held[CD_MCP_APPROVALS_MAX];
 };
 
 static int64_t mono_ms(void *ctx)
@@ -204,11 +216,132 @@ static int resolve_path(void *ctx, const char *path, char *out, size_t outlen)
 	return k > 0 && (size_t)k < outlen ? 0 : -ENAMETOOLONG;
 }
 
+/* Queue a held call in the state database, with its record, in one step
+ * (approval.h); the client's other messages keep flowing meanwhile. */
+static int ev_approval_request(void *ctx, const char *tool, const char *action,
+                               const char *args_json, const char *grant_ids,
+                               const struct cd_decision *dec, char ret_id[40])
+{
+	struct session *s = ctx;
+	struct cd_approval a;
+	struct cd_err err = { 0, "" };
+	char requester[128];
+	size_t i;
+
+	for (i = 0; i < CD_MCP_APPROVALS_MAX && s->held[i].id[0]; i++)
+		;
+	if (i == CD_MCP_APPROVALS_MAX)
+		return -1;
+	snprintf(requester, sizeof requester, "{\"front_end\":\"mcp\",\"pid\":%ld,\"uid\":%ld}",
+	         (long)getpid(), (long)getuid());
+	memset(&a, 0, sizeof a);
+	a.agent = s->agent;
+	a.task = s->task;
+	a.tool = tool;
+	a.action = action;
+	a.args_json = args_json;
+	a.grant_ids = grant_ids && *grant_ids ? grant_ids : NULL;
+	a.approval = dec->approval ? dec->approval : "human";
+	a.profile = dec->profile;
+	a.policy = s->policy_path;
+	a.policy_sha256 = cd_policy_sha256(s->policy);
+	a.requester = requester;
+	a.run_id = s->run_id;
+	a.created = (int64_t)time(NULL);
+	a.deadline = a.created + s->approval_timeout_s;
+	if (cd_state_begin(s->state, &err) < 0 || cd_approval_request(s->state, &a, &err) < 0 ||
+	    cd_gate_approval_record(s->audit, "approval.request", &a, NULL, dec->reason, &err) <
+	            0 ||
+	    cd_state_commit(s->state, &err) < 0) {
+		cd_state_rollback(s->state);
+		cli_errorf("approval: %s", err.msg);
+		return -1;
+	}
+	memcpy(s->held[i].id, a.id, sizeof s->held[i].id);
+	memcpy(s->held[i].sha256, a.args_sha256, sizeof s->held[i].sha256);
+	memcpy(ret_id, a.id, 40);
+	cli_errorf("held for approval %s (tool %s): 'cordon approvals approve %s'", a.id, tool,
+	           a.id);
+	return 0;
+}
+
+struct poll_ctx {
+	int status; /* 1 approved, 0 denied, 2 expired or used, -1 pending */
+	int64_t deadline;
+	char by[128], comment[128];
+};
+
+static int poll_cb(const struct cd_approval *a, void *ctx)
+{
+	struct poll_ctx *c = ctx;
+
+	c->status = !strcmp(a->status, "approved")  ? 1
+	            : !strcmp(a->status, "denied")  ? 0
+	            : !strcmp(a->status, "pending") ? -1
+	                                            : 2;
+	c->deadline = a->deadline;
+	snprintf(c->by, sizeof c->by, "%s", a->decided_by ? a->decided_by : "");
+	snprintf(c->comment, sizeof c->comment, "%s", a->comment ? a->comment : "");
+	return 0;
+}
+
+static int used_cb(const struct cd_approval *a, void *ctx)
+{
+	struct session *s = ctx;
+	struct cd_err err = { 0, "" };
+
+	return cd_gate_approval_record(s->audit, "approval.used", a, NULL,
+	                               "the approved call goes to the server", &err) < 0
+	               ? -EIO
+	               : 0;
+}
+
+static int ev_approval_poll(void *ctx, const char *id, char *why, size_t wn)
+{
+	struct session *s = ctx;
+	struct cd_err err = { 0, "" };
+	struct poll_ctx c = { -1, 0, "", "" };
+	int64_t now = (int64_t)time(NULL);
+	size_t i;
+	int v;
+
+	for (i = 0; i < CD_MCP_APPROVALS_MAX && strcmp(s->held[i].id, id); i++)
+		;
+	if (i == CD_MCP_APPROVALS_MAX) {
+		snprintf(why, wn, "unknown approval");
+		return 0;
+	}
+	if (cd_approval_get(s->state, id, poll_cb, &c, &err) < 0) {
+		snprintf(why, wn, "%s", err.msg);
+		v = 0;
+	} else if (c.status == -1 && now < c.deadline) {
+		return -1;
+	} else if (c.status == -1) {
+		cd_gate_approvals_expire(s->audit, s->state, now, &err);
+		snprintf(why, wn, "no answer before the deadline");
+		v = 0;
+	} else if (c.status == 1) {
+		/* Used once, here, after the stored call is checked against ours. */
+		v = cd_approval_consume(s->state, id, s->held[i].sha256, now, used_cb, s, &err) ==
+		    0;
+		if (!v)
+			snprintf(why, wn, "%s", err.msg);
+	} else {
+		snprintf(why, wn, "%s by %s%s%.100s", c.status == 0 ? "denied" : "expired",
+		         c.by[0] ? c.by : "?", c.comment[0] ? ": " : "", c.comment);
+		v = 0;
+	}
+	s->held[i].id[0] = '\0';
+	return v;
+}
+
 static const struct cd_mcp_gw_ops gw_ops = {
 	.record = ev_record,
 	.pin = ev_pin,
 	.resolve = resolve_path,
 	.now_ms = mono_ms,
+	.approval_request = ev_approval_request,
+	.approval_poll = ev_approval_poll,
 };
 
 /* The launch decision, made here once more to learn the profile, so the
@@ -488,11 +621,14 @@ static int relay(struct session *s, int sfd)
 		}
 		if (!server_open && !toc->len)
 			break;
-		if (poll(p, (nfds_t)np, -1) < 0) {
+		/* Held calls: look at the approval queue five times a second. */
+		if (poll(p, (nfds_t)np, cd_mcp_gw_held_approvals(s->gw) ? 200 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
 		}
+		if (cd_mcp_gw_held_approvals(s->gw) && cd_mcp_gw_poll_approvals(s->gw) < 0)
+			return -1;
 		if (p[isig].revents) {
 			struct signalfd_siginfo si;
 			if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
@@ -544,16 +680,19 @@ static int gateway(int argc, char **argv)
 		{ "server", required_argument, NULL, 's' },
 		{ "audit", required_argument, NULL, 'A' },
 		{ "state", required_argument, NULL, 'S' },
+		{ "approval-timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct session s;
+	uint64_t ms;
 	struct cd_mcp_gw_config cfg;
 	struct cd_err err = { 0, "" };
 	int c, rc = CD_EXIT_CORDON, sfd = -1, r;
 
 	memset(&s, 0, sizeof s);
 	s.to_srv = s.from_srv = s.err_srv = -1;
+	s.approval_timeout_s = 600;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -575,6 +714,14 @@ static int gateway(int argc, char **argv)
 			break;
 		case 'S':
 			s.state_opt = optarg;
+			break;
+		case 'T':
+			if (cd_parse_duration_ms(optarg, &ms) < 0 || ms < 1000 || ms > 86400000) {
+				cli_errorf("--approval-timeout '%s': a duration from 1s to 24h",
+				           optarg);
+				return CD_EXIT_USAGE;
+			}
+			s.approval_timeout_s = (int64_t)(ms / 1000);
 			break;
 		case 'h':
 			usage(stdout);

@@ -70,8 +70,21 @@ struct tools {
 	size_t n, alloc;
 };
 
+/* A tools/call waiting for a person. */
+struct held_approval {
+	char approval_id[40];
+	json_t *id; /* the client's request id */
+	char *raw;  /* the call as the client sent it */
+	size_t rawlen;
+	char *tool, *policy_tool, *grant_ids;
+	const char *action;
+	char args_sha256[65];
+};
+
 struct cd_mcp_gw {
 	struct cd_mcp_gw_config cfg;
+	struct held_approval appr[CD_MCP_APPROVALS_MAX];
+	size_t nappr;
 	struct cd_buf to_client, to_server;
 	struct table client_req; /* client -> server, awaiting the server */
 	struct table server_req; /* server -> client, awaiting the client */
@@ -441,6 +454,148 @@ static void join_ids(const struct cd_decision *d, char *outs, size_t cap)
 	}
 }
 
+/* Queue a call that needs a person; 0 held (text says so), else a
+ * refusal in text. */
+static int hold_call(struct cd_mcp_gw *gw, json_t *id, const char *raw, size_t rawlen, json_t *msg,
+                     json_t *args, const char *full, const char *policy_tool, const char *action,
+                     const char *ids, const char *args_sha, const struct cd_decision *dec,
+                     char *text, size_t tn)
+{
+	struct held_approval *h;
+	struct cd_buf canon;
+	int r;
+
+	if (!gw->cfg.ops || !gw->cfg.ops->approval_request || !gw->cfg.ops->approval_poll) {
+		snprintf(text, tn, "needs approval: %s (grant %s); no approval queue here", full,
+		         dec->nids ? dec->ids[0] : "?");
+		return -EPERM;
+	}
+	if (gw->nappr >= CD_MCP_APPROVALS_MAX) {
+		snprintf(text, tn, "needs approval: %s; too many calls already wait for one", full);
+		return -EPERM;
+	}
+	h = &gw->appr[gw->nappr];
+	memset(h, 0, sizeof *h);
+	cd_buf_init(&canon, CD_JSONRPC_LINE_MAX);
+	r = args ? cd_mcp_canonical(args, &canon) : cd_buf_append(&canon, "{}", 2);
+	if (r == 0)
+		r = cd_buf_append(&canon, "", 1) == 0 ? 0 : -ENOMEM;
+	if (r < 0 || !canon.data) {
+		cd_buf_release(&canon);
+		snprintf(text, tn, "needs approval: %s; its arguments cannot be bound", full);
+		return -EPERM;
+	}
+	r = gw->cfg.ops->approval_request(gw->cfg.ctx, full, action, canon.data, ids, dec,
+	                                  h->approval_id);
+	cd_buf_release(&canon);
+	if (r < 0) {
+		snprintf(text, tn, "needs approval: %s; the request could not be queued", full);
+		return -EPERM;
+	}
+	h->id = json_incref(id);
+	h->tool = strdup(full);
+	h->policy_tool = strdup(policy_tool);
+	h->grant_ids = strdup(ids);
+	h->action = action;
+	snprintf(h->args_sha256, sizeof h->args_sha256, "%s", args_sha);
+	if (raw) {
+		h->raw = malloc(rawlen ? rawlen : 1);
+		if (h->raw)
+			memcpy(h->raw, raw, rawlen);
+		h->rawlen = rawlen;
+	} else {
+		h->raw = cd_jsonrpc_dump_line(msg, &h->rawlen);
+	}
+	if (!h->tool || !h->policy_tool || !h->grant_ids || !h->raw) {
+		json_decref(h->id);
+		free(h->tool);
+		free(h->policy_tool);
+		free(h->grant_ids);
+		free(h->raw);
+		return -ENOMEM;
+	}
+	gw->nappr++;
+	snprintf(text, tn, "held for approval %s (cordon approvals approve %s)", h->approval_id,
+	         h->approval_id);
+	return 0;
+}
+
+static void held_release(struct held_approval *h)
+{
+	json_decref(h->id);
+	free(h->raw);
+	free(h->tool);
+	free(h->policy_tool);
+	free(h->grant_ids);
+}
+
+size_t cd_mcp_gw_held_approvals(const struct cd_mcp_gw *gw)
+{
+	return gw->nappr;
+}
+
+int cd_mcp_gw_poll_approvals(struct cd_mcp_gw *gw)
+{
+	size_t i = 0;
+	int r = 0;
+
+	while (i < gw->nappr) {
+		struct held_approval *h = &gw->appr[i];
+		struct cd_mcp_event ev;
+		char why[256] = "", text[400];
+		int v = gw->cfg.ops->approval_poll(gw->cfg.ctx, h->approval_id, why, sizeof why);
+		if (v == -1) {
+			i++;
+			continue;
+		}
+		memset(&ev, 0, sizeof ev);
+		ev.kind = CD_MCP_EV_CALL;
+		ev.direction = "client";
+		ev.method = "tools/call";
+		ev.tool = h->tool;
+		ev.policy_tool = h->policy_tool;
+		ev.action = h->action;
+		ev.grant_ids = h->grant_ids;
+		ev.args_sha256 = h->args_sha256[0] ? h->args_sha256 : NULL;
+		if (v == 1) {
+			struct pending *p;
+			char key[CD_JSONRPC_IDKEY_MAX];
+			snprintf(text, sizeof text, "approved (%s)", h->approval_id);
+			ev.verdict = "allow";
+			ev.reason = text;
+			/* The intent is durable before the server sees the call. */
+			if (record(gw, &ev) < 0) {
+				r = deny_call(gw, h->id,
+				              "denied: the audit log could not record the "
+				              "call (no log, no call)");
+			} else if (cd_jsonrpc_idkey(h->id, key) < 0 ||
+			           !(p = table_add(&gw->client_req, key, P_CALL))) {
+				r = deny_call(gw, h->id, "denied: too many requests in flight");
+			} else {
+				p->start_ms = now_ms(gw);
+				p->tool = h->tool;
+				p->policy_tool = h->policy_tool;
+				p->grant_ids = h->grant_ids;
+				p->action = h->action;
+				h->tool = h->policy_tool = h->grant_ids = NULL;
+				gw->stats.allowed++;
+				r = out_line(&gw->to_server, h->raw, h->rawlen);
+			}
+		} else {
+			snprintf(text, sizeof text, "not approved: %s (%s)", why, h->approval_id);
+			ev.verdict = "deny";
+			ev.reason = text;
+			record(gw, &ev);
+			r = deny_call(gw, h->id, text);
+		}
+		held_release(h);
+		gw->appr[i] = gw->appr[--gw->nappr];
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_t rawlen)
 {
 	json_t *id = json_object_get(msg, "id"), *params = json_object_get(msg, "params");
@@ -516,19 +671,36 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	ev.verdict = cd_verdict_name(dec.verdict);
 	ev.grant_ids = ids;
 	ev.attrs = mr.stored;
+	if (dec.verdict == CD_VERDICT_NEEDS_APPROVAL && dec.approval &&
+	    !strncmp(dec.approval, "policy:", 7)) {
+		/* An approver rule decides now, like a grant. */
+		char why[256];
+		if (cd_policy_approver_check(gw->cfg.policy, dec.approval + 7, &mr.req, NULL, why,
+		                             sizeof why) == 1) {
+			dec.verdict = CD_VERDICT_ALLOW;
+			snprintf(dec.reason, sizeof dec.reason, "approved by %s: %.128s",
+			         dec.approval, why);
+			ev.verdict = "allow";
+		} else {
+			r = snprintf(text, sizeof text, "not approved by %s: %s", dec.approval,
+			             why);
+			ev.verdict = "deny";
+			ev.reason = text;
+			record(gw, &ev);
+			cd_mcp_request_release(&mr);
+			return deny_call(gw, id, r > 0 ? text : "not approved");
+		}
+	}
 	if (dec.verdict == CD_VERDICT_NEEDS_APPROVAL) {
-		/* TODO(issue 7): hold the call on the approval gate
-		 * (src/lib/approval*.h) and forward it once approved; until
-		 * that hook exists a call that needs approval is refused. */
-		r = snprintf(text, sizeof text,
-		             "needs approval: %s (grant %s, approval %s); approvals are not wired "
-		             "into cordon mcp yet, so the call is refused",
-		             full, dec.nids ? dec.ids[0] : "?",
-		             dec.approval ? dec.approval : "human");
+		r = hold_call(gw, id, raw, rawlen, msg, args, full, mr.req.tool,
+		              cd_action_name(mr.req.action), ids, args_sha, &dec, text,
+		              sizeof text);
 		ev.reason = text;
 		record(gw, &ev);
 		cd_mcp_request_release(&mr);
-		return deny_call(gw, id, r > 0 ? text : "needs approval");
+		if (r == 0)
+			return 0; /* the answer comes from cd_mcp_gw_poll_approvals */
+		return r == -ENOMEM ? r : deny_call(gw, id, text);
 	}
 	if (dec.verdict != CD_VERDICT_ALLOW) {
 		r = snprintf(text, sizeof text, "denied by policy: %s", dec.reason);
@@ -998,6 +1170,8 @@ void cd_mcp_gw_free(struct cd_mcp_gw *gw)
 		return;
 	for (i = 0; i < gw->nheld; i++)
 		json_decref(gw->held[i]);
+	for (i = 0; i < gw->nappr; i++)
+		held_release(&gw->appr[i]);
 	table_release(&gw->client_req);
 	table_release(&gw->server_req);
 	tools_release(&gw->tools);

@@ -125,6 +125,17 @@ struct cd_mcp_gw_ops {
 	           enum cd_mcp_pin *ret);
 	cd_mcp_resolve_fn resolve; /* may be NULL */
 	int64_t (*now_ms)(void *ctx);
+	/* Approvals (may be NULL: a call that needs a person is refused).
+	 * approval_request queues a held call — tool "SERVER/TOOL", the
+	 * policy's action, the canonical JSON of its arguments, the deciding
+	 * grant ids — and writes its id; negative refuses the call.
+	 * approval_poll returns 1 when it was approved and has now been used
+	 * (its hash re-checked), 0 when denied or expired (why says so), -1
+	 * while pending. */
+	int (*approval_request)(void *ctx, const char *tool, const char *action,
+	                        const char *args_json, const char *grant_ids,
+	                        const struct cd_decision *dec, char ret_id[40]);
+	int (*approval_poll)(void *ctx, const char *id, char *why, size_t wn);
 };
 
 struct cd_mcp_gw_config {
@@ -158,6 +169,13 @@ int cd_mcp_gw_server_too_long(struct cd_mcp_gw *gw);
 struct cd_buf *cd_mcp_gw_to_client(struct cd_mcp_gw *gw);
 struct cd_buf *cd_mcp_gw_to_server(struct cd_mcp_gw *gw);
 void cd_mcp_gw_consumed(struct cd_buf *b, size_t n);
+
+/* Calls held for approval; the driver calls cd_mcp_gw_poll_approvals
+ * every so often while there are any: approved calls go to the server,
+ * the others get their refusal. */
+#define CD_MCP_APPROVALS_MAX 32
+size_t cd_mcp_gw_held_approvals(const struct cd_mcp_gw *gw);
+int cd_mcp_gw_poll_approvals(struct cd_mcp_gw *gw);
 
 /* Counters for tests and the session's closing record. */
 struct cd_mcp_gw_stats {

@@ -24,7 +24,7 @@ fi
 case_user() {
 	u=$1
 	D=$T/$u
-	mkdir -p "$D/data/out" "$D/other" "$D/work" "$T/.state-$u"
+	mkdir -p "$D/data/out" "$D/data/held" "$D/other" "$D/work" "$T/.state-$u"
 	echo hello >"$D/data/hello.txt"
 	echo other-secret >"$D/other/x.txt"
 	[ "$u" = nobody ] && chown -R 65534:65534 "$D" "$T/.state-$u"
@@ -43,6 +43,7 @@ grants:
   - {id: fs-launch-changed, agent: coder, tool: fs, actions: [execute], scope: {argv: [node, $CHANGED_JS]}, profile: fs-server, owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01}
   - {id: fs-read, agent: coder, tool: fs, actions: [read], scope: {paths: [$D/data/**, $D/other/**]}, owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01}
   - {id: fs-write-out, agent: coder, tool: fs, actions: [update], scope: {paths: [$D/data/out/**]}, owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01}
+  - {id: fs-write-held, agent: coder, tool: fs, actions: [update], scope: {paths: [$D/data/held/**]}, approval: human, owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01}
 EOP
 	export CORDON_STATE="$T/.state-$u/state.db"
 	cd "$D/work" || return
@@ -79,6 +80,37 @@ EOP
 	case $(printf "%s\n" "$out" | sed -n 3p) in *'"isError":false'*) r=0 ;; *) r=1 ;; esac
 	is "$r" 0 "$u: ... while the unchanged tools still work"
 	is "$(gw "$CORDON" mcp pins diff --server fs read_text_file | grep -c '^+ description:.*IGNORE PREVIOUS')" 1 "$u: pins diff shows the changed description"
+
+	# A call whose grant needs a person is held (the file is not written)
+	# until 'cordon approvals approve'; a denied one is an isError result.
+	mcp '[{"op":"call","name":"write_file","args":{"path":"'"$D"'/data/held/a.txt","content":"A"}},{"op":"call","name":"write_file","args":{"path":"'"$D"'/data/held/b.txt","content":"B"}}]' >"$D/held.out" &
+	cpid=$!
+	aid=""
+	i=0
+	while [ -z "$aid" ] && [ $i -lt 150 ]; do
+		sleep 0.1
+		i=$((i + 1))
+		aid=$(gw "$CORDON" approvals list 2>/dev/null | awk '/held\/a.txt/ && $2 == "pending" {print $1; exit}')
+	done
+	[ -n "$aid" ]
+	is "$?" 0 "$u: a call needing approval is queued ($aid)"
+	nok "$u: ... and the file is not written while it waits" test -e "$D/data/held/a.txt"
+	nok "$u: the agent cannot approve its own call" gw "$CORDON" approvals approve "$aid" --as coder
+	ok "$u: a person approves" gw "$CORDON" approvals approve "$aid" --as alice
+	bid=""
+	i=0
+	while [ -z "$bid" ] && [ $i -lt 150 ]; do
+		sleep 0.1
+		i=$((i + 1))
+		bid=$(gw "$CORDON" approvals list 2>/dev/null | awk '/held\/b.txt/ && $2 == "pending" {print $1; exit}')
+	done
+	ok "$u: the second call is denied" gw "$CORDON" approvals deny "$bid" --as alice --reason "not b"
+	wait "$cpid"
+	is "$(sed -n 1p "$D/held.out" | cut -c1-16)" '{"isError":false' "$u: the approved call went through"
+	is "$(cat "$D/data/held/a.txt" 2>/dev/null)" A "$u: ... and wrote its file"
+	case $(sed -n 2p "$D/held.out") in *'"isError":true'*'not b'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: the denied call is an isError result with the reason"
+	nok "$u: ... and wrote nothing" test -e "$D/data/held/b.txt"
 
 	# The client's roots name another directory: the server keeps its own.
 	out=$(gw env MCP_ROOTS='["file://'"$D"'/other"]' MCP_OPS='[{"op":"call","name":"read_text_file","args":{"path":"'"$D"'/other/x.txt"},"sleep":1000}]' node "$MCP_CLIENT" "$CORDON" mcp --policy "$D/policy.yaml" --agent coder --server fs -- node "$MCP_FS_JS" "$D/data" 2>/dev/null)
