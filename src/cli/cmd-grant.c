@@ -592,6 +592,22 @@ static void print_created(const struct cd_temp_grant *g, int json)
 	       g->tool, until);
 }
 
+/* The fields every new temporary grant starts with. */
+static void grant_init(struct cd_temp_grant *g, enum cd_temp_kind kind, const char *agent,
+                       const struct gopts *o, const struct env *v, int64_t ttl)
+{
+	memset(g, 0, sizeof *g);
+	g->kind = kind;
+	cd_state_random_id(kind == CD_TEMP_BREAK_GLASS ? "bg-" : "dg-", g->id, sizeof g->id);
+	g->agent = agent;
+	g->task = o->task;
+	g->tool = o->tool;
+	g->by = who(o->by);
+	g->created = v->now;
+	g->expires = v->now + ttl;
+	g->policy_sha256 = v->policy ? cd_policy_sha256(v->policy) : NULL;
+}
+
 /* ---- cordon grant break-glass ---- */
 
 static int break_glass(int argc, char **argv)
@@ -630,17 +646,8 @@ static int break_glass(int argc, char **argv)
 		rc = CD_EXIT_FAIL;
 		goto out;
 	}
-	memset(&g, 0, sizeof g);
-	g.kind = CD_TEMP_BREAK_GLASS;
-	cd_state_random_id("bg-", g.id, sizeof g.id);
-	g.agent = o.agent;
-	g.task = o.task;
-	g.tool = o.tool;
+	grant_init(&g, CD_TEMP_BREAK_GLASS, o.agent, &o, &v, ttl);
 	g.ticket = o.ticket;
-	g.by = who(o.by);
-	g.created = v.now;
-	g.expires = v.now + ttl;
-	g.policy_sha256 = v.policy ? cd_policy_sha256(v.policy) : NULL;
 	snprintf(just, sizeof just, "break-glass, ticket %s%s%s", o.ticket, o.reason ? ": " : "",
 	         o.reason ? o.reason : "");
 	yaml = grant_yaml(&o, g.id, o.agent,
@@ -878,17 +885,8 @@ int cmd_delegate(int argc, char **argv)
 		return CD_EXIT_USAGE;
 	if (env_open(&v, &o) < 0)
 		goto out;
-	memset(&g, 0, sizeof g);
-	g.kind = CD_TEMP_DELEGATED;
-	cd_state_random_id("dg-", g.id, sizeof g.id);
-	g.agent = o.to;
-	g.task = o.task;
-	g.tool = o.tool;
+	grant_init(&g, CD_TEMP_DELEGATED, o.to, &o, &v, ttl);
 	g.parent = o.agent;
-	g.by = who(o.by);
-	g.created = v.now;
-	g.expires = v.now + ttl;
-	g.policy_sha256 = cd_policy_sha256(v.policy);
 	snprintf(just, sizeof just, "delegated by %s%s%s", o.agent, o.reason ? ": " : "",
 	         o.reason ? o.reason : "");
 	/* First the bare grant, to learn what the parent's covering grants

@@ -9,6 +9,7 @@
 
 #include "audit.h"
 #include "buf.h"
+#include "fs.h"
 #include "num.h"
 #include "util.h"
 
@@ -363,29 +364,6 @@ static int do_checkpoint(struct args *a)
 	return CD_EXIT_OK;
 }
 
-static int mkdir_p(const char *file)
-{
-	char dir[4096];
-	size_t len = strlen(file), i;
-
-	while (len > 0 && file[len - 1] != '/')
-		len--;
-	if (len <= 1 || len >= sizeof dir)
-		return 0;
-	memcpy(dir, file, len);
-	dir[len] = '\0';
-	for (i = 1; i <= len; i++) {
-		char c = dir[i];
-		if (c != '/' && c != '\0')
-			continue;
-		dir[i] = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		dir[i] = c;
-	}
-	return 0;
-}
-
 static int do_keygen(struct args *a)
 {
 	char sk[4096], pk[4096];
@@ -405,8 +383,8 @@ static int do_keygen(struct args *a)
 		           "and --pubkey)");
 		return CD_EXIT_FAIL;
 	}
-	if (mkdir_p(sk) < 0 || mkdir_p(pk) < 0) {
-		cli_errorf("cannot create the directory of '%s': %s", sk, strerror(errno));
+	if (cd_mkdir_parents(sk, &err) < 0 || cd_mkdir_parents(pk, &err) < 0) {
+		cli_errorf("%s", err.msg);
 		return CD_EXIT_FAIL;
 	}
 	if (cd_audit_keygen(sk, pk, &err) < 0) {

@@ -287,68 +287,36 @@ int cd_approval_consume(struct cd_state *s, const char *id, const char *args_sha
 	return transition(s, &c, err);
 }
 
+struct expire_ctx {
+	cd_approval_fn fn;
+	void *ctx;
+};
+
+static int expire_row(sqlite3_stmt *st, void *ctx)
+{
+	struct expire_ctx *c = ctx;
+	struct cd_approval a;
+	int r;
+
+	if (row_read(st, &a) < 0 || !c->fn)
+		return 0;
+	r = c->fn(&a, c->ctx);
+	return r == 0 ? 0 : r < 0 ? r : -EIO;
+}
+
 int cd_approval_expire(struct cd_state *s, int64_t now, cd_approval_fn fn, void *ctx, size_t *ret_n,
                        struct cd_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	size_t n = 0;
-	int r, rc;
+	struct expire_ctx c = { fn, ctx };
 
-	if (ret_n)
-		*ret_n = 0;
-	if ((r = cd_state_begin(s, err)) < 0)
-		return r;
-	if (sqlite3_prepare_v2(cd_state_db(s),
-	                       "SELECT " COLUMNS " FROM approvals WHERE status IN ('pending',"
-	                       " 'approved') AND deadline <= ? ORDER BY deadline, id",
-	                       -1, &st, NULL) != SQLITE_OK) {
-		r = cd_state_err(s, err, "expire approvals");
-		goto fail;
-	}
-	sqlite3_bind_int64(st, 1, now);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct cd_approval a;
-		if (row_read(st, &a) == 0 && fn && (r = fn(&a, ctx)) != 0) {
-			r = r < 0 ? r : -EIO;
-			goto fail;
-		}
-		n++;
-	}
-	sqlite3_finalize(st);
-	st = NULL;
-	if (rc != SQLITE_DONE) {
-		r = cd_state_err(s, err, "expire approvals");
-		goto fail;
-	}
-	if (n) {
-		if (sqlite3_prepare_v2(
-		            cd_state_db(s),
-		            "UPDATE approvals SET status = 'expired', decided_at ="
-		            " COALESCE(decided_at, deadline), decided_by = COALESCE("
-		            "decided_by, 'timeout') WHERE status IN ('pending', 'approved')"
-		            " AND deadline <= ?",
-		            -1, &st, NULL) != SQLITE_OK) {
-			r = cd_state_err(s, err, "expire approvals");
-			goto fail;
-		}
-		sqlite3_bind_int64(st, 1, now);
-		rc = sqlite3_step(st);
-		sqlite3_finalize(st);
-		st = NULL;
-		if (rc != SQLITE_DONE) {
-			r = cd_state_err(s, err, "expire approvals");
-			goto fail;
-		}
-	}
-	if ((r = cd_state_commit(s, err)) < 0)
-		return r;
-	if (ret_n)
-		*ret_n = n;
-	return 0;
-fail:
-	sqlite3_finalize(st);
-	cd_state_rollback(s);
-	return r;
+	return cd_state_sweep(s,
+	                      "SELECT " COLUMNS " FROM approvals WHERE status IN ('pending',"
+	                      " 'approved') AND deadline <= ?1 ORDER BY deadline, id",
+	                      "UPDATE approvals SET status = 'expired', decided_at ="
+	                      " COALESCE(decided_at, deadline), decided_by = COALESCE("
+	                      "decided_by, 'timeout') WHERE status IN ('pending', 'approved')"
+	                      " AND deadline <= ?1",
+	                      now, expire_row, &c, ret_n, "expire approvals", err);
 }
 
 int cd_approval_sample(struct cd_state *s, size_t n, int64_t since, const char *by, int64_t now,

@@ -598,23 +598,6 @@ static size_t forbid_gap(struct sink *s, const struct cd_rule *o, const struct c
 
 /* ---- walking the two files ---- */
 
-static const struct cd_rule *find_rule(const struct cd_policy *p, const char *id)
-{
-	size_t lo = 0, hi = p->ngrants + p->nforbids;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(p->by_id[mid]->id, id);
-		if (c == 0)
-			return p->by_id[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 /* An old grant that covers `g` entirely, other than `skip`; NULL if none. */
 static const struct cd_rule *covering_grant(const struct dctx *d, const struct cd_rule *g,
                                             const struct cd_rule *skip)
@@ -663,7 +646,7 @@ static void conflict_lift(struct dctx *d, const struct cd_rule *h, const char *n
 		if (h2 == h || strcmp(h2->agent, h->agent) || strcmp(h2->tool, h->tool) ||
 		    !(h2->actions & h->actions) || same_str(h2->profile, h->profile))
 			continue;
-		n2 = find_rule(d->newp, h2->id);
+		n2 = cd_policy_rule(d->newp, h2->id);
 		if (!n2 || n2->forbid)
 			continue;
 		if (!gone && !same_str(n2->profile, newprof))

@@ -87,6 +87,59 @@ void cd_state_rollback(struct cd_state *s)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+int cd_state_sweep(struct cd_state *s, const char *select, const char *update, int64_t now,
+                   int (*each)(sqlite3_stmt *row, void *ctx), void *ctx, size_t *ret_n,
+                   const char *what, struct cd_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t n = 0;
+	int r, rc;
+
+	if (ret_n)
+		*ret_n = 0;
+	if ((r = cd_state_begin(s, err)) < 0)
+		return r;
+	if (sqlite3_prepare_v2(s->db, select, -1, &st, NULL) != SQLITE_OK) {
+		r = cd_state_err(s, err, what);
+		goto fail;
+	}
+	sqlite3_bind_int64(st, 1, now);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((r = each(st, ctx)) != 0)
+			goto fail;
+		n++;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE) {
+		r = cd_state_err(s, err, what);
+		goto fail;
+	}
+	if (n) {
+		if (sqlite3_prepare_v2(s->db, update, -1, &st, NULL) != SQLITE_OK) {
+			r = cd_state_err(s, err, what);
+			goto fail;
+		}
+		sqlite3_bind_int64(st, 1, now);
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		st = NULL;
+		if (rc != SQLITE_DONE) {
+			r = cd_state_err(s, err, what);
+			goto fail;
+		}
+	}
+	if ((r = cd_state_commit(s, err)) < 0)
+		return r;
+	if (ret_n)
+		*ret_n = n;
+	return 0;
+fail:
+	sqlite3_finalize(st);
+	cd_state_rollback(s);
+	return r;
+}
+
 static int user_version(struct cd_state *s, int *ret, struct cd_err *err)
 {
 	sqlite3_stmt *st = NULL;

@@ -39,6 +39,15 @@ int cd_state_begin(struct cd_state *s, struct cd_err *err);
 int cd_state_commit(struct cd_state *s, struct cd_err *err);
 void cd_state_rollback(struct cd_state *s);
 
+/* In one transaction: run `select` (?1 bound to now) and call each(row,
+ * ctx) for every row — a non-zero return rolls everything back and is
+ * returned — then, when there was a row, run `update` (?1 = now).  For the
+ * sweeps that end what is past its time and log each end (temp-grant.c,
+ * approval.c).  *ret_n (may be NULL) counts the rows. */
+int cd_state_sweep(struct cd_state *s, const char *select, const char *update, int64_t now,
+                   int (*each)(sqlite3_stmt *row, void *ctx), void *ctx, size_t *ret_n,
+                   const char *what, struct cd_err *err);
+
 /* Set err from the connection's last error: "state database: WHAT: msg". */
 int cd_state_err(struct cd_state *s, struct cd_err *err, const char *what);
 

@@ -216,66 +216,34 @@ fail:
 	return r;
 }
 
+struct sweep_ctx {
+	cd_temp_fn fn;
+	void *ctx;
+};
+
+static int sweep_row(sqlite3_stmt *st, void *ctx)
+{
+	struct sweep_ctx *c = ctx;
+	struct cd_temp_grant g;
+	int r;
+
+	if (row_read(st, &g) < 0 || !c->fn)
+		return 0;
+	r = c->fn(&g, c->ctx);
+	return r == 0 ? 0 : r < 0 ? r : -EIO;
+}
+
 int cd_temp_sweep(struct cd_state *s, int64_t now, cd_temp_fn fn, void *ctx, size_t *ret_n,
                   struct cd_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	struct cd_temp_grant g;
-	size_t n = 0;
-	int r, rc;
+	struct sweep_ctx c = { fn, ctx };
 
-	if (ret_n)
-		*ret_n = 0;
-	if ((r = cd_state_begin(s, err)) < 0)
-		return r;
-	if (sqlite3_prepare_v2(cd_state_db(s),
-	                       "SELECT " COLUMNS " FROM temp_grants WHERE ended IS NULL"
-	                       " AND expires <= ? ORDER BY expires, id",
-	                       -1, &st, NULL) != SQLITE_OK) {
-		r = cd_state_err(s, err, "sweep grants");
-		goto fail;
-	}
-	sqlite3_bind_int64(st, 1, now);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (row_read(st, &g) == 0 && fn && (r = fn(&g, ctx)) != 0) {
-			r = r < 0 ? r : -EIO;
-			goto fail;
-		}
-		n++;
-	}
-	sqlite3_finalize(st);
-	st = NULL;
-	if (rc != SQLITE_DONE) {
-		r = cd_state_err(s, err, "sweep grants");
-		goto fail;
-	}
-	if (n) {
-		if (sqlite3_prepare_v2(
-		            cd_state_db(s),
-		            "UPDATE temp_grants SET ended = 'expired', ended_at = expires,"
-		            " ended_by = 'cordon' WHERE ended IS NULL AND expires <= ?",
-		            -1, &st, NULL) != SQLITE_OK) {
-			r = cd_state_err(s, err, "sweep grants");
-			goto fail;
-		}
-		sqlite3_bind_int64(st, 1, now);
-		rc = sqlite3_step(st);
-		sqlite3_finalize(st);
-		st = NULL;
-		if (rc != SQLITE_DONE) {
-			r = cd_state_err(s, err, "sweep grants");
-			goto fail;
-		}
-	}
-	if ((r = cd_state_commit(s, err)) < 0)
-		return r;
-	if (ret_n)
-		*ret_n = n;
-	return 0;
-fail:
-	sqlite3_finalize(st);
-	cd_state_rollback(s);
-	return r;
+	return cd_state_sweep(s,
+	                      "SELECT " COLUMNS " FROM temp_grants WHERE ended IS NULL"
+	                      " AND expires <= ?1 ORDER BY expires, id",
+	                      "UPDATE temp_grants SET ended = 'expired', ended_at = expires,"
+	                      " ended_by = 'cordon' WHERE ended IS NULL AND expires <= ?1",
+	                      now, sweep_row, &c, ret_n, "sweep grants", err);
 }
 
 int cd_temp_used(struct cd_state *s, const char *id, int64_t now, struct cd_err *err)
