@@ -48,11 +48,11 @@ YAML
 chmod 0644 "$T/p.yaml"
 P="$T/p.yaml"
 
-# The id of the pending request whose args mention $1 (waits up to 10 s).
+# The id of the pending request with the argument "$1" (waits up to 10 s).
 pending() {
 	i=0
 	while [ $i -lt 100 ]; do
-		id=$($RUN_AS "$CORDON" approvals list | awk -v w="$1" 'index($0, w) && $2 == "pending" {print $1; exit}')
+		id=$($RUN_AS "$CORDON" approvals list | awk -v w="\"$1\"" 'index($0, w) && $2 == "pending" {print $1; exit}')
 		[ -n "$id" ] && { echo "$id"; return 0; }
 		sleep 0.1
 		i=$((i + 1))
@@ -184,4 +184,24 @@ print(" ".join("%s=%d" % (k, kinds[k]) for k in sorted(kinds) if k.startswith("a
 	ok "$who: the log verifies" "$CORDON" log verify --audit "$db"
 }
 for_each_user ap
+
+# --approve-interactive asks on the terminal (a pty made by script(1)),
+# with the agent's bytes escaped; 'y' runs the call, anything else denies.
+if command -v script >/dev/null 2>&1; then
+	mkdir -p "$T/wi" && cd "$T/wi" || exit 1
+	touch victimi "$(printf 'esc\033[2Jx')"
+	out=$(printf 'y\n' | script -qec "'$CORDON' run --policy '$P' --agent coder --approve-interactive -- rm victimi \"\$(printf 'esc\\033[2Jx')\"" /dev/null 2>&1)
+	[ ! -e victimi ]
+	is "$?" 0 "interactive: 'y' on the terminal approves and the call runs"
+	case $out in *"Approve as root?"*) ok "interactive: the prompt names the approver" true ;;
+	*) nok "interactive: the prompt names the approver ($out)" true ;; esac
+	printf '%s' "$out" | grep -q "$(printf '\033')\[2J"
+	is "$?" 1 "interactive: the agent's escape sequences reach the terminal escaped"
+	touch victimj
+	printf 'n\n' | script -qec "'$CORDON' run --policy '$P' --agent coder --approve-interactive -- rm victimj" /dev/null >/dev/null 2>&1
+	[ -e victimj ]
+	is "$?" 0 "interactive: 'n' denies and nothing runs"
+else
+	skip "script(1) is not installed"
+fi
 done_testing
