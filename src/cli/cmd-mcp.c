@@ -793,6 +793,9 @@ out:
 	cd_jsonrpc_reader_release(&s.rd_server);
 	cd_mcp_gw_free(s.gw);
 	cd_state_close(s.state);
+	/* Results and refusals were committed lazily: durable before we go. */
+	if (s.audit && cd_audit_sync(s.audit, &err) < 0)
+		cli_errorf("audit: %s", err.msg);
 	cd_audit_close(s.audit);
 	cd_policy_free(s.policy);
 	return rc;

@@ -640,7 +640,7 @@ static int begin(struct cd_audit *a, struct cd_err *err)
 }
 
 static int append_tx(struct cd_audit *a, const struct cd_record *recs, size_t n, int force_cp,
-                     uint64_t *ret_last, struct cd_err *err)
+                     int lazy, uint64_t *ret_last, struct cd_err *err)
 {
 	struct cd_audit_entry e;
 	struct head h;
@@ -657,9 +657,13 @@ static int append_tx(struct cd_audit *a, const struct cd_record *recs, size_t n,
 	}
 	a->warning[0] = '\0';
 	a->npending = 0;
+	/* A lazy commit skips the WAL fsync; the next durable one covers it
+	 * (the WAL is one file, written in order). */
+	if (lazy && sqlite3_exec(a->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(a, err, "cannot set synchronous");
 	r = begin(a, err);
 	if (r < 0)
-		return r;
+		goto restore;
 	r = read_head(a, &h, err);
 	t = now_ns();
 	for (i = 0; r == 0 && i < n; i++) {
@@ -669,7 +673,9 @@ static int append_tx(struct cd_audit *a, const struct cd_record *recs, size_t n,
 		if (ret_last)
 			*ret_last = h.seq;
 	}
-	if (r == 0 && (force_cp || checkpoint_due(a, &h, t))) {
+	/* Never a checkpoint in a lazy commit: a signed head could outlive
+	 * the records it covers. */
+	if (r == 0 && !lazy && (force_cp || checkpoint_due(a, &h, t))) {
 		uint64_t covered = h.seq;
 		r = write_checkpoint(a, &h, t, err);
 		if (force_cp && ret_last)
@@ -680,21 +686,51 @@ static int append_tx(struct cd_audit *a, const struct cd_record *recs, size_t n,
 	if (r < 0) {
 		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
 		a->npending = 0;
-		return r;
+		goto restore;
 	}
 	flush_pending(a);
-	return 0;
+restore:
+	if (lazy && sqlite3_exec(a->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK &&
+	    r == 0)
+		r = db_err(a, err, "cannot set synchronous");
+	return r;
 }
 
 int cd_audit_append(struct cd_audit *a, const struct cd_record *r, uint64_t *ret_seq,
                     struct cd_err *err)
 {
 	uint64_t seq = 0;
-	int rc = append_tx(a, r, 1, 0, &seq, err);
+	int rc = append_tx(a, r, 1, 0, 0, &seq, err);
 
 	if (rc == 0 && ret_seq)
 		*ret_seq = seq;
 	return rc;
+}
+
+int cd_audit_append_lazy(struct cd_audit *a, const struct cd_record *r, struct cd_err *err)
+{
+	uint64_t seq = 0;
+
+	return append_tx(a, r, 1, 0, 1, &seq, err);
+}
+
+int cd_audit_sync(struct cd_audit *a, struct cd_err *err)
+{
+	char wal[4200];
+	int fd, n = snprintf(wal, sizeof wal, "%s-wal", a->path);
+
+	if (n < 0 || (size_t)n >= sizeof wal)
+		return cd_err_set(err, -ENAMETOOLONG, "audit log path too long");
+	fd = open(wal, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : cd_err_sys(err, -errno, "audit log '%s'", wal);
+	if (fsync(fd) < 0) {
+		n = -errno;
+		close(fd);
+		return cd_err_sys(err, n, "audit log: cannot sync '%s'", wal);
+	}
+	close(fd);
+	return 0;
 }
 
 int cd_audit_append_many(struct cd_audit *a, const struct cd_record *r, size_t n,
@@ -705,7 +741,7 @@ int cd_audit_append_many(struct cd_audit *a, const struct cd_record *r, size_t n
 
 	if (n == 0)
 		return cd_err_set(err, -EINVAL, "no records");
-	rc = append_tx(a, r, n, 0, &seq, err);
+	rc = append_tx(a, r, n, 0, 0, &seq, err);
 	if (rc == 0 && ret_last)
 		*ret_last = seq;
 	return rc;
@@ -719,7 +755,7 @@ int cd_audit_checkpoint(struct cd_audit *a, uint64_t *ret_size, struct cd_err *e
 	if (!a->key)
 		return cd_err_set(err, -ENOKEY,
 		                  "no signing key (create one with 'cordon log keygen')");
-	rc = append_tx(a, NULL, 0, 1, &size, err);
+	rc = append_tx(a, NULL, 0, 1, 0, &size, err);
 	if (rc == 0 && ret_size)
 		*ret_size = size;
 	return rc;

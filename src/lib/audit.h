@@ -219,6 +219,15 @@ const char *cd_audit_log_id(const struct cd_audit *a);
 int cd_audit_append(struct cd_audit *a, const struct cd_record *r, uint64_t *ret_seq,
                     struct cd_err *err);
 
+/* Append one record committed but not yet fsynced: it becomes durable with
+ * the next durable append (or cd_audit_sync).  Never writes a checkpoint.
+ * For records that follow an action already made durable by its intent
+ * (a result), where a crash may lose the tail but never reorder it. */
+int cd_audit_append_lazy(struct cd_audit *a, const struct cd_record *r, struct cd_err *err);
+
+/* Make every committed record durable (fsync the WAL). */
+int cd_audit_sync(struct cd_audit *a, struct cd_err *err);
+
 /* Append n records in one transaction (bulk import, tests, benchmarks);
  * *ret_last is the seq of the last one. */
 int cd_audit_append_many(struct cd_audit *a, const struct cd_record *r, size_t n,

@@ -20,7 +20,10 @@ static const char *kind_name(enum cd_mcp_event_kind k)
 	return "mcp.protocol";
 }
 
-static int append(const struct cd_gate *g, struct cd_record *rec, json_t *details,
+/* lazy: the record follows a durable intent (a result) or starts nothing
+ * (a refusal): committed now, fsynced with the next intent or at the end
+ * of the session (cd_audit_sync), off the call's critical path. */
+static int append(const struct cd_gate *g, struct cd_record *rec, json_t *details, int lazy,
                   struct cd_err *err)
 {
 	char *d = details ? json_dumps(details, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
@@ -29,7 +32,8 @@ static int append(const struct cd_gate *g, struct cd_record *rec, json_t *detail
 	if (details && !d)
 		return cd_err_set(err, -ENOMEM, "mcp record: out of memory");
 	rec->details_json = d;
-	r = cd_audit_append(g->audit, rec, NULL, err);
+	r = lazy ? cd_audit_append_lazy(g->audit, rec, err)
+	         : cd_audit_append(g->audit, rec, NULL, err);
 	free(d);
 	return r;
 }
@@ -78,7 +82,11 @@ int cd_gate_mcp_event(const struct cd_gate *g, const char *session_id, const cha
 		json_object_set_new(d, "forbidden", json_true());
 	if (g->policy)
 		json_object_set_new(d, "policy_sha256", json_string(cd_policy_sha256(g->policy)));
-	r = append(g, &rec, d, err);
+	r = append(g, &rec, d,
+	           ev->kind == CD_MCP_EV_RESULT || ev->kind == CD_MCP_EV_PROTOCOL ||
+	                   (ev->kind == CD_MCP_EV_CALL &&
+	                    (!ev->verdict || strcmp(ev->verdict, "allow") != 0)),
+	           err);
 	json_decref(d);
 	return r;
 }
@@ -108,7 +116,7 @@ int cd_gate_mcp_pin(const struct cd_gate *g, const char *session_id, const char 
 	d = json_pack("{s:s,s:s,s:i}", "sha256", sha256, "state", state, "shadowed_by", shadowed);
 	if (!d)
 		return cd_err_set(err, -ENOMEM, "mcp record: out of memory");
-	r = append(g, &rec, d, err);
+	r = append(g, &rec, d, 0, err);
 	json_decref(d);
 	return r;
 }

@@ -248,6 +248,52 @@ static void test_concurrent(void)
 	cd_audit_close(a);
 }
 
+static int count_kind(const struct cd_audit_entry *e, void *ctx)
+{
+	if (e->str[CD_AF_KIND].p && e->str[CD_AF_KIND].len == 10 &&
+	    memcmp(e->str[CD_AF_KIND].p, "checkpoint", 10) == 0)
+		(*(int *)ctx)++;
+	return 0;
+}
+
+/* Lazy appends: committed, in the chain, synced on demand, and never a
+ * checkpoint (a signed head must not outlive the records it covers). */
+static void test_lazy(void)
+{
+	struct cd_audit *a = NULL;
+	struct cd_audit_opts o;
+	struct cd_record r;
+	struct cd_err err;
+	char path[600], key[600], pub[600];
+	uint64_t size = 0;
+	int cps = 0, i;
+
+	snprintf(path, sizeof path, "%s/lazy.db", dir);
+	snprintf(key, sizeof key, "%s/lazy.key", dir);
+	snprintf(pub, sizeof pub, "%s/lazy.pub", dir);
+	is_int(cd_audit_keygen(key, pub, &err), 0, "a signing key");
+	memset(&o, 0, sizeof o);
+	o.key_path = key;
+	o.checkpoint_every = 1;
+	is_int(cd_audit_open(path, &o, &a, &err), 0, "open with a checkpoint after every record");
+	if (!a)
+		return;
+	memset(&r, 0, sizeof r);
+	r.kind = "mcp.result";
+	for (i = 0; i < 3; i++)
+		is_int(cd_audit_append_lazy(a, &r, &err), 0, "lazy append %d", i);
+	cd_audit_query(a, NULL, count_kind, &cps, &err);
+	is_int(cps, 0, "lazy appends write no checkpoint even when one is due");
+	is_int(cd_audit_sync(a, &err), 0, "sync");
+	r.kind = "mcp.call";
+	is_int(cd_audit_append(a, &r, NULL, &err), 0, "a durable append after them");
+	cd_audit_query(a, NULL, count_kind, &cps, &err);
+	is_int(cps, 1, "... writes the checkpoint, covering the lazy ones too");
+	is_int(cd_audit_size(a, &size, &err), 0, "size");
+	is_int((int)size, 5, "three lazy, one durable, one checkpoint, in order");
+	cd_audit_close(a);
+}
+
 int main(void)
 {
 	tap_start(60);
@@ -260,6 +306,7 @@ int main(void)
 	test_refused();
 	test_fail_closed();
 	test_concurrent();
+	test_lazy();
 	{
 		char cmd[600];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
