@@ -197,12 +197,120 @@ static int ix_build(struct cd_policy *p, struct cd_index *ix, const struct cd_ru
 	return 0;
 }
 
+/* Buckets of at least this many grants get a path index. */
+#define PATH_INDEX_MIN 32
+
+static int cmp_pkey(const void *x, const void *y)
+{
+	const struct cd_path_key *a = x, *b = y;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->dir, b->dir, n);
+	return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* The directory the literal part of a canonical glob ends in. */
+static size_t glob_dir_len(const char *g)
+{
+	size_t lit = strcspn(g, "*?"), i;
+
+	for (i = lit; i > 0 && g[i - 1] != '/'; i--)
+		;
+	/* g[0..i) ends with '/': drop it, except for the root itself. */
+	return i > 1 ? i - 1 : 1;
+}
+
+static int path_index(struct cd_policy *p, struct cd_bucket *b)
+{
+	size_t i, j, nk = 0, nn = 0;
+
+	for (i = 0; i < b->n; i++) {
+		if (b->rules[i]->npaths)
+			nk += b->rules[i]->npaths;
+		else
+			nn++;
+	}
+	b->pkeys = nk ? cd_arena_alloc(&p->arena, nk * sizeof *b->pkeys) : NULL;
+	b->nopath = nn ? cd_arena_alloc(&p->arena, nn * sizeof *b->nopath) : NULL;
+	if ((nk && !b->pkeys) || (nn && !b->nopath))
+		return -ENOMEM;
+	for (i = 0; i < b->n; i++) {
+		const struct cd_rule *g = b->rules[i];
+		if (!g->npaths)
+			b->nopath[b->nnopath++] = g;
+		for (j = 0; j < g->npaths; j++) {
+			struct cd_path_key *k = &b->pkeys[b->npkeys++];
+			k->dir = g->paths[j];
+			k->len = glob_dir_len(g->paths[j]);
+			k->rule = g;
+		}
+	}
+	qsort(b->pkeys, b->npkeys, sizeof *b->pkeys, cmp_pkey);
+	return 0;
+}
+
 int cd_policy_index_build(struct cd_policy *p)
 {
+	size_t i;
 	int r = ix_build(p, &p->grants_ix, p->rules, p->ngrants);
+
 	if (r < 0)
 		return r;
+	for (i = 0; i < p->grants_ix.nslots; i++) {
+		struct cd_bucket *b = &p->grants_ix.slots[i];
+		if (b->agent && b->n >= PATH_INDEX_MIN && (r = path_index(p, b)) < 0)
+			return r;
+	}
 	return ix_build(p, &p->forbids_ix, p->rules + p->ngrants, p->nforbids);
+}
+
+static int cmp_rule_id(const void *x, const void *y)
+{
+	return strcmp((*(const struct cd_rule *const *)x)->id,
+	              (*(const struct cd_rule *const *)y)->id);
+}
+
+/* The grants of an indexed bucket that can match a request: with paths,
+ * those with a glob keyed by the first (canonical) path or a directory
+ * above it — a grant must hold every path, so the first narrows enough;
+ * without paths, those with no path scope.  Written to out (room for
+ * b->npkeys + b->nnopath), deduplicated and sorted by id like the bucket;
+ * returns the count. */
+static size_t path_candidates(const struct cd_bucket *b, const char *path,
+                              const struct cd_rule **out)
+{
+	size_t n = 0, len, i, k;
+
+	if (!path) {
+		if (b->nnopath)
+			memcpy(out, b->nopath, b->nnopath * sizeof *out);
+		return b->nnopath;
+	}
+	len = strlen(path);
+	/* Each ancestor: "/", then "/a", "/a/b", ..., the path itself. */
+	for (i = 1; i <= len; i++) {
+		struct cd_path_key key;
+		size_t lo = 0, hi = b->npkeys;
+		if (i > 1 && i < len && path[i] != '/')
+			continue;
+		if (i == 1 && len > 1 && path[1] == '/')
+			continue; /* not canonical: cannot happen */
+		key.dir = path;
+		key.len = i;
+		while (lo < hi) { /* the first key >= the ancestor */
+			size_t mid = lo + (hi - lo) / 2;
+			if (cmp_pkey(&b->pkeys[mid], &key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (k = lo; k < b->npkeys && cmp_pkey(&b->pkeys[k], &key) == 0; k++)
+			out[n++] = b->pkeys[k].rule;
+	}
+	qsort(out, n, sizeof *out, cmp_rule_id);
+	for (i = k = 0; i < n; i++)
+		if (!k || out[k - 1] != out[i])
+			out[k++] = out[i];
+	return k;
 }
 
 /* ---- one rule against one request ---- */
@@ -599,7 +707,8 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 	static const char *const star = "*";
 	const char *agents[2], *tools[2];
 	char pwhy[sizeof d->reason] = "";
-	const struct cd_rule **none = NULL, **appr = NULL;
+	const struct cd_rule **none = NULL, **appr = NULL, *const * rules;
+	CD_AUTOFREE const struct cd_rule **cand = NULL;
 	size_t nnone = 0, nappr = 0, nb, i, a, t, k;
 	const char *approval = NULL;
 	CD_AUTOFREE char *buf = NULL;
@@ -652,6 +761,16 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 
 	b = ix_find(&p->grants_ix, r->agent, r->tool);
 	nb = b ? b->n : 0;
+	rules = b ? b->rules : NULL;
+	if (b && b->n >= PATH_INDEX_MIN) {
+		/* A large bucket: only the grants whose paths can hold the
+		 * request's are looked at (same result, sub-linear). */
+		cand = malloc((b->npkeys + b->nnopath + 1) * sizeof *cand);
+		if (!cand)
+			return deny(d, "out of memory"), -ENOMEM;
+		nb = path_candidates(b, r->npaths ? q.paths[0] : NULL, cand);
+		rules = cand;
+	}
 	if (nb + p->ntemps) {
 		none = calloc(nb + p->ntemps, sizeof *none);
 		appr = calloc(nb + p->ntemps, sizeof *appr);
@@ -664,7 +783,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 	/* The bucket's grants (sorted by id), then the temporary grants for
 	 * this agent and tool. */
 	for (k = 0; k < nb + p->ntemps; k++) {
-		const struct cd_rule *g = k < nb ? b->rules[k] : p->temps[k - nb];
+		const struct cd_rule *g = k < nb ? rules[k] : p->temps[k - nb];
 		const char *need = g->approval, *pa = NULL;
 		if (k >= nb && (strcmp(g->agent, r->agent) || strcmp(g->tool, r->tool)))
 			continue;

@@ -106,11 +106,27 @@ struct cd_profile {
 	size_t nsettings;
 };
 
+/* One path glob of a grant, keyed by the directory its literal part ends
+ * in (the directory /data/g1 for a glob of everything below it, or of the
+ * files x*.txt in it): a path can only match the glob when that directory
+ * is the path or above it. */
+struct cd_path_key {
+	const char *dir;
+	size_t len;
+	const struct cd_rule *rule;
+};
+
 /* A run of rules with the same (agent, tool), sorted by id. */
 struct cd_bucket {
 	const char *agent, *tool;
 	const struct cd_rule **rules;
 	size_t n;
+	/* Large grant buckets: their path globs sorted by directory, and the
+	 * grants without a path scope.  NULL/0 for small buckets (scanned). */
+	struct cd_path_key *pkeys;
+	size_t npkeys;
+	const struct cd_rule **nopath;
+	size_t nnopath;
 };
 
 struct cd_index {

@@ -6,6 +6,10 @@
 #include "policy.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CD_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char base[] = "version: 1\n"
                            "agents:\n"
@@ -645,9 +649,90 @@ static void test_temp_grants(void)
 	cd_policy_free(p);
 }
 
+struct match_ids {
+	char ids[64][32];
+	size_t n;
+};
+
+static void collect_matched(const struct cd_explain_step *st, void *ctx)
+{
+	struct match_ids *m = ctx;
+
+	if (st->matched && !st->forbid && m->n < 64)
+		snprintf(m->ids[m->n++], sizeof m->ids[0], "%s", st->id);
+}
+
+/* A large (agent, tool) bucket is decided through its path index: the
+ * grants it allows must be exactly those that match one by one (explain
+ * looks at every rule without the index). */
+static void test_path_index(void)
+{
+	static const char *const globs[] = {
+		"/**",       "/data/**",     "/data/a/**", "/data/a/*.txt", "/data/a/b/c",
+		"/data/?/x", "/data/*/y/**", "/other/**",  "/data/ab/**",   "/data",
+		"/d*/a/**",  "/data/a/b",    "/x/y/z/**",  "/data/a/b/**",  "/data/a/*",
+	};
+	static const char *const paths[] = {
+		"/data",         "/data/a",       "/data/a/f.txt",  "/data/a/b/c", "/data/b/x",
+		"/data/q/y/z",   "/other/1",      "/data/ab/c",     "/dz/a/q",     "/",
+		"/data/a/b/c/d", "/x/y/z",        "/x/y",           "/data/a/b",   "/datax/a",
+		"/data/a/g.txt", "/data/abc/y/1", "/data/a/b/../c",
+	};
+	char buf[65536], *w = buf;
+	size_t i, j, nfail = 0, ncases = 0;
+	struct cd_policy *p;
+	struct cd_err err = { 0, "" };
+
+	w += snprintf(w, sizeof buf, "%sgrants:\n", base);
+	for (i = 0; i < 120; i++) {
+		const char *g1 = globs[i % CD_ARRAY_SIZE(globs)];
+		const char *g2 = globs[(i * 7 + 3) % CD_ARRAY_SIZE(globs)];
+		w += snprintf(
+		        w, sizeof buf - (size_t)(w - buf),
+		        "  - {id: g%03zu, agent: coder, tool: fs, actions: [%s], scope: {paths: "
+		        "['%s'%s%s%s]}, owner: o, justification: j, review_by: 2030-01-01, "
+		        "expires: 2030-01-01}\n",
+		        i, i % 3 ? "read" : "read, update", g1, i % 4 ? "" : ", '", i % 4 ? "" : g2,
+		        i % 4 ? "" : "'");
+	}
+	ok(cd_policy_load_buf("big.yaml", buf, (size_t)(w - buf), &p, &err) == 0,
+	   "a policy with 120 grants in one bucket loads (%s)", err.msg);
+	if (!p)
+		return;
+	for (i = 0; i < CD_ARRAY_SIZE(paths); i++) {
+		for (j = 0; j < 2; j++) {
+			struct cd_request q;
+			struct cd_decision d;
+			struct match_ids m = { .n = 0 };
+			const char *pp[1] = { paths[i] };
+			size_t k, same;
+			cd_request_init(&q);
+			q.agent = "coder";
+			q.tool = "fs";
+			q.action = j ? CD_ACTION_UPDATE : CD_ACTION_READ;
+			q.paths = pp;
+			q.npaths = 1;
+			q.now = 1800000000;
+			cd_policy_explain(p, &q, collect_matched, &m, &d, &err);
+			same = d.nids_total == m.n;
+			for (k = 0; same && k < m.n && k < d.nids; k++)
+				same = strcmp(d.ids[k], m.ids[k]) == 0;
+			if (!same || (m.n > 0) != (d.verdict == CD_VERDICT_ALLOW)) {
+				nfail++;
+				diag("%s %s: index %zu ids, rules %zu", paths[i],
+				     j ? "update" : "read", d.nids_total, m.n);
+			}
+			ncases++;
+		}
+	}
+	is_int((int)nfail, 0, "the index decides like a scan over %zu requests", ncases);
+	cd_policy_free(p);
+}
+
 int main(void)
 {
 	tap_start(30);
+	test_path_index();
 	test_decisions();
 	test_order();
 	test_load_errors();
