@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Exit statuses every subcommand uses (cordon run passes the command's
  * own status through; see cordon(1)). */
@@ -30,6 +31,16 @@ int cmd_log(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_proxy(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
+int cmd_inventory(int argc, char **argv);
+
+/* Start CMD in a `cordon run --policy` sandbox (cli-spawn.c) with pipes
+ * for its stdin, stdout and stderr (our ends non-blocking).  0, or -1
+ * (reported). */
+struct cli_spawn {
+	const char *policy, *agent, *task, *tool, *audit;
+	char *const *cmd;
+};
+int cli_spawn_run(const struct cli_spawn *sp, pid_t *ret_pid, int *to, int *from, int *errfd);
 int cmd_grant(int argc, char **argv);
 int cmd_delegate(int argc, char **argv);
 

@@ -414,72 +414,11 @@ static int check_reach(struct session *s)
 
 static int spawn_server(struct session *s)
 {
-	int in[2], outp[2], errp[2];
-	pid_t pid;
+	struct cli_spawn sp = {
+		s->policy_path, s->agent, s->task, s->server, s->audit_opt, s->cmd
+	};
 
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		cli_errorf("cannot make pipes: %s", cd_strerror(-errno));
-		return -1;
-	}
-	pid = fork();
-	if (pid < 0) {
-		cli_errorf("cannot fork: %s", cd_strerror(-errno));
-		return -1;
-	}
-	if (pid == 0) {
-		const char *argv[32 + CD_PLAN_MAX_ARGV];
-		size_t n = 0, i;
-		sigset_t none;
-
-		/* The server's supervisor dies with the gateway, and its
-		 * sandbox with it (cordon run's own parent-death kill). */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1)
-			_exit(CD_EXIT_CORDON);
-		if (dup2(in[0], 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
-			_exit(CD_EXIT_CORDON);
-		/* cordon run's supervisor reads its stdin until it would block
-		 * before it relays output again; a blocking pipe would hold the
-		 * server's answers back until the next request (or EOF). */
-		if (fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK) < 0)
-			_exit(CD_EXIT_CORDON);
-		syscall(SYS_close_range, 3, ~0U, 0);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		argv[n++] = "cordon";
-		argv[n++] = "run";
-		argv[n++] = "--policy";
-		argv[n++] = s->policy_path;
-		argv[n++] = "--agent";
-		argv[n++] = s->agent;
-		if (s->task) {
-			argv[n++] = "--task";
-			argv[n++] = s->task;
-		}
-		argv[n++] = "--tool";
-		argv[n++] = s->server;
-		if (s->audit_opt) {
-			argv[n++] = "--audit";
-			argv[n++] = s->audit_opt;
-		}
-		argv[n++] = "--";
-		for (i = 0; s->cmd[i] && n < sizeof argv / sizeof argv[0] - 1; i++)
-			argv[n++] = s->cmd[i];
-		argv[n] = NULL;
-		execv("/proc/self/exe", (char *const *)argv);
-		_exit(CD_EXIT_CORDON);
-	}
-	close(in[0]);
-	close(outp[1]);
-	close(errp[1]);
-	s->child = pid;
-	s->to_srv = in[1];
-	s->from_srv = outp[0];
-	s->err_srv = errp[0];
-	fcntl(s->to_srv, F_SETFL, O_NONBLOCK);
-	fcntl(s->from_srv, F_SETFL, O_NONBLOCK);
-	fcntl(s->err_srv, F_SETFL, O_NONBLOCK);
-	return 0;
+	return cli_spawn_run(&sp, &s->child, &s->to_srv, &s->from_srv, &s->err_srv);
 }
 
 static int on_client_line(void *ctx, const char *line, size_t len, int status)

@@ -425,3 +425,25 @@ int cd_mcp_tool_granted(const struct cd_policy *p, const char *agent, const char
 	}
 	return granted;
 }
+
+size_t cd_mcp_policy_operations(const struct cd_policy *p, const char *server,
+                                void (*fn)(const char *tool, enum cd_action a, void *ctx),
+                                void *ctx)
+{
+	size_t i, j, n = 0, sl;
+
+	if (!p || !server)
+		return 0;
+	sl = strlen(server);
+	for (i = 0; i < p->ntools; i++) {
+		const struct cd_named *t = &p->tools[i];
+		if (!t->kind || strcmp(t->kind, "mcp") != 0)
+			continue;
+		if (strcmp(t->id, server) != 0 && (strncmp(t->id, server, sl) || t->id[sl] != '/'))
+			continue;
+		for (j = 0; j < t->nops; j++, n++)
+			if (fn)
+				fn(t->op_names[j], (enum cd_action)t->op_actions[j], ctx);
+	}
+	return n;
+}

@@ -77,6 +77,13 @@ void cd_mcp_request_release(struct cd_mcp_request *r);
 /* 1 when the agent (with task, may be NULL) holds an unexpired grant of
  * the tool's action class on its policy tool and no unscoped forbid rule
  * removes it; 0 otherwise.  Scopes are decided per call. */
+/* The operations the policy's inventory declares for `server` (its tool
+ * NAME, and tools NAME/TOOL of kind mcp): fn(tool, action) for each, in
+ * file order; returns how many. */
+size_t cd_mcp_policy_operations(const struct cd_policy *p, const char *server,
+                                void (*fn)(const char *tool, enum cd_action a, void *ctx),
+                                void *ctx);
+
 int cd_mcp_tool_granted(const struct cd_policy *p, const char *agent, const char *task,
                         const char *server, const char *tool, int64_t now);
 

@@ -1581,3 +1581,12 @@ int cd_policy_add_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *
 	p->temps[p->ntemps++] = g;
 	return 0;
 }
+
+size_t cd_policy_agents(const struct cd_policy *p, const char **out, size_t max)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->nagents && i < max; i++)
+		out[i] = p->agents[i].id;
+	return p ? p->nagents : 0;
+}

@@ -210,6 +210,10 @@ int cd_policy_delegation_check(struct cd_policy *p, const char *parent, const ch
                                const char **ret_approval, const char **ret_profile,
                                struct cd_err *err);
 
+/* The declared agents' ids, sorted; returns how many there are (at most
+ * max are written). */
+size_t cd_policy_agents(const struct cd_policy *p, const char **out, size_t max);
+
 /* ---- approvers ---------------------------------------------------- */
 
 /* May `person` approve a request of `agent`?  1, or 0 with the reason in
