@@ -523,6 +523,38 @@ static int signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* SIGHUP: load the policy file again.  A file that does not load is
+ * refused and the last good policy stays in force (THREATS row 37); both
+ * are policy.load records.  -1 only when the gateway cannot go on. */
+static int reload_policy(struct session *s)
+{
+	struct cd_policy *np = NULL, *old = s->policy;
+	struct cd_err err = { 0, "" }, rerr = { 0, "" };
+	int64_t now = (int64_t)time(NULL);
+
+	if (cd_policy_load_file(s->policy_path, &np, &err) < 0) {
+		cli_warnf("policy reload refused, the last good policy stays: %s", err.msg);
+		if (cd_gate_policy_load(s->audit, s->run_id, s->policy_path, NULL, err.msg, 0,
+		                        &rerr) < 0)
+			cli_errorf("%s", rerr.msg);
+		return 0;
+	}
+	if (cd_gate_policy_load(s->audit, s->run_id, s->policy_path, np, NULL, 0, &rerr) < 0) {
+		cli_errorf("%s", rerr.msg);
+		cd_policy_free(np);
+		return 0; /* not on the record: not in force */
+	}
+	if (cd_mcp_gw_set_policy(s->gw, np, now) < 0) {
+		cd_policy_free(np);
+		return -1;
+	}
+	s->policy = np;
+	s->gate.policy = np;
+	s->gate.now = now;
+	cd_policy_free(old);
+	return 0;
+}
+
 static int relay(struct session *s, int sfd)
 {
 	struct cd_buf *toc = cd_mcp_gw_to_client(s->gw), *tos = cd_mcp_gw_to_server(s->gw);
@@ -570,8 +602,12 @@ static int relay(struct session *s, int sfd)
 			return -1;
 		if (p[isig].revents) {
 			struct signalfd_siginfo si;
-			if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
-				return 1;
+			if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+				if (si.ssi_signo != SIGHUP)
+					return 1;
+				if (reload_policy(s) < 0)
+					return -1;
+			}
 		}
 		if (ic >= 0 && p[ic].revents) {
 			n = read(STDIN_FILENO, buf, sizeof buf);
@@ -687,6 +723,10 @@ static int gateway(int argc, char **argv)
 		goto out;
 	if (cd_run_id_new(s.run_id) < 0) {
 		cli_errorf("cannot make a session id: no randomness");
+		goto out;
+	}
+	if (cd_gate_policy_load(s.audit, s.run_id, s.policy_path, s.policy, NULL, 1, &err) < 0) {
+		cli_errorf("%s", err.msg);
 		goto out;
 	}
 	s.gate.audit = s.audit;

@@ -941,14 +941,23 @@ static void private_paths(const struct run_args *a, char *v[4], char buf[4][CD_P
 	*ret_n = n;
 }
 
-static int load_policy(const struct run_args *a, struct cd_policy **ret)
+static int load_policy(const struct run_args *a, struct cd_audit *audit, const char *run_id,
+                       struct cd_policy **ret)
 {
-	struct cd_err err = { 0, "" };
+	struct cd_err err = { 0, "" }, rerr = { 0, "" };
 
 	if (!a->policy)
 		return 0;
 	if (cd_policy_load_file(a->policy, ret, &err) < 0) {
 		cli_errorf("policy: %s", err.msg);
+		/* The refusal is on the record (and made durable: nothing
+		 * durable follows it). */
+		if (cd_gate_policy_load(audit, run_id, a->policy, NULL, err.msg, 0, &rerr) < 0)
+			cli_errorf("%s", rerr.msg);
+		return -1;
+	}
+	if (cd_gate_policy_load(audit, run_id, a->policy, *ret, NULL, 1, &rerr) < 0) {
+		cli_errorf("%s", rerr.msg);
 		return -1;
 	}
 	return 0;
@@ -1016,7 +1025,15 @@ int cmd_run(int argc, char **argv)
 		cli_errorf("--policy needs --agent ID: every decision names its agent");
 		goto out;
 	}
-	if (load_policy(&a, &policy) < 0)
+	if (cd_run_id_new(run_id) < 0) {
+		cli_errorf("cannot make a run id: no randomness");
+		goto out;
+	}
+	/* No log, no run: the log opens before anything is decided, and the
+	 * policy's load — or its refusal — is the first record. */
+	if (!a.dry_run && cli_audit_open(a.audit, &audit) < 0)
+		goto out;
+	if (load_policy(&a, audit, run_id, &policy) < 0)
 		goto out;
 	if (a.nallow && a.net_none) {
 		cli_errorf("--net none and --allow-host contradict each other");
@@ -1028,13 +1045,6 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (a.nallow && egress_policy(&a, &epol) < 0)
-		goto out;
-	if (cd_run_id_new(run_id) < 0) {
-		cli_errorf("cannot make a run id: no randomness");
-		goto out;
-	}
-	/* No log, no run: the log opens before anything is decided. */
-	if (!a.dry_run && cli_audit_open(a.audit, &audit) < 0)
 		goto out;
 	/* Break-glass and delegated grants join the policy for this run. */
 	if (policy && !a.dry_run &&

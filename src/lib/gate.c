@@ -443,3 +443,41 @@ int cd_gate_run_result(const struct cd_gate *g, const struct cd_run_request *rq,
 	free(details);
 	return r;
 }
+
+int cd_gate_policy_load(struct cd_audit *audit, const char *run_id, const char *path,
+                        const struct cd_policy *p, const char *error, int lazy, struct cd_err *err)
+{
+	struct cd_record rec;
+	struct cd_policy_stats st;
+	json_t *d;
+	char *details;
+	int r;
+
+	if (!audit)
+		return 0;
+	d = json_object();
+	if (!d)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	json_object_set_new(d, "policy", json_string(path ? path : ""));
+	if (p) {
+		cd_policy_stats(p, &st);
+		json_object_set_new(d, "policy_sha256", json_string(cd_policy_sha256(p)));
+		json_object_set_new(d, "agents", json_integer((json_int_t)st.agents));
+		json_object_set_new(d, "tools", json_integer((json_int_t)st.tools));
+		json_object_set_new(d, "grants", json_integer((json_int_t)st.grants));
+		json_object_set_new(d, "forbids", json_integer((json_int_t)st.forbids));
+	}
+	details = dump(d);
+	if (!details)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	memset(&rec, 0, sizeof rec);
+	rec.kind = "policy.load";
+	rec.run_id = run_id;
+	rec.target = path;
+	rec.decision = p ? "allow" : "deny";
+	rec.reason = p ? "loaded" : error;
+	rec.details_json = details;
+	r = lazy ? cd_audit_append_lazy(audit, &rec, err) : cd_audit_append(audit, &rec, NULL, err);
+	free(details);
+	return r < 0 ? cd_err_prefix(err, "audit log: ") : 0;
+}

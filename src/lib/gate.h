@@ -66,6 +66,15 @@ int cd_gate_run_result(const struct cd_gate *g, const struct cd_run_request *rq,
                        const struct cd_plan *plan, const struct cd_result *res, json_t *extra,
                        struct cd_err *err);
 
+/* Record a policy load ("policy.load"): the path, and on success its
+ * SHA-256 and counts (decision "allow"), on failure the loader's message
+ * (decision "deny": nothing is decided with it).  `lazy`: committed now,
+ * durable with the next durable record (the run's intent follows at once).
+ * `run_id` may be NULL. */
+int cd_gate_policy_load(struct cd_audit *audit, const char *run_id, const char *path,
+                        const struct cd_policy *p, const char *error, int lazy,
+                        struct cd_err *err);
+
 /* SHA-256 (hex) of the code an interpreter in argv will run: the -c/-e
  * string, or the script file (resolved against cwd, at most 16 MiB).
  * 0 and *ret filled, or -ENOENT when argv names no code. */

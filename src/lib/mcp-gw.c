@@ -1206,3 +1206,19 @@ void cd_mcp_gw_stats(const struct cd_mcp_gw *gw, struct cd_mcp_gw_stats *ret)
 {
 	*ret = gw->stats;
 }
+
+int cd_mcp_gw_set_policy(struct cd_mcp_gw *gw, const struct cd_policy *p, int64_t now)
+{
+	static const char note[] =
+	        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
+	size_t i;
+
+	gw->cfg.policy = p;
+	gw->cfg.now = now;
+	for (i = 0; i < gw->tools.n; i++)
+		gw->tools.v[i].granted = cd_mcp_tool_granted(
+		        p, gw->cfg.agent, gw->cfg.task, gw->cfg.server, gw->tools.v[i].name, now);
+	gw->generation++;
+	gw->tools_fresh = 0;
+	return gw->initialized ? out_line(&gw->to_client, note, sizeof note - 1) : 0;
+}

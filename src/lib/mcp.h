@@ -177,6 +177,12 @@ struct cd_buf *cd_mcp_gw_to_client(struct cd_mcp_gw *gw);
 struct cd_buf *cd_mcp_gw_to_server(struct cd_mcp_gw *gw);
 void cd_mcp_gw_consumed(struct cd_buf *b, size_t n);
 
+/* Decide with another policy from now on (a reload): the tool list is
+ * stale (re-listed, and grants recomputed, before the next call) and the
+ * client is told so (notifications/tools/list_changed).  The caller keeps
+ * the old policy alive until this returns.  0 or -ENOMEM. */
+int cd_mcp_gw_set_policy(struct cd_mcp_gw *gw, const struct cd_policy *p, int64_t now);
+
 /* Calls held for approval; the driver calls cd_mcp_gw_poll_approvals
  * every so often while there are any: approved calls go to the server,
  * the others get their refusal. */
