@@ -72,8 +72,7 @@ int cd_gate_run_result(const struct cd_gate *g, const struct cd_run_request *rq,
  * durable with the next durable record (the run's intent follows at once).
  * `run_id` may be NULL. */
 int cd_gate_policy_load(struct cd_audit *audit, const char *run_id, const char *path,
-                        const struct cd_policy *p, const char *error, int lazy,
-                        struct cd_err *err);
+                        const struct cd_policy *p, const char *error, int lazy, struct cd_err *err);
 
 /* SHA-256 (hex) of the code an interpreter in argv will run: the -c/-e
  * string, or the script file (resolved against cwd, at most 16 MiB).
