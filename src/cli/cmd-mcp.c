@@ -173,6 +173,19 @@ static int ev_pin(void *ctx, const char *tool, const char *sha256, const char *c
 	struct session *s = ctx;
 	struct cd_err err = { 0, "" };
 	int inserted = 0, shadowed = 0;
+	const char *pinned = cd_mcp_policy_pin(s->policy, s->server, tool);
+
+	/* A pin in the policy decides: that definition and no other. */
+	if (pinned) {
+		*ret = strcmp(pinned, sha256) == 0 ? CD_MCP_PIN_APPROVED : CD_MCP_PIN_CHANGED;
+		if (*ret != CD_MCP_PIN_APPROVED &&
+		    cd_gate_mcp_pin(&s->gate, s->run_id, s->agent, s->server, tool, sha256,
+		                    "changed", 0, &err) < 0) {
+			cli_errorf("audit: %s", err.msg);
+			return -1;
+		}
+		return 0;
+	}
 
 	if (cd_mcp_pin_check(s->state, s->server, tool, sha256, canonical, (int64_t)time(NULL), ret,
 	                     &inserted, &shadowed, &err) < 0) {

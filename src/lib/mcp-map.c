@@ -447,3 +447,21 @@ size_t cd_mcp_policy_operations(const struct cd_policy *p, const char *server,
 	}
 	return n;
 }
+
+const char *cd_mcp_policy_pin(const struct cd_policy *p, const char *server, const char *tool)
+{
+	char id[512];
+	const struct cd_named *t[2];
+	size_t i, k;
+	int n = snprintf(id, sizeof id, "%s/%s", server, tool);
+
+	if (!p || !server || !tool)
+		return NULL;
+	t[0] = n > 0 && (size_t)n < sizeof id ? find_tool(p, id) : NULL;
+	t[1] = find_tool(p, server);
+	for (k = 0; k < 2; k++)
+		for (i = 0; t[k] && i < t[k]->npins; i++)
+			if (!strcmp(t[k]->pin_names[i], tool))
+				return t[k]->pin_shas[i];
+	return NULL;
+}

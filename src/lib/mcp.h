@@ -84,6 +84,10 @@ size_t cd_mcp_policy_operations(const struct cd_policy *p, const char *server,
                                 void (*fn)(const char *tool, enum cd_action a, void *ctx),
                                 void *ctx);
 
+/* The SHA-256 the policy pins for `tool` of `server` (pins: in the tool
+ * inventory), or NULL when the file pins nothing for it. */
+const char *cd_mcp_policy_pin(const struct cd_policy *p, const char *server, const char *tool);
+
 int cd_mcp_tool_granted(const struct cd_policy *p, const char *agent, const char *task,
                         const char *server, const char *tool, int64_t now);
 

@@ -98,6 +98,9 @@ struct cd_named {
 	size_t nops;
 	const char **arg_names, **arg_kinds;
 	size_t nargkinds;
+	/* tools of kind mcp: definitions pinned in the file (pins:). */
+	const char **pin_names, **pin_shas;
+	size_t npins;
 };
 
 struct cd_profile {

@@ -360,6 +360,32 @@ static int load_named(struct lctx *c, const struct cd_ynode *seq, const char *wh
 				x->arg_kinds[x->nargkinds++] = t->s;
 			}
 		}
+		if ((v = map_get(it, "pins"))) {
+			/* pins: {TOOL: SHA256} — MCP tool definitions approved by
+			 * the file itself (lower-case hex of `cordon mcp pins`). */
+			const struct cd_ynode *k;
+			if ((r = expect(c, v, CD_Y_MAP, "pins")) < 0)
+				return r;
+			if (!x->kind || strcmp(x->kind, "mcp") != 0)
+				return lfail(c, v, "only MCP servers have pins",
+				             "pins on a %s tool", x->kind ? x->kind : "?");
+			x->pin_names =
+			        cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
+			x->pin_shas = cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
+			if (!x->pin_names || !x->pin_shas)
+				return oom(c);
+			for (k = v->child; k; k = k->next->next) {
+				const struct cd_ynode *t = k->next;
+				if (t->type != CD_Y_SCALAR || t->len != 64 ||
+				    strspn(t->s, "0123456789abcdef") != 64)
+					return lfail(c, t,
+					             "64 lower-case hex digits, as 'cordon mcp "
+					             "pins list' shows",
+					             "bad pin for '%s'", k->s);
+				x->pin_names[x->npins] = k->s;
+				x->pin_shas[x->npins++] = t->s;
+			}
+		}
 	}
 	qsort(out, i, sizeof *out, cmp_named);
 	for (size_t j = 1; j < i; j++) {
@@ -1310,7 +1336,8 @@ static int load_tree(struct lctx *c, const struct cd_ynode *root)
 	};
 	static const struct keyspec tool_spec[] = { { "id", 1 },          { "kind", 1 },
 		                                    { "description", 0 }, { "operations", 0 },
-		                                    { "args", 0 },        { NULL, 0 } };
+		                                    { "args", 0 },        { "pins", 0 },
+		                                    { NULL, 0 } };
 	struct cd_policy *p = c->p;
 	const struct cd_ynode *v;
 	int r;
