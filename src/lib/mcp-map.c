@@ -453,10 +453,11 @@ const char *cd_mcp_policy_pin(const struct cd_policy *p, const char *server, con
 	char id[512];
 	const struct cd_named *t[2];
 	size_t i, k;
-	int n = snprintf(id, sizeof id, "%s/%s", server, tool);
+	int n;
 
 	if (!p || !server || !tool)
 		return NULL;
+	n = snprintf(id, sizeof id, "%s/%s", server, tool);
 	t[0] = n > 0 && (size_t)n < sizeof id ? find_tool(p, id) : NULL;
 	t[1] = find_tool(p, server);
 	for (k = 0; k < 2; k++)
