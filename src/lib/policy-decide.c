@@ -753,6 +753,19 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 	return r_;
 }
 
+int cd_policy_masks(const struct cd_policy *p)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->ngrants; i++)
+		if (cd_mask_rules_active(&p->rules[i].mask))
+			return 1;
+	for (i = 0; p && i < p->ntemps; i++)
+		if (cd_mask_rules_active(&p->temps[i]->mask))
+			return 1;
+	return 0;
+}
+
 static void decision_init(struct cd_decision *d)
 {
 	memset(d, 0, sizeof *d);

@@ -134,6 +134,10 @@ int cd_policy_load_buf(const char *name, const char *data, size_t len, struct cd
                        struct cd_err *err);
 void cd_policy_free(struct cd_policy *p);
 
+/* 1 when some grant (in the file or added since) masks results: front
+ * ends then need a masker (and the deployment's key). */
+int cd_policy_masks(const struct cd_policy *p);
+
 /* SHA-256 of the loaded bytes, as 64 lower-case hex digits. */
 const char *cd_policy_sha256(const struct cd_policy *p);
 
