@@ -2,7 +2,10 @@
  * environment for the audit log's paths. */
 #include "cli-audit.h"
 #include "cli.h"
+#include "mask.h"
 #include "state.h"
+
+#include <sodium.h>
 
 #include <errno.h>
 #include <pwd.h>
@@ -105,6 +108,34 @@ int cli_config_path(const char *name, char *out, size_t outlen)
 	if (!v)
 		return -ENOENT;
 	return put(out, outlen, v, "/.config", tail);
+}
+
+int cli_masker_open(struct cd_masker **ret)
+{
+	unsigned char key[CD_MASK_KEY_BYTES];
+	const char *env = getenv("CORDON_MASK_KEY");
+	char path[4096];
+	struct cd_err err;
+	int r;
+
+	if (env && *env)
+		r = snprintf(path, sizeof path, "%s", env) < (int)sizeof path ? 0 : -ENAMETOOLONG;
+	else
+		r = cli_config_path("mask.key", path, sizeof path);
+	if (r < 0) {
+		cli_errorf(
+		        "cannot find the mask key (set CORDON_MASK_KEY, XDG_CONFIG_HOME or HOME)");
+		return r;
+	}
+	if ((r = cd_mask_key_load(path, key, &err)) < 0) {
+		cli_errorf("%s", err.msg);
+		return r;
+	}
+	r = cd_masker_new(key, ret, &err);
+	sodium_memzero(key, sizeof key);
+	if (r < 0)
+		cli_errorf("%s", err.msg);
+	return r;
 }
 
 int cli_checkpoint_path(const char *opt, const char *db_path, char *out, size_t outlen)

@@ -29,6 +29,12 @@ int cli_audit_path(const char *opt, char *out, size_t outlen);
 /* $XDG_CONFIG_HOME/cordon/NAME (or ~/.config/cordon/NAME). */
 int cli_config_path(const char *name, char *out, size_t outlen);
 
+struct cd_masker;
+/* A masker with the deployment's pseudonym key: $CORDON_MASK_KEY, else
+ * $XDG_CONFIG_HOME/cordon/mask.key (created 0600 on first use).  0, or
+ * negative after printing why. */
+int cli_masker_open(struct cd_masker **ret);
+
 /* The checkpoint file beside db_path (or $CORDON_AUDIT_CHECKPOINTS). */
 int cli_checkpoint_path(const char *opt, const char *db_path, char *out, size_t outlen);
 

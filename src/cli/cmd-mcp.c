@@ -135,6 +135,7 @@ struct session {
 	struct cd_state *state;
 	struct cd_gate gate;
 	struct cd_mcp_gw *gw;
+	struct cd_masker *masker;
 	char run_id[40];
 	pid_t child;
 	int to_srv, from_srv, err_srv; /* our ends of the server's stdio */
@@ -732,6 +733,8 @@ static int gateway(int argc, char **argv)
 	}
 	if (check_reach(&s) < 0)
 		goto out;
+	if (cd_policy_masks(s.policy) && cli_masker_open(&s.masker) < 0)
+		goto out;
 	if (cli_audit_open(s.audit_opt, &s.audit) < 0 || open_state(s.state_opt, &s.state) < 0)
 		goto out;
 	if (cd_run_id_new(s.run_id) < 0) {
@@ -754,6 +757,7 @@ static int gateway(int argc, char **argv)
 	cfg.ops = &gw_ops;
 	cfg.ctx = &s;
 	cfg.now = s.gate.now;
+	cfg.masker = s.masker;
 	if (cd_mcp_gw_new(&cfg, &s.gw) < 0) {
 		cli_errorf("cannot start the gateway: out of memory or no randomness");
 		goto out;
@@ -784,6 +788,7 @@ out:
 	cd_jsonrpc_reader_release(&s.rd_client);
 	cd_jsonrpc_reader_release(&s.rd_server);
 	cd_mcp_gw_free(s.gw);
+	cd_masker_free(s.masker);
 	cd_state_close(s.state);
 	/* Results and refusals were committed lazily: durable before we go. */
 	if (s.audit && cd_audit_sync(s.audit, &err) < 0)

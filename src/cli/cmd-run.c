@@ -996,6 +996,7 @@ int cmd_run(int argc, char **argv)
 	struct cd_decision dec;
 	struct intent intent;
 	struct cd_sandbox_io io;
+	struct cd_masker *masker = NULL;
 	struct cd_egress_policy *epol = NULL;
 	struct egress eg;
 	struct cd_result res;
@@ -1091,6 +1092,18 @@ int cmd_run(int argc, char **argv)
 		rc = refuse(&a, run_id, CD_REASON_DENIED, msg);
 		goto out;
 	}
+	if (dec.nfield_lists || dec.minimize_overflow) {
+		rc = refuse(
+		        &a, run_id, CD_REASON_DENIED,
+		        "the grant scopes fields of JSON results, which cordon run cannot apply "
+		        "to a command's output");
+		goto out;
+	}
+	if (cd_mask_rules_active(&dec.mask) && cli_masker_open(&masker) < 0) {
+		rc = refuse(&a, run_id, CD_REASON_DENIED,
+		            "the grant masks output and the mask key cannot be used");
+		goto out;
+	}
 	if (apply_profile(&a, &prof, policy, policy ? dec.profile : NULL, &arena) < 0)
 		goto out;
 	memset(&po, 0, sizeof po);
@@ -1155,6 +1168,8 @@ int cmd_run(int argc, char **argv)
 	 * command starts only after. */
 	io.before_exec = record_intent;
 	io.before_exec_ctx = &intent;
+	io.masker = masker;
+	io.mask = masker ? &dec.mask : NULL;
 	if (epol) {
 		eg.a = &a;
 		eg.run_id = run_id;
@@ -1207,6 +1222,7 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	cd_plan_free(plan);
+	cd_masker_free(masker);
 	cd_policy_free(policy);
 	cd_state_close(state);
 	cd_audit_close(audit);

@@ -51,6 +51,7 @@ struct pending {
 	char *tool;          /* P_CALL: "SERVER/TOOL" */
 	char *policy_tool, *grant_ids, *method;
 	const char *action;
+	struct cd_mcp_minimize mz; /* P_CALL: what the grants require of the result */
 };
 
 struct table {
@@ -79,6 +80,7 @@ struct held_approval {
 	char *tool, *policy_tool, *grant_ids;
 	const char *action;
 	char args_sha256[65];
+	struct cd_mcp_minimize mz;
 };
 
 struct cd_mcp_gw {
@@ -497,6 +499,7 @@ static int hold_call(struct cd_mcp_gw *gw, json_t *id, const char *raw, size_t r
 	h->policy_tool = strdup(policy_tool);
 	h->grant_ids = strdup(ids);
 	h->action = action;
+	cd_mcp_minimize_from(&h->mz, dec);
 	snprintf(h->args_sha256, sizeof h->args_sha256, "%s", args_sha);
 	if (raw) {
 		h->raw = malloc(rawlen ? rawlen : 1);
@@ -577,6 +580,7 @@ int cd_mcp_gw_poll_approvals(struct cd_mcp_gw *gw)
 				p->policy_tool = h->policy_tool;
 				p->grant_ids = h->grant_ids;
 				p->action = h->action;
+				p->mz = h->mz;
 				h->tool = h->policy_tool = h->grant_ids = NULL;
 				gw->stats.allowed++;
 				r = out_line(&gw->to_server, h->raw, h->rawlen);
@@ -691,6 +695,18 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 			return deny_call(gw, id, r > 0 ? text : "not approved");
 		}
 	}
+	if (dec.verdict != CD_VERDICT_DENY &&
+	    (dec.minimize_overflow || (cd_mask_rules_active(&dec.mask) && !gw->cfg.masker))) {
+		/* The result could not be minimized as the grants require: the
+		 * call never reaches the server. */
+		ev.verdict = "deny";
+		ev.reason = dec.minimize_overflow
+		                    ? "denied: too many grants scope fields to apply them all"
+		                    : "denied: the grant masks results and masking is unavailable";
+		record(gw, &ev);
+		cd_mcp_request_release(&mr);
+		return deny_call(gw, id, ev.reason);
+	}
 	if (dec.verdict == CD_VERDICT_NEEDS_APPROVAL) {
 		r = hold_call(gw, id, raw, rawlen, msg, args, full, mr.req.tool,
 		              cd_action_name(mr.req.action), ids, args_sha, &dec, text,
@@ -726,6 +742,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	p->policy_tool = strdup(mr.req.tool);
 	p->grant_ids = strdup(ids);
 	p->action = cd_action_name(mr.req.action);
+	cd_mcp_minimize_from(&p->mz, &dec);
 	cd_mcp_request_release(&mr);
 	gw->stats.allowed++;
 	if (raw)
@@ -972,13 +989,43 @@ static int server_list_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 	return out_owned(&gw->to_client, s, n);
 }
 
+/* The result as the grants let the agent see it, forwarded; or, when it
+ * cannot be minimized, withheld with a tool error.  1 when withheld. */
+static int forward_minimized(struct cd_mcp_gw *gw, struct pending *p, struct cd_jsonrpc_msg *m,
+                             size_t *count, const char **why, int *r)
+{
+	json_t *v = m->kind == CD_JSONRPC_ERROR ? m->error : m->result;
+	char *out_s;
+	size_t n = 0;
+	char text[300];
+
+	if (cd_mcp_minimize(gw->cfg.masker, &p->mz, v, m->kind == CD_JSONRPC_ERROR, count, why) ==
+	            0 &&
+	    (out_s = cd_jsonrpc_dump_line(m->root, &n)) != NULL) {
+		*r = out_owned(&gw->to_client, out_s, n);
+		return 0;
+	}
+	if (!*why || !strcmp(*why, "masking failed"))
+		*why = "the result could not be masked";
+	snprintf(text, sizeof text, "result withheld by cordon: %s", *why);
+	*r = reply_tool_error(&gw->to_client, m->id, text);
+	return 1;
+}
+
 static int server_call_result(struct cd_mcp_gw *gw, struct pending *p, struct cd_jsonrpc_msg *m,
                               const char *line, size_t len)
 {
 	struct cd_mcp_event ev;
-	char sha[65];
+	char sha[65], note[200] = "";
 	int64_t end = now_ms(gw);
-	int r = out_line(&gw->to_client, line, len);
+	size_t masked = 0;
+	const char *why = NULL;
+	int withheld = 0, r = 0;
+
+	if (cd_mcp_minimize_active(&p->mz))
+		withheld = forward_minimized(gw, p, m, &masked, &why, &r);
+	else
+		r = out_line(&gw->to_client, line, len);
 
 	/* Recorded after it was forwarded: the result adds no latency. */
 	cd_mcp_sha256_hex(line, len, sha);
@@ -996,6 +1043,16 @@ static int server_call_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 	              (m->result && json_is_true(json_object_get(m->result, "isError")));
 	ev.reason =
 	        m->kind == CD_JSONRPC_ERROR ? "the server answered with a JSON-RPC error" : NULL;
+	if (withheld) {
+		snprintf(note, sizeof note, "withheld: %s", why);
+		ev.reason = note;
+		ev.is_error = 1;
+	} else if (cd_mcp_minimize_active(&p->mz)) {
+		snprintf(note, sizeof note, "minimized: %zu value%s masked%s", masked,
+		         masked == 1 ? "" : "s", p->mz.nfield_lists ? ", fields scoped" : "");
+		if (!ev.reason)
+			ev.reason = note;
+	}
 	ev.duration_ms = end > p->start_ms ? (uint64_t)(end - p->start_ms) : 0;
 	record(gw, &ev);
 	return r;

@@ -16,6 +16,7 @@
 
 #include "buf.h"
 #include "jsonrpc.h"
+#include "mask.h"
 #include "policy.h"
 
 #include <jansson.h>
@@ -91,6 +92,32 @@ const char *cd_mcp_policy_pin(const struct cd_policy *p, const char *server, con
 int cd_mcp_tool_granted(const struct cd_policy *p, const char *agent, const char *task,
                         const char *server, const char *tool, int64_t now);
 
+/* ---- data minimization of results (mcp-mask.c) ---------------------- */
+
+/* What the deciding grants require of a call's result (copied from the
+ * decision; the field lists point into the policy). */
+struct cd_mcp_minimize {
+	struct cd_mask_rules mask;
+	const char *const *field_lists[CD_DECISION_MAX_FIELD_LISTS];
+	size_t field_counts[CD_DECISION_MAX_FIELD_LISTS];
+	size_t nfield_lists;
+};
+
+void cd_mcp_minimize_from(struct cd_mcp_minimize *mz, const struct cd_decision *d);
+/* 1 when the result must be masked or scoped. */
+int cd_mcp_minimize_active(const struct cd_mcp_minimize *mz);
+
+/* Minimize a tools/call result in place: fields: first (structuredContent,
+ * and each text block, which must then be JSON), then every string masked
+ * (text blocks, structuredContent, resources, keys, _meta).  Binary blocks
+ * (image, audio, blob resources) cannot be scanned and are replaced by a
+ * notice.  `error` non-zero: v is a JSON-RPC error object, whose strings
+ * are masked.  m may be NULL only when nothing is to be masked.  Adds the
+ * spans masked to *ret_count.  0, or negative with a one-line reason in
+ * *ret_why: the caller withholds the result. */
+int cd_mcp_minimize(struct cd_masker *m, const struct cd_mcp_minimize *mz, json_t *v, int error,
+                    size_t *ret_count, const char **ret_why);
+
 /* ---- the gateway (mcp-gw.c) ----------------------------------------- */
 
 enum cd_mcp_pin {
@@ -157,6 +184,9 @@ struct cd_mcp_gw_config {
 	const struct cd_mcp_gw_ops *ops;
 	void *ctx;
 	int64_t now; /* seconds since the epoch, for grant expiry */
+	/* Masks results for grants with mask: (borrowed; may be NULL: then a
+	 * call whose grant masks is denied before it reaches the server). */
+	struct cd_masker *masker;
 };
 
 struct cd_mcp_gw;

@@ -499,6 +499,9 @@ static int rule_match(const struct cd_rule *g, const struct creq *q, char *why, 
 		       0;
 	if (g->forbid ? !forbid_scope(g, q, why, wn) : !grant_scope(g, q, why, wn))
 		return 0;
+	/* Last, so that this reason means everything else matched. */
+	if (g->require_task && (!r->task || !*r->task))
+		return whyf(why, wn, "requires a task (ticket id) on every call"), 0;
 	whyf(why, wn, "matches");
 	return 1;
 }
@@ -579,6 +582,24 @@ static int prepare(const struct cd_request *r, struct creq *q, char *buf, struct
 		q->has_host = 1;
 	}
 	return 0;
+}
+
+/* The data minimization of the deciding grants: all of them apply. */
+static void pick_minimize(const struct cd_rule *const *m, size_t n, struct cd_decision *d)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		cd_mask_rules_merge(&d->mask, &m[i]->mask);
+		if (!m[i]->nkeep_fields)
+			continue;
+		if (d->nfield_lists == CD_DECISION_MAX_FIELD_LISTS) {
+			d->minimize_overflow = 1;
+			continue;
+		}
+		d->field_lists[d->nfield_lists] = m[i]->keep_fields;
+		d->field_counts[d->nfield_lists++] = m[i]->nkeep_fields;
+	}
 }
 
 /* Grants with the same verdict must agree on a profile. */
@@ -710,7 +731,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 	const struct cd_rule **none = NULL, **appr = NULL, *const * rules;
 	CD_AUTOFREE const struct cd_rule **cand = NULL;
 	size_t nnone = 0, nappr = 0, nb, i, a, t, k;
-	const char *approval = NULL;
+	const char *approval = NULL, *untasked = NULL;
 	CD_AUTOFREE char *buf = NULL;
 	CD_AUTOFREE char **paths = NULL;
 	struct creq q;
@@ -787,6 +808,13 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 		const char *need = g->approval, *pa = NULL;
 		if (k >= nb && (strcmp(g->agent, r->agent) || strcmp(g->tool, r->tool)))
 			continue;
+		if (g->require_task && !(r->task && *r->task)) {
+			char why[128];
+			if (!rule_match(g, &q, why, sizeof why) && !untasked &&
+			    !strncmp(why, "requires a task", 15))
+				untasked = g->id;
+			continue;
+		}
 		if (!rule_match(g, &q, NULL, 0))
 			continue;
 		if (g->temp == CD_TEMP_DELEGATED) {
@@ -815,6 +843,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 		} else {
 			d->verdict = CD_VERDICT_ALLOW;
 			whyf(d->reason, sizeof d->reason, "allowed by '%s'", none[0]->id);
+			pick_minimize(none, nnone, d);
 		}
 	} else if (nappr) {
 		if (pick_profile(appr, nappr, &d->profile) < 0) {
@@ -823,9 +852,12 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 		} else {
 			d->verdict = CD_VERDICT_NEEDS_APPROVAL;
 			d->approval = approval;
+			pick_minimize(appr, nappr, d);
 			whyf(d->reason, sizeof d->reason, "'%s' requires approval (%s)",
 			     appr[0]->id, approval);
 		}
+	} else if (untasked) {
+		deny(d, "grant '%s' requires a task (ticket id) and the call has none", untasked);
 	} else if (pwhy[0]) {
 		deny(d, "%s", pwhy);
 	} else {
@@ -838,6 +870,19 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 		if ((unsigned char)d->reason[i] < 0x20 || d->reason[i] == 0x7f)
 			d->reason[i] = '?';
 	return r_;
+}
+
+int cd_policy_masks(const struct cd_policy *p)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->ngrants; i++)
+		if (cd_mask_rules_active(&p->rules[i].mask))
+			return 1;
+	for (i = 0; p && i < p->ntemps; i++)
+		if (cd_mask_rules_active(&p->temps[i]->mask))
+			return 1;
+	return 0;
 }
 
 static void decision_init(struct cd_decision *d)

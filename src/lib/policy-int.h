@@ -63,6 +63,11 @@ struct cd_rule {
 	size_t nfields;
 	const char *profile;  /* NULL: none */
 	const char *approval; /* NULL: none; "human"; "policy:NAME" */
+	/* Data minimization: what the agent sees of results. */
+	struct cd_mask_rules mask; /* mask: the action per data type */
+	const char **keep_fields;  /* fields: dotted paths kept in JSON results */
+	size_t nkeep_fields;       /* 0: no field scoping */
+	int require_task;          /* require_task: calls without a task do not match */
 	const char *owner, *justification, *reason;
 	int64_t review_by, expires; /* CD_TIME_NEVER when absent (forbid) */
 	struct cd_mark expires_mark;

@@ -944,6 +944,86 @@ static int subagent_check(struct lctx *c, const struct cd_ynode *n, const char *
 	return 0;
 }
 
+/* mask: [TYPE, ...] (each redacted) or {TYPE: ACTION, ...}. */
+static int load_mask(struct lctx *c, const struct cd_ynode *v, struct cd_mask_rules *ret)
+{
+	static const char types_hint[] = "email, phone, card, iban, ssn, ipv4, ipv6 or secret";
+	const struct cd_ynode *it;
+	enum cd_scan_type t;
+	enum cd_mask_action a;
+
+	if (v->type != CD_Y_SEQ && v->type != CD_Y_MAP)
+		return lfail(c, v, "mask: [email, card] or mask: {email: pseudonymize}",
+		             "mask must be a list of data types or a mapping of type to action");
+	if (v->n == 0)
+		return lfail(c, v, "drop mask: or name a data type", "mask is empty");
+	for (it = v->child; it; it = v->type == CD_Y_MAP ? it->next->next : it->next) {
+		if (it->type != CD_Y_SCALAR || cd_scan_type_parse(it->s, &t) < 0)
+			return lfail(c, it, types_hint, "unknown data type '%s' in mask",
+			             it->type == CD_Y_SCALAR ? it->s : "");
+		a = CD_MASK_REDACT;
+		if (v->type == CD_Y_MAP) {
+			const struct cd_ynode *av = it->next;
+			if (av->type != CD_Y_SCALAR || cd_mask_action_parse(av->s, &a) < 0 ||
+			    a == CD_MASK_NONE)
+				return lfail(c, av, "redact, pseudonymize or drop",
+				             "unknown mask action '%s' for '%s'",
+				             av->type == CD_Y_SCALAR ? av->s : "", it->s);
+		}
+		if (ret->action[t] != CD_MASK_NONE)
+			return lfail(c, it, NULL, "data type '%s' is named twice in mask", it->s);
+		ret->action[t] = (unsigned char)a;
+	}
+	return 0;
+}
+
+/* A field path: dot-separated names, none empty. */
+static int field_path_valid(const char *s)
+{
+	size_t i, seg = 0;
+
+	for (i = 0; s[i]; i++) {
+		if (s[i] == '.') {
+			if (!seg)
+				return 0;
+			seg = 0;
+		} else if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+			return 0;
+		} else {
+			seg++;
+		}
+	}
+	return seg > 0;
+}
+
+/* mask:, fields: and require_task: of a grant. */
+static int load_minimize(struct lctx *c, const struct cd_ynode *m, struct cd_rule *g)
+{
+	const struct cd_ynode *v, *it;
+	int r;
+
+	if ((v = map_get(m, "mask")) && (r = load_mask(c, v, &g->mask)) < 0)
+		return r;
+	if ((v = map_get(m, "fields"))) {
+		if ((r = get_str_list(c, v, "fields", &g->keep_fields, &g->nkeep_fields)) < 0)
+			return r;
+		for (it = v->child; it; it = it->next)
+			if (!field_path_valid(it->s))
+				return lfail(c, it, "dotted names like customer.email",
+				             "bad field path '%s'", it->s);
+	}
+	if ((v = map_get(m, "require_task"))) {
+		if (v->type != CD_Y_SCALAR || !v->plain ||
+		    (strcmp(v->s, "true") && strcmp(v->s, "false")))
+			return lfail(c, v, "true or false", "require_task must be a boolean");
+		g->require_task = !strcmp(v->s, "true");
+		if (g->require_task && g->task)
+			return lfail(c, v, "drop one of them",
+			             "grant '%s' names a task; require_task adds nothing", g->id);
+	}
+	return 0;
+}
+
 static int load_rule(struct lctx *c, const struct cd_ynode *m, const struct cd_ynode *tools,
                      int forbid, struct cd_rule *g)
 {
@@ -954,7 +1034,9 @@ static int load_rule(struct lctx *c, const struct cd_ynode *m, const struct cd_y
 		{ "profile", 0 },   { "approval", 0 },
 		{ "owner", 1 },     { "justification", 1 },
 		{ "review_by", 1 }, { "expires", 1 },
-		{ "examples", 0 },  { NULL, 0 },
+		{ "examples", 0 },  { "mask", 0 },
+		{ "fields", 0 },    { "require_task", 0 },
+		{ NULL, 0 },
 	};
 	static const struct keyspec fspec[] = {
 		{ "id", 1 },    { "agent", 0 },  { "task", 0 },  { "tool", 0 }, { "actions", 0 },
@@ -1038,6 +1120,8 @@ static int load_rule(struct lctx *c, const struct cd_ynode *m, const struct cd_y
 			return lfail(c, v, "none, human or policy:NAME", "unknown approval '%s'",
 			             a);
 	}
+	if ((r = load_minimize(c, m, g)) < 0)
+		return r;
 	if ((g->actions & (1u << CD_ACTION_DELETE)) && !g->approval)
 		return lfail(c, map_get(m, "actions"), "set approval: human",
 		             "grant '%s' allows delete without approval", g->id);

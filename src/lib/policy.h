@@ -12,6 +12,7 @@
 #define CD_POLICY_H
 
 #include "err.h"
+#include "mask.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -90,7 +91,8 @@ enum cd_verdict {
 /* "deny", "allow", "needs-approval". */
 const char *cd_verdict_name(enum cd_verdict v);
 
-#define CD_DECISION_MAX_IDS 32
+#define CD_DECISION_MAX_IDS         32
+#define CD_DECISION_MAX_FIELD_LISTS 8
 
 /* The outcome of a decision.  The strings point into the policy and live as
  * long as it does. */
@@ -106,6 +108,18 @@ struct cd_decision {
 	const char *profile;  /* allow/needs-approval: the grants' profile, or NULL */
 	const char *approval; /* needs-approval: "human" or "policy:NAME" */
 	char reason[256];     /* one line, no control bytes from the request */
+	/* Data minimization required by the grants behind an allow or a
+	 * needs-approval (all of them, so the strictest wins): `mask` merges
+	 * their mask: actions (stricter per type); `field_lists` holds the
+	 * fields: list of each that has one, and a result keeps a field only
+	 * when every list admits it (cd_mask_fields).  `minimize_overflow` is
+	 * set when more grants name fields than there are slots: the front end
+	 * must then withhold results rather than scope them loosely. */
+	struct cd_mask_rules mask;
+	const char *const *field_lists[CD_DECISION_MAX_FIELD_LISTS];
+	size_t field_counts[CD_DECISION_MAX_FIELD_LISTS];
+	size_t nfield_lists;
+	int minimize_overflow;
 };
 
 struct cd_policy;
@@ -119,6 +133,10 @@ int cd_policy_load_file(const char *path, struct cd_policy **ret, struct cd_err 
 int cd_policy_load_buf(const char *name, const char *data, size_t len, struct cd_policy **ret,
                        struct cd_err *err);
 void cd_policy_free(struct cd_policy *p);
+
+/* 1 when some grant (in the file or added since) masks results: front
+ * ends then need a masker (and the deployment's key). */
+int cd_policy_masks(const struct cd_policy *p);
 
 /* SHA-256 of the loaded bytes, as 64 lower-case hex digits. */
 const char *cd_policy_sha256(const struct cd_policy *p);

@@ -113,6 +113,8 @@ struct stream {
 	int to;   /* caller's fd; -1 after a write error (keep draining) */
 	uint64_t bytes;
 	crypto_hash_sha256_state hash;
+	struct cd_buf held; /* masking: the output until the command ends */
+	int holding, overflow;
 };
 
 struct supervisor {
@@ -261,14 +263,45 @@ static void relay_out(struct supervisor *s, struct stream *st)
 		if (keep) {
 			crypto_hash_sha256_update(&st->hash, (unsigned char *)buf, keep);
 			st->bytes += keep;
-			if (st->to >= 0 && cd_write_all(st->to, buf, keep) < 0)
+			if (st->holding) {
+				if (!st->overflow && cd_buf_append(&st->held, buf, keep) < 0)
+					st->overflow = 1;
+			} else if (st->to >= 0 && cd_write_all(st->to, buf, keep) < 0) {
 				st->to = -1; /* the reader went away: keep draining, stop writing */
+			}
 		}
 		if (keep < (size_t)n) {
 			close_stream(s, st);
 			return;
 		}
 	}
+}
+
+/* Masking: write what a stream held, masked, or withhold it all. */
+static void flush_masked(struct supervisor *s, struct stream *st, const char *name)
+{
+	struct cd_buf out;
+	int r = -CD_E_LIMIT;
+
+	if (!st->holding)
+		return;
+	cd_buf_init(&out, (size_t)CD_SANDBOX_MASK_MAX * 2);
+	if (!st->overflow)
+		r = cd_mask_text(s->io->masker, s->io->mask, st->held.data, st->held.len, &out,
+		                 NULL);
+	if (r == 0 && st->to >= 0 && cd_write_all(st->to, out.data, out.len) < 0)
+		st->to = -1;
+	if (r < 0 && s->io->stderr_fd >= 0) {
+		char note[160];
+		int n = snprintf(note, sizeof note,
+		                 "cordon: %s withheld: it could not be masked (%s)\n", name,
+		                 st->overflow ? "past the masking cap" : cd_strerror(r));
+		if (n > 0 && (size_t)n < sizeof note)
+			(void)cd_write_all(s->io->stderr_fd, note, (size_t)n);
+	}
+	cd_buf_release(&out);
+	cd_buf_release_secret(&st->held);
+	st->holding = 0;
 }
 
 static void close_stdin_pipe(struct supervisor *s)
@@ -733,6 +766,13 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	s.out.to = io->stdout_fd;
 	s.err.from = f.err[0];
 	s.err.to = io->stderr_fd;
+	if (io->mask && cd_mask_rules_active(io->mask)) {
+		uint64_t cap = plan->limits.output_limit;
+		size_t hc = cap && cap < CD_SANDBOX_MASK_MAX ? (size_t)cap : CD_SANDBOX_MASK_MAX;
+		cd_buf_init(&s.out.held, hc);
+		cd_buf_init(&s.err.held, hc);
+		s.out.holding = s.err.holding = 1;
+	}
 	s.in_to = f.in[1];
 	s.in_from = io->stdin_fd;
 	s.timerfd = -1;
@@ -808,6 +848,8 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		read_reports(&s);
 	if (!s.child_done)
 		reap(&s);
+	flush_masked(&s, &s.out, "stdout");
+	flush_masked(&s, &s.err, "stderr");
 	finish_result(&s);
 	account_limits(&s);
 	res->wall_ms = now_ms() - t0;

@@ -14,6 +14,7 @@
 #define CD_SANDBOX_H
 
 #include "err.h"
+#include "mask.h"
 #include "plan.h"
 #include "seccomp.h"
 
@@ -56,6 +57,8 @@ struct cd_result {
  * (the command gets an empty stdin).  signal_fd, when >= 0, is a signalfd
  * owned by the caller: signals read from it are forwarded to the command
  * (through the sandbox's init). */
+#define CD_SANDBOX_MASK_MAX (64u * 1024 * 1024)
+
 struct cd_sandbox_io {
 	int stdin_fd, stdout_fd, stderr_fd;
 	int signal_fd;
@@ -72,6 +75,13 @@ struct cd_sandbox_io {
 	 * start at once. */
 	int (*before_exec)(void *ctx, char *msg, size_t msglen);
 	void *before_exec_ctx;
+	/* Masking of the command's output (the deciding grants' mask:): when
+	 * `mask` is active, stdout and stderr are held (up to the output
+	 * limit, at most CD_SANDBOX_MASK_MAX) and written masked when the
+	 * command ends; output that cannot be masked is withheld with a note
+	 * on stderr.  The hashes stay those of the raw output.  Borrowed. */
+	struct cd_masker *masker;
+	const struct cd_mask_rules *mask;
 };
 
 /* A fresh random run id (hex).  Returns -errno only if the kernel's random

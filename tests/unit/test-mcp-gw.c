@@ -47,6 +47,138 @@ static void take(struct cd_buf *b, char *out, size_t cap)
 #define C(gw, s) cd_mcp_gw_from_client(gw, s, strlen(s))
 #define S(gw, s) cd_mcp_gw_from_server(gw, s, strlen(s))
 
+static const char mask_yaml[] =
+        "version: 1\n"
+        "agents: [{id: a, owner: o}]\n"
+        "tools:\n"
+        "  - {id: fs, kind: mcp, operations: {read: read}, args: {path: path}}\n"
+        "grants:\n"
+        "  - {id: g-crm, agent: a, tool: fs, actions: [read], scope: {paths: [/crm/**]},"
+        " mask: {email: pseudonymize, card: redact}, owner: o, justification: j,"
+        " review_by: 2099-01-01, expires: 2099-01-01}\n"
+        "  - {id: g-rec, agent: a, tool: fs, actions: [read], scope: {paths: [/rec/**]},"
+        " fields: [customer.email, id], mask: [card], owner: o, justification: j,"
+        " review_by: 2099-01-01, expires: 2099-01-01}\n";
+
+/* A gateway past initialize and its first listing. */
+static struct cd_mcp_gw *mask_gw(struct cd_policy *p, struct cd_masker *m)
+{
+	struct cd_mcp_gw_config cfg;
+	struct cd_mcp_gw *gw;
+	char o[4096], resp[512], idbuf[64];
+	const char *q;
+	size_t n;
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.policy = p;
+	cfg.agent = "a";
+	cfg.server = "fs";
+	cfg.ops = &ops;
+	cfg.now = 1700000000;
+	cfg.masker = m;
+	if (cd_mcp_gw_new(&cfg, &gw) < 0)
+		return NULL;
+	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+	      "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}");
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\"}}");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+	      "\"read\",\"arguments\":{\"path\":\"/crm/a\"}}}");
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	q = strstr(o, "\"id\":\"");
+	if (!q)
+		return gw;
+	q += 6;
+	n = (size_t)(strchr(q, '"') - q);
+	memcpy(idbuf, q, n);
+	idbuf[n] = '\0';
+	snprintf(resp, sizeof resp,
+	         "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[{\"name\":"
+	         "\"read\",\"inputSchema\":{}}]}}",
+	         idbuf);
+	S(gw, resp);
+	take(cd_mcp_gw_to_server(gw), o, sizeof o); /* call 1 forwarded */
+	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	return gw;
+}
+
+/* Call `path` with id `id`, answer with `result`, return what the client
+ * gets. */
+static void call(struct cd_mcp_gw *gw, int id, const char *path, const char *result, char *o,
+                 size_t on)
+{
+	char line[4096];
+
+	snprintf(line, sizeof line,
+	         "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{"
+	         "\"name\":\"read\",\"arguments\":{\"path\":\"%s\"}}}",
+	         id, path);
+	C(gw, line);
+	take(cd_mcp_gw_to_server(gw), o, on);
+	snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}", id, result);
+	S(gw, line);
+	take(cd_mcp_gw_to_client(gw), o, on);
+}
+
+static void test_minimize(void)
+{
+	static const unsigned char key[CD_MASK_KEY_BYTES] = { 7 };
+	struct cd_policy *p = NULL;
+	struct cd_masker *m = NULL;
+	struct cd_err err = { 0, "" };
+	struct cd_mcp_gw *gw;
+	char o[4096], first[64] = "";
+	const char *q;
+
+	ok(cd_policy_load_buf("m", mask_yaml, sizeof mask_yaml - 1, &p, &err) == 0, "policy %s",
+	   err.msg);
+	ok(cd_policy_masks(p) == 1, "the policy masks");
+	ok(cd_masker_new(key, &m, &err) == 0, "masker");
+	gw = mask_gw(p, m);
+	call(gw, 10, "/crm/a",
+	     "{\"content\":[{\"type\":\"text\",\"text\":\"alice@example.com 4111 1111 1111 "
+	     "1111\"}],\"structuredContent\":{\"who\":\"alice@example.com\"}}",
+	     o, sizeof o);
+	ok(!strstr(o, "alice@") && !strstr(o, "4111") && strstr(o, "<card>"),
+	   "text and structuredContent masked: %s", o);
+	q = strstr(o, "<email:");
+	if (q)
+		memcpy(first, q, 16);
+	call(gw, 11, "/crm/b",
+	     "{\"content\":[{\"type\":\"text\",\"text\":\"again ALICE@example.com\"}]}", o,
+	     sizeof o);
+	ok(first[0] && strstr(o, first), "the same address, the same pseudonym %s", first);
+	call(gw, 12, "/crm/a",
+	     "{\"content\":[{\"type\":\"image\",\"data\":\"aGk=\",\"mimeType\":\"image/"
+	     "png\"}]}",
+	     o, sizeof o);
+	ok(!strstr(o, "aGk=") && strstr(o, "binary content withheld"), "binary content withheld");
+	call(gw, 13, "/crm/a", "{\"content\":{\"type\":\"text\"}}", o, sizeof o);
+	ok(strstr(o, "result withheld by cordon") && strstr(o, "\"isError\":true"),
+	   "a result that cannot be masked is withheld: %s", o);
+	call(gw, 14, "/rec/1",
+	     "{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"id\\\":1,\\\"customer\\\":"
+	     "{\\\"email\\\":\\\"c@example.com\\\",\\\"card\\\":\\\"4111111111111111\\\"},"
+	     "\\\"notes\\\":\\\"x\\\"}\"}],\"structuredContent\":{\"id\":1,\"notes\":\"x\"}}",
+	     o, sizeof o);
+	ok(strstr(o, "c@example.com") && !strstr(o, "4111") && !strstr(o, "notes"),
+	   "fields scoped in JSON text and structuredContent: %s", o);
+	call(gw, 15, "/rec/1", "{\"content\":[{\"type\":\"text\",\"text\":\"plain\"}]}", o,
+	     sizeof o);
+	ok(strstr(o, "result withheld by cordon") && strstr(o, "not JSON"),
+	   "fields on a text result that is not JSON: withheld");
+	cd_mcp_gw_free(gw);
+
+	gw = mask_gw(p, NULL);
+	call(gw, 20, "/crm/a", "{\"content\":[]}", o, sizeof o);
+	ok(strstr(o, "masking is unavailable"), "no masker: a masked grant's call is denied");
+	cd_mcp_gw_free(gw);
+	cd_masker_free(m);
+	cd_policy_free(p);
+}
+
 int main(void)
 {
 	struct cd_jsonrpc_reader rd;
@@ -186,5 +318,6 @@ int main(void)
 	ok(nrec > 5, "events were recorded (%d)", nrec);
 	cd_mcp_gw_free(gw);
 	cd_policy_free(p);
+	test_minimize();
 	return tap_done();
 }

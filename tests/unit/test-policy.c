@@ -533,6 +533,79 @@ static void test_load_errors(void)
 	}
 }
 
+/* mask:, fields: and require_task: — loaded, merged across the deciding
+ * grants, and a missing task denied. */
+static void test_minimize(void)
+{
+	static const char rules[] =
+	        "grants:\n"
+	        "  - id: crm-a\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+	        "    scope: {paths: [/crm/**]}\n    mask: [email, card]\n"
+	        "    fields: [customer.email, id]\n    require_task: true\n" GRANT_TAIL
+	        "    expires: 2030-01-01\n"
+	        "  - id: crm-b\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+	        "    scope: {paths: [/crm/x/**]}\n"
+	        "    mask: {email: pseudonymize, phone: drop, secret: redact}\n"
+	        "    fields: [customer]\n    require_task: true\n" GRANT_TAIL
+	        "    expires: 2030-01-01\n"
+	        "  - id: open\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+	        "    scope: {paths: [/open/**]}\n" GRANT_TAIL "    expires: 2030-01-01\n";
+	static const struct {
+		const char *rules, *want;
+	} bad[] = {
+		{ "    mask: [email, nope]\n", "unknown data type 'nope' in mask" },
+		{ "    mask: {email: hide}\n", "unknown mask action 'hide' for 'email'" },
+		{ "    mask: {email: none}\n", "unknown mask action 'none'" },
+		{ "    mask: []\n", "mask is empty" },
+		{ "    mask: email\n", "mask must be a list of data types" },
+		{ "    mask: [email, email]\n", "data type 'email' is named twice" },
+		{ "    fields: [a..b]\n", "bad field path 'a..b'" },
+		{ "    fields: [.a]\n", "bad field path '.a'" },
+		{ "    fields: []\n", "fields is an empty list" },
+		{ "    require_task: yes\n", "require_task must be a boolean" },
+		{ "    require_task: 'true'\n", "require_task must be a boolean" },
+	};
+	struct cd_err err = { 0 };
+	struct cd_policy *p = load(rules, &err);
+	struct cd_decision d;
+	struct rq r = {
+		.agent = "coder", .task = "T1", .tool = "fs", .action = "read", .path = "/crm/x/1"
+	};
+	size_t i;
+
+	if (!ok(p != NULL, "a policy with mask, fields and require_task loads"))
+		diag("%s", err.msg);
+	decide(p, &r, &d);
+	is_str(cd_verdict_name(d.verdict), "allow", "two grants allow");
+	is_int(d.mask.action[CD_SCAN_EMAIL], CD_MASK_REDACT, "email: redact beats pseudonymize");
+	is_int(d.mask.action[CD_SCAN_CARD], CD_MASK_REDACT, "card from one grant");
+	is_int(d.mask.action[CD_SCAN_PHONE], CD_MASK_DROP, "phone from the other");
+	is_int(d.mask.action[CD_SCAN_SSN], CD_MASK_NONE, "ssn unmasked");
+	is_int(d.nfield_lists, 2, "both field lists apply");
+	r.task = NULL;
+	decide(p, &r, &d);
+	is_str(cd_verdict_name(d.verdict), "deny", "no task: denied");
+	ok(strstr(d.reason, "requires a task") != NULL, "... saying why (%s)", d.reason);
+	r.path = "/open/1";
+	decide(p, &r, &d);
+	ok(d.verdict == CD_VERDICT_ALLOW && !cd_mask_rules_active(&d.mask) && !d.nfield_lists,
+	   "a grant without them: no task needed, nothing masked");
+	cd_policy_free(p);
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char buf[1024];
+		snprintf(buf, sizeof buf,
+		         "grants:\n  - id: g\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+		         "    scope: {paths: [/a/**]}\n%s" GRANT_TAIL "    expires: 2030-01-01\n",
+		         bad[i].rules);
+		p = load(buf, &err);
+		ok(!p && strstr(err.msg, bad[i].want), "load error: %s", bad[i].want);
+		if (p || !strstr(err.msg, bad[i].want))
+			diag("got: %s", p ? "(loaded)" : err.msg);
+		cd_policy_free(p);
+	}
+}
+
 /* Break-glass and delegated grants added to a loaded policy. */
 static void test_temp_grants(void)
 {
@@ -737,5 +810,6 @@ int main(void)
 	test_order();
 	test_load_errors();
 	test_temp_grants();
+	test_minimize();
 	return tap_done();
 }

@@ -1,0 +1,100 @@
+/* mask.h — data minimization on what an agent reads: personal data and
+ * secrets found by the scanner are redacted, pseudonymized or dropped as
+ * the deciding grants say, and JSON results are cut down to the fields a
+ * grant names.
+ *
+ * Pseudonyms are keyed: the first 32 bits of HMAC-SHA256 under a
+ * per-deployment key (never a plain hash, which a dictionary reverses), so
+ * the same value masks the same way across calls and sessions of one
+ * deployment ("<email:7f3a9c1e>") and differently in another.
+ *
+ * Trust boundary: the text and JSON are hostile tool output.  Every
+ * function fails closed: on any error the caller must withhold the output,
+ * never pass it on raw.  Nothing here prints, exits or reads the
+ * environment. */
+#ifndef CD_MASK_H
+#define CD_MASK_H
+
+#include "buf.h"
+#include "err.h"
+#include "scan.h"
+
+#include <stddef.h>
+
+/* What happens to a finding.  Ordered by strictness: when several grants
+ * decide, the strictest action per type wins. */
+enum cd_mask_action {
+	CD_MASK_NONE = 0,
+	CD_MASK_PSEUDONYMIZE, /* <email:7f3a9c1e> */
+	CD_MASK_REDACT,       /* <email> */
+	CD_MASK_DROP,         /* removed */
+};
+
+/* "none", "pseudonymize", "redact", "drop"; parse is exact.  0/-EINVAL. */
+const char *cd_mask_action_name(enum cd_mask_action a);
+int cd_mask_action_parse(const char *s, enum cd_mask_action *ret);
+
+/* Findings below this confidence (percent) are left alone. */
+#define CD_MASK_MIN_CONFIDENCE 50
+
+#define CD_MASK_KEY_BYTES 32
+
+/* The action per type (enum cd_scan_type); all CD_MASK_NONE: no masking. */
+struct cd_mask_rules {
+	unsigned char action[CD_SCAN_NTYPES];
+};
+
+/* 1 when any type is masked. */
+int cd_mask_rules_active(const struct cd_mask_rules *r);
+/* Merge b into a, the stricter action winning per type. */
+void cd_mask_rules_merge(struct cd_mask_rules *a, const struct cd_mask_rules *b);
+
+/* The per-deployment key at `path`: read it (a regular file of exactly
+ * CD_MASK_KEY_BYTES bytes, owned by us, no group or other access), or
+ * create it with mode 0600 (and its directory, 0700) when absent.  Any
+ * other state is an error: a key others can read is no key.  0, or
+ * -errno / -CD_E_CORRUPT with the reason in err. */
+int cd_mask_key_load(const char *path, unsigned char ret_key[CD_MASK_KEY_BYTES],
+                     struct cd_err *err);
+
+struct cd_masker;
+
+/* A masker holding a copy of the key and its own scanner.  The key is
+ * wiped on free.  0, -ENOMEM, -EIO (scanner). */
+int cd_masker_new(const unsigned char key[CD_MASK_KEY_BYTES], struct cd_masker **ret,
+                  struct cd_err *err);
+void cd_masker_free(struct cd_masker *m);
+
+/* The pseudonym of `value` as type t: "<TYPE:8 hex digits>", written NUL
+ * terminated into out (at least CD_MASK_PSEUDONYM_MAX bytes).  Values are
+ * normalized first (emails lower-cased; separators dropped from numbers),
+ * so one card written two ways has one pseudonym. */
+#define CD_MASK_PSEUDONYM_MAX 32
+int cd_mask_pseudonym(const struct cd_masker *m, enum cd_scan_type t, const char *value, size_t n,
+                      char out[CD_MASK_PSEUDONYM_MAX]);
+
+/* Mask in[0, n) into out (appended) under rules.  Overlapping findings:
+ * the earliest, then the longest, wins.  *ret_count (may be NULL) is the
+ * number of spans replaced.  0, -ENOMEM, -CD_E_LIMIT (out's cap), -EIO. */
+int cd_mask_text(struct cd_masker *m, const struct cd_mask_rules *r, const char *in, size_t n,
+                 struct cd_buf *out, size_t *ret_count);
+
+struct json_t;
+
+/* Mask every string of a JSON value in place (object keys too), adding
+ * the number of spans replaced to *ret_count (may be NULL).  0, or
+ * negative: then v is in an unspecified state and must be discarded. */
+int cd_mask_json(struct cd_masker *m, const struct cd_mask_rules *r, struct json_t *v,
+                 size_t *ret_count);
+
+/* Field scoping: keep only the members of v (in place) whose dotted path
+ * ("customer.email"; arrays are transparent) is named in every one of the
+ * `nlists` lists, or lies under a named path.  An object member that lies
+ * above a named path is kept and scoped in turn; everything else is
+ * removed; a scalar in an array takes the array's path.  A result that is
+ * neither an object nor an array cannot be scoped: -CD_E_DENIED.
+ * 0, -ENOMEM, -CD_E_DENIED. */
+int cd_mask_fields(struct json_t *v, const char *const *const *lists, const size_t *counts,
+                   size_t nlists);
+
+#endif
