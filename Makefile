@@ -35,7 +35,7 @@ LDFLAGS  += -pie -Wl,-z,relro,-z,now $(SANFLAGS)
 # are installed by the first rule that runs, after this file is read.
 # Linked statically (Debian's -dev packages ship the .a files): resolving
 # five shared libraries cost about 1.5 ms of every `cordon run`.
-LDLIBS   := -Wl,-Bstatic -lseccomp -lsodium -lsqlite3 -lyaml -ljansson -lhs -lstdc++ -Wl,-Bdynamic -static-libgcc -lm
+LDLIBS   := -Wl,-Bstatic -lseccomp -lsodium -lsqlite3 -lyaml -ljansson -Wl,-Bdynamic -lm
 
 LIB_SRC  := $(sort $(wildcard src/lib/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))

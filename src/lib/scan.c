@@ -11,7 +11,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <hs/hs.h>
+#include "hs-load.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +19,7 @@
 struct cd_scanner {
 	hs_database_t *db;
 	hs_scratch_t *scratch;
+	const struct cd_hs *hs;
 };
 
 static const char *const type_names[CD_SCAN_NTYPES] = {
@@ -803,26 +804,30 @@ int cd_scanner_new(struct cd_scanner **ret, struct cd_err *err)
 	unsigned flags[NPATTERNS], ids[NPATTERNS];
 	hs_compile_error_t *cerr = NULL;
 	struct cd_scanner *s;
+	const struct cd_hs *hs = cd_hs_load(err);
 	size_t i;
 
+	if (!hs)
+		return err ? err->code : -ENOENT;
 	s = calloc(1, sizeof *s);
 	if (!s)
 		return cd_err_set(err, -ENOMEM, "out of memory");
+	s->hs = hs;
 	for (i = 0; i < NPATTERNS; i++) {
 		exprs[i] = patterns[i].re;
 		flags[i] = patterns[i].flags;
 		ids[i] = (unsigned)i;
 	}
-	if (hs_compile_multi(exprs, flags, ids, (unsigned)NPATTERNS, HS_MODE_BLOCK, NULL, &s->db,
-	                     &cerr) != HS_SUCCESS) {
+	if (hs->compile_multi(exprs, flags, ids, (unsigned)NPATTERNS, HS_MODE_BLOCK, NULL, &s->db,
+	                      &cerr) != HS_SUCCESS) {
 		int r = cd_err_set(err, -EIO, "scanner: pattern %d: %s",
 		                   cerr ? cerr->expression : -1,
 		                   cerr && cerr->message ? cerr->message : "compile failed");
-		hs_free_compile_error(cerr);
+		hs->free_compile_error(cerr);
 		free(s);
 		return r;
 	}
-	if (hs_alloc_scratch(s->db, &s->scratch) != HS_SUCCESS) {
+	if (hs->alloc_scratch(s->db, &s->scratch) != HS_SUCCESS) {
 		cd_scanner_free(s);
 		return cd_err_set(err, -ENOMEM, "scanner: cannot allocate scratch space");
 	}
@@ -835,9 +840,9 @@ void cd_scanner_free(struct cd_scanner *s)
 	if (!s)
 		return;
 	if (s->scratch)
-		hs_free_scratch(s->scratch);
+		s->hs->free_scratch(s->scratch);
 	if (s->db)
-		hs_free_database(s->db);
+		s->hs->free_database(s->db);
 	free(s);
 }
 
@@ -859,7 +864,7 @@ int cd_scan(struct cd_scanner *s, const char *text, size_t len, unsigned types, 
 	sc.types = types;
 	sc.fn = fn;
 	sc.ctx = ctx;
-	e = hs_scan(s->db, text, (unsigned)len, 0, s->scratch, on_match, &sc);
+	e = s->hs->scan(s->db, text, (unsigned)len, 0, s->scratch, on_match, &sc);
 	if (sc.err)
 		return sc.err;
 	if (e != HS_SUCCESS)
