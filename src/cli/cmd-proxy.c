@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -153,6 +154,20 @@ static int listen_on(const char *spec, char *shown, size_t shownlen)
 	return fd;
 }
 
+/* Room for every connection's two sockets and two splice pipes: the soft
+ * descriptor limit is raised towards the hard one.  When it cannot be,
+ * the loop splices for fewer connections and copies for the rest. */
+static void raise_nofile(unsigned max_conns)
+{
+	rlim_t want = 6 * (rlim_t)max_conns + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 int cmd_proxy(int argc, char **argv)
 {
 	struct cd_egress_policy *policy = NULL;
@@ -281,6 +296,8 @@ int cmd_proxy(int argc, char **argv)
 		cli_errorf("signalfd: %s", strerror(errno));
 		goto out;
 	}
+
+	raise_nofile(cfg.max_conns ? cfg.max_conns : CD_EGRESS_CONNS_MAX);
 
 	memset(&log, 0, sizeof log);
 	log.audit = audit;

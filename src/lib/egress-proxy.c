@@ -4,8 +4,14 @@
  * cd_http_parse_head() and cd_egress_decide() have accepted it; after that
  * the bytes are relayed as they are, in both directions, and never parsed.
  * Each connection is bounded: the head by CD_EGRESS_HEAD_MAX and the head
- * timeout, the relay by two fixed buffers and the idle timeout, the number
- * of connections by max_conns.
+ * timeout, the relay by one pipe or one buffer per direction
+ * (egress-relay.h) and the idle timeout, the number of connections by
+ * max_conns.
+ *
+ * File descriptors: a connection holds two sockets, and two pipes while it
+ * splices.  Pipes are handed out only while the descriptor limit leaves
+ * room for two sockets for every connection max_conns allows, so a flood
+ * of tunnels makes later ones copy, never fail to accept.
  *
  * A connection's life: HEAD (reading the request head) -> CONNECTING
  * (non-blocking connect to the vetted address) -> RELAY -> closed.  Closed
@@ -17,6 +23,7 @@
 #include "buf.h"
 #include "egress-addr.h"
 #include "egress-http.h"
+#include "egress-relay.h"
 #include "egress-tls.h"
 #include "util.h"
 
@@ -25,9 +32,11 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,13 +49,6 @@ struct end {
 	struct conn *c;
 	int fd;
 	uint32_t events; /* registered with epoll */
-};
-
-struct pipe_buf {
-	char *data;
-	size_t off, len;
-	int eof;  /* the source said it is done */
-	int shut; /* the destination was told */
 };
 
 struct conn {
@@ -67,12 +69,12 @@ struct conn {
 	struct cd_egress_decision *d;
 	unsigned char *hello;
 	size_t hello_len;
-	int answered;    /* the client has its 200: no other status may follow */
-	int report_only; /* allowed although enforcement would refuse */
-	struct pipe_buf c2u, u2c;
-	uint64_t bytes_up, bytes_down;
-	int body_limited;   /* plain HTTP: relay the body only, then stop reading */
-	uint64_t body_left; /* body bytes still to read from the client */
+	int answered;             /* the client has its 200: no other status may follow */
+	int report_only;          /* allowed although enforcement would refuse */
+	struct cd_relay c2u, u2c; /* set up (no pipe) at accept */
+	int pipes;                /* c2u and u2c hold pipes (4 fds) */
+	int body_limited;         /* plain HTTP: relay the body only, then stop reading */
+	uint64_t body_left;       /* body bytes still to read from the client */
 	uint64_t start_ms, deadline_ms, last_ms;
 	struct conn *prev, *next, *dead_next;
 };
@@ -83,6 +85,8 @@ struct loop {
 	struct end listen_end, stop_end;
 	struct conn *conns, *dead;
 	unsigned nconns;
+	unsigned pipe_conns; /* connections holding pipes */
+	unsigned pipe_conns_max;
 	uint64_t dropped, last_scan_ms, last_cap_log_ms;
 	int fatal;
 	struct cd_err *err;
@@ -206,8 +210,8 @@ static void conn_close(struct loop *l, struct conn *c, const char *why)
 		ev.reason = why;
 		ev.connect = &c->addr;
 		ev.has_result = 1;
-		ev.bytes_up = c->bytes_up;
-		ev.bytes_down = c->bytes_down;
+		ev.bytes_up = c->c2u.moved;
+		ev.bytes_down = c->u2c.moved;
 		ev.duration_ms = now_ms() - c->start_ms;
 		log_event(l, &ev);
 	}
@@ -217,6 +221,11 @@ static void conn_close(struct loop *l, struct conn *c, const char *why)
 	if (c->up.fd >= 0)
 		close(c->up.fd);
 	c->cl.fd = c->up.fd = -1;
+	cd_relay_release(&c->c2u);
+	cd_relay_release(&c->u2c);
+	if (c->pipes)
+		l->pipe_conns--;
+	c->pipes = 0;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -234,8 +243,8 @@ static void conn_free(struct conn *c)
 	free(c->d);
 	free(c->hello);
 	free(c->head);
-	free(c->c2u.data);
-	free(c->u2c.data);
+	cd_relay_release(&c->c2u);
+	cd_relay_release(&c->u2c);
 	free(c);
 }
 
@@ -288,10 +297,7 @@ static int rewrite_head(struct conn *c, const struct cd_http_request *rq)
 		r = r < 0 ? r : cd_buf_puts(&b, "\r\n");
 	}
 	r = r < 0 ? r : cd_buf_puts(&b, "Connection: close\r\n\r\n");
-	if (r == 0 && b.len <= CD_EGRESS_RELAY_BUF) {
-		memcpy(c->c2u.data, b.data, b.len);
-		c->c2u.len = b.len;
-	}
+	r = r < 0 ? r : cd_relay_queue(&c->c2u, b.data, b.len);
 	cd_buf_release(&b);
 	return r;
 }
@@ -322,11 +328,11 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 		return;
 	}
 	c->addr = d->connect;
-	c->c2u.data = malloc(CD_EGRESS_RELAY_BUF);
-	c->u2c.data = malloc(CD_EGRESS_RELAY_BUF);
-	if (!c->c2u.data || !c->u2c.data) {
-		fail(l, c, 503, "out of memory");
-		return;
+	if (l->pipe_conns < l->pipe_conns_max) {
+		cd_relay_init(&c->c2u, 1);
+		cd_relay_init(&c->u2c, 1);
+		c->pipes = 1;
+		l->pipe_conns++;
 	}
 	if (!c->is_connect && rewrite_head(c, rq) < 0) {
 		reply(c->cl.fd, 431, "request head too large to forward");
@@ -343,10 +349,12 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 			rest = (size_t)rq->content_length;
 		c->body_left = rq->content_length - rest;
 	}
-	if (rest > CD_EGRESS_RELAY_BUF - c->c2u.len)
-		rest = CD_EGRESS_RELAY_BUF - c->c2u.len; /* cannot happen: head < buffer */
-	memcpy(c->c2u.data + c->c2u.len, early, rest);
-	c->c2u.len += rest;
+	if (cd_relay_queue(&c->c2u, early, rest) < 0) {
+		/* Cannot happen (a head and what follows it fit the buffer),
+		 * but never cut bytes short. */
+		fail(l, c, 431, "request too large to forward");
+		return;
+	}
 	free(c->head);
 	c->head = NULL;
 	c->head_len = 0;
@@ -554,70 +562,22 @@ static void on_connected(struct loop *l, struct conn *c)
 	}
 	if (c->is_connect && !c->answered) {
 		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-		memcpy(c->u2c.data, ok, sizeof ok - 1);
-		c->u2c.len = sizeof ok - 1;
+		if (cd_relay_queue(&c->u2c, ok, sizeof ok - 1) < 0) {
+			fail(l, c, 503, "out of memory");
+			return;
+		}
 	}
 	c->st = ST_RELAY;
 	c->last_ms = now_ms();
-}
-
-/* Move bytes src -> dst through b; read at most *budget bytes when budget
- * is not NULL.  Returns -1 on a socket error. */
-static int pump(int src, int dst, struct pipe_buf *b, uint64_t *moved, uint64_t *budget)
-{
-	size_t want;
-
-	for (;;) {
-		ssize_t n;
-		if (b->len > 0) {
-			n = send(dst, b->data + b->off, b->len, MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-				return 0;
-			if (n < 0)
-				return -1;
-			b->off += (size_t)n;
-			b->len -= (size_t)n;
-			*moved += (uint64_t)n;
-			if (b->len > 0)
-				continue;
-			b->off = 0;
-		}
-		if (b->eof) {
-			if (!b->shut) {
-				shutdown(dst, SHUT_WR);
-				b->shut = 1;
-			}
-			return 0;
-		}
-		if (budget && *budget == 0)
-			return 0;
-		want = CD_EGRESS_RELAY_BUF;
-		if (budget && *budget < want)
-			want = (size_t)*budget;
-		n = recv(src, b->data, want, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			b->eof = 1;
-		if (budget)
-			*budget -= (uint64_t)n;
-		b->len = (size_t)n;
-	}
 }
 
 static void on_relay(struct loop *l, struct conn *c)
 {
 	uint32_t cl_ev = 0, up_ev = 0;
 
-	if (pump(c->cl.fd, c->up.fd, &c->c2u, &c->bytes_up,
-	         c->body_limited ? &c->body_left : NULL) < 0 ||
-	    pump(c->up.fd, c->cl.fd, &c->u2c, &c->bytes_down, NULL) < 0) {
+	if (cd_relay_pump(&c->c2u, c->cl.fd, c->up.fd, c->body_limited ? &c->body_left : NULL) <
+	            0 ||
+	    cd_relay_pump(&c->u2c, c->up.fd, c->cl.fd, NULL) < 0) {
 		conn_close(l, c, "connection reset");
 		return;
 	}
@@ -628,13 +588,13 @@ static void on_relay(struct loop *l, struct conn *c)
 		conn_close(l, c, "closed");
 		return;
 	}
-	if (c->c2u.len == 0 && !c->c2u.eof && (!c->body_limited || c->body_left))
+	if (cd_relay_wants_read(&c->c2u) && (!c->body_limited || c->body_left))
 		cl_ev |= EPOLLIN;
-	if (c->c2u.len > 0)
+	if (cd_relay_pending(&c->c2u))
 		up_ev |= EPOLLOUT;
-	if (c->u2c.len == 0 && !c->u2c.eof)
+	if (cd_relay_wants_read(&c->u2c))
 		up_ev |= EPOLLIN;
-	if (c->u2c.len > 0)
+	if (cd_relay_pending(&c->u2c))
 		cl_ev |= EPOLLOUT;
 	set_events(l, &c->cl, cl_ev);
 	set_events(l, &c->up, up_ev);
@@ -689,6 +649,8 @@ static void accept_all(struct loop *l)
 			continue;
 		}
 		c->cl.c = c->up.c = c;
+		cd_relay_init(&c->c2u, 0);
+		cd_relay_init(&c->u2c, 0);
 		c->cl.fd = fd;
 		c->up.fd = -1;
 		if (cd_addr_format(&peer, text, sizeof text) < 0)
@@ -735,6 +697,25 @@ static void scan_timeouts(struct loop *l, uint64_t now)
 	l->last_scan_ms = now;
 }
 
+/* How many connections may hold pipes: none unless SIGPIPE is ignored
+ * (a splice to a socket the peer closed raises it), and only as many as
+ * the descriptor limit allows beyond two sockets for every connection
+ * and a margin for the log and the listening socket. */
+static unsigned splice_budget(unsigned max_conns)
+{
+	struct sigaction sa;
+	struct rlimit rl;
+	rlim_t need = 2 * (rlim_t)max_conns + 64;
+
+	if (sigaction(SIGPIPE, NULL, &sa) < 0 || sa.sa_handler != SIG_IGN)
+		return 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur <= need)
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY || (rl.rlim_cur - need) / 4 >= max_conns)
+		return max_conns;
+	return (unsigned)((rl.rlim_cur - need) / 4);
+}
+
 int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err)
 {
 	struct cd_egress_proxy_cfg cfg = *in;
@@ -755,6 +736,7 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 	memset(&l, 0, sizeof l);
 	l.cfg = &cfg;
 	l.err = err;
+	l.pipe_conns_max = splice_budget(cfg.max_conns);
 	l.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (l.ep < 0)
 		return cd_err_sys(err, -errno, "proxy: epoll_create1");
