@@ -618,6 +618,22 @@ static void log_dropped(struct loop *l, uint64_t now)
 	log_event(l, &ev);
 }
 
+/* Past the cap: answer 503 and close.  What the client already sent is
+ * read and dropped first (a bounded amount): closing a socket with
+ * unread bytes resets it, and the reset can overtake the answer. */
+static void refuse_at_cap(int fd)
+{
+	char sink[4096];
+	int i;
+
+	for (i = 0; i < CD_EGRESS_HEAD_MAX / (int)sizeof sink; i++)
+		if (recv(fd, sink, sizeof sink, MSG_DONTWAIT) <= 0)
+			break;
+	reply(fd, 503, "connection cap reached");
+	shutdown(fd, SHUT_WR);
+	close(fd);
+}
+
 static void accept_all(struct loop *l)
 {
 	for (;;) {
@@ -631,8 +647,7 @@ static void accept_all(struct loop *l)
 			return; /* EAGAIN, or a client gone before accept */
 		if (l->nconns >= l->cfg->max_conns) {
 			uint64_t now = now_ms();
-			reply(fd, 503, "connection cap reached");
-			close(fd);
+			refuse_at_cap(fd);
 			l->dropped++;
 			if (now - l->last_cap_log_ms >= 1000)
 				log_dropped(l, now);
