@@ -5,7 +5,9 @@
 # request and connected to the address that was checked, never to the
 # rebound one; the rebound answer is refused; a name with one private
 # address among its answers, the metadata address, CGNAT and an IPv4-mapped
-# IPv6 answer are refused before any connect.
+# IPv6 answer are refused before any connect.  IDNA end to end with curl:
+# an entry written as a U-label matches the A-label curl sends; a
+# look-alike (Cyrillic a) never matches an ASCII entry.
 #
 # Everything runs in a network and mount namespace this test makes
 # (unshare -r -n -m, rootless): only its own loopback exists, the test
@@ -35,6 +37,9 @@ A = {
     "meta.test": [["169.254.169.254"]],
     "cgnat.test": [["100.64.0.1"]],
     "v6.test": [[]],
+    "xn--bcher-kva.test": [["127.0.0.2"]],
+    "apple.test": [["127.0.0.2"]],
+    "xn--pple-43d.test": [["127.0.0.2"]],
 }
 AAAA = {"v6.test": [["::ffff:127.0.0.1"]]}
 seen = {}
@@ -137,7 +142,9 @@ waitfor "$W/dns.out" && waitfor "$W/up2.out" && waitfor "$W/up1.out" || exit 1
 "$CORDON" proxy --listen 127.0.0.1:0 --audit "$W/audit.db" \
 	--allow-host rebind.test:8080 --allow-host rebind2.test:8080 \
 	--allow-host mixed.test:8080 --allow-host meta.test:80 --allow-host cgnat.test:8080 \
-	--allow-host v6.test:8080 --allow-host 127.0.0.2:8080 >"$W/px.out" 2>"$W/px.err" &
+	--allow-host v6.test:8080 --allow-host 127.0.0.2:8080 \
+	--allow-host "b$(printf '\303\274')cher.test:8080" --allow-host apple.test:8080 \
+	>"$W/px.out" 2>"$W/px.err" &
 PX=$!
 waitfor "$W/px.out" || exit 1
 PP=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$W/px.out")
@@ -155,6 +162,15 @@ req mixed "CONNECT mixed.test:8080 HTTP/1.1\r\n\r\n"
 req meta "GET http://meta.test/latest/meta-data/ HTTP/1.1\r\nHost: meta.test\r\n\r\n"
 req cgnat "CONNECT cgnat.test:8080 HTTP/1.1\r\n\r\n"
 req v6 "CONNECT v6.test:8080 HTTP/1.1\r\n\r\n"
+# IDNA through curl, which sends A-labels: the U-label entry matches its
+# A-label; a look-alike (Cyrillic a) does not match the ASCII entry.
+idn() { # LABEL HOST
+	echo "$1 $(curl -s -x "http://127.0.0.1:$PP" -w ' %{http_code}' "http://$2:8080/" | tr -d '\n')" \
+		>>"$W/results"
+}
+idn idn-ulabel "b$(printf '\303\274')cher.test"
+idn idn-ascii apple.test
+idn idn-lookalike "$(printf '\320\260')pple.test"
 kill "$PX"
 wait "$PX"
 echo "proxy-exit $?" >>"$W/results"
@@ -192,8 +208,15 @@ check() { # WHO
 	is "$r" 0 "$who: an IPv4-mapped IPv6 answer takes the embedded address's class"
 	is "$(cat "$W/rebound.count" 2>/dev/null || echo 0)" 0 \
 		"$who: nothing ever connected to the rebound address"
-	is "$(cat "$W/vetted.count" 2>/dev/null || echo 0)" 2 \
-		"$who: the vetted address had exactly the two allowed requests"
+	is "$(cat "$W/vetted.count" 2>/dev/null || echo 0)" 4 \
+		"$who: the vetted address had exactly the four allowed requests"
+	if command -v curl >/dev/null 2>&1; then
+		is "$(res idn-ulabel)" "vetted 200" \
+			"$who: IDNA: an allowlist entry written as a U-label matches curl's A-label"
+		is "$(res idn-ascii)" "vetted 200" "$who: IDNA: the ASCII entry works"
+		case "$(res idn-lookalike)" in *"not in the allowlist"*" 403") r=0 ;; *) r=1 ;; esac
+		is "$r" 0 "$who: IDNA: a look-alike (Cyrillic a) does not match the ASCII entry"
+	fi
 	is "$(res proxy-exit)" 0 "$who: the proxy stops cleanly"
 	# The records: the allowed attempt names the one address resolved and
 	# used; the refused ones name what was resolved and no address used.
@@ -211,7 +234,7 @@ for line in open(sys.argv[1]):
 print(";".join(out))
 PY
 )
-	is "$got" "rebind.test:8080 allow 127.0.0.2 127.0.0.2;rebind.test:8080 deny 127.0.0.1 -;rebind2.test:8080 allow 127.0.0.2 127.0.0.2;rebind2.test:8080 deny 127.0.0.1 -;mixed.test:8080 deny 127.0.0.2,10.1.2.3 -;meta.test:80 deny 169.254.169.254 -;cgnat.test:8080 deny 100.64.0.1 -;v6.test:8080 deny [::ffff:127.0.0.1] -" \
+	is "$got" "rebind.test:8080 allow 127.0.0.2 127.0.0.2;rebind.test:8080 deny 127.0.0.1 -;rebind2.test:8080 allow 127.0.0.2 127.0.0.2;rebind2.test:8080 deny 127.0.0.1 -;mixed.test:8080 deny 127.0.0.2,10.1.2.3 -;meta.test:80 deny 169.254.169.254 -;cgnat.test:8080 deny 100.64.0.1 -;v6.test:8080 deny [::ffff:127.0.0.1] -;xn--bcher-kva.test:8080 allow 127.0.0.2 127.0.0.2;apple.test:8080 allow 127.0.0.2 127.0.0.2;xn--pple-43d.test:8080 deny  -" \
 		"$who: each attempt's record names the addresses resolved and the one used"
 	[ -s "$W/results" ] || sed 's/^/#   /' "$W/inner.log" | head -20
 }
