@@ -31,7 +31,9 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: cordon proxy --listen ADDR:PORT [--allow-host HOST[:PORT]]... [OPTIONS]\n"
 	        "\n"
-	        "An HTTP forward proxy (CONNECT and plain http:// requests) that allows only the\n"
+	        "An HTTP forward proxy (CONNECT and plain http:// requests; SOCKS5 CONNECT "
+	        "without\n"
+	        "authentication on the same port) that allows only the\n"
 	        "destinations named with --allow-host, refuses loopback, private, link-local,\n"
 	        "CGNAT, multicast and reserved addresses unless an entry names them, connects to\n"
 	        "the address it checked, and logs every attempt to the audit log.\n"
@@ -53,7 +55,8 @@ static void usage(FILE *f)
 	        "  -h, --help              this text\n"
 	        "\n"
 	        "Refusals answer 403 (400 malformed, 408 too slow, 431 too large) with the reason\n"
-	        "in an X-Cordon-Reason header.  Exit status: 0 after SIGINT/SIGTERM, 2 usage,\n"
+	        "in an X-Cordon-Reason header (SOCKS5: reply 02, 07, 08 or 01; the reason is in\n"
+	        "the record).  Exit status: 0 after SIGINT/SIGTERM, 2 usage,\n"
 	        "125 when the proxy could not start or the audit log failed.\n",
 	        CD_EGRESS_CONNS_MAX);
 }

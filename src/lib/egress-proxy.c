@@ -24,6 +24,7 @@
 #include "egress-addr.h"
 #include "egress-http.h"
 #include "egress-relay.h"
+#include "egress-socks.h"
 #include "egress-tls.h"
 #include "util.h"
 
@@ -69,12 +70,16 @@ struct conn {
 	struct cd_egress_decision *d;
 	unsigned char *hello;
 	size_t hello_len;
-	int answered;             /* the client has its 200: no other status may follow */
-	int report_only;          /* allowed although enforcement would refuse */
-	struct cd_relay c2u, u2c; /* set up (no pipe) at accept */
-	int pipes;                /* c2u and u2c hold pipes (4 fds) */
-	int body_limited;         /* plain HTTP: relay the body only, then stop reading */
-	uint64_t body_left;       /* body bytes still to read from the client */
+	int answered; /* the client has its 200: no other status may follow */
+	int socks;    /* SOCKS5 (the first byte was 5), not HTTP */
+	int socks_greeted;
+	size_t socks_used;             /* bytes of the head the greeting took */
+	enum cd_socks_reply socks_rep; /* a refusal's reply code, when not the status's */
+	int report_only;               /* allowed although enforcement would refuse */
+	struct cd_relay c2u, u2c;      /* set up (no pipe) at accept */
+	int pipes;                     /* c2u and u2c hold pipes (4 fds) */
+	int body_limited;              /* plain HTTP: relay the body only, then stop reading */
+	uint64_t body_left;            /* body bytes still to read from the client */
 	uint64_t start_ms, deadline_ms, last_ms;
 	struct conn *prev, *next, *dead_next;
 };
@@ -185,6 +190,43 @@ static void reply(int fd, int status, const char *reason)
 	(void)send(fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* The answer in the client's protocol: an HTTP status line, or a SOCKS5
+ * reply whose code stands for the status (the reason is in the record;
+ * SOCKS5 has no room for it). */
+static void reply_conn(const struct conn *c, int status, const char *reason)
+{
+	unsigned char r[CD_SOCKS_REPLY_LEN];
+	enum cd_socks_reply rep;
+
+	if (!c->socks) {
+		reply(c->cl.fd, status, reason);
+		return;
+	}
+	if (c->answered)
+		return; /* a method refusal, or a success already sent */
+	switch (status) {
+	case 200:
+		rep = CD_SOCKS_OK;
+		break;
+	case 403:
+		rep = CD_SOCKS_NOT_ALLOWED;
+		break;
+	case 502:
+		rep = CD_SOCKS_REFUSED;
+		break;
+	case 504:
+		rep = CD_SOCKS_HOST_UNREACHABLE;
+		break;
+	default:
+		rep = CD_SOCKS_FAILURE;
+		break;
+	}
+	if (c->socks_rep)
+		rep = c->socks_rep;
+	cd_socks_reply(rep, r);
+	(void)send(c->cl.fd, r, sizeof r, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 static void fill_event(const struct conn *c, struct cd_egress_event *ev, const char *kind)
 {
 	memset(ev, 0, sizeof *ev);
@@ -264,7 +306,7 @@ static void refuse(struct loop *l, struct conn *c, int status, const char *reaso
 		ev.request_len = rl;
 	}
 	log_event(l, &ev);
-	reply(c->cl.fd, status, reason);
+	reply_conn(c, status, reason);
 	shutdown(c->cl.fd, SHUT_WR);
 	conn_close(l, c, reason);
 }
@@ -306,7 +348,7 @@ static int rewrite_head(struct conn *c, const struct cd_http_request *rq)
 static void fail(struct loop *l, struct conn *c, int status, const char *why)
 {
 	if (!c->answered)
-		reply(c->cl.fd, status, why);
+		reply_conn(c, status, why);
 	conn_close(l, c, why);
 }
 
@@ -335,7 +377,7 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 		l->pipe_conns++;
 	}
 	if (!c->is_connect && rewrite_head(c, rq) < 0) {
-		reply(c->cl.fd, 431, "request head too large to forward");
+		reply_conn(c, 431, "request head too large to forward");
 		conn_close(l, c, "request head too large to forward");
 		return;
 	}
@@ -447,6 +489,50 @@ static void on_hello(struct loop *l, struct conn *c)
 	start_connect(l, c, c->rq, c->d, (const char *)c->hello, c->hello_len);
 }
 
+/* SOCKS5: the greeting (answered at once: no authentication), then the
+ * CONNECT request, both from the bytes read so far.  Returns like
+ * cd_http_parse_head(): 0 for more, > 0 with *rq filled as a CONNECT
+ * (head_len: the bytes both messages took), negative with a reason and,
+ * for the reply, c->socks_rep. */
+static int parse_socks(struct conn *c, struct cd_http_request *rq, struct cd_err *err)
+{
+	static const unsigned char no_auth[2] = { CD_SOCKS_VERSION, 0x00 };
+	static const unsigned char none[2] = { CD_SOCKS_VERSION, 0xff };
+	const unsigned char *p = (const unsigned char *)c->head;
+	struct cd_socks_request sr;
+	int r;
+
+	c->socks = 1;
+	memcpy(c->method, "SOCKS5", sizeof "SOCKS5");
+	if (!c->socks_greeted) {
+		r = cd_socks_greeting(p, c->head_len, err);
+		if (r == -CD_E_DENIED) {
+			(void)send(c->cl.fd, none, sizeof none, MSG_NOSIGNAL | MSG_DONTWAIT);
+			c->answered = 1; /* no request reply may follow */
+		}
+		if (r <= 0)
+			return r;
+		(void)send(c->cl.fd, no_auth, sizeof no_auth, MSG_NOSIGNAL | MSG_DONTWAIT);
+		c->socks_greeted = 1;
+		c->socks_used = (size_t)r;
+	}
+	r = cd_socks_request(p + c->socks_used, c->head_len - c->socks_used, &sr, err);
+	if (r < 0) {
+		c->socks_rep = cd_socks_reply_for(r);
+		return r == -CD_E_DENIED ? r : -CD_E_PARSE;
+	}
+	if (r == 0)
+		return 0;
+	memset(rq, 0, sizeof *rq);
+	rq->is_connect = 1;
+	memcpy(rq->method, "SOCKS5", sizeof "SOCKS5");
+	memcpy(rq->host, sr.host, sizeof rq->host);
+	rq->port = sr.port;
+	rq->minor = 1;
+	rq->head_len = c->socks_used + (size_t)r;
+	return (int)rq->head_len;
+}
+
 static void on_head(struct loop *l, struct conn *c)
 {
 	struct cd_http_request *rq = NULL;
@@ -475,7 +561,14 @@ static void on_head(struct loop *l, struct conn *c)
 		return;
 	}
 	perr.msg[0] = '\0';
-	r = cd_http_parse_head(c->head, c->head_len, rq, &perr);
+	if (c->socks || (c->head_len > 0 && (unsigned char)c->head[0] == CD_SOCKS_VERSION))
+		r = parse_socks(c, rq, &perr);
+	else
+		r = cd_http_parse_head(c->head, c->head_len, rq, &perr);
+	if (r == 0 && c->head_len >= CD_EGRESS_HEAD_MAX) {
+		refuse(l, c, 431, "request too large");
+		goto out;
+	}
 	if (r == 0)
 		goto out;
 	if (r < 0) {
@@ -514,7 +607,7 @@ static void on_head(struct loop *l, struct conn *c)
 		ev.addrs = d->addrs;
 		ev.naddrs = d->naddrs;
 		log_event(l, &ev);
-		reply(c->cl.fd, 403, d->reason);
+		reply_conn(c, 403, d->reason);
 		shutdown(c->cl.fd, SHUT_WR);
 		conn_close(l, c, d->reason);
 		goto out;
@@ -535,7 +628,7 @@ static void on_head(struct loop *l, struct conn *c)
 		c->d = d;
 		rq = NULL;
 		d = NULL;
-		reply(c->cl.fd, 200, NULL);
+		reply_conn(c, 200, NULL);
 		c->answered = 1;
 		c->st = ST_HELLO;
 		on_hello(l, c);
@@ -562,7 +655,12 @@ static void on_connected(struct loop *l, struct conn *c)
 	}
 	if (c->is_connect && !c->answered) {
 		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-		if (cd_relay_queue(&c->u2c, ok, sizeof ok - 1) < 0) {
+		unsigned char sok[CD_SOCKS_REPLY_LEN];
+		int q;
+		cd_socks_reply(CD_SOCKS_OK, sok);
+		q = c->socks ? cd_relay_queue(&c->u2c, sok, sizeof sok)
+		             : cd_relay_queue(&c->u2c, ok, sizeof ok - 1);
+		if (q < 0) {
 			fail(l, c, 503, "out of memory");
 			return;
 		}

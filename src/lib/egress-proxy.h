@@ -1,8 +1,11 @@
 /* egress-proxy.h — the egress proxy's event loop: accept, read one request
- * head under a size and time cap, decide (egress-policy.h), connect to the
+ * head (HTTP, or a SOCKS5 greeting and CONNECT request when the first byte
+ * is 5) under a size and time cap, decide (egress-policy.h), connect to the
  * vetted address, answer, then relay bytes both ways until either side is
- * done.  One thread, epoll, non-blocking sockets; no per-byte work beyond
- * read and write.
+ * done.  One thread, epoll, non-blocking sockets; established connections
+ * are relayed with splice (egress-relay.h), so no per-byte work.  splice
+ * has no MSG_NOSIGNAL: the loop splices only when the caller has SIGPIPE
+ * ignored, and copies otherwise.
  *
  * Every attempt is handed to a log callback before anything reaches the
  * network (the decision), and every allowed connection again when it
