@@ -310,6 +310,7 @@ int cmd_proxy(int argc, char **argv)
 	cfg.stop_fd = given_sfd >= 0 ? given_sfd : sfd;
 	cfg.policy = policy;
 	cfg.log = cd_egress_audit_log;
+	cfg.log_many = cd_egress_audit_log_many;
 	cfg.log_ctx = &log;
 
 	if (given_lfd < 0) {

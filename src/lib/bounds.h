@@ -45,6 +45,8 @@
 #define CD_EGRESS_HEAD_TIMEOUT_MS    (10 * 1000)  /* accept to complete head */
 #define CD_EGRESS_CONNECT_TIMEOUT_MS (10 * 1000)
 #define CD_EGRESS_IDLE_TIMEOUT_MS    (5 * 60 * 1000)
+#define CD_EGRESS_RESULTS_PENDING    64   /* closing records held for the next write */
+#define CD_EGRESS_RESULTS_WAIT_MS    1000 /* and for a second at most */
 
 /* The TLS ClientHello the proxy peeks at on CONNECT to port 443: one
  * record header and at most 2^14 bytes of record body (RFC 8446 5.1). */

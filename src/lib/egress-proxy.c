@@ -84,8 +84,20 @@ struct conn {
 	struct conn *prev, *next, *dead_next;
 };
 
+/* A closing record waiting for the next write, with its own copies of
+ * the strings (the connection is gone). */
+struct pending {
+	struct cd_egress_event ev;
+	char client[64], method[CD_HTTP_METHOD_MAX], host[CD_HOST_MAX];
+	char rule[CD_HOST_MAX + 8], reason[160];
+	struct sockaddr_storage addr;
+};
+
 struct loop {
 	const struct cd_egress_proxy_cfg *cfg;
+	struct pending *pend; /* CD_EGRESS_RESULTS_PENDING */
+	size_t npend;
+	uint64_t pend_since_ms;
 	int ep;
 	struct end listen_end, stop_end;
 	struct conn *conns, *dead;
@@ -130,15 +142,74 @@ static int add_end(struct loop *l, struct end *e, uint32_t want)
 	return 0;
 }
 
+/* Write the waiting closing records and then ev (may be NULL), durable
+ * together. */
 static int log_event(struct loop *l, const struct cd_egress_event *ev)
 {
-	int r = l->cfg->log(ev, l->cfg->log_ctx);
+	struct cd_egress_event evs[CD_EGRESS_RESULTS_PENDING + 1];
+	size_t i, n = 0;
+	int r = 0;
 
+	for (i = 0; i < l->npend; i++)
+		evs[n++] = l->pend[i].ev;
+	if (ev)
+		evs[n++] = *ev;
+	l->npend = 0;
+	if (n == 0)
+		return 0;
+	if (l->cfg->log_many)
+		r = l->cfg->log_many(evs, n, l->cfg->log_ctx);
+	else
+		for (i = 0; i < n && r >= 0; i++)
+			r = l->cfg->log(&evs[i], l->cfg->log_ctx);
 	if (r < 0 && !l->fatal) {
 		l->fatal = r;
 		cd_err_set(l->err, r, "egress log failed: no log, no proxy");
 	}
 	return r;
+}
+
+static void copy_str(char *dst, size_t size, const char **s)
+{
+	size_t n;
+
+	if (!*s)
+		return;
+	n = strnlen(*s, size - 1);
+	memcpy(dst, *s, n);
+	dst[n] = '\0';
+	*s = dst;
+}
+
+/* Hold a closing record for the next write (written at once when the
+ * holding area is full). */
+static void log_result(struct loop *l, const struct cd_egress_event *ev)
+{
+	struct pending *p;
+
+	if (!l->pend) {
+		log_event(l, ev);
+		return;
+	}
+	if (l->npend == CD_EGRESS_RESULTS_PENDING)
+		log_event(l, NULL);
+	if (l->npend == 0)
+		l->pend_since_ms = now_ms();
+	p = &l->pend[l->npend++];
+	p->ev = *ev;
+	copy_str(p->client, sizeof p->client, &p->ev.client);
+	copy_str(p->method, sizeof p->method, &p->ev.method);
+	copy_str(p->host, sizeof p->host, &p->ev.host);
+	copy_str(p->rule, sizeof p->rule, &p->ev.rule);
+	copy_str(p->reason, sizeof p->reason, &p->ev.reason);
+	if (ev->connect) {
+		p->addr = *ev->connect;
+		p->ev.connect = &p->addr;
+	}
+	p->ev.addrs = NULL;
+	p->ev.naddrs = 0;
+	p->ev.request = NULL;
+	p->ev.request_len = 0;
 }
 
 /* A one-line reason: our own text, but never a control byte. */
@@ -255,7 +326,7 @@ static void conn_close(struct loop *l, struct conn *c, const char *why)
 		ev.bytes_up = c->c2u.moved;
 		ev.bytes_down = c->u2c.moved;
 		ev.duration_ms = now_ms() - c->start_ms;
-		log_event(l, &ev);
+		log_result(l, &ev);
 	}
 	c->st = ST_DEAD;
 	if (c->cl.fd >= 0)
@@ -807,6 +878,8 @@ static void scan_timeouts(struct loop *l, uint64_t now)
 	}
 	if (l->dropped && now - l->last_cap_log_ms >= 1000)
 		log_dropped(l, now);
+	if (l->npend && now - l->pend_since_ms >= CD_EGRESS_RESULTS_WAIT_MS)
+		log_event(l, NULL);
 	l->last_scan_ms = now;
 }
 
@@ -853,6 +926,8 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 	l.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (l.ep < 0)
 		return cd_err_sys(err, -errno, "proxy: epoll_create1");
+	/* Without room to hold them, closing records are written at once. */
+	l.pend = calloc(CD_EGRESS_RESULTS_PENDING, sizeof *l.pend);
 	{
 		int fl = fcntl(cfg.listen_fd, F_GETFL);
 		if (fl < 0 || fcntl(cfg.listen_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
@@ -872,9 +947,16 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 		int i, n, timeout = (l.conns || l.dropped) ? 250 : -1;
 		uint64_t now;
 
+		/* Closing records wait only while there is other work. */
+		if (l.npend)
+			timeout = 0;
 		n = epoll_wait(l.ep, evs, (int)CD_ARRAY_SIZE(evs), timeout);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n == 0 && l.npend) {
+			log_event(&l, NULL);
+			continue;
+		}
 		if (n < 0) {
 			r = cd_err_sys(err, -errno, "proxy: epoll_wait");
 			break;
@@ -926,11 +1008,14 @@ out:
 		log_dropped(&l, now_ms());
 	while (l.conns)
 		conn_close(&l, l.conns, "proxy stopped");
+	if (l.npend && !l.fatal && log_event(&l, NULL) < 0 && r == 0)
+		r = l.fatal;
 	while (l.dead) {
 		struct conn *c = l.dead;
 		l.dead = c->dead_next;
 		conn_free(c);
 	}
+	free(l.pend);
 	close(l.ep);
 	return r;
 }
@@ -995,43 +1080,71 @@ static json_t *event_details(const struct cd_egress_event *ev)
 	return o;
 }
 
-int cd_egress_audit_log(const struct cd_egress_event *ev, void *ctx)
+/* One event as a record; *ret_details is the caller's to free. */
+static int to_record(const struct cd_egress_audit *a, const struct cd_egress_event *ev,
+                     struct cd_record *rec, char target[CD_HOST_MAX + 8], char **ret_details)
 {
-	struct cd_egress_audit *a = ctx;
-	struct cd_record rec;
-	char target[CD_HOST_MAX + 8];
 	char *details = NULL;
 	json_t *o;
-	int r, n;
+	int n;
 
-	if (!a || !a->audit || !ev)
-		return -EINVAL;
 	o = event_details(ev);
 	if (o)
 		details = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	if (!details)
-		return cd_err_set(&a->err, -ENOMEM, "egress record: out of memory");
-	memset(&rec, 0, sizeof rec);
-	rec.kind = ev->kind;
-	rec.run_id = a->run_id;
-	rec.agent = a->agent;
-	rec.action = "network";
+		return -ENOMEM;
+	memset(rec, 0, sizeof *rec);
+	rec->kind = ev->kind;
+	rec->run_id = a->run_id;
+	rec->agent = a->agent;
+	rec->action = "network";
 	if (ev->host) {
-		n = snprintf(target, sizeof target, "%s:%u", ev->host, ev->port);
-		if (n > 0 && (size_t)n < sizeof target)
-			rec.target = target;
+		n = snprintf(target, CD_HOST_MAX + 8, "%s:%u", ev->host, ev->port);
+		if (n > 0 && n < CD_HOST_MAX + 8)
+			rec->target = target;
 	}
 	if (strcmp(ev->kind, "egress") == 0)
-		rec.decision = ev->report_only ? "report-only-deny" : ev->allow ? "allow" : "deny";
-	rec.grant_ids = ev->rule;
-	rec.reason = ev->reason;
+		rec->decision = ev->report_only ? "report-only-deny" : ev->allow ? "allow" : "deny";
+	rec->grant_ids = ev->rule;
+	rec->reason = ev->reason;
 	if (ev->has_result) {
-		rec.has_duration = 1;
-		rec.duration_ms = ev->duration_ms;
+		rec->has_duration = 1;
+		rec->duration_ms = ev->duration_ms;
 	}
-	rec.details_json = details;
-	r = cd_audit_append(a->audit, &rec, NULL, &a->err);
-	free(details);
+	rec->details_json = details;
+	*ret_details = details;
+	return 0;
+}
+
+int cd_egress_audit_log(const struct cd_egress_event *ev, void *ctx)
+{
+	return cd_egress_audit_log_many(ev, 1, ctx);
+}
+
+int cd_egress_audit_log_many(const struct cd_egress_event *evs, size_t n, void *ctx)
+{
+	struct cd_egress_audit *a = ctx;
+	struct cd_record recs[CD_EGRESS_RESULTS_PENDING + 1];
+	char targets[CD_EGRESS_RESULTS_PENDING + 1][CD_HOST_MAX + 8];
+	char *details[CD_EGRESS_RESULTS_PENDING + 1];
+	size_t i, made = 0;
+	int r = 0;
+
+	if (!a || !a->audit || !evs || n == 0 || n > CD_EGRESS_RESULTS_PENDING + 1)
+		return -EINVAL;
+	for (i = 0; i < n && r == 0; i++) {
+		r = to_record(a, &evs[i], &recs[i], targets[i], &details[i]);
+		if (r == 0)
+			made++;
+	}
+	if (r < 0)
+		r = cd_err_set(&a->err, r, "egress record: out of memory");
+	else if (n == 1)
+		r = cd_audit_append(a->audit, &recs[0], NULL, &a->err);
+	else
+		r = cd_audit_append_many(a->audit, recs, n, NULL, &a->err);
+	for (i = 0; i < made; i++)
+		free(details[i]);
 	return r;
 }

@@ -94,6 +94,11 @@ is "$r" 0 "CONNECT to an allowed loopback address and port reaches the upstream"
 got=$(python3 "$T/client.py" "$PP" "GET http://127.0.0.1:$UP/file.txt HTTP/1.1\r\nHost: 127.0.0.1:$UP\r\n\r\n")
 case $got in *hello-through-proxy*) r=0 ;; *) r=1 ;; esac
 is "$r" 0 "a plain http:// request to the allowed address is relayed"
+# A closing record waits only while the proxy is busy: once it is idle the
+# result of the tunnel above is in the log, with the proxy still running.
+sleep 0.5
+ok "a closed tunnel's result is written once the proxy is idle" sh -c \
+	"'$CORDON' log export --format jsonl | grep -q '\"kind\":\"egress.result\".*\"bytes_down\":[1-9]'"
 if command -v curl >/dev/null 2>&1; then
 	ok "curl through the proxy (CONNECT)" sh -c \
 		"curl -sf -p -x http://127.0.0.1:$PP http://127.0.0.1:$UP/file.txt | grep -q hello-through-proxy"
