@@ -37,6 +37,7 @@ PIDS=""
 cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null || :; done
 	[ -s "$W/squid/squid.pid" ] && kill "$(cat "$W/squid/squid.pid")" 2>/dev/null
+	for p in $PIDS; do wait "$p" 2>/dev/null || :; done
 	rm -rf "$W"
 }
 trap cleanup EXIT INT TERM
