@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -210,6 +211,16 @@ static void log_result(struct loop *l, const struct cd_egress_event *ev)
 	p->ev.naddrs = 0;
 	p->ev.request = NULL;
 	p->ev.request_len = 0;
+}
+
+/* The relay forwards each write as it comes: Nagle's algorithm would hold
+ * a small one back until the previous is acknowledged (up to a delayed
+ * ACK, 40 ms) although the endpoint chose to send it now. */
+static void no_delay(int fd)
+{
+	int one = 1;
+
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 /* A one-line reason: our own text, but never a control byte. */
@@ -477,6 +488,7 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 		fail(l, c, 502, "cannot create a socket");
 		return;
 	}
+	no_delay(fd);
 	c->up.fd = fd;
 	r = connect(fd, (const struct sockaddr *)&c->addr, cd_addr_len(&c->addr));
 	if (r < 0 && errno != EINPROGRESS) {
@@ -814,6 +826,7 @@ static void accept_all(struct loop *l)
 		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return; /* EAGAIN, or a client gone before accept */
+		no_delay(fd);
 		if (l->nconns >= l->cfg->max_conns) {
 			uint64_t now = now_ms();
 			refuse_at_cap(fd);
