@@ -34,8 +34,9 @@ LDFLAGS  += -pie -Wl,-z,relro,-z,now $(SANFLAGS)
 # Named directly, not through pkg-config: on a fresh machine the packages
 # are installed by the first rule that runs, after this file is read.
 # Linked statically (Debian's -dev packages ship the .a files): resolving
-# five shared libraries cost about 1.5 ms of every `cordon run`.
-LDLIBS   := -Wl,-Bstatic -lseccomp -lsodium -lsqlite3 -lyaml -ljansson -Wl,-Bdynamic -lm
+# five shared libraries cost about 1.5 ms of every `cordon run`.  libidn2
+# needs libunistring after it.
+LDLIBS   := -Wl,-Bstatic -lseccomp -lsodium -lsqlite3 -lyaml -ljansson -lidn2 -lunistring -Wl,-Bdynamic -lm
 
 LIB_SRC  := $(sort $(wildcard src/lib/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))

@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -30,7 +31,9 @@ static void usage(FILE *f)
 	fprintf(f,
 	        "usage: cordon proxy --listen ADDR:PORT [--allow-host HOST[:PORT]]... [OPTIONS]\n"
 	        "\n"
-	        "An HTTP forward proxy (CONNECT and plain http:// requests) that allows only the\n"
+	        "An HTTP forward proxy (CONNECT and plain http:// requests; SOCKS5 CONNECT "
+	        "without\n"
+	        "authentication on the same port) that allows only the\n"
 	        "destinations named with --allow-host, refuses loopback, private, link-local,\n"
 	        "CGNAT, multicast and reserved addresses unless an entry names them, connects to\n"
 	        "the address it checked, and logs every attempt to the audit log.\n"
@@ -52,7 +55,8 @@ static void usage(FILE *f)
 	        "  -h, --help              this text\n"
 	        "\n"
 	        "Refusals answer 403 (400 malformed, 408 too slow, 431 too large) with the reason\n"
-	        "in an X-Cordon-Reason header.  Exit status: 0 after SIGINT/SIGTERM, 2 usage,\n"
+	        "in an X-Cordon-Reason header (SOCKS5: reply 02, 07, 08 or 01; the reason is in\n"
+	        "the record).  Exit status: 0 after SIGINT/SIGTERM, 2 usage,\n"
 	        "125 when the proxy could not start or the audit log failed.\n",
 	        CD_EGRESS_CONNS_MAX);
 }
@@ -151,6 +155,20 @@ static int listen_on(const char *spec, char *shown, size_t shownlen)
 	if (n < 0 || (size_t)n >= shownlen)
 		shown[0] = '\0';
 	return fd;
+}
+
+/* Room for every connection's two sockets and two splice pipes: the soft
+ * descriptor limit is raised towards the hard one.  When it cannot be,
+ * the loop splices for fewer connections and copies for the rest. */
+static void raise_nofile(unsigned max_conns)
+{
+	rlim_t want = 6 * (rlim_t)max_conns + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 int cmd_proxy(int argc, char **argv)
@@ -282,6 +300,8 @@ int cmd_proxy(int argc, char **argv)
 		goto out;
 	}
 
+	raise_nofile(cfg.max_conns ? cfg.max_conns : CD_EGRESS_CONNS_MAX);
+
 	memset(&log, 0, sizeof log);
 	log.audit = audit;
 	log.agent = agent;
@@ -290,6 +310,7 @@ int cmd_proxy(int argc, char **argv)
 	cfg.stop_fd = given_sfd >= 0 ? given_sfd : sfd;
 	cfg.policy = policy;
 	cfg.log = cd_egress_audit_log;
+	cfg.log_many = cd_egress_audit_log_many;
 	cfg.log_ctx = &log;
 
 	if (given_lfd < 0) {

@@ -33,17 +33,20 @@
 #define CD_SANDBOX_GID 1000
 
 /* cordon proxy (egress): the request head, the allowlist, connections. */
-#define CD_EGRESS_HEAD_MAX           8192        /* request head with its blank line */
-#define CD_EGRESS_LINE_MAX           4096        /* one line of the head, CRLF included */
-#define CD_EGRESS_HEADERS_MAX        64          /* header fields in one head */
-#define CD_EGRESS_RULES_MAX          256         /* --allow-host entries */
-#define CD_EGRESS_ADDRS_MAX          32          /* addresses one name may resolve to */
-#define CD_EGRESS_CONNS_MAX          256         /* default cap on open connections */
-#define CD_EGRESS_CONNS_LIMIT        4096        /* the most --max-conns may ask for */
-#define CD_EGRESS_RELAY_BUF          (64 * 1024) /* per direction, per connection */
-#define CD_EGRESS_HEAD_TIMEOUT_MS    (10 * 1000) /* accept to complete head */
+#define CD_EGRESS_HEAD_MAX           8192         /* request head with its blank line */
+#define CD_EGRESS_LINE_MAX           4096         /* one line of the head, CRLF included */
+#define CD_EGRESS_HEADERS_MAX        64           /* header fields in one head */
+#define CD_EGRESS_RULES_MAX          256          /* --allow-host entries */
+#define CD_EGRESS_ADDRS_MAX          32           /* addresses one name may resolve to */
+#define CD_EGRESS_CONNS_MAX          256          /* default cap on open connections */
+#define CD_EGRESS_CONNS_LIMIT        4096         /* the most --max-conns may ask for */
+#define CD_EGRESS_RELAY_BUF          (64 * 1024)  /* per direction, per connection */
+#define CD_EGRESS_PIPE_SIZE          (256 * 1024) /* splice pipe, per direction (when granted) */
+#define CD_EGRESS_HEAD_TIMEOUT_MS    (10 * 1000)  /* accept to complete head */
 #define CD_EGRESS_CONNECT_TIMEOUT_MS (10 * 1000)
 #define CD_EGRESS_IDLE_TIMEOUT_MS    (5 * 60 * 1000)
+#define CD_EGRESS_RESULTS_PENDING    64   /* closing records held for the next write */
+#define CD_EGRESS_RESULTS_WAIT_MS    1000 /* and for a second at most */
 
 /* The TLS ClientHello the proxy peeks at on CONNECT to port 443: one
  * record header and at most 2^14 bytes of record body (RFC 8446 5.1). */

@@ -145,7 +145,8 @@ static int parse_rule_host(const char *h, size_t len, struct rule *r, struct cd_
 		return cd_err_set(err, -EINVAL, "host too long");
 	memcpy(r->host, h, len);
 	r->host[len] = '\0';
-	if (cd_host_pattern_valid(r->host) < 0)
+	/* Kept in its ASCII form: a U-label entry matches its A-label. */
+	if (cd_host_pattern_normalize(r->host, r->host, sizeof r->host) < 0)
 		return cd_err_set(err, -EINVAL, "host is not a normalized name or '*.' pattern");
 	r->kind = r->host[0] == '*' ? RULE_WILD : RULE_NAME;
 	return 0;

@@ -4,8 +4,14 @@
  * cd_http_parse_head() and cd_egress_decide() have accepted it; after that
  * the bytes are relayed as they are, in both directions, and never parsed.
  * Each connection is bounded: the head by CD_EGRESS_HEAD_MAX and the head
- * timeout, the relay by two fixed buffers and the idle timeout, the number
- * of connections by max_conns.
+ * timeout, the relay by one pipe or one buffer per direction
+ * (egress-relay.h) and the idle timeout, the number of connections by
+ * max_conns.
+ *
+ * File descriptors: a connection holds two sockets, and two pipes while it
+ * splices.  Pipes are handed out only while the descriptor limit leaves
+ * room for two sockets for every connection max_conns allows, so a flood
+ * of tunnels makes later ones copy, never fail to accept.
  *
  * A connection's life: HEAD (reading the request head) -> CONNECTING
  * (non-blocking connect to the vetted address) -> RELAY -> closed.  Closed
@@ -17,6 +23,8 @@
 #include "buf.h"
 #include "egress-addr.h"
 #include "egress-http.h"
+#include "egress-relay.h"
+#include "egress-socks.h"
 #include "egress-tls.h"
 #include "util.h"
 
@@ -25,9 +33,12 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,13 +51,6 @@ struct end {
 	struct conn *c;
 	int fd;
 	uint32_t events; /* registered with epoll */
-};
-
-struct pipe_buf {
-	char *data;
-	size_t off, len;
-	int eof;  /* the source said it is done */
-	int shut; /* the destination was told */
 };
 
 struct conn {
@@ -67,22 +71,40 @@ struct conn {
 	struct cd_egress_decision *d;
 	unsigned char *hello;
 	size_t hello_len;
-	int answered;    /* the client has its 200: no other status may follow */
-	int report_only; /* allowed although enforcement would refuse */
-	struct pipe_buf c2u, u2c;
-	uint64_t bytes_up, bytes_down;
-	int body_limited;   /* plain HTTP: relay the body only, then stop reading */
-	uint64_t body_left; /* body bytes still to read from the client */
+	int answered; /* the client has its 200: no other status may follow */
+	int socks;    /* SOCKS5 (the first byte was 5), not HTTP */
+	int socks_greeted;
+	size_t socks_used;             /* bytes of the head the greeting took */
+	enum cd_socks_reply socks_rep; /* a refusal's reply code, when not the status's */
+	int report_only;               /* allowed although enforcement would refuse */
+	struct cd_relay c2u, u2c;      /* set up (no pipe) at accept */
+	int pipes;                     /* c2u and u2c hold pipes (4 fds) */
+	int body_limited;              /* plain HTTP: relay the body only, then stop reading */
+	uint64_t body_left;            /* body bytes still to read from the client */
 	uint64_t start_ms, deadline_ms, last_ms;
 	struct conn *prev, *next, *dead_next;
 };
 
+/* A closing record waiting for the next write, with its own copies of
+ * the strings (the connection is gone). */
+struct pending {
+	struct cd_egress_event ev;
+	char client[64], method[CD_HTTP_METHOD_MAX], host[CD_HOST_MAX];
+	char rule[CD_HOST_MAX + 8], reason[160];
+	struct sockaddr_storage addr;
+};
+
 struct loop {
 	const struct cd_egress_proxy_cfg *cfg;
+	struct pending *pend; /* CD_EGRESS_RESULTS_PENDING */
+	size_t npend;
+	uint64_t pend_since_ms;
 	int ep;
 	struct end listen_end, stop_end;
 	struct conn *conns, *dead;
 	unsigned nconns;
+	unsigned pipe_conns; /* connections holding pipes */
+	unsigned pipe_conns_max;
 	uint64_t dropped, last_scan_ms, last_cap_log_ms;
 	int fatal;
 	struct cd_err *err;
@@ -121,15 +143,84 @@ static int add_end(struct loop *l, struct end *e, uint32_t want)
 	return 0;
 }
 
+/* Write the waiting closing records and then ev (may be NULL), durable
+ * together. */
 static int log_event(struct loop *l, const struct cd_egress_event *ev)
 {
-	int r = l->cfg->log(ev, l->cfg->log_ctx);
+	struct cd_egress_event evs[CD_EGRESS_RESULTS_PENDING + 1];
+	size_t i, n = 0;
+	int r = 0;
 
+	for (i = 0; i < l->npend; i++)
+		evs[n++] = l->pend[i].ev;
+	if (ev)
+		evs[n++] = *ev;
+	l->npend = 0;
+	if (n == 0)
+		return 0;
+	if (l->cfg->log_many)
+		r = l->cfg->log_many(evs, n, l->cfg->log_ctx);
+	else
+		for (i = 0; i < n && r >= 0; i++)
+			r = l->cfg->log(&evs[i], l->cfg->log_ctx);
 	if (r < 0 && !l->fatal) {
 		l->fatal = r;
 		cd_err_set(l->err, r, "egress log failed: no log, no proxy");
 	}
 	return r;
+}
+
+static void copy_str(char *dst, size_t size, const char **s)
+{
+	size_t n;
+
+	if (!*s)
+		return;
+	n = strnlen(*s, size - 1);
+	memcpy(dst, *s, n);
+	dst[n] = '\0';
+	*s = dst;
+}
+
+/* Hold a closing record for the next write (written at once when the
+ * holding area is full). */
+static void log_result(struct loop *l, const struct cd_egress_event *ev)
+{
+	struct pending *p;
+
+	if (!l->pend) {
+		log_event(l, ev);
+		return;
+	}
+	if (l->npend == CD_EGRESS_RESULTS_PENDING)
+		log_event(l, NULL);
+	if (l->npend == 0)
+		l->pend_since_ms = now_ms();
+	p = &l->pend[l->npend++];
+	p->ev = *ev;
+	copy_str(p->client, sizeof p->client, &p->ev.client);
+	copy_str(p->method, sizeof p->method, &p->ev.method);
+	copy_str(p->host, sizeof p->host, &p->ev.host);
+	copy_str(p->rule, sizeof p->rule, &p->ev.rule);
+	copy_str(p->reason, sizeof p->reason, &p->ev.reason);
+	if (ev->connect) {
+		p->addr = *ev->connect;
+		p->ev.connect = &p->addr;
+	}
+	p->ev.addrs = NULL;
+	p->ev.naddrs = 0;
+	p->ev.request = NULL;
+	p->ev.request_len = 0;
+}
+
+/* The relay forwards each write as it comes: Nagle's algorithm would hold
+ * a small one back until the previous is acknowledged (up to a delayed
+ * ACK, 40 ms) although the endpoint chose to send it now. */
+static void no_delay(int fd)
+{
+	int one = 1;
+
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 /* A one-line reason: our own text, but never a control byte. */
@@ -181,6 +272,43 @@ static void reply(int fd, int status, const char *reason)
 	(void)send(fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* The answer in the client's protocol: an HTTP status line, or a SOCKS5
+ * reply whose code stands for the status (the reason is in the record;
+ * SOCKS5 has no room for it). */
+static void reply_conn(const struct conn *c, int status, const char *reason)
+{
+	unsigned char r[CD_SOCKS_REPLY_LEN];
+	enum cd_socks_reply rep;
+
+	if (!c->socks) {
+		reply(c->cl.fd, status, reason);
+		return;
+	}
+	if (c->answered)
+		return; /* a method refusal, or a success already sent */
+	switch (status) {
+	case 200:
+		rep = CD_SOCKS_OK;
+		break;
+	case 403:
+		rep = CD_SOCKS_NOT_ALLOWED;
+		break;
+	case 502:
+		rep = CD_SOCKS_REFUSED;
+		break;
+	case 504:
+		rep = CD_SOCKS_HOST_UNREACHABLE;
+		break;
+	default:
+		rep = CD_SOCKS_FAILURE;
+		break;
+	}
+	if (c->socks_rep)
+		rep = c->socks_rep;
+	cd_socks_reply(rep, r);
+	(void)send(c->cl.fd, r, sizeof r, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 static void fill_event(const struct conn *c, struct cd_egress_event *ev, const char *kind)
 {
 	memset(ev, 0, sizeof *ev);
@@ -206,10 +334,10 @@ static void conn_close(struct loop *l, struct conn *c, const char *why)
 		ev.reason = why;
 		ev.connect = &c->addr;
 		ev.has_result = 1;
-		ev.bytes_up = c->bytes_up;
-		ev.bytes_down = c->bytes_down;
+		ev.bytes_up = c->c2u.moved;
+		ev.bytes_down = c->u2c.moved;
 		ev.duration_ms = now_ms() - c->start_ms;
-		log_event(l, &ev);
+		log_result(l, &ev);
 	}
 	c->st = ST_DEAD;
 	if (c->cl.fd >= 0)
@@ -217,6 +345,11 @@ static void conn_close(struct loop *l, struct conn *c, const char *why)
 	if (c->up.fd >= 0)
 		close(c->up.fd);
 	c->cl.fd = c->up.fd = -1;
+	cd_relay_release(&c->c2u);
+	cd_relay_release(&c->u2c);
+	if (c->pipes)
+		l->pipe_conns--;
+	c->pipes = 0;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -234,8 +367,8 @@ static void conn_free(struct conn *c)
 	free(c->d);
 	free(c->hello);
 	free(c->head);
-	free(c->c2u.data);
-	free(c->u2c.data);
+	cd_relay_release(&c->c2u);
+	cd_relay_release(&c->u2c);
 	free(c);
 }
 
@@ -255,7 +388,7 @@ static void refuse(struct loop *l, struct conn *c, int status, const char *reaso
 		ev.request_len = rl;
 	}
 	log_event(l, &ev);
-	reply(c->cl.fd, status, reason);
+	reply_conn(c, status, reason);
 	shutdown(c->cl.fd, SHUT_WR);
 	conn_close(l, c, reason);
 }
@@ -288,10 +421,7 @@ static int rewrite_head(struct conn *c, const struct cd_http_request *rq)
 		r = r < 0 ? r : cd_buf_puts(&b, "\r\n");
 	}
 	r = r < 0 ? r : cd_buf_puts(&b, "Connection: close\r\n\r\n");
-	if (r == 0 && b.len <= CD_EGRESS_RELAY_BUF) {
-		memcpy(c->c2u.data, b.data, b.len);
-		c->c2u.len = b.len;
-	}
+	r = r < 0 ? r : cd_relay_queue(&c->c2u, b.data, b.len);
 	cd_buf_release(&b);
 	return r;
 }
@@ -300,7 +430,7 @@ static int rewrite_head(struct conn *c, const struct cd_http_request *rq)
 static void fail(struct loop *l, struct conn *c, int status, const char *why)
 {
 	if (!c->answered)
-		reply(c->cl.fd, status, why);
+		reply_conn(c, status, why);
 	conn_close(l, c, why);
 }
 
@@ -322,14 +452,14 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 		return;
 	}
 	c->addr = d->connect;
-	c->c2u.data = malloc(CD_EGRESS_RELAY_BUF);
-	c->u2c.data = malloc(CD_EGRESS_RELAY_BUF);
-	if (!c->c2u.data || !c->u2c.data) {
-		fail(l, c, 503, "out of memory");
-		return;
+	if (l->pipe_conns < l->pipe_conns_max) {
+		cd_relay_init(&c->c2u, 1);
+		cd_relay_init(&c->u2c, 1);
+		c->pipes = 1;
+		l->pipe_conns++;
 	}
 	if (!c->is_connect && rewrite_head(c, rq) < 0) {
-		reply(c->cl.fd, 431, "request head too large to forward");
+		reply_conn(c, 431, "request head too large to forward");
 		conn_close(l, c, "request head too large to forward");
 		return;
 	}
@@ -343,10 +473,12 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 			rest = (size_t)rq->content_length;
 		c->body_left = rq->content_length - rest;
 	}
-	if (rest > CD_EGRESS_RELAY_BUF - c->c2u.len)
-		rest = CD_EGRESS_RELAY_BUF - c->c2u.len; /* cannot happen: head < buffer */
-	memcpy(c->c2u.data + c->c2u.len, early, rest);
-	c->c2u.len += rest;
+	if (cd_relay_queue(&c->c2u, early, rest) < 0) {
+		/* Cannot happen (a head and what follows it fit the buffer),
+		 * but never cut bytes short. */
+		fail(l, c, 431, "request too large to forward");
+		return;
+	}
 	free(c->head);
 	c->head = NULL;
 	c->head_len = 0;
@@ -356,6 +488,7 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 		fail(l, c, 502, "cannot create a socket");
 		return;
 	}
+	no_delay(fd);
 	c->up.fd = fd;
 	r = connect(fd, (const struct sockaddr *)&c->addr, cd_addr_len(&c->addr));
 	if (r < 0 && errno != EINPROGRESS) {
@@ -439,6 +572,50 @@ static void on_hello(struct loop *l, struct conn *c)
 	start_connect(l, c, c->rq, c->d, (const char *)c->hello, c->hello_len);
 }
 
+/* SOCKS5: the greeting (answered at once: no authentication), then the
+ * CONNECT request, both from the bytes read so far.  Returns like
+ * cd_http_parse_head(): 0 for more, > 0 with *rq filled as a CONNECT
+ * (head_len: the bytes both messages took), negative with a reason and,
+ * for the reply, c->socks_rep. */
+static int parse_socks(struct conn *c, struct cd_http_request *rq, struct cd_err *err)
+{
+	static const unsigned char no_auth[2] = { CD_SOCKS_VERSION, 0x00 };
+	static const unsigned char none[2] = { CD_SOCKS_VERSION, 0xff };
+	const unsigned char *p = (const unsigned char *)c->head;
+	struct cd_socks_request sr;
+	int r;
+
+	c->socks = 1;
+	memcpy(c->method, "SOCKS5", sizeof "SOCKS5");
+	if (!c->socks_greeted) {
+		r = cd_socks_greeting(p, c->head_len, err);
+		if (r == -CD_E_DENIED) {
+			(void)send(c->cl.fd, none, sizeof none, MSG_NOSIGNAL | MSG_DONTWAIT);
+			c->answered = 1; /* no request reply may follow */
+		}
+		if (r <= 0)
+			return r;
+		(void)send(c->cl.fd, no_auth, sizeof no_auth, MSG_NOSIGNAL | MSG_DONTWAIT);
+		c->socks_greeted = 1;
+		c->socks_used = (size_t)r;
+	}
+	r = cd_socks_request(p + c->socks_used, c->head_len - c->socks_used, &sr, err);
+	if (r < 0) {
+		c->socks_rep = cd_socks_reply_for(r);
+		return r == -CD_E_DENIED ? r : -CD_E_PARSE;
+	}
+	if (r == 0)
+		return 0;
+	memset(rq, 0, sizeof *rq);
+	rq->is_connect = 1;
+	memcpy(rq->method, "SOCKS5", sizeof "SOCKS5");
+	memcpy(rq->host, sr.host, sizeof rq->host);
+	rq->port = sr.port;
+	rq->minor = 1;
+	rq->head_len = c->socks_used + (size_t)r;
+	return (int)rq->head_len;
+}
+
 static void on_head(struct loop *l, struct conn *c)
 {
 	struct cd_http_request *rq = NULL;
@@ -467,7 +644,14 @@ static void on_head(struct loop *l, struct conn *c)
 		return;
 	}
 	perr.msg[0] = '\0';
-	r = cd_http_parse_head(c->head, c->head_len, rq, &perr);
+	if (c->socks || (c->head_len > 0 && (unsigned char)c->head[0] == CD_SOCKS_VERSION))
+		r = parse_socks(c, rq, &perr);
+	else
+		r = cd_http_parse_head(c->head, c->head_len, rq, &perr);
+	if (r == 0 && c->head_len >= CD_EGRESS_HEAD_MAX) {
+		refuse(l, c, 431, "request too large");
+		goto out;
+	}
 	if (r == 0)
 		goto out;
 	if (r < 0) {
@@ -506,7 +690,7 @@ static void on_head(struct loop *l, struct conn *c)
 		ev.addrs = d->addrs;
 		ev.naddrs = d->naddrs;
 		log_event(l, &ev);
-		reply(c->cl.fd, 403, d->reason);
+		reply_conn(c, 403, d->reason);
 		shutdown(c->cl.fd, SHUT_WR);
 		conn_close(l, c, d->reason);
 		goto out;
@@ -527,7 +711,7 @@ static void on_head(struct loop *l, struct conn *c)
 		c->d = d;
 		rq = NULL;
 		d = NULL;
-		reply(c->cl.fd, 200, NULL);
+		reply_conn(c, 200, NULL);
 		c->answered = 1;
 		c->st = ST_HELLO;
 		on_hello(l, c);
@@ -554,70 +738,27 @@ static void on_connected(struct loop *l, struct conn *c)
 	}
 	if (c->is_connect && !c->answered) {
 		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-		memcpy(c->u2c.data, ok, sizeof ok - 1);
-		c->u2c.len = sizeof ok - 1;
+		unsigned char sok[CD_SOCKS_REPLY_LEN];
+		int q;
+		cd_socks_reply(CD_SOCKS_OK, sok);
+		q = c->socks ? cd_relay_queue(&c->u2c, sok, sizeof sok)
+		             : cd_relay_queue(&c->u2c, ok, sizeof ok - 1);
+		if (q < 0) {
+			fail(l, c, 503, "out of memory");
+			return;
+		}
 	}
 	c->st = ST_RELAY;
 	c->last_ms = now_ms();
-}
-
-/* Move bytes src -> dst through b; read at most *budget bytes when budget
- * is not NULL.  Returns -1 on a socket error. */
-static int pump(int src, int dst, struct pipe_buf *b, uint64_t *moved, uint64_t *budget)
-{
-	size_t want;
-
-	for (;;) {
-		ssize_t n;
-		if (b->len > 0) {
-			n = send(dst, b->data + b->off, b->len, MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-				return 0;
-			if (n < 0)
-				return -1;
-			b->off += (size_t)n;
-			b->len -= (size_t)n;
-			*moved += (uint64_t)n;
-			if (b->len > 0)
-				continue;
-			b->off = 0;
-		}
-		if (b->eof) {
-			if (!b->shut) {
-				shutdown(dst, SHUT_WR);
-				b->shut = 1;
-			}
-			return 0;
-		}
-		if (budget && *budget == 0)
-			return 0;
-		want = CD_EGRESS_RELAY_BUF;
-		if (budget && *budget < want)
-			want = (size_t)*budget;
-		n = recv(src, b->data, want, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			b->eof = 1;
-		if (budget)
-			*budget -= (uint64_t)n;
-		b->len = (size_t)n;
-	}
 }
 
 static void on_relay(struct loop *l, struct conn *c)
 {
 	uint32_t cl_ev = 0, up_ev = 0;
 
-	if (pump(c->cl.fd, c->up.fd, &c->c2u, &c->bytes_up,
-	         c->body_limited ? &c->body_left : NULL) < 0 ||
-	    pump(c->up.fd, c->cl.fd, &c->u2c, &c->bytes_down, NULL) < 0) {
+	if (cd_relay_pump(&c->c2u, c->cl.fd, c->up.fd, c->body_limited ? &c->body_left : NULL) <
+	            0 ||
+	    cd_relay_pump(&c->u2c, c->up.fd, c->cl.fd, NULL) < 0) {
 		conn_close(l, c, "connection reset");
 		return;
 	}
@@ -628,13 +769,13 @@ static void on_relay(struct loop *l, struct conn *c)
 		conn_close(l, c, "closed");
 		return;
 	}
-	if (c->c2u.len == 0 && !c->c2u.eof && (!c->body_limited || c->body_left))
+	if (cd_relay_wants_read(&c->c2u) && (!c->body_limited || c->body_left))
 		cl_ev |= EPOLLIN;
-	if (c->c2u.len > 0)
+	if (cd_relay_pending(&c->c2u))
 		up_ev |= EPOLLOUT;
-	if (c->u2c.len == 0 && !c->u2c.eof)
+	if (cd_relay_wants_read(&c->u2c))
 		up_ev |= EPOLLIN;
-	if (c->u2c.len > 0)
+	if (cd_relay_pending(&c->u2c))
 		cl_ev |= EPOLLOUT;
 	set_events(l, &c->cl, cl_ev);
 	set_events(l, &c->up, up_ev);
@@ -658,6 +799,22 @@ static void log_dropped(struct loop *l, uint64_t now)
 	log_event(l, &ev);
 }
 
+/* Past the cap: answer 503 and close.  What the client already sent is
+ * read and dropped first (a bounded amount): closing a socket with
+ * unread bytes resets it, and the reset can overtake the answer. */
+static void refuse_at_cap(int fd)
+{
+	char sink[4096];
+	int i;
+
+	for (i = 0; i < CD_EGRESS_HEAD_MAX / (int)sizeof sink; i++)
+		if (recv(fd, sink, sizeof sink, MSG_DONTWAIT) <= 0)
+			break;
+	reply(fd, 503, "connection cap reached");
+	shutdown(fd, SHUT_WR);
+	close(fd);
+}
+
 static void accept_all(struct loop *l)
 {
 	for (;;) {
@@ -669,10 +826,10 @@ static void accept_all(struct loop *l)
 		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return; /* EAGAIN, or a client gone before accept */
+		no_delay(fd);
 		if (l->nconns >= l->cfg->max_conns) {
 			uint64_t now = now_ms();
-			reply(fd, 503, "connection cap reached");
-			close(fd);
+			refuse_at_cap(fd);
 			l->dropped++;
 			if (now - l->last_cap_log_ms >= 1000)
 				log_dropped(l, now);
@@ -689,6 +846,8 @@ static void accept_all(struct loop *l)
 			continue;
 		}
 		c->cl.c = c->up.c = c;
+		cd_relay_init(&c->c2u, 0);
+		cd_relay_init(&c->u2c, 0);
 		c->cl.fd = fd;
 		c->up.fd = -1;
 		if (cd_addr_format(&peer, text, sizeof text) < 0)
@@ -732,7 +891,28 @@ static void scan_timeouts(struct loop *l, uint64_t now)
 	}
 	if (l->dropped && now - l->last_cap_log_ms >= 1000)
 		log_dropped(l, now);
+	if (l->npend && now - l->pend_since_ms >= CD_EGRESS_RESULTS_WAIT_MS)
+		log_event(l, NULL);
 	l->last_scan_ms = now;
+}
+
+/* How many connections may hold pipes: none unless SIGPIPE is ignored
+ * (a splice to a socket the peer closed raises it), and only as many as
+ * the descriptor limit allows beyond two sockets for every connection
+ * and a margin for the log and the listening socket. */
+static unsigned splice_budget(unsigned max_conns)
+{
+	struct sigaction sa;
+	struct rlimit rl;
+	rlim_t need = 2 * (rlim_t)max_conns + 64;
+
+	if (sigaction(SIGPIPE, NULL, &sa) < 0 || sa.sa_handler != SIG_IGN)
+		return 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur <= need)
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY || (rl.rlim_cur - need) / 4 >= max_conns)
+		return max_conns;
+	return (unsigned)((rl.rlim_cur - need) / 4);
 }
 
 int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err)
@@ -755,9 +935,12 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 	memset(&l, 0, sizeof l);
 	l.cfg = &cfg;
 	l.err = err;
+	l.pipe_conns_max = splice_budget(cfg.max_conns);
 	l.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (l.ep < 0)
 		return cd_err_sys(err, -errno, "proxy: epoll_create1");
+	/* Without room to hold them, closing records are written at once. */
+	l.pend = calloc(CD_EGRESS_RESULTS_PENDING, sizeof *l.pend);
 	{
 		int fl = fcntl(cfg.listen_fd, F_GETFL);
 		if (fl < 0 || fcntl(cfg.listen_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
@@ -777,9 +960,16 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 		int i, n, timeout = (l.conns || l.dropped) ? 250 : -1;
 		uint64_t now;
 
+		/* Closing records wait only while there is other work. */
+		if (l.npend)
+			timeout = 0;
 		n = epoll_wait(l.ep, evs, (int)CD_ARRAY_SIZE(evs), timeout);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n == 0 && l.npend) {
+			log_event(&l, NULL);
+			continue;
+		}
 		if (n < 0) {
 			r = cd_err_sys(err, -errno, "proxy: epoll_wait");
 			break;
@@ -831,11 +1021,14 @@ out:
 		log_dropped(&l, now_ms());
 	while (l.conns)
 		conn_close(&l, l.conns, "proxy stopped");
+	if (l.npend && !l.fatal && log_event(&l, NULL) < 0 && r == 0)
+		r = l.fatal;
 	while (l.dead) {
 		struct conn *c = l.dead;
 		l.dead = c->dead_next;
 		conn_free(c);
 	}
+	free(l.pend);
 	close(l.ep);
 	return r;
 }
@@ -900,43 +1093,71 @@ static json_t *event_details(const struct cd_egress_event *ev)
 	return o;
 }
 
-int cd_egress_audit_log(const struct cd_egress_event *ev, void *ctx)
+/* One event as a record; *ret_details is the caller's to free. */
+static int to_record(const struct cd_egress_audit *a, const struct cd_egress_event *ev,
+                     struct cd_record *rec, char target[CD_HOST_MAX + 8], char **ret_details)
 {
-	struct cd_egress_audit *a = ctx;
-	struct cd_record rec;
-	char target[CD_HOST_MAX + 8];
 	char *details = NULL;
 	json_t *o;
-	int r, n;
+	int n;
 
-	if (!a || !a->audit || !ev)
-		return -EINVAL;
 	o = event_details(ev);
 	if (o)
 		details = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	if (!details)
-		return cd_err_set(&a->err, -ENOMEM, "egress record: out of memory");
-	memset(&rec, 0, sizeof rec);
-	rec.kind = ev->kind;
-	rec.run_id = a->run_id;
-	rec.agent = a->agent;
-	rec.action = "network";
+		return -ENOMEM;
+	memset(rec, 0, sizeof *rec);
+	rec->kind = ev->kind;
+	rec->run_id = a->run_id;
+	rec->agent = a->agent;
+	rec->action = "network";
 	if (ev->host) {
-		n = snprintf(target, sizeof target, "%s:%u", ev->host, ev->port);
-		if (n > 0 && (size_t)n < sizeof target)
-			rec.target = target;
+		n = snprintf(target, CD_HOST_MAX + 8, "%s:%u", ev->host, ev->port);
+		if (n > 0 && n < CD_HOST_MAX + 8)
+			rec->target = target;
 	}
 	if (strcmp(ev->kind, "egress") == 0)
-		rec.decision = ev->report_only ? "report-only-deny" : ev->allow ? "allow" : "deny";
-	rec.grant_ids = ev->rule;
-	rec.reason = ev->reason;
+		rec->decision = ev->report_only ? "report-only-deny" : ev->allow ? "allow" : "deny";
+	rec->grant_ids = ev->rule;
+	rec->reason = ev->reason;
 	if (ev->has_result) {
-		rec.has_duration = 1;
-		rec.duration_ms = ev->duration_ms;
+		rec->has_duration = 1;
+		rec->duration_ms = ev->duration_ms;
 	}
-	rec.details_json = details;
-	r = cd_audit_append(a->audit, &rec, NULL, &a->err);
-	free(details);
+	rec->details_json = details;
+	*ret_details = details;
+	return 0;
+}
+
+int cd_egress_audit_log(const struct cd_egress_event *ev, void *ctx)
+{
+	return cd_egress_audit_log_many(ev, 1, ctx);
+}
+
+int cd_egress_audit_log_many(const struct cd_egress_event *evs, size_t n, void *ctx)
+{
+	struct cd_egress_audit *a = ctx;
+	struct cd_record recs[CD_EGRESS_RESULTS_PENDING + 1];
+	char targets[CD_EGRESS_RESULTS_PENDING + 1][CD_HOST_MAX + 8];
+	char *details[CD_EGRESS_RESULTS_PENDING + 1];
+	size_t i, made = 0;
+	int r = 0;
+
+	if (!a || !a->audit || !evs || n == 0 || n > CD_EGRESS_RESULTS_PENDING + 1)
+		return -EINVAL;
+	for (i = 0; i < n && r == 0; i++) {
+		r = to_record(a, &evs[i], &recs[i], targets[i], &details[i]);
+		if (r == 0)
+			made++;
+	}
+	if (r < 0)
+		r = cd_err_set(&a->err, r, "egress record: out of memory");
+	else if (n == 1)
+		r = cd_audit_append(a->audit, &recs[0], NULL, &a->err);
+	else
+		r = cd_audit_append_many(a->audit, recs, n, NULL, &a->err);
+	for (i = 0; i < made; i++)
+		free(details[i]);
 	return r;
 }

@@ -1,13 +1,21 @@
 /* egress-proxy.h — the egress proxy's event loop: accept, read one request
- * head under a size and time cap, decide (egress-policy.h), connect to the
+ * head (HTTP, or a SOCKS5 greeting and CONNECT request when the first byte
+ * is 5) under a size and time cap, decide (egress-policy.h), connect to the
  * vetted address, answer, then relay bytes both ways until either side is
- * done.  One thread, epoll, non-blocking sockets; no per-byte work beyond
- * read and write.
+ * done.  One thread, epoll, non-blocking sockets; established connections
+ * are relayed with splice (egress-relay.h), so no per-byte work.  splice
+ * has no MSG_NOSIGNAL: the loop splices only when the caller has SIGPIPE
+ * ignored, and copies otherwise.
  *
  * Every attempt is handed to a log callback before anything reaches the
  * network (the decision), and every allowed connection again when it
  * closes (bytes, duration).  When the callback fails the attempt is
- * refused and the loop stops: no log, no proxy.
+ * refused and the loop stops: no log, no proxy.  The closing records
+ * ("egress.result") wait, up to CD_EGRESS_RESULTS_PENDING of them and a
+ * second at most, until the next decision (written in the same
+ * transaction, before it) or until the loop is idle: the connection
+ * they describe is already over, and the next decision need not pay a
+ * write of its own for them.
  *
  * Trust boundary: clients are sandboxed agents (hostile); upstream servers
  * are untrusted too, but their bytes are only relayed.  The library never
@@ -51,12 +59,15 @@ struct cd_egress_event {
 
 /* 0 when the event is durably logged; negative otherwise. */
 typedef int (*cd_egress_log_fn)(const struct cd_egress_event *ev, void *ctx);
+/* The same for n events in order, durable together (one transaction). */
+typedef int (*cd_egress_log_many_fn)(const struct cd_egress_event *evs, size_t n, void *ctx);
 
 struct cd_egress_proxy_cfg {
 	int listen_fd; /* bound and listening; made non-blocking; the caller keeps it */
 	int stop_fd;   /* the loop returns 0 when this becomes readable; -1: none */
 	const struct cd_egress_policy *policy;
-	cd_egress_log_fn log; /* required */
+	cd_egress_log_fn log;           /* required */
+	cd_egress_log_many_fn log_many; /* optional: batches (else one log call each) */
 	void *log_ctx;
 	unsigned max_conns;          /* 0: CD_EGRESS_CONNS_MAX */
 	unsigned head_timeout_ms;    /* 0: CD_EGRESS_HEAD_TIMEOUT_MS */
@@ -85,5 +96,6 @@ struct cd_egress_audit {
 	struct cd_err err;  /* the last failure */
 };
 int cd_egress_audit_log(const struct cd_egress_event *ev, void *ctx);
+int cd_egress_audit_log_many(const struct cd_egress_event *evs, size_t n, void *ctx);
 
 #endif

@@ -87,6 +87,10 @@ static int server_name(struct cur *ext, char *ret_name, size_t namelen, struct c
 		return bad(err, "more than one server_name entry");
 	if (nlen == 0 || memchr(name, '\0', nlen))
 		return bad(err, "server_name is empty or holds a NUL");
+	/* RFC 6066: ASCII, an internationalized name as its A-labels. */
+	for (n = 0; n < nlen; n++)
+		if (name[n] >= 0x80)
+			return bad(err, "server_name is not ASCII");
 	if (namelen < CD_HOST_MAX ||
 	    cd_host_normalize((const char *)name, nlen, ret_name, namelen) < 0)
 		return bad(err, "server_name is not a valid host name");

@@ -141,10 +141,17 @@ int cd_glob_covers(const char *outer, const char *inner)
 
 int cd_host_covers(const char *outer, const char *inner)
 {
+	char o[CD_HOST_MAX], in[CD_HOST_MAX];
 	size_t il, ol;
 
 	if (!outer || !inner)
 		return 0;
+	/* Compared in their ASCII forms: a U-label pattern is its A-label. */
+	if (cd_host_pattern_normalize(outer, o, sizeof o) >= 0 &&
+	    cd_host_pattern_normalize(inner, in, sizeof in) >= 0) {
+		outer = o;
+		inner = in;
+	}
 	if (strcmp(outer, inner) == 0)
 		return 1;
 	if (strncmp(inner, "*.", 2) != 0)

@@ -601,7 +601,9 @@ static int host_hint(const char *h, char *hint, size_t n)
 
 	for (i = 0; h[i]; i++) {
 		if ((unsigned char)h[i] >= 0x80) {
-			w = snprintf(hint, n, "write the IDNA A-label (xn--...) of a Unicode name");
+			w = snprintf(hint, n,
+			             "a Unicode name must be IDNA2008 U-labels in lower case and "
+			             "NFC, or their xn-- A-labels");
 			return w < 0 ? -1 : 0;
 		}
 	}

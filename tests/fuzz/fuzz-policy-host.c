@@ -1,6 +1,7 @@
 /* fuzz-policy-host.c — the host normalizer, host matcher, path
  * canonicalizer and glob matcher on arbitrary bytes.  Checks invariants:
- * a normalized host normalizes to itself, a canonical path is a fixed
+ * a normalized host normalizes to itself and is ASCII (IDNA), a valid
+ * pattern matches its own normalization, a canonical path is a fixed
  * point, and neither ever reads past its length. */
 #include "match-host.h"
 #include "match.h"
@@ -27,6 +28,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (!cd_host_match(out, out))
 			abort();
+		/* An IDNA result is ASCII; a valid pattern matches what it
+		 * normalizes to (a U-label pattern its A-label). */
+		for (r2 = 0; r2 < r; r2++)
+			if ((unsigned char)out[r2] >= 0x80)
+				abort();
+		copy = malloc(size + 1);
+		if (!copy)
+			return 0;
+		memcpy(copy, data, size);
+		copy[size] = '\0';
+		if (strlen(copy) == size && cd_host_pattern_valid(copy) == 0 &&
+		    !cd_host_match(copy, out))
+			abort();
+		free(copy);
 	}
 	r = cd_path_canon((const char *)data, size, path, sizeof path);
 	if (r >= 0) {

@@ -94,6 +94,11 @@ is "$r" 0 "CONNECT to an allowed loopback address and port reaches the upstream"
 got=$(python3 "$T/client.py" "$PP" "GET http://127.0.0.1:$UP/file.txt HTTP/1.1\r\nHost: 127.0.0.1:$UP\r\n\r\n")
 case $got in *hello-through-proxy*) r=0 ;; *) r=1 ;; esac
 is "$r" 0 "a plain http:// request to the allowed address is relayed"
+# A closing record waits only while the proxy is busy: once it is idle the
+# result of the tunnel above is in the log, with the proxy still running.
+sleep 0.5
+ok "a closed tunnel's result is written once the proxy is idle" sh -c \
+	"'$CORDON' log export --format jsonl | grep -q '\"kind\":\"egress.result\".*\"bytes_down\":[1-9]'"
 if command -v curl >/dev/null 2>&1; then
 	ok "curl through the proxy (CONNECT)" sh -c \
 		"curl -sf -p -x http://127.0.0.1:$PP http://127.0.0.1:$UP/file.txt | grep -q hello-through-proxy"
@@ -199,6 +204,46 @@ kill "$PX2" && wait "$PX2"
 is $? 0 "SIGTERM stops the proxy with status 0"
 PX2=""
 
+# Both sockets of a tunnel have Nagle's algorithm off: the relay forwards
+# writes as they come, and a small write held back for an ACK stalls a
+# write-write-read exchange by a delayed ACK (40 ms).  Read from the
+# proxy's own sockets (pidfd_getfd), with a tunnel open.
+cat >"$T/nodelay.py" <<'PY'
+import ctypes, os, socket, sys, time
+pid, pp, up = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+s = socket.create_connection(("127.0.0.1", pp))
+s.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n" % up)
+d = b""
+while not d.endswith(b"\r\n\r\n"):
+    d += s.recv(1)
+time.sleep(0.2)
+libc = ctypes.CDLL(None, use_errno=True)
+pidfd = os.pidfd_open(pid)
+tcp, nodelay = 0, 0
+for name in os.listdir("/proc/%d/fd" % pid):
+    if not os.readlink("/proc/%d/fd/%s" % (pid, name)).startswith("socket:"):
+        continue
+    fd = libc.syscall(438, pidfd, int(name), 0)  # pidfd_getfd
+    if fd < 0:
+        continue
+    k = socket.socket(fileno=fd)
+    try:
+        if k.type == socket.SOCK_STREAM and k.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) == 0 \
+                and k.family == socket.AF_INET:
+            tcp += 1
+            nodelay += k.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        k.detach()
+        os.close(fd)
+print(tcp, nodelay)
+PY
+if [ "$(id -u)" -eq 0 ]; then
+	is "$(python3 "$T/nodelay.py" "$PX" "$PP" "$UP")" "2 2" \
+		"both sockets of an open tunnel have TCP_NODELAY (no Nagle stall)"
+else
+	skip "pidfd_getfd on the proxy's sockets needs root"
+fi
+
 # (e) Every attempt is in the log, as kind egress.
 kill "$PX" && wait "$PX"
 is $? 0 "SIGTERM stops the first proxy with status 0"
@@ -218,10 +263,11 @@ for line in open(path):
 print(n)
 PY
 }
-# 3 (+1 with curl) allowed; 1 + 15 + 4 refused above, 3 refused heads; on the
+# 3 (+1 with curl, +1 as root) allowed; 1 + 15 + 4 refused above, 3 refused heads; on the
 # second proxy the cap and the two held connections closed without a head.
 allowed=3
 command -v curl >/dev/null 2>&1 && allowed=4
+[ "$(id -u)" -eq 0 ] && allowed=$((allowed + 1)) # the TCP_NODELAY tunnel
 is "$(count decision=allow)" "$allowed" "every allowed attempt is logged as kind egress"
 is "$(count decision=deny)" 26 "every refused attempt is logged as kind egress"
 is "$(count decision=deny target=localhost:$LP)" 1 "the refused allowed name is logged with its target"

@@ -17,6 +17,8 @@ egress() {
 		outside-ok "$who: an allowed destination is reached through the proxy (curl, HTTP_PROXY)"
 	is "$($RUN_AS "$CORDON" run --allow-host "127.0.0.1:$port" -- python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$port/').read().decode())")" \
 		outside-ok "$who: ... and with python's urllib"
+	is "$($RUN_AS "$CORDON" run --allow-host "127.0.0.1:$port" -- curl -s --socks5-hostname 127.0.0.1:3128 "http://127.0.0.1:$port/")" \
+		outside-ok "$who: ... and over SOCKS5 on the same port (curl --socks5-hostname)"
 	is "$($RUN_AS "$CORDON" run --allow-host "127.0.0.1:$port" -- curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((port + 1))/")" \
 		403 "$who: another port of the same host is refused by the proxy (403)"
 	is "$($RUN_AS "$CORDON" run --allow-host "127.0.0.1:$port" -- curl -s -o /dev/null -w '%{http_code}' "http://localhost:$port/")" \

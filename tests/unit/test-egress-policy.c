@@ -30,6 +30,9 @@ static const struct {
 	{ "localhost", { "127.0.0.1", "::1" } },
 	{ "build.corp.example", { "10.9.8.7" } },
 	{ "metadata.google.internal", { "169.254.169.254" } },
+	{ "xn--bcher-kva.example", { "93.184.216.40" } },
+	{ "xn--pple-43d.com", { "93.184.216.41" } }, /* Cyrillic a + "pple" */
+	{ "apple.com", { "93.184.216.42" } },
 };
 
 static int resolver_calls;
@@ -88,9 +91,20 @@ static void test_entries(void)
 		{ "*.com", 0 },
 		{ "*example.com", 0 },
 		{ "a.*.example.com", 0 },
+		/* IDNA: a U-label entry in normal form is its A-label; upper-case
+		 * Unicode, full-width letters, invalid A-labels are refused. */
 		{ "b\xc3\xbc"
 		  "cher.de",
+		  1 },
+		{ "*.b\xc3\xbc"
+		  "cher.de:443",
+		  1 },
+		{ "B\xc3\x9c"
+		  "CHER.de",
 		  0 },
+		{ "\xef\xbd\x85xample.com", 0 }, /* full-width e */
+		{ "xn--zz.example", 0 },
+		{ "\xff.example", 0 },
 		{ "api.example.com:0", 0 },
 		{ "api.example.com:65536", 0 },
 		{ "api.example.com:080", 0 },
@@ -130,13 +144,30 @@ static void test_entries(void)
 static void test_decide(void)
 {
 	static const char *const allow[] = {
-		"api.example.com",     "*.example.com:443",        "example.com:8080",
-		"localhost:9000",      "127.0.0.1:9000",           "rebind.example.com",
-		"private.example.com", "meta.example.com",         "mapped.example.com",
-		"nat64.example.com",   "sixtofour.example.com",    "teredo.example.com",
-		"cgnat.example.com",   "v6ll.example.com",         "build.corp.example:443",
-		"10.9.0.0/16:443",     "metadata.google.internal", "[::1]:9001",
-		"192.0.2.7:443",       "many.example.com",         "missing.example.com",
+		"api.example.com",
+		"*.example.com:443",
+		"example.com:8080",
+		"localhost:9000",
+		"127.0.0.1:9000",
+		"rebind.example.com",
+		"private.example.com",
+		"meta.example.com",
+		"mapped.example.com",
+		"nat64.example.com",
+		"sixtofour.example.com",
+		"teredo.example.com",
+		"cgnat.example.com",
+		"v6ll.example.com",
+		"build.corp.example:443",
+		"10.9.0.0/16:443",
+		"metadata.google.internal",
+		"[::1]:9001",
+		"192.0.2.7:443",
+		"many.example.com",
+		"missing.example.com",
+		"b\xc3\xbc"
+		"cher.example",
+		"apple.com",
 	};
 	static const struct {
 		const char *host;
@@ -184,6 +215,14 @@ static void test_decide(void)
 		{ "0x7f.1", 9000, 0, NULL, "not a valid name" },
 		{ "127.1", 9000, 0, NULL, "not a valid name" },
 		{ "many.example.com", 443, 0, NULL, "more than" },
+		/* IDNA: the U-label entry matches its A-label (what clients
+		 * send); a look-alike A-label never matches the ASCII entry. */
+		{ "xn--bcher-kva.example", 443, 1, "93.184.216.40",
+		  "allowed by 'b\xc3\xbc"
+		  "cher.example'" },
+		{ "XN--BCHER-KVA.example", 443, 1, "93.184.216.40", NULL },
+		{ "xn--pple-43d.com", 443, 0, NULL, "not in the allowlist" },
+		{ "apple.com", 443, 1, "93.184.216.42", NULL },
 		{ "missing.example.com", 443, 0, NULL, "does not resolve" },
 	};
 	struct cd_egress_policy *p;

@@ -142,6 +142,22 @@ static void test_refused(void)
 	n = hello(buf, ext, e, 1);
 	is_int(cd_tls_client_hello_sni(buf, n, name, sizeof name, &err), -CD_E_PARSE,
 	       "a name that does not normalize refused");
+	e = sni_ext(ext,
+	            "b\xc3\xbc"
+	            "cher.example",
+	            1);
+	n = hello(buf, ext, e, 1);
+	is_int(cd_tls_client_hello_sni(buf, n, name, sizeof name, &err), -CD_E_PARSE,
+	       "a UTF-8 name refused: SNI is ASCII, A-labels (%s)", err.msg);
+	e = sni_ext(ext, "xn--zz.example", 1);
+	n = hello(buf, ext, e, 1);
+	is_int(cd_tls_client_hello_sni(buf, n, name, sizeof name, &err), -CD_E_PARSE,
+	       "an invalid A-label refused");
+	e = sni_ext(ext, "XN--BCHER-KVA.example", 1);
+	n = hello(buf, ext, e, 1);
+	is_int(cd_tls_client_hello_sni(buf, n, name, sizeof name, &err), CD_TLS_SNI,
+	       "an A-label is read");
+	is_str(name, "xn--bcher-kva.example", "  and normalized");
 	e = sni_ext(ext, "", 1);
 	n = hello(buf, ext, e, 1);
 	is_int(cd_tls_client_hello_sni(buf, n, name, sizeof name, &err), -CD_E_PARSE,

@@ -32,10 +32,39 @@ static void test_host_normalize(void)
 		{ "exa_mple.com", -EINVAL, NULL },
 		{ "exa mple.com", -EINVAL, NULL },
 		{ "*.example.com", -EINVAL, NULL },
+		/* IDNA2008 (no UTS #46 mapping): U-labels become A-labels,
+		 * A-labels must be valid, nothing is folded onto ASCII. */
 		{ "b\xc3\xbc"
 		  "cher.example",
-		  -EINVAL, NULL },                     /* Unicode: A-label only */
-		{ "\xd0\xb0pple.com", -EINVAL, NULL }, /* Cyrillic a */
+		  21, "xn--bcher-kva.example" },
+		{ "b\xc3\xbc"
+		  "cher.example.",
+		  21, "xn--bcher-kva.example" },
+		{ "Api.b\xc3\xbc"
+		  "cher.example",
+		  25, "api.xn--bcher-kva.example" },
+		{ "XN--BCHER-KVA.example", 21, "xn--bcher-kva.example" },
+		{ "u\xcc\x88"
+		  "ber.example",
+		  19, "xn--ber-goa.example" },                  /* decomposed: put in NFC */
+		{ "fa\xc3\x9f.de", 13, "xn--fa-hia.de" },       /* IDNA2008: sharp s kept */
+		{ "\xd0\xb0pple.com", 16, "xn--pple-43d.com" }, /* Cyrillic a: its own name */
+		{ "B\xc3\x9c"
+		  "CHER.example",
+		  -EINVAL, NULL }, /* upper-case Unicode */
+		{ "\xef\xbd\x85\xef\xbd\x98\xef\xbd\x81mple.com", -EINVAL, NULL }, /* full-width */
+		{ "\xef\xbc\x91\xef\xbc\x92\xef\xbc\x97.0.0.1", -EINVAL,
+		  NULL },                            /* full-width 127 */
+		{ "xn--zz.example", -EINVAL, NULL }, /* bad punycode */
+		{ "xn--.example", -EINVAL, NULL },
+		{ "xn--a-ecp.ru", -EINVAL,
+		  NULL }, /* decodes to "a\u2014" (em dash): not a U-label */
+		{ "\xff.example", -EINVAL, NULL }, /* not UTF-8 */
+		{ "\xc3.example", -EINVAL, NULL }, /* truncated UTF-8 */
+		{ "a\xe2\x80\x8d"
+		  "b.example",
+		  -EINVAL, NULL }, /* zero-width joiner between Latin letters */
+		{ "ex\xc3\xa4mple_.com", -EINVAL, NULL },
 		{ "2130706433", -EINVAL, NULL },
 		{ "0177.0.0.1", -EINVAL, NULL },
 		{ "0x7f000001", -EINVAL, NULL },
@@ -90,6 +119,34 @@ static void test_host_match(void)
 		{ "example.com", "a.example.com", 0 },
 		{ "example.com", "example.co", 0 },
 		{ "example.com", "ex\xd0\xb0mple.com", 0 },
+		/* IDNA: a U-label pattern and its A-label are one name. */
+		{ "b\xc3\xbc"
+		  "cher.example",
+		  "xn--bcher-kva.example", 1 },
+		{ "xn--bcher-kva.example",
+		  "b\xc3\xbc"
+		  "cher.example",
+		  1 },
+		{ "*.b\xc3\xbc"
+		  "cher.example",
+		  "www.xn--bcher-kva.example", 1 },
+		{ "*.xn--bcher-kva.example",
+		  "www.b\xc3\xbc"
+		  "cher.example",
+		  1 },
+		{ "*.b\xc3\xbc"
+		  "cher.example",
+		  "xn--bcher-kva.example", 0 },
+		{ "apple.com", "\xd0\xb0pple.com", 0 },
+		{ "apple.com", "xn--pple-43d.com", 0 },
+		{ "example.com", "\xef\xbd\x85xample.com", 0 },
+		{ "B\xc3\x9c"
+		  "CHER.example",
+		  "xn--bcher-kva.example", 0 }, /* pattern not normalized */
+		{ "u\xcc\x88"
+		  "ber.example",
+		  "xn--ber-goa.example", 0 }, /* pattern not in NFC */
+		{ "XN--BCHER-KVA.example", "xn--bcher-kva.example", 0 },
 		{ "EXAMPLE.COM", "example.com", 0 }, /* pattern not normalized: never */
 		{ "*.com", "example.com", 0 },       /* wildcard over a TLD refused */
 		{ "*example.com", "aexample.com", 0 },
@@ -106,6 +163,18 @@ static void test_host_match(void)
 	is_int(cd_host_pattern_valid("*.example.com"), 0, "wildcard pattern valid");
 	is_int(cd_host_pattern_valid("example.com."), -EINVAL, "trailing dot pattern invalid");
 	is_int(cd_host_pattern_valid("a.*.com"), -EINVAL, "inner wildcard invalid");
+	{
+		char out[CD_HOST_MAX];
+		is_int(cd_host_pattern_normalize("*.b\xc3\xbc"
+		                                 "cher.example",
+		                                 out, sizeof out),
+		       23, "a Unicode wildcard pattern normalizes");
+		is_str(out, "*.xn--bcher-kva.example", "  to its A-labels");
+		is_int(cd_host_pattern_normalize("example.com", out, 5), -ENAMETOOLONG,
+		       "pattern_normalize: small out refused");
+		is_int(cd_host_pattern_normalize("*.xn--zz.example", out, sizeof out), -EINVAL,
+		       "pattern_normalize: a bad A-label is refused");
+	}
 }
 
 static void test_path_canon(void)
