@@ -985,30 +985,47 @@ static int tty_raw(int fd)
 	return 0;
 }
 
-/* Save the session next to the audit log (sessions/RUN_ID.rec) and name
- * it, with its SHA-256, in the result record's details. */
-static json_t *session_save(const struct run_args *a, const char *run_id,
-                            const struct cd_session *sess)
+/* The session's file next to the audit log, sessions/RUN_ID.rec, made
+ * before the session starts: no recording, no session. */
+static int session_open(const struct run_args *a, const char *run_id, char *path, size_t cap)
 {
-	char dir[CD_PATH_MAX], path[CD_PATH_MAX], sha[65], *slash;
-	struct cd_err err = { 0, "" };
-	int n;
+	char *slash;
+	int n, fd;
 
-	if (cli_audit_path(a->audit, dir, sizeof dir) < 0 || !(slash = strrchr(dir, '/')))
-		return json_pack("{s:s}", "error", "no audit directory");
-	*slash = '\0';
-	n = snprintf(path, sizeof path, "%s/sessions", dir);
-	if (n < 0 || (size_t)n >= sizeof path)
-		return json_pack("{s:s}", "error", "path too long");
-	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-		cli_warnf("session recording: cannot create '%s': %s", path, cd_strerror(-errno));
-		return json_pack("{s:s}", "error", "cannot create the sessions directory");
+	if (cli_audit_path(a->audit, path, cap) < 0 || !(slash = strrchr(path, '/'))) {
+		cli_errorf("session recording: no audit directory");
+		return -1;
 	}
-	n = snprintf(path, sizeof path, "%s/sessions/%s.rec", dir, run_id);
-	if (n < 0 || (size_t)n >= sizeof path)
-		return json_pack("{s:s}", "error", "path too long");
-	if (cd_session_save(sess, path, sha, &err) < 0) {
-		cli_warnf("%s", err.msg);
+	*slash = '\0';
+	n = snprintf(slash, cap - (size_t)(slash - path), "/sessions");
+	if (n < 0 || (size_t)n >= cap - (size_t)(slash - path)) {
+		cli_errorf("session recording: path too long");
+		return -1;
+	}
+	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+		cli_errorf("session recording: cannot create '%s': %s", path, cd_strerror(-errno));
+		return -1;
+	}
+	n = snprintf(slash, cap - (size_t)(slash - path), "/sessions/%s.rec", run_id);
+	if (n < 0 || (size_t)n >= cap - (size_t)(slash - path)) {
+		cli_errorf("session recording: path too long");
+		return -1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		cli_errorf("session recording '%s': %s", path, cd_strerror(-errno));
+	return fd;
+}
+
+/* Save the session and name it, with its SHA-256, in the result record's
+ * details. */
+static json_t *session_save(int fd, const char *path, const struct cd_session *sess)
+{
+	struct cd_err err = { 0, "" };
+	char sha[65];
+
+	if (cd_session_save(sess, fd, sha, &err) < 0) {
+		cli_warnf("session recording '%s': %s", path, err.msg);
 		return json_pack("{s:s}", "error", err.msg);
 	}
 	return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:b}", "file", strrchr(path, '/') + 1, "sha256",
@@ -1047,7 +1064,8 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	char cwd[CD_PATH_MAX];
 	char **cmd;
 	struct cd_session sess;
-	int tty = mode->tty, raw = 0;
+	int tty = mode->tty, raw = 0, sess_fd = -1;
+	char sess_path[CD_PATH_MAX] = "";
 
 	memset(&a, 0, sizeof a);
 	a.mode = mode;
@@ -1233,7 +1251,12 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		io.proxy_ctx = &eg;
 	}
 	if (tty) {
-		int r = tty_raw(STDIN_FILENO);
+		int r;
+
+		sess_fd = session_open(&a, run_id, sess_path, sizeof sess_path);
+		if (sess_fd < 0)
+			goto out;
+		r = tty_raw(STDIN_FILENO);
 		if (r < 0) {
 			cli_errorf("cannot put the terminal in raw mode: %s", cd_strerror(r));
 			goto out;
@@ -1273,7 +1296,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		json_object_set(extra, "planted_paths", planted);
 	if (extra && tty) {
 		json_object_set_new(extra, "tty", json_true());
-		session = session_save(&a, run_id, &sess);
+		session = session_save(sess_fd, sess_path, &sess);
 		if (session)
 			json_object_set_new(extra, "session", session);
 	}
@@ -1289,6 +1312,11 @@ out:
 	tty_restore();
 	egress_stop(&eg);
 	cd_session_release(&sess);
+	if (sess_fd >= 0) {
+		close(sess_fd);
+		if (!session)
+			unlink(sess_path); /* nothing ran: no recording to keep */
+	}
 	cd_egress_policy_free(epol);
 	json_decref(planted);
 	if (sfd >= 0)

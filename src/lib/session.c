@@ -96,21 +96,14 @@ static void sha256_hex(const void *p, size_t n, char out[65])
 	sodium_bin2hex(out, 65, d, sizeof d);
 }
 
-int cd_session_save(const struct cd_session *s, const char *path, char ret_sha256[65],
-                    struct cd_err *err)
+int cd_session_save(const struct cd_session *s, int fd, char ret_sha256[65], struct cd_err *err)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), r;
+	int r = cd_write_all(fd, s->buf.data, s->buf.len);
 
-	if (fd < 0)
-		return cd_err_sys(err, -errno, "session recording '%s'", path);
-	r = cd_write_all(fd, s->buf.data, s->buf.len);
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
-	close(fd);
-	if (r < 0) {
-		unlink(path);
-		return cd_err_sys(err, r, "session recording '%s'", path);
-	}
+	if (r < 0)
+		return cd_err_sys(err, r, "write the session recording");
 	sha256_hex(s->buf.data, s->buf.len, ret_sha256);
 	return 0;
 }

@@ -36,11 +36,11 @@ void cd_session_release(struct cd_session *s);
  * fails: past the cap the bytes are counted in `dropped`. */
 void cd_session_add(void *ctx, char dir, const void *p, size_t n);
 
-/* Write the recording to `path` (created, never replaced: O_EXCL, mode
- * 0600, no symlink followed) and fsync it; its SHA-256 in hex goes to
- * ret_sha256.  -errno with a message on failure. */
-int cd_session_save(const struct cd_session *s, const char *path, char ret_sha256[65],
-                    struct cd_err *err);
+/* Write the recording to `fd` (a new, empty file the caller opened before
+ * the session, so that a recording that cannot be kept refuses the session
+ * instead of losing it) and fsync it; its SHA-256 in hex goes to
+ * ret_sha256.  The caller still owns fd.  -errno with a message. */
+int cd_session_save(const struct cd_session *s, int fd, char ret_sha256[65], struct cd_err *err);
 
 /* Read a recording back (at most `cap` bytes), check it against the
  * SHA-256 the audit record holds, and append its rendering to `out`: one

@@ -72,6 +72,8 @@ EOF
 	ok "$who: stdin is that pty" wait_for '^/dev/pts/0$'
 	keys "test -e '$audit' && echo audit=visible || echo audit=hidden"
 	ok "$who: cordon's audit log is not visible inside" wait_for '^audit=hidden$'
+	keys "test -e '$(dirname "$audit")/sessions' && echo sessions=visible || echo sessions=hidden"
+	ok "$who: nor are the session recordings" wait_for '^sessions=hidden$'
 
 	keys 'echo size=$(stty size)'
 	want=$(tmux -S "$sock" display -p -t s '#{pane_height} #{pane_width}')
@@ -130,6 +132,14 @@ for c in \"touch $T/injected-$who\\n\": fcntl.ioctl(0, termios.TIOCSTI, c.encode
 }
 
 for_each_user shell_session
+
+# No recording, no session: a sessions path that cannot be a directory
+# refuses the shell before anything runs.
+mkdir -p "$S/norec" && : >"$S/norec/sessions"
+CORDON_AUDIT=$S/norec/audit.db "$CORDON" shell -- /bin/true </dev/null >/dev/null 2>"$T/err"
+is "$?" 125 "an unwritable session recording refuses the shell"
+ok "with a one-line reason" grep -q 'session recording' "$T/err"
+is "$(wc -l <"$T/err" | tr -d ' ')" 1 "one line"
 
 # Bad input.
 "$CORDON" shell --record-limit 1T 2>"$T/err"
