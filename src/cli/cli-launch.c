@@ -16,6 +16,7 @@
 #include "bounds.h"
 #include "buf.h"
 #include "cli-audit.h"
+#include "cli-cache.h"
 #include "egress-proxy.h"
 #include "gate.h"
 #include "state.h"
@@ -43,6 +44,7 @@
 #include <unistd.h>
 
 #define MAX_OPT_ITEMS 128
+#define MAX_CACHES    16
 
 enum {
 	OPT_RO = 256,
@@ -73,6 +75,8 @@ enum {
 	OPT_APPROVAL_TIMEOUT,
 	OPT_APPROVE_INTERACTIVE,
 	OPT_RECORD_LIMIT,
+	OPT_CACHE,
+	OPT_INSTALL,
 };
 
 static const struct option options[] = {
@@ -104,6 +108,8 @@ static const struct option options[] = {
 	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 	{ "net", required_argument, NULL, OPT_NET },
 	{ "record-limit", required_argument, NULL, OPT_RECORD_LIMIT },
+	{ "cache", required_argument, NULL, OPT_CACHE },
+	{ "install", required_argument, NULL, OPT_INSTALL },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -127,6 +133,15 @@ struct run_args {
 	unsigned set;          /* SET_* limits given as options: they win over the profile */
 	uint64_t record_limit; /* shell: cap of the session recording */
 	const struct cli_launch_mode *mode;
+	const char *caches[MAX_CACHES]; /* --cache NAME:DEST, as given */
+	size_t ncaches;
+	const char *install; /* --install CMD */
+	/* Where each option was in argv, to hand the install step the same
+	 * options minus the ones that are the command's alone. */
+	struct {
+		int code, start, end;
+	} spans[4 * MAX_OPT_ITEMS];
+	size_t nspans;
 };
 
 enum {
@@ -333,7 +348,20 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	a->record_limit = CD_SESSION_DEFAULT;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	for (;;) {
+		int start = optind;
+
+		c = getopt_long(argc, argv, "+h", options, NULL);
+		if (c == -1)
+			break;
+		if (a->nspans < CD_ARRAY_SIZE(a->spans)) {
+			a->spans[a->nspans].code = c;
+			a->spans[a->nspans].start = start;
+			a->spans[a->nspans++].end = optind;
+		} else {
+			cli_errorf("too many options");
+			return -1;
+		}
 		switch (c) {
 		case 'h':
 			a->mode->usage(stdout);
@@ -469,6 +497,27 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 				           (unsigned long long)(CD_SESSION_MAX >> 20));
 				return -1;
 			}
+			break;
+		case OPT_CACHE: {
+			const char *colon = strchr(optarg, ':');
+
+			if (!colon || colon[1] != '/') {
+				cli_errorf("--cache '%s': expected NAME:/DEST", optarg);
+				return -1;
+			}
+			if (a->ncaches >= MAX_CACHES) {
+				cli_errorf("too many --cache options (max %d)", MAX_CACHES);
+				return -1;
+			}
+			a->caches[a->ncaches++] = optarg;
+			break;
+		}
+		case OPT_INSTALL:
+			if (a->install || !optarg[0]) {
+				cli_errorf("--install: one non-empty install command");
+				return -1;
+			}
+			a->install = optarg;
 			break;
 		case OPT_NET:
 			if (strcmp(optarg, "none") != 0) {
@@ -929,6 +978,97 @@ static void explain_refusal(const struct cd_decision *d, char *out, size_t cap)
 		out[0] = '\0';
 }
 
+/* --install: the install step is `cordon run` with this run's options
+ * (caches writable, --allow-host as given: the install's allowlist), its
+ * own decision (tool "install" under a policy) and its own records, run
+ * before the command; its output goes to cordon's stderr, its stdin is
+ * empty.  Returns its exit status, or -1 when it could not be started. */
+static int run_install(const struct run_args *a, char **argv)
+{
+	const char *av[4 * MAX_OPT_ITEMS * 2 + 16];
+	size_t n = 0, i;
+	pid_t pid;
+	int st, j;
+
+	av[n++] = "cordon";
+	av[n++] = "run";
+	for (i = 0; i < a->nspans; i++) {
+		int c = a->spans[i].code;
+
+		if (c == OPT_INSTALL || c == OPT_JSON || c == OPT_JSON_FD || c == OPT_DRY_RUN ||
+		    c == OPT_RECORD_LIMIT || c == OPT_APPROVE_INTERACTIVE ||
+		    (c == OPT_TOOL && a->policy))
+			continue;
+		for (j = a->spans[i].start; j < a->spans[i].end && n + 8 < CD_ARRAY_SIZE(av); j++)
+			av[n++] = argv[j];
+	}
+	if (a->policy) {
+		av[n++] = "--tool";
+		av[n++] = "install";
+	}
+	av[n++] = "--";
+	av[n++] = "/bin/sh";
+	av[n++] = "-c";
+	av[n++] = a->install;
+	av[n] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		cli_errorf("--install: cannot fork: %s", cd_strerror(-errno));
+		return -1;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
+		    dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(CD_EXIT_CORDON);
+		execv("/proc/self/exe", (char *const *)av);
+		_exit(CD_EXIT_CORDON);
+	}
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR) {
+			cli_errorf("--install: lost the install step: %s", cd_strerror(-errno));
+			return -1;
+		}
+	}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* --cache NAME:DEST: the agent's cache directory bound at DEST, writable
+ * unless the run has an install step (then only that step writes). */
+static int add_caches(struct run_args *a)
+{
+	char dir[CD_PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < a->ncaches; i++) {
+		const char *spec = a->caches[i], *colon = strchr(spec, ':');
+		struct cd_plan_bind *b;
+		char *src;
+
+		if (cli_cache_dir(a->agent, spec, (size_t)(colon - spec), dir, sizeof dir) < 0)
+			return -1;
+		if (a->nbinds >= MAX_OPT_ITEMS) {
+			cli_errorf("too many binds (max %d)", MAX_OPT_ITEMS);
+			return -1;
+		}
+		src = strdup(dir);
+		if (!src) {
+			cli_errorf("out of memory");
+			return -1;
+		}
+		b = &a->binds[a->nbinds++];
+		b->src = src;
+		b->dest = colon + 1;
+		b->rw = a->install == NULL;
+	}
+	return 0;
+}
+
 /* cordon shell without a command: the person's shell when the sandbox
  * sees it (the system directories are bound at the same paths), else
  * /bin/sh; interactive either way. */
@@ -1064,7 +1204,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	char cwd[CD_PATH_MAX];
 	char **cmd;
 	struct cd_session sess;
-	int tty = mode->tty, raw = 0, sess_fd = -1;
+	int tty = mode->tty, raw = 0, sess_fd = -1, n_msg;
 	char sess_path[CD_PATH_MAX] = "";
 
 	memset(&a, 0, sizeof a);
@@ -1157,7 +1297,32 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		rc = refuse(&a, run_id, CD_REASON_DENIED, msg);
 		goto out;
 	}
+	if (a.install) {
+		/* The install step first (not for a dry run); the command then
+		 * runs with the caches read-only and without the install's
+		 * egress: the run's own network setting, none by default. */
+		if (!a.dry_run) {
+			int st = run_install(&a, argv);
+
+			if (st != 0) {
+				n_msg = snprintf(
+				        msg, sizeof msg,
+				        "--install: the install step failed (exit %d): the "
+				        "command did not run",
+				        st);
+				if (n_msg < 0)
+					msg[0] = '\0';
+				rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, msg);
+				goto out;
+			}
+		}
+		cd_egress_policy_free(epol);
+		epol = NULL;
+		a.nallow = 0;
+	}
 	if (apply_profile(&a, &prof, policy, policy ? dec.profile : NULL, &arena) < 0)
+		goto out;
+	if (add_caches(&a) < 0)
 		goto out;
 	/* An interactive session outlasts a command: an hour unless told, and
 	 * never longer than a granted profile says. */
@@ -1383,6 +1548,16 @@ void cli_launch_options_help(FILE *f)
 	      "  --json-fd N           write the JSON result record to fd N instead\n"
 	      "  --dry-run             print the plan as JSON and run nothing\n"
 	      "  -h, --help            this text\n",
+	      f);
+	fputs("Package caches:\n"
+	      "  --cache NAME:DEST     the agent's cache NAME (kept under cordon's state\n"
+	      "                        directory, never shared between agents) at DEST,\n"
+	      "                        writable; repeatable; see cordon cache list|clear\n"
+	      "  --install CMD         first run CMD (/bin/sh -c) as its own run: the\n"
+	      "                        caches writable, --allow-host as its egress (with\n"
+	      "                        --policy: decided as tool 'install'); then the\n"
+	      "                        command with the caches read-only and no network;\n"
+	      "                        a failed install step means the command does not run\n",
 	      f);
 	fputs("Session (cordon shell):\n"
 	      "  --record-limit SIZE   cap of the session recording (default 1M; what is\n"
