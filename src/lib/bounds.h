@@ -10,6 +10,7 @@
 /* cordon shell: the session recording (what was typed and printed) */
 #define CD_SESSION_DEFAULT (1 * CD_MIB)
 #define CD_SESSION_MAX     (64 * CD_MIB)
+#define CD_SANDBOX_PTY_MAX "16" /* ptys in the sandbox's own devpts (a string: fsconfig) */
 
 /* cordon run */
 #define CD_PLAN_MAX_MOUNTS     128  /* binds, tmpfs, symlinks in one plan */

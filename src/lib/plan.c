@@ -253,6 +253,12 @@ static int add_dev(struct cd_plan *p, int tty, struct cd_err *err)
 	if (tty && ((r = add_mount(p, CD_MNT_DEVPTS, CD_MNT_RW, NULL, "/dev/pts", err)) < 0 ||
 	            (r = add_mount(p, CD_MNT_SYMLINK, 0, "pts/ptmx", "/dev/ptmx", err)) < 0))
 		return r;
+	/* /dev/tty names the opener's controlling terminal: inside, only ever
+	 * the session pty (every process of the sandbox is in sessions made
+	 * inside it), so programs that reopen it (less, vi) work. */
+	if (tty && (r = add_mount(p, CD_MNT_BIND, CD_MNT_RW | CD_MNT_DEV, "/dev/tty", "/dev/tty",
+	                          err)) < 0)
+		return r;
 	return 0;
 }
 

@@ -257,7 +257,10 @@ static int new_devpts(void)
 
 	if (fs < 0)
 		return -errno;
+	/* max: a sandbox may open a few ptys of its own (tmux, script), but
+	 * not exhaust the host-wide kernel.pty.max. */
 	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "max", CD_SANDBOX_PTY_MAX, 0) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		int e = errno;

@@ -75,6 +75,15 @@ EOF
 	keys "test -e '$(dirname "$audit")/sessions' && echo sessions=visible || echo sessions=hidden"
 	ok "$who: nor are the session recordings" wait_for '^sessions=hidden$'
 
+	keys 'echo via-devtty >/dev/tty; tty'
+	ok "$who: /dev/tty is the session pty" wait_for '^via-devtty$'
+	keys "python3 -c 'import os
+n = 0
+try:
+    while n < 100: os.openpty(); n += 1
+except OSError: pass
+print(\"ptys=%d\" % n)'"
+	ok "$who: the sandbox's devpts holds a few ptys, not the host's supply" wait_for '^ptys=(1[0-5])$'
 	keys 'echo size=$(stty size)'
 	want=$(tmux -S "$sock" display -p -t s '#{pane_height} #{pane_width}')
 	ok "$who: the pty has the terminal's size ($want)" wait_for "^size=$want\$"
