@@ -442,12 +442,10 @@ static void copy_winsize(struct supervisor *s)
  * then on it is both the command's stdout (out.from) and stdin (in_to). */
 static void receive_pty(struct supervisor *s)
 {
-	struct epoll_event ev;
 	int fd = -1, in = -1;
 
 	if (cd_fd_recv(s->ptysock, &fd) == 0) {
 		in = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-		memset(&ev, 0, sizeof ev);
 		if (in < 0 || set_nonblock(fd) < 0 || ep_add(s->epfd, fd, EPOLLIN, EV_OUT) < 0 ||
 		    ep_add(s->epfd, in, 0, EV_IN_TO) < 0) {
 			cd_closep(&fd);

@@ -142,6 +142,36 @@ for c in \"touch $T/injected-$who\\n\": fcntl.ioctl(0, termios.TIOCSTI, c.encode
 
 for_each_user shell_session
 
+# Under a policy the shell is decided like a run (tool shell, its argv as
+# the scope): a granted command runs on the pty, anything else is refused
+# before the terminal is touched.
+cat >"$T/p.yaml" <<'YAML'
+version: 1
+agents:
+  - {id: coder, owner: alice}
+tools:
+  - {id: shell, kind: command}
+grants:
+  - id: coder-tty
+    agent: coder
+    tool: shell
+    actions: [execute]
+    scope: {argv: ["tty"]}
+    owner: alice
+    justification: tests
+    review_by: 2099-01-01
+    expires: 2099-01-01
+YAML
+chmod 0644 "$T/p.yaml"
+out=$("$CORDON" shell --policy "$T/p.yaml" --agent coder --json-fd 3 -- tty </dev/null 3>"$T/prec" | tr -d '\r')
+is "$out" /dev/pts/0 "policy: a granted command runs on the session pty"
+is "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["exit_code"])' "$T/prec")" 0 \
+	"policy: and exits 0"
+"$CORDON" shell --policy "$T/p.yaml" --agent coder -- /bin/sh -i </dev/null >"$T/pout" 2>"$T/perr"
+is "$?" 125 "policy: an ungranted shell is refused"
+ok "policy: as denied by policy" grep -q 'denied by policy' "$T/perr"
+is "$(cat "$T/pout")" "" "policy: and nothing ran"
+
 # No recording, no session: a sessions path that cannot be a directory
 # refuses the shell before anything runs.
 mkdir -p "$S/norec" && : >"$S/norec/sessions"
