@@ -1100,10 +1100,23 @@ static void tty_restore(void)
 	}
 }
 
+/* A crash must not leave the person's terminal raw either: restore, then
+ * die of the same signal (SA_RESETHAND: the default action on re-raise).
+ * tcsetattr is async-signal-safe. */
+static void tty_fatal(int sig)
+{
+	if (tty_saved_fd >= 0)
+		tcsetattr(tty_saved_fd, TCSADRAIN, &tty_saved);
+	raise(sig);
+}
+
 static int tty_raw(int fd)
 {
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 	static int registered;
+	struct sigaction sa;
 	struct termios t;
+	size_t i;
 
 	if (!isatty(fd))
 		return 0; /* driven by a pipe or a file: nothing to switch */
@@ -1112,6 +1125,15 @@ static int tty_raw(int fd)
 	if (!registered) {
 		if (atexit(tty_restore) != 0)
 			return -ENOMEM;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = tty_fatal;
+		sa.sa_flags = (int)SA_RESETHAND;
+		sigemptyset(&sa.sa_mask);
+		for (i = 0; i < CD_ARRAY_SIZE(fatal); i++)
+			sigaction(fatal[i], &sa, NULL);
+		/* Raw mode sends ^Z to the sandbox as a byte; a stop signal from
+		 * elsewhere must not freeze cordon with the terminal raw. */
+		signal(SIGTSTP, SIG_IGN);
 		registered = 1;
 	}
 	t = tty_saved;

@@ -142,6 +142,25 @@ for c in \"touch $T/injected-$who\\n\": fcntl.ioctl(0, termios.TIOCSTI, c.encode
 
 for_each_user shell_session
 
+# A crash of cordon mid-session still restores the terminal (and the
+# sandbox dies with its supervisor).
+sock=$T/tmux-crash.sock
+cat >"$T/pane-crash.sh" <<EOF
+stty -g >"$T/stty-before-crash"
+"$CORDON" shell -- /bin/sh -i
+echo \$? >"$T/rc-crash"
+stty -g >"$T/stty-after-crash"
+sleep 30
+EOF
+tmux -S "$sock" -f /dev/null new-session -d -s s -x 100 -y 30 "sh $T/pane-crash.sh"
+ok "crash: the shell prompts" wait_for '^\$ $'
+pid=$(pgrep -P "$(tmux -S "$sock" display -p -t s '#{pane_pid}')" -x cordon)
+kill -SEGV "$pid"
+ok "crash: cordon died" wait_file "$T/rc-crash"
+is "$(cat "$T/rc-crash")" 139 "crash: of SIGSEGV"
+is "$(cat "$T/stty-after-crash")" "$(cat "$T/stty-before-crash")" "crash: the terminal's settings are restored"
+tmux -S "$sock" kill-server 2>/dev/null
+
 # Under a policy the shell is decided like a run (tool shell, its argv as
 # the scope): a granted command runs on the pty, anything else is refused
 # before the terminal is touched.
