@@ -27,6 +27,8 @@ struct cd_cmd {
 };
 
 int cmd_run(int argc, char **argv);
+int cmd_shell(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_proxy(int argc, char **argv);

@@ -8,13 +8,17 @@
 #include "cli.h"
 
 #include "audit.h"
+#include "bounds.h"
 #include "buf.h"
+#include "sandbox.h"
+#include "session.h"
 #include "fs.h"
 #include "num.h"
 #include "util.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +43,7 @@ enum {
 	O_CHECKPOINT,
 	O_KEY,
 	O_CP_OUT,
+	O_REPLAY,
 };
 
 /* Which options each subcommand takes. */
@@ -50,11 +55,12 @@ enum {
 #define A_VERIFY (1u << 5)
 #define A_SIGN   (1u << 6)
 #define A_KEYGEN (1u << 7)
+#define A_REPLAY (1u << 8)
 
 struct args {
 	const char *audit, *format, *pubkey, *checkpoint, *key, *cp_out;
 	struct cd_audit_filter f;
-	int json, table, follow;
+	int json, table, follow, replay;
 	uint64_t lines;
 };
 
@@ -233,8 +239,114 @@ static int list(struct args *a, int follow)
 	return CD_EXIT_OK;
 }
 
+/* The run's result record: its details (the session's file and hash). */
+struct replay_ctx {
+	json_t *details;
+	int64_t exit_code;
+	int has_exit;
+};
+
+static int find_result(const struct cd_audit_entry *e, void *ctx)
+{
+	struct replay_ctx *rc = ctx;
+	const struct cd_audit_str *d = &e->str[CD_AF_DETAILS];
+
+	json_decref(rc->details);
+	rc->details = d->p ? json_loadb(d->p, d->len, 0, NULL) : NULL;
+	rc->exit_code = e->exit_code;
+	rc->has_exit = e->has_exit;
+	return 0;
+}
+
+/* `cordon log show --run ID --replay`: what was typed and printed in a
+ * `cordon shell` session, checked against the hash in the run's result
+ * record, every byte escaped. */
+static int replay(struct args *a)
+{
+	struct replay_ctx rc = { NULL, 0, 0 };
+	struct cd_audit *log = NULL;
+	struct cd_err err = { 0, "" };
+	struct cd_buf out;
+	const char *sha;
+	json_t *sess;
+	char path[CD_PATH_MAX], *slash;
+	size_t i;
+	int r, n;
+
+	if (!a->f.run_id) {
+		cli_errorf("--replay needs --run ID");
+		return CD_EXIT_USAGE;
+	}
+	for (i = 0; a->f.run_id[i]; i++) {
+		char c = a->f.run_id[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			break;
+	}
+	if (i != CD_RUN_ID_LEN || a->f.run_id[i]) {
+		cli_errorf("--run: a run id is %d lower-case hex digits", CD_RUN_ID_LEN);
+		return CD_EXIT_USAGE;
+	}
+	a->f.kind = "run.result";
+	if (open_ro(a, &log) < 0)
+		return CD_EXIT_FAIL;
+	r = cd_audit_query(log, &a->f, find_result, &rc, &err);
+	cd_audit_close(log);
+	if (r < 0) {
+		cli_errorf("%s", err.msg);
+		json_decref(rc.details);
+		return CD_EXIT_FAIL;
+	}
+	sess = json_object_get(rc.details, "session");
+	sha = json_string_value(json_object_get(sess, "sha256"));
+	if (!rc.details || !sess || !sha) {
+		cli_errorf("run %s: no session recording in its result record (not a cordon shell "
+		           "run, or no result recorded)",
+		           a->f.run_id);
+		json_decref(rc.details);
+		return CD_EXIT_FAIL;
+	}
+	/* The path comes from the run id (checked above), not from the record. */
+	if (cli_audit_path(a->audit, path, sizeof path) < 0 || !(slash = strrchr(path, '/'))) {
+		json_decref(rc.details);
+		return CD_EXIT_FAIL;
+	}
+	*slash = '\0';
+	n = snprintf(slash, sizeof path - (size_t)(slash - path), "/sessions/%s.rec", a->f.run_id);
+	if (n < 0 || (size_t)n >= sizeof path - (size_t)(slash - path)) {
+		cli_errorf("session path too long");
+		json_decref(rc.details);
+		return CD_EXIT_FAIL;
+	}
+	cd_buf_init(&out, 16 * CD_SESSION_MAX);
+	r = cd_session_replay(path, CD_SESSION_MAX + 64, sha, &out, &err);
+	if (r == 0) {
+		printf("# run %s: exit %lld, typed %lld bytes, printed %lld bytes%s\n", a->f.run_id,
+		       rc.has_exit ? (long long)rc.exit_code : -1LL,
+		       (long long)json_integer_value(json_object_get(sess, "typed_bytes")),
+		       (long long)json_integer_value(json_object_get(sess, "printed_bytes")),
+		       json_is_true(json_object_get(sess, "truncated"))
+		               ? " (recording truncated at its cap)"
+		               : "");
+		if (out.len)
+			fwrite(out.data, 1, out.len, stdout);
+	}
+	cd_buf_release(&out);
+	json_decref(rc.details);
+	if (r < 0) {
+		cli_errorf("%s", err.msg);
+		return CD_EXIT_FAIL;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_errorf("cannot write the output");
+		return CD_EXIT_FAIL;
+	}
+	return CD_EXIT_OK;
+}
+
 static int do_show(struct args *a)
 {
+	if (a->replay)
+		return replay(a);
 	return list(a, 0);
 }
 
@@ -407,11 +519,14 @@ static int do_keygen(struct args *a)
 	"$XDG_STATE_HOME/cordon/audit.db)\n"
 
 static const struct sub subs[] = {
-	{ "show", do_show, A_FILTER | A_OUTPUT,
+	{ "show", do_show, A_FILTER | A_OUTPUT | A_REPLAY,
 	  "usage: cordon log show [OPTIONS]\n\nShow audit records: a table on a terminal, one JSON "
 	  "object per line otherwise.\n\n" AUDIT_HELP FILTER_HELP
 	  "  --json            JSON lines even on a terminal\n"
-	  "  --table           a table even when not on a terminal\n" },
+	  "  --table           a table even when not on a terminal\n"
+	  "  --replay          with --run ID: print what was typed (in) and printed (out)\n"
+	  "                    in that cordon shell session, checked against the hash in\n"
+	  "                    its result record, control characters escaped\n" },
 	{ "tail", do_tail, A_FILTER | A_OUTPUT | A_LINES | A_FOLLOW,
 	  "usage: cordon log tail [-f] [-n N] [OPTIONS]\n\nShow the last N records (10), and with "
 	  "-f "
@@ -484,6 +599,7 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 		{ "checkpoint", required_argument, NULL, O_CHECKPOINT },
 		{ "key", required_argument, NULL, O_KEY },
 		{ "checkpoint-out", required_argument, NULL, O_CP_OUT },
+		{ "replay", no_argument, NULL, O_REPLAY },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -532,6 +648,10 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 		case O_RUN:
 			need = A_FILTER;
 			a->f.run_id = optarg;
+			break;
+		case O_REPLAY:
+			need = A_REPLAY;
+			a->replay = 1;
 			break;
 		case O_SINCE:
 			need = A_FILTER;

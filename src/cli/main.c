@@ -18,6 +18,8 @@
 
 static const struct cd_cmd commands[] = {
 	{ "run", cmd_run, "run a command in a throwaway sandbox" },
+	{ "cache", cmd_cache, "list or clear the package caches of --cache" },
+	{ "shell", cmd_shell, "an interactive shell in the same sandbox, on a pty of its own" },
 	{ "log", cmd_log, "show, export and verify the audit log" },
 	{ "policy", cmd_policy,
 	  "the grant matrix: lint, check, explain, test, diff, review, matrix" },

@@ -7,6 +7,11 @@
 #define CD_MIB (1024UL * 1024UL)
 #define CD_GIB (1024UL * CD_MIB)
 
+/* cordon shell: the session recording (what was typed and printed) */
+#define CD_SESSION_DEFAULT (1 * CD_MIB)
+#define CD_SESSION_MAX     (64 * CD_MIB)
+#define CD_SANDBOX_PTY_MAX "16" /* ptys in the sandbox's own devpts (a string: fsconfig) */
+
 /* cordon run */
 #define CD_PLAN_MAX_MOUNTS     128  /* binds, tmpfs, symlinks in one plan */
 #define CD_PLAN_MAX_ENV        256  /* environment entries */

@@ -220,7 +220,7 @@ static int add_etc(struct cd_plan *p, struct cd_err *err)
 	return 0;
 }
 
-static int add_dev(struct cd_plan *p, struct cd_err *err)
+static int add_dev(struct cd_plan *p, int tty, struct cd_err *err)
 {
 	static const struct {
 		const char *dest, *target;
@@ -248,6 +248,17 @@ static int add_dev(struct cd_plan *p, struct cd_err *err)
 		if (r < 0)
 			return r;
 	}
+	/* cordon shell: a devpts instance of the sandbox's own, never the
+	 * host's; the child makes the session's pty in it before any wall. */
+	if (tty && ((r = add_mount(p, CD_MNT_DEVPTS, CD_MNT_RW, NULL, "/dev/pts", err)) < 0 ||
+	            (r = add_mount(p, CD_MNT_SYMLINK, 0, "pts/ptmx", "/dev/ptmx", err)) < 0))
+		return r;
+	/* /dev/tty names the opener's controlling terminal: inside, only ever
+	 * the session pty (every process of the sandbox is in sessions made
+	 * inside it), so programs that reopen it (less, vi) work. */
+	if (tty && (r = add_mount(p, CD_MNT_BIND, CD_MNT_RW | CD_MNT_DEV, "/dev/tty", "/dev/tty",
+	                          err)) < 0)
+		return r;
 	return 0;
 }
 
@@ -751,7 +762,7 @@ static int build_landlock(struct cd_plan *p, struct cd_err *err)
 		const struct cd_mount *m = &p->mounts[i];
 		uint64_t acc;
 
-		if (m->kind == CD_MNT_BIND && (m->flags & CD_MNT_DEV))
+		if ((m->kind == CD_MNT_BIND && (m->flags & CD_MNT_DEV)) || m->kind == CD_MNT_DEVPTS)
 			acc = cd_landlock_fs_dev(abi);
 		else if ((m->kind == CD_MNT_BIND || m->kind == CD_MNT_TMPFS) &&
 		         (m->flags & CD_MNT_RW))
@@ -860,6 +871,7 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	p->profile = strdup(o->profile ? o->profile : "strict");
 	p->allow_degraded = o->allow_degraded;
 	p->proxy_port = o->egress ? CD_PROXY_PORT : 0;
+	p->tty = o->tty;
 	p->walls = CD_WALL_USERNS | CD_WALL_MOUNTNS | CD_WALL_PIDNS | CD_WALL_NETNS |
 	           CD_WALL_IPCNS | CD_WALL_UTSNS | CD_WALL_CGROUPNS | CD_WALL_NNP | CD_WALL_CAPS;
 	if (o->limits)
@@ -896,8 +908,8 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 		if ((r = add_host_entry(p, system_dirs[i], err)) < 0)
 			goto fail;
 	}
-	if ((r = add_etc(p, err)) < 0 || (r = add_dev(p, err)) < 0 || (r = add_proc(p, err)) < 0 ||
-	    (r = add_scratch(p, o, err)) < 0)
+	if ((r = add_etc(p, err)) < 0 || (r = add_dev(p, o->tty, err)) < 0 ||
+	    (r = add_proc(p, err)) < 0 || (r = add_scratch(p, o, err)) < 0)
 		goto fail;
 
 	first_user = p->nmounts;
@@ -947,6 +959,8 @@ static const char *kind_name(enum cd_mount_kind k)
 		return "mask";
 	case CD_MNT_REMOUNT_RO:
 		return "remount-ro";
+	case CD_MNT_DEVPTS:
+		return "devpts";
 	}
 	return "?";
 }
@@ -1003,6 +1017,7 @@ char *cd_plan_describe(const struct cd_plan *p)
 	json_object_set_new(o, "landlock_abi", json_integer(p->landlock_abi));
 	json_object_set_new(o, "egress_proxy_port", json_integer(p->proxy_port));
 	json_object_set_new(o, "seccomp", json_boolean(p->walls & CD_WALL_SECCOMP));
+	json_object_set_new(o, "tty", json_boolean(p->tty));
 	argv = env = mounts = lim = NULL;
 	s = json_dumps(o, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 out:

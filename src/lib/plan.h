@@ -31,6 +31,7 @@ enum cd_mount_kind {
 	CD_MNT_DIR,        /* an empty directory at dest */
 	CD_MNT_MASK,       /* hide dest: /dev/null over a file, empty ro tmpfs over a dir */
 	CD_MNT_REMOUNT_RO, /* make the existing mount at dest read-only */
+	CD_MNT_DEVPTS,     /* a new devpts instance of the sandbox's own at dest */
 };
 
 /* Mount flags. */
@@ -96,6 +97,8 @@ struct cd_plan {
 			      * Landlock lets TCP connect to it alone; 0: no egress */
 	char *scratch_host;             /* --scratch DIR (canonical) or NULL for tmpfs */
 	char *profile;                  /* name, for the result */
+	int tty; /* the command's stdio is a fresh pty of the sandbox's own devpts
+		  * (cordon shell); the controller goes to the supervisor */
 };
 
 /* What the caller (the CLI, later the gate) asks for.  Everything is
@@ -125,6 +128,7 @@ struct cd_plan_opts {
 	int allow_degraded;   /* run without walls the kernel lacks (recorded) */
 	int skip_socket_scan; /* do not cover host Unix sockets in bound dirs */
 	int egress;           /* reach the network through cordon's proxy only */
+	int tty;              /* cordon shell: a pty of its own devpts as stdio */
 	int cwd_writable;     /* workspace-write: the cwd is writable, except
 			     * cd_protected_workspace_paths, kept read-only */
 	/* cordon's own files (audit log, state database, keys): never

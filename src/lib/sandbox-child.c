@@ -56,6 +56,7 @@ static volatile pid_t g_cmd_pid;
 static int g_report_fd = -1;
 static int g_listener_fd = -1;
 static int g_sync_fd = -1;
+static int g_pty_follower = -1; /* plan->tty: the session pty's follower side */
 
 static size_t copy_str(char *dst, size_t cap, size_t at, const char *src)
 {
@@ -247,6 +248,63 @@ static int new_fs(const char *type, const char *size, const char *mode, uint64_t
 	return m;
 }
 
+/* A devpts instance of the sandbox's own (every devpts mount is a new
+ * instance since Linux 4.7): its ptys are not the host's, and nothing of
+ * the host's terminals is reachable through it. */
+static int new_devpts(void)
+{
+	int fs = (int)syscall(SYS_fsopen, "devpts", FSOPEN_CLOEXEC), m;
+
+	if (fs < 0)
+		return -errno;
+	/* max: a sandbox may open a few ptys of its own (tmux, script), but
+	 * not exhaust the host-wide kernel.pty.max. */
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "max", CD_SANDBOX_PTY_MAX, 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int e = errno;
+		close(fs);
+		return -e;
+	}
+	m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	if (m < 0) {
+		int e = errno;
+		close(fs);
+		return -e;
+	}
+	close(fs);
+	return m;
+}
+
+/* cordon shell: make the session's pty in the sandbox's devpts (after
+ * pivot_root, so it is the sandbox's instance), keep the follower for the
+ * command's stdio and hand the controller to the supervisor.  Nothing in
+ * the sandbox keeps the controller: the command can only write to its own
+ * terminal, and cordon relays what the person types. */
+static void make_pty(void)
+{
+	int ptm, pts, unlock = 0, r;
+
+	if (!g_ctx->plan->tty)
+		return;
+	ptm = xopenat2(AT_FDCWD, "/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC,
+	               RESOLVE_NO_SYMLINKS);
+	if (ptm < 0)
+		fail("open the sandbox's pty multiplexer", "/dev/pts/ptmx", errno);
+	if (ioctl(ptm, TIOCSPTLCK, &unlock) < 0)
+		fail("unlock the session pty", NULL, errno);
+	pts = ioctl(ptm, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (pts < 0)
+		fail("open the session pty's follower", NULL, errno);
+	r = cd_fd_send(g_ctx->pty_fd, ptm);
+	close(ptm);
+	if (r < 0)
+		fail("hand the session pty to the supervisor", NULL, -r);
+	close(g_ctx->pty_fd);
+	g_pty_follower = pts;
+}
+
 /* A detached, recursive clone of a host path opened without symlinks. */
 static int clone_source(const char *path)
 {
@@ -396,6 +454,12 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 			             0);
 		if (r == 0)
 			r = attach(mfd, tfd);
+		break;
+	case CD_MNT_DEVPTS:
+		what = "mount devpts at";
+		tfd = make_target(pfd, name, 1);
+		mfd = tfd < 0 ? tfd : new_devpts();
+		r = mfd < 0 ? mfd : attach(mfd, tfd);
 		break;
 	case CD_MNT_REMOUNT_RO:
 		what = "make read-only";
@@ -626,11 +690,13 @@ static void close_fds(void)
 	/* Out of the way of 0-4 first, so no dup2 below clobbers them. */
 	if ((g_report_fd = fcntl(g_report_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
 	    (g_listener_fd = fcntl(g_listener_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
-	    (g_sync_fd = fcntl(g_sync_fd, F_DUPFD_CLOEXEC, 16)) < 0)
+	    (g_sync_fd = fcntl(g_sync_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
+	    (g_pty_follower >= 0 &&
+	     (g_pty_follower = fcntl(g_pty_follower, F_DUPFD_CLOEXEC, 16)) < 0))
 		_exit(CHILD_EXIT_SETUP);
 
 	for (i = 0; i < 3; i++) {
-		if (dup2(g_ctx->stdio[i], i) < 0)
+		if (dup2(g_pty_follower >= 0 ? g_pty_follower : g_ctx->stdio[i], i) < 0)
 			fail("set up stdio", NULL, errno);
 	}
 	if (g_report_fd != 3) {
@@ -681,6 +747,13 @@ __attribute__((noreturn)) static void exec_command(void)
 
 	if (setsid() < 0 && errno != EPERM)
 		_exit(CHILD_EXIT_SETUP);
+	/* cordon shell: the session pty becomes the command's controlling
+	 * terminal (the only one it ever has: the host's is never here). */
+	if (p->tty && ioctl(0, TIOCSCTTY, 0) < 0) {
+		report(CD_REPORT_EXEC_FAIL, errno, 0, 0,
+		       "make the session pty the controlling terminal", NULL);
+		_exit(CHILD_EXIT_SETUP);
+	}
 	reset_signals();
 	if (strchr(arg0, '/')) {
 		execve(arg0, p->argv, p->envp);
@@ -811,6 +884,7 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	loopback_up();
 	proxy_listener();
 	close(ctx->proxy_fd);
+	make_pty();
 	close_fds();
 	if ((r = cd_rlimits_apply(&ctx->plan->limits, ctx->cg_memory, ctx->cg_pids)) < 0)
 		fail("set resource limits", NULL, -r);

@@ -34,12 +34,13 @@ struct cd_report {
  * the child allocates nothing. */
 struct cd_child_ctx {
 	const struct cd_plan *plan;
-	int report_fd;          /* child's end of the report socket */
-	int sync_fd;            /* read end: one byte from the supervisor means "go" */
-	int lifeline_fd;        /* read end: EOF means the supervisor died */
-	int stdio[3];           /* the command's ends of the stdio pipes */
-	int proxy_fd;           /* child's end of the socket the proxy listener goes over */
-	int listener_fd;        /* child's end of the socket the seccomp listener goes over */
+	int report_fd;   /* child's end of the report socket */
+	int sync_fd;     /* read end: one byte from the supervisor means "go" */
+	int lifeline_fd; /* read end: EOF means the supervisor died */
+	int stdio[3];    /* the command's ends of the stdio pipes */
+	int proxy_fd;    /* child's end of the socket the proxy listener goes over */
+	int listener_fd; /* child's end of the socket the seccomp listener goes over */
+	int pty_fd;      /* plan->tty: child's end of the socket the pty controller goes over */
 	int cg_memory, cg_pids; /* a cgroup enforces these: no rlimit floor needed */
 	char uid_map[64], gid_map[64];
 	char tmpfs_size[CD_PLAN_MAX_MOUNTS][24]; /* decimal sizes, per mount */

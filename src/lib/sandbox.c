@@ -22,6 +22,7 @@
 #include <sodium.h>
 #include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -134,6 +135,8 @@ struct supervisor {
 	int psock;    /* our end of the proxy socket, -1 once the listener came */
 	int lsock;    /* our end of the listener socket, -1 once the listener came */
 	int listener; /* seccomp user-notification fd, -1 when none */
+	int ptysock;  /* plan->tty: our end of the pty socket, -1 once the controller came */
+	int ptm;      /* plan->tty: the pty's controller side (a copy is out.from), or -1 */
 	struct cd_cgroup *cg;
 	int child_done, killed_timeout, killed_output, got_status, status, started;
 	uint32_t walls;
@@ -151,7 +154,10 @@ enum {
 	EV_LSOCK,
 	EV_LISTENER,
 	EV_PROXY,
+	EV_PTY,
 };
+
+static int set_nonblock(int fd);
 
 static int ep_add(int epfd, int fd, uint32_t events, uint64_t tag)
 {
@@ -224,6 +230,8 @@ static void answer_seccomp(struct supervisor *s, uint32_t events)
 
 static void close_stream(struct supervisor *s, struct stream *st)
 {
+	if (st->from >= 0 && st->from == s->ptm)
+		s->ptm = -1;
 	if (st->from >= 0) {
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, st->from, NULL);
 		close(st->from);
@@ -263,6 +271,8 @@ static void relay_out(struct supervisor *s, struct stream *st)
 		if (keep) {
 			crypto_hash_sha256_update(&st->hash, (unsigned char *)buf, keep);
 			st->bytes += keep;
+			if (s->plan->tty && s->io->record)
+				s->io->record(s->io->record_ctx, 'o', buf, keep);
 			if (st->holding) {
 				if (!st->overflow && cd_buf_append(&st->held, buf, keep) < 0)
 					st->overflow = 1;
@@ -350,6 +360,8 @@ static void pump_stdin(struct supervisor *s)
 			crypto_hash_sha256_update(&s->in_hash, (unsigned char *)s->in_buf,
 			                          (size_t)n);
 			s->in_bytes += (uint64_t)n;
+			if (s->plan->tty && s->io->record)
+				s->io->record(s->io->record_ctx, 'i', s->in_buf, (size_t)n);
 			s->in_len = (size_t)n;
 			s->in_off = 0;
 		}
@@ -436,12 +448,69 @@ static void read_reports(struct supervisor *s)
 	}
 }
 
+/* The person's terminal size onto the session pty; the kernel tells the
+ * pty's foreground process group (SIGWINCH) when it changed. */
+static void copy_winsize(struct supervisor *s)
+{
+	struct winsize ws;
+	uint16_t rec[2];
+
+	if (s->ptm < 0)
+		return;
+	if (s->io->winsize_fd < 0 || ioctl(s->io->winsize_fd, TIOCGWINSZ, &ws) < 0 ||
+	    ws.ws_row == 0 || ws.ws_col == 0) {
+		memset(&ws, 0, sizeof ws);
+		ws.ws_row = 24;
+		ws.ws_col = 80;
+	}
+	if (ioctl(s->ptm, TIOCSWINSZ, &ws) < 0)
+		return;
+	rec[0] = ws.ws_row;
+	rec[1] = ws.ws_col;
+	if (s->io->record)
+		s->io->record(s->io->record_ctx, 'w', rec, sizeof rec);
+}
+
+/* The session pty's controller arrives once from the sandbox's init; from
+ * then on it is both the command's stdout (out.from) and stdin (in_to). */
+static void receive_pty(struct supervisor *s)
+{
+	int fd = -1, in = -1;
+
+	if (cd_fd_recv(s->ptysock, &fd) == 0) {
+		in = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (in < 0 || set_nonblock(fd) < 0 || ep_add(s->epfd, fd, EPOLLIN, EV_OUT) < 0 ||
+		    ep_add(s->epfd, in, 0, EV_IN_TO) < 0) {
+			cd_closep(&fd);
+			cd_closep(&in);
+			kill_sandbox(s);
+		} else {
+			s->ptm = fd;
+			s->out.from = fd;
+			s->in_to = in;
+			copy_winsize(s);
+			if (s->in_from >= 0) {
+				int r = ep_add(s->epfd, s->in_from, EPOLLIN, EV_IN_FROM);
+				s->in_pollable = r == 0;
+				if (r < 0 && r != -EPERM)
+					kill_sandbox(s);
+			}
+			pump_stdin(s);
+		}
+	}
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->ptysock, NULL);
+	close(s->ptysock);
+	s->ptysock = -1;
+}
+
 static void forward_signals(struct supervisor *s)
 {
 	struct signalfd_siginfo si;
 
 	while (read(s->io->signal_fd, &si, sizeof si) == (ssize_t)sizeof si) {
-		if (si.ssi_signo == SIGKILL)
+		if (si.ssi_signo == SIGWINCH && s->plan->tty)
+			copy_winsize(s);
+		else if (si.ssi_signo == SIGKILL)
 			kill_sandbox(s);
 		else
 			syscall(SYS_pidfd_send_signal, s->pidfd, (int)si.ssi_signo, NULL, 0);
@@ -543,7 +612,8 @@ static void loop(struct supervisor *s)
 {
 	struct epoll_event evs[8];
 
-	while (!s->child_done || s->out.from >= 0 || s->err.from >= 0 || s->report_fd >= 0) {
+	while (!s->child_done || s->out.from >= 0 || s->err.from >= 0 || s->report_fd >= 0 ||
+	       s->ptysock >= 0) {
 		int n, i;
 
 		n = epoll_wait(s->epfd, evs, 8, -1);
@@ -580,6 +650,9 @@ static void loop(struct supervisor *s)
 			case EV_PROXY:
 				receive_proxy(s);
 				break;
+			case EV_PTY:
+				receive_pty(s);
+				break;
 			case EV_TIMER:
 				if (!s->child_done) {
 					s->killed_timeout = 1;
@@ -608,7 +681,7 @@ static int set_nonblock(int fd)
 
 /* Pipes are made in pairs: [0] read end, [1] write end, both close-on-exec. */
 struct fds {
-	int in[2], out[2], err[2], rep[2], sync[2], life[2], lis[2], prx[2];
+	int in[2], out[2], err[2], rep[2], sync[2], life[2], lis[2], prx[2], pty[2];
 };
 
 static void close_pair(int *p)
@@ -628,6 +701,7 @@ static void close_all(struct fds *f)
 	close_pair(f->life);
 	close_pair(f->lis);
 	close_pair(f->prx);
+	close_pair(f->pty);
 }
 
 static int make_fds(struct fds *f)
@@ -638,7 +712,8 @@ static int make_fds(struct fds *f)
 	    pipe2(f->life, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->rep) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->lis) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->prx) < 0) {
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->prx) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->pty) < 0) {
 		int e = -errno;
 		close_all(f);
 		return e;
@@ -680,7 +755,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 
 	memset(res, 0, sizeof *res);
 	memset(&s, 0, sizeof s);
-	s.lsock = s.listener = s.psock = -1;
+	s.lsock = s.listener = s.psock = s.ptysock = s.ptm = -1;
 	if (plan->proxy_port && !io->on_proxy)
 		return setup_fail(res, err, -EINVAL,
 		                  "the plan has an egress proxy but nothing serves it");
@@ -715,6 +790,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		u64_dec(plan->mounts[i].size, ctx.tmpfs_size[i], sizeof ctx.tmpfs_size[i]);
 	ctx.listener_fd = f.lis[1];
 	ctx.proxy_fd = f.prx[1];
+	ctx.pty_fd = f.pty[1];
 
 	/* The run's cgroup exists before the child does; the child waits at
 	 * the sync point until it has been moved in. */
@@ -751,6 +827,10 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	cd_closep(&f.lis[1]);
 	cd_closep(&f.prx[1]);
 	f.prx[1] = -1;
+	cd_closep(&f.pty[1]);
+	f.pty[1] = -1;
+	s.ptysock = f.pty[0];
+	f.pty[0] = -1;
 	s.psock = f.prx[0];
 	f.prx[0] = -1;
 	f.in[0] = f.out[1] = f.err[1] = f.rep[1] = f.sync[0] = f.life[0] = f.lis[1] = -1;
@@ -762,9 +842,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	s.res = res;
 	s.pidfd = pidfd;
 	s.report_fd = f.rep[0];
-	s.out.from = f.out[0];
 	s.out.to = io->stdout_fd;
-	s.err.from = f.err[0];
 	s.err.to = io->stderr_fd;
 	if (io->mask && cd_mask_rules_active(io->mask)) {
 		uint64_t cap = plan->limits.output_limit;
@@ -773,20 +851,37 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		cd_buf_init(&s.err.held, hc);
 		s.out.holding = s.err.holding = 1;
 	}
-	s.in_to = f.in[1];
 	s.in_from = io->stdin_fd;
 	s.timerfd = -1;
+	s.out.from = s.err.from = s.in_to = -1;
 	s.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (s.epfd < 0 || set_nonblock(s.out.from) < 0 || set_nonblock(s.err.from) < 0 ||
-	    set_nonblock(s.in_to) < 0) {
+	if (s.epfd < 0) {
 		r = -errno;
 		goto abort;
 	}
-	if ((r = ep_add(s.epfd, s.out.from, EPOLLIN, EV_OUT)) < 0 ||
-	    (r = ep_add(s.epfd, s.err.from, EPOLLIN, EV_ERR)) < 0 ||
-	    (r = ep_add(s.epfd, s.report_fd, EPOLLIN, EV_REPORT)) < 0 ||
+	if (plan->tty) {
+		/* The pty carries all three streams; the pipes stay unused. */
+		if ((r = ep_add(s.epfd, s.ptysock, EPOLLIN, EV_PTY)) < 0)
+			goto abort;
+	} else {
+		cd_closep(&s.ptysock); /* no pty: nothing will come */
+		s.ptysock = -1;
+		s.out.from = f.out[0];
+		s.err.from = f.err[0];
+		s.in_to = f.in[1];
+		f.out[0] = f.err[0] = f.in[1] = -1;
+		if (set_nonblock(s.out.from) < 0 || set_nonblock(s.err.from) < 0 ||
+		    set_nonblock(s.in_to) < 0) {
+			r = -errno;
+			goto abort;
+		}
+		if ((r = ep_add(s.epfd, s.out.from, EPOLLIN, EV_OUT)) < 0 ||
+		    (r = ep_add(s.epfd, s.err.from, EPOLLIN, EV_ERR)) < 0 ||
+		    (r = ep_add(s.epfd, s.in_to, 0, EV_IN_TO)) < 0)
+			goto abort;
+	}
+	if ((r = ep_add(s.epfd, s.report_fd, EPOLLIN, EV_REPORT)) < 0 ||
 	    (r = ep_add(s.epfd, s.pidfd, EPOLLIN, EV_PID)) < 0 ||
-	    (r = ep_add(s.epfd, s.in_to, 0, EV_IN_TO)) < 0 ||
 	    (r = ep_add(s.epfd, s.lsock, EPOLLIN, EV_LSOCK)) < 0)
 		goto abort;
 	if (plan->proxy_port && (r = ep_add(s.epfd, s.psock, EPOLLIN, EV_PROXY)) < 0)
@@ -795,7 +890,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		goto abort;
 	if (io->signal_fd >= 0 && (r = ep_add(s.epfd, io->signal_fd, EPOLLIN, EV_SIGNAL)) < 0)
 		goto abort;
-	if (s.in_from >= 0) {
+	if (s.in_from >= 0 && !plan->tty) {
 		r = ep_add(s.epfd, s.in_from, EPOLLIN, EV_IN_FROM);
 		if (r == -EPERM)
 			s.in_pollable = 0; /* a regular file or /dev/null: always ready */
@@ -874,7 +969,11 @@ out:
 		close(s.epfd);
 	cd_closep(&s.lsock);
 	cd_closep(&s.psock);
+	cd_closep(&s.ptysock);
 	close_listener(&s);
+	cd_closep(&f.in[1]);
+	cd_closep(&f.out[0]);
+	cd_closep(&f.err[0]);
 	cd_cgroup_destroy(s.cg);
 	cd_closep(&pidfd);
 	cd_closep(&f.sync[1]);

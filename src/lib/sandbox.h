@@ -82,6 +82,20 @@ struct cd_sandbox_io {
 	 * on stderr.  The hashes stay those of the raw output.  Borrowed. */
 	struct cd_masker *masker;
 	const struct cd_mask_rules *mask;
+	/* plan->tty (cordon shell): the command's stdin, stdout and stderr
+	 * are one pty of the sandbox's own devpts; the supervisor relays
+	 * stdin_fd to its controller side and the controller to stdout_fd
+	 * (stderr_fd is unused; the output cap and the stdout hash cover
+	 * what the pty printed, the stdin hash what was typed).  winsize_fd,
+	 * when >= 0, is the person's terminal: its size is copied to the pty
+	 * when the pty comes and on every SIGWINCH read from signal_fd (which
+	 * is then not forwarded).  Ignored without plan->tty. */
+	int winsize_fd;
+	/* When set, sees every byte relayed, in order: dir 'i' what was
+	 * typed, 'o' what was printed, 'w' a new window size (two uint16_t
+	 * rows, cols).  Only with plan->tty.  Must not block. */
+	void (*record)(void *ctx, char dir, const void *buf, size_t len);
+	void *record_ctx;
 };
 
 /* A fresh random run id (hex).  Returns -errno only if the kernel's random
