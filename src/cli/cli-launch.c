@@ -561,9 +561,11 @@ static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
 		size_t nset = 0;
 		int n;
 
-		if (a->profile || a->nbinds || a->scratch) {
+		/* A cache is persistent writable state the grant's profile does
+		 * not name: refused like --rw (fail closed). */
+		if (a->profile || a->nbinds || a->scratch || a->ncaches) {
 			cli_errorf("with --policy the grant's profile decides the sandbox: "
-			           "--profile, --ro, --rw and --scratch are refused");
+			           "--profile, --ro, --rw, --scratch and --cache are refused");
 			return -1;
 		}
 		if (cd_profile_builtin("strict", prof, &err) < 0)
