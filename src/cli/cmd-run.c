@@ -13,12 +13,14 @@
 #include "buf.h"
 #include "cli-audit.h"
 #include "egress-proxy.h"
+#include "fs.h"
 #include "gate.h"
 #include "state.h"
 #include "num.h"
 #include "plan.h"
 #include "policy-yaml.h"
 #include "profile.h"
+#include "proposal.h"
 #include "sandbox.h"
 #include "util.h"
 
@@ -58,6 +60,9 @@ static void usage(FILE *f)
 	        "  --scratch-size SIZE   size of the scratch tmpfs (default 256M)\n"
 	        "  --skip-socket-scan    do not cover host Unix sockets in bound directories\n"
 	        "                        (covered by default: connect() ignores read-only)\n"
+	        "  --propose             the working directory is writable through an overlay:\n"
+	        "                        the real tree stays untouched, the writes become a\n"
+	        "                        proposal ('cordon proposals show|apply|reject ID')\n"
 	        "Environment:\n"
 	        "  --env NAME[=VALUE]    pass NAME (from cordon's environment, or VALUE)\n"
 	        "  --secret NAME[:FILE]  pass secret NAME from cordon's environment or FILE;\n"
@@ -134,6 +139,7 @@ enum {
 	OPT_NET,
 	OPT_APPROVAL_TIMEOUT,
 	OPT_APPROVE_INTERACTIVE,
+	OPT_PROPOSE,
 };
 
 static const struct option options[] = {
@@ -164,6 +170,7 @@ static const struct option options[] = {
 	{ "skip-socket-scan", no_argument, NULL, OPT_SKIP_SOCKET_SCAN },
 	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 	{ "net", required_argument, NULL, OPT_NET },
+	{ "propose", no_argument, NULL, OPT_PROPOSE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -183,6 +190,7 @@ struct run_args {
 	int net_none;
 	uint64_t approval_timeout_ms;
 	int approve_interactive;
+	int propose;
 	const char *profile, *policy, *agent, *task, *tool, *audit;
 	unsigned set; /* SET_* limits given as options: they win over the profile */
 };
@@ -481,6 +489,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			break;
 		case OPT_APPROVE_INTERACTIVE:
 			a->approve_interactive = 1;
+			break;
+		case OPT_PROPOSE:
+			a->propose = 1;
 			break;
 		case OPT_ALLOW_DEGRADED:
 			a->allow_degraded = 1;
@@ -970,8 +981,90 @@ static void explain_refusal(const struct cd_decision *d, char *out, size_t cap)
 		out[0] = '\0';
 }
 
+/* Proposal mode: the per-run layer (upper and work directories) beside
+ * the state database, which no sandbox sees. */
+struct layer {
+	char dir[CD_PATH_MAX], upper[CD_PATH_MAX + 8], work[CD_PATH_MAX + 8];
+	int made, keep;
+};
+
+static int layer_make(struct layer *l, const char *run_id)
+{
+	struct cd_err err = { 0, "" };
+	int r = cli_proposal_layer_dir(NULL, run_id, l->dir, sizeof l->dir);
+
+	if (r < 0) {
+		cli_errorf("--propose: no place for the proposal layer: %s", cd_strerror(r));
+		return -1;
+	}
+	snprintf(l->upper, sizeof l->upper, "%s/upper", l->dir);
+	snprintf(l->work, sizeof l->work, "%s/work", l->dir);
+	if (cd_mkdir_parents(l->upper, &err) < 0) {
+		cli_errorf("--propose: %s", err.msg);
+		return -1;
+	}
+	if (mkdir(l->dir, 0700) < 0 && errno != EEXIST) {
+		cli_errorf("--propose: cannot create '%s': %s", l->dir, cd_strerror(-errno));
+		return -1;
+	}
+	l->made = 1;
+	if (mkdir(l->upper, 0700) < 0 || mkdir(l->work, 0700) < 0) {
+		cli_errorf("--propose: cannot create the layer in '%s': %s", l->dir,
+		           cd_strerror(-errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void layer_done(struct layer *l)
+{
+	if (l->made && !l->keep)
+		cd_prop_remove_tree(l->dir);
+	l->made = 0;
+}
+
+/* After a --propose run: the change set, stored and recorded.  0, or -1
+ * (reported): the proposal is lost, cordon fails. */
+static int make_proposal(struct layer *l, const struct cd_plan *plan, const struct run_args *a,
+                         const char *run_id, struct cd_state *state, struct cd_audit *audit)
+{
+	struct cd_err err = { 0, "" };
+	struct cd_proposal *p = NULL;
+	size_t c[5], fl;
+
+	cd_prop_remove_tree(l->work);
+	if (cd_proposal_scan(plan->cwd, l->upper, run_id, a->agent, a->task, (int64_t)time(NULL),
+	                     &p, &err) < 0) {
+		cli_errorf("--propose: the change set could not be computed: %s", err.msg);
+		return -1;
+	}
+	if (p->nfiles == 0) {
+		cli_warnf("--propose: no file changed: no proposal");
+		cd_proposal_free(p);
+		return 0;
+	}
+	if (cd_proposal_save(state, p, &err) < 0) {
+		cli_errorf("--propose: %s", err.msg);
+		cd_proposal_free(p);
+		return -1;
+	}
+	l->keep = 1;
+	if (cli_proposal_record(audit, p, "proposal.created", NULL, NULL) < 0) {
+		cd_proposal_free(p);
+		return -1;
+	}
+	cd_proposal_counts(p, c, &fl);
+	cli_warnf("proposal %s: %zu added, %zu modified, %zu deleted, %zu refused, %zu flagged; "
+	          "review with 'cordon proposals show %s'",
+	          p->id, c[CD_PROP_ADDED], c[CD_PROP_MODIFIED], c[CD_PROP_DELETED],
+	          c[CD_PROP_REFUSED], fl, p->id);
+	cd_proposal_free(p);
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
+	struct layer layer;
 	struct run_args a;
 	struct cd_plan_opts po;
 	struct cd_sandbox_profile prof;
@@ -999,6 +1092,7 @@ int cmd_run(int argc, char **argv)
 	char cwd[CD_PATH_MAX];
 
 	memset(&a, 0, sizeof a);
+	memset(&layer, 0, sizeof layer);
 	memset(&arena, 0, sizeof arena);
 	memset(&eg, 0, sizeof eg);
 	eg.stop[0] = eg.stop[1] = -1;
@@ -1084,6 +1178,19 @@ int cmd_run(int argc, char **argv)
 	if (apply_profile(&a, &prof, policy, policy ? dec.profile : NULL, &arena) < 0)
 		goto out;
 	memset(&po, 0, sizeof po);
+	if (a.propose) {
+		if (prof.workspace_write) {
+			rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR,
+			            "--propose and a workspace-write profile exclude each other: "
+			            "in proposal mode every write is proposed");
+			goto out;
+		}
+		if ((!state && !a.dry_run && cli_state_open(NULL, &state) < 0) ||
+		    layer_make(&layer, run_id) < 0)
+			goto out;
+		po.overlay_upper = layer.upper;
+		po.overlay_work = layer.work;
+	}
 	po.cwd_writable = prof.workspace_write;
 	po.profile = prof.name;
 	po.argv = argv + first;
@@ -1188,9 +1295,12 @@ int cmd_run(int argc, char **argv)
 		rc = CD_EXIT_CORDON;
 	}
 	json_decref(extra);
+	if (a.propose && make_proposal(&layer, plan, &a, run_id, state, audit) < 0)
+		rc = CD_EXIT_CORDON;
 	if (a.json && emit_result(&a, plan, &res, planted) < 0)
 		cli_warnf("could not write the result record");
 out:
+	layer_done(&layer);
 	egress_stop(&eg);
 	cd_egress_policy_free(epol);
 	json_decref(planted);

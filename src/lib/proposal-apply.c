@@ -15,6 +15,7 @@
 #include "state.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -386,4 +387,51 @@ int cd_proposal_apply(struct cd_proposal *p, struct cd_err *err)
 	close(treefd);
 	close(upfd);
 	return r < 0 ? r : 0;
+}
+
+static int remove_at(int at, const char *name, unsigned depth)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	int fd, r = 0;
+
+	if (depth > CD_PROP_MAX_DEPTH + 4)
+		return -CD_E_LIMIT;
+	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(at, name, 0) < 0 ? -errno : 0;
+	/* overlayfs leaves its work directory mode 000: make it readable. */
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES) {
+		int pf = openat(at, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		char proc[64];
+		if (pf >= 0) {
+			snprintf(proc, sizeof proc, "/proc/self/fd/%d", pf);
+			chmod(proc, 0700);
+			close(pf);
+		}
+		fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while (r == 0 && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			r = remove_at(dirfd(d), de->d_name, depth + 1);
+	}
+	closedir(d);
+	if (r == 0 && unlinkat(at, name, AT_REMOVEDIR) < 0)
+		r = -errno;
+	return r;
+}
+
+int cd_prop_remove_tree(const char *dir)
+{
+	return remove_at(AT_FDCWD, dir, 0);
 }

@@ -177,8 +177,7 @@ static int overlay_xattrs(int fd, struct scan *sc)
 		i += l + 1;
 		if (strncmp(nm, "user.overlay.", 13) != 0 && strncmp(nm, "trusted.overlay.", 16) != 0)
 			continue;
-		nm = strchr(nm + 5, '.') + 1; /* past "user." / "trusted." */
-		nm = strchr(nm, '.') + 1;     /* past "overlay." */
+		nm += nm[0] == 'u' ? 13 : 16; /* past "user.overlay." / "trusted.overlay." */
 		if (!strcmp(nm, "origin") || !strcmp(nm, "impure") || !strcmp(nm, "uuid") ||
 		    !strcmp(nm, "nlink") || !strcmp(nm, "protattr"))
 			continue;
@@ -291,10 +290,11 @@ static int diff_one(struct cd_prop_file *f, int old_fd, int new_fd)
 	cd_buf_init(&lab_a, 8192);
 	cd_buf_init(&lab_b, 8192);
 	cd_buf_init(&out, CD_PROP_DIFF_MAX + 1);
+	/* Labels escaped: a newline in a name must not forge diff lines. */
 	if (cd_buf_puts(&lab_a, old_fd >= 0 ? "a/" : "/dev/null") < 0 ||
-	    (old_fd >= 0 && cd_buf_append(&lab_a, f->path, f->path_len) < 0) ||
+	    (old_fd >= 0 && cd_buf_escape(&lab_a, f->path, f->path_len) < 0) ||
 	    cd_buf_puts(&lab_b, new_fd >= 0 ? "b/" : "/dev/null") < 0 ||
-	    (new_fd >= 0 && cd_buf_append(&lab_b, f->path, f->path_len) < 0)) {
+	    (new_fd >= 0 && cd_buf_escape(&lab_b, f->path, f->path_len) < 0)) {
 		r = -ENOMEM;
 		goto out;
 	}

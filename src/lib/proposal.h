@@ -135,4 +135,9 @@ int cd_proposal_apply(struct cd_proposal *p, struct cd_err *err);
 int cd_proposal_commit_branch(struct cd_proposal *p, const char *branch, const char *by,
                               char ret_commit[65], struct cd_err *err);
 
+/* Remove a directory tree (a proposal's layer once it has ended), never
+ * following a symlink; overlayfs's mode-000 work directories included.
+ * 0 or -errno. */
+int cd_prop_remove_tree(const char *dir);
+
 #endif
