@@ -292,7 +292,7 @@ int cli_proposal_record(struct cd_audit *audit, const struct cd_proposal *p, con
 	rec.tool = "proposal";
 	rec.action = "update";
 	rec.target = p->id;
-	rec.decision = !strcmp(kind, "proposal.created")    ? "needs-approval"
+	rec.decision = !strcmp(kind, "proposal.created")     ? "needs-approval"
 	               : !strcmp(kind, "proposal.applied")   ? "allow"
 	               : !strcmp(kind, "proposal.committed") ? "allow"
 	                                                     : "deny";
@@ -376,7 +376,8 @@ static int list_cmd(struct env *v, const struct popts *o)
 		if (arr) {
 			json_t *h = head_json(&ps[i]);
 			if (h)
-				json_object_set_new(h, "files", json_integer((json_int_t)ps[i].nfiles));
+				json_object_set_new(h, "files",
+				                    json_integer((json_int_t)ps[i].nfiles));
 			json_array_append_new(arr, h);
 			continue;
 		}
@@ -478,8 +479,7 @@ static void print_diff(const char *d, size_t n)
 	}
 }
 
-static int diff_cmd(struct env *v, const struct popts *o, const char *id, char **want,
-                    size_t nwant)
+static int diff_cmd(struct env *v, const struct popts *o, const char *id, char **want, size_t nwant)
 {
 	struct cd_proposal *p;
 	size_t i, j;
@@ -584,7 +584,7 @@ static int apply_cmd(struct env *v, const struct popts *o, const char *id)
 			}
 		}
 		rc = r == -ESTALE || r == -EEXIST || r == -CD_E_USAGE ? CD_EXIT_FAIL
-		                                                       : CD_EXIT_CORDON;
+		                                                      : CD_EXIT_CORDON;
 		goto out;
 	}
 	for (i = 0; i < p->nfiles; i++)

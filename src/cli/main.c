@@ -25,7 +25,8 @@ static const struct cd_cmd commands[] = {
 	{ "grant", cmd_grant, "break-glass grants: add, list, revoke temporary grants" },
 	{ "delegate", cmd_delegate, "hand part of an agent's grants to a sub-agent" },
 	{ "approvals", cmd_approvals, "list, show, approve, deny, sample held calls" },
-	{ "proposals", cmd_proposals, "review, apply or reject the file changes of --propose runs" },
+	{ "proposals", cmd_proposals,
+	  "review, apply or reject the file changes of --propose runs" },
 	{ "mcp", cmd_mcp, "MCP gateway: granted tools only, every call decided and logged" },
 };
 

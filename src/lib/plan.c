@@ -944,8 +944,8 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	if (o->overlay_upper || o->overlay_work) {
 		if ((r = add_overlay(p, o, cwd, err)) < 0)
 			goto fail;
-	} else if ((r = add_mount(p, CD_MNT_BIND, o->cwd_writable ? CD_MNT_RW : 0, cwd, cwd,
-	                          err)) < 0) {
+	} else if ((r = add_mount(p, CD_MNT_BIND, o->cwd_writable ? CD_MNT_RW : 0, cwd, cwd, err)) <
+	           0) {
 		goto fail;
 	}
 	if (o->cwd_writable && (r = protect_workspace(p, cwd, err)) < 0)

@@ -322,7 +322,8 @@ static int apply_one(int treefd, int upfd, struct cd_prop_file *f)
 			r = -ESTALE;
 			problem(f, "changed during apply: left in place");
 			if (renameat2(pfd, tmp, pfd, name, RENAME_NOREPLACE) < 0)
-				problem(f, "changed during apply: kept as .cordon-apply-* beside it");
+				problem(f,
+				        "changed during apply: kept as .cordon-apply-* beside it");
 		} else if (unlinkat(pfd, tmp, 0) < 0) {
 			r = -errno;
 			problem(f, "cannot be deleted");

@@ -27,9 +27,10 @@
 #include <unistd.h>
 
 static char *const git_env[] = {
-	"PATH=/usr/bin:/bin",       "HOME=/nonexistent",  "GIT_CONFIG_NOSYSTEM=1",
-	"GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C",
-	"GIT_OPTIONAL_LOCKS=0",     NULL,
+	"PATH=/usr/bin:/bin",    "HOME=/nonexistent",
+	"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+	"GIT_TERMINAL_PROMPT=0", "LC_ALL=C",
+	"GIT_OPTIONAL_LOCKS=0",  NULL,
 };
 
 /* Run git -C dir ARGS with stdin from in_fd (-1: /dev/null); its stdout

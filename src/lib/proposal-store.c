@@ -100,8 +100,8 @@ static int hex64_or_empty(const unsigned char *t)
 
 /* The header columns, in this order: id run_id agent task tree upper
  * created status decided_at decided_by branch commit_id. */
-#define HEAD_COLS                                                                          \
-	"id, run_id, agent, task, tree, upper, created, status, decided_at, decided_by," \
+#define HEAD_COLS                                                                                  \
+	"id, run_id, agent, task, tree, upper, created, status, decided_at, decided_by,"           \
 	" branch, commit_id"
 
 static int read_head(sqlite3_stmt *st, struct cd_proposal *p)
@@ -228,7 +228,8 @@ int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **re
 			size_t nc = cap ? cap * 2 : 64;
 			struct cd_prop_file *v;
 			if (nc > CD_PROP_MAX_FILES) {
-				r = cd_err_set(err, -CD_E_LIMIT, "proposal '%s': too many files", id);
+				r = cd_err_set(err, -CD_E_LIMIT, "proposal '%s': too many files",
+				               id);
 				goto fail;
 			}
 			v = realloc(p->files, nc * sizeof *v);

@@ -175,7 +175,8 @@ static int overlay_xattrs(int fd, struct scan *sc)
 		size_t l = strnlen(nm, (size_t)n - i);
 
 		i += l + 1;
-		if (strncmp(nm, "user.overlay.", 13) != 0 && strncmp(nm, "trusted.overlay.", 16) != 0)
+		if (strncmp(nm, "user.overlay.", 13) != 0 &&
+		    strncmp(nm, "trusted.overlay.", 16) != 0)
 			continue;
 		nm += nm[0] == 'u' ? 13 : 16; /* past "user.overlay." / "trusted.overlay." */
 		if (!strcmp(nm, "origin") || !strcmp(nm, "impure") || !strcmp(nm, "uuid") ||
@@ -317,7 +318,8 @@ static int diff_one(struct cd_prop_file *f, int old_fd, int new_fd)
 		int n = new_fd >= 0 ? fcntl(new_fd, F_DUPFD, 10) : -1;
 
 		if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(pfd[1], 1) < 0 ||
-		    dup2(devnull, 2) < 0 || (o >= 0 && dup2(o, 3) < 0) || (n >= 0 && dup2(n, 4) < 0))
+		    dup2(devnull, 2) < 0 || (o >= 0 && dup2(o, 3) < 0) ||
+		    (n >= 0 && dup2(n, 4) < 0))
 			_exit(2);
 		argv[0] = "diff";
 		argv[1] = "-u";
@@ -526,7 +528,8 @@ static int upper_entry(struct scan *sc, int upfd, int lofd, int opaque, const ch
 		if (!have_lower)
 			return 0;
 		if (S_ISDIR(lst.st_mode)) {
-			int sub = openat(lofd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int sub =
+			        openat(lofd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub < 0)
 				return cd_err_sys(sc->err, -errno, "open '%.*s'", (int)sc->len,
 				                  sc->path);
@@ -654,8 +657,7 @@ void cd_prop_sort(struct cd_proposal *p)
 }
 
 int cd_proposal_scan(const char *tree, const char *upper, const char *run_id, const char *agent,
-                     const char *task, int64_t now, struct cd_proposal **ret,
-                     struct cd_err *err)
+                     const char *task, int64_t now, struct cd_proposal **ret, struct cd_err *err)
 {
 	struct scan sc;
 	struct cd_proposal *p = calloc(1, sizeof *p);

@@ -80,8 +80,7 @@ struct cd_proposal {
  * unified diff with diff(1).  -errno / -CD_E_LIMIT / -CD_E_CORRUPT (an
  * overlay feature cordon does not understand: refused as a whole). */
 int cd_proposal_scan(const char *tree, const char *upper, const char *run_id, const char *agent,
-                     const char *task, int64_t now, struct cd_proposal **ret,
-                     struct cd_err *err);
+                     const char *task, int64_t now, struct cd_proposal **ret, struct cd_err *err);
 
 void cd_proposal_free(struct cd_proposal *p);
 

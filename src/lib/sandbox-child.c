@@ -465,8 +465,7 @@ static int overlay_source(const struct cd_mount *m)
 		close(fs);
 		goto out;
 	}
-	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-	                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (mnt < 0)
 		e = errno;
 	close(fs);
@@ -496,7 +495,8 @@ static void open_sources(int *srcfds)
 		if (m->kind == CD_MNT_OVERLAY) {
 			fd = overlay_source(m);
 			if (fd < 0)
-				fail("mount the proposal overlay (overlayfs in a user namespace with "
+				fail("mount the proposal overlay (overlayfs in a user namespace "
+				     "with "
 				     "layers by fd: Linux 6.13+) over",
 				     m->src, -fd);
 			srcfds[i] = fd;
