@@ -1032,6 +1032,10 @@ static int make_proposal(struct layer *l, const struct cd_plan *plan, const stru
 	struct cd_proposal *p = NULL;
 	size_t c[5], fl;
 
+	struct timespec t0, t1;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cd_prop_remove_tree(l->work);
 	if (cd_proposal_scan(plan->cwd, l->upper, run_id, a->agent, a->task, (int64_t)time(NULL),
 	                     &p, &err) < 0) {
@@ -1054,9 +1058,11 @@ static int make_proposal(struct layer *l, const struct cd_plan *plan, const stru
 		return -1;
 	}
 	cd_proposal_counts(p, c, &fl);
-	cli_warnf("proposal %s: %zu added, %zu modified, %zu deleted, %zu refused, %zu flagged; "
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	cli_warnf("proposal %s (computed in %ld ms): %zu added, %zu modified, %zu deleted, %zu refused, %zu flagged; "
 	          "review with 'cordon proposals show %s'",
-	          p->id, c[CD_PROP_ADDED], c[CD_PROP_MODIFIED], c[CD_PROP_DELETED],
+	          p->id, ms, c[CD_PROP_ADDED], c[CD_PROP_MODIFIED], c[CD_PROP_DELETED],
 	          c[CD_PROP_REFUSED], fl, p->id);
 	cd_proposal_free(p);
 	return 0;

@@ -283,8 +283,6 @@ static int write_temp(int upfd, int pfd, const struct cd_prop_file *f, const cha
 		r = -ESTALE;
 	if (r == 0 && fchmod(out, f->new_mode & 0777) < 0)
 		r = -errno;
-	if (r == 0 && fsync(out) < 0)
-		r = -errno;
 	close(in);
 	close(out);
 	if (r < 0)
@@ -302,19 +300,44 @@ static int old_is_base(int pfd, const char *tmp, const struct cd_prop_file *f)
 	       mode == f->base_mode;
 }
 
-static int apply_one(int treefd, int upfd, struct cd_prop_file *f)
+/* Phase one for a new or modified file: its new content, checked, under a
+ * temporary name beside the target (made durable with one syncfs for all
+ * files, not one fsync each). */
+static int stage_one(int treefd, int upfd, struct cd_prop_file *f)
 {
 	const char *name;
-	char tmp[64];
-	int pfd, r = 0;
+	int pfd, r;
 
-	temp_name(tmp);
 	pfd = cd_prop_open_parent(treefd, f->path, f->op == CD_PROP_ADDED, &name);
 	if (pfd < 0) {
 		problem(f, "its directory cannot be opened or created below the tree");
 		return pfd;
 	}
+	temp_name(f->tmp);
+	if ((r = write_temp(upfd, pfd, f, f->tmp)) < 0) {
+		f->tmp[0] = '\0';
+		problem(f, r == -ESTALE ? "the proposed content changed since the run"
+		                        : "cannot write the new content beside it");
+	}
+	close(pfd);
+	return r;
+}
+
+/* Phase two: one atomic rename per file, the old content checked once
+ * more after it has left the name. */
+static int swap_one(int treefd, struct cd_prop_file *f)
+{
+	const char *name;
+	char tmp[64];
+	int pfd, r = 0;
+
+	pfd = cd_prop_open_parent(treefd, f->path, 0, &name);
+	if (pfd < 0) {
+		problem(f, "its directory is gone during apply");
+		return pfd;
+	}
 	if (f->op == CD_PROP_DELETED) {
+		temp_name(tmp);
 		if (renameat2(pfd, name, pfd, tmp, RENAME_NOREPLACE) < 0) {
 			r = -errno;
 			problem(f, "cannot be moved aside for deletion");
@@ -330,61 +353,86 @@ static int apply_one(int treefd, int upfd, struct cd_prop_file *f)
 		}
 		goto out;
 	}
-	if ((r = write_temp(upfd, pfd, f, tmp)) < 0) {
-		problem(f, r == -ESTALE ? "the proposed content changed since the run"
-		                        : "cannot write the new content beside it");
-		goto out;
-	}
 	if (f->op == CD_PROP_ADDED) {
-		if (renameat2(pfd, tmp, pfd, name, RENAME_NOREPLACE) < 0) {
+		if (renameat2(pfd, f->tmp, pfd, name, RENAME_NOREPLACE) < 0) {
 			r = -errno;
 			problem(f, r == -EEXIST ? "exists now: created during apply"
 			                        : "cannot be renamed into place");
-			unlinkat(pfd, tmp, 0);
 		}
 		goto out;
 	}
-	if (renameat2(pfd, tmp, pfd, name, RENAME_EXCHANGE) < 0) {
+	if (renameat2(pfd, f->tmp, pfd, name, RENAME_EXCHANGE) < 0) {
 		r = -errno;
 		problem(f, "cannot be swapped into place");
-		unlinkat(pfd, tmp, 0);
 		goto out;
 	}
-	if (!old_is_base(pfd, tmp, f)) {
+	if (!old_is_base(pfd, f->tmp, f)) {
 		r = -ESTALE;
 		problem(f, "changed during apply: swapped back, left as it was");
-		if (renameat2(pfd, tmp, pfd, name, RENAME_EXCHANGE) == 0)
-			unlinkat(pfd, tmp, 0);
+		if (renameat2(pfd, f->tmp, pfd, name, RENAME_EXCHANGE) < 0)
+			f->tmp[0] = '\0'; /* keep both: the human edit is at tmp */
 		goto out;
 	}
-	unlinkat(pfd, tmp, 0);
 out:
-	if (r == 0 && fsync(pfd) < 0)
-		r = -errno;
+	if (f->op != CD_PROP_DELETED && f->tmp[0] && (r < 0 || f->op == CD_PROP_MODIFIED))
+		unlinkat(pfd, f->tmp, 0); /* the old content, or an unused copy */
+	if (r == 0 || f->op != CD_PROP_DELETED)
+		f->tmp[0] = '\0';
 	close(pfd);
 	if (r == 0)
 		f->applied = 1;
 	return r;
 }
 
+/* Remove staged temporaries that never went in (after a failure). */
+static void unstage(int treefd, struct cd_proposal *p)
+{
+	const char *name;
+	size_t i;
+
+	for (i = 0; i < p->nfiles; i++) {
+		struct cd_prop_file *f = &p->files[i];
+		int pfd;
+		if (!f->tmp[0])
+			continue;
+		pfd = cd_prop_open_parent(treefd, f->path, 0, &name);
+		if (pfd >= 0) {
+			unlinkat(pfd, f->tmp, 0);
+			close(pfd);
+		}
+		f->tmp[0] = '\0';
+	}
+}
+
 int cd_proposal_apply(struct cd_proposal *p, struct cd_err *err)
 {
-	int treefd, upfd, r;
+	int treefd, upfd, r = 0;
 	size_t i;
 
 	if ((r = cd_proposal_check(p, err)) < 0)
 		return r;
 	if ((r = open_roots(p, &treefd, &upfd, err)) < 0)
 		return r;
-	for (i = 0; i < p->nfiles; i++) {
+	for (i = 0; i < p->nfiles && r == 0; i++) {
+		struct cd_prop_file *f = &p->files[i];
+		f->tmp[0] = '\0';
+		if (!f->selected || f->applied || f->op == CD_PROP_DELETED)
+			continue;
+		if ((r = stage_one(treefd, upfd, f)) < 0)
+			r = cd_err_sys(err, r, "staging '%s': %s", f->path, f->problem);
+	}
+	if (r == 0 && syncfs(treefd) < 0)
+		r = cd_err_sys(err, -errno, "syncing the staged files");
+	for (i = 0; i < p->nfiles && r == 0; i++) {
 		struct cd_prop_file *f = &p->files[i];
 		if (!f->selected || f->applied)
 			continue;
-		if ((r = apply_one(treefd, upfd, f)) < 0) {
+		if ((r = swap_one(treefd, f)) < 0)
 			r = cd_err_sys(err, r, "applying '%s': %s", f->path, f->problem);
-			break;
-		}
 	}
+	unstage(treefd, p);
+	if (syncfs(treefd) < 0 && r == 0)
+		r = cd_err_sys(err, -errno, "syncing the tree");
 	close(treefd);
 	close(upfd);
 	return r < 0 ? r : 0;

@@ -58,6 +58,7 @@ struct cd_prop_file {
 	int selected;
 	int applied;
 	char problem[160]; /* why apply refused this file, "" if none */
+	char tmp[64];      /* apply: the staged temporary name, "" if none */
 };
 
 struct cd_proposal {
