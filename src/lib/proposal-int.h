@@ -4,6 +4,7 @@
 #ifndef CD_PROPOSAL_INT_H
 #define CD_PROPOSAL_INT_H
 
+#include "buf.h"
 #include "proposal.h"
 
 #include <stdint.h>
@@ -32,6 +33,13 @@ int cd_prop_open_parent(int rootfd, const char *path, int create, const char **r
 /* Check one selected file's base and new content; sets f->problem.  1 when
  * it is fine, 0 when not, -errno on an error. */
 int cd_prop_check_one(int treefd, int upfd, struct cd_prop_file *f);
+
+/* Append the unified diff (3 lines of context, as diff -u) of text a
+ * against text b, headed by the two labels, to out.  0, -ENOMEM, or
+ * -CD_E_LIMIT when out's cap is reached. */
+struct cd_buf;
+int cd_prop_diff(const char *a, size_t alen, const char *b, size_t blen, const char *label_a,
+                 const char *label_b, struct cd_buf *out);
 
 void cd_prop_file_release(struct cd_prop_file *f);
 void cd_prop_sort(struct cd_proposal *p);

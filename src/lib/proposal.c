@@ -23,7 +23,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -281,16 +280,40 @@ static int refuse(struct scan *sc, const char *why)
 	return add_file(sc, CD_PROP_REFUSED, why) ? 0 : -ENOMEM;
 }
 
-/* Read one side of a diff into an fd diff(1) can read: the file itself. */
+/* Read a whole (small, already size-checked) file from offset 0. */
+static int slurp(int fd, struct cd_buf *b)
+{
+	char chunk[16384];
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return -errno;
+	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (cd_buf_append(b, chunk, (size_t)n) < 0)
+			return -CD_E_LIMIT;
+	}
+	return 0;
+}
+
+/* The unified diff of a text file, computed in process (proposal-diff.c);
+ * old_fd or new_fd is -1 for an added or deleted file. */
 static int diff_one(struct cd_prop_file *f, int old_fd, int new_fd)
 {
-	struct cd_buf lab_a, lab_b, out;
-	int pfd[2], r = 0, st;
-	pid_t pid;
+	struct cd_buf lab_a, lab_b, ta, tb, out;
+	int r;
 
 	cd_buf_init(&lab_a, 8192);
 	cd_buf_init(&lab_b, 8192);
-	cd_buf_init(&out, CD_PROP_DIFF_MAX + 1);
+	cd_buf_init(&ta, CD_PROP_DIFF_INPUT + 1);
+	cd_buf_init(&tb, CD_PROP_DIFF_INPUT + 1);
+	cd_buf_init(&out, CD_PROP_DIFF_MAX);
 	/* Labels escaped: a newline in a name must not forge diff lines. */
 	if (cd_buf_puts(&lab_a, old_fd >= 0 ? "a/" : "/dev/null") < 0 ||
 	    (old_fd >= 0 && cd_buf_escape(&lab_a, f->path, f->path_len) < 0) ||
@@ -299,60 +322,10 @@ static int diff_one(struct cd_prop_file *f, int old_fd, int new_fd)
 		r = -ENOMEM;
 		goto out;
 	}
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		r = -errno;
+	if ((r = slurp(old_fd, &ta)) < 0 || (r = slurp(new_fd, &tb)) < 0)
 		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		goto out;
-	}
-	if (pid == 0) {
-		static char *const envp[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
-		char *argv[10];
-		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-		int o = old_fd >= 0 ? fcntl(old_fd, F_DUPFD, 10) : -1;
-		int n = new_fd >= 0 ? fcntl(new_fd, F_DUPFD, 10) : -1;
-
-		if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(pfd[1], 1) < 0 ||
-		    dup2(devnull, 2) < 0 || (o >= 0 && dup2(o, 3) < 0) ||
-		    (n >= 0 && dup2(n, 4) < 0))
-			_exit(2);
-		argv[0] = "diff";
-		argv[1] = "-u";
-		argv[2] = "--label";
-		argv[3] = lab_a.data;
-		argv[4] = "--label";
-		argv[5] = lab_b.data;
-		argv[6] = o >= 0 ? "/dev/fd/3" : "/dev/null";
-		argv[7] = n >= 0 ? "/dev/fd/4" : "/dev/null";
-		argv[8] = NULL;
-		execve("/usr/bin/diff", argv, envp);
-		_exit(2);
-	}
-	close(pfd[1]);
-	for (;;) {
-		char chunk[16384];
-		ssize_t n = read(pfd[0], chunk, sizeof chunk);
-		if (n == 0)
-			break;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			break;
-		}
-		if (r == 0 && cd_buf_append(&out, chunk, (size_t)n) < 0)
-			r = -CD_E_LIMIT; /* keep draining so diff does not block */
-	}
-	close(pfd[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (r == 0 && (!WIFEXITED(st) || WEXITSTATUS(st) > 1))
-		r = -EIO;
+	r = cd_prop_diff(ta.data ? ta.data : "", ta.len, tb.data ? tb.data : "", tb.len,
+	                 lab_a.data, lab_b.data, &out);
 	if (r == 0 && out.len) {
 		f->diff_len = out.len;
 		f->diff = cd_buf_take(&out);
@@ -362,8 +335,10 @@ static int diff_one(struct cd_prop_file *f, int old_fd, int new_fd)
 out:
 	cd_buf_release(&lab_a);
 	cd_buf_release(&lab_b);
+	cd_buf_release(&ta);
+	cd_buf_release(&tb);
 	cd_buf_release(&out);
-	/* A missing diff is not an error: show says "no diff". */
+	/* A missing diff (too large) is not an error: show says "no diff". */
 	return r == -ENOMEM ? r : 0;
 }
 
