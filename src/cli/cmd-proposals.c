@@ -19,6 +19,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <pwd.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -234,6 +235,35 @@ static json_t *head_json(const struct cd_proposal *p)
 	return o;
 }
 
+/* SHA-256 over the whole change set (op, path, hashes, modes of every
+ * file), so a record that lists only the first files still commits to all
+ * of them. */
+static void change_set_sha256(const struct cd_proposal *p, char out[65])
+{
+	crypto_hash_sha256_state st;
+	unsigned char h[crypto_hash_sha256_BYTES];
+	char modes[32];
+	size_t i;
+
+	crypto_hash_sha256_init(&st);
+	for (i = 0; i < p->nfiles; i++) {
+		const struct cd_prop_file *f = &p->files[i];
+		const char *op = cd_prop_op_name(f->op);
+		int n = snprintf(modes, sizeof modes, "%o %o", f->base_mode, f->new_mode);
+		crypto_hash_sha256_update(&st, (const unsigned char *)op, strlen(op) + 1);
+		crypto_hash_sha256_update(&st, (const unsigned char *)f->path, f->path_len + 1);
+		crypto_hash_sha256_update(&st, (const unsigned char *)f->base_sha256, 65);
+		crypto_hash_sha256_update(&st, (const unsigned char *)f->new_sha256, 65);
+		crypto_hash_sha256_update(&st, (const unsigned char *)modes,
+		                          n > 0 ? (size_t)n + 1 : 0);
+	}
+	crypto_hash_sha256_final(&st, h);
+	sodium_bin2hex(out, 65, h, sizeof h);
+}
+
+/* Files listed in one audit record, at most (the details cap is 1 MiB). */
+#define RECORD_MAX_FILES 2000
+
 static json_t *proposal_json(const struct cd_proposal *p, int files_only_selected)
 {
 	json_t *o = head_json(p), *files = json_array();
@@ -276,8 +306,19 @@ int cli_proposal_record(struct cd_audit *audit, const struct cd_proposal *p, con
 	char *details;
 	int r;
 
+	char css[65];
+	json_t *files;
+
 	if (!d)
 		return -ENOMEM;
+	change_set_sha256(p, css);
+	json_object_set_new(d, "change_set_sha256", json_string(css));
+	files = json_object_get(d, "files");
+	if (json_array_size(files) > RECORD_MAX_FILES) {
+		while (json_array_size(files) > RECORD_MAX_FILES)
+			json_array_remove(files, json_array_size(files) - 1);
+		json_object_set_new(d, "files_truncated", json_true());
+	}
 	if (by)
 		json_object_set_new(d, "by", json_string(by));
 	details = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);

@@ -1047,20 +1047,23 @@ static int make_proposal(struct layer *l, const struct cd_plan *plan, const stru
 		cd_proposal_free(p);
 		return 0;
 	}
+	/* The record first: a proposal the log does not know is never stored
+	 * (the real tree is untouched either way). */
+	if (cli_proposal_record(audit, p, "proposal.created", NULL, NULL) < 0) {
+		cd_proposal_free(p);
+		return -1;
+	}
 	if (cd_proposal_save(state, p, &err) < 0) {
 		cli_errorf("--propose: %s", err.msg);
 		cd_proposal_free(p);
 		return -1;
 	}
 	l->keep = 1;
-	if (cli_proposal_record(audit, p, "proposal.created", NULL, NULL) < 0) {
-		cd_proposal_free(p);
-		return -1;
-	}
 	cd_proposal_counts(p, c, &fl);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-	cli_warnf("proposal %s (computed in %ld ms): %zu added, %zu modified, %zu deleted, %zu refused, %zu flagged; "
+	cli_warnf("proposal %s (computed in %ld ms): %zu added, %zu modified, %zu deleted, %zu "
+	          "refused, %zu flagged; "
 	          "review with 'cordon proposals show %s'",
 	          p->id, ms, c[CD_PROP_ADDED], c[CD_PROP_MODIFIED], c[CD_PROP_DELETED],
 	          c[CD_PROP_REFUSED], fl, p->id);

@@ -21,8 +21,8 @@
 
 struct line {
 	const char *p;
-	size_t n;  /* without the newline */
-	int eol;   /* ends with '\n' */
+	size_t n; /* without the newline */
+	int eol;  /* ends with '\n' */
 };
 
 struct op {
@@ -61,8 +61,8 @@ static int same(const struct line *x, const struct line *y)
 }
 
 /* The edit script for a[0..na) against b[0..nb). */
-static int script(const struct line *a, size_t na, const struct line *b, size_t nb,
-                  struct op **ret, size_t *ret_n)
+static int script(const struct line *a, size_t na, const struct line *b, size_t nb, struct op **ret,
+                  size_t *ret_n)
 {
 	size_t pre = 0, suf = 0, m, n, i, j, k = 0;
 	struct op *ops = calloc(na + nb + 1, sizeof *ops);
@@ -157,8 +157,7 @@ static int hunk(struct cd_buf *out, const struct op *ops, size_t from, size_t to
 	    (r = cd_buf_puts(out, " @@\n")) < 0)
 		return r;
 	for (i = from; i < to && r == 0; i++)
-		r = put_line(out, ops[i].kind,
-		             ops[i].kind == '+' ? &b[ops[i].bi] : &a[ops[i].ai]);
+		r = put_line(out, ops[i].kind, ops[i].kind == '+' ? &b[ops[i].bi] : &a[ops[i].ai]);
 	return r;
 }
 

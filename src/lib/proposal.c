@@ -324,8 +324,8 @@ static int diff_one(struct cd_prop_file *f, int old_fd, int new_fd)
 	}
 	if ((r = slurp(old_fd, &ta)) < 0 || (r = slurp(new_fd, &tb)) < 0)
 		goto out;
-	r = cd_prop_diff(ta.data ? ta.data : "", ta.len, tb.data ? tb.data : "", tb.len,
-	                 lab_a.data, lab_b.data, &out);
+	r = cd_prop_diff(ta.data ? ta.data : "", ta.len, tb.data ? tb.data : "", tb.len, lab_a.data,
+	                 lab_b.data, &out);
 	if (r == 0 && out.len) {
 		f->diff_len = out.len;
 		f->diff = cd_buf_take(&out);

@@ -16,11 +16,13 @@ static const struct {
 	{ "", "new\n", "--- A\n+++ B\n@@ -0,0 +1 @@\n+new\n" },
 	{ "gone\n", "", "--- A\n+++ B\n@@ -1 +0,0 @@\n-gone\n" },
 	{ "a\nb\nc\n", "a\nB\nc\n", "--- A\n+++ B\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n" },
-	{ "x", "y", "--- A\n+++ B\n@@ -1 +1 @@\n-x\n\\ No newline at end of file\n+y\n"
-	            "\\ No newline at end of file\n" },
+	{ "x", "y",
+	  "--- A\n+++ B\n@@ -1 +1 @@\n-x\n\\ No newline at end of file\n+y\n"
+	  "\\ No newline at end of file\n" },
 	{ "x\n", "x", "--- A\n+++ B\n@@ -1 +1 @@\n-x\n+x\n\\ No newline at end of file\n" },
 	/* Two changes 10 lines apart: two hunks with 3 lines of context. */
-	{ "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "one\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\ntwelve\n",
+	{ "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n",
+	  "one\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\ntwelve\n",
 	  "--- A\n+++ B\n@@ -1,4 +1,4 @@\n-1\n+one\n 2\n 3\n 4\n@@ -9,4 +9,4 @@\n 9\n 10\n 11\n"
 	  "-12\n+twelve\n" },
 	/* A name with a newline and an escape in the text: bytes, not lines
@@ -38,8 +40,8 @@ int main(void)
 		int r;
 
 		cd_buf_init(&b, 1 << 20);
-		r = cd_prop_diff(diffs[i].a, strlen(diffs[i].a), diffs[i].b, strlen(diffs[i].b), "A",
-		                 "B", &b);
+		r = cd_prop_diff(diffs[i].a, strlen(diffs[i].a), diffs[i].b, strlen(diffs[i].b),
+		                 "A", "B", &b);
 		is_int(r, 0, "diff %zu: no error", i);
 		is_str(b.data ? b.data : "", diffs[i].want, "diff %zu: as diff -u prints it", i);
 		cd_buf_release(&b);
