@@ -665,6 +665,12 @@ int cd_proposal_scan(const char *tree, const char *upper, const char *run_id, co
 		r = cd_err_sys(err, -errno, "tree '%s'", tree);
 		goto fail;
 	}
+	/* The layer was written without fsyncs (volatile): make it durable
+	 * once, before its hashes are recorded. */
+	if (syncfs(upfd) < 0) {
+		r = cd_err_sys(err, -errno, "sync the upper layer '%s'", upper);
+		goto fail;
+	}
 	if ((r = walk(&sc, upfd, lofd, 0, 0)) < 0)
 		goto fail;
 	cd_prop_sort(p);
