@@ -665,12 +665,10 @@ int cd_proposal_scan(const char *tree, const char *upper, const char *run_id, co
 		r = cd_err_sys(err, -errno, "tree '%s'", tree);
 		goto fail;
 	}
-	/* The layer was written without fsyncs (volatile): make it durable
-	 * once, before its hashes are recorded. */
-	if (syncfs(upfd) < 0) {
-		r = cd_err_sys(err, -errno, "sync the upper layer '%s'", upper);
-		goto fail;
-	}
+	/* The layer was written without fsyncs (volatile) and is not synced
+	 * here either (a syncfs flushes the whole filesystem: 3 s on a busy
+	 * disk).  A crash may tear it; apply then refuses the torn files,
+	 * whose content no longer matches the recorded hashes. */
 	if ((r = walk(&sc, upfd, lofd, 0, 0)) < 0)
 		goto fail;
 	cd_prop_sort(p);

@@ -461,8 +461,8 @@ static int overlay_source(const struct cd_mount *m)
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_FD, "workdir", NULL, wk) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
 	    /* No fsync per copy-up (900 of them cost ~6 s on the bench tree):
-	     * the layer is read once after the run, synced then with one
-	     * syncfs, and a layer torn by a crash fails its hash checks. */
+	     * the layer is read once after the run and its hashes recorded;
+	     * a layer torn by a crash fails them at apply. */
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "volatile", NULL, 0) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		e = errno;
