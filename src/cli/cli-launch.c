@@ -18,12 +18,14 @@
 #include "cli-audit.h"
 #include "cli-cache.h"
 #include "egress-proxy.h"
+#include "fs.h"
 #include "gate.h"
 #include "state.h"
 #include "num.h"
 #include "plan.h"
 #include "policy-yaml.h"
 #include "profile.h"
+#include "proposal.h"
 #include "sandbox.h"
 #include "session.h"
 #include "util.h"
@@ -74,6 +76,7 @@ enum {
 	OPT_NET,
 	OPT_APPROVAL_TIMEOUT,
 	OPT_APPROVE_INTERACTIVE,
+	OPT_PROPOSE,
 	OPT_RECORD_LIMIT,
 	OPT_CACHE,
 	OPT_INSTALL,
@@ -97,6 +100,7 @@ static const struct option options[] = {
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "approval-timeout", required_argument, NULL, OPT_APPROVAL_TIMEOUT },
 	{ "approve-interactive", no_argument, NULL, OPT_APPROVE_INTERACTIVE },
+	{ "propose", no_argument, NULL, OPT_PROPOSE },
 	{ "allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "policy", required_argument, NULL, OPT_POLICY },
@@ -129,6 +133,7 @@ struct run_args {
 	int net_none;
 	uint64_t approval_timeout_ms;
 	int approve_interactive;
+	int propose;
 	const char *profile, *policy, *agent, *task, *tool, *audit;
 	unsigned set;          /* SET_* limits given as options: they win over the profile */
 	uint64_t record_limit; /* shell: cap of the session recording */
@@ -449,6 +454,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 				           optarg);
 				return -1;
 			}
+			break;
+		case OPT_PROPOSE:
+			a->propose = 1;
 			break;
 		case OPT_APPROVE_INTERACTIVE:
 			a->approve_interactive = 1;
@@ -973,6 +981,94 @@ static int load_policy(const struct run_args *a, struct cd_audit *audit, const c
 	return 0;
 }
 
+/* Proposal mode: the per-run layer (upper and work directories) beside
+ * the state database, which no sandbox sees. */
+struct layer {
+	char dir[CD_PATH_MAX], upper[CD_PATH_MAX + 8], work[CD_PATH_MAX + 8];
+	int made, keep;
+};
+
+static int layer_make(struct layer *l, const char *run_id)
+{
+	struct cd_err err = { 0, "" };
+	int r = cli_proposal_layer_dir(NULL, run_id, l->dir, sizeof l->dir);
+
+	if (r < 0) {
+		cli_errorf("--propose: no place for the proposal layer: %s", cd_strerror(r));
+		return -1;
+	}
+	snprintf(l->upper, sizeof l->upper, "%s/upper", l->dir);
+	snprintf(l->work, sizeof l->work, "%s/work", l->dir);
+	if (cd_mkdir_parents(l->upper, &err) < 0) {
+		cli_errorf("--propose: %s", err.msg);
+		return -1;
+	}
+	if (mkdir(l->dir, 0700) < 0 && errno != EEXIST) {
+		cli_errorf("--propose: cannot create '%s': %s", l->dir, cd_strerror(-errno));
+		return -1;
+	}
+	l->made = 1;
+	if (mkdir(l->upper, 0700) < 0 || mkdir(l->work, 0700) < 0) {
+		cli_errorf("--propose: cannot create the layer in '%s': %s", l->dir,
+		           cd_strerror(-errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void layer_done(struct layer *l)
+{
+	if (l->made && !l->keep)
+		cd_prop_remove_tree(l->dir);
+	l->made = 0;
+}
+
+/* After a --propose run: the change set, stored and recorded.  0, or -1
+ * (reported): the proposal is lost, cordon fails. */
+static int make_proposal(struct layer *l, const struct cd_plan *plan, const struct run_args *a,
+                         const char *run_id, struct cd_state *state, struct cd_audit *audit)
+{
+	struct cd_err err = { 0, "" };
+	struct cd_proposal *p = NULL;
+	size_t c[5], fl;
+	struct timespec t0, t1;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cd_prop_remove_tree(l->work);
+	if (cd_proposal_scan(plan->cwd, l->upper, run_id, a->agent, a->task, (int64_t)time(NULL),
+	                     &p, &err) < 0) {
+		cli_errorf("--propose: the change set could not be computed: %s", err.msg);
+		return -1;
+	}
+	if (p->nfiles == 0) {
+		cli_warnf("--propose: no file changed: no proposal");
+		cd_proposal_free(p);
+		return 0;
+	}
+	/* The record first: a proposal the log does not know is never stored
+	 * (the real tree is untouched either way). */
+	if (cli_proposal_record(audit, p, "proposal.created", NULL, NULL) < 0) {
+		cd_proposal_free(p);
+		return -1;
+	}
+	if (cd_proposal_save(state, p, &err) < 0) {
+		cli_errorf("--propose: %s", err.msg);
+		cd_proposal_free(p);
+		return -1;
+	}
+	l->keep = 1;
+	cd_proposal_counts(p, c, &fl);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	cli_warnf("proposal %s (computed in %ld ms): %zu added, %zu modified, %zu deleted, %zu "
+	          "refused, %zu flagged; review with 'cordon proposals show %s'",
+	          p->id, ms, c[CD_PROP_ADDED], c[CD_PROP_MODIFIED], c[CD_PROP_DELETED],
+	          c[CD_PROP_REFUSED], fl, p->id);
+	cd_proposal_free(p);
+	return 0;
+}
+
 static void explain_refusal(const struct cd_decision *d, char *out, size_t cap)
 {
 	int n;
@@ -1238,10 +1334,12 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	char cwd[CD_PATH_MAX];
 	char **cmd;
 	struct cd_session sess;
+	struct layer layer;
 	int tty = mode->tty, raw = 0, sess_fd = -1, n_msg;
 	char sess_path[CD_PATH_MAX] = "";
 
 	memset(&a, 0, sizeof a);
+	memset(&layer, 0, sizeof layer);
 	a.mode = mode;
 	memset(&arena, 0, sizeof arena);
 	cd_session_init(&sess, 0);
@@ -1376,6 +1474,19 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	if (tty && !policy && !(a.set & SET_TIMEOUT) && !(a.profile && strchr(a.profile, '/')))
 		a.limits.timeout_ms = 3600 * 1000;
 	memset(&po, 0, sizeof po);
+	if (a.propose) {
+		if (prof.workspace_write) {
+			rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR,
+			            "--propose and a workspace-write profile exclude each other: "
+			            "in proposal mode every write is proposed");
+			goto out;
+		}
+		if ((!state && !a.dry_run && cli_state_open(NULL, &state) < 0) ||
+		    layer_make(&layer, run_id) < 0)
+			goto out;
+		po.overlay_upper = layer.upper;
+		po.overlay_work = layer.work;
+	}
 	po.cwd_writable = prof.workspace_write;
 	po.profile = prof.name;
 	po.argv = cmd;
@@ -1520,9 +1631,12 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		rc = CD_EXIT_CORDON;
 	}
 	json_decref(extra);
+	if (a.propose && make_proposal(&layer, plan, &a, run_id, state, audit) < 0)
+		rc = CD_EXIT_CORDON;
 	if (a.json && emit_result(&a, plan, &res, planted) < 0)
 		cli_warnf("could not write the result record");
 out:
+	layer_done(&layer);
 	tty_restore();
 	egress_stop(&eg);
 	cd_session_release(&sess);
@@ -1553,6 +1667,9 @@ void cli_launch_options_help(FILE *f)
 	      "  --rw PATH[:DEST]      bind PATH writable at DEST\n"
 	      "  --scratch DIR         use host DIR as the scratch (kept after the run)\n"
 	      "  --scratch-size SIZE   size of the scratch tmpfs (default 256M)\n"
+	      "  --propose             the working directory is writable through an overlay:\n"
+	      "                        the real tree stays untouched, the writes become a\n"
+	      "                        proposal ('cordon proposals show|apply|reject ID')\n"
 	      "  --skip-socket-scan    do not cover host Unix sockets in bound directories\n"
 	      "                        (covered by default: connect() ignores read-only)\n"
 	      "Environment:\n"

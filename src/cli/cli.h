@@ -45,13 +45,24 @@ struct cli_spawn {
 int cli_spawn_run(const struct cli_spawn *sp, pid_t *ret_pid, int *to, int *from, int *errfd);
 int cmd_grant(int argc, char **argv);
 int cmd_delegate(int argc, char **argv);
+struct cd_state;
+struct cd_audit;
+int cmd_proposals(int argc, char **argv);
+
+/* Proposals (cmd-proposals.c): one audit record of `kind`
+ * ("proposal.created", ".applied", ".committed", ".rejected", ".refused")
+ * with the change set (paths escaped) and who decided; 0 or -errno
+ * (reported).  And where a run's proposal layer lives: beside the state
+ * database, in proposals/RUN_ID (never visible to a sandbox). */
+struct cd_proposal;
+int cli_proposal_record(struct cd_audit *audit, const struct cd_proposal *p, const char *kind,
+                        const char *by, const char *reason);
+int cli_proposal_layer_dir(const char *state_opt, const char *run_id, char *out, size_t outlen);
 
 /* Every front end that decides with a policy first ends, and logs as
  * "grant.expired" records, the temporary grants whose time is up, then adds
  * the active ones to `policy` (may be NULL), warning about any the policy
  * no longer accepts (cmd-grant.c).  0, or -1 (reported): refuse. */
-struct cd_state;
-struct cd_audit;
 struct cd_policy;
 int cli_temp_join(struct cd_state *state, struct cd_audit *audit, struct cd_policy *policy,
                   int64_t now);

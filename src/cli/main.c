@@ -28,6 +28,8 @@ static const struct cd_cmd commands[] = {
 	{ "delegate", cmd_delegate, "hand part of an agent's grants to a sub-agent" },
 	{ "approvals", cmd_approvals, "list, show, approve, deny, sample held calls" },
 	{ "inventory", cmd_inventory, "what each MCP server really offers, per agent" },
+	{ "proposals", cmd_proposals,
+	  "review, apply or reject the file changes of --propose runs" },
 	{ "mcp", cmd_mcp, "MCP gateway: granted tools only, every call decided and logged" },
 };
 

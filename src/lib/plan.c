@@ -89,6 +89,8 @@ static void mount_release(struct cd_mount *m)
 	free(m->src);
 	free(m->dest);
 	free(m->content);
+	free(m->upper);
+	free(m->work);
 }
 
 void cd_plan_free(struct cd_plan *p)
@@ -441,10 +443,11 @@ static int hide_private(struct cd_plan *p, const struct cd_plan_opts *o, struct 
 		for (j = 0; j < n; j++) {
 			const struct cd_mount *m = &p->mounts[j];
 			size_t sl;
-			if (m->kind != CD_MNT_BIND || !m->src || (m->flags & CD_MNT_DEV) ||
-			    !cd_path_is_under(canon, m->src))
+			if ((m->kind != CD_MNT_BIND && m->kind != CD_MNT_OVERLAY) || !m->src ||
+			    (m->flags & CD_MNT_DEV) || !cd_path_is_under(canon, m->src))
 				continue;
-			if ((m->flags & CD_MNT_RW) || strcmp(canon, m->src) == 0)
+			if ((m->flags & CD_MNT_RW) || m->kind == CD_MNT_OVERLAY ||
+			    strcmp(canon, m->src) == 0)
 				return cd_err_set(
 				        err, -CD_E_USAGE,
 				        "cordon's own file '%s' lies in '%s', which the sandbox "
@@ -551,7 +554,8 @@ static int scan_sockets(struct cd_plan *p, size_t first, struct cd_err *err)
 		size_t len;
 		int fd;
 
-		if (m->kind != CD_MNT_BIND || (m->flags & CD_MNT_DEV))
+		if ((m->kind != CD_MNT_BIND && m->kind != CD_MNT_OVERLAY) ||
+		    (m->flags & CD_MNT_DEV))
 			continue;
 		fd = open(m->src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
@@ -764,8 +768,9 @@ static int build_landlock(struct cd_plan *p, struct cd_err *err)
 
 		if ((m->kind == CD_MNT_BIND && (m->flags & CD_MNT_DEV)) || m->kind == CD_MNT_DEVPTS)
 			acc = cd_landlock_fs_dev(abi);
-		else if ((m->kind == CD_MNT_BIND || m->kind == CD_MNT_TMPFS) &&
-		         (m->flags & CD_MNT_RW))
+		else if (((m->kind == CD_MNT_BIND || m->kind == CD_MNT_TMPFS) &&
+		          (m->flags & CD_MNT_RW)) ||
+		         m->kind == CD_MNT_OVERLAY)
 			acc = cd_landlock_fs_read(abi) | cd_landlock_fs_write(abi);
 		else
 			continue;
@@ -852,6 +857,41 @@ static int add_scratch(struct cd_plan *p, const struct cd_plan_opts *o, struct c
 	return r;
 }
 
+/* Proposal mode: the working directory through overlayfs, the real tree
+ * the read-only lower layer.  The upper and work directories must exist
+ * (the caller made them, private, under cordon's state directory) and
+ * must not lie in the tree (overlayfs refuses overlapping layers). */
+static int add_overlay(struct cd_plan *p, const struct cd_plan_opts *o, const char *cwd,
+                       struct cd_err *err)
+{
+	char up[CD_PATH_MAX], wk[CD_PATH_MAX];
+	struct cd_mount *m;
+	int r;
+
+	if (!o->overlay_upper || !o->overlay_work)
+		return cd_err_set(err, -CD_E_USAGE, "overlay: needs both upper and work");
+	if (o->cwd_writable)
+		return cd_err_set(err, -CD_E_USAGE,
+		                  "proposal mode and a writable workspace exclude each other");
+	if ((r = cd_path_canonical(o->overlay_upper, up, sizeof up)) < 0)
+		return cd_err_sys(err, r, "overlay upper '%s'", o->overlay_upper);
+	if ((r = cd_path_canonical(o->overlay_work, wk, sizeof wk)) < 0)
+		return cd_err_sys(err, r, "overlay work '%s'", o->overlay_work);
+	if (cd_path_is_under(up, cwd) || cd_path_is_under(wk, cwd) || cd_path_is_under(cwd, up))
+		return cd_err_set(err, -CD_E_USAGE,
+		                  "the proposal layer '%s' lies in the working directory '%s': "
+		                  "keep cordon's state directory outside it",
+		                  up, cwd);
+	if ((r = add_mount(p, CD_MNT_OVERLAY, CD_MNT_RW, cwd, cwd, err)) < 0)
+		return r;
+	m = &p->mounts[p->nmounts - 1];
+	m->upper = strdup(up);
+	m->work = strdup(wk);
+	if (!m->upper || !m->work)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
 int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err)
 {
 	char cwd[CD_PATH_MAX];
@@ -913,8 +953,13 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 		goto fail;
 
 	first_user = p->nmounts;
-	if ((r = add_mount(p, CD_MNT_BIND, o->cwd_writable ? CD_MNT_RW : 0, cwd, cwd, err)) < 0)
+	if (o->overlay_upper || o->overlay_work) {
+		if ((r = add_overlay(p, o, cwd, err)) < 0)
+			goto fail;
+	} else if ((r = add_mount(p, CD_MNT_BIND, o->cwd_writable ? CD_MNT_RW : 0, cwd, cwd, err)) <
+	           0) {
 		goto fail;
+	}
 	if (o->cwd_writable && (r = protect_workspace(p, cwd, err)) < 0)
 		goto fail;
 	if ((r = add_user_binds(p, o, first_user, err)) < 0)
@@ -961,6 +1006,8 @@ static const char *kind_name(enum cd_mount_kind k)
 		return "remount-ro";
 	case CD_MNT_DEVPTS:
 		return "devpts";
+	case CD_MNT_OVERLAY:
+		return "overlay";
 	}
 	return "?";
 }
@@ -997,6 +1044,8 @@ char *cd_plan_describe(const struct cd_plan *p)
 			json_object_set_new(e, "writable", json_boolean(m->flags & CD_MNT_RW));
 		if (m->kind == CD_MNT_TMPFS)
 			json_object_set_new(e, "size", json_integer((json_int_t)m->size));
+		if (m->kind == CD_MNT_OVERLAY)
+			json_object_set_new(e, "upper", json_string(m->upper));
 		json_array_append_new(mounts, e);
 	}
 	json_object_set_new(lim, "memory", json_integer((json_int_t)p->limits.memory));

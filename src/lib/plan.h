@@ -32,6 +32,8 @@ enum cd_mount_kind {
 	CD_MNT_MASK,       /* hide dest: /dev/null over a file, empty ro tmpfs over a dir */
 	CD_MNT_REMOUNT_RO, /* make the existing mount at dest read-only */
 	CD_MNT_DEVPTS,     /* a new devpts instance of the sandbox's own at dest */
+	CD_MNT_OVERLAY,    /* overlayfs at dest: src the read-only lower layer,
+			    * upper/work the per-run layer (proposal mode) */
 };
 
 /* Mount flags. */
@@ -49,6 +51,8 @@ struct cd_mount {
 	size_t content_len;
 	uint64_t size; /* TMPFS: bytes */
 	unsigned mode; /* TMPFS/DIR/FILE: permission bits */
+	char *upper;   /* OVERLAY: canonical host upper and work directories */
+	char *work;
 };
 
 /* Which walls the plan asks for; the result reports which were up. */
@@ -137,6 +141,10 @@ struct cd_plan_opts {
 	 * directory under cordon) refuses the run. */
 	const char *const *private_paths;
 	size_t nprivate;
+	/* Proposal mode: the cwd is an overlay with the real tree as the
+	 * read-only lower layer and these (existing, empty, private) host
+	 * directories as upper and work; writes never reach the real tree. */
+	const char *overlay_upper, *overlay_work;
 };
 
 /* Fill `lim` with the strict profile's defaults. */

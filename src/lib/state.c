@@ -51,6 +51,20 @@ static const char *const migrations[] = {
 	" decided_at INTEGER, decided_by TEXT, comment TEXT, used_at INTEGER,"
 	" sampled_at INTEGER, sampled_by TEXT);"
 	"CREATE INDEX approvals_status ON approvals(status, created);",
+	/* 4: proposals (proposal-store.c): a run's file changes, one row per
+	 * file; the new content stays in the run's upper layer. */
+	"CREATE TABLE proposals ("
+	" id TEXT PRIMARY KEY, run_id TEXT NOT NULL, agent TEXT, task TEXT,"
+	" tree TEXT NOT NULL, upper TEXT NOT NULL, created INTEGER NOT NULL,"
+	" status TEXT NOT NULL, decided_at INTEGER, decided_by TEXT,"
+	" branch TEXT, commit_id TEXT);"
+	"CREATE TABLE proposal_files ("
+	" proposal TEXT NOT NULL, path BLOB NOT NULL, op TEXT NOT NULL,"
+	" base_sha256 TEXT NOT NULL, new_sha256 TEXT NOT NULL,"
+	" base_mode INTEGER NOT NULL, new_mode INTEGER NOT NULL,"
+	" flagged INTEGER NOT NULL, note TEXT, diff BLOB,"
+	" applied INTEGER NOT NULL DEFAULT 0,"
+	" PRIMARY KEY (proposal, path));",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))

@@ -4,7 +4,7 @@
 # bad input is one line and a non-zero exit.
 . "${CORDON_SRC:-.}/tests/lib.sh"
 
-for sub in run shell cache log policy proxy; do
+for sub in run shell cache log policy proxy proposals; do
 	ok "cordon $sub --help exits 0" "$CORDON" "$sub" --help
 done
 ok "cordon --help lists every command" sh -c "'$CORDON' --help | grep -q run && '$CORDON' --help | grep -q shell && '$CORDON' --help | grep -q log && '$CORDON' --help | grep -q policy && '$CORDON' --help | grep -q proxy"

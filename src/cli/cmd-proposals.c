@@ -1,0 +1,751 @@
+/* cmd-proposals.c — `cordon proposals list|show|diff|apply|reject`: a
+ * person reviews what a `cordon run --propose` changed, then applies it to
+ * the real tree (or commits it on a new git branch) or rejects it.
+ *
+ * Everything shown comes from the sandboxed command (names, contents,
+ * diffs) and is escaped before it reaches the terminal or a JSON string.
+ * Every end of a proposal is an audit record naming who decided; the
+ * approver may not be the agent that made the proposal. */
+#include "cli.h"
+
+#include "buf.h"
+#include "cli-audit.h"
+#include "proposal.h"
+#include "state.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <pwd.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_PATHS 4096
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: cordon proposals list [--json]\n"
+	        "       cordon proposals show ID [--json]\n"
+	        "       cordon proposals diff ID [PATH...]\n"
+	        "       cordon proposals apply ID [--paths P]... [--accept-flagged P]...\n"
+	        "                                [--branch NAME] [--as NAME] [--json]\n"
+	        "       cordon proposals reject ID [--as NAME]\n"
+	        "\n"
+	        "Review the file changes a 'cordon run --propose' made in its overlay, then\n"
+	        "apply them to the real tree, commit them on a new git branch, or reject them.\n"
+	        "\n"
+	        "  list                  every proposal, newest first\n"
+	        "  show ID               its files: added, modified, deleted, refused; the\n"
+	        "                        SHA-256 of each base and new content; flagged files\n"
+	        "                        (git hooks and config, CI, shell rc, .mcp.json ...)\n"
+	        "  diff ID [PATH...]     the unified diff of its text files (escaped)\n"
+	        "  apply ID              check that every file's base in the real tree is still\n"
+	        "                        what the run saw (else refuse, naming the files, and\n"
+	        "                        change nothing), then replace each file atomically\n"
+	        "                        (temporary name, fsync, rename; the old content is\n"
+	        "                        checked again after the swap)\n"
+	        "  --paths P             apply only P (repeatable; exact paths of the proposal)\n"
+	        "  --accept-flagged P    apply flagged file P too (repeatable: one by one;\n"
+	        "                        flagged files are never applied otherwise)\n"
+	        "  --branch NAME         commit on a new branch NAME of the tree's git\n"
+	        "                        repository (on top of HEAD) instead; the working\n"
+	        "                        tree is not touched\n"
+	        "  reject ID             end it unapplied; its layer is removed\n"
+	        "  --as NAME             who decides (default: the login name); never the\n"
+	        "                        agent that made the proposal\n"
+	        "  --state PATH          the state database (default $CORDON_STATE, else\n"
+	        "                        $XDG_STATE_HOME/cordon/state.db)\n"
+	        "  --audit PATH          the audit log (default $CORDON_AUDIT ...)\n"
+	        "  --json                machine-readable output\n"
+	        "  -h, --help            this text\n"
+	        "\n"
+	        "Exit status: 0 done; 1 apply refused (stale bases, nothing applied) or\n"
+	        "partly failed; 2 usage; 125 cordon failed.\n");
+}
+
+struct popts {
+	const char *state, *audit, *as, *branch;
+	const char *paths[MAX_PATHS];
+	size_t npaths;
+	const char *accept[MAX_PATHS];
+	size_t naccept;
+	int json;
+	int first; /* index of the first operand */
+};
+
+enum { OPT_STATE = 256, OPT_AUDIT, OPT_AS, OPT_BRANCH, OPT_PATHS, OPT_ACCEPT, OPT_JSON };
+
+static const struct option options[] = {
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "audit", required_argument, NULL, OPT_AUDIT },
+	{ "as", required_argument, NULL, OPT_AS },
+	{ "branch", required_argument, NULL, OPT_BRANCH },
+	{ "paths", required_argument, NULL, OPT_PATHS },
+	{ "accept-flagged", required_argument, NULL, OPT_ACCEPT },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse(int argc, char **argv, struct popts *o)
+{
+	int c;
+
+	memset(o, 0, sizeof *o);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			exit(CD_EXIT_OK);
+		case OPT_STATE:
+			o->state = optarg;
+			break;
+		case OPT_AUDIT:
+			o->audit = optarg;
+			break;
+		case OPT_AS:
+			o->as = optarg;
+			break;
+		case OPT_BRANCH:
+			o->branch = optarg;
+			break;
+		case OPT_PATHS:
+		case OPT_ACCEPT:
+			if ((c == OPT_PATHS ? o->npaths : o->naccept) >= MAX_PATHS) {
+				cli_errorf("too many paths (max %d)", MAX_PATHS);
+				return -1;
+			}
+			if (c == OPT_PATHS)
+				o->paths[o->npaths++] = optarg;
+			else
+				o->accept[o->naccept++] = optarg;
+			break;
+		case OPT_JSON:
+			o->json = 1;
+			break;
+		default:
+			cli_errorf("unknown option '%s' (see --help)", argv[optind - 1]);
+			return -1;
+		}
+	}
+	o->first = optind;
+	return 0;
+}
+
+/* Escaped text for a terminal or a JSON string: control bytes, invalid
+ * UTF-8 and newlines in names never reach either raw. */
+static char *esc(const char *p, size_t n)
+{
+	struct cd_buf b;
+
+	cd_buf_init(&b, 4 * n + 16);
+	if (cd_buf_escape(&b, p, n) < 0 || cd_buf_putc(&b, '\0') < 0) {
+		cd_buf_release(&b);
+		return NULL;
+	}
+	return cd_buf_take(&b);
+}
+
+static const char *login_name(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	return pw && pw->pw_name ? pw->pw_name : "unknown";
+}
+
+static void fmt_time(int64_t t, char *out, size_t n)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!t || !gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, n, "-");
+}
+
+static json_t *file_json(const struct cd_prop_file *f)
+{
+	char *ep = esc(f->path, f->path_len);
+	json_t *o = json_object();
+
+	if (!o || !ep) {
+		free(ep);
+		json_decref(o);
+		return NULL;
+	}
+	json_object_set_new(o, "path", json_string(ep));
+	json_object_set_new(o, "op", json_string(cd_prop_op_name(f->op)));
+	if (f->base_sha256[0]) {
+		json_object_set_new(o, "base_sha256", json_string(f->base_sha256));
+		json_object_set_new(o, "base_mode", json_integer(f->base_mode));
+	}
+	if (f->new_sha256[0]) {
+		json_object_set_new(o, "sha256", json_string(f->new_sha256));
+		json_object_set_new(o, "mode", json_integer(f->new_mode));
+	}
+	json_object_set_new(o, "flagged", json_boolean(f->flagged));
+	if (f->note)
+		json_object_set_new(o, "note", json_string(f->note));
+	if (f->applied)
+		json_object_set_new(o, "applied", json_true());
+	if (f->problem[0])
+		json_object_set_new(o, "problem", json_string(f->problem));
+	free(ep);
+	return o;
+}
+
+static json_t *head_json(const struct cd_proposal *p)
+{
+	json_t *o = json_object();
+	char t[32];
+	char *tree = esc(p->tree, strlen(p->tree));
+
+	if (!o || !tree) {
+		free(tree);
+		json_decref(o);
+		return NULL;
+	}
+	json_object_set_new(o, "id", json_string(p->id));
+	json_object_set_new(o, "run_id", json_string(p->run_id));
+	json_object_set_new(o, "status", json_string(p->status));
+	if (p->agent)
+		json_object_set_new(o, "agent", json_string(p->agent));
+	if (p->task)
+		json_object_set_new(o, "task", json_string(p->task));
+	json_object_set_new(o, "tree", json_string(tree));
+	fmt_time(p->created, t, sizeof t);
+	json_object_set_new(o, "created", json_string(t));
+	if (p->decided_by) {
+		json_object_set_new(o, "decided_by", json_string(p->decided_by));
+		fmt_time(p->decided_at, t, sizeof t);
+		json_object_set_new(o, "decided_at", json_string(t));
+	}
+	if (p->branch)
+		json_object_set_new(o, "branch", json_string(p->branch));
+	if (p->commit)
+		json_object_set_new(o, "commit", json_string(p->commit));
+	free(tree);
+	return o;
+}
+
+/* SHA-256 over the whole change set (op, path, hashes, modes of every
+ * file), so a record that lists only the first files still commits to all
+ * of them. */
+static void change_set_sha256(const struct cd_proposal *p, char out[65])
+{
+	crypto_hash_sha256_state st;
+	unsigned char h[crypto_hash_sha256_BYTES];
+	char modes[32];
+	size_t i;
+
+	crypto_hash_sha256_init(&st);
+	for (i = 0; i < p->nfiles; i++) {
+		const struct cd_prop_file *f = &p->files[i];
+		const char *op = cd_prop_op_name(f->op);
+		int n = snprintf(modes, sizeof modes, "%o %o", f->base_mode, f->new_mode);
+		crypto_hash_sha256_update(&st, (const unsigned char *)op, strlen(op) + 1);
+		crypto_hash_sha256_update(&st, (const unsigned char *)f->path, f->path_len + 1);
+		crypto_hash_sha256_update(&st, (const unsigned char *)f->base_sha256, 65);
+		crypto_hash_sha256_update(&st, (const unsigned char *)f->new_sha256, 65);
+		crypto_hash_sha256_update(&st, (const unsigned char *)modes,
+		                          n > 0 ? (size_t)n + 1 : 0);
+	}
+	crypto_hash_sha256_final(&st, h);
+	sodium_bin2hex(out, 65, h, sizeof h);
+}
+
+/* Files listed in one audit record, at most (the details cap is 1 MiB). */
+#define RECORD_MAX_FILES 2000
+
+static json_t *proposal_json(const struct cd_proposal *p, int files_only_selected)
+{
+	json_t *o = head_json(p), *files = json_array();
+	size_t i, counts[5], flagged;
+
+	if (!o || !files) {
+		json_decref(o);
+		json_decref(files);
+		return NULL;
+	}
+	for (i = 0; i < p->nfiles; i++) {
+		if (files_only_selected && !p->files[i].selected && !p->files[i].problem[0])
+			continue;
+		json_array_append_new(files, file_json(&p->files[i]));
+	}
+	json_object_set_new(o, "files", files);
+	cd_proposal_counts(p, counts, &flagged);
+	json_object_set_new(o, "counts",
+	                    json_pack("{s:I,s:I,s:I,s:I,s:I}", "added", (json_int_t)counts[1],
+	                              "modified", (json_int_t)counts[2], "deleted",
+	                              (json_int_t)counts[3], "refused", (json_int_t)counts[4],
+	                              "flagged", (json_int_t)flagged));
+	return o;
+}
+
+static void print_json(json_t *o)
+{
+	char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	if (s)
+		printf("%s\n", s);
+	free(s);
+}
+
+int cli_proposal_record(struct cd_audit *audit, const struct cd_proposal *p, const char *kind,
+                        const char *by, const char *reason)
+{
+	struct cd_err err = { 0, "" };
+	struct cd_record rec;
+	json_t *d = proposal_json(p, strcmp(kind, "proposal.created") != 0);
+	char *details;
+	int r;
+
+	char css[65];
+	json_t *files;
+
+	if (!d)
+		return -ENOMEM;
+	change_set_sha256(p, css);
+	json_object_set_new(d, "change_set_sha256", json_string(css));
+	files = json_object_get(d, "files");
+	if (json_array_size(files) > RECORD_MAX_FILES) {
+		while (json_array_size(files) > RECORD_MAX_FILES)
+			json_array_remove(files, json_array_size(files) - 1);
+		json_object_set_new(d, "files_truncated", json_true());
+	}
+	if (by)
+		json_object_set_new(d, "by", json_string(by));
+	details = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	json_decref(d);
+	if (!details)
+		return -ENOMEM;
+	memset(&rec, 0, sizeof rec);
+	rec.kind = kind;
+	rec.run_id = p->run_id;
+	rec.agent = p->agent;
+	rec.task = p->task;
+	rec.tool = "proposal";
+	rec.action = "update";
+	rec.target = p->id;
+	rec.decision = !strcmp(kind, "proposal.created")     ? "needs-approval"
+	               : !strcmp(kind, "proposal.applied")   ? "allow"
+	               : !strcmp(kind, "proposal.committed") ? "allow"
+	                                                     : "deny";
+	rec.reason = reason;
+	rec.details_json = details;
+	r = cd_audit_append(audit, &rec, NULL, &err);
+	free(details);
+	if (r < 0)
+		cli_errorf("audit log: %s", err.msg);
+	return r;
+}
+
+int cli_proposal_layer_dir(const char *state_opt, const char *run_id, char *out, size_t outlen)
+{
+	char st[4096];
+	char *slash;
+	int n;
+
+	if (cli_state_path(state_opt, st, sizeof st) < 0)
+		return -ENOENT;
+	slash = strrchr(st, '/');
+	if (!slash)
+		return -EINVAL;
+	*slash = '\0';
+	n = snprintf(out, outlen, "%s/proposals/%s", st[0] ? st : "/", run_id);
+	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
+}
+
+/* The layer of a proposal that has ended: its directory (the parent of
+ * upper) goes, with the work directory overlayfs left behind. */
+static void remove_layer(const struct cd_proposal *p)
+{
+	char dir[4096];
+	char *slash;
+
+	if (strlen(p->upper) >= sizeof dir)
+		return;
+	memcpy(dir, p->upper, strlen(p->upper) + 1);
+	slash = strrchr(dir, '/');
+	if (!slash || strcmp(slash, "/upper") != 0)
+		return;
+	*slash = '\0';
+	if (cd_prop_remove_tree(dir) < 0)
+		cli_warnf("could not remove the proposal's layer '%s'", dir);
+}
+
+struct env {
+	struct cd_state *state;
+	struct cd_audit *audit;
+};
+
+static int env_open(struct env *v, const struct popts *o, int need_audit)
+{
+	memset(v, 0, sizeof *v);
+	if ((need_audit && cli_audit_open(o->audit, &v->audit) < 0) ||
+	    cli_state_open(o->state, &v->state) < 0)
+		return -1;
+	return 0;
+}
+
+static void env_close(struct env *v)
+{
+	cd_state_close(v->state);
+	cd_audit_close(v->audit);
+}
+
+static int list_cmd(struct env *v, const struct popts *o)
+{
+	struct cd_err err = { 0, "" };
+	struct cd_proposal *ps = NULL;
+	size_t n = 0, i;
+	json_t *arr = o->json ? json_array() : NULL;
+
+	if (cd_proposal_list(v->state, &ps, &n, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		json_decref(arr);
+		return CD_EXIT_CORDON;
+	}
+	for (i = 0; i < n; i++) {
+		char t[32];
+		if (arr) {
+			json_t *h = head_json(&ps[i]);
+			if (h)
+				json_object_set_new(h, "files",
+				                    json_integer((json_int_t)ps[i].nfiles));
+			json_array_append_new(arr, h);
+			continue;
+		}
+		fmt_time(ps[i].created, t, sizeof t);
+		{
+			char *ag = esc(ps[i].agent ? ps[i].agent : "-",
+			               strlen(ps[i].agent ? ps[i].agent : "-"));
+			printf("%s\t%s\t%s\t%s\t%zu files\trun %s\n", ps[i].id, ps[i].status, t,
+			       ag ? ag : "?", ps[i].nfiles, ps[i].run_id);
+			free(ag);
+		}
+	}
+	if (arr)
+		print_json(arr);
+	json_decref(arr);
+	cd_proposal_list_free(ps, n);
+	return CD_EXIT_OK;
+}
+
+static int load(struct env *v, const char *id, struct cd_proposal **ret)
+{
+	struct cd_err err = { 0, "" };
+
+	if (cd_proposal_load(v->state, id, ret, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_file(const struct cd_prop_file *f)
+{
+	char *ep = esc(f->path, f->path_len);
+
+	printf("%-8s %s %s", cd_prop_op_name(f->op), f->flagged ? "FLAGGED" : "-", ep ? ep : "?");
+	if (f->op == CD_PROP_MODIFIED && f->base_mode != f->new_mode)
+		printf("  (mode %04o -> %04o)", f->base_mode, f->new_mode);
+	else if (f->op == CD_PROP_ADDED)
+		printf("  (mode %04o)", f->new_mode);
+	if (f->note)
+		printf("  (%s)", f->note);
+	if (f->applied)
+		printf("  [applied]");
+	printf("\n");
+	if (f->base_sha256[0])
+		printf("         base %s\n", f->base_sha256);
+	if (f->new_sha256[0])
+		printf("         new  %s\n", f->new_sha256);
+	free(ep);
+}
+
+static int show_cmd(struct env *v, const struct popts *o, const char *id)
+{
+	struct cd_proposal *p;
+	size_t i, c[5], fl;
+	char t[32];
+	char *tree;
+
+	if (load(v, id, &p) < 0)
+		return CD_EXIT_CORDON;
+	if (o->json) {
+		json_t *j = proposal_json(p, 0);
+		print_json(j);
+		json_decref(j);
+		cd_proposal_free(p);
+		return CD_EXIT_OK;
+	}
+	cd_proposal_counts(p, c, &fl);
+	fmt_time(p->created, t, sizeof t);
+	tree = esc(p->tree, strlen(p->tree));
+	printf("proposal %s (%s)\nrun %s  agent %s  task %s  created %s\ntree %s\n", p->id,
+	       p->status, p->run_id, p->agent ? p->agent : "-", p->task ? p->task : "-", t,
+	       tree ? tree : "?");
+	free(tree);
+	if (p->decided_by)
+		printf("decided by %s%s%s%s%s\n", p->decided_by, p->branch ? " on branch " : "",
+		       p->branch ? p->branch : "", p->commit ? " commit " : "",
+		       p->commit ? p->commit : "");
+	printf("%zu added, %zu modified, %zu deleted, %zu refused, %zu flagged\n", c[1], c[2], c[3],
+	       c[4], fl);
+	for (i = 0; i < p->nfiles; i++)
+		print_file(&p->files[i]);
+	cd_proposal_free(p);
+	return CD_EXIT_OK;
+}
+
+/* A diff's text, line by line, each line escaped (tabs and all). */
+static void print_diff(const char *d, size_t n)
+{
+	size_t at = 0;
+
+	while (at < n) {
+		const char *nl = memchr(d + at, '\n', n - at);
+		size_t len = nl ? (size_t)(nl - (d + at)) : n - at;
+		char *e = esc(d + at, len);
+		printf("%s\n", e ? e : "?");
+		free(e);
+		at += len + 1;
+	}
+}
+
+static int diff_cmd(struct env *v, const struct popts *o, const char *id, char **want, size_t nwant)
+{
+	struct cd_proposal *p;
+	size_t i, j;
+
+	if (load(v, id, &p) < 0)
+		return CD_EXIT_CORDON;
+	for (i = 0; i < p->nfiles; i++) {
+		const struct cd_prop_file *f = &p->files[i];
+		int match = nwant == 0;
+
+		for (j = 0; j < nwant && !match; j++)
+			match = strlen(want[j]) == f->path_len &&
+			        memcmp(want[j], f->path, f->path_len) == 0;
+		if (!match)
+			continue;
+		if (f->diff) {
+			print_diff(f->diff, f->diff_len);
+		} else if (f->op != CD_PROP_REFUSED) {
+			char *ep = esc(f->path, f->path_len);
+			printf("# %s %s: binary, large or mode-only: no text diff\n",
+			       cd_prop_op_name(f->op), ep ? ep : "?");
+			free(ep);
+		}
+	}
+	cd_proposal_free(p);
+	return CD_EXIT_OK;
+}
+
+static const char *approver(const struct popts *o, const struct cd_proposal *p)
+{
+	const char *by = o->as ? o->as : login_name();
+
+	if (p->agent && strcmp(by, p->agent) == 0) {
+		cli_errorf("'%s' made proposal %s: an agent never approves its own proposal", by,
+		           p->id);
+		return NULL;
+	}
+	return by;
+}
+
+static void report_problems(const struct cd_proposal *p, int only_stale)
+{
+	size_t i;
+
+	for (i = 0; i < p->nfiles; i++) {
+		const struct cd_prop_file *f = &p->files[i];
+		char *ep;
+		if (!f->problem[0] || (only_stale && !f->selected))
+			continue;
+		ep = esc(f->path, f->path_len);
+		cli_errorf("%s: %s", ep ? ep : "?", f->problem);
+		free(ep);
+	}
+}
+
+static int apply_cmd(struct env *v, const struct popts *o, const char *id)
+{
+	struct cd_err err = { 0, "" };
+	struct cd_proposal *p;
+	const char *by;
+	char commit[65] = "";
+	size_t i, sel = 0, left = 0;
+	int r, rc = CD_EXIT_CORDON;
+	const char *status;
+
+	if (load(v, id, &p) < 0)
+		return CD_EXIT_CORDON;
+	if (strcmp(p->status, "pending") != 0 && strcmp(p->status, "partial") != 0) {
+		cli_errorf("proposal %s is %s, not pending", p->id, p->status);
+		goto out;
+	}
+	if (!(by = approver(o, p)))
+		goto out;
+	if (cd_proposal_select(p, o->npaths ? o->paths : NULL, o->npaths, o->accept, o->naccept,
+	                       &err) < 0) {
+		cli_errorf("%s", err.msg);
+		rc = CD_EXIT_USAGE;
+		goto out;
+	}
+	for (i = 0; i < p->nfiles; i++)
+		sel += p->files[i].selected;
+	report_problems(p, 0); /* skipped: refused, flagged and not accepted */
+	if (!sel) {
+		cli_errorf("nothing to apply in proposal %s", p->id);
+		rc = CD_EXIT_FAIL;
+		goto out;
+	}
+	if (o->branch)
+		r = cd_proposal_commit_branch(p, o->branch, by, commit, &err);
+	else
+		r = cd_proposal_apply(p, &err);
+	if (r < 0) {
+		report_problems(p, 1);
+		cli_errorf("proposal %s: %s", p->id, err.msg);
+		cli_proposal_record(v->audit, p, "proposal.refused", by, err.msg);
+		for (i = 0; i < p->nfiles; i++) {
+			if (p->files[i].applied) {
+				/* Some files went in before the failure: record them. */
+				cd_proposal_finish(v->state, p, "partial", by, (int64_t)time(NULL),
+				                   &err);
+				break;
+			}
+		}
+		rc = r == -ESTALE || r == -EEXIST || r == -CD_E_USAGE ? CD_EXIT_FAIL
+		                                                      : CD_EXIT_CORDON;
+		goto out;
+	}
+	for (i = 0; i < p->nfiles; i++)
+		left += !p->files[i].applied && p->files[i].op != CD_PROP_REFUSED;
+	status = o->branch ? "committed" : left ? "partial" : "applied";
+	if (o->branch) {
+		p->branch = strdup(o->branch);
+		p->commit = strdup(commit);
+	}
+	if (cli_proposal_record(v->audit, p, o->branch ? "proposal.committed" : "proposal.applied",
+	                        by, NULL) < 0)
+		goto out;
+	if (cd_proposal_finish(v->state, p, status, by, (int64_t)time(NULL), &err) < 0) {
+		cli_errorf("%s", err.msg);
+		goto out;
+	}
+	if (!left && !o->branch)
+		remove_layer(p);
+	if (o->json) {
+		json_t *j = proposal_json(p, 1);
+		if (j) {
+			json_object_set_new(j, "status", json_string(status));
+			json_object_set_new(j, "by", json_string(by));
+		}
+		print_json(j);
+		json_decref(j);
+	} else if (o->branch) {
+		printf("proposal %s: %zu files committed on branch %s as %s\n", p->id, sel,
+		       o->branch, commit);
+	} else {
+		printf("proposal %s: %zu files applied%s\n", p->id, sel,
+		       left ? " (others remain: see show)" : "");
+	}
+	rc = CD_EXIT_OK;
+out:
+	cd_proposal_free(p);
+	return rc;
+}
+
+static int reject_cmd(struct env *v, const struct popts *o, const char *id)
+{
+	struct cd_err err = { 0, "" };
+	struct cd_proposal *p;
+	const char *by;
+	int rc = CD_EXIT_CORDON;
+
+	if (load(v, id, &p) < 0)
+		return CD_EXIT_CORDON;
+	if (!(by = approver(o, p)))
+		goto out;
+	if (strcmp(p->status, "pending") != 0 && strcmp(p->status, "partial") != 0) {
+		cli_errorf("proposal %s is %s, not pending", p->id, p->status);
+		goto out;
+	}
+	if (cli_proposal_record(v->audit, p, "proposal.rejected", by, "rejected") < 0)
+		goto out;
+	if (cd_proposal_finish(v->state, p, "rejected", by, (int64_t)time(NULL), &err) < 0) {
+		cli_errorf("%s", err.msg);
+		goto out;
+	}
+	remove_layer(p);
+	printf("proposal %s rejected\n", p->id);
+	rc = CD_EXIT_OK;
+out:
+	cd_proposal_free(p);
+	return rc;
+}
+
+int cmd_proposals(int argc, char **argv)
+{
+	struct popts o;
+	struct env v;
+	const char *sub;
+	int rc = CD_EXIT_CORDON, nargs;
+
+	cli_set_prog("proposals");
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? CD_EXIT_USAGE : CD_EXIT_OK;
+	}
+	sub = argv[1];
+	if (parse(argc - 1, argv + 1, &o) < 0)
+		return CD_EXIT_USAGE;
+	o.first += 1;
+	nargs = argc - o.first;
+	if (strcmp(sub, "list") == 0) {
+		if (nargs != 0)
+			goto bad;
+	} else if (!strcmp(sub, "show") || !strcmp(sub, "apply") || !strcmp(sub, "reject")) {
+		if (nargs != 1)
+			goto bad;
+	} else if (!strcmp(sub, "diff")) {
+		if (nargs < 1)
+			goto bad;
+	} else {
+		cli_errorf("unknown subcommand '%s' (list, show, diff, apply, reject)", sub);
+		return CD_EXIT_USAGE;
+	}
+	if ((o.branch || o.npaths || o.naccept) && strcmp(sub, "apply") != 0) {
+		cli_errorf("--branch, --paths and --accept-flagged go with apply");
+		return CD_EXIT_USAGE;
+	}
+	if (env_open(&v, &o, !strcmp(sub, "apply") || !strcmp(sub, "reject")) < 0) {
+		env_close(&v);
+		return CD_EXIT_CORDON;
+	}
+	if (!strcmp(sub, "list"))
+		rc = list_cmd(&v, &o);
+	else if (!strcmp(sub, "show"))
+		rc = show_cmd(&v, &o, argv[o.first]);
+	else if (!strcmp(sub, "diff"))
+		rc = diff_cmd(&v, &o, argv[o.first], argv + o.first + 1, (size_t)nargs - 1);
+	else if (!strcmp(sub, "apply"))
+		rc = apply_cmd(&v, &o, argv[o.first]);
+	else
+		rc = reject_cmd(&v, &o, argv[o.first]);
+	env_close(&v);
+	return rc;
+bad:
+	cli_errorf("'%s' takes %s (see --help)", sub,
+	           !strcmp(sub, "list") ? "no operand" : "a proposal ID");
+	return CD_EXIT_USAGE;
+}

@@ -1,0 +1,737 @@
+/* proposal.c — see proposal.h: scanning an overlay upper layer into a
+ * change set, and choosing files to apply.
+ *
+ * Trust boundary: the upper layer is the sandboxed command's work.  It is
+ * read through directory fds with O_NOFOLLOW everywhere; a name is any
+ * byte string; types and xattrs are checked before anything is opened for
+ * reading (no FIFO, device or symlink is ever opened).  Overlay metadata
+ * cordon does not understand refuses the whole proposal (fail closed). */
+#include "proposal.h"
+
+#include "buf.h"
+#include "profile.h"
+#include "proposal-int.h"
+#include "state.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+struct scan {
+	struct cd_proposal *p;
+	size_t cap;
+	char path[4096]; /* relative path being built */
+	size_t len;
+	struct cd_err *err;
+};
+
+const char *cd_prop_op_name(enum cd_prop_op op)
+{
+	switch (op) {
+	case CD_PROP_ADDED:
+		return "added";
+	case CD_PROP_MODIFIED:
+		return "modified";
+	case CD_PROP_DELETED:
+		return "deleted";
+	case CD_PROP_REFUSED:
+		return "refused";
+	}
+	return "?";
+}
+
+void cd_prop_file_release(struct cd_prop_file *f)
+{
+	free(f->path);
+	free(f->note);
+	free(f->diff);
+}
+
+void cd_proposal_free(struct cd_proposal *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nfiles; i++)
+		cd_prop_file_release(&p->files[i]);
+	free(p->files);
+	free(p->agent);
+	free(p->task);
+	free(p->tree);
+	free(p->upper);
+	free(p->decided_by);
+	free(p->branch);
+	free(p->commit);
+	free(p);
+}
+
+void cd_proposal_counts(const struct cd_proposal *p, size_t ret_counts[5], size_t *ret_flagged)
+{
+	size_t i, fl = 0;
+
+	memset(ret_counts, 0, 5 * sizeof *ret_counts);
+	for (i = 0; i < p->nfiles; i++) {
+		if ((unsigned)p->files[i].op < 5)
+			ret_counts[p->files[i].op]++;
+		fl += p->files[i].flagged != 0;
+	}
+	if (ret_flagged)
+		*ret_flagged = fl;
+}
+
+/* SHA-256 of an open regular file, as lower-case hex; *ret_binary (may be
+ * NULL) says whether a NUL byte occurs in the first 8 KiB. */
+int cd_prop_hash_fd(int fd, char out[65], uint64_t *ret_size, int *ret_binary)
+{
+	crypto_hash_sha256_state st;
+	unsigned char buf[65536], h[crypto_hash_sha256_BYTES];
+	uint64_t total = 0;
+	ssize_t n;
+	int bin = 0;
+
+	crypto_hash_sha256_init(&st);
+	while ((n = read(fd, buf, sizeof buf)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (total < 8192 && memchr(buf, 0, (size_t)n < 8192 ? (size_t)n : 8192))
+			bin = 1;
+		crypto_hash_sha256_update(&st, buf, (size_t)n);
+		total += (uint64_t)n;
+	}
+	crypto_hash_sha256_final(&st, h);
+	sodium_bin2hex(out, 65, h, sizeof h);
+	if (ret_size)
+		*ret_size = total;
+	if (ret_binary)
+		*ret_binary = bin;
+	return 0;
+}
+
+/* Open a regular file below dirfd for reading, never following a symlink
+ * and never opening anything else (O_PATH first, then reopen). */
+int cd_prop_open_regular(int dirfd, const char *name, struct stat *ret_st)
+{
+	int pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC), fd;
+	char proc[64];
+	struct stat st;
+
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return -EINVAL;
+	}
+	if (snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd) >= (int)sizeof proc) {
+		close(pfd);
+		return -ENAMETOOLONG;
+	}
+	fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0 && errno == ELOOP)
+		fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+	close(pfd);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (ret_st)
+		*ret_st = st;
+	return fd;
+}
+
+/* Overlay metadata on an upper entry: 1 opaque directory, 0 nothing that
+ * matters, -CD_E_CORRUPT for a feature cordon does not understand
+ * (redirects, metacopy, data-only whiteouts). */
+static int overlay_xattrs(int fd, struct scan *sc)
+{
+	char names[4096], val[8];
+	ssize_t n = flistxattr(fd, names, sizeof names), v;
+	size_t i = 0;
+	int opaque = 0;
+
+	if (n < 0) {
+		if (errno == ENOTSUP)
+			return 0;
+		return cd_err_sys(sc->err, -errno, "read attributes of '%.*s'", (int)sc->len,
+		                  sc->path);
+	}
+	while (i < (size_t)n) {
+		const char *nm = names + i;
+		size_t l = strnlen(nm, (size_t)n - i);
+
+		i += l + 1;
+		if (strncmp(nm, "user.overlay.", 13) != 0 &&
+		    strncmp(nm, "trusted.overlay.", 16) != 0)
+			continue;
+		nm += nm[0] == 'u' ? 13 : 16; /* past "user.overlay." / "trusted.overlay." */
+		if (!strcmp(nm, "origin") || !strcmp(nm, "impure") || !strcmp(nm, "uuid") ||
+		    !strcmp(nm, "nlink") || !strcmp(nm, "protattr"))
+			continue;
+		if (!strcmp(nm, "opaque")) {
+			/* "y": opaque; anything else ("x": data-only whiteouts
+			 * below) is a feature proposals do not handle. */
+			v = fgetxattr(fd, names + i - l - 1, val, sizeof val);
+			if (v == 1 && val[0] == 'y') {
+				opaque = 1;
+				continue;
+			}
+		}
+		return cd_err_set(sc->err, -CD_E_CORRUPT,
+		                  "the upper layer uses overlay feature '%.32s' (at '%.*s'), which "
+		                  "proposals do not understand: refused",
+		                  nm, (int)(sc->len > 200 ? 200 : sc->len), sc->path);
+	}
+	return opaque;
+}
+
+static int path_push(struct scan *sc, const char *name, size_t *ret_old)
+{
+	size_t nl = strlen(name), need = sc->len + (sc->len ? 1 : 0) + nl;
+
+	if (need >= sizeof sc->path)
+		return cd_err_set(sc->err, -CD_E_LIMIT, "a path in the change set is too long");
+	*ret_old = sc->len;
+	if (sc->len)
+		sc->path[sc->len++] = '/';
+	memcpy(sc->path + sc->len, name, nl + 1);
+	sc->len += nl;
+	return 0;
+}
+
+static void path_pop(struct scan *sc, size_t old)
+{
+	sc->len = old;
+	sc->path[old] = '\0';
+}
+
+/* Would this path run later on the host?  A protected entry at the top or
+ * at any depth (nested repositories, dot files in subdirectories). */
+int cd_prop_flagged(const char *path, size_t len)
+{
+	size_t i, at;
+
+	for (at = 0; at < len; at++) {
+		if (at && path[at - 1] != '/')
+			continue;
+		for (i = 0; cd_protected_workspace_paths[i]; i++) {
+			const char *pp = cd_protected_workspace_paths[i];
+			size_t pl = strlen(pp);
+			if (len - at >= pl && memcmp(path + at, pp, pl) == 0 &&
+			    (len - at == pl || path[at + pl] == '/'))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static struct cd_prop_file *add_file(struct scan *sc, enum cd_prop_op op, const char *note)
+{
+	struct cd_proposal *p = sc->p;
+	struct cd_prop_file *f;
+
+	if (p->nfiles >= CD_PROP_MAX_FILES) {
+		cd_err_set(sc->err, -CD_E_LIMIT, "more than %d changed files", CD_PROP_MAX_FILES);
+		return NULL;
+	}
+	if (p->nfiles == sc->cap) {
+		size_t nc = sc->cap ? sc->cap * 2 : 64;
+		struct cd_prop_file *v = realloc(p->files, nc * sizeof *v);
+		if (!v) {
+			cd_err_set(sc->err, -ENOMEM, "out of memory");
+			return NULL;
+		}
+		p->files = v;
+		sc->cap = nc;
+	}
+	f = &p->files[p->nfiles];
+	memset(f, 0, sizeof *f);
+	f->path = malloc(sc->len + 1);
+	f->note = note ? strdup(note) : NULL;
+	if (!f->path || (note && !f->note)) {
+		free(f->path);
+		free(f->note);
+		cd_err_set(sc->err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	memcpy(f->path, sc->path, sc->len + 1);
+	f->path_len = sc->len;
+	f->op = op;
+	f->flagged = cd_prop_flagged(f->path, f->path_len);
+	p->nfiles++;
+	return f;
+}
+
+static int refuse(struct scan *sc, const char *why)
+{
+	return add_file(sc, CD_PROP_REFUSED, why) ? 0 : -ENOMEM;
+}
+
+/* Read a whole (small, already size-checked) file from offset 0. */
+static int slurp(int fd, struct cd_buf *b)
+{
+	char chunk[16384];
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return -errno;
+	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (cd_buf_append(b, chunk, (size_t)n) < 0)
+			return -CD_E_LIMIT;
+	}
+	return 0;
+}
+
+/* The unified diff of a text file, computed in process (proposal-diff.c);
+ * old_fd or new_fd is -1 for an added or deleted file. */
+static int diff_one(struct cd_prop_file *f, int old_fd, int new_fd)
+{
+	struct cd_buf lab_a, lab_b, ta, tb, out;
+	int r;
+
+	cd_buf_init(&lab_a, 8192);
+	cd_buf_init(&lab_b, 8192);
+	cd_buf_init(&ta, CD_PROP_DIFF_INPUT + 1);
+	cd_buf_init(&tb, CD_PROP_DIFF_INPUT + 1);
+	cd_buf_init(&out, CD_PROP_DIFF_MAX);
+	/* Labels escaped: a newline in a name must not forge diff lines. */
+	if (cd_buf_puts(&lab_a, old_fd >= 0 ? "a/" : "/dev/null") < 0 ||
+	    (old_fd >= 0 && cd_buf_escape(&lab_a, f->path, f->path_len) < 0) ||
+	    cd_buf_puts(&lab_b, new_fd >= 0 ? "b/" : "/dev/null") < 0 ||
+	    (new_fd >= 0 && cd_buf_escape(&lab_b, f->path, f->path_len) < 0)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if ((r = slurp(old_fd, &ta)) < 0 || (r = slurp(new_fd, &tb)) < 0)
+		goto out;
+	r = cd_prop_diff(ta.data ? ta.data : "", ta.len, tb.data ? tb.data : "", tb.len, lab_a.data,
+	                 lab_b.data, &out);
+	if (r == 0 && out.len) {
+		f->diff_len = out.len;
+		f->diff = cd_buf_take(&out);
+		if (!f->diff)
+			r = -ENOMEM;
+	}
+out:
+	cd_buf_release(&lab_a);
+	cd_buf_release(&lab_b);
+	cd_buf_release(&ta);
+	cd_buf_release(&tb);
+	cd_buf_release(&out);
+	/* A missing diff (too large) is not an error: show says "no diff". */
+	return r == -ENOMEM ? r : 0;
+}
+
+/* Hash a lower file for a deletion. */
+static int emit_delete(struct scan *sc, int lofd, const char *name)
+{
+	struct cd_prop_file *f;
+	struct stat st;
+	uint64_t size = 0;
+	int fd = cd_prop_open_regular(lofd, name, &st), bin = 0, r;
+
+	if (fd < 0)
+		return refuse(sc, "would delete a symlink or special file");
+	f = add_file(sc, CD_PROP_DELETED, NULL);
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	f->base_mode = st.st_mode & 07777;
+	r = cd_prop_hash_fd(fd, f->base_sha256, &size, &bin);
+	if (r == 0 && !bin && size <= CD_PROP_DIFF_INPUT && lseek(fd, 0, SEEK_SET) == 0)
+		r = diff_one(f, fd, -1);
+	close(fd);
+	if (r < 0)
+		return cd_err_sys(sc->err, r, "read '%.*s'", (int)sc->len, sc->path);
+	return 0;
+}
+
+/* Everything below lower directory `lofd` is deleted. */
+static int delete_tree(struct scan *sc, int lofd, unsigned depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int r = 0, dfd = fcntl(lofd, F_DUPFD_CLOEXEC, 3);
+
+	if (depth > CD_PROP_MAX_DEPTH)
+		return cd_err_set(sc->err, -CD_E_LIMIT, "directories nested too deep");
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		if (dfd >= 0)
+			close(dfd);
+		return cd_err_sys(sc->err, -errno, "read directory '%.*s'", (int)sc->len, sc->path);
+	}
+	while (r == 0 && (de = readdir(d))) {
+		struct stat st;
+		size_t old;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if ((r = path_push(sc, de->d_name, &old)) < 0)
+			break;
+		if (fstatat(lofd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = cd_err_sys(sc->err, -errno, "stat '%.*s'", (int)sc->len, sc->path);
+		} else if (S_ISDIR(st.st_mode)) {
+			int sub = openat(lofd, de->d_name,
+			                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0)
+				r = cd_err_sys(sc->err, -errno, "open '%.*s'", (int)sc->len,
+				               sc->path);
+			else {
+				r = delete_tree(sc, sub, depth + 1);
+				close(sub);
+			}
+		} else {
+			r = emit_delete(sc, lofd, de->d_name);
+		}
+		path_pop(sc, old);
+	}
+	closedir(d);
+	return r;
+}
+
+/* A regular file in the upper layer: added, modified, or unchanged. */
+static int upper_file(struct scan *sc, int upfd, int lofd, const char *name)
+{
+	struct cd_prop_file *f;
+	struct stat ust, lst;
+	uint64_t usize = 0, lsize = 0;
+	int ufd, lfd = -1, r, ubin = 0, lbin = 0, have_lower = 0;
+	char lsha[65];
+
+	ufd = cd_prop_open_regular(upfd, name, &ust);
+	if (ufd < 0)
+		return cd_err_sys(sc->err, ufd, "open '%.*s' in the upper layer", (int)sc->len,
+		                  sc->path);
+	if ((r = overlay_xattrs(ufd, sc)) < 0)
+		goto out;
+	if (ust.st_mode & (S_ISUID | S_ISGID)) {
+		r = refuse(sc, "setuid or setgid bit");
+		goto out;
+	}
+	if (lofd >= 0 && fstatat(lofd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(lst.st_mode)) {
+			r = refuse(sc, "replaces a directory with a file");
+			goto out;
+		}
+		if (!S_ISREG(lst.st_mode)) {
+			r = refuse(sc, "replaces a symlink or special file");
+			goto out;
+		}
+		lfd = cd_prop_open_regular(lofd, name, &lst);
+		if (lfd < 0) {
+			r = cd_err_sys(sc->err, lfd, "open '%.*s'", (int)sc->len, sc->path);
+			goto out;
+		}
+		if ((r = cd_prop_hash_fd(lfd, lsha, &lsize, &lbin)) < 0) {
+			r = cd_err_sys(sc->err, r, "read '%.*s'", (int)sc->len, sc->path);
+			goto out;
+		}
+		have_lower = 1;
+	} else if (lofd >= 0 && errno != ENOENT) {
+		r = cd_err_sys(sc->err, -errno, "stat '%.*s'", (int)sc->len, sc->path);
+		goto out;
+	}
+	f = add_file(sc, have_lower ? CD_PROP_MODIFIED : CD_PROP_ADDED, NULL);
+	if (!f) {
+		r = -ENOMEM;
+		goto out;
+	}
+	f->new_mode = ust.st_mode & 07777;
+	if ((r = cd_prop_hash_fd(ufd, f->new_sha256, &usize, &ubin)) < 0) {
+		r = cd_err_sys(sc->err, r, "read '%.*s' in the upper layer", (int)sc->len,
+		               sc->path);
+		goto out;
+	}
+	if (have_lower) {
+		memcpy(f->base_sha256, lsha, sizeof lsha);
+		f->base_mode = lst.st_mode & 07777;
+		if (!strcmp(f->base_sha256, f->new_sha256) && f->base_mode == f->new_mode) {
+			/* Copied up but unchanged (touch, open for write). */
+			cd_prop_file_release(f);
+			sc->p->nfiles--;
+			r = 0;
+			goto out;
+		}
+	}
+	r = 0;
+	if (!ubin && !lbin && usize <= CD_PROP_DIFF_INPUT && lsize <= CD_PROP_DIFF_INPUT &&
+	    strcmp(f->base_sha256, f->new_sha256) != 0 && lseek(ufd, 0, SEEK_SET) == 0 &&
+	    (lfd < 0 || lseek(lfd, 0, SEEK_SET) == 0))
+		r = diff_one(f, lfd, ufd);
+out:
+	close(ufd);
+	if (lfd >= 0)
+		close(lfd);
+	return r;
+}
+
+static int walk(struct scan *sc, int upfd, int lofd, int opaque, unsigned depth);
+
+static int upper_entry(struct scan *sc, int upfd, int lofd, int opaque, const char *name,
+                       unsigned depth)
+{
+	struct stat st, lst;
+	int have_lower, r = 0;
+
+	if (fstatat(upfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return cd_err_sys(sc->err, -errno, "stat '%.*s' in the upper layer", (int)sc->len,
+		                  sc->path);
+	have_lower = lofd >= 0 && fstatat(lofd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
+	if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) {
+		/* A whiteout: the lower entry is deleted. */
+		if (!have_lower)
+			return 0;
+		if (S_ISDIR(lst.st_mode)) {
+			int sub =
+			        openat(lofd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0)
+				return cd_err_sys(sc->err, -errno, "open '%.*s'", (int)sc->len,
+				                  sc->path);
+			r = delete_tree(sc, sub, depth + 1);
+			close(sub);
+			return r;
+		}
+		return emit_delete(sc, lofd, name);
+	}
+	if (S_ISREG(st.st_mode))
+		return upper_file(sc, upfd, lofd, name);
+	if (S_ISLNK(st.st_mode))
+		return refuse(sc, "symlink");
+	if (!S_ISDIR(st.st_mode))
+		return refuse(sc, "special file");
+	if (have_lower && !S_ISDIR(lst.st_mode))
+		return refuse(sc, "replaces a file with a directory");
+	{
+		int usub = openat(upfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int lsub = -1, op;
+
+		if (usub < 0)
+			return cd_err_sys(sc->err, -errno, "open '%.*s' in the upper layer",
+			                  (int)sc->len, sc->path);
+		if ((op = overlay_xattrs(usub, sc)) < 0) {
+			close(usub);
+			return op;
+		}
+		if (have_lower) {
+			lsub = openat(lofd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (lsub < 0) {
+				close(usub);
+				return cd_err_sys(sc->err, -errno, "open '%.*s'", (int)sc->len,
+				                  sc->path);
+			}
+		}
+		r = walk(sc, usub, lsub, opaque || op == 1, depth + 1);
+		close(usub);
+		if (lsub >= 0)
+			close(lsub);
+	}
+	return r;
+}
+
+/* One directory of the upper layer, with its lower counterpart (or -1).
+ * In an opaque directory (and below it) the lower entries are hidden: those
+ * the upper layer lacks are deleted. */
+static int walk(struct scan *sc, int upfd, int lofd, int opaque, unsigned depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int r = 0, dfd;
+
+	if (depth > CD_PROP_MAX_DEPTH)
+		return cd_err_set(sc->err, -CD_E_LIMIT, "directories nested too deep");
+	dfd = fcntl(upfd, F_DUPFD_CLOEXEC, 3);
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		if (dfd >= 0)
+			close(dfd);
+		return cd_err_sys(sc->err, -errno, "read the upper layer");
+	}
+	while (r == 0 && (de = readdir(d))) {
+		size_t old;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if ((r = path_push(sc, de->d_name, &old)) < 0)
+			break;
+		r = upper_entry(sc, upfd, lofd, opaque, de->d_name, depth);
+		path_pop(sc, old);
+	}
+	closedir(d);
+	if (r < 0 || !opaque || lofd < 0)
+		return r;
+	/* Opaque: lower entries with no upper counterpart are gone. */
+	dfd = fcntl(lofd, F_DUPFD_CLOEXEC, 3);
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		if (dfd >= 0)
+			close(dfd);
+		return cd_err_sys(sc->err, -errno, "read directory '%.*s'", (int)sc->len, sc->path);
+	}
+	while (r == 0 && (de = readdir(d))) {
+		struct stat st;
+		size_t old;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(upfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		if ((r = path_push(sc, de->d_name, &old)) < 0)
+			break;
+		if (fstatat(lofd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode)) {
+			int sub = openat(lofd, de->d_name,
+			                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			r = sub < 0 ? cd_err_sys(sc->err, -errno, "open '%.*s'", (int)sc->len,
+			                         sc->path)
+			            : delete_tree(sc, sub, depth + 1);
+			if (sub >= 0)
+				close(sub);
+		} else {
+			r = emit_delete(sc, lofd, de->d_name);
+		}
+		path_pop(sc, old);
+	}
+	closedir(d);
+	return r;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	const struct cd_prop_file *x = a, *y = b;
+	size_t n = x->path_len < y->path_len ? x->path_len : y->path_len;
+	int c = memcmp(x->path, y->path, n);
+
+	if (c)
+		return c;
+	return x->path_len < y->path_len ? -1 : x->path_len > y->path_len;
+}
+
+void cd_prop_sort(struct cd_proposal *p)
+{
+	if (p->nfiles > 1)
+		qsort(p->files, p->nfiles, sizeof *p->files, cmp_file);
+}
+
+int cd_proposal_scan(const char *tree, const char *upper, const char *run_id, const char *agent,
+                     const char *task, int64_t now, struct cd_proposal **ret, struct cd_err *err)
+{
+	struct scan sc;
+	struct cd_proposal *p = calloc(1, sizeof *p);
+	int upfd = -1, lofd = -1, r;
+
+	if (!p)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	memset(&sc, 0, sizeof sc);
+	sc.p = p;
+	sc.err = err;
+	cd_state_random_id("pr-", p->id, sizeof p->id);
+	snprintf(p->run_id, sizeof p->run_id, "%s", run_id ? run_id : "");
+	p->created = now;
+	memcpy(p->status, "pending", 8);
+	p->tree = strdup(tree);
+	p->upper = strdup(upper);
+	p->agent = agent ? strdup(agent) : NULL;
+	p->task = task ? strdup(task) : NULL;
+	if (!p->tree || !p->upper || (agent && !p->agent) || (task && !p->task)) {
+		r = cd_err_set(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	upfd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (upfd < 0) {
+		r = cd_err_sys(err, -errno, "upper layer '%s'", upper);
+		goto fail;
+	}
+	lofd = open(tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (lofd < 0) {
+		r = cd_err_sys(err, -errno, "tree '%s'", tree);
+		goto fail;
+	}
+	/* The layer was written without fsyncs (volatile) and is not synced
+	 * here either (a syncfs flushes the whole filesystem: 3 s on a busy
+	 * disk).  A crash may tear it; apply then refuses the torn files,
+	 * whose content no longer matches the recorded hashes. */
+	if ((r = walk(&sc, upfd, lofd, 0, 0)) < 0)
+		goto fail;
+	cd_prop_sort(p);
+	close(upfd);
+	close(lofd);
+	*ret = p;
+	return 0;
+fail:
+	if (upfd >= 0)
+		close(upfd);
+	if (lofd >= 0)
+		close(lofd);
+	cd_proposal_free(p);
+	return r;
+}
+
+static int name_in(const struct cd_prop_file *f, const char *const *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (strlen(v[i]) == f->path_len && memcmp(v[i], f->path, f->path_len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int cd_proposal_select(struct cd_proposal *p, const char *const *paths, size_t npaths,
+                       const char *const *accept, size_t naccept, struct cd_err *err)
+{
+	size_t i, j;
+
+	for (j = 0; j < npaths + naccept; j++) {
+		const char *want = j < npaths ? paths[j] : accept[j - npaths];
+		for (i = 0; i < p->nfiles; i++) {
+			if (name_in(&p->files[i], &want, 1))
+				break;
+		}
+		if (i == p->nfiles)
+			return cd_err_set(err, -ENOENT, "'%s' is not a file of proposal %s", want,
+			                  p->id);
+	}
+	for (i = 0; i < p->nfiles; i++) {
+		struct cd_prop_file *f = &p->files[i];
+
+		f->selected = 0;
+		f->problem[0] = '\0';
+		if (f->applied)
+			continue;
+		if (paths && !name_in(f, paths, npaths))
+			continue;
+		if (f->op == CD_PROP_REFUSED) {
+			snprintf(f->problem, sizeof f->problem, "refused: %s",
+			         f->note ? f->note : "?");
+			continue;
+		}
+		if (f->flagged && !name_in(f, accept, naccept)) {
+			snprintf(f->problem, sizeof f->problem,
+			         "flagged (would run on the host): not applied unless accepted "
+			         "with --accept-flagged");
+			continue;
+		}
+		f->selected = 1;
+	}
+	return 0;
+}

@@ -1,0 +1,143 @@
+/* proposal.h — proposal mode: a run's file changes, computed from its
+ * overlay upper layer, stored, reviewed, then applied (or committed on a
+ * branch) by a person.
+ *
+ * `cordon run --propose` gives the sandbox the working directory through
+ * overlayfs: the real tree is the read-only lower layer, every write lands
+ * in a per-run upper directory under cordon's state directory (which no
+ * sandbox sees).  After the run, cd_proposal_scan() reads the upper layer
+ * (whiteouts, opaque directories) into a change set, with the SHA-256 of
+ * each file's base (what the run saw) and of its new content; the content
+ * itself stays in the upper layer and is re-hashed when applied.
+ *
+ * Trust boundary: everything in the upper layer was written by the
+ * sandboxed command and is hostile: names (any byte but '/' and NUL),
+ * modes, file types, sizes.  Symlinks, special files, setuid/setgid bits
+ * and overlay metadata other than whiteouts and opaque marks are refused
+ * entries that are never applied.  Paths under cd_protected_workspace_paths
+ * (files that would run later on the host) are flagged: applied only when
+ * the approver names each one.  Applying re-checks every base in the real
+ * tree and swaps each file in atomically (temp name, fsync, rename with
+ * RENAME_EXCHANGE, then the old content is checked once more), so a change
+ * made since the run is never overwritten.
+ */
+#ifndef CD_PROPOSAL_H
+#define CD_PROPOSAL_H
+
+#include "err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cd_state;
+
+enum cd_prop_op {
+	CD_PROP_ADDED = 1,
+	CD_PROP_MODIFIED,
+	CD_PROP_DELETED,
+	CD_PROP_REFUSED, /* something the proposal will never apply (note says why) */
+};
+
+/* Caps: a change set and one file's diff. */
+#define CD_PROP_MAX_FILES  200000
+#define CD_PROP_MAX_DEPTH  64
+#define CD_PROP_DIFF_INPUT (1024 * 1024) /* files larger than this get no diff */
+#define CD_PROP_DIFF_MAX   (1024 * 1024) /* a diff larger than this is dropped */
+
+struct cd_prop_file {
+	char *path; /* relative to the tree, '/'-separated, any other bytes */
+	size_t path_len;
+	enum cd_prop_op op;
+	char base_sha256[65], new_sha256[65]; /* "" when there is none */
+	unsigned base_mode, new_mode;         /* permission bits; 0 when none */
+	int flagged;                          /* would run later on the host */
+	char *note;                           /* REFUSED: why; else NULL */
+	char *diff;                           /* unified diff for text, or NULL */
+	size_t diff_len;
+	/* Filled by select and apply. */
+	int selected;
+	int applied;
+	char problem[160]; /* why apply refused this file, "" if none */
+	char tmp[64];      /* apply: the staged temporary name, "" if none */
+};
+
+struct cd_proposal {
+	char id[40];
+	char run_id[40];
+	char *agent, *task; /* may be NULL */
+	char *tree;         /* the real tree (canonical host path) */
+	char *upper;        /* the upper layer holding the new content */
+	int64_t created;
+	char status[16]; /* "pending", "applied", "partial", "rejected" */
+	char *decided_by, *branch, *commit;
+	int64_t decided_at;
+	struct cd_prop_file *files; /* sorted by path */
+	size_t nfiles;
+};
+
+/* Scan `upper` (the overlay's upper layer) against `tree` (its lower) into
+ * a new proposal (id, run_id, created filled; agent and task copied when
+ * not NULL).  Computes hashes and, for text files of modest size, a
+ * unified diff with diff(1).  -errno / -CD_E_LIMIT / -CD_E_CORRUPT (an
+ * overlay feature cordon does not understand: refused as a whole). */
+int cd_proposal_scan(const char *tree, const char *upper, const char *run_id, const char *agent,
+                     const char *task, int64_t now, struct cd_proposal **ret, struct cd_err *err);
+
+void cd_proposal_free(struct cd_proposal *p);
+
+/* The op's name: "added", "modified", "deleted", "refused". */
+const char *cd_prop_op_name(enum cd_prop_op op);
+
+/* Counts by op (index CD_PROP_*) and flagged files. */
+void cd_proposal_counts(const struct cd_proposal *p, size_t ret_counts[5], size_t *ret_flagged);
+
+/* Store a new proposal (state migration 4), in one transaction. */
+int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_err *err);
+
+/* Load one by id (diffs included).  -ENOENT when there is none. */
+int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **ret,
+                     struct cd_err *err);
+
+/* Every proposal, newest first, without files (nfiles counted).  *ret is
+ * an array of *ret_n proposals, freed with cd_proposal_list_free. */
+int cd_proposal_list(struct cd_state *s, struct cd_proposal **ret, size_t *ret_n,
+                     struct cd_err *err);
+void cd_proposal_list_free(struct cd_proposal *v, size_t n);
+
+/* Record the end of a proposal: status, who, when, and for a branch its
+ * name and commit; marks applied files.  Only a pending (or partial)
+ * proposal changes: -EALREADY otherwise. */
+int cd_proposal_finish(struct cd_state *s, const struct cd_proposal *p, const char *status,
+                       const char *by, int64_t now, struct cd_err *err);
+
+/* Choose the files to apply: `paths` (NULL: all) name files of the
+ * proposal exactly (-ENOENT naming the first that is not one); flagged
+ * files are chosen only when named in `accept`; refused files never.  A
+ * file skipped for a reason gets it in problem. */
+int cd_proposal_select(struct cd_proposal *p, const char *const *paths, size_t npaths,
+                       const char *const *accept, size_t naccept, struct cd_err *err);
+
+/* Check every selected file's base in the real tree and its new content
+ * in the upper layer.  0 when all match; -ESTALE when any does not, with
+ * each such file's problem set (err names the count). */
+int cd_proposal_check(struct cd_proposal *p, struct cd_err *err);
+
+/* Check, then apply the selected files to the real tree, each atomically.
+ * 0 when every one was applied; otherwise the files applied so far keep
+ * `applied`, the failing one has its problem, and the error is returned. */
+int cd_proposal_apply(struct cd_proposal *p, struct cd_err *err);
+
+/* Check, then commit the selected files on a new branch `branch` of the
+ * git repository holding the tree, on top of its HEAD, with git
+ * fast-import (one process, paths quoted, a clean environment).  The
+ * message names the run and proposal; `by` is recorded in it.  The
+ * commit's id goes to ret_commit.  The working tree is not touched. */
+int cd_proposal_commit_branch(struct cd_proposal *p, const char *branch, const char *by,
+                              char ret_commit[65], struct cd_err *err);
+
+/* Remove a directory tree (a proposal's layer once it has ended), never
+ * following a symlink; overlayfs's mode-000 work directories included.
+ * 0 or -errno. */
+int cd_prop_remove_tree(const char *dir);
+
+#endif
