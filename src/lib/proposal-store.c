@@ -288,7 +288,7 @@ int cd_proposal_list(struct cd_state *s, struct cd_proposal **ret, size_t *ret_n
 	if (sqlite3_prepare_v2(cd_state_db(s),
 	                       "SELECT " HEAD_COLS ", (SELECT count(*) FROM proposal_files f"
 	                       " WHERE f.proposal = p.id) FROM proposals p"
-	                       " ORDER BY created DESC, id",
+	                       " ORDER BY created DESC, p.rowid DESC",
 	                       -1, &st, NULL) != SQLITE_OK)
 		return cd_state_err(s, err, "listing proposals");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
