@@ -1379,12 +1379,10 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		goto out;
 	}
 	if (a.nallow && policy) {
-		cli_errorf("with --policy, egress comes from the grant's profile: --allow-host "
-		           "is refused (profiles with allow_hosts are not wired yet)");
+		cli_errorf("with --policy, egress comes from the grant's profile (allow_hosts): "
+		           "--allow-host is refused");
 		goto out;
 	}
-	if (a.nallow && egress_policy(&a, &epol) < 0)
-		goto out;
 	/* Break-glass and delegated grants join the policy for this run. */
 	if (policy && !a.dry_run &&
 	    (cli_state_open(NULL, &state) < 0 ||
@@ -1466,6 +1464,22 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		goto out;
 	}
 	if (apply_profile(&a, &prof, policy, policy ? dec.profile : NULL, &arena) < 0)
+		goto out;
+	/* The profile's allow_hosts (a granted profile under --policy, or a
+	 * profile file) join the run's egress allowlist; then the proxy's
+	 * allowlist is built and checked, before anything starts. */
+	for (size_t h = 0; h < prof.nallow; h++) {
+		if (a.nallow >= MAX_OPT_ITEMS) {
+			cli_errorf("too many allowed hosts");
+			goto out;
+		}
+		a.allow_hosts[a.nallow++] = prof.allow_hosts[h];
+	}
+	if (a.nallow && a.net_none) {
+		cli_errorf("--net none and the profile's allow_hosts contradict each other");
+		goto out;
+	}
+	if (a.nallow && egress_policy(&a, &epol) < 0)
 		goto out;
 	if (add_caches(&a) < 0)
 		goto out;
@@ -1694,7 +1708,7 @@ void cli_launch_options_help(FILE *f)
 	      "                        editor and shell rc files kept read-only); or a YAML\n"
 	      "                        file (a path with '/') of settings: memory, pids,\n"
 	      "                        timeout, cpu_time, output_limit, scratch_size, net,\n"
-	      "                        ro, rw, env, workspace\n"
+	      "                        ro, rw, env, workspace, allow_hosts (egress)\n"
 	      "Policy and audit:\n"
 	      "  --policy FILE         decide the run with the grant matrix (action\n"
 	      "                        execute, argv as scope); the grant's profile decides\n"

@@ -140,17 +140,22 @@ int cd_profile_apply(struct cd_sandbox_profile *p, const struct cd_profile_setti
 					p->limits.pids = v;
 			}
 		} else if (!strcmp(k, "net")) {
-			if ((r = one_value(&s[i], err)) == 0 && strcmp(s[i].values[0], "none") != 0)
+			/* none: loopback only; proxy: cordon's egress proxy, which
+			 * reaches allow_hosts only (none listed: nothing). */
+			if ((r = one_value(&s[i], err)) == 0 &&
+			    strcmp(s[i].values[0], "none") != 0 &&
+			    strcmp(s[i].values[0], "proxy") != 0)
 				r = cd_err_set(err, -CD_E_USAGE,
-				               "profile setting net: '%s' needs the egress proxy, "
-				               "which this build does not have; only 'none' runs",
+				               "profile setting net: '%s' is not none or proxy",
 				               s[i].values[0]);
 		} else if (!strcmp(k, "allow_hosts")) {
-			if (s[i].nvalues > 0)
-				r = cd_err_set(
-				        err, -CD_E_USAGE,
-				        "profile setting allow_hosts needs the egress proxy, "
-				        "which this build does not have");
+			for (j = 0; j < s[i].nvalues && r == 0; j++) {
+				if (p->nallow >= CD_PROFILE_MAX_ITEMS)
+					r = cd_err_set(err, -CD_E_LIMIT,
+					               "profile has too many allow_hosts");
+				else
+					p->allow_hosts[p->nallow++] = s[i].values[j];
+			}
 		} else if (!strcmp(k, "ro") || !strcmp(k, "rw")) {
 			r = add_binds(p, &s[i], k[1] == 'w', err);
 		} else if (!strcmp(k, "env")) {

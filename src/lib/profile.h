@@ -26,6 +26,10 @@ struct cd_sandbox_profile {
 	size_t nbinds;
 	const char *env[CD_PROFILE_MAX_ITEMS]; /* NAME or NAME=VALUE, borrowed */
 	size_t nenv;
+	/* Egress through cordon's proxy: HOST[:PORT] entries, borrowed (the
+	 * front end checks each one as --allow-host would). */
+	const char *allow_hosts[CD_PROFILE_MAX_ITEMS];
+	size_t nallow;
 };
 
 /* The built-in profiles, by name: "strict" (the default) and

@@ -42,7 +42,7 @@ printf 'workspace: write\n' >"$T/w.yaml"
 mkdir -p "$T/wsf" && cd "$T/wsf" || exit 1
 ok "a profile file can open the workspace" "$CORDON" run --profile "$T/w.yaml" -- sh -c 'echo x > f'
 cd "$T" || exit 1
-for bad in 'bogus: 1' 'memory: lots' 'memory: 1G\nmemory: 2G' 'pids: [1, 2]' 'net: proxy' '- a list' 'memory: &a 1G\npids: *a'; do
+for bad in 'bogus: 1' 'memory: lots' 'memory: 1G\nmemory: 2G' 'pids: [1, 2]' 'net: wifi' '- a list' 'memory: &a 1G\npids: *a'; do
 	printf '%b\n' "$bad" >"$T/bad.yaml"
 	"$CORDON" run --profile "$T/bad.yaml" -- true 2>"$T/err"
 	is $? 125 "a bad profile file is refused: $(printf '%s' "$bad" | tr '\\' '|')"

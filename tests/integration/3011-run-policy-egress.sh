@@ -1,0 +1,41 @@
+#!/bin/sh
+# Egress from the policy (issue 6: "also from the policy's grants"): the
+# profile a grant names can list allow_hosts; cordon run --policy then
+# starts the proxy with exactly those destinations, and --allow-host stays
+# refused under --policy.  As root and as nobody.
+. "${CORDON_SRC:-.}/tests/lib.sh"
+
+start_http_server
+port=$http_port
+cat >"$T/p.yaml" <<EOP
+version: 1
+agents: [{id: fetcher, owner: ops}, {id: offline, owner: ops}]
+tools: [{id: shell, kind: command}]
+profiles:
+  web: {allow_hosts: ["127.0.0.1:$port"]}
+grants:
+  - {id: curl-web, agent: fetcher, tool: shell, actions: [execute], scope: {argv: [curl]}, profile: web, owner: ops, justification: t, review_by: 2099-01-01, expires: 2099-01-01}
+  - {id: curl-off, agent: offline, tool: shell, actions: [execute], scope: {argv: [curl]}, owner: ops, justification: t, review_by: 2099-01-01, expires: 2099-01-01}
+EOP
+chmod 0644 "$T/p.yaml"
+
+pe() {
+	who=$1
+	mkdir -p "$T/w-$who" && chmod 0755 "$T/w-$who" && cd "$T/w-$who" || exit 1
+	is "$($RUN_AS "$CORDON" run --policy "$T/p.yaml" --agent fetcher -- curl -s "http://127.0.0.1:$port/")" \
+		outside-ok "$who: the granted profile's allow_hosts are reached through the proxy"
+	is "$($RUN_AS "$CORDON" run --policy "$T/p.yaml" --agent fetcher -- curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((port + 1))/")" \
+		403 "$who: any other destination is refused (403)"
+	nok "$who: a grant whose profile names no host has no network" \
+		$RUN_AS "$CORDON" run --policy "$T/p.yaml" --agent offline -- curl -s --max-time 3 -x "http://127.0.0.1:3128" "http://127.0.0.1:$port/"
+	nok "$who: --allow-host stays refused under --policy" \
+		$RUN_AS "$CORDON" run --policy "$T/p.yaml" --agent offline --allow-host "127.0.0.1:$port" -- curl -s "http://127.0.0.1:$port/"
+	db=$CORDON_AUDIT
+	[ -n "$RUN_AS" ] && db="$S/.state-nobody/audit.db"
+	n=$("$CORDON" log export --format jsonl --audit "$db" | grep -c '"kind":"egress"')
+	[ "$n" -ge 2 ]
+	is "$?" 0 "$who: each attempt is an egress record ($n)"
+}
+for_each_user pe
+kill "$http_pid" 2>/dev/null
+done_testing
