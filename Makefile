@@ -53,7 +53,7 @@ HELPERS  := $(HELP_SRC:%.c=$(B)/%)
 REPLAYS  := $(FUZZ_SRC:tests/fuzz/fuzz-%.c=$(B)/tests/fuzz/replay-%)
 DEPSTAMP := $(B)/.deps-build
 
-.PHONY: all deps demo check lint fuzz bench install clean
+.PHONY: all deps demo check lint fuzz bench install clean print-ldlibs
 .SECONDARY:
 all: $(BIN)
 
@@ -116,6 +116,10 @@ check: $(BIN) $(UNITS) $(HELPERS) $(REPLAYS) $(patsubst tests/tools/%.c,$(B)/tes
 lint:
 	@sh scripts/deps.sh lint
 	@sh scripts/lint.sh
+
+# The libraries a program linked against libcordon.a needs (bench/*.sh).
+print-ldlibs:
+	@echo '$(LDLIBS)'
 
 fuzz:
 	@sh scripts/deps.sh fuzz

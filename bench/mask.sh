@@ -171,5 +171,5 @@ int main(void)
 }
 EOF
 cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$SRC/src/lib" -o "$W/bench" "$W/bench.c" \
-	"$B/libcordon.a" -Wl,-Bstatic -lsodium -ljansson -lhs -lstdc++ -lyaml -lsqlite3 -lseccomp -Wl,-Bdynamic -lm
+	"$B/libcordon.a" $(make -s -C "$SRC" print-ldlibs)
 "$W/bench"

@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 }
 EOF
 ${CC:-cc} -O2 -std=gnu11 -D_GNU_SOURCE -I"$SRC/src/lib" -o "$W/bench" "$W/bench.c" \
-	"$B/libcordon.a" $(pkg-config --libs yaml-0.1 jansson libsodium libseccomp sqlite3 2>/dev/null || echo -lyaml -ljansson -lsodium)
+	"$B/libcordon.a" $(make -s -C "$SRC" print-ldlibs)
 
 gen() { # N AGENTS FILE
 	python3 - "$1" "$2" >"$3" <<'EOF'

@@ -244,7 +244,7 @@ int main(int argc, char **argv)
 EOF
 	# shellcheck disable=SC2046
 	if cc -O2 -I"$SRC/src/lib" $(pkg-config --cflags jansson) -o "$W/harness/h" "$W/harness/h.c" \
-		"$B/libcordon.a" -lseccomp -lsodium -lsqlite3 -lyaml -ljansson 2>"$W/harness/cc.log"; then
+		"$B/libcordon.a" $(make -s -C "$SRC" print-ldlibs) 2>"$W/harness/cc.log"; then
 		"$W/harness/h" "$RUNS"
 		if [ "$(id -u)" = 0 ]; then
 			echo "rootless (no writable cgroup: rlimits):"
