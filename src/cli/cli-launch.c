@@ -569,11 +569,12 @@ static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
 		size_t nset = 0;
 		int n;
 
-		/* A cache is persistent writable state the grant's profile does
-		 * not name: refused like --rw (fail closed). */
-		if (a->profile || a->nbinds || a->scratch || a->ncaches) {
+		/* --cache stays allowed: a cache is cordon's, per agent, never
+		 * another agent's (issue 10: installs under a policy's install
+		 * profile fill it). */
+		if (a->profile || a->nbinds || a->scratch) {
 			cli_errorf("with --policy the grant's profile decides the sandbox: "
-			           "--profile, --ro, --rw, --scratch and --cache are refused");
+			           "--profile, --ro, --rw and --scratch are refused");
 			return -1;
 		}
 		if (cd_profile_builtin("strict", prof, &err) < 0)

@@ -37,5 +37,26 @@ pe() {
 	is "$?" 0 "$who: each attempt is an egress record ($n)"
 }
 for_each_user pe
+
+# --install under a policy (issue 10): the install step is decided as tool
+# install and gets its granted profile's allow_hosts; the command then runs
+# with the cache read-only and no network.
+cat >"$T/pi.yaml" <<EOP
+version: 1
+agents: [{id: a1, owner: ops}]
+tools: [{id: shell, kind: command}, {id: install, kind: command}]
+profiles:
+  inst: {allow_hosts: ["127.0.0.1:$port"]}
+grants:
+  - {id: i, agent: a1, tool: install, actions: [execute], scope: {argv: [/bin/sh, -c]}, profile: inst, owner: ops, justification: t, review_by: 2099-01-01, expires: 2099-01-01}
+  - {id: c, agent: a1, tool: shell, actions: [execute], scope: {argv: [sh, -c]}, owner: ops, justification: t, review_by: 2099-01-01, expires: 2099-01-01}
+EOP
+chmod 0644 "$T/pi.yaml"
+mkdir -p "$T/wi" && cd "$T/wi" || exit 1
+out=$("$CORDON" run --policy "$T/pi.yaml" --agent a1 --cache idx:/cache \
+	--install "curl -s http://127.0.0.1:$port/ > /cache/page" -- \
+	sh -c 'cat /cache/page; echo; curl -s --max-time 3 -x http://127.0.0.1:3128 http://127.0.0.1:'"$port"'/ || echo no-network' 2>/dev/null)
+is "$out" "outside-ok
+no-network" "--install under a policy fills the cache through the install profile's egress; the command has none"
 kill "$http_pid" 2>/dev/null
 done_testing
