@@ -18,27 +18,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static const char *login_name(void)
-{
-	struct passwd *pw = getpwuid(getuid());
-	return pw && pw->pw_name ? pw->pw_name : "unknown";
-}
-
-static void when(int64_t t, char *out, size_t n)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	if (!gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(out, n, "@%lld", (long long)t);
-}
-
 static void queued(const struct cd_approval *a, void *ctx)
 {
 	char until[32];
 
 	(void)ctx;
-	when(a->deadline, until, sizeof until);
+	cli_time_utc(a->deadline, until, sizeof until);
 	cli_errorf("held for approval %s (agent %s, tool %s): run 'cordon approvals show %s', then "
 	           "'approve' or 'deny' it before %s",
 	           a->id, a->agent, a->tool, a->id, until);
@@ -53,7 +38,7 @@ struct prompt_ctx {
 static int prompt(const struct cd_approval *a, void *ctx, char *by, size_t bylen)
 {
 	struct prompt_ctx *p = ctx;
-	const char *me = login_name();
+	const char *me = cli_login_name();
 	char why[256], line[16];
 	struct cd_buf b;
 	int fd, v = -1;
@@ -110,7 +95,7 @@ int cli_await_approval(const struct cd_gate *g, struct cd_run_request *rq, struc
 
 	o = json_pack("{s:s,s:I,s:I,s:I,s:s}", "front_end", "run", "pid", (json_int_t)getpid(),
 	              "ppid", (json_int_t)getppid(), "uid", (json_int_t)getuid(), "user",
-	              login_name());
+	              cli_login_name());
 	requester = o ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(o);
 	memset(&w, 0, sizeof w);

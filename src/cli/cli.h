@@ -85,4 +85,11 @@ void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_set_prog(const char *sub);
 
+/* The invoking user's login name ("unknown" without one): the default
+ * identity of whoever approves, revokes or applies. */
+const char *cli_login_name(void);
+
+/* t (seconds since the epoch, UTC) as YYYY-MM-DDTHH:MM:SSZ; "-" for 0. */
+void cli_time_utc(int64_t t, char *out, size_t n);
+
 #endif

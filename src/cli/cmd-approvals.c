@@ -148,12 +148,6 @@ static int parse(int argc, char **argv, struct aopts *o)
 	return 0;
 }
 
-static const char *login_name(void)
-{
-	struct passwd *pw = getpwuid(getuid());
-	return pw && pw->pw_name ? pw->pw_name : "unknown";
-}
-
 struct env {
 	struct cd_state *state;
 	struct cd_audit *audit;
@@ -183,15 +177,6 @@ static void env_close(struct env *v)
 	cd_audit_close(v->audit);
 }
 
-static void fmt_time(int64_t t, char *out, size_t n)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	if (!t || !gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(out, n, "-");
-}
-
 static json_t *to_json(const struct cd_approval *a)
 {
 	json_t *o = json_object(), *args = json_loads(a->args_json, 0, NULL);
@@ -217,13 +202,13 @@ static json_t *to_json(const struct cd_approval *a)
 		json_object_set_new(o, "profile", json_string(a->profile));
 	if (a->run_id)
 		json_object_set_new(o, "run_id", json_string(a->run_id));
-	fmt_time(a->created, t, sizeof t);
+	cli_time_utc(a->created, t, sizeof t);
 	json_object_set_new(o, "created", json_string(t));
-	fmt_time(a->deadline, t, sizeof t);
+	cli_time_utc(a->deadline, t, sizeof t);
 	json_object_set_new(o, "deadline", json_string(t));
 	if (a->decided_by) {
 		json_object_set_new(o, "decided_by", json_string(a->decided_by));
-		fmt_time(a->decided_at, t, sizeof t);
+		cli_time_utc(a->decided_at, t, sizeof t);
 		json_object_set_new(o, "decided_at", json_string(t));
 	}
 	if (a->comment)
@@ -234,7 +219,7 @@ static json_t *to_json(const struct cd_approval *a)
 			json_object_set_new(o, "requester", r);
 	}
 	if (a->sampled_at) {
-		fmt_time(a->sampled_at, t, sizeof t);
+		cli_time_utc(a->sampled_at, t, sizeof t);
 		json_object_set_new(o, "sampled_at", json_string(t));
 	}
 	return o;
@@ -254,8 +239,8 @@ static void print_line(const struct cd_approval *a)
 	char created[32], deadline[32];
 	struct cd_buf b;
 
-	fmt_time(a->created, created, sizeof created);
-	fmt_time(a->deadline, deadline, sizeof deadline);
+	cli_time_utc(a->created, created, sizeof created);
+	cli_time_utc(a->deadline, deadline, sizeof deadline);
 	cd_buf_init(&b, 1 << 20);
 	if (cd_buf_printf(&b, "%s\t%s\t", a->id, a->status) == 0 &&
 	    cd_buf_escape(&b, a->agent, strlen(a->agent)) == 0 && cd_buf_append(&b, "\t", 1) == 0 &&
@@ -382,7 +367,7 @@ static int decide_cmd(struct env *v, const struct aopts *o, const char *id, int 
 
 	memset(&d, 0, sizeof d);
 	d.audit = v->audit;
-	d.by = o->as ? o->as : login_name();
+	d.by = o->as ? o->as : cli_login_name();
 	d.why = o->comment;
 	d.policy_opt = o->policy;
 	d.approve = approve;
@@ -429,7 +414,7 @@ static int sample_one(const struct cd_approval *a, void *ctx)
 static int sample_cmd(struct env *v, const struct aopts *o, const char *nstr)
 {
 	struct cd_err err = { 0, "" };
-	struct sample_ctx s = { v->audit, o->as ? o->as : login_name(),
+	struct sample_ctx s = { v->audit, o->as ? o->as : cli_login_name(),
 		                o->json ? json_array() : NULL, &err };
 	uint64_t n;
 	size_t got = 0;

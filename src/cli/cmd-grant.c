@@ -198,12 +198,7 @@ static int parse(int argc, char **argv, const char *usage, struct gopts *o)
 /* The person acting: --by, else the invoking user's name. */
 static const char *who(const char *by)
 {
-	struct passwd *pw;
-
-	if (by && *by)
-		return by;
-	pw = getpwuid(getuid());
-	return pw && pw->pw_name ? pw->pw_name : "unknown";
+	return by && *by ? by : cli_login_name();
 }
 
 /* ---- the grant as the policy loader reads it (YAML flow style) ---- */
@@ -571,11 +566,8 @@ static int store(struct env *v, struct cd_temp_grant *g, const char *kind, const
 static void print_created(const struct cd_temp_grant *g, int json)
 {
 	char until[64];
-	time_t t = (time_t)g->expires;
-	struct tm tm;
 
-	if (!gmtime_r(&t, &tm) || !strftime(until, sizeof until, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(until, sizeof until, "@%lld", (long long)g->expires);
+	cli_time_utc(g->expires, until, sizeof until);
 	if (json) {
 		json_t *o =
 		        json_pack("{s:s,s:s,s:s,s:s,s:s,s:I}", "id", g->id, "kind",
@@ -687,15 +679,6 @@ struct list_ctx {
 	size_t n;
 };
 
-static void fmt_time(int64_t t, char *out, size_t n)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	if (!t || !gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(out, n, "-");
-}
-
 static int list_one(const struct cd_temp_grant *g, void *ctx)
 {
 	struct list_ctx *l = ctx;
@@ -703,8 +686,8 @@ static int list_one(const struct cd_temp_grant *g, void *ctx)
 	const char *status = g->ended ? g->ended : g->expires <= l->now ? "expired" : "active";
 	struct cd_buf b;
 
-	fmt_time(g->created, created, sizeof created);
-	fmt_time(g->expires, expires, sizeof expires);
+	cli_time_utc(g->created, created, sizeof created);
+	cli_time_utc(g->expires, expires, sizeof expires);
 	l->n++;
 	if (l->json) {
 		json_t *o = json_object();

@@ -155,21 +155,6 @@ static char *esc(const char *p, size_t n)
 	return cd_buf_take(&b);
 }
 
-static const char *login_name(void)
-{
-	struct passwd *pw = getpwuid(getuid());
-	return pw && pw->pw_name ? pw->pw_name : "unknown";
-}
-
-static void fmt_time(int64_t t, char *out, size_t n)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	if (!t || !gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(out, n, "-");
-}
-
 static json_t *file_json(const struct cd_prop_file *f)
 {
 	char *ep = esc(f->path, f->path_len);
@@ -220,11 +205,11 @@ static json_t *head_json(const struct cd_proposal *p)
 	if (p->task)
 		json_object_set_new(o, "task", json_string(p->task));
 	json_object_set_new(o, "tree", json_string(tree));
-	fmt_time(p->created, t, sizeof t);
+	cli_time_utc(p->created, t, sizeof t);
 	json_object_set_new(o, "created", json_string(t));
 	if (p->decided_by) {
 		json_object_set_new(o, "decided_by", json_string(p->decided_by));
-		fmt_time(p->decided_at, t, sizeof t);
+		cli_time_utc(p->decided_at, t, sizeof t);
 		json_object_set_new(o, "decided_at", json_string(t));
 	}
 	if (p->branch)
@@ -422,7 +407,7 @@ static int list_cmd(struct env *v, const struct popts *o)
 			json_array_append_new(arr, h);
 			continue;
 		}
-		fmt_time(ps[i].created, t, sizeof t);
+		cli_time_utc(ps[i].created, t, sizeof t);
 		{
 			char *ag = esc(ps[i].agent ? ps[i].agent : "-",
 			               strlen(ps[i].agent ? ps[i].agent : "-"));
@@ -487,7 +472,7 @@ static int show_cmd(struct env *v, const struct popts *o, const char *id)
 		return CD_EXIT_OK;
 	}
 	cd_proposal_counts(p, c, &fl);
-	fmt_time(p->created, t, sizeof t);
+	cli_time_utc(p->created, t, sizeof t);
 	tree = esc(p->tree, strlen(p->tree));
 	printf("proposal %s (%s)\nrun %s  agent %s  task %s  created %s\ntree %s\n", p->id,
 	       p->status, p->run_id, p->agent ? p->agent : "-", p->task ? p->task : "-", t,
@@ -551,7 +536,7 @@ static int diff_cmd(struct env *v, const struct popts *o, const char *id, char *
 
 static const char *approver(const struct popts *o, const struct cd_proposal *p)
 {
-	const char *by = o->as ? o->as : login_name();
+	const char *by = o->as ? o->as : cli_login_name();
 
 	if (p->agent && strcmp(by, p->agent) == 0) {
 		cli_errorf("'%s' made proposal %s: an agent never approves its own proposal", by,

@@ -6,6 +6,8 @@
 #include "buf.h"
 
 #include <errno.h>
+#include <pwd.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <unistd.h>
@@ -58,6 +60,23 @@ static void vmsg(const char *kind, const char *fmt, va_list ap)
 	else
 		fprintf(stderr, "%s: %s(message could not be shown)\n", prog, kind);
 	cd_buf_release(&b);
+}
+
+const char *cli_login_name(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	return pw && pw->pw_name ? pw->pw_name : "unknown";
+}
+
+void cli_time_utc(int64_t t, char *out, size_t n)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!t)
+		snprintf(out, n, "-");
+	else if (!gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, n, "@%lld", (long long)t);
 }
 
 void cli_errorf(const char *fmt, ...)

@@ -25,14 +25,6 @@ void cd_approval_hash(const char *tool, const char *action, const char *args_jso
 	sodium_bin2hex(out, 65, h, sizeof h);
 }
 
-static void bind_opt(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, i);
-}
-
 int cd_approval_request(struct cd_state *s, struct cd_approval *a, struct cd_err *err)
 {
 	static const char sql[] =
@@ -52,18 +44,18 @@ int cd_approval_request(struct cd_state *s, struct cd_approval *a, struct cd_err
 		return cd_state_err(s, err, "queue approval request");
 	sqlite3_bind_text(st, 1, a->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, a->agent, -1, SQLITE_STATIC);
-	bind_opt(st, 3, a->task);
+	cd_state_bind_opt(st, 3, a->task);
 	sqlite3_bind_text(st, 4, a->tool, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 5, a->action, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 6, a->args_json, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 7, a->args_sha256, -1, SQLITE_STATIC);
-	bind_opt(st, 8, a->grant_ids);
+	cd_state_bind_opt(st, 8, a->grant_ids);
 	sqlite3_bind_text(st, 9, a->approval, -1, SQLITE_STATIC);
-	bind_opt(st, 10, a->profile);
-	bind_opt(st, 11, a->policy);
-	bind_opt(st, 12, a->policy_sha256);
-	bind_opt(st, 13, a->requester);
-	bind_opt(st, 14, a->run_id);
+	cd_state_bind_opt(st, 10, a->profile);
+	cd_state_bind_opt(st, 11, a->policy);
+	cd_state_bind_opt(st, 12, a->policy_sha256);
+	cd_state_bind_opt(st, 13, a->requester);
+	cd_state_bind_opt(st, 14, a->run_id);
 	sqlite3_bind_int64(st, 15, a->created);
 	sqlite3_bind_int64(st, 16, a->deadline);
 	rc = sqlite3_step(st);
@@ -74,42 +66,37 @@ int cd_approval_request(struct cd_state *s, struct cd_approval *a, struct cd_err
 	return 0;
 }
 
-static const char *col(sqlite3_stmt *st, int i)
-{
-	return (const char *)sqlite3_column_text(st, i);
-}
-
 /* One row into a; -EINVAL for a row that cannot be a request. */
 static int row_read(sqlite3_stmt *st, struct cd_approval *a)
 {
-	const char *id = col(st, 0), *sha = col(st, 7);
+	const char *id = cd_state_col(st, 0), *sha = cd_state_col(st, 7);
 
 	memset(a, 0, sizeof *a);
 	if (!id || strlen(id) >= sizeof a->id || !sha || strlen(sha) != 64)
 		return -EINVAL;
 	memcpy(a->id, id, strlen(id) + 1);
 	memcpy(a->args_sha256, sha, 65);
-	a->status = col(st, 1);
-	a->agent = col(st, 2);
-	a->task = col(st, 3);
-	a->tool = col(st, 4);
-	a->action = col(st, 5);
-	a->args_json = col(st, 6);
-	a->grant_ids = col(st, 8);
-	a->approval = col(st, 9);
-	a->profile = col(st, 10);
-	a->policy = col(st, 11);
-	a->policy_sha256 = col(st, 12);
-	a->requester = col(st, 13);
-	a->run_id = col(st, 14);
+	a->status = cd_state_col(st, 1);
+	a->agent = cd_state_col(st, 2);
+	a->task = cd_state_col(st, 3);
+	a->tool = cd_state_col(st, 4);
+	a->action = cd_state_col(st, 5);
+	a->args_json = cd_state_col(st, 6);
+	a->grant_ids = cd_state_col(st, 8);
+	a->approval = cd_state_col(st, 9);
+	a->profile = cd_state_col(st, 10);
+	a->policy = cd_state_col(st, 11);
+	a->policy_sha256 = cd_state_col(st, 12);
+	a->requester = cd_state_col(st, 13);
+	a->run_id = cd_state_col(st, 14);
 	a->created = sqlite3_column_int64(st, 15);
 	a->deadline = sqlite3_column_int64(st, 16);
 	a->decided_at = sqlite3_column_int64(st, 17);
-	a->decided_by = col(st, 18);
-	a->comment = col(st, 19);
+	a->decided_by = cd_state_col(st, 18);
+	a->comment = cd_state_col(st, 19);
 	a->used_at = sqlite3_column_int64(st, 20);
 	a->sampled_at = sqlite3_column_int64(st, 21);
-	a->sampled_by = col(st, 22);
+	a->sampled_by = cd_state_col(st, 22);
 	if (!a->status || !a->agent || !a->tool || !a->action || !a->args_json || !a->approval)
 		return -EINVAL;
 	return 0;
@@ -165,7 +152,7 @@ int cd_approval_list(struct cd_state *s, const char *status, int64_t since, cd_a
 	                       " AND created >= ?2 ORDER BY created, id",
 	                       -1, &st, NULL) != SQLITE_OK)
 		return cd_state_err(s, err, "read approvals");
-	bind_opt(st, 1, status);
+	cd_state_bind_opt(st, 1, status);
 	sqlite3_bind_int64(st, 2, since);
 	r = each_row(s, st, fn, ctx, err);
 	sqlite3_finalize(st);
@@ -247,8 +234,8 @@ static int transition(struct cd_state *s, const struct change *c, struct cd_err 
 	}
 	sqlite3_bind_text(st, 1, c->to, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, c->now);
-	bind_opt(st, 3, c->by);
-	bind_opt(st, 4, c->comment);
+	cd_state_bind_opt(st, 3, c->by);
+	cd_state_bind_opt(st, 4, c->comment);
 	sqlite3_bind_text(st, 5, c->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 6, c->from, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);

@@ -11,14 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void bind_opt(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
-}
-
 int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_err *err)
 {
 	static const char ins_p[] =
@@ -39,8 +31,8 @@ int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_
 		goto fail;
 	sqlite3_bind_text(st, 1, p->id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, p->run_id, -1, SQLITE_TRANSIENT);
-	bind_opt(st, 3, p->agent);
-	bind_opt(st, 4, p->task);
+	cd_state_bind_opt(st, 3, p->agent);
+	cd_state_bind_opt(st, 4, p->task);
 	sqlite3_bind_text(st, 5, p->tree, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 6, p->upper, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 7, p->created);
@@ -62,7 +54,7 @@ int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_
 		sqlite3_bind_int(st, 6, (int)f->base_mode);
 		sqlite3_bind_int(st, 7, (int)f->new_mode);
 		sqlite3_bind_int(st, 8, f->flagged);
-		bind_opt(st, 9, f->note);
+		cd_state_bind_opt(st, 9, f->note);
 		if (f->diff)
 			sqlite3_bind_blob(st, 10, f->diff, (int)f->diff_len, SQLITE_STATIC);
 		else
@@ -344,9 +336,9 @@ int cd_proposal_finish(struct cd_state *s, const struct cd_proposal *p, const ch
 	sqlite3_bind_text(st, 1, p->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, now);
-	bind_opt(st, 4, by);
-	bind_opt(st, 5, p->branch);
-	bind_opt(st, 6, p->commit);
+	cd_state_bind_opt(st, 4, by);
+	cd_state_bind_opt(st, 5, p->branch);
+	cd_state_bind_opt(st, 6, p->commit);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto fail;
 	if (sqlite3_changes(db) == 0) {

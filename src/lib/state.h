@@ -48,6 +48,22 @@ int cd_state_sweep(struct cd_state *s, const char *select, const char *update, i
                    int (*each)(sqlite3_stmt *row, void *ctx), void *ctx, size_t *ret_n,
                    const char *what, struct cd_err *err);
 
+/* Bind s, or NULL when s is NULL (statements of the modules that own a
+ * table). */
+static inline void cd_state_bind_opt(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* Column i as text (NULL for SQL NULL). */
+static inline const char *cd_state_col(sqlite3_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st, i);
+}
+
 /* Set err from the connection's last error: "state database: WHAT: msg". */
 int cd_state_err(struct cd_state *s, struct cd_err *err, const char *what);
 

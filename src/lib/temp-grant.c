@@ -32,14 +32,6 @@ static int kind_parse(const char *s, enum cd_temp_kind *ret)
 	return 0;
 }
 
-static void bind_opt(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, i);
-}
-
 int cd_temp_add(struct cd_state *s, struct cd_temp_grant *g, struct cd_err *err)
 {
 	static const char sql[] =
@@ -59,13 +51,13 @@ int cd_temp_add(struct cd_state *s, struct cd_temp_grant *g, struct cd_err *err)
 	sqlite3_bind_text(st, 1, g->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, cd_temp_kind_name(g->kind), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, g->agent, -1, SQLITE_STATIC);
-	bind_opt(st, 4, g->task);
+	cd_state_bind_opt(st, 4, g->task);
 	sqlite3_bind_text(st, 5, g->tool, -1, SQLITE_STATIC);
-	bind_opt(st, 6, g->parent);
+	cd_state_bind_opt(st, 6, g->parent);
 	sqlite3_bind_text(st, 7, g->grant_json, -1, SQLITE_STATIC);
-	bind_opt(st, 8, g->ticket);
+	cd_state_bind_opt(st, 8, g->ticket);
 	sqlite3_bind_text(st, 9, g->by, -1, SQLITE_STATIC);
-	bind_opt(st, 10, g->policy_sha256);
+	cd_state_bind_opt(st, 10, g->policy_sha256);
 	sqlite3_bind_int64(st, 11, g->created);
 	sqlite3_bind_int64(st, 12, g->expires);
 	rc = sqlite3_step(st);
@@ -79,33 +71,28 @@ int cd_temp_add(struct cd_state *s, struct cd_temp_grant *g, struct cd_err *err)
 	"id, kind, agent, task, tool, parent, grant_json, ticket, by_whom, policy_sha256, "        \
 	"created, expires, ended, ended_at, ended_by, uses, last_used"
 
-static const char *col(sqlite3_stmt *st, int i)
-{
-	return (const char *)sqlite3_column_text(st, i);
-}
-
 /* One row into g; -EINVAL for a row that cannot be a grant. */
 static int row_read(sqlite3_stmt *st, struct cd_temp_grant *g)
 {
-	const char *id = col(st, 0);
+	const char *id = cd_state_col(st, 0);
 
 	memset(g, 0, sizeof *g);
-	if (!id || strlen(id) >= sizeof g->id || kind_parse(col(st, 1), &g->kind) < 0)
+	if (!id || strlen(id) >= sizeof g->id || kind_parse(cd_state_col(st, 1), &g->kind) < 0)
 		return -EINVAL;
 	memcpy(g->id, id, strlen(id) + 1);
-	g->agent = col(st, 2);
-	g->task = col(st, 3);
-	g->tool = col(st, 4);
-	g->parent = col(st, 5);
-	g->grant_json = col(st, 6);
-	g->ticket = col(st, 7);
-	g->by = col(st, 8);
-	g->policy_sha256 = col(st, 9);
+	g->agent = cd_state_col(st, 2);
+	g->task = cd_state_col(st, 3);
+	g->tool = cd_state_col(st, 4);
+	g->parent = cd_state_col(st, 5);
+	g->grant_json = cd_state_col(st, 6);
+	g->ticket = cd_state_col(st, 7);
+	g->by = cd_state_col(st, 8);
+	g->policy_sha256 = cd_state_col(st, 9);
 	g->created = sqlite3_column_int64(st, 10);
 	g->expires = sqlite3_column_int64(st, 11);
-	g->ended = col(st, 12);
+	g->ended = cd_state_col(st, 12);
 	g->ended_at = sqlite3_column_int64(st, 13);
-	g->ended_by = col(st, 14);
+	g->ended_by = cd_state_col(st, 14);
 	g->uses = sqlite3_column_int64(st, 15);
 	g->last_used = sqlite3_column_int64(st, 16);
 	if (!g->agent || !g->tool || !g->grant_json || !g->by)
@@ -165,7 +152,7 @@ static int set_ended(struct cd_state *s, const char *id, const char *how, const 
 		return cd_state_err(s, err, "end grant");
 	sqlite3_bind_text(st, 1, how, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, now);
-	bind_opt(st, 3, by);
+	cd_state_bind_opt(st, 3, by);
 	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
