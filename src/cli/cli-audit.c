@@ -110,18 +110,23 @@ int cli_config_path(const char *name, char *out, size_t outlen)
 	return put(out, outlen, v, "/.config", tail);
 }
 
+int cli_mask_key_path(char *out, size_t outlen)
+{
+	const char *env = getenv("CORDON_MASK_KEY");
+
+	if (env && *env)
+		return snprintf(out, outlen, "%s", env) < (int)outlen ? 0 : -ENAMETOOLONG;
+	return cli_config_path("mask.key", out, outlen);
+}
+
 int cli_masker_open(struct cd_masker **ret)
 {
 	unsigned char key[CD_MASK_KEY_BYTES];
-	const char *env = getenv("CORDON_MASK_KEY");
 	char path[4096];
 	struct cd_err err;
 	int r;
 
-	if (env && *env)
-		r = snprintf(path, sizeof path, "%s", env) < (int)sizeof path ? 0 : -ENAMETOOLONG;
-	else
-		r = cli_config_path("mask.key", path, sizeof path);
+	r = cli_mask_key_path(path, sizeof path);
 	if (r < 0) {
 		cli_errorf(
 		        "cannot find the mask key (set CORDON_MASK_KEY, XDG_CONFIG_HOME or HOME)");

@@ -935,8 +935,9 @@ static int refuse(const struct run_args *a, const char *run_id, enum cd_reason w
 }
 
 /* cordon's own files, which the plan keeps out of the sandbox: the audit
- * log, its checkpoint file, the signing key and the state database. */
-static void private_paths(const struct run_args *a, char *v[4], char buf[4][CD_PATH_MAX],
+ * log, its checkpoint file, the signing key, the state database and the
+ * mask key. */
+static void private_paths(const struct run_args *a, char *v[5], char buf[5][CD_PATH_MAX],
                           size_t *ret_n)
 {
 	size_t n = 0;
@@ -954,6 +955,10 @@ static void private_paths(const struct run_args *a, char *v[4], char buf[4][CD_P
 		n++;
 	}
 	if (cli_state_path(NULL, buf[n], CD_PATH_MAX) == 0) {
+		v[n] = buf[n];
+		n++;
+	}
+	if (cli_mask_key_path(buf[n], CD_PATH_MAX) == 0) {
 		v[n] = buf[n];
 		n++;
 	}
@@ -1315,7 +1320,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	struct cd_policy *policy = NULL;
 	struct cd_audit *audit = NULL;
 	struct cd_state *state = NULL;
-	char privbuf[4][CD_PATH_MAX], *priv[4];
+	char privbuf[5][CD_PATH_MAX], *priv[5];
 	char approval_id[64] = "";
 	struct cd_gate gate;
 	struct cd_run_request rq;
@@ -1403,7 +1408,15 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	gate.policy_path = a.policy;
 	gate.now = (int64_t)time(NULL);
 	gate.state = state;
+	/* A policy that masks anything needs the key before the decision: the
+	 * records of a run, a refused one too, are minimized with it.  If the
+	 * key cannot be used they withhold the arguments, and a run whose
+	 * grant masks is refused below. */
+	if (audit && cd_policy_masks(policy) && cli_masker_open(&masker) < 0)
+		masker = NULL;
+	gate.masker = masker;
 	memset(&dec, 0, sizeof dec);
+	rq.decision = &dec;
 	/* A dry run decides too (the grant's profile is what it shows) but
 	 * records nothing: gate.audit is NULL then. */
 	if (cd_gate_decide_run(&gate, &rq, &dec, &err) < 0) {
@@ -1459,7 +1472,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		        "to a command's output");
 		goto out;
 	}
-	if (cd_mask_rules_active(&dec.mask) && cli_masker_open(&masker) < 0) {
+	if (cd_mask_rules_active(&dec.mask) && !masker && cli_masker_open(&masker) < 0) {
 		rc = refuse(&a, run_id, CD_REASON_DENIED,
 		            "the grant masks output and the mask key cannot be used");
 		goto out;

@@ -30,6 +30,7 @@ int cmd_run(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_log(int argc, char **argv);
+int cmd_log_confirm(int argc, char **argv); /* cordon log confirm */
 int cmd_policy(int argc, char **argv);
 int cmd_proxy(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);

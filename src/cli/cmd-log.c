@@ -574,6 +574,8 @@ static void usage(FILE *f)
 		const char *nl = strchr(u, '\n');
 		fprintf(f, "  %.*s\n", (int)(nl ? nl - u : (long)strlen(u)), u);
 	}
+	fprintf(f, "  log confirm [--audit PATH] [--key F] SEQ VALUE|--argv -- ARG...|--arguments "
+	           "JSON|--file NAME:PATH\n");
 	fprintf(f, "\nRun 'cordon log COMMAND --help' for details.\n");
 }
 
@@ -740,6 +742,8 @@ int cmd_log(int argc, char **argv)
 		usage(stdout);
 		return CD_EXIT_OK;
 	}
+	if (!strcmp(argv[1], "confirm"))
+		return cmd_log_confirm(argc - 1, argv + 1);
 	for (i = 0; i < CD_ARRAY_SIZE(subs); i++) {
 		if (strcmp(argv[1], subs[i].name) != 0)
 			continue;

@@ -239,8 +239,9 @@ static int ev_approval_request(void *ctx, const char *tool, const char *action,
 	struct session *s = ctx;
 	struct cd_approval a;
 	struct cd_err err = { 0, "" };
-	char requester[128];
+	char requester[128], *log_args;
 	size_t i;
+	int r;
 
 	for (i = 0; i < CD_MCP_APPROVALS_MAX && s->held[i].id[0]; i++)
 		;
@@ -263,14 +264,22 @@ static int ev_approval_request(void *ctx, const char *tool, const char *action,
 	a.run_id = s->run_id;
 	a.created = (int64_t)time(NULL);
 	a.deadline = a.created + s->approval_timeout_s;
+	log_args = cd_gate_approval_log_args(&s->gate, dec, tool, action, args_json, &r);
+	if (r < 0) {
+		cli_errorf("approval: the call's arguments could not be masked for the log");
+		return -1;
+	}
+	a.log_args = log_args;
 	if (cd_state_begin(s->state, &err) < 0 || cd_approval_request(s->state, &a, &err) < 0 ||
 	    cd_gate_approval_record(s->audit, "approval.request", &a, NULL, dec->reason, &err) <
 	            0 ||
 	    cd_state_commit(s->state, &err) < 0) {
 		cd_state_rollback(s->state);
 		cli_errorf("approval: %s", err.msg);
+		free(log_args);
 		return -1;
 	}
+	free(log_args);
 	memcpy(s->held[i].id, a.id, sizeof s->held[i].id);
 	memcpy(s->held[i].sha256, a.args_sha256, sizeof s->held[i].sha256);
 	memcpy(ret_id, a.id, 40);
@@ -749,6 +758,7 @@ static int gateway(int argc, char **argv)
 	s.gate.policy = s.policy;
 	s.gate.policy_path = s.policy_path;
 	s.gate.now = (int64_t)time(NULL);
+	s.gate.masker = s.masker;
 	memset(&cfg, 0, sizeof cfg);
 	cfg.policy = s.policy;
 	cfg.agent = s.agent;

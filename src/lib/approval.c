@@ -10,7 +10,7 @@
 #define COLUMNS                                                                                    \
 	"id, status, agent, task, tool, action, args_json, args_sha256, grant_ids, approval, "     \
 	"profile, policy, policy_sha256, requester, run_id, created, deadline, decided_at, "       \
-	"decided_by, comment, used_at, sampled_at, sampled_by"
+	"decided_by, comment, used_at, sampled_at, sampled_by, log_args"
 
 void cd_approval_hash(const char *tool, const char *action, const char *args_json, char out[65])
 {
@@ -30,7 +30,8 @@ int cd_approval_request(struct cd_state *s, struct cd_approval *a, struct cd_err
 	static const char sql[] =
 	        "INSERT INTO approvals (id, status, agent, task, tool, action, args_json,"
 	        " args_sha256, grant_ids, approval, profile, policy, policy_sha256, requester,"
-	        " run_id, created, deadline) VALUES (?,'pending',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	        " run_id, created, deadline, log_args)"
+	        " VALUES (?,'pending',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 	sqlite3_stmt *st = NULL;
 	int rc;
 
@@ -58,6 +59,7 @@ int cd_approval_request(struct cd_state *s, struct cd_approval *a, struct cd_err
 	cd_state_bind_opt(st, 14, a->run_id);
 	sqlite3_bind_int64(st, 15, a->created);
 	sqlite3_bind_int64(st, 16, a->deadline);
+	cd_state_bind_opt(st, 17, a->log_args);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -97,6 +99,7 @@ static int row_read(sqlite3_stmt *st, struct cd_approval *a)
 	a->used_at = sqlite3_column_int64(st, 20);
 	a->sampled_at = sqlite3_column_int64(st, 21);
 	a->sampled_by = cd_state_col(st, 22);
+	a->log_args = cd_state_col(st, 23);
 	if (!a->status || !a->agent || !a->tool || !a->action || !a->args_json || !a->approval)
 		return -EINVAL;
 	return 0;

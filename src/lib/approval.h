@@ -44,6 +44,9 @@ struct cd_approval {
 	const char *decided_by, *comment;
 	int64_t used_at, sampled_at;
 	const char *sampled_by;
+	/* JSON {"args", "commitments"}: the arguments as the audit log shows
+	 * them when the grants mask (cd_gate_approval_log_args), or NULL. */
+	const char *log_args;
 };
 
 /* SHA-256 (hex) over tool NUL action NUL args_json. */

@@ -1,6 +1,8 @@
 /* gate-approval.c — see gate-approval.h. */
 #include "gate-approval.h"
 
+#include "logmask.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -45,6 +47,32 @@ char *cd_gate_run_args_json(const struct cd_run_request *rq, const char *profile
 	return s;
 }
 
+char *cd_gate_approval_log_args(const struct cd_gate *g, const struct cd_decision *dec,
+                                const char *tool, const char *action, const char *args_json,
+                                int *ret_err)
+{
+	struct cd_mask_rules rules;
+	struct cd_record rec;
+	json_t *d, *keep = NULL, *args;
+	char sha[65], *s = NULL;
+
+	*ret_err = 0;
+	cd_gate_log_rules(g, dec, &rules);
+	if (!cd_mask_rules_active(&rules))
+		return NULL;
+	cd_approval_hash(tool, action, args_json, sha);
+	args = json_loads(args_json, 0, NULL);
+	d = json_pack("{s:o,s:s}", "args", args ? args : json_string("[withheld by cordon]"),
+	              "args_sha256", sha);
+	memset(&rec, 0, sizeof rec);
+	if (!d || (*ret_err = cd_logmask_record(g->masker, &rules, &rec, d, &keep)) < 0 ||
+	    !(s = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS)))
+		*ret_err = *ret_err ? *ret_err : -ENOMEM;
+	json_decref(keep);
+	json_decref(d);
+	return s;
+}
+
 int cd_gate_approval_record(struct cd_audit *audit, const char *kind, const struct cd_approval *a,
                             const char *by, const char *reason, struct cd_err *err)
 {
@@ -58,9 +86,20 @@ int cd_gate_approval_record(struct cd_audit *audit, const char *kind, const stru
 	if (!d)
 		return cd_err_set(err, -ENOMEM, "out of memory");
 	json_object_set_new(d, "approval_id", json_string(a->id));
-	json_object_set_new(d, "args_sha256", json_string(a->args_sha256));
-	args = json_loads(a->args_json, 0, NULL);
-	json_object_set_new(d, "args", args ? args : json_string(a->args_json));
+	if (a->log_args) {
+		/* Minimized when it was requested: the masked arguments and
+		 * their commitments, never the raw ones. */
+		json_t *l = json_loads(a->log_args, 0, NULL);
+		json_object_set(d, "args", json_object_get(l, "args"));
+		json_object_set(d, "commitments", json_object_get(l, "commitments"));
+		if (!json_object_get(d, "args"))
+			json_object_set_new(d, "args", json_string("[withheld by cordon]"));
+		json_decref(l);
+	} else {
+		json_object_set_new(d, "args_sha256", json_string(a->args_sha256));
+		args = json_loads(a->args_json, 0, NULL);
+		json_object_set_new(d, "args", args ? args : json_string(a->args_json));
+	}
 	json_object_set_new(d, "approval", json_string(a->approval));
 	json_object_set_new(d, "deadline", json_integer(a->deadline));
 	if (a->profile)
@@ -196,7 +235,7 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 	struct cd_approval a;
 	struct rec_ctx c;
 	char ids[1024] = "", why[256], by[128];
-	char *args = NULL;
+	char *args = NULL, *log_args = NULL;
 	size_t i, n = 0, argc = 0;
 	int r, verdict = -1;
 
@@ -230,6 +269,12 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 	a.run_id = rq->run_id;
 	a.created = g->now;
 	a.deadline = g->now + (w->timeout_s > 0 ? w->timeout_s : 1);
+	log_args = cd_gate_approval_log_args(g, dec, a.tool, a.action, args, &r);
+	if (r < 0) {
+		r = cd_err_set(err, r, "the request's arguments could not be masked for the log");
+		goto out;
+	}
+	a.log_args = log_args;
 	/* The request and its record, in one step. */
 	if ((r = cd_state_begin(w->state, err)) < 0)
 		goto out;
@@ -323,5 +368,6 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 	r = 0;
 out:
 	free(args);
+	free(log_args);
 	return r;
 }

@@ -46,6 +46,14 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 
 /* One approval record ("approval.request", "approval.approved" ...) about
  * a, by `by` (may be NULL) with a one-line reason. */
+/* What the audit log may show of a request's arguments (struct
+ * cd_approval.log_args): NULL when the rules for `dec` mask nothing (the
+ * arguments are shown as given), else a new JSON string the caller frees.
+ * *ret_err < 0 when masking failed: the request must then be refused. */
+char *cd_gate_approval_log_args(const struct cd_gate *g, const struct cd_decision *dec,
+                                const char *tool, const char *action, const char *args_json,
+                                int *ret_err);
+
 int cd_gate_approval_record(struct cd_audit *audit, const char *kind, const struct cd_approval *a,
                             const char *by, const char *reason, struct cd_err *err);
 

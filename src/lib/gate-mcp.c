@@ -1,6 +1,8 @@
 /* gate-mcp.c — records for MCP traffic (gate-mcp.h). */
 #include "gate-mcp.h"
 
+#include "logmask.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,33 +22,63 @@ static const char *kind_name(enum cd_mcp_event_kind k)
 	return "mcp.protocol";
 }
 
+/* Arguments larger than this are kept as their commitment or hash only. */
+#define ARGS_KEPT_MAX (16 * 1024)
+
 /* lazy: the record follows a durable intent (a result) or starts nothing
  * (a refusal): committed now, fsynced with the next intent or at the end
- * of the session (cd_audit_sync), off the call's critical path. */
-static int append(const struct cd_gate *g, struct cd_record *rec, json_t *details, int lazy,
-                  struct cd_err *err)
+ * of the session (cd_audit_sync), off the call's critical path.  `mask`:
+ * the rules that minimize it (NULL: none). */
+static int append(const struct cd_gate *g, struct cd_record *rec, json_t *details,
+                  const struct cd_mask_rules *mask, int lazy, struct cd_err *err)
 {
-	char *d = details ? json_dumps(details, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_t *keep = NULL;
+	char *d;
 	int r;
 
-	if (details && !d)
+	if (mask && (r = cd_logmask_record(g->masker, mask, rec, details, &keep)) < 0)
+		return cd_err_set(err, r, "mcp record: could not be masked: %s", cd_strerror(r));
+	d = json_dumps(details, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!d) {
+		json_decref(keep);
 		return cd_err_set(err, -ENOMEM, "mcp record: out of memory");
+	}
 	rec->details_json = d;
 	r = lazy ? cd_audit_append_lazy(g->audit, rec, err)
 	         : cd_audit_append(g->audit, rec, NULL, err);
 	free(d);
+	json_decref(keep);
 	return r;
+}
+
+/* The call's arguments, kept when small enough (a copy: masking works on
+ * it in place). */
+static void add_arguments(json_t *d, json_t *args)
+{
+	char *s = json_dumps(args, JSON_COMPACT);
+	size_t n = s ? strlen(s) : 0;
+
+	if (s && n <= ARGS_KEPT_MAX)
+		json_object_set_new(d, "arguments", json_deep_copy(args));
+	else
+		json_object_set_new(d, "arguments_omitted_bytes", json_integer((json_int_t)n));
+	free(s);
 }
 
 int cd_gate_mcp_event(const struct cd_gate *g, const char *session_id, const char *agent,
                       const char *task, const struct cd_mcp_event *ev, struct cd_err *err)
 {
 	struct cd_record rec;
+	struct cd_mask_rules rules;
 	json_t *d;
 	int r;
 
 	if (!g || !g->audit)
 		return cd_err_set(err, -EINVAL, "no audit log: no call");
+	if (ev->log_mask)
+		rules = *ev->log_mask;
+	else
+		cd_gate_log_rules(g, ev->dec, &rules);
 	memset(&rec, 0, sizeof rec);
 	rec.kind = kind_name(ev->kind);
 	rec.run_id = session_id;
@@ -71,7 +103,9 @@ int cd_gate_mcp_event(const struct cd_gate *g, const char *session_id, const cha
 	if (ev->policy_tool)
 		json_object_set_new(d, "policy_tool", json_string(ev->policy_tool));
 	if (ev->attrs)
-		json_object_set(d, "attributes", ev->attrs);
+		json_object_set_new(d, "attributes", json_deep_copy(ev->attrs));
+	if (ev->args && ev->kind == CD_MCP_EV_CALL)
+		add_arguments(d, ev->args);
 	if (ev->args_sha256)
 		json_object_set_new(d, "arguments_sha256", json_string(ev->args_sha256));
 	if (ev->result_sha256)
@@ -82,7 +116,7 @@ int cd_gate_mcp_event(const struct cd_gate *g, const char *session_id, const cha
 		json_object_set_new(d, "forbidden", json_true());
 	if (g->policy)
 		json_object_set_new(d, "policy_sha256", json_string(cd_policy_sha256(g->policy)));
-	r = append(g, &rec, d,
+	r = append(g, &rec, d, &rules,
 	           ev->kind == CD_MCP_EV_RESULT || ev->kind == CD_MCP_EV_PROTOCOL ||
 	                   (ev->kind == CD_MCP_EV_CALL &&
 	                    (!ev->verdict || strcmp(ev->verdict, "allow") != 0)),
@@ -116,7 +150,7 @@ int cd_gate_mcp_pin(const struct cd_gate *g, const char *session_id, const char 
 	d = json_pack("{s:s,s:s,s:i}", "sha256", sha256, "state", state, "shadowed_by", shadowed);
 	if (!d)
 		return cd_err_set(err, -ENOMEM, "mcp record: out of memory");
-	r = append(g, &rec, d, 0, err);
+	r = append(g, &rec, d, NULL, 0, err);
 	json_decref(d);
 	return r;
 }

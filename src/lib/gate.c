@@ -1,6 +1,7 @@
 /* gate.c — decision, intent and result records for command runs (gate.h). */
 #include "gate.h"
 
+#include "logmask.h"
 #include "temp-grant.h"
 
 #include "bounds.h"
@@ -155,6 +156,39 @@ static char *dump(json_t *o)
 	return s;
 }
 
+void cd_gate_log_rules(const struct cd_gate *g, const struct cd_decision *d,
+                       struct cd_mask_rules *ret)
+{
+	memset(ret, 0, sizeof *ret);
+	if (!g->policy)
+		return;
+	if (d && d->verdict != CD_VERDICT_DENY)
+		*ret = d->mask;
+	else
+		cd_policy_mask_union(g->policy, ret);
+}
+
+int cd_gate_minimize(const struct cd_gate *g, const struct cd_decision *d, struct cd_record *rec,
+                     json_t *details, char **ret_details, json_t **ret_keep, struct cd_err *err)
+{
+	struct cd_mask_rules rules;
+	int r;
+
+	*ret_details = NULL;
+	*ret_keep = NULL;
+	cd_gate_log_rules(g, d, &rules);
+	if ((r = cd_logmask_record(g->masker, &rules, rec, details, ret_keep)) < 0)
+		return cd_err_set(err, r, "audit log: the record could not be masked: %s",
+		                  cd_strerror(r));
+	*ret_details = json_dumps(details, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!*ret_details) {
+		json_decref(*ret_keep);
+		*ret_keep = NULL;
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 static int append(const struct cd_gate *g, const struct cd_record *r, struct cd_err *err)
 {
 	int rc;
@@ -237,13 +271,15 @@ static int count_temp_uses(const struct cd_gate *g, struct cd_decision *dec, str
 	return 0;
 }
 
-/* The "decision" record of a command run; *ret_details is the caller's to
- * free. */
+/* The "decision" record of a command run; *ret_details and *ret_keep are
+ * the caller's to free. */
 static int decision_record(const struct cd_gate *g, const struct cd_run_request *rq,
                            const struct cd_decision *dec, struct cd_record *rec, char *ids,
-                           size_t idscap, char argv_sha[65], char **ret_details, struct cd_err *err)
+                           size_t idscap, char argv_sha[65], char **ret_details, json_t **ret_keep,
+                           struct cd_err *err)
 {
 	json_t *d = json_object();
+	int r;
 
 	if (!d)
 		return cd_err_set(err, -ENOMEM, "out of memory");
@@ -261,16 +297,15 @@ static int decision_record(const struct cd_gate *g, const struct cd_run_request 
 	}
 	if (rq->approval_id)
 		json_object_set_new(d, "approval_id", json_string(rq->approval_id));
-	*ret_details = dump(d);
-	if (!*ret_details)
-		return cd_err_set(err, -ENOMEM, "out of memory");
 	record_base(rec, "decision", rq);
 	rec->decision = cd_verdict_name(dec->verdict);
 	rec->grant_ids = ids[0] ? ids : NULL;
 	rec->reason = dec->reason;
 	rec->argv_sha256 = argv_sha;
+	r = cd_gate_minimize(g, dec, rec, d, ret_details, ret_keep, err);
+	json_decref(d);
 	rec->details_json = *ret_details;
-	return 0;
+	return r;
 }
 
 int cd_gate_decide_run(const struct cd_gate *g, const struct cd_run_request *rq,
@@ -280,6 +315,7 @@ int cd_gate_decide_run(const struct cd_gate *g, const struct cd_run_request *rq,
 	struct cd_request req;
 	char ids[1024], argv_sha[65];
 	char *details = NULL;
+	json_t *keep = NULL;
 	size_t argc = 0;
 	int r;
 
@@ -310,10 +346,11 @@ int cd_gate_decide_run(const struct cd_gate *g, const struct cd_run_request *rq,
 	 * anything else is recorded now. */
 	if (ret->verdict == CD_VERDICT_ALLOW)
 		return 0;
-	r = decision_record(g, rq, ret, &rec, ids, sizeof ids, argv_sha, &details, err);
+	r = decision_record(g, rq, ret, &rec, ids, sizeof ids, argv_sha, &details, &keep, err);
 	if (r == 0)
 		r = append(g, &rec, err);
 	free(details);
+	json_decref(keep);
 	return r;
 }
 
@@ -323,7 +360,7 @@ int cd_gate_run_intent(const struct cd_gate *g, const struct cd_run_request *rq,
 {
 	struct cd_record rec;
 	char argv_sha[65], code_sha[65], ids[1024];
-	json_t *d = json_object(), *env = json_array(), *lim = json_object();
+	json_t *d = json_object(), *env = json_array(), *lim = json_object(), *keep = NULL;
 	char *details;
 	size_t i;
 	int r;
@@ -358,9 +395,6 @@ int cd_gate_run_intent(const struct cd_gate *g, const struct cd_run_request *rq,
 	json_object_set_new(d, "landlock_abi", json_integer(plan->landlock_abi));
 	if (rq->approval_id)
 		json_object_set_new(d, "approval_id", json_string(rq->approval_id));
-	details = dump(d);
-	if (!details)
-		return cd_err_set(err, -ENOMEM, "out of memory");
 	ids[0] = '\0';
 	if (dec)
 		join_ids(dec, ids, sizeof ids);
@@ -369,13 +403,19 @@ int cd_gate_run_intent(const struct cd_gate *g, const struct cd_run_request *rq,
 	rec.grant_ids = ids[0] ? ids : NULL;
 	rec.argv_sha256 = argv_sha;
 	rec.code_sha256 = cd_gate_code_sha256(rq->argv, rq->cwd, code_sha) == 0 ? code_sha : NULL;
+	r = cd_gate_minimize(g, dec, &rec, d, &details, &keep, err);
+	json_decref(d);
+	if (r < 0)
+		return r;
 	rec.details_json = details;
 	if (dec) {
 		struct cd_record both[2];
 		char dids[1024], dsha[65];
 		char *ddetails = NULL;
+		json_t *dkeep = NULL;
 
-		r = decision_record(g, rq, dec, &both[0], dids, sizeof dids, dsha, &ddetails, err);
+		r = decision_record(g, rq, dec, &both[0], dids, sizeof dids, dsha, &ddetails,
+		                    &dkeep, err);
 		if (r == 0) {
 			both[1] = rec;
 			r = cd_audit_append_many(g->audit, both, 2, NULL, err);
@@ -383,10 +423,12 @@ int cd_gate_run_intent(const struct cd_gate *g, const struct cd_run_request *rq,
 				cd_err_prefix(err, "audit log: ");
 		}
 		free(ddetails);
+		json_decref(dkeep);
 	} else {
 		r = append(g, &rec, err);
 	}
 	free(details);
+	json_decref(keep);
 	return r;
 }
 
@@ -395,7 +437,7 @@ int cd_gate_run_result(const struct cd_gate *g, const struct cd_run_request *rq,
                        struct cd_err *err)
 {
 	struct cd_record rec;
-	json_t *d = json_object(), *denied = NULL, *lim = json_object();
+	json_t *d = json_object(), *denied = NULL, *lim = json_object(), *keep = NULL;
 	char *details;
 	int r;
 
@@ -425,9 +467,6 @@ int cd_gate_run_result(const struct cd_gate *g, const struct cd_run_request *rq,
 	if (extra)
 		json_object_update(d, extra);
 	(void)plan;
-	details = dump(d);
-	if (!details)
-		return cd_err_set(err, -ENOMEM, "out of memory");
 	record_base(&rec, "run.result", rq);
 	rec.reason = cd_reason_name(res->reason);
 	rec.has_exit = 1;
@@ -438,9 +477,14 @@ int cd_gate_run_result(const struct cd_gate *g, const struct cd_run_request *rq,
 	rec.stdin_sha256 = res->stdin_sha256;
 	rec.stdout_sha256 = res->stdout_sha256;
 	rec.stderr_sha256 = res->stderr_sha256;
+	r = cd_gate_minimize(g, rq->decision, &rec, d, &details, &keep, err);
+	json_decref(d);
+	if (r < 0)
+		return r;
 	rec.details_json = details;
 	r = append(g, &rec, err);
 	free(details);
+	json_decref(keep);
 	return r;
 }
 

@@ -32,6 +32,11 @@ struct cd_gate {
 	/* The state database, when the policy holds temporary grants from it
 	 * (cd_temp_apply): each use of one is counted there. */
 	struct cd_state *state;
+	/* The deployment's masker, required when the policy masks anything
+	 * (cd_policy_masks): records of calls whose grants mask are minimized
+	 * with it (logmask.h).  NULL there: those records withhold the
+	 * arguments instead.  Borrowed. */
+	struct cd_masker *masker;
 };
 
 /* One command run, as the front end saw it. */
@@ -41,7 +46,24 @@ struct cd_run_request {
 	char *const *argv;
 	const char *cwd;         /* host working directory (canonical) */
 	const char *approval_id; /* the approval the run goes ahead on, or NULL */
+	/* The decision the run goes ahead on, set by the front end after
+	 * cd_gate_decide_run: its mask rules minimize the result record. */
+	const struct cd_decision *decision;
 };
+
+/* The mask rules for the records of a call: those of the grants behind
+ * an allow or a needs-approval; for a deny (no grant behind it) the
+ * strictest of every grant in the policy, since the arguments of a
+ * refused call may hold what any grant would mask.  All none without a
+ * policy. */
+void cd_gate_log_rules(const struct cd_gate *g, const struct cd_decision *d,
+                       struct cd_mask_rules *ret);
+
+/* Minimize `rec` and `details` under the rules for `d` (logmask.h) and
+ * dump the details into *ret_details (the caller frees it and decrefs
+ * *ret_keep after the append).  0 or -ENOMEM / -EIO. */
+int cd_gate_minimize(const struct cd_gate *g, const struct cd_decision *d, struct cd_record *rec,
+                     json_t *details, char **ret_details, json_t **ret_keep, struct cd_err *err);
 
 /* Decide a command run: action `execute` on `tool` with the argv as its
  * scope.  Without a policy the run is the operator's and is allowed (the

@@ -20,6 +20,9 @@
 struct cd_masker {
 	struct cd_scanner *scan;
 	unsigned char key[CD_MASK_KEY_BYTES];
+	unsigned char commit_key[CD_MASK_KEY_BYTES]; /* derived: commitments */
+	cd_mask_witness_fn witness;
+	void *witness_ctx;
 };
 
 static const char *const action_names[] = { "none", "pseudonymize", "redact", "drop" };
@@ -141,8 +144,23 @@ int cd_masker_new(const unsigned char key[CD_MASK_KEY_BYTES], struct cd_masker *
 		return r;
 	}
 	memcpy(m->key, key, CD_MASK_KEY_BYTES);
+	{
+		/* A subkey, so a commitment and a pseudonym of one value share
+		 * no key material in use. */
+		static const char label[] = "cordon commitment key v1";
+		crypto_auth_hmacsha256(m->commit_key, (const unsigned char *)label, sizeof label,
+		                       m->key);
+	}
 	*ret = m;
 	return 0;
+}
+
+void cd_masker_witness(struct cd_masker *m, cd_mask_witness_fn fn, void *ctx)
+{
+	if (!m)
+		return;
+	m->witness = fn;
+	m->witness_ctx = ctx;
 }
 
 void cd_masker_free(struct cd_masker *m)
@@ -151,6 +169,7 @@ void cd_masker_free(struct cd_masker *m)
 		return;
 	cd_scanner_free(m->scan);
 	sodium_memzero(m->key, sizeof m->key);
+	sodium_memzero(m->commit_key, sizeof m->commit_key);
 	free(m);
 }
 
@@ -216,6 +235,40 @@ int cd_mask_pseudonym(const struct cd_masker *m, enum cd_scan_type t, const char
 	return w > 0 && w < CD_MASK_PSEUDONYM_MAX ? 0 : -EINVAL;
 }
 
+int cd_mask_commit(const struct cd_masker *m, const unsigned char salt[CD_MASK_SALT_BYTES],
+                   const char *label, const void *value, size_t n, char out[65])
+{
+	static const char domain[] = "cordon commitment v1";
+	crypto_auth_hmacsha256_state st;
+	unsigned char mac[crypto_auth_hmacsha256_BYTES];
+	enum cd_scan_type t;
+	char *norm = NULL;
+	size_t nn = n;
+
+	if (!m || !salt || !label || (!value && n))
+		return -EINVAL;
+	if (cd_scan_type_parse(label, &t) == 0) {
+		norm = malloc(n ? n : 1);
+		if (!norm)
+			return -ENOMEM;
+		nn = normalize(t, value, n, norm);
+		value = norm;
+	}
+	crypto_auth_hmacsha256_init(&st, m->commit_key, sizeof m->commit_key);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)domain, sizeof domain);
+	crypto_auth_hmacsha256_update(&st, salt, CD_MASK_SALT_BYTES);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)label, strlen(label) + 1);
+	crypto_auth_hmacsha256_update(&st, value, nn);
+	crypto_auth_hmacsha256_final(&st, mac);
+	sodium_memzero(&st, sizeof st);
+	if (norm) {
+		sodium_memzero(norm, n ? n : 1);
+		free(norm);
+	}
+	sodium_bin2hex(out, 65, mac, sizeof mac);
+	return 0;
+}
+
 /* ---- text ------------------------------------------------------------- */
 
 struct spans {
@@ -277,6 +330,9 @@ int cd_mask_text(struct cd_masker *m, const struct cd_mask_rules *r, const char 
 		if (f->from < at)
 			continue; /* inside a span already replaced */
 		if ((rc = cd_buf_append(out, in + at, f->from - at)) < 0)
+			break;
+		if (m->witness &&
+		    (rc = m->witness(m->witness_ctx, f->type, in + f->from, f->to - f->from)) < 0)
 			break;
 		switch (r->action[f->type]) {
 		case CD_MASK_PSEUDONYMIZE:

@@ -79,6 +79,25 @@ int cd_mask_pseudonym(const struct cd_masker *m, enum cd_scan_type t, const char
 int cd_mask_text(struct cd_masker *m, const struct cd_mask_rules *r, const char *in, size_t n,
                  struct cd_buf *out, size_t *ret_count);
 
+/* Called for every span cd_mask_text replaces, with the raw value: the
+ * audit log keeps a keyed commitment of each (logmask.h).  A negative
+ * return fails the masking.  NULL: no witness. */
+typedef int (*cd_mask_witness_fn)(void *ctx, enum cd_scan_type t, const char *value, size_t n);
+void cd_masker_witness(struct cd_masker *m, cd_mask_witness_fn fn, void *ctx);
+
+/* Keyed commitments (SPEC: "a keyed commitment to the raw value").  The
+ * commitment key is derived from the deployment's mask key (domain
+ * separated from the pseudonyms); each record has its own random salt,
+ * so one value committed in two records gives two unrelated commitments
+ * and the log links nothing.  Whoever holds the mask key can confirm a
+ * guessed value against a record (cordon log confirm); the log alone
+ * cannot.  `label` names what is committed ("email", "argv", ...); the
+ * value is normalized first as for pseudonyms when label is a type name.
+ * Output: 64 lower-case hex digits and a NUL. */
+#define CD_MASK_SALT_BYTES 16
+int cd_mask_commit(const struct cd_masker *m, const unsigned char salt[CD_MASK_SALT_BYTES],
+                   const char *label, const void *value, size_t n, char out[65]);
+
 struct json_t;
 
 /* Mask every string of a JSON value in place (object keys too), adding

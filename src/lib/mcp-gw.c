@@ -560,6 +560,7 @@ int cd_mcp_gw_poll_approvals(struct cd_mcp_gw *gw)
 		ev.action = h->action;
 		ev.grant_ids = h->grant_ids;
 		ev.args_sha256 = h->args_sha256[0] ? h->args_sha256 : NULL;
+		ev.log_mask = &h->mz.mask;
 		if (v == 1) {
 			struct pending *p;
 			char key[CD_JSONRPC_IDKEY_MAX];
@@ -626,6 +627,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	ev.direction = "client";
 	ev.method = "tools/call";
 	ev.tool = full;
+	ev.args = args;
 	cd_buf_init(&canon, CD_JSONRPC_LINE_MAX);
 	if (args && cd_mcp_canonical(args, &canon) == 0) {
 		cd_mcp_sha256_hex(canon.data, canon.len, args_sha);
@@ -1038,6 +1040,7 @@ static int server_call_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 	ev.action = p->action;
 	ev.grant_ids = p->grant_ids;
 	ev.result_sha256 = sha;
+	ev.log_mask = &p->mz.mask;
 	ev.verdict = "allow";
 	ev.is_error = m->kind == CD_JSONRPC_ERROR ||
 	              (m->result && json_is_true(json_object_get(m->result, "isError")));

@@ -146,6 +146,11 @@ struct cd_mcp_event {
 	const char *reason;
 	const char *grant_ids; /* comma-separated */
 	json_t *attrs;         /* CALL: the mapped attributes (borrowed) */
+	json_t *args;          /* CALL: the arguments as the client sent them (borrowed) */
+	/* The rules that minimize the record (RESULT: the call's grants');
+	 * NULL: those of `dec`, or the policy's strictest when not allowed
+	 * (cd_gate_log_rules). */
+	const struct cd_mask_rules *log_mask;
 	const char *args_sha256;
 	const char *result_sha256;
 	int is_error;

@@ -885,6 +885,17 @@ int cd_policy_masks(const struct cd_policy *p)
 	return 0;
 }
 
+void cd_policy_mask_union(const struct cd_policy *p, struct cd_mask_rules *ret)
+{
+	size_t i;
+
+	memset(ret, 0, sizeof *ret);
+	for (i = 0; p && i < p->ngrants; i++)
+		cd_mask_rules_merge(ret, &p->rules[i].mask);
+	for (i = 0; p && i < p->ntemps; i++)
+		cd_mask_rules_merge(ret, &p->temps[i]->mask);
+}
+
 static void decision_init(struct cd_decision *d)
 {
 	memset(d, 0, sizeof *d);

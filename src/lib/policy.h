@@ -137,6 +137,8 @@ void cd_policy_free(struct cd_policy *p);
 /* 1 when some grant (in the file or added since) masks results: front
  * ends then need a masker (and the deployment's key). */
 int cd_policy_masks(const struct cd_policy *p);
+/* Every grant's mask: merged, the strictest action per type winning. */
+void cd_policy_mask_union(const struct cd_policy *p, struct cd_mask_rules *ret);
 
 /* SHA-256 of the loaded bytes, as 64 lower-case hex digits. */
 const char *cd_policy_sha256(const struct cd_policy *p);

@@ -65,6 +65,10 @@ static const char *const migrations[] = {
 	" flagged INTEGER NOT NULL, note TEXT, diff BLOB,"
 	" applied INTEGER NOT NULL DEFAULT 0,"
 	" PRIMARY KEY (proposal, path));",
+	/* 5: what the audit log may show of a request's arguments when its
+	 * grants mask data (logmask.h): the masked arguments and their
+	 * commitments, made once at request time; NULL: shown as given. */
+	"ALTER TABLE approvals ADD COLUMN log_args TEXT;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))

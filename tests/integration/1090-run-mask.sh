@@ -41,6 +41,18 @@ grants:
     justification: t
     review_by: 2030-01-01
     expires: 2030-06-30
+  - id: held-mail
+    agent: support
+    tool: shell
+    actions: [execute]
+    scope: {argv: [mail]}
+    profile: small
+    approval: human
+    mask: {email: redact}
+    owner: ops
+    justification: t
+    review_by: 2030-01-01
+    expires: 2030-06-30
   - id: scoped-printf
     agent: support
     tool: shell
@@ -74,4 +86,50 @@ is "$("$CORDON" run --policy "$T/policy.yaml" --agent support -- echo bob@exampl
 "$CORDON" run --policy "$T/policy.yaml" --agent support -- printf x >/dev/null 2>"$T/err"
 [ $? -ne 0 ]
 is "$?" 0 "a grant with fields: is refused for command output"
+
+# The audit log (issue 9 item 5): what a masking grant's run put in its
+# argv is masked in every record, kept as keyed commitments; the plain
+# hashes of argv, code and output are commitments too.
+"$CORDON" run --policy "$T/policy.yaml" --agent support --task T-9 -- sh -c 'echo carol@example.com 4111-1111-1111-1111' >"$T/out9" 2>/dev/null
+is "$?" 0 "a run with an address in its argv"
+"$CORDON" run --policy "$T/policy.yaml" --agent support --task T-9 -- cat dave@example.com >/dev/null 2>&1
+"$CORDON" log export --format jsonl >"$T/log9"
+nok "no record holds the raw address or card (allowed and refused runs)" grep -qE 'carol@example|dave@example|4111-1111' "$T/log9"
+intent=$(grep '"kind":"run.intent"' "$T/log9" | grep '"task":"T-9"')
+case $intent in *'"argv":["sh","-c","echo <email:'*'> <card>"]'*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "the intent keeps the argv, masked"
+case $intent in *argv_sha256*|*code_sha256*) r=1 ;; *'"hashes":{"argv":"'*'"code":"'*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "... its argv and code hashes became keyed commitments"
+seq=$(printf '%s\n' "$intent" | sed 's/^{"seq":\([0-9]*\),.*/\1/')
+ok "log confirm: the raw address" "$CORDON" log confirm "$seq" carol@example.com
+ok "log confirm: the card, written another way" "$CORDON" log confirm "$seq" '4111 1111 1111 1111'
+nok "log confirm: not another address" "$CORDON" log confirm "$seq" eve@example.com
+ok "log confirm: the whole command line" "$CORDON" log confirm "$seq" --argv -- sh -c 'echo carol@example.com 4111-1111-1111-1111'
+nok "log confirm: not another command line" "$CORDON" log confirm "$seq" --argv -- sh -c 'echo x'
+result=$(grep '"kind":"run.result"' "$T/log9" | grep '"task":"T-9"' | head -1)
+seq=$(printf '%s\n' "$result" | sed 's/^{"seq":\([0-9]*\),.*/\1/')
+printf 'carol@example.com 4111-1111-1111-1111\n' >"$T/raw9"
+ok "log confirm: the raw stdout behind the result's commitment" "$CORDON" log confirm "$seq" --file "stdout:$T/raw9"
+nok "log confirm: ... not the masked stdout" "$CORDON" log confirm "$seq" --file "stdout:$T/out9"
+denied=$(grep '"kind":"decision"' "$T/log9" | grep '"decision":"deny"' | grep '"task":"T-9"')
+case $denied in *'"argv":["cat","<email>"]'*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "a refused run's argv is masked as strictly as the policy's grants mask"
+nok "without the key nothing is confirmed" env CORDON_MASK_KEY="$T/none" "$CORDON" log confirm "$seq" --file "stdout:$T/raw9"
+"$CORDON" run --policy "$T/policy.yaml" --agent support --task T-10 -- echo erin@example.com >/dev/null
+"$CORDON" log export --format jsonl --task T-10 | grep '"kind":"run.intent"' >"$T/log10"
+grep -q '"argv":\["echo","erin@example.com"\]' "$T/log10"
+is "$?" 0 "a grant without mask: its argv is logged as given"
+# A held call: the approval records show the arguments masked as well
+# (the person deciding sees them through `cordon approvals show`).
+"$CORDON" run --policy "$T/policy.yaml" --agent support --task T-11 --approval-timeout 1s -- mail frank@example.com >/dev/null 2>&1
+"$CORDON" log export --format jsonl --task T-11 | grep '"kind":"approval\.' >"$T/log11"
+is "$(wc -l <"$T/log11" | tr -d ' ')" 2 "a request and its expiry are recorded"
+nok "... neither holds the raw address" grep -q 'frank@' "$T/log11"
+is "$(grep -c '"args":{"argv":\["mail","<email>"\]' "$T/log11")" 2 "... both hold the masked arguments"
+is "$(grep -c '"commitments":{' "$T/log11")" 2 "... and their commitments"
+seq=$(sed -n 1p "$T/log11" | sed 's/^{"seq":\([0-9]*\),.*/\1/')
+ok "... which the key's holder can confirm" "$CORDON" log confirm "$seq" frank@example.com
+"$CORDON" approvals list --all 2>/dev/null | grep -q 'frank@example.com'
+is "$?" 0 "the approvals queue (private state) keeps the raw arguments for the approver"
+ok "the log verifies" "$CORDON" log verify
 done_testing

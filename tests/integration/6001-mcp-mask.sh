@@ -87,6 +87,42 @@ EOP
 	is "$(logs | grep '"kind":"mcp.call"' | grep -c '"task":"TICKET-1"')" 3 "$u: the task is on the call records"
 	nok "$u: the audit log holds no raw address" sh -c "$RUN_AS env CORDON_STATE='$CORDON_STATE' '$CORDON' log export --format jsonl 2>/dev/null | grep -q 'alice@example.com'"
 
+	# Arguments in the log (issue 9 item 5): masked as the grant masks
+	# results, each masked value kept as a keyed commitment that only the
+	# key's holder can check; no plain hash of them either.
+	printf 'hi\n' >"$D/data/crm/carol@example.com"
+	[ "$u" = nobody ] && chown 65534:65534 "$D/data/crm/carol@example.com"
+	carol_args='{"path":"'"$D"'/data/crm/carol@example.com"}'
+	read_carol='{"op":"call","name":"read_text_file","args":'"$carol_args"'}'
+	read_dave='{"op":"call","name":"read_text_file","args":{"path":"'"$D"'/data/dave@example.com"}}'
+	mcp "[$read_carol,$read_dave]" "--task TICKET-4" >"$D/out4"
+	grep -q 'isError":false' "$D/out4"
+	is "$?" 0 "$u: a path with an address in it is read"
+	gw "$CORDON" log export --format jsonl >"$D/log4" 2>/dev/null
+	nok "$u: the log holds neither address from the arguments" grep -qE 'carol@example|dave@example' "$D/log4"
+	c4=$(grep '"kind":"mcp.call"' "$D/log4" | grep '"task":"TICKET-4"' | grep '"decision":"allow"')
+	case $c4 in *'"arguments":{"path":"'*'<email:'*'"}'*'"attributes":'*'<email:'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: the call record keeps the arguments and attributes, masked"
+	[ "$r" -eq 0 ] || diag "record: $c4"
+	case $c4 in *arguments_sha256*) r=1 ;; *'"hashes":{"arguments":"'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: ... the plain argument hash became a keyed commitment"
+	d4=$(grep '"kind":"mcp.call"' "$D/log4" | grep '"task":"TICKET-4"' | grep '"decision":"deny"')
+	case $d4 in *'"commitments":'*'<email:'*|*'<email:'*'"commitments":'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: a refused call's arguments are masked too"
+	seq4=$(printf '%s\n' "$c4" | head -1 | sed 's/^{"seq":\([0-9]*\),.*/\1/')
+	out=$(gw "$CORDON" log confirm "$seq4" Carol@Example.com)
+	is "$?" 0 "$u: log confirm: the key's holder confirms the raw address ($out)"
+	case $out in *'email in '*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: ... naming its type and where it was"
+	nok "$u: ... and refutes another" gw "$CORDON" log confirm "$seq4" mallory@example.com
+	ok "$u: ... confirms the whole arguments object" gw "$CORDON" log confirm "$seq4" --arguments "$carol_args"
+	nok "$u: ... and refutes other arguments" gw "$CORDON" log confirm "$seq4" --arguments '{"path":"/x"}'
+	nok "$u: ... without the key nothing can be confirmed" $RUN_AS env CORDON_STATE="$CORDON_STATE" CORDON_MASK_KEY="$D/nokey" "$CORDON" log confirm "$seq4" carol@example.com
+	r4=$(grep '"kind":"mcp.result"' "$D/log4" | grep '"task":"TICKET-4"' | head -1)
+	case $r4 in *result_sha256*|*stdout_sha256*) r=1 ;; *'"hashes":{'*'"result":"'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: a masked result's raw hash is kept only as a commitment"
+	ok "$u: the log still verifies" gw "$CORDON" log verify
+
 	# A key others can read is refused: the session does not start.
 	chmod 0644 "$KEY"
 	out=$(mcp "[$read_alice]" "--task TICKET-3")

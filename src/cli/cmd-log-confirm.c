@@ -1,0 +1,320 @@
+/* cmd-log-confirm.c — `cordon log confirm`: an investigator holding the
+ * deployment's mask key checks a guessed raw value against the keyed
+ * commitments of one record (logmask.h), without the log ever holding
+ * the value.
+ *
+ * The record is untrusted (read back from the log); the candidate comes
+ * from the investigator.  Output names only which member and type
+ * matched, never echoes the candidate. */
+#include "cli-audit.h"
+#include "cli.h"
+
+#include "audit.h"
+#include "buf.h"
+#include "logmask.h"
+#include "mask.h"
+#include "mcp.h"
+#include "num.h"
+#include "sandbox.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CONFIRM_USAGE                                                                              \
+	"usage: cordon log confirm [--audit PATH] [--key F] SEQ VALUE\n"                           \
+	"       cordon log confirm [OPTIONS] SEQ --argv -- ARG...\n"                               \
+	"       cordon log confirm [OPTIONS] SEQ --arguments JSON\n"                               \
+	"       cordon log confirm [OPTIONS] SEQ --file NAME:PATH\n\n"                             \
+	"Check a raw value against the keyed commitments of record SEQ, made where\n"              \
+	"a grant masked it: a value that was masked (an email, a card number ...),\n"              \
+	"the whole command line, an MCP call's arguments, or the raw data behind a\n"              \
+	"hash (NAME: stdin, stdout, stderr, code, result).  Needs the deployment's\n"              \
+	"mask key; the log alone cannot confirm anything.  Exit 0 on a match\n"                    \
+	"(naming where), 1 when nothing matches, 2 on a usage error.\n\n"                          \
+	"  --audit PATH      the log (default $CORDON_AUDIT, then "                                \
+	"$XDG_STATE_HOME/cordon/audit.db)\n"                                                       \
+	"  --key F           the mask key (default $CORDON_MASK_KEY, then "                        \
+	"$XDG_CONFIG_HOME/cordon/mask.key)\n"                                                      \
+	"  --argv            the rest of the command line is the command to check\n"               \
+	"  --arguments JSON  an MCP tools/call arguments object to check\n"                        \
+	"  --file NAME:PATH  the raw data behind hash NAME, read from PATH\n"
+
+enum { O_AUDIT = 256, O_KEY, O_ARGV, O_ARGUMENTS, O_FILE };
+
+struct found {
+	uint64_t seq;
+	char *details; /* NUL-terminated copy */
+	int seen;
+};
+
+static int take(const struct cd_audit_entry *e, void *ctx)
+{
+	struct found *f = ctx;
+	const struct cd_audit_str *d = &e->str[CD_AF_DETAILS];
+
+	if (e->seq != f->seq)
+		return 1; /* past it: the record is not there */
+	f->seen = 1;
+	if (d->p) {
+		f->details = malloc(d->len + 1);
+		if (!f->details)
+			return -ENOMEM;
+		memcpy(f->details, d->p, d->len);
+		f->details[d->len] = '\0';
+	}
+	return 1;
+}
+
+static void matched(void *ctx, const char *in, const char *type)
+{
+	uint64_t *seq = ctx;
+
+	if (type)
+		printf("match: record %llu, %s in %s\n", (unsigned long long)*seq, type,
+		       in ? in : "?");
+	else
+		printf("match: record %llu, %s\n", (unsigned long long)*seq, in);
+}
+
+/* The key must exist: a new one would confirm nothing. */
+static int open_key(const char *opt, struct cd_masker **ret)
+{
+	unsigned char key[CD_MASK_KEY_BYTES];
+	char path[4096];
+	struct cd_err err = { 0, "" };
+	struct stat st;
+	int r;
+
+	if (opt)
+		r = snprintf(path, sizeof path, "%s", opt) < (int)sizeof path ? 0 : -ENAMETOOLONG;
+	else
+		r = cli_mask_key_path(path, sizeof path);
+	if (r < 0 || lstat(path, &st) < 0) {
+		cli_errorf("no mask key%s%s: nothing can be confirmed without it",
+		           r < 0 ? "" : " at ", r < 0 ? "" : path);
+		return -ENOENT;
+	}
+	if ((r = cd_mask_key_load(path, key, &err)) < 0) {
+		cli_errorf("%s", err.msg);
+		return r;
+	}
+	r = cd_masker_new(key, ret, &err);
+	sodium_memzero(key, sizeof key);
+	if (r < 0)
+		cli_errorf("%s", err.msg);
+	return r;
+}
+
+/* The SHA-256 the record's hash NAME would hold for this candidate. */
+static int candidate_hash(const char *what, char **argv, const char *arguments, const char *file,
+                          unsigned char h[32])
+{
+	char hex[65];
+
+	if (!strcmp(what, "argv")) {
+		cd_argv_sha256(argv, hex);
+	} else if (!strcmp(what, "arguments")) {
+		json_error_t je;
+		json_t *v = json_loads(arguments, JSON_REJECT_DUPLICATES, &je);
+		struct cd_buf b;
+		int r;
+		if (!json_is_object(v)) {
+			json_decref(v);
+			cli_errorf("--arguments: not a JSON object");
+			return -EINVAL;
+		}
+		cd_buf_init(&b, 64u * 1024 * 1024);
+		r = cd_mcp_canonical(v, &b);
+		json_decref(v);
+		if (r < 0) {
+			cd_buf_release(&b);
+			cli_errorf("--arguments: cannot be put in canonical form");
+			return r;
+		}
+		cd_mcp_sha256_hex(b.data, b.len, hex);
+		cd_buf_release(&b);
+	} else {
+		crypto_hash_sha256_state st;
+		unsigned char buf[65536];
+		ssize_t k;
+		int fd = open(file, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			cli_errorf("--file: cannot open '%s': %s", file, strerror(errno));
+			return -errno;
+		}
+		crypto_hash_sha256_init(&st);
+		while ((k = read(fd, buf, sizeof buf)) > 0 || (k < 0 && errno == EINTR))
+			if (k > 0)
+				crypto_hash_sha256_update(&st, buf, (unsigned long long)k);
+		close(fd);
+		if (k < 0) {
+			cli_errorf("--file: cannot read '%s': %s", file, strerror(errno));
+			return -EIO;
+		}
+		crypto_hash_sha256_final(&st, h);
+		return 0;
+	}
+	return cd_audit_unhex(hex, 64, h, 32) < 0 ? -EINVAL : 0;
+}
+
+/* --file NAME:PATH */
+static int parse_file(const char *arg, char *what, size_t wn, const char **ret_path)
+{
+	static const char *const names[] = { "stdin", "stdout", "stderr", "code", "result" };
+	const char *colon = strchr(arg, ':');
+	size_t k = colon ? (size_t)(colon - arg) : 0, i;
+
+	for (i = 0; colon && colon[1] && k < wn && i < sizeof names / sizeof names[0]; i++) {
+		if (strlen(names[i]) == k && !memcmp(names[i], arg, k)) {
+			memcpy(what, arg, k);
+			what[k] = '\0';
+			*ret_path = colon + 1;
+			return 0;
+		}
+	}
+	cli_errorf("--file wants NAME:PATH, NAME one of stdin, stdout, stderr, code, result");
+	return -EINVAL;
+}
+
+int cmd_log_confirm(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "audit", required_argument, NULL, O_AUDIT },
+		{ "key", required_argument, NULL, O_KEY },
+		{ "argv", no_argument, NULL, O_ARGV },
+		{ "arguments", required_argument, NULL, O_ARGUMENTS },
+		{ "file", required_argument, NULL, O_FILE },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *audit_opt = NULL, *key_opt = NULL, *arguments = NULL, *file = NULL;
+	char what[16] = "";
+	struct cli_audit_cfg cfg;
+	struct cd_audit *log = NULL;
+	struct cd_audit_filter f;
+	struct cd_masker *m = NULL;
+	struct cd_err err = { 0, "" };
+	struct found fd;
+	json_t *details = NULL;
+	uint64_t seq = 0;
+	int c, pass, use_argv = 0, modes, n, rc = CD_EXIT_FAIL;
+
+	opterr = 0;
+	optind = 1;
+	/* Options may come before and after SEQ: two passes, SEQ between. */
+	for (pass = 0; pass < 2; pass++) {
+		while (!use_argv && (c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+			switch (c) {
+			case 'h':
+				fputs(CONFIRM_USAGE, stdout);
+				return CD_EXIT_OK;
+			case O_AUDIT:
+				audit_opt = optarg;
+				break;
+			case O_KEY:
+				key_opt = optarg;
+				break;
+			case O_ARGV:
+				use_argv = 1; /* the rest is the command line */
+				break;
+			case O_ARGUMENTS:
+				arguments = optarg;
+				break;
+			case O_FILE:
+				if (parse_file(optarg, what, sizeof what, &file) < 0)
+					return CD_EXIT_USAGE;
+				break;
+			default:
+				cli_errorf("confirm: bad option '%s' (see --help)",
+				           argv[optind - 1]);
+				return CD_EXIT_USAGE;
+			}
+		}
+		if (pass == 0) {
+			if (optind >= argc ||
+			    cd_parse_u64(argv[optind], strlen(argv[optind]), UINT64_MAX, &seq) <
+			            0 ||
+			    seq == 0) {
+				fputs(CONFIRM_USAGE, stderr);
+				return CD_EXIT_USAGE;
+			}
+			optind++;
+		}
+	}
+	memset(&fd, 0, sizeof fd);
+	fd.seq = seq;
+	modes = use_argv + (arguments != NULL) + (file != NULL);
+	if (modes > 1) {
+		fputs(CONFIRM_USAGE, stderr);
+		return CD_EXIT_USAGE;
+	}
+	if (use_argv && optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
+	if ((modes == 0 && optind + 1 != argc) || (use_argv && optind >= argc) ||
+	    ((arguments || file) && optind != argc)) {
+		fputs(CONFIRM_USAGE, stderr);
+		return CD_EXIT_USAGE;
+	}
+	if (open_key(key_opt, &m) < 0)
+		return CD_EXIT_FAIL;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.path = audit_opt;
+	cfg.read_only = 1;
+	if (cli_audit_open_cfg(&cfg, &log) < 0)
+		goto out;
+	memset(&f, 0, sizeof f);
+	f.after_seq = fd.seq - 1;
+	if (cd_audit_query(log, &f, take, &fd, &err) < 0 && !fd.seen) {
+		cli_errorf("%s", err.msg);
+		goto out;
+	}
+	if (!fd.seen) {
+		cli_errorf("no record %llu in the log", (unsigned long long)fd.seq);
+		goto out;
+	}
+	details = fd.details ? json_loads(fd.details, 0, NULL) : NULL;
+	if (!json_object_get(details, "commitments")) {
+		cli_errorf("record %llu holds no commitments (nothing in it was masked)",
+		           (unsigned long long)fd.seq);
+		goto out;
+	}
+	if (modes) {
+		unsigned char h[32];
+		if (use_argv)
+			snprintf(what, sizeof what, "argv");
+		else if (arguments)
+			snprintf(what, sizeof what, "arguments");
+		if (candidate_hash(what, argv + optind, arguments, file, h) < 0)
+			goto out;
+		n = cd_logmask_confirm(m, details, (const char *)h, sizeof h, what, matched,
+		                       &fd.seq);
+	} else {
+		n = cd_logmask_confirm(m, details, argv[optind], strlen(argv[optind]), NULL,
+		                       matched, &fd.seq);
+	}
+	if (n < 0) {
+		cli_errorf("record %llu: its commitments cannot be read",
+		           (unsigned long long)fd.seq);
+		goto out;
+	}
+	if (n == 0) {
+		printf("no match in record %llu\n", (unsigned long long)fd.seq);
+		rc = CD_EXIT_FAIL;
+		goto out;
+	}
+	rc = CD_EXIT_OK;
+out:
+	json_decref(details);
+	free(fd.details);
+	cd_audit_close(log);
+	cd_masker_free(m);
+	return rc;
+}
