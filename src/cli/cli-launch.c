@@ -1472,6 +1472,14 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		        "to a command's output");
 		goto out;
 	}
+	if (tty && cd_mask_rules_active(&dec.mask)) {
+		/* Masking holds the output until the command ends, and the
+		 * session recording would keep it raw: no interactive use. */
+		rc = refuse(&a, run_id, CD_REASON_DENIED,
+		            "the grant masks output, which an interactive session cannot do "
+		            "(use cordon run)");
+		goto out;
+	}
 	if (cd_mask_rules_active(&dec.mask) && !masker && cli_masker_open(&masker) < 0) {
 		rc = refuse(&a, run_id, CD_REASON_DENIED,
 		            "the grant masks output and the mask key cannot be used");

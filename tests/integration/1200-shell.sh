@@ -180,6 +180,16 @@ grants:
     justification: tests
     review_by: 2099-01-01
     expires: 2099-01-01
+  - id: coder-masked
+    agent: coder
+    tool: shell
+    actions: [execute]
+    scope: {argv: ["cat"]}
+    mask: {email: redact}
+    owner: alice
+    justification: tests
+    review_by: 2099-01-01
+    expires: 2099-01-01
 YAML
 chmod 0644 "$T/p.yaml"
 out=$("$CORDON" shell --policy "$T/p.yaml" --agent coder --json-fd 3 -- tty </dev/null 3>"$T/prec" | tr -d '\r')
@@ -190,6 +200,12 @@ is "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["exit_code
 is "$?" 125 "policy: an ungranted shell is refused"
 ok "policy: as denied by policy" grep -q 'denied by policy' "$T/perr"
 is "$(cat "$T/pout")" "" "policy: and nothing ran"
+printf 'bob@example.com\n' >"$T/mail.txt"
+chmod 0644 "$T/mail.txt"
+"$CORDON" shell --policy "$T/p.yaml" --agent coder -- cat "$T/mail.txt" </dev/null >"$T/pout" 2>"$T/perr"
+is "$?" 125 "policy: a grant that masks output is refused for an interactive session"
+ok "policy: ... saying why" grep -q 'masks output' "$T/perr"
+nok "policy: ... and nothing was shown" grep -q 'bob@' "$T/pout"
 
 # No recording, no session: a sessions path that cannot be a directory
 # refuses the shell before anything runs.
