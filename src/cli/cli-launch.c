@@ -1485,6 +1485,13 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		            "the grant masks output and the mask key cannot be used");
 		goto out;
 	}
+	if (cd_mask_rules_active(&dec.mask) && cd_masker_prepare(masker, &err) < 0) {
+		n_msg = snprintf(msg, sizeof msg,
+		                 "the grant masks output and masking is unavailable: %s", err.msg);
+		rc = refuse(&a, run_id, CD_REASON_DENIED,
+		            n_msg > 0 ? msg : "the grant masks output and masking is unavailable");
+		goto out;
+	}
 	if (apply_profile(&a, &prof, policy, policy ? dec.profile : NULL, &arena) < 0)
 		goto out;
 	/* The profile's allow_hosts (a granted profile under --policy, or a

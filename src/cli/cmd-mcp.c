@@ -744,6 +744,10 @@ static int gateway(int argc, char **argv)
 		goto out;
 	if (cd_policy_masks(s.policy) && cli_masker_open(&s.masker) < 0)
 		goto out;
+	if (s.masker && cd_masker_prepare(s.masker, &err) < 0) {
+		cli_errorf("masking is unavailable: %s", err.msg);
+		goto out;
+	}
 	if (cli_audit_open(s.audit_opt, &s.audit) < 0 || open_state(s.state_opt, &s.state) < 0)
 		goto out;
 	if (cd_run_id_new(s.run_id) < 0) {

@@ -132,17 +132,15 @@ int cd_masker_new(const unsigned char key[CD_MASK_KEY_BYTES], struct cd_masker *
                   struct cd_err *err)
 {
 	struct cd_masker *m;
-	int r;
 
 	if (sodium_init() < 0)
 		return cd_err_set(err, -EIO, "libsodium failed to initialize");
 	m = calloc(1, sizeof *m);
 	if (!m)
 		return cd_err_set(err, -ENOMEM, "out of memory");
-	if ((r = cd_scanner_new(&m->scan, err)) < 0) {
-		free(m);
-		return r;
-	}
+	/* The scanner comes with the first text to mask: a front end that
+	 * holds a masker for records it may never need to mask (a policy
+	 * where some other grant masks) does not pay for its database. */
 	memcpy(m->key, key, CD_MASK_KEY_BYTES);
 	{
 		/* A subkey, so a commitment and a pseudonym of one value share
@@ -153,6 +151,13 @@ int cd_masker_new(const unsigned char key[CD_MASK_KEY_BYTES], struct cd_masker *
 	}
 	*ret = m;
 	return 0;
+}
+
+int cd_masker_prepare(struct cd_masker *m, struct cd_err *err)
+{
+	if (!m)
+		return cd_err_set(err, -EINVAL, "no masker");
+	return m->scan ? 0 : cd_scanner_new(&m->scan, err);
 }
 
 void cd_masker_witness(struct cd_masker *m, cd_mask_witness_fn fn, void *ctx)
@@ -319,6 +324,8 @@ int cd_mask_text(struct cd_masker *m, const struct cd_mask_rules *r, const char 
 
 	if (!m || !r || !out)
 		return -EINVAL;
+	if (!m->scan && cd_scanner_new(&m->scan, NULL) < 0)
+		return -EIO;
 	rc = cd_scan(m->scan, in, n, CD_SCAN_ALL, add_span, &s);
 	if (rc < 0)
 		goto out;

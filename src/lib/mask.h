@@ -59,10 +59,14 @@ int cd_mask_key_load(const char *path, unsigned char ret_key[CD_MASK_KEY_BYTES],
 
 struct cd_masker;
 
-/* A masker holding a copy of the key and its own scanner.  The key is
- * wiped on free.  0, -ENOMEM, -EIO (scanner). */
+/* A masker holding a copy of the key; its scanner is made with the first
+ * text to mask (or by cd_masker_prepare).  The key is wiped on free.
+ * 0, -ENOMEM, -EIO. */
 int cd_masker_new(const unsigned char key[CD_MASK_KEY_BYTES], struct cd_masker **ret,
                   struct cd_err *err);
+/* Make the scanner now, so that a front end that will mask refuses at
+ * once, with the reason, when it cannot.  0, or -EIO / -ENOMEM. */
+int cd_masker_prepare(struct cd_masker *m, struct cd_err *err);
 void cd_masker_free(struct cd_masker *m);
 
 /* The pseudonym of `value` as type t: "<TYPE:8 hex digits>", written NUL
