@@ -1625,6 +1625,12 @@ enum cd_temp_kind cd_policy_temp_kind(const struct cd_policy *p, const char *id)
 	return g ? g->temp : 0;
 }
 
+int64_t cd_policy_temp_expires(const struct cd_policy *p, const char *id)
+{
+	const struct cd_rule *g = p && id ? cd_policy_rule(p, id) : NULL;
+	return g && g->temp ? g->expires : 0;
+}
+
 int cd_policy_parse_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *id,
                          const char *parent, const char *grant_json, struct cd_rule **ret,
                          struct cd_err *err)

@@ -222,6 +222,10 @@ int cd_policy_add_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *
 /* The kind of the temporary grant `id` added to p, or 0 when `id` is not
  * one. */
 enum cd_temp_kind cd_policy_temp_kind(const struct cd_policy *p, const char *id);
+/* The first instant the temporary grant `id` is absent, as the policy
+ * holds it (a break-glass grant capped by the policy's max_ttl), or 0
+ * when `id` is not one. */
+int64_t cd_policy_temp_expires(const struct cd_policy *p, const char *id);
 
 /* Delegation: may `parent` hand the grant `grant_json` (agent PARENT/NAME)
  * down until `expires`?  Yes when, for every action class it names, one
