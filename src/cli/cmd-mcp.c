@@ -740,13 +740,13 @@ static int gateway(int argc, char **argv)
 		cli_errorf("policy: %s", err.msg);
 		goto out;
 	}
-	if (check_reach(&s) < 0)
-		goto out;
 	if (cli_audit_open(s.audit_opt, &s.audit) < 0 || open_state(s.state_opt, &s.state) < 0)
 		goto out;
-	/* Break-glass and delegated grants join the policy for this session;
-	 * then the key, when some grant (written or temporary) masks. */
-	if (cli_temp_join(s.state, s.audit, s.policy, (int64_t)time(NULL)) < 0)
+	/* Break-glass and delegated grants join the policy for this session
+	 * (the launch grant may be one); then the key, when some grant
+	 * (written or temporary) masks. */
+	if (cli_temp_join(s.state, s.audit, s.policy, (int64_t)time(NULL)) < 0 ||
+	    check_reach(&s) < 0)
 		goto out;
 	if (cd_policy_masks(s.policy) && cli_masker_open(&s.masker) < 0)
 		goto out;
