@@ -34,6 +34,8 @@ static const char usage_grant[] =
         "usage: cordon grant break-glass --agent A --tool T --actions LIST --ticket ID --ttl DUR\n"
         "                                [--scope KEY=VALUE]... [--task T] [--by PERSON]\n"
         "                                [--approval human] [--reason TEXT] [--policy FILE]\n"
+        "                                [--mask TYPE[=ACTION],...] [--fields PATH,...]\n"
+        "                                [--require-task]\n"
         "       cordon grant list [--all] [--json]\n"
         "       cordon grant revoke ID [--by PERSON] [--reason TEXT]\n"
         "\n"
@@ -42,6 +44,10 @@ static const char usage_grant[] =
         "ticket, lives at most the policy's break_glass max_ttl (default 4h), is\n"
         "checked against the policy in force at every use (forbid rules still win),\n"
         "and its creation, each use, revocation and expiry are audit records.\n"
+        "It never unmasks data: it carries the mask, fields and require_task of every\n"
+        "grant the policy gives the agent on that tool (a type any of them masks is\n"
+        "masked, a field none of them keeps is cut); --mask, --fields and\n"
+        "--require-task narrow it further.\n"
         "'list' shows the active grants (--all: every one ever made), break-glass and\n"
         "delegated, with who made them, when, the ticket or the delegating agent, uses\n"
         "and time left; 'revoke' ends one at once.\n"
@@ -56,7 +62,8 @@ static const char usage_grant[] =
 static const char usage_delegate[] =
         "usage: cordon delegate --policy FILE --from AGENT --to AGENT/NAME --tool T\n"
         "                       --actions LIST [--scope KEY=VALUE]... --ttl DUR [--task T]\n"
-        "                       [--by PERSON] [--reason TEXT]\n"
+        "                       [--by PERSON] [--reason TEXT] [--mask TYPE[=ACTION],...]\n"
+        "                       [--fields PATH,...] [--require-task]\n"
         "\n"
         "Give the sub-agent AGENT/NAME part of what AGENT holds.  Refused unless, for\n"
         "each action, one grant AGENT holds (in FILE or delegated to it) for that tool\n"
@@ -64,13 +71,18 @@ static const char usage_delegate[] =
         "what it was never granted.  The child carries the parent's approval\n"
         "requirement and profile; AGENT's forbid rules apply to it; and every\n"
         "decision for the child asks AGENT's grants again, so revoking or narrowing\n"
-        "the parent reaches the child at once.  The chain (parent, child, who, when)\n"
+        "the parent reaches the child at once.  The child sees no more of a result\n"
+        "than AGENT would: AGENT's mask, fields and require_task apply to it, and\n"
+        "--mask (redact unless ACTION says pseudonymize or drop), --fields (dotted\n"
+        "paths kept in JSON results) and --require-task narrow it further.  The chain (parent, "
+        "child, who, when)\n"
         "is logged and shown by 'cordon grant list'.  Scope keys as for 'cordon grant'.\n"
         "Exit 0 done, 1 refused, 2 usage, 125 cordon could not proceed.\n";
 
 struct gopts {
 	const char *agent, *to, *task, *tool, *actions, *ticket, *ttl, *by, *approval, *reason;
-	const char *policy, *state, *audit;
+	const char *policy, *state, *audit, *mask, *fields;
+	int require_task;
 	const char *scope[MAX_SCOPE];
 	size_t nscope;
 	int all, json;
@@ -94,6 +106,9 @@ enum {
 	OPT_AUDIT,
 	OPT_ALL,
 	OPT_JSON,
+	OPT_MASK,
+	OPT_FIELDS,
+	OPT_REQUIRE_TASK,
 	OPT_HELP,
 };
 
@@ -115,6 +130,9 @@ static const struct option long_opts[] = {
 	{ "audit", required_argument, NULL, OPT_AUDIT },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "mask", required_argument, NULL, OPT_MASK },
+	{ "fields", required_argument, NULL, OPT_FIELDS },
+	{ "require-task", no_argument, NULL, OPT_REQUIRE_TASK },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -181,6 +199,15 @@ static int parse(int argc, char **argv, const char *usage, struct gopts *o)
 			break;
 		case OPT_JSON:
 			o->json = 1;
+			break;
+		case OPT_MASK:
+			o->mask = optarg;
+			break;
+		case OPT_FIELDS:
+			o->fields = optarg;
+			break;
+		case OPT_REQUIRE_TASK:
+			o->require_task = 1;
 			break;
 		case 'h':
 		case OPT_HELP:
@@ -340,6 +367,54 @@ static int scope_keys_known(const struct gopts *o)
 	return 0;
 }
 
+/* --mask email=pseudonymize,card into "mask: {"email": "pseudonymize",
+ * "card": "redact"}" and --fields a,b.c into "fields: ["a", "b.c"]"; the
+ * loader checks the names.  A comma-separated list, empty items refused. */
+static int minimize_yaml(struct cd_buf *b, const struct gopts *o)
+{
+	const char *const lists[2] = { o->mask, o->fields };
+	unsigned l;
+	int r = 0;
+
+	for (l = 0; r == 0 && l < 2; l++) {
+		CD_AUTOFREE char *copy = NULL;
+		char *save = NULL, *tok;
+		int n = 0;
+		if (!lists[l])
+			continue;
+		if (!(copy = strdup(lists[l])))
+			return -ENOMEM;
+		r = cd_buf_printf(b, l ? ", fields: [" : ", mask: {");
+		for (tok = strtok_r(copy, ",", &save); r == 0 && tok;
+		     tok = strtok_r(NULL, ",", &save)) {
+			char *eq = l ? NULL : strchr(tok, '=');
+			if (eq)
+				*eq = '\0';
+			if (!*tok || (eq && !eq[1])) {
+				cli_errorf("bad --%s '%s'", l ? "fields" : "mask", lists[l]);
+				return -EINVAL;
+			}
+			if (n++)
+				r = cd_buf_append(b, ", ", 2);
+			if (r == 0)
+				r = yq(b, tok);
+			if (r == 0 && !l)
+				r = cd_buf_append(b, ": ", 2);
+			if (r == 0 && !l)
+				r = yq(b, eq ? eq + 1 : "redact");
+		}
+		if (r == 0 && n == 0) {
+			cli_errorf("bad --%s '%s'", l ? "fields" : "mask", lists[l]);
+			return -EINVAL;
+		}
+		if (r == 0)
+			r = cd_buf_append(b, l ? "]" : "}", 1);
+	}
+	if (r == 0 && o->require_task)
+		r = cd_buf_printf(b, ", require_task: true");
+	return r;
+}
+
 /* The grant mapping for the loader.  NULL on error (reported). */
 static char *grant_yaml(const struct gopts *o, const char *id, const char *agent,
                         const char *approval, const char *profile, const char *by,
@@ -389,6 +464,8 @@ static char *grant_yaml(const struct gopts *o, const char *id, const char *agent
 		if (r == 0)
 			r = cd_buf_append(&b, "}", 1);
 	}
+	if (r == 0)
+		r = minimize_yaml(&b, o);
 	if (r == 0 && approval && (r = cd_buf_append(&b, ", ", 2)) == 0)
 		r = yq_key(&b, "approval", approval);
 	if (r == 0 && profile && (r = cd_buf_append(&b, ", ", 2)) == 0)

@@ -76,9 +76,10 @@ static void usage(FILE *f)
 	        "  --server NAME    the server's name in the policy's tools (required)\n"
 	        "  --audit PATH     the audit log (default $CORDON_AUDIT, else\n"
 	        "                   $XDG_STATE_HOME/cordon/audit.db); no log, no call\n"
-	        "  --state PATH     the state database with the pins (default $CORDON_STATE,\n"
-	        "                   else $XDG_STATE_HOME/cordon/state.db); never visible to the\n"
-	        "                   sandbox\n"
+	        "  --state PATH     the state database with the pins and the live break-glass\n"
+	        "                   and delegated grants, which join the policy (default\n"
+	        "                   $CORDON_STATE, else $XDG_STATE_HOME/cordon/state.db); never\n"
+	        "                   visible to the sandbox\n"
 	        "  --approval-timeout DUR  how long a held call waits (default 10m)\n"
 	        "  -h, --help       this text\n"
 	        "\n"
@@ -567,6 +568,14 @@ static int reload_policy(struct session *s)
 		cd_policy_free(np);
 		return 0; /* not on the record: not in force */
 	}
+	/* The live break-glass and delegated grants join the new policy, as
+	 * they joined the first. */
+	if (cli_temp_join(s->state, s->audit, np, now) < 0) {
+		cli_warnf("policy reload refused, the last good policy stays: the temporary "
+		          "grants could not be read");
+		cd_policy_free(np);
+		return 0;
+	}
 	if (cd_mcp_gw_set_policy(s->gw, np, now) < 0) {
 		cd_policy_free(np);
 		return -1;
@@ -740,7 +749,13 @@ static int gateway(int argc, char **argv)
 		cli_errorf("policy: %s", err.msg);
 		goto out;
 	}
-	if (check_reach(&s) < 0)
+	if (cli_audit_open(s.audit_opt, &s.audit) < 0 || open_state(s.state_opt, &s.state) < 0)
+		goto out;
+	/* Break-glass and delegated grants join the policy for this session
+	 * (the launch grant may be one); then the key, when some grant
+	 * (written or temporary) masks. */
+	if (cli_temp_join(s.state, s.audit, s.policy, (int64_t)time(NULL)) < 0 ||
+	    check_reach(&s) < 0)
 		goto out;
 	if (cd_policy_masks(s.policy) && cli_masker_open(&s.masker) < 0)
 		goto out;
@@ -748,8 +763,6 @@ static int gateway(int argc, char **argv)
 		cli_errorf("masking is unavailable: %s", err.msg);
 		goto out;
 	}
-	if (cli_audit_open(s.audit_opt, &s.audit) < 0 || open_state(s.state_opt, &s.state) < 0)
-		goto out;
 	if (cd_run_id_new(s.run_id) < 0) {
 		cli_errorf("cannot make a session id: no randomness");
 		goto out;

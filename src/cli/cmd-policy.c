@@ -23,11 +23,14 @@
 #include "policy-diff.h"
 #include "policy-review.h"
 #include "policy.h"
+#include "state.h"
+#include "temp-grant.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 enum {
@@ -39,7 +42,9 @@ enum {
 static const char usage_main[] =
         "usage: cordon policy lint FILE\n"
         "       cordon policy check FILE --agent A --tool T --action X [REQUEST...] [--json]\n"
+        "                           [--no-temp | --state PATH]\n"
         "       cordon policy explain FILE --agent A --tool T --action X [REQUEST...]\n"
+        "                           [--no-temp | --state PATH]\n"
         "       cordon policy test FILE\n"
         "       cordon policy diff OLD NEW [--json]\n"
         "       cordon policy review FILE [--audit PATH | --no-audit] [--soon 30d] [--unused 90d]\n"
@@ -65,7 +70,14 @@ static const char usage_request[] =
         "  --field NAME       a record field the call reads or writes (repeatable)\n"
         "  --at TIME          decide at TIME: YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or @SECONDS\n"
         "                     (default: now)\n"
-        "  -- ARGV...         the command line of a command tool\n";
+        "  -- ARGV...         the command line of a command tool\n"
+        "\n"
+        "Temporary grants:\n"
+        "  --state PATH       the state database whose live break-glass and delegated\n"
+        "                     grants join the policy, as they join runs and MCP sessions\n"
+        "                     (default $CORDON_STATE, else $XDG_STATE_HOME/cordon/state.db;\n"
+        "                     none when it does not exist)\n"
+        "  --no-temp          decide from the policy file alone\n";
 
 static void usage_sub(const char *sub, FILE *f)
 {
@@ -118,14 +130,18 @@ static void usage_sub(const char *sub, FILE *f)
 		        "usage: cordon policy %s FILE --agent A [--task T] --tool T --action X\n"
 		        "       [--path P]... [--host H[:PORT]] [--port N] [--arg K=V]... [--field "
 		        "F]...\n"
-		        "       [--at TIME] [--json] [-- ARGV...]\n\n"
+		        "       [--at TIME] [--json] [--no-temp | --state PATH] [-- ARGV...]\n\n"
 		        "%s",
 		        sub,
 		        !strcmp(sub, "check") ? "Decide one request; print the decision, the "
 		                                "deciding rule ids and the\n"
-		                                "reason.  Exit 0 allow, 1 deny, 3 needs approval, "
-		                                "2 usage, 4 policy\n"
-		                                "not loaded.\n"
+		                                "reason, each temporary grant that decided (its "
+		                                "ticket or delegating\n"
+		                                "agent and expiry) and the data minimization the "
+		                                "decision carries.\n"
+		                                "Exit 0 allow, 1 deny, 3 needs approval, 2 usage, "
+		                                "4 policy or state\n"
+		                                "database not loaded.\n"
 		                              : "Decide one request and show every grant and "
 		                                "forbid rule with why it\n"
 		                                "matched or not.  Exit statuses as for check.\n");
@@ -141,6 +157,8 @@ struct reqopts {
 	char host[300];
 	int json;
 	int have_action;
+	int no_temp;       /* --no-temp */
+	const char *state; /* --state PATH */
 };
 
 static int opt_missing; /* set when an option lacked its value */
@@ -213,6 +231,10 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 			break;
 		} else if (!strcmp(a, "--json")) {
 			o->json = 1;
+		} else if (!strcmp(a, "--no-temp")) {
+			o->no_temp = 1;
+		} else if ((v = optval(argc, argv, &i, "--state"))) {
+			o->state = v;
 		} else if ((v = optval(argc, argv, &i, "--agent"))) {
 			o->req.agent = v;
 		} else if ((v = optval(argc, argv, &i, "--task"))) {
@@ -283,6 +305,10 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 		cli_errorf("--agent, --tool and --action are required (see --help)");
 		return -1;
 	}
+	if (o->no_temp && o->state) {
+		cli_errorf("--no-temp and --state contradict each other");
+		return -1;
+	}
 	return 0;
 }
 
@@ -305,6 +331,231 @@ static struct cd_policy *load(const char *file)
 	return p;
 }
 
+/* ---- temporary grants ---- */
+
+/* What the output says of one live temporary grant. */
+struct temp_row {
+	char id[CD_TEMP_ID_MAX];
+	enum cd_temp_kind kind;
+	char *ticket, *parent, *by;
+};
+
+struct temps {
+	struct temp_row *v;
+	size_t n, cap;
+	size_t joined; /* added to the policy */
+	int on;        /* the state database was consulted */
+};
+
+static void temps_release(struct temps *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		free(t->v[i].ticket);
+		free(t->v[i].parent);
+		free(t->v[i].by);
+	}
+	free(t->v);
+}
+
+static char *dup_opt(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int keep_row(const struct cd_temp_grant *g, void *ctx)
+{
+	struct temps *t = ctx;
+	struct temp_row *r;
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 16;
+		struct temp_row *v = realloc(t->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	r = &t->v[t->n];
+	memset(r, 0, sizeof *r);
+	snprintf(r->id, sizeof r->id, "%s", g->id);
+	r->kind = g->kind;
+	r->ticket = dup_opt(g->ticket);
+	r->parent = dup_opt(g->parent);
+	r->by = dup_opt(g->by);
+	if ((g->ticket && !r->ticket) || (g->parent && !r->parent) || (g->by && !r->by)) {
+		free(r->ticket);
+		free(r->parent);
+		free(r->by);
+		return -ENOMEM;
+	}
+	t->n++;
+	return 0;
+}
+
+static const struct temp_row *temp_find(const struct temps *t, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(t->v[i].id, id))
+			return &t->v[i];
+	return NULL;
+}
+
+static void warn_left_out(const char *id, const char *msg, void *ctx)
+{
+	(void)ctx;
+	cli_warnf("temporary grant %s left out: %s", id, msg);
+}
+
+/* Add the live break-glass and delegated grants of the state database to
+ * p, as a run or an MCP session would (without ending the expired ones:
+ * a check writes nothing).  No database yet: nothing to add.  0, or -1
+ * (reported): the answer would not be the one a run gets. */
+static int temps_join(const struct reqopts *o, struct cd_policy *p, struct temps *t)
+{
+	struct cd_state *state = NULL;
+	struct cd_err err = { 0, "" };
+	char path[4096];
+	struct stat st;
+	int64_t now = (int64_t)time(NULL);
+	size_t n = 0;
+	int r;
+
+	memset(t, 0, sizeof *t);
+	if (o->no_temp)
+		return 0;
+	if ((r = cli_state_path(o->state, path, sizeof path)) < 0) {
+		cli_errorf("state database: %s (set CORDON_STATE, pass --state PATH, or "
+		           "--no-temp to decide from the file alone)",
+		           cd_strerror(r));
+		return -1;
+	}
+	if (stat(path, &st) < 0 && errno == ENOENT && !o->state)
+		return 0;
+	if (cd_state_open(path, &state, &err) < 0 ||
+	    cd_temp_list(state, 0, now, keep_row, t, &err) < 0 ||
+	    cd_temp_apply(state, p, now, warn_left_out, NULL, &n, &err) < 0) {
+		cli_errorf("%s (--no-temp decides from the file alone)",
+		           err.msg[0] ? err.msg : "temporary grants could not be read");
+		cd_state_close(state);
+		return -1;
+	}
+	cd_state_close(state);
+	t->on = 1;
+	t->joined = n;
+	return 0;
+}
+
+/* The temporary grants among the deciding ids, one line each, or as a
+ * JSON array (NULL when there are none). */
+static void print_temps(const struct cd_policy *p, const struct cd_decision *d,
+                        const struct temps *t, json_t *arr)
+{
+	size_t i;
+
+	for (i = 0; i < d->nids; i++) {
+		const struct temp_row *r = temp_find(t, d->ids[i]);
+		int64_t exp = cd_policy_temp_expires(p, d->ids[i]);
+		const char *from = r && r->parent ? r->parent : r && r->ticket ? r->ticket : "-";
+		char until[40];
+		struct cd_buf b;
+		if (!exp)
+			continue;
+		cli_time_utc(exp, until, sizeof until);
+		if (arr) {
+			json_t *o = json_pack("{s:s,s:s,s:s,s:I}", "id", d->ids[i], "kind",
+			                      cd_temp_kind_name(cd_policy_temp_kind(p, d->ids[i])),
+			                      "expires", until, "expires_unix", (json_int_t)exp);
+			if (o && r && r->parent)
+				json_object_set_new(o, "parent", json_string(r->parent));
+			if (o && r && r->ticket)
+				json_object_set_new(o, "ticket", json_string(r->ticket));
+			if (o && r && r->by)
+				json_object_set_new(o, "by", json_string(r->by));
+			json_array_append_new(arr, o);
+			continue;
+		}
+		/* The rows hold what their makers typed: escaped. */
+		cd_buf_init(&b, 4096);
+		if (cd_buf_printf(&b, "  temporary grant %s: %s, %s ", d->ids[i],
+		                  cd_temp_kind_name(cd_policy_temp_kind(p, d->ids[i])),
+		                  r && r->parent ? "from" : "ticket") == 0 &&
+		    cd_buf_escape(&b, from, strlen(from)) == 0 &&
+		    (!r || !r->by ||
+		     (cd_buf_puts(&b, ", by ") == 0 &&
+		      cd_buf_escape(&b, r->by, strlen(r->by)) == 0)) &&
+		    cd_buf_printf(&b, ", expires %s", until) == 0)
+			printf("%s\n", b.data);
+		cd_buf_release(&b);
+	}
+}
+
+/* The data minimization a decision carries: "mask email=redact,card=drop"
+ * and one "fields A,B" per list (a field passes each), or NULL/nothing. */
+static json_t *minimize_json(const struct cd_decision *d)
+{
+	json_t *o = json_object(), *mask = json_object(), *fields = json_array();
+	size_t i, k;
+
+	if (!o || !mask || !fields) {
+		json_decref(o);
+		json_decref(mask);
+		json_decref(fields);
+		return NULL;
+	}
+	for (i = 0; i < CD_SCAN_NTYPES; i++)
+		if (d->mask.action[i] != CD_MASK_NONE)
+			json_object_set_new(mask, cd_scan_type_name((enum cd_scan_type)i),
+			                    json_string(cd_mask_action_name(
+			                            (enum cd_mask_action)d->mask.action[i])));
+	for (i = 0; i < d->nfield_lists; i++) {
+		json_t *l = json_array();
+		for (k = 0; l && k < d->field_counts[i]; k++)
+			json_array_append_new(l, json_string(d->field_lists[i][k]));
+		json_array_append_new(fields, l);
+	}
+	json_object_set_new(o, "mask", mask);
+	json_object_set_new(o, "fields", fields);
+	if (d->minimize_overflow)
+		json_object_set_new(o, "overflow", json_true());
+	return o;
+}
+
+static void print_minimize(const struct cd_decision *d)
+{
+	size_t i, k, n = 0;
+	struct cd_buf b;
+
+	if (d->verdict == CD_VERDICT_DENY ||
+	    (!cd_mask_rules_active(&d->mask) && !d->nfield_lists && !d->minimize_overflow))
+		return;
+	cd_buf_init(&b, 1 << 20);
+	(void)cd_buf_puts(&b, "  minimize:");
+	for (i = 0; i < CD_SCAN_NTYPES; i++) {
+		if (d->mask.action[i] == CD_MASK_NONE)
+			continue;
+		(void)cd_buf_printf(&b, "%s%s=%s", n++ ? "," : " mask ",
+		                    cd_scan_type_name((enum cd_scan_type)i),
+		                    cd_mask_action_name((enum cd_mask_action)d->mask.action[i]));
+	}
+	for (i = 0; i < d->nfield_lists; i++) {
+		(void)cd_buf_puts(&b, n++ ? "; fields " : " fields ");
+		for (k = 0; k < d->field_counts[i]; k++) {
+			if (k)
+				(void)cd_buf_putc(&b, ',');
+			(void)cd_buf_escape(&b, d->field_lists[i][k], strlen(d->field_lists[i][k]));
+		}
+	}
+	if (d->minimize_overflow)
+		(void)cd_buf_puts(&b, "; too many field lists: results are withheld");
+	if (b.data)
+		printf("%s\n", b.data);
+	cd_buf_release(&b);
+}
+
 static int verdict_exit(const struct cd_decision *d)
 {
 	switch (d->verdict) {
@@ -318,7 +569,8 @@ static int verdict_exit(const struct cd_decision *d)
 	return EXIT_DENY;
 }
 
-static void print_decision(const struct cd_policy *p, const struct cd_decision *d, int json)
+static void print_decision(const struct cd_policy *p, const struct cd_decision *d,
+                           const struct temps *t, int json)
 {
 	size_t i;
 
@@ -343,6 +595,18 @@ static void print_decision(const struct cd_policy *p, const struct cd_decision *
 		json_object_set_new(o, "policy_sha256", json_string(cd_policy_sha256(p)));
 		if (d->nids_total > d->nids)
 			json_object_set_new(o, "truncated", json_true());
+		json_object_set_new(o, "temp_grants_joined",
+		                    t->on ? json_integer((json_int_t)t->joined) : json_null());
+		if (d->verdict != CD_VERDICT_DENY) {
+			json_t *tg = json_array();
+			if (tg)
+				print_temps(p, d, t, tg);
+			if (tg && json_array_size(tg))
+				json_object_set_new(o, "temp_grants", tg);
+			else
+				json_decref(tg);
+			json_object_set_new(o, "minimize", minimize_json(d));
+		}
 		s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 		if (s)
 			printf("%s\n", s);
@@ -363,6 +627,9 @@ static void print_decision(const struct cd_policy *p, const struct cd_decision *
 	if (d->approval)
 		printf(" approval:%s", d->approval);
 	printf(" (%s)\n", d->reason);
+	if (d->verdict != CD_VERDICT_DENY)
+		print_temps(p, d, t, NULL);
+	print_minimize(d);
 }
 
 static void explain_step(const struct cd_explain_step *st, void *ctx)
@@ -378,6 +645,7 @@ static int decide_cmd(const char *sub, int argc, char **argv)
 	struct cd_policy *p;
 	struct cd_decision d;
 	struct cd_err err = { 0 };
+	struct temps t;
 	int rc, explain = !strcmp(sub, "explain");
 
 	if (argc < 2 || argv[1][0] == '-') {
@@ -397,14 +665,23 @@ static int decide_cmd(const char *sub, int argc, char **argv)
 		free_request(&o);
 		return EXIT_NOPOLICY;
 	}
+	/* A decision as a run or an MCP session would take it: with the live
+	 * break-glass and delegated grants, unless --no-temp. */
+	if (temps_join(&o, p, &t) < 0) {
+		temps_release(&t);
+		cd_policy_free(p);
+		free_request(&o);
+		return EXIT_NOPOLICY;
+	}
 	if (explain)
 		printf("rules of %s (sha256 %.16s...):\n", argv[1], cd_policy_sha256(p));
 	if (cd_policy_explain(p, &o.req, explain ? explain_step : NULL, NULL, &d, &err) < 0)
 		cli_errorf("%s", err.msg);
 	if (explain)
 		printf("decision: ");
-	print_decision(p, &d, o.json);
+	print_decision(p, &d, &t, o.json);
 	rc = verdict_exit(&d);
+	temps_release(&t);
 	cd_policy_free(p);
 	free_request(&o);
 	return rc;

@@ -263,6 +263,15 @@ int cd_policy_index_build(struct cd_policy *p)
 	return ix_build(p, &p->forbids_ix, p->rules + p->ngrants, p->nforbids);
 }
 
+size_t cd_policy_grants_of(const struct cd_policy *p, const char *agent, const char *tool,
+                           const struct cd_rule *const **ret)
+{
+	const struct cd_bucket *b = ix_find(&p->grants_ix, agent, tool);
+
+	*ret = b ? b->rules : NULL;
+	return b ? b->n : 0;
+}
+
 static int cmp_rule_id(const void *x, const void *y)
 {
 	return strcmp((*(const struct cd_rule *const *)x)->id,
@@ -584,21 +593,52 @@ static int prepare(const struct cd_request *r, struct creq *q, char *buf, struct
 	return 0;
 }
 
-/* The data minimization of the deciding grants: all of them apply. */
+/* One fields: list more that a result must satisfy (each list admits a
+ * field or it is cut); the same list is counted once.  More lists than
+ * slots set minimize_overflow: the front end withholds the result. */
+static void add_field_list(struct cd_decision *d, const char *const *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < d->nfield_lists; i++)
+		if (d->field_lists[i] == list && d->field_counts[i] == n)
+			return;
+	if (d->nfield_lists == CD_DECISION_MAX_FIELD_LISTS) {
+		d->minimize_overflow = 1;
+		return;
+	}
+	d->field_lists[d->nfield_lists] = list;
+	d->field_counts[d->nfield_lists++] = n;
+}
+
+/* Everything src's data minimization requires, added to d's: masks merge
+ * (the stricter action per type) and field lists add up (a field must
+ * pass every one). */
+static void merge_minimize(struct cd_decision *d, const struct cd_decision *src)
+{
+	size_t i;
+
+	cd_mask_rules_merge(&d->mask, &src->mask);
+	for (i = 0; i < src->nfield_lists; i++)
+		add_field_list(d, src->field_lists[i], src->field_counts[i]);
+	if (src->minimize_overflow)
+		d->minimize_overflow = 1;
+}
+
+/* The data minimization of the deciding grants: all of them apply, with
+ * what a break-glass grant inherits from the agent's written grants. */
 static void pick_minimize(const struct cd_rule *const *m, size_t n, struct cd_decision *d)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		cd_mask_rules_merge(&d->mask, &m[i]->mask);
-		if (!m[i]->nkeep_fields)
-			continue;
-		if (d->nfield_lists == CD_DECISION_MAX_FIELD_LISTS) {
-			d->minimize_overflow = 1;
-			continue;
-		}
-		d->field_lists[d->nfield_lists] = m[i]->keep_fields;
-		d->field_counts[d->nfield_lists++] = m[i]->nkeep_fields;
+		if (m[i]->nkeep_fields)
+			add_field_list(d, (const char *const *)m[i]->keep_fields,
+			               m[i]->nkeep_fields);
+		if (m[i]->ninherited_fields)
+			add_field_list(d, (const char *const *)m[i]->inherited_fields,
+			               m[i]->ninherited_fields);
 	}
 }
 
@@ -668,29 +708,27 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
                         cd_explain_fn fn, void *ctx, struct cd_decision *d, unsigned depth);
 
 /* A delegated grant that matched takes part only as far as its parent
- * still holds the same request: 1 (and the parent's approval, if any, in
- * *ret_approval) when the parent's verdict is not a deny, else 0 with the
- * parent's reason in why. */
+ * still holds the same request: 1 when the parent's verdict is not a deny,
+ * with the parent's whole decision in *pd — its approval, and the data
+ * minimization its grants impose, which the child's decision must carry
+ * too (a child never sees more of a result than its parent would) — else
+ * 0 with the parent's reason in why. */
 static int parent_holds(const struct cd_policy *p, const struct cd_rule *g,
                         const struct cd_request *r, int check_expiry, unsigned depth,
-                        const char **ret_approval, char *why, size_t wn)
+                        struct cd_decision *pd, char *why, size_t wn)
 {
 	struct cd_request pr = *r;
-	struct cd_decision pd;
 
-	*ret_approval = NULL;
+	memset(pd, 0, sizeof *pd);
+	pd->verdict = CD_VERDICT_DENY;
 	if (depth >= CD_DELEGATION_MAX_DEPTH)
 		return whyf(why, wn, "delegation chain too deep"), 0;
 	pr.agent = g->parent;
-	memset(&pd, 0, sizeof pd);
-	pd.verdict = CD_VERDICT_DENY;
-	if (decide_depth(p, &pr, check_expiry, NULL, NULL, &pd, depth + 1) < 0 ||
-	    pd.verdict == CD_VERDICT_DENY)
+	if (decide_depth(p, &pr, check_expiry, NULL, NULL, pd, depth + 1) < 0 ||
+	    pd->verdict == CD_VERDICT_DENY)
 		return whyf(why, wn, "delegating agent '%s' does not hold it: %s", g->parent,
-		            pd.reason),
+		            pd->reason),
 		       0;
-	if (pd.verdict == CD_VERDICT_NEEDS_APPROVAL)
-		*ret_approval = pd.approval;
 	return 1;
 }
 
@@ -732,6 +770,9 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 	CD_AUTOFREE const struct cd_rule **cand = NULL;
 	size_t nnone = 0, nappr = 0, nb, i, a, t, k;
 	const char *approval = NULL, *untasked = NULL;
+	/* What the parents of the delegated grants that took part impose,
+	 * for an allow [0] and for a needs-approval [1]. */
+	struct cd_decision inh[2], pd;
 	CD_AUTOFREE char *buf = NULL;
 	CD_AUTOFREE char **paths = NULL;
 	struct creq q;
@@ -757,6 +798,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 		return 0;
 	if (fn)
 		explain_bucket(p, &q, fn, ctx);
+	memset(inh, 0, sizeof inh);
 
 	/* Forbid rules: (agent|an agent it descends from|*) x (tool|*). */
 	agents[0] = r->agent;
@@ -806,6 +848,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 	for (k = 0; k < nb + p->ntemps; k++) {
 		const struct cd_rule *g = k < nb ? rules[k] : p->temps[k - nb];
 		const char *need = g->approval, *pa = NULL;
+		int held = 0;
 		if (k >= nb && (strcmp(g->agent, r->agent) || strcmp(g->tool, r->tool)))
 			continue;
 		if (g->require_task && !(r->task && *r->task)) {
@@ -818,12 +861,17 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 		if (!rule_match(g, &q, NULL, 0))
 			continue;
 		if (g->temp == CD_TEMP_DELEGATED) {
-			if (!parent_holds(p, g, r, check_expiry, depth, &pa, pwhy, sizeof pwhy))
+			if (!parent_holds(p, g, r, check_expiry, depth, &pd, pwhy, sizeof pwhy))
 				continue;
+			held = 1;
+			if (pd.verdict == CD_VERDICT_NEEDS_APPROVAL)
+				pa = pd.approval;
 			if (pa && (!need || !strcmp(pa, "human")))
 				need = pa;
 		}
 		add_id(d, g->id);
+		if (held)
+			merge_minimize(&inh[need ? 1 : 0], &pd);
 		if (need) {
 			appr[nappr++] = g;
 			/* "human" is the strictest approver. */
@@ -844,6 +892,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 			d->verdict = CD_VERDICT_ALLOW;
 			whyf(d->reason, sizeof d->reason, "allowed by '%s'", none[0]->id);
 			pick_minimize(none, nnone, d);
+			merge_minimize(d, &inh[0]);
 		}
 	} else if (nappr) {
 		if (pick_profile(appr, nappr, &d->profile) < 0) {
@@ -853,6 +902,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 			d->verdict = CD_VERDICT_NEEDS_APPROVAL;
 			d->approval = approval;
 			pick_minimize(appr, nappr, d);
+			merge_minimize(d, &inh[1]);
 			whyf(d->reason, sizeof d->reason, "'%s' requires approval (%s)",
 			     appr[0]->id, approval);
 		}

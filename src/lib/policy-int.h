@@ -68,6 +68,11 @@ struct cd_rule {
 	const char **keep_fields;  /* fields: dotted paths kept in JSON results */
 	size_t nkeep_fields;       /* 0: no field scoping */
 	int require_task;          /* require_task: calls without a task do not match */
+	/* Break-glass: the fields the agent's written grants on the tool keep
+	 * between them (cd_policy_add_temp), a second list a result must
+	 * pass; 0 when one of them keeps every field or there are none. */
+	const char **inherited_fields;
+	size_t ninherited_fields;
 	const char *owner, *justification, *reason;
 	int64_t review_by, expires; /* CD_TIME_NEVER when absent (forbid) */
 	struct cd_mark expires_mark;
@@ -188,6 +193,10 @@ int cd_rule_scope_covers(const struct cd_rule *o, const struct cd_rule *in);
 
 /* policy-decide.c */
 int cd_policy_index_build(struct cd_policy *p);
+/* The grants the file gives `agent` on `tool` (not forbid rules, not
+ * temporary grants), sorted by id; returns how many (*ret NULL for none). */
+size_t cd_policy_grants_of(const struct cd_policy *p, const char *agent, const char *tool,
+                           const struct cd_rule *const **ret);
 /* The decision, with expiry ignored when `check_expiry` is 0 (inline
  * examples without `at`). */
 int cd_policy_decide_ex(const struct cd_policy *p, const struct cd_request *req, int check_expiry,

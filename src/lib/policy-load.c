@@ -1625,6 +1625,12 @@ enum cd_temp_kind cd_policy_temp_kind(const struct cd_policy *p, const char *id)
 	return g ? g->temp : 0;
 }
 
+int64_t cd_policy_temp_expires(const struct cd_policy *p, const char *id)
+{
+	const struct cd_rule *g = p && id ? cd_policy_rule(p, id) : NULL;
+	return g && g->temp ? g->expires : 0;
+}
+
 int cd_policy_parse_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *id,
                          const char *parent, const char *grant_json, struct cd_rule **ret,
                          struct cd_err *err)
@@ -1669,6 +1675,45 @@ int cd_policy_parse_temp(struct cd_policy *p, enum cd_temp_kind kind, const char
 	return 0;
 }
 
+/* A break-glass grant widens what an agent may touch, never how much of
+ * the data it sees (an incident ticket is no data-protection review): it
+ * carries the data minimization of every grant the file gives the same
+ * agent on the same tool, whatever their scope, task, approval or expiry.
+ * A type any of them masks is masked (the strictest action wins), a task
+ * is required when any of them requires one, and a field none of them
+ * keeps is cut (when each of them scopes fields, their lists together
+ * become a second list the result must pass).  The policy in force
+ * decides this at every use, as for the rest of the grant. */
+static int break_glass_inherit(struct cd_policy *p, struct cd_rule *g)
+{
+	const struct cd_rule *const *v;
+	size_t n = cd_policy_grants_of(p, g->agent, g->tool, &v), i, nf = 0, k = 0;
+	int scoped = n > 0;
+
+	for (i = 0; i < n; i++) {
+		cd_mask_rules_merge(&g->mask, &v[i]->mask);
+		if (v[i]->require_task && !g->task)
+			g->require_task = 1;
+		if (!v[i]->nkeep_fields)
+			scoped = 0;
+		else if (nf > SIZE_MAX / sizeof *g->inherited_fields - v[i]->nkeep_fields)
+			return -ENOMEM;
+		nf += v[i]->nkeep_fields;
+	}
+	if (!scoped)
+		return 0;
+	g->inherited_fields = cd_arena_alloc(&p->arena, nf * sizeof *g->inherited_fields);
+	if (!g->inherited_fields)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		memcpy(g->inherited_fields + k, v[i]->keep_fields,
+		       v[i]->nkeep_fields * sizeof *g->inherited_fields);
+		k += v[i]->nkeep_fields;
+	}
+	g->ninherited_fields = nf;
+	return 0;
+}
+
 int cd_policy_add_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *id,
                        const char *parent, const char *grant_json, int64_t created,
                        struct cd_err *err)
@@ -1683,6 +1728,8 @@ int cd_policy_add_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *
 	if (kind == CD_TEMP_BREAK_GLASS && created <= INT64_MAX - p->break_glass_max_ttl &&
 	    g->expires > created + p->break_glass_max_ttl)
 		g->expires = created + p->break_glass_max_ttl;
+	if (kind == CD_TEMP_BREAK_GLASS && break_glass_inherit(p, g) < 0)
+		return cd_err_set(err, -ENOMEM, "out of memory");
 	if (p->ntemps == p->temps_cap) {
 		size_t cap = p->temps_cap ? 2 * p->temps_cap : 8;
 		const struct cd_rule **v = realloc(p->temps, cap * sizeof *v);

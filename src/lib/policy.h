@@ -114,7 +114,10 @@ struct cd_decision {
 	 * fields: list of each that has one, and a result keeps a field only
 	 * when every list admits it (cd_mask_fields).  `minimize_overflow` is
 	 * set when more grants name fields than there are slots: the front end
-	 * must then withhold results rather than scope them loosely. */
+	 * must then withhold results rather than scope them loosely.  A
+	 * delegated grant adds what its parent's decision for the same request
+	 * requires (every level of a chain), and a break-glass grant what the
+	 * agent's written grants on the tool require (cd_policy_add_temp). */
 	struct cd_mask_rules mask;
 	const char *const *field_lists[CD_DECISION_MAX_FIELD_LISTS];
 	size_t field_counts[CD_DECISION_MAX_FIELD_LISTS];
@@ -205,9 +208,15 @@ int64_t cd_policy_break_glass_max_ttl(const struct cd_policy *p);
  * grant names a sub-agent "PARENT/NAME" of `parent` (not itself declared),
  * and every decision it takes part in also asks PARENT's grants for the
  * same request: the stricter verdict wins, so a parent's forbid rules,
- * approvals, expiry and removal all reach the child.  Forbid rules on an
- * agent apply to all its sub-agents.  0, or -CD_E_PARSE with the loader's
- * message (nothing added). */
+ * approvals, expiry and removal all reach the child, and so does the data
+ * minimization of the parent's deciding grants (mask, fields and
+ * require_task: a child never sees more of a result than its parent).
+ * Forbid rules on an agent apply to all its sub-agents.  A break-glass
+ * grant carries the data minimization of every grant the file gives the
+ * same agent on the same tool: their masks (strictest wins), require_task
+ * when any has it, and — when each of them scopes fields — only the fields
+ * one of them keeps.  0, -ENOMEM, or -CD_E_PARSE with the loader's message
+ * (nothing added). */
 int cd_policy_add_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *id,
                        const char *parent, const char *grant_json, int64_t created,
                        struct cd_err *err);
@@ -215,6 +224,10 @@ int cd_policy_add_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *
 /* The kind of the temporary grant `id` added to p, or 0 when `id` is not
  * one. */
 enum cd_temp_kind cd_policy_temp_kind(const struct cd_policy *p, const char *id);
+/* The first instant the temporary grant `id` is absent, as the policy
+ * holds it (a break-glass grant capped by the policy's max_ttl), or 0
+ * when `id` is not one. */
+int64_t cd_policy_temp_expires(const struct cd_policy *p, const char *id);
 
 /* Delegation: may `parent` hand the grant `grant_json` (agent PARENT/NAME)
  * down until `expires`?  Yes when, for every action class it names, one

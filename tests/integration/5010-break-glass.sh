@@ -67,13 +67,37 @@ bg() {
 	list=$($RUN_AS "$CORDON" grant list)
 	case $list in *"$id"*active*INC-7*bob*"uses 1"*) ok "$who: grant list shows it, its ticket, who and one use" true ;;
 	*) nok "$who: grant list shows it ($list)" true ;; esac
+	# policy check answers as the run does: with the live temporary grants,
+	# naming the one that decided (issue 9); --no-temp reads the file alone.
+	out=$($RUN_AS "$CORDON" policy check "$P" --agent coder --tool shell --action execute -- echo hi)
+	is "$?" 0 "$who: policy check allows what the break-glass grant allows"
+	case $out in "allow grants:$id "*"temporary grant $id: break-glass, ticket INC-7, by bob, expires 20"*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$who: ... naming the grant, its ticket, who and its expiry"
+	[ "$r" -eq 0 ] || diag "$out"
+	out=$($RUN_AS "$CORDON" policy check "$P" --agent coder --tool shell --action execute --json -- echo hi)
+	case $out in *'"temp_grants_joined":'[1-9]*'"temp_grants":[{"id":"'"$id"'","kind":"break-glass"'*'"ticket":"INC-7"'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$who: ... and in --json"
+	[ "$r" -eq 0 ] || diag "$out"
+	out=$($RUN_AS "$CORDON" policy explain "$P" --agent coder --tool shell --action execute -- echo hi)
+	case $out in *"grant  $id"*"match "*"decision: allow"*"temporary grant $id"*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$who: policy explain lists the temporary grant and the decision"
+	out=$($RUN_AS "$CORDON" policy check "$P" --agent coder --tool shell --action execute --no-temp -- echo hi)
+	is "$?" 1 "$who: with --no-temp the file alone denies"
+	case $out in "deny (no grant for agent 'coder'"*) ok "$who: ... saying so" true ;;
+	*) nok "$who: ... saying so ($out)" true ;; esac
+	$RUN_AS "$CORDON" policy check "$P" --agent coder --tool shell --action execute -- curl x >/dev/null
+	is "$?" 1 "$who: policy check: the forbid rule beats the temporary grant"
 	ok "$who: revoke" $RUN_AS "$CORDON" grant revoke "$id" --by carol
+	$RUN_AS "$CORDON" policy check "$P" --agent coder --tool shell --action execute -- echo hi >/dev/null
+	is "$?" 1 "$who: policy check: a revoked grant no longer allows"
 	nok "$who: revoked means gone" $RUN_AS "$CORDON" run --policy "$P" --agent coder -- echo hi
 	nok "$who: revoking twice fails" $RUN_AS "$CORDON" grant revoke "$id"
 	# Expiry: a 1-second grant is gone after two.
 	$RUN_AS "$CORDON" grant break-glass --policy "$P" --agent coder --tool shell \
 		--actions execute --scope 'argv=echo' --ticket INC-9 --ttl 1s --by bob >/dev/null
 	sleep 2
+	$RUN_AS "$CORDON" policy check "$P" --agent coder --tool shell --action execute -- echo hi >/dev/null
+	is "$?" 1 "$who: policy check: an expired grant does not allow"
 	nok "$who: an expired grant is absent" $RUN_AS "$CORDON" run --policy "$P" --agent coder -- echo hi
 	all=$($RUN_AS "$CORDON" grant list --all)
 	case $all in *expired*INC-9*) ok "$who: grant list --all shows the expiry" true ;;
@@ -99,6 +123,18 @@ bg() {
 	*) nok "$who: ... with a warning ($out)" true ;; esac
 }
 for_each_user bg
+
+# policy check without a state database decides from the file and creates
+# nothing; one that cannot be read is an error (exit 4), never a guess.
+out=$(CORDON_STATE="$T/none/state.db" "$CORDON" policy check "$T/p.yaml" --agent coder --tool shell --action execute -- true)
+is "$?" 0 "policy check without a state database decides from the file ($out)"
+ok "... and creates none" test ! -e "$T/none"
+: >"$T/notadir"
+out=$("$CORDON" policy check "$T/p.yaml" --state "$T/notadir/state.db" --agent coder --tool shell --action execute -- true 2>&1)
+is "$?" 4 "an unreadable state database: exit 4"
+case $out in *"--no-temp"*) ok "... pointing at --no-temp" true ;; *) nok "... pointing at --no-temp ($out)" true ;; esac
+nok "--no-temp and --state together are a usage error" "$CORDON" policy check "$T/p.yaml" --no-temp \
+	--state "$T/x.db" --agent coder --tool shell --action execute -- true
 
 # The state database is outside every sandbox: not readable through a
 # read-only view, and a writable view over it refuses the run.

@@ -6,6 +6,7 @@
 #include "policy.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -722,6 +723,183 @@ static void test_temp_grants(void)
 	cd_policy_free(p);
 }
 
+/* The fields a decision's field lists leave of a JSON document, compact. */
+static char *scoped(const struct cd_decision *d, const char *json)
+{
+	json_t *v = json_loads(json, 0, NULL);
+	char *out = NULL;
+
+	if (v && cd_mask_fields(v, d->field_lists, d->field_counts, d->nfield_lists) == 0)
+		out = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(v);
+	return out;
+}
+
+#define TEMP_TAIL "owner: o, justification: j, review_by: '@9000', expires: '@9000'}"
+#define CRM_DOC                                                                                    \
+	"{\"id\": 7, \"customer\": {\"email\": \"a@b.example\", \"name\": \"Ann\"}, \"x\": 1}"
+
+/* Delegated and break-glass grants carry the data minimization of the
+ * grants behind them (THREATS row 35: a child never gets more than its
+ * parent; an emergency grant never unmasks data). */
+static void test_temp_minimize(void)
+{
+	static const char rules[] =
+	        "grants:\n"
+	        "  - id: crm\n    agent: coder\n    tool: fs\n    actions: [read]\n"
+	        "    scope: {paths: ['/crm/**']}\n    mask: {email: pseudonymize, card: redact}\n"
+	        "    fields: [id, customer]\n    require_task: true\n" GRANT_TAIL
+	        "    expires: 2031-01-01\n"
+	        "  - id: crm-del\n    agent: coder\n    tool: fs\n    actions: [delete]\n"
+	        "    scope: {paths: ['/crm/**']}\n    approval: human\n    mask: [phone]\n    "
+	        "fields: [id]\n" GRANT_TAIL "    expires: 2031-01-01\n"
+	        "  - id: web-get\n    agent: other\n    tool: web\n    actions: [read]\n"
+	        "    scope: {hosts: [a.example]}\n    fields: [id]\n" GRANT_TAIL
+	        "    expires: 2031-01-01\n"
+	        "  - id: web-get2\n    agent: other\n    tool: web\n    actions: [read]\n"
+	        "    scope: {hosts: [b.example]}\n    fields: [customer.email]\n"
+	        "    mask: {email: drop}\n" GRANT_TAIL "    expires: 2031-01-01\n"
+	        "  - id: sh-open\n    agent: other\n    tool: sh\n    actions: [execute]\n"
+	        "    scope: {argv: [ls]}\n" GRANT_TAIL "    expires: 2031-01-01\n"
+	        "  - id: sh-masked\n    agent: other\n    tool: sh\n    actions: [execute]\n"
+	        "    scope: {argv: [cat]}\n    fields: [id]\n    mask: [card]\n" GRANT_TAIL
+	        "    expires: 2031-01-01\n";
+	struct cd_err err = { 0, "" };
+	struct cd_policy *p = load(rules, &err);
+	struct cd_decision d;
+	struct rq r = { "coder/sub", "T1", "fs", "read", "/crm/a", NULL, -1, { NULL }, "@2000" };
+	char *out;
+
+	ok(p != NULL, "policy with masking grants loads (%s)", err.msg);
+	if (!p)
+		return;
+	ok(cd_policy_add_temp(p, CD_TEMP_DELEGATED, "dg-1", "coder",
+	                      "{id: dg-1, agent: coder/sub, tool: fs, actions: [read], "
+	                      "scope: {paths: ['/crm/**']}, " TEMP_TAIL,
+	                      1000, &err) == 0 &&
+	           cd_policy_add_temp(p, CD_TEMP_DELEGATED, "dg-1d", "coder",
+	                              "{id: dg-1d, agent: coder/sub, tool: fs, actions: [delete], "
+	                              "scope: {paths: ['/crm/**']}, approval: human, " TEMP_TAIL,
+	                              1000, &err) == 0,
+	   "delegated grants without mask, fields or require_task are added (%s)", err.msg);
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_ALLOW, "the child reads what the parent holds");
+	is_int(d.mask.action[CD_SCAN_EMAIL], CD_MASK_PSEUDONYMIZE,
+	       "the parent's mask reaches the child (email pseudonymized)");
+	is_int(d.mask.action[CD_SCAN_CARD], CD_MASK_REDACT, "... card redacted");
+	is_int(d.mask.action[CD_SCAN_PHONE], CD_MASK_NONE,
+	       "... not the mask of a parent grant that did not decide (phone)");
+	is_int((int)d.nfield_lists, 1, "the parent's fields reach the child");
+	out = scoped(&d, CRM_DOC);
+	is_str(out ? out : "",
+	       "{\"customer\":{\"email\":\"a@b.example\",\"name\":\"Ann\"},\"id\":7}",
+	       "... a field the parent's grant drops is cut from the child's result");
+	free(out);
+	r.task = NULL;
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_DENY, "the parent's require_task reaches the child");
+	ok(strstr(d.reason, "requires a task") != NULL, "... saying why (%s)", d.reason);
+	r.task = "T1";
+	r.action = "delete";
+	decide(p, &r, &d);
+	ok(d.verdict == CD_VERDICT_NEEDS_APPROVAL && d.approval && !strcmp(d.approval, "human"),
+	   "a delete waits for approval as the parent's does");
+	is_int(d.mask.action[CD_SCAN_PHONE], CD_MASK_REDACT,
+	       "... with the mask of the parent's approval grant");
+	is_int(d.mask.action[CD_SCAN_EMAIL], CD_MASK_NONE, "... and only that");
+	out = scoped(&d, CRM_DOC);
+	is_str(out ? out : "", "{\"id\":7}", "... and its fields");
+	free(out);
+	r.action = "read";
+
+	/* The child's own settings narrow further, never widen. */
+	ok(cd_policy_add_temp(p, CD_TEMP_DELEGATED, "dg-2", "coder",
+	                      "{id: dg-2, agent: coder/narrow, tool: fs, actions: [read], "
+	                      "scope: {paths: ['/crm/**']}, fields: [customer.email, x], "
+	                      "mask: {email: drop, card: pseudonymize}, " TEMP_TAIL,
+	                      1000, &err) == 0,
+	   "a delegated grant with its own fields and mask is added (%s)", err.msg);
+	r.agent = "coder/narrow";
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_ALLOW, "the narrowed child reads");
+	is_int(d.mask.action[CD_SCAN_EMAIL], CD_MASK_DROP, "its stricter email action wins");
+	is_int(d.mask.action[CD_SCAN_CARD], CD_MASK_REDACT,
+	       "the parent's stricter card action wins over its own");
+	is_int((int)d.nfield_lists, 2, "both field lists apply");
+	out = scoped(&d, CRM_DOC);
+	is_str(out ? out : "", "{\"customer\":{\"email\":\"a@b.example\"}}",
+	       "fields are intersected: customer (parent) and customer.email, x (child) "
+	       "leave customer.email");
+	free(out);
+
+	/* Chains: the grandchild carries every level. */
+	ok(cd_policy_add_temp(p, CD_TEMP_DELEGATED, "dg-3", "coder/narrow",
+	                      "{id: dg-3, agent: coder/narrow/leaf, tool: fs, actions: [read], "
+	                      "scope: {paths: ['/crm/**']}, " TEMP_TAIL,
+	                      1000, &err) == 0,
+	   "a grandchild grant is added (%s)", err.msg);
+	r.agent = "coder/narrow/leaf";
+	decide(p, &r, &d);
+	ok(d.verdict == CD_VERDICT_ALLOW && d.mask.action[CD_SCAN_EMAIL] == CD_MASK_DROP &&
+	           d.mask.action[CD_SCAN_CARD] == CD_MASK_REDACT && d.nfield_lists == 2,
+	   "the grandchild carries its parent's and grandparent's minimization");
+
+	/* Break-glass: the agent's written grants on the tool still minimize. */
+	ok(cd_policy_add_temp(p, CD_TEMP_BREAK_GLASS, "bg-1", NULL,
+	                      "{id: bg-1, agent: coder, tool: fs, actions: [read], "
+	                      "scope: {paths: ['/other/**']}, " TEMP_TAIL,
+	                      1000, &err) == 0,
+	   "a break-glass grant outside the masking grant's scope is added (%s)", err.msg);
+	r.agent = "coder";
+	r.path = "/other/a";
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_ALLOW, "the break-glass grant allows");
+	is_str(d.nids ? d.ids[0] : "", "bg-1", "... alone");
+	ok(d.mask.action[CD_SCAN_EMAIL] == CD_MASK_PSEUDONYMIZE &&
+	           d.mask.action[CD_SCAN_CARD] == CD_MASK_REDACT &&
+	           d.mask.action[CD_SCAN_PHONE] == CD_MASK_REDACT,
+	   "it masks every type any of the agent's grants on the tool masks");
+	out = scoped(&d, CRM_DOC);
+	is_str(out ? out : "",
+	       "{\"customer\":{\"email\":\"a@b.example\",\"name\":\"Ann\"},\"id\":7}",
+	       "and cuts the fields none of them keeps");
+	free(out);
+	r.task = NULL;
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_DENY, "and requires a task as they do");
+	r.task = "T1";
+	ok(cd_policy_add_temp(p, CD_TEMP_BREAK_GLASS, "bg-2", NULL,
+	                      "{id: bg-2, agent: other, tool: web, actions: [read], "
+	                      "scope: {hosts: [c.example]}, " TEMP_TAIL,
+	                      1000, &err) == 0,
+	   "a break-glass grant on a tool with two field-scoped grants is added (%s)", err.msg);
+	r.agent = "other";
+	r.tool = "web";
+	r.path = NULL;
+	r.host = "c.example";
+	decide(p, &r, &d);
+	out = scoped(&d, CRM_DOC);
+	is_str(out ? out : "", "{\"customer\":{\"email\":\"a@b.example\"},\"id\":7}",
+	       "it keeps a field any of them keeps (id, customer.email), nothing else");
+	free(out);
+	is_int(d.mask.action[CD_SCAN_EMAIL], CD_MASK_DROP, "with the strictest mask among them");
+	ok(cd_policy_add_temp(p, CD_TEMP_BREAK_GLASS, "bg-3", NULL,
+	                      "{id: bg-3, agent: other, tool: sh, actions: [execute], "
+	                      "scope: {argv: [rm]}, " TEMP_TAIL,
+	                      1000, &err) == 0,
+	   "a break-glass grant on a tool where one grant keeps every field is added (%s)",
+	   err.msg);
+	r.tool = "sh";
+	r.action = "execute";
+	r.host = NULL;
+	r.argv[0] = "rm";
+	decide(p, &r, &d);
+	ok(d.verdict == CD_VERDICT_ALLOW && d.nfield_lists == 0 &&
+	           d.mask.action[CD_SCAN_CARD] == CD_MASK_REDACT,
+	   "no field scoping then (a grant shows every field), but the mask stays");
+	cd_policy_free(p);
+}
+
 struct match_ids {
 	char ids[64][32];
 	size_t n;
@@ -811,5 +989,6 @@ int main(void)
 	test_load_errors();
 	test_temp_grants();
 	test_minimize();
+	test_temp_minimize();
 	return tap_done();
 }

@@ -1,0 +1,146 @@
+#!/bin/sh
+# Temporary grants never unmask data (issue 5; THREATS row 35: a sub-agent
+# gets no more than its parent).  A sub-agent delegated from a parent whose
+# grant masks, scopes fields and requires a task gets its output masked
+# (cordon run, and MCP results through cordon mcp), the fields the parent's
+# grant drops cut (and its own --fields narrowing further), and its calls
+# without a task refused.  A break-glass grant beside a masking grant masks
+# as the agent's grants on that tool do.  policy check shows the same.  As
+# root and as nobody.
+. "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/mcp/setup.sh"
+
+have_mcp=1
+mcp_setup || have_mcp=0
+
+case_user() {
+	u=$1
+	D=$T/min-$u
+	mkdir -p "$D/data/crm" "$D/work" "$D/conf" "$T/.st-$u"
+	printf '{"id": 7, "customer": {"email": "alice@example.com", "name": "Alice"}, "internal": "hidden-notes"}\n' \
+		>"$D/data/crm/cust.json"
+	printf 'x bob@example.com card 4111 1111 1111 1111\n' >"$D/work/mail.txt"
+	[ "$u" = nobody ] && chown -R 65534:65534 "$D" "$T/.st-$u"
+	cat >"$D/policy.yaml" <<EOP
+version: 1
+agents: [{id: support, owner: ops}]
+tools:
+  - {id: shell, kind: command}
+  - id: fs
+    kind: mcp
+    operations: {read_text_file: read}
+    args: {path: path, head: value, tail: value}
+profiles:
+  small: {memory: 256M, timeout: 20s}
+  fs-server: {timeout: 1h, output_limit: 1G, ro: [${MCP_CACHE:-/nonexistent}, $D/data]}
+grants:
+  - id: sh-masked
+    agent: support
+    tool: shell
+    actions: [execute]
+    scope: {argv: [sh, -c]}
+    profile: small
+    mask: {email: pseudonymize, card: redact}
+    require_task: true
+    owner: ops
+    justification: t
+    review_by: 2099-01-01
+    expires: 2099-01-01
+  - {id: fs-launch, agent: support, tool: fs, actions: [execute], scope: {argv: [node, ${MCP_FS_JS:-fs.js}]}, profile: fs-server, owner: ops, justification: t, review_by: 2099-01-01, expires: 2099-01-01}
+  - id: crm-read
+    agent: support
+    tool: fs
+    actions: [read]
+    scope: {paths: [$D/data/crm/**]}
+    mask: {email: pseudonymize, card: redact}
+    fields: [id, customer]
+    require_task: true
+    owner: ops
+    justification: support tickets read customer records
+    review_by: 2099-01-01
+    expires: 2099-01-01
+EOP
+	chmod 0644 "$D/policy.yaml"
+	P=$D/policy.yaml
+	KEY=$D/conf/mask.key
+	ST=$T/.st-$u
+	e() { $RUN_AS env CORDON_STATE="$ST/state.db" CORDON_AUDIT="$ST/audit.db" CORDON_MASK_KEY="$KEY" "$@"; }
+	c() { e "$CORDON" "$@"; }
+	cd "$D/work" || return
+
+	# cordon run: the child's output is masked as the parent's would be.
+	ok "$u: support hands 'sh -c' to support/sub" c delegate --policy "$P" --from support \
+		--to support/sub --tool shell --actions execute --scope 'argv=sh -c' --ttl 10m
+	out=$(c run --policy "$P" --agent support/sub --task T-1 -- sh -c 'echo mail bob@example.com card 4111-1111-1111-1111' 2>"$D/err")
+	case $out in 'mail <email:'????????'> card <card>') r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: the sub-agent's output is masked as the parent's grant says ($out)"
+	[ "$r" -eq 0 ] || diag "$(cat "$D/err")"
+	case $out in *bob@* | *4111*) nok "$u: ... no raw address or card" true ;;
+	*) ok "$u: ... no raw address or card" true ;; esac
+	out=$(c run --policy "$P" --agent support/sub -- sh -c 'echo bob@example.com' 2>"$D/err")
+	is "$?" 125 "$u: without --task the sub-agent's run is refused (the parent's require_task)"
+	grep -q 'requires a task' "$D/err"
+	is "$?" 0 "$u: ... saying why"
+	is "$out" "" "$u: ... and nothing ran"
+	out=$(c policy check "$P" --agent support/sub --task T-1 --tool shell --action execute -- sh -c 'echo')
+	case $out in allow*"temporary grant dg-"*"delegated, from support"*"minimize: mask email=pseudonymize,card=redact"*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: policy check shows the delegated grant and the mask it carries"
+	[ "$r" -eq 0 ] || diag "$out"
+
+	# A break-glass grant beside a masking grant: still masked.
+	ok "$u: break-glass on 'cat mail.txt'" c grant break-glass --policy "$P" --agent support \
+		--tool shell --actions execute --scope 'argv=cat mail.txt' --ticket INC-5 --ttl 10m
+	out=$(c run --policy "$P" --agent support --task T-2 -- cat mail.txt 2>"$D/err")
+	case $out in 'x <email:'????????'> card <card>') r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: output through a break-glass grant is masked as the agent's grants on the tool mask ($out)"
+	[ "$r" -eq 0 ] || diag "$(cat "$D/err")"
+	c run --policy "$P" --agent support -- cat mail.txt >/dev/null 2>"$D/err"
+	is "$?" 125 "$u: ... and needs a task as they do"
+
+	if [ "$have_mcp" -eq 0 ]; then
+		skip "$u: cannot install the MCP SDK and servers (npm ci)"
+		cd "$T" || return
+		return
+	fi
+	# cordon mcp: the child's results are masked and cut to the fields
+	# both its parent's grant and its own keep.
+	ok "$u: support hands the server launch to support/plain" c delegate --policy "$P" \
+		--from support --to support/plain --tool fs --actions execute \
+		--scope "argv=node $MCP_FS_JS" --ttl 10m
+	ok "$u: ... and reading the CRM" c delegate --policy "$P" --from support \
+		--to support/plain --tool fs --actions read --scope "path=$D/data/crm/**" --ttl 10m
+	ok "$u: support/narrow gets the launch" c delegate --policy "$P" --from support \
+		--to support/narrow --tool fs --actions execute --scope "argv=node $MCP_FS_JS" --ttl 10m
+	ok "$u: ... and the CRM with its own --fields" c delegate --policy "$P" --from support \
+		--to support/narrow --tool fs --actions read --scope "path=$D/data/crm/**" \
+		--fields customer.email,internal --ttl 10m
+	mcp() { c_ops=$1 c_agent=$2; shift 2; e env MCP_OPS="$c_ops" node "$MCP_CLIENT" "$CORDON" mcp --policy "$P" --agent "$c_agent" "$@" --server fs -- node "$MCP_FS_JS" "$D/data" 2>"$D/mcp-err"; }
+	mcp '[{"op":"list"}]' support/plain --task T-0 >/dev/null
+	c mcp pins approve --server fs --all >/dev/null 2>&1
+	read_cust='[{"op":"call","name":"read_text_file","args":{"path":"'"$D"'/data/crm/cust.json"}}]'
+	inner() { python3 -c 'import json,sys
+o = json.loads(sys.stdin.readline())
+if o.get("isError"): print("error:", o.get("text")); sys.exit()
+print(json.dumps(json.loads(o["text"]), sort_keys=True))'; }
+	raw=$(mcp "$read_cust" support/plain --task T-3)
+	got=$(printf '%s\n' "$raw" | inner 2>&1)
+	case $got in '{"customer": {"email": "<email:'????????'>", "name": "Alice"}, "id": 7}') r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: the sub-agent's MCP result is masked and cut to the parent's fields ($got)"
+	[ "$r" -eq 0 ] || diag "$raw $(cat "$D/mcp-err")"
+	case $raw in *alice@* | *hidden-notes*) nok "$u: ... no raw address, no field the parent drops" true ;;
+	*) ok "$u: ... no raw address, no field the parent drops" true ;; esac
+	raw=$(mcp "$read_cust" support/narrow --task T-4)
+	got=$(printf '%s\n' "$raw" | inner 2>&1)
+	case $got in '{"customer": {"email": "<email:'????????'>"}}') r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: its own --fields narrow further, and cannot add 'internal' ($got)"
+	[ "$r" -eq 0 ] || diag "$raw $(cat "$D/mcp-err")"
+	raw=$(mcp "$read_cust" support/plain)
+	case $raw in *'"isError":true'*'requires a task'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: without a task the sub-agent's call is denied (the parent's require_task)"
+	case $raw in *Alice*) nok "$u: ... and nothing of the record is shown" true ;;
+	*) ok "$u: ... and nothing of the record is shown" true ;; esac
+	cd "$T" || return
+}
+
+for_each_user case_user
+done_testing
