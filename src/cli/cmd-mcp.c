@@ -26,6 +26,7 @@
 #include "num.h"
 #include "path.h"
 #include "policy.h"
+#include "temp-grant.h"
 #include "util.h"
 
 #include <errno.h>
@@ -359,11 +360,35 @@ static int ev_approval_poll(void *ctx, const char *id, char *why, size_t wn)
 	return v;
 }
 
+static int64_t wall_s(void *ctx)
+{
+	(void)ctx;
+	return (int64_t)time(NULL);
+}
+
+/* A break-glass or delegated grant is used: still in force in the state
+ * database (a revoke during the session ends it at once), and counted. */
+static int ev_temp_use(void *ctx, const char *grant_id, int64_t now)
+{
+	struct session *s = ctx;
+	struct cd_err err = { 0, "" };
+	int r;
+
+	if (!s->state)
+		return -1;
+	r = cd_temp_use_active(s->state, grant_id, now, &err);
+	if (r < 0 && r != -CD_E_DENIED)
+		cli_warnf("%s", err.msg);
+	return r;
+}
+
 static const struct cd_mcp_gw_ops gw_ops = {
 	.record = ev_record,
 	.pin = ev_pin,
 	.resolve = resolve_path,
 	.now_ms = mono_ms,
+	.wall_s = wall_s,
+	.temp_use = ev_temp_use,
 	.approval_request = ev_approval_request,
 	.approval_poll = ev_approval_poll,
 };

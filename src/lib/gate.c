@@ -260,8 +260,16 @@ static int count_temp_uses(const struct cd_gate *g, struct cd_decision *dec, str
 	for (i = 0; i < dec->nids; i++) {
 		if (!cd_policy_temp_kind(g->policy, dec->ids[i]))
 			continue;
-		if ((r = cd_temp_used(g->state, dec->ids[i], g->now, err)) < 0) {
+		if ((r = cd_temp_use_active(g->state, dec->ids[i], g->now, err)) < 0) {
 			dec->verdict = CD_VERDICT_DENY;
+			if (r == -CD_E_DENIED) {
+				/* Revoked or ended since it was loaded: a deny,
+				 * recorded like any other. */
+				snprintf(dec->reason, sizeof dec->reason,
+				         "temporary grant '%.64s' was revoked or has ended",
+				         dec->ids[i]);
+				return 0;
+			}
 			snprintf(dec->reason, sizeof dec->reason,
 			         "the use of temporary grant '%s' could not be counted",
 			         dec->ids[i]);

@@ -152,10 +152,11 @@ static int commit_hashes(struct lm *lm, struct cd_record *rec, json_t *details, 
 		*cols[i] = NULL;
 	}
 	for (i = 0; i < sizeof members / sizeof members[0]; i++) {
-		const char *hex = json_string_value(json_object_get(details, members[i][0]));
-		if (!hex)
+		json_t *v = json_object_get(details, members[i][0]);
+		if (!v)
 			continue;
-		if ((r = commit_hash(lm, hashes, members[i][1], hex)) < 0)
+		if (json_is_string(v) &&
+		    (r = commit_hash(lm, hashes, members[i][1], json_string_value(v))) < 0)
 			return r;
 		json_object_del(details, members[i][0]);
 	}

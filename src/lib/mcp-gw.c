@@ -125,6 +125,33 @@ static int64_t now_ms(struct cd_mcp_gw *gw)
 	return gw->cfg.ops && gw->cfg.ops->now_ms ? gw->cfg.ops->now_ms(gw->cfg.ctx) : 0;
 }
 
+/* The time a decision is made at: now, not when the session started. */
+static int64_t wall_s(struct cd_mcp_gw *gw)
+{
+	return gw->cfg.ops && gw->cfg.ops->wall_s ? gw->cfg.ops->wall_s(gw->cfg.ctx) : gw->cfg.now;
+}
+
+/* Every temporary grant behind a decision must still be in force in the
+ * state database (not revoked, not ended) and its use is counted; else
+ * the decision becomes a deny. */
+static void check_temp_uses(struct cd_mcp_gw *gw, struct cd_decision *dec, int64_t now)
+{
+	size_t i;
+
+	if (dec->verdict == CD_VERDICT_DENY || !gw->cfg.ops || !gw->cfg.ops->temp_use)
+		return;
+	for (i = 0; i < dec->nids; i++) {
+		if (!cd_policy_temp_kind(gw->cfg.policy, dec->ids[i]))
+			continue;
+		if (gw->cfg.ops->temp_use(gw->cfg.ctx, dec->ids[i], now) < 0) {
+			dec->verdict = CD_VERDICT_DENY;
+			snprintf(dec->reason, sizeof dec->reason,
+			         "temporary grant '%.64s' was revoked or has ended", dec->ids[i]);
+			return;
+		}
+	}
+}
+
 static int record(struct cd_mcp_gw *gw, const struct cd_mcp_event *ev)
 {
 	if (!gw->cfg.ops || !gw->cfg.ops->record)
@@ -331,7 +358,7 @@ static int tool_seen(struct cd_mcp_gw *gw, struct tools *into, json_t *def)
 	memcpy(t->sha256, sha, sizeof sha);
 	t->pin = pin;
 	t->granted = cd_mcp_tool_granted(gw->cfg.policy, gw->cfg.agent, gw->cfg.task,
-	                                 gw->cfg.server, t->name, gw->cfg.now);
+	                                 gw->cfg.server, t->name, wall_s(gw));
 	into->n++;
 	return t->pin == CD_MCP_PIN_APPROVED && t->granted;
 }
@@ -615,6 +642,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	struct pending *p;
 	struct cd_buf canon;
 	size_t n = 0;
+	int64_t now;
 	char *line;
 	int r;
 
@@ -654,9 +682,9 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 		record(gw, &ev);
 		return deny_call(gw, id, r > 0 ? text : "denied by policy: tool not approved");
 	}
+	now = wall_s(gw);
 	r = cd_mcp_map_call(gw->cfg.policy, gw->cfg.agent, gw->cfg.task, gw->cfg.server, name, args,
-	                    gw->cfg.now, gw->cfg.ops ? gw->cfg.ops->resolve : NULL, gw->cfg.ctx,
-	                    &mr, &err);
+	                    now, gw->cfg.ops ? gw->cfg.ops->resolve : NULL, gw->cfg.ctx, &mr, &err);
 	if (r == -ENOMEM) {
 		cd_mcp_request_release(&mr);
 		return r;
@@ -670,6 +698,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 		return deny_call(gw, id, r > 0 ? text : "denied by policy");
 	}
 	cd_policy_decide(gw->cfg.policy, &mr.req, &dec, &err);
+	check_temp_uses(gw, &dec, now);
 	join_ids(&dec, ids, sizeof ids);
 	ev.policy_tool = mr.req.tool;
 	ev.action = cd_action_name(mr.req.action);

@@ -168,6 +168,14 @@ struct cd_mcp_gw_ops {
 	           enum cd_mcp_pin *ret);
 	cd_mcp_resolve_fn resolve; /* may be NULL */
 	int64_t (*now_ms)(void *ctx);
+	/* Wall-clock seconds, for each decision (grants expire during a
+	 * long session).  NULL: the config's `now`. */
+	int64_t (*wall_s)(void *ctx);
+	/* A temporary grant (break-glass or delegated) is about to be used:
+	 * count the use, and return negative when it was revoked or has
+	 * ended since the session loaded it (the call is then denied).
+	 * NULL: temporary grants are taken as loaded. */
+	int (*temp_use)(void *ctx, const char *grant_id, int64_t now);
 	/* Approvals (may be NULL: a call that needs a person is refused).
 	 * approval_request queues a held call — tool "SERVER/TOOL", the
 	 * policy's action, the canonical JSON of its arguments, the deciding

@@ -251,6 +251,29 @@ int cd_temp_used(struct cd_state *s, const char *id, int64_t now, struct cd_err 
 	return 0;
 }
 
+int cd_temp_use_active(struct cd_state *s, const char *id, int64_t now, struct cd_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, n;
+
+	if (sqlite3_prepare_v2(cd_state_db(s),
+	                       "UPDATE temp_grants SET uses = uses + 1, last_used = ?1"
+	                       " WHERE id = ?2 AND ended IS NULL AND expires > ?1",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return cd_state_err(s, err, "count use");
+	sqlite3_bind_int64(st, 1, now);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return cd_state_err(s, err, "count use");
+	n = sqlite3_changes(cd_state_db(s));
+	if (n != 1)
+		return cd_err_set(err, -CD_E_DENIED,
+		                  "temporary grant '%s' was revoked or has ended", id);
+	return 0;
+}
+
 struct apply_ctx {
 	struct cd_policy *p;
 	cd_temp_warn_fn warn;

@@ -65,6 +65,10 @@ int cd_temp_sweep(struct cd_state *s, int64_t now, cd_temp_fn fn, void *ctx, siz
 
 /* Count one use of the grant at `now`. */
 int cd_temp_used(struct cd_state *s, const char *id, int64_t now, struct cd_err *err);
+/* Count one use at `now` of a grant still in force: not revoked or ended,
+ * not past its expiry.  -CD_E_DENIED (nothing counted) when it is not:
+ * a front end that loaded it earlier must not use it any more. */
+int cd_temp_use_active(struct cd_state *s, const char *id, int64_t now, struct cd_err *err);
 
 /* Add the active grants to `p` for decisions at `now`.  A grant the policy
  * in force no longer accepts (an agent or tool removed, a scope it refuses)

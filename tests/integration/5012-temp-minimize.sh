@@ -139,6 +139,36 @@ print(json.dumps(json.loads(o["text"]), sort_keys=True))'; }
 	is "$r" 0 "$u: without a task the sub-agent's call is denied (the parent's require_task)"
 	case $raw in *Alice*) nok "$u: ... and nothing of the record is shown" true ;;
 	*) ok "$u: ... and nothing of the record is shown" true ;; esac
+
+	# THREATS 35 in a long session: a temporary grant revoked while the
+	# session runs ends at once (each decision checks the state database
+	# and uses the time of the call, not of the session's start).
+	ok "$u: support/rev gets the launch" c delegate --policy "$P" --from support \
+		--to support/rev --tool fs --actions execute --scope "argv=node $MCP_FS_JS" --ttl 10m
+	rid=$(c delegate --policy "$P" --from support --to support/rev --tool fs --actions read \
+		--scope "path=$D/data/crm/**" --ttl 10m | cut -f1)
+	case $rid in dg-*) ok "$u: ... and the CRM ($rid)" true ;; *) nok "$u: ... and the CRM" true ;; esac
+	two='[{"op":"call","name":"read_text_file","args":{"path":"'"$D"'/data/crm/cust.json"}},{"op":"call","sleep":5000,"name":"read_text_file","args":{"path":"'"$D"'/data/crm/cust.json"}}]'
+	# Revoked once the first result is on the record, while the client
+	# waits before its second call.
+	(i=0
+	while [ $i -lt 300 ] && ! c log export --format jsonl --agent support/rev --kind mcp.result 2>/dev/null | grep -q .; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	c grant revoke "$rid" >"$D/revoke" 2>&1) &
+	rpid=$!
+	raw=$(mcp "$two" support/rev --task T-5)
+	wait "$rpid"
+	case $(printf '%s\n' "$raw" | sed -n 1p) in *'"isError":false'*'<email:'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: the first call, before the revoke, is served"
+	[ "$r" -eq 0 ] || diag "$raw $(cat "$D/mcp-err" "$D/revoke")"
+	case $(printf '%s\n' "$raw" | sed -n 2p) in *'"isError":true'*'revoked or has ended'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: the second, after the revoke in the same session, is denied"
+	[ "$r" -eq 0 ] || diag "$raw $(cat "$D/mcp-err" "$D/revoke")"
+	c log export --format jsonl --agent support/rev --kind mcp.call >"$D/rev.log"
+	grep -q '"decision":"deny".*revoked or has ended' "$D/rev.log"
+	is "$?" 0 "$u: ... and the denial is on the record"
 	cd "$T" || return
 }
 
