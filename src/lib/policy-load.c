@@ -1688,8 +1688,16 @@ static int break_glass_inherit(struct cd_policy *p, struct cd_rule *g)
 {
 	const struct cd_rule *const *v;
 	size_t n = cd_policy_grants_of(p, g->agent, g->tool, &v), i, nf = 0, k = 0;
-	int scoped = n > 0;
+	int scoped = n > 0, same_profile = n > 0;
 
+	/* The sandbox too: when every such grant names one profile, the
+	 * break-glass grant runs under it (else it keeps its own, and a
+	 * request matched with a grant of another profile is denied). */
+	for (i = 0; i < n; i++)
+		if (!v[i]->profile || strcmp(v[i]->profile, v[0]->profile) != 0)
+			same_profile = 0;
+	if (!g->profile && same_profile)
+		g->profile = v[0]->profile;
 	for (i = 0; i < n; i++) {
 		cd_mask_rules_merge(&g->mask, &v[i]->mask);
 		if (v[i]->require_task && !g->task)

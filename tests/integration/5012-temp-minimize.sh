@@ -96,6 +96,18 @@ EOP
 	[ "$r" -eq 0 ] || diag "$(cat "$D/err")"
 	c run --policy "$P" --agent support -- cat mail.txt >/dev/null 2>"$D/err"
 	is "$?" 125 "$u: ... and needs a task as they do"
+	# Matched together with a written grant: it runs under that grant's
+	# profile (the profile every grant of the agent on the tool names),
+	# not refused as "different profiles".
+	ok "$u: break-glass over 'sh -c', which sh-masked (profile small) also covers" c grant break-glass \
+		--policy "$P" --agent support --tool shell --actions execute --scope 'argv=sh -c' \
+		--ticket INC-6 --ttl 10m
+	out=$(c run --policy "$P" --agent support --task T-6 -- sh -c 'echo ok bob@example.com' 2>"$D/err")
+	case $out in 'ok <email:'????????'>') r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: ... allowed together, masked ($out)"
+	[ "$r" -eq 0 ] || diag "$(cat "$D/err")"
+	c log export --format jsonl --task T-6 --kind run.intent | grep -q '"profile":"small"'
+	is "$?" 0 "$u: ... under the profile small"
 
 	if [ "$have_mcp" -eq 0 ]; then
 		skip "$u: cannot install the MCP SDK and servers (npm ci)"
