@@ -40,6 +40,10 @@ static void load(void)
 	SYM(free_scratch, "hs_free_scratch");
 	SYM(free_database, "hs_free_database");
 	SYM(scan, "hs_scan");
+	SYM(serialize_database, "hs_serialize_database");
+	SYM(deserialize_database, "hs_deserialize_database");
+	SYM(serialized_database_info, "hs_serialized_database_info");
+	SYM(version, "hs_version");
 #undef SYM
 	hs_ok = 1;
 }

@@ -5,7 +5,9 @@
  * `cordon run`) about 2 ms slower on its relocations alone.  The library
  * (Debian's libvectorscan5) is opened with dlopen on first use; if it is
  * missing, masking is unavailable and every grant that masks is refused
- * (fail closed). */
+ * (fail closed).  The functions that read a serialized database are here
+ * for the one cordon carries (built by src/gen/gen-scandb.c); the one that
+ * writes it serves that generator only. */
 #ifndef CD_HS_LOAD_H
 #define CD_HS_LOAD_H
 
@@ -20,6 +22,10 @@ struct cd_hs {
 	__typeof__(hs_free_scratch) *free_scratch;
 	__typeof__(hs_free_database) *free_database;
 	__typeof__(hs_scan) *scan;
+	__typeof__(hs_serialize_database) *serialize_database;
+	__typeof__(hs_deserialize_database) *deserialize_database;
+	__typeof__(hs_serialized_database_info) *serialized_database_info;
+	__typeof__(hs_version) *version;
 };
 
 /* The library's functions, or NULL with the reason in err. */
