@@ -14,7 +14,8 @@
  * (SHA-256 of the patterns and flags), for this vectorscan version, and
  * vectorscan accepts it (its header, platform and CRC checks); any doubt
  * and the table is compiled as before, so a stale or damaged copy costs
- * time, never a pattern. */
+ * time, never a pattern.  Loading needs only vectorscan's runtime library,
+ * which opens in a fraction of the time of the whole one (hs-load.h). */
 #include "scan.h"
 
 #include <arpa/inet.h>
@@ -859,21 +860,28 @@ static int compile(const struct cd_hs *hs, const hs_platform_info_t *platform, h
 	return r;
 }
 
-/* Load blob into *ret, or say in why (never empty then) why not. */
-static void load_blob(const struct cd_hs *hs, const struct cd_scan_blob *blob, hs_database_t **ret,
-                      char *why, size_t whylen)
+/* Load blob into *ret with vectorscan's runtime and return the runtime,
+ * or return NULL and say in why why not. */
+static const struct cd_hs *load_blob(const struct cd_scan_blob *blob, hs_database_t **ret,
+                                     char *why, size_t whylen)
 {
 	unsigned char table[CD_SCAN_TABLE_DIGEST];
+	const struct cd_hs *hs;
+	struct cd_err err;
 	char *info = NULL;
 	hs_error_t e;
 
 	if (!blob || !blob->bytes || !blob->len) {
 		snprintf(why, whylen, "no pattern database was built in");
-		return;
+		return NULL;
 	}
 	if (table_digest(table) < 0 || memcmp(table, blob->table, sizeof table) != 0) {
 		snprintf(why, whylen, "the built-in pattern database is of another pattern table");
-		return;
+		return NULL;
+	}
+	if (!(hs = cd_hs_load_runtime(&err))) {
+		snprintf(why, whylen, "%.120s", err.msg);
+		return NULL;
 	}
 	/* Its header first: the reason then names the version. */
 	e = hs->serialized_database_info((const char *)blob->bytes, blob->len, &info);
@@ -885,15 +893,15 @@ static void load_blob(const struct cd_hs *hs, const struct cd_scan_blob *blob, h
 		        why, whylen,
 		        "the built-in pattern database is for another vectorscan version than %.*s",
 		        vl < 32 ? vl : 32, v);
-		return;
+		return NULL;
 	}
 	if (e != HS_SUCCESS) {
 		snprintf(why, whylen, "the built-in pattern database is not one vectorscan reads");
-		return;
+		return NULL;
 	}
 	e = hs->deserialize_database((const char *)blob->bytes, blob->len, ret);
 	if (e == HS_SUCCESS)
-		return;
+		return hs;
 	*ret = NULL;
 	snprintf(why, whylen, "the built-in pattern database does not load: %s",
 	         e == HS_DB_VERSION_ERROR    ? "another vectorscan version"
@@ -901,28 +909,31 @@ static void load_blob(const struct cd_hs *hs, const struct cd_scan_blob *blob, h
 	         : e == HS_DB_MODE_ERROR     ? "not a block-mode database"
 	         : e == HS_NOMEM             ? "out of memory"
 	                                     : "damaged");
+	return NULL;
 }
 
 int cd_scanner_new_from(const struct cd_scan_blob *blob, struct cd_scanner **ret,
                         struct cd_err *err)
 {
-	struct cd_scanner *s;
-	const struct cd_hs *hs = cd_hs_load(err);
+	struct cd_scanner *s = calloc(1, sizeof *s);
 	int r;
 
-	if (!hs)
-		return err ? err->code : -ENOENT;
-	s = calloc(1, sizeof *s);
 	if (!s)
 		return cd_err_set(err, -ENOMEM, "out of memory");
-	s->hs = hs;
-	load_blob(hs, blob, &s->db, s->why, sizeof s->why);
-	s->source = s->db ? CD_SCAN_DB_BUILT_IN : CD_SCAN_DB_COMPILED;
-	if (!s->db && (r = compile(hs, NULL, &s->db, err)) < 0) {
-		free(s);
-		return r;
+	s->hs = load_blob(blob, &s->db, s->why, sizeof s->why);
+	s->source = CD_SCAN_DB_BUILT_IN;
+	if (!s->hs) {
+		s->source = CD_SCAN_DB_COMPILED;
+		if (!(s->hs = cd_hs_load(err))) {
+			free(s);
+			return err ? err->code : -ENOENT;
+		}
+		if ((r = compile(s->hs, NULL, &s->db, err)) < 0) {
+			free(s);
+			return r;
+		}
 	}
-	if (hs->alloc_scratch(s->db, &s->scratch) != HS_SUCCESS) {
+	if (s->hs->alloc_scratch(s->db, &s->scratch) != HS_SUCCESS) {
 		cd_scanner_free(s);
 		return cd_err_set(err, -ENOMEM, "scanner: cannot allocate scratch space");
 	}
