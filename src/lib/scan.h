@@ -49,11 +49,48 @@ struct cd_finding {
 
 struct cd_scanner;
 
-/* A scanner with its compiled pattern database and scratch space.  One
- * scanner is for one thread at a time.  0, -ENOMEM, or -EIO when
- * vectorscan refuses the database (message in err). */
+/* The pattern database serialized at build time by src/gen/gen-scandb.c,
+ * compiled for any CPU of the architecture (generic tuning, no optional
+ * features).  Linked into the cordon binary and the unit tests; a weak
+ * reference elsewhere (the generator itself, benchmarks, fuzz targets),
+ * whose scanners compile the database at run time. */
+#define CD_SCAN_TABLE_DIGEST 32
+struct cd_scan_blob {
+	const unsigned char *bytes;
+	size_t len; /* 0: none was built */
+	/* SHA-256 of the pattern table the database was compiled from. */
+	unsigned char table[CD_SCAN_TABLE_DIGEST];
+};
+extern const struct cd_scan_blob cd_scan_blob __attribute__((weak));
+
+/* Where a scanner's database came from. */
+enum cd_scan_db {
+	CD_SCAN_DB_BUILT_IN, /* the build's serialized database: ~0.1 ms to load */
+	CD_SCAN_DB_COMPILED, /* compiled at run time: ~80 ms of CPU */
+};
+
+/* A scanner with its pattern database and scratch space.  One scanner is
+ * for one thread at a time.  The database is the build's (cd_scan_blob)
+ * when it was made from this pattern table and loads in this vectorscan on
+ * this CPU, and compiled from the table otherwise.  0, -ENOENT (no
+ * vectorscan), -ENOMEM, or -EIO when vectorscan refuses the patterns
+ * (message in err). */
 int cd_scanner_new(struct cd_scanner **ret, struct cd_err *err);
+/* The same with `blob` in place of the build's (NULL: none).  For tests,
+ * which hand it damaged or foreign databases that must be refused. */
+int cd_scanner_new_from(const struct cd_scan_blob *blob, struct cd_scanner **ret,
+                        struct cd_err *err);
 void cd_scanner_free(struct cd_scanner *s);
+
+/* Where s's database came from; *ret_why (optional, owned by s) says why
+ * the build's was not used, "" when it was. */
+enum cd_scan_db cd_scanner_db(const struct cd_scanner *s, const char **ret_why);
+
+/* For the build-time generator: the database compiled for any CPU of this
+ * architecture and serialized (*ret_bytes is the caller's, free() it), and
+ * the digest of the pattern table.  0, -ENOENT, -ENOMEM or -EIO. */
+int cd_scan_db_serialize(char **ret_bytes, size_t *ret_len,
+                         unsigned char ret_table[CD_SCAN_TABLE_DIGEST], struct cd_err *err);
 
 /* Called for each finding of the requested types, in order of discovery
  * (roughly by end offset; spans of different kinds may overlap).  A

@@ -1,6 +1,9 @@
 /* test-scan.c — the recognizers: for each, a table of text that must be
- * found (with the exact span) and text that must not; the validators on
- * their own; hostile shapes that must stay linear and in bounds. */
+ * found (with the exact span) and text that must not, on the pattern
+ * database built in and on one compiled at run time, which must find
+ * exactly the same; a missing, damaged or foreign built-in database must
+ * be refused and replaced by compiling; the validators on their own;
+ * hostile shapes that must stay linear and in bounds. */
 #include "../tap.h"
 
 #include "scan.h"
@@ -35,7 +38,8 @@ static int collect(void *ctx, const struct cd_finding *f)
 
 /* Is `want` found as a span of `type` in `text` (want NULL: nothing of
  * that type is)? */
-static void check(struct cd_scanner *s, enum cd_scan_type type, const char *text, const char *want)
+static void check(struct cd_scanner *s, const char *path, enum cd_scan_type type, const char *text,
+                  const char *want)
 {
 	struct got g;
 	size_t i;
@@ -50,12 +54,13 @@ static void check(struct cd_scanner *s, enum cd_scan_type type, const char *text
 			found = 1;
 	}
 	if (want) {
-		if (!ok(r == 0 && found, "%s: finds '%s' in '%s'", cd_scan_type_name(type), want,
-		        text))
+		if (!ok(r == 0 && found, "%s: %s: finds '%s' in '%s'", path,
+		        cd_scan_type_name(type), want, text))
 			for (i = 0; i < g.n; i++)
 				diag("got '%s'", g.spans[i]);
 	} else {
-		if (!ok(r == 0 && !any, "%s: nothing in '%s'", cd_scan_type_name(type), text))
+		if (!ok(r == 0 && !any, "%s: %s: nothing in '%s'", path, cd_scan_type_name(type),
+		        text))
 			for (i = 0; i < g.n; i++)
 				diag("got '%s'", g.spans[i]);
 	}
@@ -174,12 +179,201 @@ static const struct {
 	{ CD_SCAN_SECRET, "password: x", NULL },
 };
 
-static void test_tables(struct cd_scanner *s)
+static void test_tables(struct cd_scanner *s, const char *path)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		check(s, cases[i].type, cases[i].text, cases[i].want);
+		check(s, path, cases[i].type, cases[i].text, cases[i].want);
+}
+
+/* Every finding of every type, in order. */
+struct all {
+	struct cd_finding *f;
+	size_t n, cap;
+};
+
+static int record(void *ctx, const struct cd_finding *f)
+{
+	struct all *a = ctx;
+
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		struct cd_finding *nf = realloc(a->f, cap * sizeof *nf);
+		if (!nf)
+			return -ENOMEM;
+		a->f = nf;
+		a->cap = cap;
+	}
+	a->f[a->n++] = *f;
+	return 0;
+}
+
+static int count(void *ctx, const struct cd_finding *f)
+{
+	(void)f;
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+/* Do scanners a and b report the same findings (type, kind, span,
+ * confidence, order) in text? */
+static int same_findings(struct cd_scanner *a, struct cd_scanner *b, const char *text, size_t len)
+{
+	struct all fa = { 0 }, fb = { 0 };
+	size_t i;
+	int same;
+
+	same = cd_scan(a, text, len, CD_SCAN_ALL, record, &fa) == 0 &&
+	       cd_scan(b, text, len, CD_SCAN_ALL, record, &fb) == 0 && fa.n == fb.n;
+	for (i = 0; same && i < fa.n; i++)
+		same = fa.f[i].type == fb.f[i].type && !strcmp(fa.f[i].kind, fb.f[i].kind) &&
+		       fa.f[i].from == fb.f[i].from && fa.f[i].to == fb.f[i].to &&
+		       fa.f[i].confidence == fb.f[i].confidence;
+	free(fa.f);
+	free(fb.f);
+	return same;
+}
+
+/* The hostile shapes of test_hostile, one MiB each. */
+static const char *const hostile_units[] = { "1",
+	                                     "1 ",
+	                                     "a@",
+	                                     "a.",
+	                                     "+1",
+	                                     ":",
+	                                     "ab",
+	                                     "eyJ",
+	                                     "DE89",
+	                                     "token=",
+	                                     "-----BEGIN PRIVATE KEY-----" };
+
+static char *repeat(const char *unit, size_t len)
+{
+	char *buf = malloc(len);
+	size_t ul = strlen(unit), k;
+
+	for (k = 0; buf && k < len; k++)
+		buf[k] = unit[k % ul];
+	return buf;
+}
+
+/* The built-in database and a compiled one find exactly the same, case by
+ * case, in all the case texts at once, and in the hostile shapes. */
+static void test_same(struct cd_scanner *built, struct cd_scanner *compiled)
+{
+	size_t i, n = 0, diff = 0, joined_cases = 0, found = 0, len = 1 << 20;
+	int r;
+	char joined[16384];
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t l = strlen(cases[i].text);
+		diff += !same_findings(built, compiled, cases[i].text, l);
+		if (n + l + 1 < sizeof joined) {
+			memcpy(joined + n, cases[i].text, l);
+			joined[n + l] = '\n';
+			n += l + 1;
+			joined_cases++;
+		}
+	}
+	is_int(diff, 0, "both databases find the same in each case text, every type asked");
+	r = cd_scan(built, joined, n, CD_SCAN_ALL, count, &found);
+	ok(r == 0 && found >= 40, "... %zu findings in all the case texts", found);
+	ok(joined_cases == sizeof cases / sizeof cases[0] &&
+	           same_findings(built, compiled, joined, n),
+	   "... and in all of them at once (%zu bytes)", n);
+	diff = 0;
+	for (i = 0; i < sizeof hostile_units / sizeof hostile_units[0]; i++) {
+		char *buf = repeat(hostile_units[i], len);
+		diff += !buf || !same_findings(built, compiled, buf, len);
+		free(buf);
+	}
+	is_int(diff, 0, "... and in 1 MiB of each hostile shape");
+}
+
+/* A scanner made from blob: it works, and its database came from where it
+ * should. */
+static void from_blob(const struct cd_scan_blob *blob, struct cd_scanner *ref, const char *what,
+                      const char *want_why)
+{
+	struct cd_scanner *s = NULL;
+	struct cd_err err;
+	const char *why = NULL;
+	enum cd_scan_db db;
+	static const char text[] = "mail bob@example.com, card 4111 1111 1111 1111, "
+	                           "key AKIAIOSFODNN7EXAMPLE from 10.0.0.1";
+
+	if (!ok(cd_scanner_new_from(blob, &s, &err) == 0, "%s: a scanner is made", what)) {
+		diag("%s", err.msg);
+		return;
+	}
+	db = cd_scanner_db(s, &why);
+	if (!want_why) {
+		is_int(db, CD_SCAN_DB_BUILT_IN, "%s: its database is loaded", what);
+		is_str(why, "", "... with no reason to compile");
+	} else {
+		is_int(db, CD_SCAN_DB_COMPILED, "%s: refused, the patterns are compiled", what);
+		ok(why && strstr(why, want_why), "... saying why ('%s')", want_why);
+		diag("why: %s", why ? why : "(null)");
+	}
+	ok(same_findings(s, ref, text, sizeof text - 1), "%s: ... and it finds what it should",
+	   what);
+	cd_scanner_free(s);
+}
+
+/* The build's database is this table's, compiled for any CPU; any other
+ * is refused. */
+static void test_blob(struct cd_scanner *ref)
+{
+	const struct cd_scan_blob *b = &cd_scan_blob;
+	struct cd_scan_blob bad;
+	unsigned char table[CD_SCAN_TABLE_DIGEST], *copy;
+	char *bytes = NULL;
+	size_t len = 0;
+	struct cd_err err;
+
+	if (!ok(b && b->len > 0, "the build made a pattern database (%zu bytes)", b ? b->len : 0))
+		return;
+	if (ok(cd_scan_db_serialize(&bytes, &len, table, &err) == 0, "the table serializes"))
+		ok(len == b->len && !memcmp(bytes, b->bytes, len) &&
+		           !memcmp(table, b->table, sizeof table),
+		   "... to exactly the build's database and digest");
+	free(bytes);
+	from_blob(b, ref, "the build's database", NULL);
+	from_blob(NULL, ref, "no database", "no pattern database was built in");
+
+	copy = malloc(b->len);
+	if (!ok(copy != NULL, "a copy to damage"))
+		return;
+	bad = *b;
+	bad.bytes = copy;
+	memcpy(copy, b->bytes, b->len);
+	bad.table[0] ^= 1;
+	from_blob(&bad, ref, "another table's digest", "another pattern table");
+	bad.table[0] ^= 1;
+	from_blob(&bad, ref, "an intact copy", NULL);
+	copy[b->len / 2] ^= 0x5a;
+	from_blob(&bad, ref, "a flipped byte in the middle", "damaged");
+	copy[b->len / 2] ^= 0x5a;
+	bad.len = b->len - 1;
+	from_blob(&bad, ref, "one byte short", "built-in pattern database");
+	bad.len = 64;
+	from_blob(&bad, ref, "only the header", "built-in pattern database");
+	bad.len = b->len;
+	copy[0] ^= 0xff;
+	from_blob(&bad, ref, "no vectorscan magic", "not one vectorscan reads");
+	copy[0] ^= 0xff;
+	/* The header's version and platform words (vectorscan 5.4's layout:
+	 * magic, version, length, platform); either way it must not load. */
+	copy[4] ^= 1;
+	from_blob(&bad, ref, "another version", "another vectorscan version");
+	copy[4] ^= 1;
+	copy[16] ^= 1;
+	from_blob(&bad, ref, "another platform", "another platform");
+	copy[16] ^= 1;
+	memset(copy, 'x', b->len);
+	from_blob(&bad, ref, "not a database", "not one vectorscan reads");
+	free(copy);
 }
 
 static void test_validators(void)
@@ -196,13 +390,6 @@ static void test_validators(void)
 	ok(cd_scan_entropy("abcd", 4) == 2, "entropy of four symbols is 2 bits");
 }
 
-static int count(void *ctx, const struct cd_finding *f)
-{
-	(void)f;
-	(*(size_t *)ctx)++;
-	return 0;
-}
-
 static int stop(void *ctx, const struct cd_finding *f)
 {
 	(void)ctx;
@@ -213,29 +400,15 @@ static int stop(void *ctx, const struct cd_finding *f)
 /* Hostile shapes: long runs that every pattern could start in. */
 static void test_hostile(struct cd_scanner *s)
 {
-	static const char *const units[] = { "1",
-		                             "1 ",
-		                             "a@",
-		                             "a.",
-		                             "+1",
-		                             ":",
-		                             "ab",
-		                             "eyJ",
-		                             "DE89",
-		                             "token=",
-		                             "-----BEGIN PRIVATE KEY-----" };
-	size_t len = 1 << 20, i, k, n;
-	char *buf = malloc(len);
+	size_t len = 1 << 20, i, n;
 
-	for (i = 0; buf && i < sizeof units / sizeof units[0]; i++) {
-		size_t ul = strlen(units[i]);
-		for (k = 0; k < len; k++)
-			buf[k] = units[i][k % ul];
+	for (i = 0; i < sizeof hostile_units / sizeof hostile_units[0]; i++) {
+		char *buf = repeat(hostile_units[i], len);
 		n = 0;
-		ok(cd_scan(s, buf, len, CD_SCAN_ALL, count, &n) == 0, "1 MiB of '%s' scans",
-		   units[i]);
+		ok(buf && cd_scan(s, buf, len, CD_SCAN_ALL, count, &n) == 0, "1 MiB of '%s' scans",
+		   hostile_units[i]);
+		free(buf);
 	}
-	free(buf);
 	is_int(cd_scan(s, "a@example.com", 13, CD_SCAN_ALL, stop, NULL), -ECANCELED,
 	       "a callback's error stops the scan");
 	n = 0;
@@ -259,16 +432,26 @@ static void test_names(void)
 
 int main(void)
 {
-	struct cd_scanner *s = NULL;
+	struct cd_scanner *s = NULL, *c = NULL;
 	struct cd_err err;
 
 	tap_start(60);
-	if (!ok(cd_scanner_new(&s, &err) == 0, "the pattern database compiles"))
+	if (!ok(cd_scanner_new(&s, &err) == 0, "a scanner is made"))
 		return tap_done();
-	test_tables(s);
+	is_int(cd_scanner_db(s, NULL), CD_SCAN_DB_BUILT_IN, "... on the build's pattern database");
+	if (!ok(cd_scanner_new_from(NULL, &c, &err) == 0, "the pattern database compiles")) {
+		cd_scanner_free(s);
+		return tap_done();
+	}
+	is_int(cd_scanner_db(c, NULL), CD_SCAN_DB_COMPILED, "... at run time without one built in");
+	test_tables(s, "built-in");
+	test_tables(c, "compiled");
+	test_same(s, c);
+	test_blob(c);
 	test_validators();
 	test_hostile(s);
 	test_names();
+	cd_scanner_free(c);
 	cd_scanner_free(s);
 	return tap_done();
 }
