@@ -45,6 +45,9 @@ limits_user() {
 	is "$(pj 'p["proposal_layer"]["size"], p["proposal_layer"]["bytes_full"], p["proposal_layer"]["inodes_full"]' <"$T/result.json")" \
 		"1048576 True False" "$who: the result record says the cap and that it was hit"
 	ok "$who: cordon says the layer was full" grep -q "the layer was full (--propose-size 1M)" "$T/err"
+	$RUN_AS "$CORDON" log export --format jsonl >"$T/log"
+	ok "$who: the audit log's run.result says so too" sh -c "grep '\"kind\":\"run.result\"' '$T/log' | grep -q 'proposal_layer.*bytes_full.*true'"
+	ok "$who: the proposal.created record has the layer" sh -c "grep '\"kind\":\"proposal.created\"' '$T/log' | grep -q 'layer.*bytes_full.*true'"
 	ok "$who: the run still names its proposal" grep -q "proposal pr-.*2 added.*(made on a full layer)" "$T/err"
 	id=$(last_id)
 	$RUN_AS "$CORDON" proposals show "$id" --json >"$T/show.json"
