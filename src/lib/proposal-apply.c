@@ -425,12 +425,13 @@ out:
 }
 
 /* A new directory, parents first (the entries are sorted by path, and a
- * parent's path sorts before its children's): made 0700, then given its
- * mode, so it is never more open than proposed. */
+ * parent's path sorts before its children's): made 0700, so the files
+ * can go in (and it is never more open than proposed); set_dir_mode gives
+ * it its mode once everything is in. */
 static int make_dir(int treefd, struct cd_prop_file *f)
 {
 	const char *name;
-	int pfd, fd, r = 0;
+	int pfd, r = 0;
 
 	pfd = cd_prop_open_parent(treefd, f->path, 1, &name);
 	if (pfd < 0) {
@@ -440,19 +441,30 @@ static int make_dir(int treefd, struct cd_prop_file *f)
 	if (mkdirat(pfd, name, 0700) < 0) {
 		r = errno == EEXIST ? -ESTALE : -errno;
 		problem(f, r == -ESTALE ? "exists now: created during apply" : "cannot be created");
-		close(pfd);
-		return r;
 	}
-	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fchmod(fd, f->new_mode & 01777) < 0) {
-		r = -errno;
-		problem(f, "created, but its mode cannot be set");
-	}
-	if (fd >= 0)
-		close(fd);
 	close(pfd);
 	if (r == 0)
 		f->applied = 1;
+	return r;
+}
+
+/* The proposed mode of a directory made by this apply, children before
+ * parents (a parent's 0500 must not stop its children's chmod). */
+static int set_dir_mode(int treefd, struct cd_prop_file *f)
+{
+	const char *name;
+	int pfd, fd, r = 0;
+
+	pfd = cd_prop_open_parent(treefd, f->path, 0, &name);
+	fd = pfd < 0 ? -1 : openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fchmod(fd, f->new_mode & 01777) < 0) {
+		r = pfd < 0 ? pfd : -errno;
+		problem(f, "made, but its mode cannot be set (left 0700)");
+	}
+	if (fd >= 0)
+		close(fd);
+	if (pfd >= 0)
+		close(pfd);
 	return r;
 }
 
@@ -535,7 +547,14 @@ int cd_proposal_apply(struct cd_proposal *p, struct cd_err *err)
 		if ((r = swap_one(treefd, f)) < 0)
 			r = cd_err_sys(err, r, "applying '%s': %s", f->path, f->problem);
 	}
-	/* Removed directories last, children before parents. */
+	/* New directories get their modes, then removed ones go: children
+	 * before parents in both. */
+	for (i = p->nfiles; i-- > 0 && r == 0;) {
+		struct cd_prop_file *f = &p->files[i];
+		if (f->selected && f->applied && f->op == CD_PROP_MKDIR &&
+		    (r = set_dir_mode(treefd, f)) < 0)
+			r = cd_err_sys(err, r, "directory '%s': %s", f->path, f->problem);
+	}
 	for (i = p->nfiles; i-- > 0 && r == 0;) {
 		struct cd_prop_file *f = &p->files[i];
 		if (!f->selected || f->applied || f->op != CD_PROP_RMDIR)

@@ -500,6 +500,22 @@ static int store_copy(struct scan *sc, int ufd, const char *sha)
 	return r;
 }
 
+/* An entry the command left unreadable to its owner (chmod 000): the
+ * layer is cordon's alone once the run is over, so it is given the
+ * owner's read (and search) bits back; the caller keeps the mode it
+ * recorded before.  Never a symlink (checked, and nothing else writes the
+ * layer any more). */
+static int make_readable(int dirfd, const char *name, unsigned bits)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	return fchmodat(dirfd, name, (st.st_mode | bits) & 07777, 0) < 0 ? -errno : 0;
+}
+
 /* A regular file in the upper layer: added, modified, or unchanged. */
 static int upper_file(struct scan *sc, int upfd, int lofd, const char *name)
 {
@@ -510,6 +526,11 @@ static int upper_file(struct scan *sc, int upfd, int lofd, const char *name)
 	char lsha[65];
 
 	ufd = cd_prop_open_regular(upfd, name, &ust);
+	if (ufd == -EACCES && fstatat(upfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    make_readable(upfd, name, 0400) == 0) {
+		ufd = cd_prop_open_regular(upfd, name, &ust);
+		ust.st_mode = lst.st_mode; /* the mode the command gave it */
+	}
 	if (ufd < 0)
 		return cd_err_sys(sc->err, ufd, "open '%.*s' in the upper layer", (int)sc->len,
 		                  sc->path);
@@ -626,6 +647,8 @@ static int upper_entry(struct scan *sc, int upfd, int lofd, int opaque, const ch
 		int usub = openat(upfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int lsub = -1, op;
 
+		if (usub < 0 && errno == EACCES && make_readable(upfd, name, 0500) == 0)
+			usub = openat(upfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (usub < 0)
 			return cd_err_sys(sc->err, -errno, "open '%.*s' in the upper layer",
 			                  (int)sc->len, sc->path);

@@ -103,6 +103,16 @@ limits_user() {
 	is "$(stat -c %a "$w/newdir") $(stat -c %a "$w/deep/er")" "750 755" "$who: with their modes"
 	is "$($RUN_AS "$CORDON" proposals show "$id" --json | pj 'p["status"]')" "applied" "$who: the proposal is applied"
 
+	# 4b. What the command left unreadable (chmod 000: rootless, cordon is
+	# only its owner) is still proposed, and applied with its mode.
+	$RUN_AS "$CORDON" run --propose --agent bot -- sh -c 'mkdir -p locked/in && printf "y\n" > locked/in/g && chmod 500 locked/in && chmod 000 locked && printf "z\n" > nor && chmod 000 nor' 2>"$T/err"
+	ok "$who: unreadable entries are proposed" grep -q "proposal pr-.*2 added, 0 modified, 0 deleted, 2 mkdir" "$T/err"
+	ok "$who: and applied" $RUN_AS "$CORDON" proposals apply "$(last_id)" --as alice
+	is "$(stat -c %a "$w/locked" "$w/nor" | tr '\n' ' ')" "0 0 " "$who: with the modes the command gave them"
+	chmod 700 "$w/locked"
+	is "$(stat -c %a "$w/locked/in") $(cat "$w/locked/in/g")" "500 y" "$who: the content below is in place"
+	rm -rf "$w/locked" "$w/nor"
+
 	# 5. A directory made since the run: apply refuses, changes nothing.
 	$RUN_AS "$CORDON" run --propose --agent bot -- sh -c 'mkdir race; printf "v\n" > v.txt' 2>/dev/null
 	id=$(last_id)
