@@ -3,8 +3,9 @@
 # change set of 1,000 files (600 modified, 300 added, 100 deleted):
 #   - the proposing run (overlay mount, the command, then the change set
 #     computed: upper-layer walk, SHA-256 of every base and new file, a
-#     diff(1) per text file, one state-database transaction, one audit
-#     record), with the computation's own time as cordon reports it;
+#     diff per text file, the new content copied into the store, one
+#     state-database transaction, one audit record), with the
+#     computation's own time as cordon reports it;
 #   - the same command in a plain run writing to a copy (no overlay, no
 #     proposal), for the overhead;
 #   - apply (re-check of every base, temp+fsync+RENAME_EXCHANGE per file);

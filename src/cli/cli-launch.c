@@ -40,6 +40,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -77,6 +78,8 @@ enum {
 	OPT_APPROVAL_TIMEOUT,
 	OPT_APPROVE_INTERACTIVE,
 	OPT_PROPOSE,
+	OPT_PROPOSE_SIZE,
+	OPT_PROPOSE_INODES,
 	OPT_RECORD_LIMIT,
 	OPT_CACHE,
 	OPT_INSTALL,
@@ -101,6 +104,8 @@ static const struct option options[] = {
 	{ "approval-timeout", required_argument, NULL, OPT_APPROVAL_TIMEOUT },
 	{ "approve-interactive", no_argument, NULL, OPT_APPROVE_INTERACTIVE },
 	{ "propose", no_argument, NULL, OPT_PROPOSE },
+	{ "propose-size", required_argument, NULL, OPT_PROPOSE_SIZE },
+	{ "propose-inodes", required_argument, NULL, OPT_PROPOSE_INODES },
 	{ "allow-degraded", no_argument, NULL, OPT_ALLOW_DEGRADED },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ "policy", required_argument, NULL, OPT_POLICY },
@@ -133,7 +138,7 @@ struct run_args {
 	int net_none;
 	uint64_t approval_timeout_ms;
 	int approve_interactive;
-	int propose;
+	int propose, propose_caps; /* --propose; --propose-size/-inodes given */
 	const char *profile, *policy, *agent, *task, *tool, *audit;
 	unsigned set;          /* SET_* limits given as options: they win over the profile */
 	uint64_t record_limit; /* shell: cap of the session recording */
@@ -458,6 +463,26 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case OPT_PROPOSE:
 			a->propose = 1;
 			break;
+		case OPT_PROPOSE_SIZE:
+			a->propose_caps = 1;
+			if (parse_size_opt("--propose-size", optarg, &a->limits.propose_size) < 0)
+				return -1;
+			if (a->limits.propose_size > CD_PROPOSE_SIZE_MAX) {
+				cli_errorf("--propose-size '%s': at most %lluG", optarg,
+				           (unsigned long long)(CD_PROPOSE_SIZE_MAX / CD_GIB));
+				return -1;
+			}
+			break;
+		case OPT_PROPOSE_INODES:
+			a->propose_caps = 1;
+			if (cd_parse_u64(optarg, strlen(optarg), CD_PROPOSE_INODES_MAX, &v) < 0 ||
+			    v < 16) {
+				cli_errorf("--propose-inodes '%s': expected a number from 16 to %d",
+				           optarg, CD_PROPOSE_INODES_MAX);
+				return -1;
+			}
+			a->limits.propose_inodes = v;
+			break;
 		case OPT_APPROVE_INTERACTIVE:
 			a->approve_interactive = 1;
 			break;
@@ -615,6 +640,10 @@ static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
 		return -1;
 	}
 	a->limits = prof->limits;
+	/* No profile sets the proposal layer's caps: the options' (or the
+	 * defaults) stand. */
+	a->limits.propose_size = mine.propose_size;
+	a->limits.propose_inodes = mine.propose_inodes;
 	if (a->set & SET_SCRATCH)
 		a->limits.scratch_size = mine.scratch_size;
 	if (a->set & SET_TIMEOUT)
@@ -696,8 +725,11 @@ static json_t *walls_json(unsigned w)
 	return o;
 }
 
+struct layer;
+static json_t *layer_json(const struct layer *l);
+
 static int emit_result(const struct run_args *a, const struct cd_plan *p, const struct cd_result *r,
-                       json_t *planted)
+                       json_t *planted, const struct layer *layer)
 {
 	json_t *o = json_object();
 	char *s;
@@ -723,6 +755,8 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 	json_object_set_new(o, "profile", json_string(p->profile));
 	if (planted)
 		json_object_set(o, "planted_paths", planted);
+	if (layer)
+		json_object_set_new(o, "proposal_layer", layer_json(layer));
 	json_object_set_new(o, "walls", walls_json(r->walls));
 	json_object_set_new(o, "landlock_abi", json_integer(r->landlock_abi));
 	{
@@ -987,11 +1021,14 @@ static int load_policy(const struct run_args *a, struct cd_audit *audit, const c
 	return 0;
 }
 
-/* Proposal mode: the per-run layer (upper and work directories) beside
- * the state database, which no sandbox sees. */
+/* Proposal mode: the overlay's layer (a capped tmpfs the sandbox makes,
+ * handed over after the run) and the proposal's directory beside the
+ * state database, which no sandbox sees, where the new content is stored. */
 struct layer {
-	char dir[CD_PATH_MAX], upper[CD_PATH_MAX + 8], work[CD_PATH_MAX + 8];
-	int made, keep;
+	char dir[CD_PATH_MAX], store[CD_PATH_MAX + 8];
+	int fd; /* the layer tmpfs once the run has ended, or -1 */
+	int made, keep, measured;
+	struct cd_prop_layer use;
 };
 
 static int layer_make(struct layer *l, const char *run_id)
@@ -1000,53 +1037,132 @@ static int layer_make(struct layer *l, const char *run_id)
 	int r = cli_proposal_layer_dir(NULL, run_id, l->dir, sizeof l->dir);
 
 	if (r < 0) {
-		cli_errorf("--propose: no place for the proposal layer: %s", cd_strerror(r));
+		cli_errorf("--propose: no place for the proposal: %s", cd_strerror(r));
 		return -1;
 	}
-	snprintf(l->upper, sizeof l->upper, "%s/upper", l->dir);
-	snprintf(l->work, sizeof l->work, "%s/work", l->dir);
-	if (cd_mkdir_parents(l->upper, &err) < 0) {
+	snprintf(l->store, sizeof l->store, "%s/upper", l->dir);
+	if (cd_mkdir_parents(l->dir, &err) < 0) {
 		cli_errorf("--propose: %s", err.msg);
 		return -1;
 	}
-	if (mkdir(l->dir, 0700) < 0 && errno != EEXIST) {
+	if (mkdir(l->dir, 0700) < 0) {
 		cli_errorf("--propose: cannot create '%s': %s", l->dir, cd_strerror(-errno));
 		return -1;
 	}
 	l->made = 1;
-	if (mkdir(l->upper, 0700) < 0 || mkdir(l->work, 0700) < 0) {
-		cli_errorf("--propose: cannot create the layer in '%s': %s", l->dir,
-		           cd_strerror(-errno));
-		return -1;
-	}
 	return 0;
+}
+
+/* The sandbox hands the layer over once the run has ended. */
+static void layer_take(int fd, void *ctx)
+{
+	struct layer *l = ctx;
+
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = fd;
+}
+
+/* What the run left in the layer, against its caps: "full" when no block
+ * (or no inode) was left, so a write past the cap failed with ENOSPC
+ * inside.  (A failed write whose partial output was removed afterwards,
+ * as overlayfs does with a copy-up that did not fit, leaves the layer
+ * below its cap and is not seen here.) */
+static void layer_measure(struct layer *l, const struct cd_limits *lim)
+{
+	struct statfs sf;
+
+	if (l->fd < 0 || fstatfs(l->fd, &sf) < 0)
+		return;
+	l->use.size = lim->propose_size;
+	l->use.inodes = lim->propose_inodes;
+	l->use.used = (uint64_t)(sf.f_blocks - sf.f_bfree) * (uint64_t)sf.f_bsize;
+	l->use.used_inodes = (uint64_t)(sf.f_files - sf.f_ffree);
+	l->use.bytes_full = sf.f_bfree == 0;
+	l->use.inodes_full = sf.f_ffree == 0;
+	l->measured = 1;
+	if (l->use.bytes_full || l->use.inodes_full) {
+		char cap[32], what[96];
+		int n;
+
+		cli_size_human(l->use.size, cap, sizeof cap);
+		if (l->use.bytes_full && l->use.inodes_full)
+			n = snprintf(what, sizeof what, "--propose-size %s, --propose-inodes %llu",
+			             cap, (unsigned long long)l->use.inodes);
+		else if (l->use.bytes_full)
+			n = snprintf(what, sizeof what, "--propose-size %s", cap);
+		else
+			n = snprintf(what, sizeof what, "--propose-inodes %llu",
+			             (unsigned long long)l->use.inodes);
+		if (n < 0)
+			what[0] = '\0';
+		cli_warnf(
+		        "--propose: the layer was full (%s): writes past it failed with 'No space "
+		        "left on device' inside; the proposal holds what fit",
+		        what);
+	}
+}
+
+static json_t *layer_json(const struct layer *l)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:b,s:b}", "size", (json_int_t)l->use.size, "inodes",
+	                 (json_int_t)l->use.inodes, "used", (json_int_t)l->use.used, "used_inodes",
+	                 (json_int_t)l->use.used_inodes, "bytes_full", l->use.bytes_full,
+	                 "inodes_full", l->use.inodes_full);
 }
 
 static void layer_done(struct layer *l)
 {
+	if (l->fd >= 0)
+		close(l->fd); /* the tmpfs goes with its last reference */
+	l->fd = -1;
 	if (l->made && !l->keep)
 		cd_prop_remove_tree(l->dir);
 	l->made = 0;
 }
 
-/* After a --propose run: the change set, stored and recorded.  0, or -1
- * (reported): the proposal is lost, cordon fails. */
+/* After a --propose run: the change set, its content stored, recorded.
+ * 0, or -1 (reported): the proposal is lost, cordon fails. */
 static int make_proposal(struct layer *l, const struct cd_plan *plan, const struct run_args *a,
-                         const char *run_id, struct cd_state *state, struct cd_audit *audit)
+                         const char *run_id, const struct cd_result *res, struct cd_state *state,
+                         struct cd_audit *audit)
 {
 	struct cd_err err = { 0, "" };
 	struct cd_proposal *p = NULL;
-	size_t c[5], fl;
+	struct cd_prop_scan_in in;
+	size_t c[CD_PROP_NOPS], fl;
 	struct timespec t0, t1;
 	long ms;
+	int upfd, r;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	cd_prop_remove_tree(l->work);
-	if (cd_proposal_scan(plan->cwd, l->upper, run_id, a->agent, a->task, (int64_t)time(NULL),
-	                     &p, &err) < 0) {
-		cli_errorf("--propose: the change set could not be computed: %s", err.msg);
+	if (l->fd < 0) {
+		if (res->reason == CD_REASON_SETUP_ERROR)
+			return 0; /* the sandbox never ran: said already */
+		cli_errorf("--propose: the sandbox handed back no layer: no proposal");
 		return -1;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	upfd = openat(l->fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (upfd < 0) {
+		cli_errorf("--propose: the layer has no upper directory: %s", cd_strerror(-errno));
+		return -1;
+	}
+	memset(&in, 0, sizeof in);
+	in.tree = plan->cwd;
+	in.upper_fd = upfd;
+	in.store = l->store;
+	in.max_bytes = plan->limits.propose_size;
+	in.run_id = run_id;
+	in.agent = a->agent;
+	in.task = a->task;
+	in.now = (int64_t)time(NULL);
+	r = cd_proposal_scan(&in, &p, &err);
+	close(upfd);
+	if (r < 0) {
+		cli_errorf("--propose: no proposal: %s", err.msg);
+		return -1;
+	}
+	p->layer = l->use;
 	if (p->nfiles == 0) {
 		cli_warnf("--propose: no file changed: no proposal");
 		cd_proposal_free(p);
@@ -1068,9 +1184,12 @@ static int make_proposal(struct layer *l, const struct cd_plan *plan, const stru
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	cli_warnf("proposal %s (computed in %ld ms): %zu added, %zu modified, %zu deleted, %zu "
-	          "refused, %zu flagged; review with 'cordon proposals show %s'",
+	          "mkdir, %zu rmdir, %zu refused, %zu flagged%s; review with 'cordon proposals "
+	          "show %s'",
 	          p->id, ms, c[CD_PROP_ADDED], c[CD_PROP_MODIFIED], c[CD_PROP_DELETED],
-	          c[CD_PROP_REFUSED], fl, p->id);
+	          c[CD_PROP_MKDIR], c[CD_PROP_RMDIR], c[CD_PROP_REFUSED], fl,
+	          p->layer.bytes_full || p->layer.inodes_full ? " (made on a full layer)" : "",
+	          p->id);
 	cd_proposal_free(p);
 	return 0;
 }
@@ -1346,6 +1465,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 
 	memset(&a, 0, sizeof a);
 	memset(&layer, 0, sizeof layer);
+	layer.fd = -1;
 	a.mode = mode;
 	memset(&arena, 0, sizeof arena);
 	cd_session_init(&sess, 0);
@@ -1524,11 +1644,13 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 			            "in proposal mode every write is proposed");
 			goto out;
 		}
-		if ((!state && !a.dry_run && cli_state_open(NULL, &state) < 0) ||
-		    layer_make(&layer, run_id) < 0)
+		if (!a.dry_run && ((!state && cli_state_open(NULL, &state) < 0) ||
+		                   layer_make(&layer, run_id) < 0))
 			goto out;
-		po.overlay_upper = layer.upper;
-		po.overlay_work = layer.work;
+		po.overlay = 1;
+	} else if (a.propose_caps) {
+		cli_errorf("--propose-size and --propose-inodes go with --propose");
+		goto out;
 	}
 	po.cwd_writable = prof.workspace_write;
 	po.profile = prof.name;
@@ -1593,6 +1715,8 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	io.winsize_fd = -1;
 	io.record = NULL;
 	io.record_ctx = NULL;
+	io.on_layer = a.propose ? layer_take : NULL;
+	io.layer_ctx = &layer;
 	if (tty) {
 		io.winsize_fd = isatty(STDIN_FILENO)    ? STDIN_FILENO
 		                : isatty(STDOUT_FILENO) ? STDOUT_FILENO
@@ -1659,7 +1783,11 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		           (unsigned long long)plan->limits.output_limit);
 	if (prof.workspace_write)
 		planted = planted_paths(plan->cwd, missing_before);
+	if (a.propose)
+		layer_measure(&layer, &plan->limits);
 	extra = json_object();
+	if (extra && layer.measured)
+		json_object_set_new(extra, "proposal_layer", layer_json(&layer));
 	if (extra && planted)
 		json_object_set(extra, "planted_paths", planted);
 	if (extra && tty) {
@@ -1674,9 +1802,9 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		rc = CD_EXIT_CORDON;
 	}
 	json_decref(extra);
-	if (a.propose && make_proposal(&layer, plan, &a, run_id, state, audit) < 0)
+	if (a.propose && make_proposal(&layer, plan, &a, run_id, &res, state, audit) < 0)
 		rc = CD_EXIT_CORDON;
-	if (a.json && emit_result(&a, plan, &res, planted) < 0)
+	if (a.json && emit_result(&a, plan, &res, planted, layer.measured ? &layer : NULL) < 0)
 		cli_warnf("could not write the result record");
 out:
 	layer_done(&layer);
@@ -1713,6 +1841,10 @@ void cli_launch_options_help(FILE *f)
 	      "  --propose             the working directory is writable through an overlay:\n"
 	      "                        the real tree stays untouched, the writes become a\n"
 	      "                        proposal ('cordon proposals show|apply|reject ID')\n"
+	      "  --propose-size SIZE   what the run may write through the overlay (default\n"
+	      "                        256M, at most 4G); past it writes fail with ENOSPC\n"
+	      "  --propose-inodes N    files, directories and deletions the overlay's layer\n"
+	      "                        may hold (default 65536; 16 to 200000)\n"
 	      "  --skip-socket-scan    do not cover host Unix sockets in bound directories\n"
 	      "                        (covered by default: connect() ignores read-only)\n"
 	      "Environment:\n"

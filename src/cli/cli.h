@@ -93,4 +93,7 @@ const char *cli_login_name(void);
 /* t (seconds since the epoch, UTC) as YYYY-MM-DDTHH:MM:SSZ; "-" for 0. */
 void cli_time_utc(int64_t t, char *out, size_t n);
 
+/* A size as the size options take it: "256M", "1.5G", "12K", "100 bytes". */
+void cli_size_human(uint64_t v, char *out, size_t n);
+
 #endif

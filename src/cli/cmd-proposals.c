@@ -42,21 +42,26 @@ static void usage(FILE *f)
 	        "apply them to the real tree, commit them on a new git branch, or reject them.\n"
 	        "\n"
 	        "  list                  every proposal, newest first\n"
-	        "  show ID               its files: added, modified, deleted, refused; the\n"
+	        "  show ID               its files: added, modified, deleted, refused; its\n"
+	        "                        directories: mkdir (new, with its mode), rmdir; the\n"
 	        "                        SHA-256 of each base and new content; flagged files\n"
-	        "                        (git hooks and config, CI, shell rc, .mcp.json ...)\n"
+	        "                        (git hooks and config, CI, shell rc, .mcp.json ...);\n"
+	        "                        the run's layer: its caps, and whether it was full\n"
 	        "  diff ID [PATH...]     the unified diff of its text files (escaped)\n"
 	        "  apply ID              check that every file's base in the real tree is still\n"
 	        "                        what the run saw (else refuse, naming the files, and\n"
 	        "                        change nothing), then replace each file atomically\n"
 	        "                        (temporary name, fsync, rename; the old content is\n"
-	        "                        checked again after the swap)\n"
+	        "                        checked again after the swap); new directories are\n"
+	        "                        made first (one that exists by then: refused),\n"
+	        "                        removed ones last (one not empty: left in place)\n"
 	        "  --paths P             apply only P (repeatable; exact paths of the proposal)\n"
 	        "  --accept-flagged P    apply flagged file P too (repeatable: one by one;\n"
 	        "                        flagged files are never applied otherwise)\n"
 	        "  --branch NAME         commit on a new branch NAME of the tree's git\n"
 	        "                        repository (on top of HEAD) instead; the working\n"
-	        "                        tree is not touched\n"
+	        "                        tree is not touched; git holds no directories: a\n"
+	        "                        new empty one is left out, and said so\n"
 	        "  reject ID             end it unapplied; its layer is removed\n"
 	        "  --as NAME             who decides (default: the login name); never the\n"
 	        "                        agent that made the proposal\n"
@@ -175,6 +180,10 @@ static json_t *file_json(const struct cd_prop_file *f)
 		json_object_set_new(o, "sha256", json_string(f->new_sha256));
 		json_object_set_new(o, "mode", json_integer(f->new_mode));
 	}
+	if (f->op == CD_PROP_MKDIR)
+		json_object_set_new(o, "mode", json_integer(f->new_mode));
+	if (f->op == CD_PROP_RMDIR)
+		json_object_set_new(o, "base_mode", json_integer(f->base_mode));
 	json_object_set_new(o, "flagged", json_boolean(f->flagged));
 	if (f->note)
 		json_object_set_new(o, "note", json_string(f->note));
@@ -216,6 +225,14 @@ static json_t *head_json(const struct cd_proposal *p)
 		json_object_set_new(o, "branch", json_string(p->branch));
 	if (p->commit)
 		json_object_set_new(o, "commit", json_string(p->commit));
+	if (p->layer.size)
+		json_object_set_new(
+		        o, "layer",
+		        json_pack("{s:I,s:I,s:I,s:I,s:b,s:b}", "size", (json_int_t)p->layer.size,
+		                  "inodes", (json_int_t)p->layer.inodes, "used",
+		                  (json_int_t)p->layer.used, "used_inodes",
+		                  (json_int_t)p->layer.used_inodes, "bytes_full",
+		                  p->layer.bytes_full, "inodes_full", p->layer.inodes_full));
 	free(tree);
 	return o;
 }
@@ -252,7 +269,7 @@ static void change_set_sha256(const struct cd_proposal *p, char out[65])
 static json_t *proposal_json(const struct cd_proposal *p, int files_only_selected)
 {
 	json_t *o = head_json(p), *files = json_array();
-	size_t i, counts[5], flagged;
+	size_t i, counts[CD_PROP_NOPS], flagged;
 
 	if (!o || !files) {
 		json_decref(o);
@@ -267,10 +284,14 @@ static json_t *proposal_json(const struct cd_proposal *p, int files_only_selecte
 	json_object_set_new(o, "files", files);
 	cd_proposal_counts(p, counts, &flagged);
 	json_object_set_new(o, "counts",
-	                    json_pack("{s:I,s:I,s:I,s:I,s:I}", "added", (json_int_t)counts[1],
-	                              "modified", (json_int_t)counts[2], "deleted",
-	                              (json_int_t)counts[3], "refused", (json_int_t)counts[4],
-	                              "flagged", (json_int_t)flagged));
+	                    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "added",
+	                              (json_int_t)counts[CD_PROP_ADDED], "modified",
+	                              (json_int_t)counts[CD_PROP_MODIFIED], "deleted",
+	                              (json_int_t)counts[CD_PROP_DELETED], "mkdir",
+	                              (json_int_t)counts[CD_PROP_MKDIR], "rmdir",
+	                              (json_int_t)counts[CD_PROP_RMDIR], "refused",
+	                              (json_int_t)counts[CD_PROP_REFUSED], "flagged",
+	                              (json_int_t)flagged));
 	return o;
 }
 
@@ -441,7 +462,7 @@ static void print_file(const struct cd_prop_file *f)
 	printf("%-8s %s %s", cd_prop_op_name(f->op), f->flagged ? "FLAGGED" : "-", ep ? ep : "?");
 	if (f->op == CD_PROP_MODIFIED && f->base_mode != f->new_mode)
 		printf("  (mode %04o -> %04o)", f->base_mode, f->new_mode);
-	else if (f->op == CD_PROP_ADDED)
+	else if (f->op == CD_PROP_ADDED || f->op == CD_PROP_MKDIR)
 		printf("  (mode %04o)", f->new_mode);
 	if (f->note)
 		printf("  (%s)", f->note);
@@ -458,7 +479,7 @@ static void print_file(const struct cd_prop_file *f)
 static int show_cmd(struct env *v, const struct popts *o, const char *id)
 {
 	struct cd_proposal *p;
-	size_t i, c[5], fl;
+	size_t i, c[CD_PROP_NOPS], fl;
 	char t[32];
 	char *tree;
 
@@ -482,8 +503,22 @@ static int show_cmd(struct env *v, const struct popts *o, const char *id)
 		printf("decided by %s%s%s%s%s\n", p->decided_by, p->branch ? " on branch " : "",
 		       p->branch ? p->branch : "", p->commit ? " commit " : "",
 		       p->commit ? p->commit : "");
-	printf("%zu added, %zu modified, %zu deleted, %zu refused, %zu flagged\n", c[1], c[2], c[3],
-	       c[4], fl);
+	if (p->layer.size) {
+		char used[32], cap[32];
+		cli_size_human(p->layer.used, used, sizeof used);
+		cli_size_human(p->layer.size, cap, sizeof cap);
+		printf("layer %s of %s, %llu of %llu inodes%s\n", used, cap,
+		       (unsigned long long)p->layer.used_inodes,
+		       (unsigned long long)p->layer.inodes,
+		       p->layer.bytes_full || p->layer.inodes_full
+		               ? ": FULL (writes past the cap failed with ENOSPC in the run; "
+		                 "what fit is here, a file may be cut short)"
+		               : "");
+	}
+	printf("%zu added, %zu modified, %zu deleted, %zu mkdir, %zu rmdir, %zu refused, %zu "
+	       "flagged\n",
+	       c[CD_PROP_ADDED], c[CD_PROP_MODIFIED], c[CD_PROP_DELETED], c[CD_PROP_MKDIR],
+	       c[CD_PROP_RMDIR], c[CD_PROP_REFUSED], fl);
 	for (i = 0; i < p->nfiles; i++)
 		print_file(&p->files[i]);
 	cd_proposal_free(p);
@@ -523,9 +558,15 @@ static int diff_cmd(struct env *v, const struct popts *o, const char *id, char *
 			continue;
 		if (f->diff) {
 			print_diff(f->diff, f->diff_len);
+		} else if (f->op == CD_PROP_MKDIR || f->op == CD_PROP_RMDIR) {
+			char *ep = esc(f->path, f->path_len);
+			printf("# %s %s (mode %04o)\n", cd_prop_op_name(f->op), ep ? ep : "?",
+			       f->op == CD_PROP_MKDIR ? f->new_mode : f->base_mode);
+			free(ep);
 		} else if (f->op != CD_PROP_REFUSED) {
 			char *ep = esc(f->path, f->path_len);
-			printf("# %s %s: binary, large or mode-only: no text diff\n",
+			printf("# %s %s: binary, large, mode-only or past the proposal's diff "
+			       "budget: no text diff\n",
 			       cd_prop_op_name(f->op), ep ? ep : "?");
 			free(ep);
 		}
@@ -638,10 +679,20 @@ static int apply_cmd(struct env *v, const struct popts *o, const char *id)
 		print_json(j);
 		json_decref(j);
 	} else if (o->branch) {
-		printf("proposal %s: %zu files committed on branch %s as %s\n", p->id, sel,
+		for (i = 0; i < p->nfiles; i++) {
+			/* New empty directories: git cannot hold them. */
+			const struct cd_prop_file *f = &p->files[i];
+			char *ep;
+			if (!f->selected || f->applied || !f->problem[0])
+				continue;
+			ep = esc(f->path, f->path_len);
+			cli_warnf("%s: %s", ep ? ep : "?", f->problem);
+			free(ep);
+		}
+		printf("proposal %s: %zu changes committed on branch %s as %s\n", p->id, sel,
 		       o->branch, commit);
 	} else {
-		printf("proposal %s: %zu files applied%s\n", p->id, sel,
+		printf("proposal %s: %zu changes applied%s\n", p->id, sel,
 		       left ? " (others remain: see show)" : "");
 	}
 	rc = CD_EXIT_OK;

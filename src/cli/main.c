@@ -79,6 +79,29 @@ void cli_time_utc(int64_t t, char *out, size_t n)
 		snprintf(out, n, "@%lld", (long long)t);
 }
 
+void cli_size_human(uint64_t v, char *out, size_t n)
+{
+	static const char unit[] = "KMGT";
+	unsigned u = 0;
+	uint64_t d = 1024;
+	int r;
+
+	if (v < 1024) {
+		r = snprintf(out, n, "%llu bytes", (unsigned long long)v);
+	} else {
+		while (u + 1 < sizeof unit - 1 && v >= d * 1024) {
+			d *= 1024;
+			u++;
+		}
+		if (v % d == 0)
+			r = snprintf(out, n, "%llu%c", (unsigned long long)(v / d), unit[u]);
+		else
+			r = snprintf(out, n, "%.1f%c", (double)v / (double)d, unit[u]);
+	}
+	if (r < 0 && n)
+		out[0] = '\0';
+}
+
 void cli_errorf(const char *fmt, ...)
 {
 	va_list ap;

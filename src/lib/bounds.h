@@ -32,6 +32,14 @@
 #define CD_DEFAULT_NOFILE       1024
 #define CD_DEFAULT_FSIZE        (1 * CD_GIB)
 
+/* cordon run --propose: the overlay's upper and work directories live on a
+ * tmpfs of this size and inode count (inside the sandbox's namespaces);
+ * writes past either fail with ENOSPC inside. */
+#define CD_DEFAULT_PROPOSE_SIZE   (256 * CD_MIB)
+#define CD_DEFAULT_PROPOSE_INODES 65536
+#define CD_PROPOSE_SIZE_MAX       (4 * CD_GIB) /* the most --propose-size may ask for */
+#define CD_PROPOSE_INODES_MAX     200000       /* = CD_PROP_MAX_FILES */
+
 #define CD_PROXY_PORT 3128 /* the egress proxy, on 127.0.0.1 inside the sandbox */
 
 #define CD_SANDBOX_UID 1000 /* the unprivileged user inside */

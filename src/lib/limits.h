@@ -20,6 +20,10 @@ struct cd_limits {
 	uint64_t fsize;         /* RLIMIT_FSIZE, bytes; 0 = keep the inherited value */
 	uint64_t cpu_quota_pct; /* CPU bandwidth in percent of one CPU (cgroup cpu
 	                         * quota: 150 = 1.5 CPUs); 0 = none */
+
+	/* --propose: the overlay's layer, a tmpfs inside the sandbox. */
+	uint64_t propose_size;   /* bytes */
+	uint64_t propose_inodes; /* inodes */
 };
 
 #endif

@@ -80,6 +80,8 @@ void cd_limits_default(struct cd_limits *lim)
 	lim->timeout_ms = CD_DEFAULT_TIMEOUT_MS;
 	lim->output_limit = CD_DEFAULT_OUTPUT_LIMIT;
 	lim->scratch_size = CD_DEFAULT_SCRATCH_SIZE;
+	lim->propose_size = CD_DEFAULT_PROPOSE_SIZE;
+	lim->propose_inodes = CD_DEFAULT_PROPOSE_INODES;
 	lim->nofile = CD_DEFAULT_NOFILE;
 	lim->fsize = CD_DEFAULT_FSIZE;
 }
@@ -89,8 +91,6 @@ static void mount_release(struct cd_mount *m)
 	free(m->src);
 	free(m->dest);
 	free(m->content);
-	free(m->upper);
-	free(m->work);
 }
 
 void cd_plan_free(struct cd_plan *p)
@@ -858,37 +858,28 @@ static int add_scratch(struct cd_plan *p, const struct cd_plan_opts *o, struct c
 }
 
 /* Proposal mode: the working directory through overlayfs, the real tree
- * the read-only lower layer.  The upper and work directories must exist
- * (the caller made them, private, under cordon's state directory) and
- * must not lie in the tree (overlayfs refuses overlapping layers). */
-static int add_overlay(struct cd_plan *p, const struct cd_plan_opts *o, const char *cwd,
-                       struct cd_err *err)
+ * the read-only lower layer, the layer on a tmpfs of the caps' size that
+ * the child makes inside the sandbox's user namespace: an agent that
+ * writes past it gets ENOSPC, never fills the host's disk. */
+static int add_overlay(struct cd_plan *p, const char *cwd, int cwd_writable, struct cd_err *err)
 {
-	char up[CD_PATH_MAX], wk[CD_PATH_MAX];
 	struct cd_mount *m;
 	int r;
 
-	if (!o->overlay_upper || !o->overlay_work)
-		return cd_err_set(err, -CD_E_USAGE, "overlay: needs both upper and work");
-	if (o->cwd_writable)
+	if (cwd_writable)
 		return cd_err_set(err, -CD_E_USAGE,
 		                  "proposal mode and a writable workspace exclude each other");
-	if ((r = cd_path_canonical(o->overlay_upper, up, sizeof up)) < 0)
-		return cd_err_sys(err, r, "overlay upper '%s'", o->overlay_upper);
-	if ((r = cd_path_canonical(o->overlay_work, wk, sizeof wk)) < 0)
-		return cd_err_sys(err, r, "overlay work '%s'", o->overlay_work);
-	if (cd_path_is_under(up, cwd) || cd_path_is_under(wk, cwd) || cd_path_is_under(cwd, up))
-		return cd_err_set(err, -CD_E_USAGE,
-		                  "the proposal layer '%s' lies in the working directory '%s': "
-		                  "keep cordon's state directory outside it",
-		                  up, cwd);
+	if (p->limits.propose_size == 0 || p->limits.propose_size > CD_PROPOSE_SIZE_MAX)
+		return cd_err_set(err, -CD_E_USAGE, "--propose-size: from 1 byte to %lluG",
+		                  (unsigned long long)(CD_PROPOSE_SIZE_MAX / CD_GIB));
+	if (p->limits.propose_inodes < 16 || p->limits.propose_inodes > CD_PROPOSE_INODES_MAX)
+		return cd_err_set(err, -CD_E_USAGE, "--propose-inodes: from 16 to %d",
+		                  CD_PROPOSE_INODES_MAX);
 	if ((r = add_mount(p, CD_MNT_OVERLAY, CD_MNT_RW, cwd, cwd, err)) < 0)
 		return r;
 	m = &p->mounts[p->nmounts - 1];
-	m->upper = strdup(up);
-	m->work = strdup(wk);
-	if (!m->upper || !m->work)
-		return cd_err_set(err, -ENOMEM, "out of memory");
+	m->size = p->limits.propose_size;
+	m->inodes = p->limits.propose_inodes;
 	return 0;
 }
 
@@ -953,8 +944,8 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 		goto fail;
 
 	first_user = p->nmounts;
-	if (o->overlay_upper || o->overlay_work) {
-		if ((r = add_overlay(p, o, cwd, err)) < 0)
+	if (o->overlay) {
+		if ((r = add_overlay(p, cwd, o->cwd_writable, err)) < 0)
 			goto fail;
 	} else if ((r = add_mount(p, CD_MNT_BIND, o->cwd_writable ? CD_MNT_RW : 0, cwd, cwd, err)) <
 	           0) {
@@ -1044,8 +1035,10 @@ char *cd_plan_describe(const struct cd_plan *p)
 			json_object_set_new(e, "writable", json_boolean(m->flags & CD_MNT_RW));
 		if (m->kind == CD_MNT_TMPFS)
 			json_object_set_new(e, "size", json_integer((json_int_t)m->size));
-		if (m->kind == CD_MNT_OVERLAY)
-			json_object_set_new(e, "upper", json_string(m->upper));
+		if (m->kind == CD_MNT_OVERLAY) {
+			json_object_set_new(e, "layer_size", json_integer((json_int_t)m->size));
+			json_object_set_new(e, "layer_inodes", json_integer((json_int_t)m->inodes));
+		}
 		json_array_append_new(mounts, e);
 	}
 	json_object_set_new(lim, "memory", json_integer((json_int_t)p->limits.memory));

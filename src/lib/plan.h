@@ -32,8 +32,9 @@ enum cd_mount_kind {
 	CD_MNT_MASK,       /* hide dest: /dev/null over a file, empty ro tmpfs over a dir */
 	CD_MNT_REMOUNT_RO, /* make the existing mount at dest read-only */
 	CD_MNT_DEVPTS,     /* a new devpts instance of the sandbox's own at dest */
-	CD_MNT_OVERLAY,    /* overlayfs at dest: src the read-only lower layer,
-			    * upper/work the per-run layer (proposal mode) */
+	CD_MNT_OVERLAY,    /* overlayfs at dest: src the read-only lower layer;
+			    * upper and work on a fresh tmpfs of `size` bytes and
+			    * `inodes` inodes (proposal mode) */
 };
 
 /* Mount flags. */
@@ -49,10 +50,9 @@ struct cd_mount {
 	char *dest;    /* normalized absolute path inside the sandbox */
 	char *content; /* FILE: the bytes */
 	size_t content_len;
-	uint64_t size; /* TMPFS: bytes */
-	unsigned mode; /* TMPFS/DIR/FILE: permission bits */
-	char *upper;   /* OVERLAY: canonical host upper and work directories */
-	char *work;
+	uint64_t size;   /* TMPFS, OVERLAY (its layer): bytes */
+	uint64_t inodes; /* OVERLAY: inodes of its layer */
+	unsigned mode;   /* TMPFS/DIR/FILE: permission bits */
 };
 
 /* Which walls the plan asks for; the result reports which were up. */
@@ -142,9 +142,11 @@ struct cd_plan_opts {
 	const char *const *private_paths;
 	size_t nprivate;
 	/* Proposal mode: the cwd is an overlay with the real tree as the
-	 * read-only lower layer and these (existing, empty, private) host
-	 * directories as upper and work; writes never reach the real tree. */
-	const char *overlay_upper, *overlay_work;
+	 * read-only lower layer; its upper and work directories live on a
+	 * tmpfs made inside the sandbox (limits->propose_size and
+	 * propose_inodes), handed to the caller after the run
+	 * (cd_sandbox_io.on_layer); writes never reach the real tree. */
+	int overlay;
 };
 
 /* Fill `lim` with the strict profile's defaults. */

@@ -9,7 +9,9 @@
  * names every stale one and changes nothing), and once more after the new
  * content has been swapped in with RENAME_EXCHANGE — the old content, now
  * under the temporary name, must still be the base, or the swap is
- * undone.  That closes the gap between check and write. */
+ * undone.  That closes the gap between check and write.  A new directory
+ * is made with mkdir, which fails when one has appeared since the check;
+ * a removed directory with rmdir, which fails when it is not empty. */
 #include "proposal-int.h"
 
 #include "state.h"
@@ -134,6 +136,42 @@ static void problem(struct cd_prop_file *f, const char *what)
 	snprintf(f->problem, sizeof f->problem, "%s", what);
 }
 
+/* A new directory must not exist yet (its parent may be missing: apply
+ * makes it); a removed one must still be a directory. */
+static int check_dir(int treefd, struct cd_prop_file *f)
+{
+	const char *name;
+	struct stat st;
+	int pfd = cd_prop_open_parent(treefd, f->path, 0, &name), r;
+
+	if (pfd == -ENOENT && f->op == CD_PROP_MKDIR)
+		return 1;
+	if (pfd < 0) {
+		problem(f, pfd == -ENOENT ? "missing now: its parent is gone since the run"
+		                          : "its parent cannot be opened below the tree (a "
+		                            "symlink or no access)");
+		return 0;
+	}
+	r = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	close(pfd);
+	if (f->op == CD_PROP_MKDIR) {
+		if (r != -ENOENT) {
+			problem(f, "exists now: created since the run");
+			return 0;
+		}
+		return 1;
+	}
+	if (r == -ENOENT) {
+		problem(f, "missing now: deleted since the run");
+		return 0;
+	}
+	if (r < 0 || !S_ISDIR(st.st_mode)) {
+		problem(f, r < 0 ? "cannot be read" : "no longer a directory");
+		return 0;
+	}
+	return 1;
+}
+
 int cd_prop_check_one(int treefd, int upfd, struct cd_prop_file *f)
 {
 	const char *name;
@@ -146,6 +184,8 @@ int cd_prop_check_one(int treefd, int upfd, struct cd_prop_file *f)
 		problem(f, "malformed path in the stored proposal");
 		return 0;
 	}
+	if (f->op == CD_PROP_MKDIR || f->op == CD_PROP_RMDIR)
+		return check_dir(treefd, f);
 	if (f->op == CD_PROP_ADDED || f->op == CD_PROP_MODIFIED) {
 		pfd = cd_prop_open_parent(upfd, f->path, 0, &name);
 		r = pfd < 0 ? pfd : hash_at(pfd, name, sha, &mode);
@@ -384,6 +424,76 @@ out:
 	return r;
 }
 
+/* A new directory, parents first (the entries are sorted by path, and a
+ * parent's path sorts before its children's): made 0700, so the files
+ * can go in (and it is never more open than proposed); set_dir_mode gives
+ * it its mode once everything is in. */
+static int make_dir(int treefd, struct cd_prop_file *f)
+{
+	const char *name;
+	int pfd, r = 0;
+
+	pfd = cd_prop_open_parent(treefd, f->path, 1, &name);
+	if (pfd < 0) {
+		problem(f, "its parent cannot be opened or created below the tree");
+		return pfd;
+	}
+	if (mkdirat(pfd, name, 0700) < 0) {
+		r = errno == EEXIST ? -ESTALE : -errno;
+		problem(f, r == -ESTALE ? "exists now: created during apply" : "cannot be created");
+	}
+	close(pfd);
+	if (r == 0)
+		f->applied = 1;
+	return r;
+}
+
+/* The proposed mode of a directory made by this apply, children before
+ * parents (a parent's 0500 must not stop its children's chmod). */
+static int set_dir_mode(int treefd, struct cd_prop_file *f)
+{
+	const char *name;
+	int pfd, fd, r = 0;
+
+	pfd = cd_prop_open_parent(treefd, f->path, 0, &name);
+	fd = pfd < 0 ? -1 : openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fchmod(fd, f->new_mode & 01777) < 0) {
+		r = pfd < 0 ? pfd : -errno;
+		problem(f, "made, but its mode cannot be set (left 0700)");
+	}
+	if (fd >= 0)
+		close(fd);
+	if (pfd >= 0)
+		close(pfd);
+	return r;
+}
+
+/* A removed directory, after the files: rmdir refuses one that is not
+ * empty (something added since the run, or a deletion not selected), and
+ * never follows a symlink (ENOTDIR). */
+static int remove_dir(int treefd, struct cd_prop_file *f)
+{
+	const char *name;
+	int pfd, r = 0;
+
+	pfd = cd_prop_open_parent(treefd, f->path, 0, &name);
+	if (pfd < 0) {
+		problem(f, "its parent is gone during apply");
+		return pfd;
+	}
+	if (unlinkat(pfd, name, AT_REMOVEDIR) < 0) {
+		r = errno == ENOTEMPTY || errno == EEXIST ? -ESTALE : -errno;
+		problem(f, r == -ESTALE    ? "not empty (something in it was added since the run, "
+		                             "or is not deleted): left in place"
+		           : r == -ENOTDIR ? "no longer a directory: left in place"
+		                           : "cannot be removed");
+	}
+	close(pfd);
+	if (r == 0)
+		f->applied = 1;
+	return r;
+}
+
 /* Remove staged temporaries that never went in (after a failure). */
 static void unstage(int treefd, struct cd_proposal *p)
 {
@@ -416,8 +526,15 @@ int cd_proposal_apply(struct cd_proposal *p, struct cd_err *err)
 	for (i = 0; i < p->nfiles && r == 0; i++) {
 		struct cd_prop_file *f = &p->files[i];
 		f->tmp[0] = '\0';
-		if (!f->selected || f->applied || f->op == CD_PROP_DELETED)
+		if (!f->selected || f->applied || f->op == CD_PROP_DELETED ||
+		    f->op == CD_PROP_RMDIR)
 			continue;
+		if (f->op == CD_PROP_MKDIR) {
+			if ((r = make_dir(treefd, f)) < 0)
+				r = cd_err_sys(err, r, "making directory '%s': %s", f->path,
+				               f->problem);
+			continue;
+		}
 		if ((r = stage_one(treefd, upfd, f)) < 0)
 			r = cd_err_sys(err, r, "staging '%s': %s", f->path, f->problem);
 	}
@@ -425,10 +542,25 @@ int cd_proposal_apply(struct cd_proposal *p, struct cd_err *err)
 		r = cd_err_sys(err, -errno, "syncing the staged files");
 	for (i = 0; i < p->nfiles && r == 0; i++) {
 		struct cd_prop_file *f = &p->files[i];
-		if (!f->selected || f->applied)
+		if (!f->selected || f->applied || f->op == CD_PROP_RMDIR)
 			continue;
 		if ((r = swap_one(treefd, f)) < 0)
 			r = cd_err_sys(err, r, "applying '%s': %s", f->path, f->problem);
+	}
+	/* New directories get their modes, then removed ones go: children
+	 * before parents in both. */
+	for (i = p->nfiles; i-- > 0 && r == 0;) {
+		struct cd_prop_file *f = &p->files[i];
+		if (f->selected && f->applied && f->op == CD_PROP_MKDIR &&
+		    (r = set_dir_mode(treefd, f)) < 0)
+			r = cd_err_sys(err, r, "directory '%s': %s", f->path, f->problem);
+	}
+	for (i = p->nfiles; i-- > 0 && r == 0;) {
+		struct cd_prop_file *f = &p->files[i];
+		if (!f->selected || f->applied || f->op != CD_PROP_RMDIR)
+			continue;
+		if ((r = remove_dir(treefd, f)) < 0)
+			r = cd_err_sys(err, r, "removing directory '%s': %s", f->path, f->problem);
 	}
 	unstage(treefd, p);
 	if (syncfs(treefd) < 0 && r == 0)

@@ -11,7 +11,10 @@
  * target machines and git itself is, and fast-import keeps cordon out of
  * git's object format (SHA-1 or SHA-256 repositories alike).  The branch
  * must not exist yet (fast-import is told its parent explicitly, and
- * update-ref semantics in fast-import refuse a non-fast-forward). */
+ * update-ref semantics in fast-import refuse a non-fast-forward).  git
+ * holds files only: a removed directory goes with its last file, a new
+ * one comes with its first; a new directory left empty cannot be
+ * committed, and says so. */
 #include "proposal-int.h"
 
 #include "buf.h"
@@ -207,7 +210,7 @@ static int fast_import(struct cd_proposal *p, const char *branch, const char *pa
 		r = write_all(in[1], cmd.data, cmd.len);
 	for (i = 0; r == 0 && i < p->nfiles; i++) {
 		const struct cd_prop_file *f = &p->files[i];
-		if (!f->selected)
+		if (!f->selected || f->op == CD_PROP_MKDIR || f->op == CD_PROP_RMDIR)
 			continue;
 		cd_buf_reset(&cmd);
 		if (f->op == CD_PROP_DELETED) {
@@ -241,6 +244,25 @@ static int fast_import(struct cd_proposal *p, const char *branch, const char *pa
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		return cd_err_set(err, -EIO, "git fast-import failed (exit %d)",
 		                  WIFEXITED(st) ? WEXITSTATUS(st) : 128);
+	return 0;
+}
+
+/* Does a selected added or modified file lie below directory entry i?
+ * (Entries are sorted: those below it follow it directly, with names
+ * that sort between, like "d-x" before "d/x", skipped.) */
+static int has_file_below(const struct cd_proposal *p, size_t i)
+{
+	const struct cd_prop_file *d = &p->files[i];
+	size_t j;
+
+	for (j = i + 1; j < p->nfiles; j++) {
+		const struct cd_prop_file *f = &p->files[j];
+		if (f->path_len <= d->path_len || memcmp(f->path, d->path, d->path_len) != 0)
+			break;
+		if (f->path[d->path_len] == '/' && f->selected &&
+		    (f->op == CD_PROP_ADDED || f->op == CD_PROP_MODIFIED))
+			return 1;
+	}
 	return 0;
 }
 
@@ -294,6 +316,18 @@ int cd_proposal_commit_branch(struct cd_proposal *p, const char *branch, const c
 			goto out;
 		}
 	}
+	for (i = 0; i < p->nfiles; i++) {
+		const struct cd_prop_file *f = &p->files[i];
+		if (f->selected && (f->op == CD_PROP_ADDED || f->op == CD_PROP_MODIFIED ||
+		                    f->op == CD_PROP_DELETED))
+			break;
+	}
+	if (i == p->nfiles) {
+		r = cd_err_set(err, -CD_E_USAGE,
+		               "nothing git can hold: the selection has directories only (git "
+		               "holds no empty directory); apply it to the tree instead");
+		goto out;
+	}
 	if ((r = cd_proposal_check(p, err)) < 0)
 		goto out;
 	if (prefix.len) {
@@ -337,8 +371,15 @@ int cd_proposal_commit_branch(struct cd_proposal *p, const char *branch, const c
 	}
 	memcpy(ret_commit, out.data, out.len + 1);
 	for (i = 0; i < p->nfiles; i++) {
-		if (p->files[i].selected)
-			p->files[i].applied = 1;
+		struct cd_prop_file *f = &p->files[i];
+		if (!f->selected)
+			continue;
+		if (f->op == CD_PROP_MKDIR && !has_file_below(p, i)) {
+			snprintf(f->problem, sizeof f->problem,
+			         "an empty directory: git cannot hold one, not in the commit");
+			continue;
+		}
+		f->applied = 1;
 	}
 	r = 0;
 out:

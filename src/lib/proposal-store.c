@@ -1,4 +1,4 @@
-/* proposal-store.c — proposals in the state database (migration 4).
+/* proposal-store.c — proposals in the state database (migrations 4, 5).
  *
  * Trust boundary: the database belongs to the operator but may have been
  * edited or damaged; every row read back is checked (op names, hash
@@ -14,8 +14,9 @@
 int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_err *err)
 {
 	static const char ins_p[] =
-	        "INSERT INTO proposals (id, run_id, agent, task, tree, upper, created, status)"
-	        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+	        "INSERT INTO proposals (id, run_id, agent, task, tree, upper, created, status,"
+	        " layer_size, layer_inodes, layer_used, layer_used_inodes, layer_full)"
+	        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 	static const char ins_f[] =
 	        "INSERT INTO proposal_files (proposal, path, op, base_sha256, new_sha256,"
 	        " base_mode, new_mode, flagged, note, diff) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
@@ -37,6 +38,11 @@ int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_
 	sqlite3_bind_text(st, 6, p->upper, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 7, p->created);
 	sqlite3_bind_text(st, 8, p->status, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 9, (int64_t)p->layer.size);
+	sqlite3_bind_int64(st, 10, (int64_t)p->layer.inodes);
+	sqlite3_bind_int64(st, 11, (int64_t)p->layer.used);
+	sqlite3_bind_int64(st, 12, (int64_t)p->layer.used_inodes);
+	sqlite3_bind_int(st, 13, (p->layer.bytes_full ? 1 : 0) | (p->layer.inodes_full ? 2 : 0));
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto fail;
 	sqlite3_finalize(st);
@@ -91,10 +97,19 @@ static int hex64_or_empty(const unsigned char *t)
 }
 
 /* The header columns, in this order: id run_id agent task tree upper
- * created status decided_at decided_by branch commit_id. */
+ * created status decided_at decided_by branch commit_id layer_size
+ * layer_inodes layer_used layer_used_inodes layer_full. */
 #define HEAD_COLS                                                                                  \
 	"id, run_id, agent, task, tree, upper, created, status, decided_at, decided_by,"           \
-	" branch, commit_id"
+	" branch, commit_id, layer_size, layer_inodes, layer_used, layer_used_inodes,"             \
+	" layer_full"
+#define HEAD_NCOLS 17
+
+static uint64_t col_u64(sqlite3_stmt *st, int i)
+{
+	int64_t v = sqlite3_column_int64(st, i);
+	return v > 0 ? (uint64_t)v : 0;
+}
 
 static int read_head(sqlite3_stmt *st, struct cd_proposal *p)
 {
@@ -117,6 +132,12 @@ static int read_head(sqlite3_stmt *st, struct cd_proposal *p)
 	p->decided_by = col_dup(st, 9);
 	p->branch = col_dup(st, 10);
 	p->commit = col_dup(st, 11);
+	p->layer.size = col_u64(st, 12);
+	p->layer.inodes = col_u64(st, 13);
+	p->layer.used = col_u64(st, 14);
+	p->layer.used_inodes = col_u64(st, 15);
+	p->layer.bytes_full = (sqlite3_column_int(st, 16) & 1) != 0;
+	p->layer.inodes_full = (sqlite3_column_int(st, 16) & 2) != 0;
 	if (!p->tree || !p->upper)
 		return -CD_E_CORRUPT;
 	return 0;
@@ -142,13 +163,19 @@ static int read_file(sqlite3_stmt *st, struct cd_prop_file *f)
 		f->op = CD_PROP_DELETED;
 	else if (!strcmp((const char *)op, "refused"))
 		f->op = CD_PROP_REFUSED;
+	else if (!strcmp((const char *)op, "mkdir"))
+		f->op = CD_PROP_MKDIR;
+	else if (!strcmp((const char *)op, "rmdir"))
+		f->op = CD_PROP_RMDIR;
 	else
 		return -CD_E_CORRUPT;
 	memcpy(f->base_sha256, bs, strlen((const char *)bs) + 1);
 	memcpy(f->new_sha256, ns, strlen((const char *)ns) + 1);
 	if ((f->op == CD_PROP_ADDED && (f->base_sha256[0] || !f->new_sha256[0])) ||
 	    (f->op == CD_PROP_MODIFIED && (!f->base_sha256[0] || !f->new_sha256[0])) ||
-	    (f->op == CD_PROP_DELETED && (!f->base_sha256[0] || f->new_sha256[0])))
+	    (f->op == CD_PROP_DELETED && (!f->base_sha256[0] || f->new_sha256[0])) ||
+	    ((f->op == CD_PROP_MKDIR || f->op == CD_PROP_RMDIR) &&
+	     (f->base_sha256[0] || f->new_sha256[0])))
 		return -CD_E_CORRUPT;
 	f->base_mode = (unsigned)sqlite3_column_int(st, 4) & 07777;
 	f->new_mode = (unsigned)sqlite3_column_int(st, 5) & 07777;
@@ -296,7 +323,7 @@ int cd_proposal_list(struct cd_state *s, struct cd_proposal **ret, size_t *ret_n
 		}
 		memset(&v[n], 0, sizeof v[n]);
 		r = read_head(st, &v[n]);
-		v[n].nfiles = (size_t)sqlite3_column_int64(st, 12);
+		v[n].nfiles = (size_t)sqlite3_column_int64(st, HEAD_NCOLS);
 		n++;
 		if (r < 0) {
 			r = cd_err_set(err, r, "proposals: a damaged row");

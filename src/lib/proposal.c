@@ -1,13 +1,19 @@
 /* proposal.c — see proposal.h: scanning an overlay upper layer into a
- * change set, and choosing files to apply.
+ * change set (its new content copied into the proposal's store), and
+ * choosing files to apply.
  *
  * Trust boundary: the upper layer is the sandboxed command's work.  It is
  * read through directory fds with O_NOFOLLOW everywhere; a name is any
  * byte string; types and xattrs are checked before anything is opened for
  * reading (no FIFO, device or symlink is ever opened).  Overlay metadata
- * cordon does not understand refuses the whole proposal (fail closed). */
+ * cordon does not understand refuses the whole proposal (fail closed).
+ * What reaches the host's disk is bounded: the content by max_bytes
+ * (apparent sizes: a sparse file on the layer's tmpfs costs nothing there
+ * but its full size here), the entries by CD_PROP_MAX_FILES, the diffs by
+ * CD_PROP_DIFF_TOTAL. */
 #include "proposal.h"
 
+#include "bounds.h"
 #include "buf.h"
 #include "profile.h"
 #include "proposal-int.h"
@@ -31,6 +37,10 @@ struct scan {
 	size_t cap;
 	char path[4096]; /* relative path being built */
 	size_t len;
+	int storefd;          /* the store the new content is copied into */
+	uint64_t stored, max; /* content bytes stored so far, and the cap */
+	size_t diffs;         /* diff bytes kept so far */
+	int fail;             /* why add_file failed: -ENOMEM or -CD_E_LIMIT */
 	struct cd_err *err;
 };
 
@@ -45,6 +55,10 @@ const char *cd_prop_op_name(enum cd_prop_op op)
 		return "deleted";
 	case CD_PROP_REFUSED:
 		return "refused";
+	case CD_PROP_MKDIR:
+		return "mkdir";
+	case CD_PROP_RMDIR:
+		return "rmdir";
 	}
 	return "?";
 }
@@ -75,13 +89,14 @@ void cd_proposal_free(struct cd_proposal *p)
 	free(p);
 }
 
-void cd_proposal_counts(const struct cd_proposal *p, size_t ret_counts[5], size_t *ret_flagged)
+void cd_proposal_counts(const struct cd_proposal *p, size_t ret_counts[CD_PROP_NOPS],
+                        size_t *ret_flagged)
 {
 	size_t i, fl = 0;
 
-	memset(ret_counts, 0, 5 * sizeof *ret_counts);
+	memset(ret_counts, 0, CD_PROP_NOPS * sizeof *ret_counts);
 	for (i = 0; i < p->nfiles; i++) {
-		if ((unsigned)p->files[i].op < 5)
+		if ((unsigned)p->files[i].op < CD_PROP_NOPS)
 			ret_counts[p->files[i].op]++;
 		fl += p->files[i].flagged != 0;
 	}
@@ -244,14 +259,17 @@ static struct cd_prop_file *add_file(struct scan *sc, enum cd_prop_op op, const 
 	struct cd_prop_file *f;
 
 	if (p->nfiles >= CD_PROP_MAX_FILES) {
-		cd_err_set(sc->err, -CD_E_LIMIT, "more than %d changed files", CD_PROP_MAX_FILES);
+		sc->fail = cd_err_set(sc->err, -CD_E_LIMIT,
+		                      "more than %d changed files and directories: more than a "
+		                      "proposal may hold",
+		                      CD_PROP_MAX_FILES);
 		return NULL;
 	}
 	if (p->nfiles == sc->cap) {
 		size_t nc = sc->cap ? sc->cap * 2 : 64;
 		struct cd_prop_file *v = realloc(p->files, nc * sizeof *v);
 		if (!v) {
-			cd_err_set(sc->err, -ENOMEM, "out of memory");
+			sc->fail = cd_err_set(sc->err, -ENOMEM, "out of memory");
 			return NULL;
 		}
 		p->files = v;
@@ -264,7 +282,7 @@ static struct cd_prop_file *add_file(struct scan *sc, enum cd_prop_op op, const 
 	if (!f->path || (note && !f->note)) {
 		free(f->path);
 		free(f->note);
-		cd_err_set(sc->err, -ENOMEM, "out of memory");
+		sc->fail = cd_err_set(sc->err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	memcpy(f->path, sc->path, sc->len + 1);
@@ -277,7 +295,23 @@ static struct cd_prop_file *add_file(struct scan *sc, enum cd_prop_op op, const 
 
 static int refuse(struct scan *sc, const char *why)
 {
-	return add_file(sc, CD_PROP_REFUSED, why) ? 0 : -ENOMEM;
+	return add_file(sc, CD_PROP_REFUSED, why) ? 0 : sc->fail;
+}
+
+/* A directory created (its mode) or removed (its base mode).  Only the
+ * permission bits and the sticky bit: setuid/setgid on a directory are
+ * inherited from its parent where it is applied, never copied. */
+static int emit_dir(struct scan *sc, enum cd_prop_op op, unsigned mode)
+{
+	struct cd_prop_file *f = add_file(sc, op, NULL);
+
+	if (!f)
+		return sc->fail;
+	if (op == CD_PROP_MKDIR)
+		f->new_mode = mode & 01777;
+	else
+		f->base_mode = mode & 01777;
+	return 0;
 }
 
 /* Read a whole (small, already size-checked) file from offset 0. */
@@ -303,8 +337,9 @@ static int slurp(int fd, struct cd_buf *b)
 }
 
 /* The unified diff of a text file, computed in process (proposal-diff.c);
- * old_fd or new_fd is -1 for an added or deleted file. */
-static int diff_one(struct cd_prop_file *f, int old_fd, int new_fd)
+ * old_fd or new_fd is -1 for an added or deleted file.  Past the
+ * proposal's diff budget the file gets none. */
+static int diff_one(struct scan *sc, struct cd_prop_file *f, int old_fd, int new_fd)
 {
 	struct cd_buf lab_a, lab_b, ta, tb, out;
 	int r;
@@ -326,7 +361,8 @@ static int diff_one(struct cd_prop_file *f, int old_fd, int new_fd)
 		goto out;
 	r = cd_prop_diff(ta.data ? ta.data : "", ta.len, tb.data ? tb.data : "", tb.len, lab_a.data,
 	                 lab_b.data, &out);
-	if (r == 0 && out.len) {
+	if (r == 0 && out.len && out.len <= CD_PROP_DIFF_TOTAL - sc->diffs) {
+		sc->diffs += out.len;
 		f->diff_len = out.len;
 		f->diff = cd_buf_take(&out);
 		if (!f->diff)
@@ -355,17 +391,19 @@ static int emit_delete(struct scan *sc, int lofd, const char *name)
 	f = add_file(sc, CD_PROP_DELETED, NULL);
 	if (!f) {
 		close(fd);
-		return -ENOMEM;
+		return sc->fail;
 	}
 	f->base_mode = st.st_mode & 07777;
 	r = cd_prop_hash_fd(fd, f->base_sha256, &size, &bin);
 	if (r == 0 && !bin && size <= CD_PROP_DIFF_INPUT && lseek(fd, 0, SEEK_SET) == 0)
-		r = diff_one(f, fd, -1);
+		r = diff_one(sc, f, fd, -1);
 	close(fd);
 	if (r < 0)
 		return cd_err_sys(sc->err, r, "read '%.*s'", (int)sc->len, sc->path);
 	return 0;
 }
+
+static int delete_dir(struct scan *sc, int lofd, const char *name, unsigned mode, unsigned depth);
 
 /* Everything below lower directory `lofd` is deleted. */
 static int delete_tree(struct scan *sc, int lofd, unsigned depth)
@@ -392,15 +430,7 @@ static int delete_tree(struct scan *sc, int lofd, unsigned depth)
 		if (fstatat(lofd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			r = cd_err_sys(sc->err, -errno, "stat '%.*s'", (int)sc->len, sc->path);
 		} else if (S_ISDIR(st.st_mode)) {
-			int sub = openat(lofd, de->d_name,
-			                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0)
-				r = cd_err_sys(sc->err, -errno, "open '%.*s'", (int)sc->len,
-				               sc->path);
-			else {
-				r = delete_tree(sc, sub, depth + 1);
-				close(sub);
-			}
+			r = delete_dir(sc, lofd, de->d_name, st.st_mode, depth + 1);
 		} else {
 			r = emit_delete(sc, lofd, de->d_name);
 		}
@@ -408,6 +438,82 @@ static int delete_tree(struct scan *sc, int lofd, unsigned depth)
 	}
 	closedir(d);
 	return r;
+}
+
+/* Lower directory lofd/name is removed, with everything in it. */
+static int delete_dir(struct scan *sc, int lofd, const char *name, unsigned mode, unsigned depth)
+{
+	int sub, r;
+
+	if ((r = emit_dir(sc, CD_PROP_RMDIR, mode)) < 0)
+		return r;
+	sub = openat(lofd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub < 0)
+		return cd_err_sys(sc->err, -errno, "open '%.*s'", (int)sc->len, sc->path);
+	r = delete_tree(sc, sub, depth);
+	close(sub);
+	return r;
+}
+
+/* Copy an upper file's content into the store at the path being scanned,
+ * hashing it on the way: it must be what was hashed before. */
+static int store_copy(struct scan *sc, int ufd, const char *sha)
+{
+	crypto_hash_sha256_state st;
+	unsigned char buf[65536], h[crypto_hash_sha256_BYTES];
+	char hex[65];
+	const char *name;
+	ssize_t n;
+	int pfd, out, r = 0;
+
+	pfd = cd_prop_open_parent(sc->storefd, sc->path, 1, &name);
+	if (pfd < 0)
+		return pfd;
+	out = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0) {
+		r = -errno;
+		close(pfd);
+		return r;
+	}
+	crypto_hash_sha256_init(&st);
+	if (lseek(ufd, 0, SEEK_SET) != 0)
+		r = -errno;
+	while (r == 0 && (n = read(ufd, buf, sizeof buf)) != 0) {
+		if (n < 0) {
+			if (errno != EINTR)
+				r = -errno;
+			continue;
+		}
+		crypto_hash_sha256_update(&st, buf, (size_t)n);
+		r = cd_write_all(out, buf, (size_t)n);
+	}
+	close(out);
+	if (r == 0) {
+		crypto_hash_sha256_final(&st, h);
+		sodium_bin2hex(hex, sizeof hex, h, sizeof h);
+		if (strcmp(hex, sha) != 0)
+			r = -ESTALE;
+	}
+	if (r < 0)
+		unlinkat(pfd, name, 0);
+	close(pfd);
+	return r;
+}
+
+/* An entry the command left unreadable to its owner (chmod 000): the
+ * layer is cordon's alone once the run is over, so it is given the
+ * owner's read (and search) bits back; the caller keeps the mode it
+ * recorded before.  Never a symlink (checked, and nothing else writes the
+ * layer any more). */
+static int make_readable(int dirfd, const char *name, unsigned bits)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	return fchmodat(dirfd, name, (st.st_mode | bits) & 07777, 0) < 0 ? -errno : 0;
 }
 
 /* A regular file in the upper layer: added, modified, or unchanged. */
@@ -420,6 +526,11 @@ static int upper_file(struct scan *sc, int upfd, int lofd, const char *name)
 	char lsha[65];
 
 	ufd = cd_prop_open_regular(upfd, name, &ust);
+	if (ufd == -EACCES && fstatat(upfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    make_readable(upfd, name, 0400) == 0) {
+		ufd = cd_prop_open_regular(upfd, name, &ust);
+		ust.st_mode = lst.st_mode; /* the mode the command gave it */
+	}
 	if (ufd < 0)
 		return cd_err_sys(sc->err, ufd, "open '%.*s' in the upper layer", (int)sc->len,
 		                  sc->path);
@@ -427,6 +538,18 @@ static int upper_file(struct scan *sc, int upfd, int lofd, const char *name)
 		goto out;
 	if (ust.st_mode & (S_ISUID | S_ISGID)) {
 		r = refuse(sc, "setuid or setgid bit");
+		goto out;
+	}
+	/* Checked before anything is read: a sparse file of any apparent
+	 * size costs nothing on the layer's tmpfs. */
+	if ((uint64_t)ust.st_size > sc->max - sc->stored) {
+		char why[160];
+		snprintf(why, sizeof why,
+		         "%llu bytes: more than the %llu bytes the proposal may still store "
+		         "(its cap is %llu; a sparse file?)",
+		         (unsigned long long)ust.st_size,
+		         (unsigned long long)(sc->max - sc->stored), (unsigned long long)sc->max);
+		r = refuse(sc, why);
 		goto out;
 	}
 	if (lofd >= 0 && fstatat(lofd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -454,7 +577,7 @@ static int upper_file(struct scan *sc, int upfd, int lofd, const char *name)
 	}
 	f = add_file(sc, have_lower ? CD_PROP_MODIFIED : CD_PROP_ADDED, NULL);
 	if (!f) {
-		r = -ENOMEM;
+		r = sc->fail;
 		goto out;
 	}
 	f->new_mode = ust.st_mode & 07777;
@@ -474,11 +597,15 @@ static int upper_file(struct scan *sc, int upfd, int lofd, const char *name)
 			goto out;
 		}
 	}
-	r = 0;
+	if ((r = store_copy(sc, ufd, f->new_sha256)) < 0) {
+		r = cd_err_sys(sc->err, r, "store '%.*s' in the proposal", (int)sc->len, sc->path);
+		goto out;
+	}
+	sc->stored += usize;
 	if (!ubin && !lbin && usize <= CD_PROP_DIFF_INPUT && lsize <= CD_PROP_DIFF_INPUT &&
 	    strcmp(f->base_sha256, f->new_sha256) != 0 && lseek(ufd, 0, SEEK_SET) == 0 &&
 	    (lfd < 0 || lseek(lfd, 0, SEEK_SET) == 0))
-		r = diff_one(f, lfd, ufd);
+		r = diff_one(sc, f, lfd, ufd);
 out:
 	close(ufd);
 	if (lfd >= 0)
@@ -502,16 +629,8 @@ static int upper_entry(struct scan *sc, int upfd, int lofd, int opaque, const ch
 		/* A whiteout: the lower entry is deleted. */
 		if (!have_lower)
 			return 0;
-		if (S_ISDIR(lst.st_mode)) {
-			int sub =
-			        openat(lofd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0)
-				return cd_err_sys(sc->err, -errno, "open '%.*s'", (int)sc->len,
-				                  sc->path);
-			r = delete_tree(sc, sub, depth + 1);
-			close(sub);
-			return r;
-		}
+		if (S_ISDIR(lst.st_mode))
+			return delete_dir(sc, lofd, name, lst.st_mode, depth + 1);
 		return emit_delete(sc, lofd, name);
 	}
 	if (S_ISREG(st.st_mode))
@@ -522,10 +641,14 @@ static int upper_entry(struct scan *sc, int upfd, int lofd, int opaque, const ch
 		return refuse(sc, "special file");
 	if (have_lower && !S_ISDIR(lst.st_mode))
 		return refuse(sc, "replaces a file with a directory");
+	if (!have_lower && (r = emit_dir(sc, CD_PROP_MKDIR, st.st_mode)) < 0)
+		return r;
 	{
 		int usub = openat(upfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int lsub = -1, op;
 
+		if (usub < 0 && errno == EACCES && make_readable(upfd, name, 0500) == 0)
+			usub = openat(upfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (usub < 0)
 			return cd_err_sys(sc->err, -errno, "open '%.*s' in the upper layer",
 			                  (int)sc->len, sc->path);
@@ -598,13 +721,7 @@ static int walk(struct scan *sc, int upfd, int lofd, int opaque, unsigned depth)
 			break;
 		if (fstatat(lofd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISDIR(st.st_mode)) {
-			int sub = openat(lofd, de->d_name,
-			                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			r = sub < 0 ? cd_err_sys(sc->err, -errno, "open '%.*s'", (int)sc->len,
-			                         sc->path)
-			            : delete_tree(sc, sub, depth + 1);
-			if (sub >= 0)
-				close(sub);
+			r = delete_dir(sc, lofd, de->d_name, st.st_mode, depth + 1);
 		} else {
 			r = emit_delete(sc, lofd, de->d_name);
 		}
@@ -631,49 +748,62 @@ void cd_prop_sort(struct cd_proposal *p)
 		qsort(p->files, p->nfiles, sizeof *p->files, cmp_file);
 }
 
-int cd_proposal_scan(const char *tree, const char *upper, const char *run_id, const char *agent,
-                     const char *task, int64_t now, struct cd_proposal **ret, struct cd_err *err)
+int cd_proposal_scan(const struct cd_prop_scan_in *in, struct cd_proposal **ret, struct cd_err *err)
 {
 	struct scan sc;
 	struct cd_proposal *p = calloc(1, sizeof *p);
-	int upfd = -1, lofd = -1, r;
+	int upfd = -1, lofd = -1, made = 0, r;
 
 	if (!p)
 		return cd_err_set(err, -ENOMEM, "out of memory");
 	memset(&sc, 0, sizeof sc);
 	sc.p = p;
 	sc.err = err;
+	sc.storefd = -1;
+	sc.max = in->max_bytes ? in->max_bytes : CD_PROPOSE_SIZE_MAX;
 	cd_state_random_id("pr-", p->id, sizeof p->id);
-	snprintf(p->run_id, sizeof p->run_id, "%s", run_id ? run_id : "");
-	p->created = now;
+	snprintf(p->run_id, sizeof p->run_id, "%s", in->run_id ? in->run_id : "");
+	p->created = in->now;
 	memcpy(p->status, "pending", 8);
-	p->tree = strdup(tree);
-	p->upper = strdup(upper);
-	p->agent = agent ? strdup(agent) : NULL;
-	p->task = task ? strdup(task) : NULL;
-	if (!p->tree || !p->upper || (agent && !p->agent) || (task && !p->task)) {
+	p->tree = strdup(in->tree);
+	p->upper = strdup(in->store);
+	p->agent = in->agent ? strdup(in->agent) : NULL;
+	p->task = in->task ? strdup(in->task) : NULL;
+	if (!p->tree || !p->upper || (in->agent && !p->agent) || (in->task && !p->task)) {
 		r = cd_err_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	upfd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* A fresh open of it: walk reads it from the start. */
+	upfd = openat(in->upper_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (upfd < 0) {
-		r = cd_err_sys(err, -errno, "upper layer '%s'", upper);
+		r = cd_err_sys(err, -errno, "the upper layer");
 		goto fail;
 	}
-	lofd = open(tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	lofd = open(in->tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (lofd < 0) {
-		r = cd_err_sys(err, -errno, "tree '%s'", tree);
+		r = cd_err_sys(err, -errno, "tree '%s'", in->tree);
 		goto fail;
 	}
-	/* The layer was written without fsyncs (volatile) and is not synced
-	 * here either (a syncfs flushes the whole filesystem: 3 s on a busy
-	 * disk).  A crash may tear it; apply then refuses the torn files,
-	 * whose content no longer matches the recorded hashes. */
+	if (mkdir(in->store, 0700) < 0) {
+		r = cd_err_sys(err, -errno, "the proposal's store '%s'", in->store);
+		goto fail;
+	}
+	made = 1;
+	sc.storefd = open(in->store, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sc.storefd < 0) {
+		r = cd_err_sys(err, -errno, "the proposal's store '%s'", in->store);
+		goto fail;
+	}
+	/* The store is written without fsyncs (a syncfs flushes the whole
+	 * filesystem: 3 s on a busy disk).  A crash may tear it; apply then
+	 * refuses the torn files, whose content no longer matches the
+	 * recorded hashes. */
 	if ((r = walk(&sc, upfd, lofd, 0, 0)) < 0)
 		goto fail;
 	cd_prop_sort(p);
 	close(upfd);
 	close(lofd);
+	close(sc.storefd);
 	*ret = p;
 	return 0;
 fail:
@@ -681,6 +811,10 @@ fail:
 		close(upfd);
 	if (lofd >= 0)
 		close(lofd);
+	if (sc.storefd >= 0)
+		close(sc.storefd);
+	if (made)
+		cd_prop_remove_tree(in->store);
 	cd_proposal_free(p);
 	return r;
 }

@@ -4,11 +4,16 @@
  *
  * `cordon run --propose` gives the sandbox the working directory through
  * overlayfs: the real tree is the read-only lower layer, every write lands
- * in a per-run upper directory under cordon's state directory (which no
- * sandbox sees).  After the run, cd_proposal_scan() reads the upper layer
- * (whiteouts, opaque directories) into a change set, with the SHA-256 of
- * each file's base (what the run saw) and of its new content; the content
- * itself stays in the upper layer and is re-hashed when applied.
+ * in an upper directory on a tmpfs the sandbox made in its own user
+ * namespace, capped in bytes and inodes (writes past the caps fail with
+ * ENOSPC inside; the host's disk is not written during the run).  After
+ * the run, cd_proposal_scan() reads the upper layer (whiteouts, opaque
+ * directories) into a change set, with the SHA-256 of each file's base
+ * (what the run saw) and of its new content, and copies the new content
+ * into a store under cordon's state directory (which no sandbox sees),
+ * bounded in bytes and files; the content is re-hashed when applied.
+ * Directories are changes too: one created (mkdir, with its mode) or
+ * removed (rmdir, once what was in it is gone).
  *
  * Trust boundary: everything in the upper layer was written by the
  * sandboxed command and is hostile: names (any byte but '/' and NUL),
@@ -36,13 +41,17 @@ enum cd_prop_op {
 	CD_PROP_MODIFIED,
 	CD_PROP_DELETED,
 	CD_PROP_REFUSED, /* something the proposal will never apply (note says why) */
+	CD_PROP_MKDIR,   /* a new directory (new_mode) */
+	CD_PROP_RMDIR,   /* a directory of the tree removed (base_mode) */
 };
+#define CD_PROP_NOPS 7 /* counts are indexed by op: 1 .. CD_PROP_RMDIR */
 
-/* Caps: a change set and one file's diff. */
-#define CD_PROP_MAX_FILES  200000
+/* Caps: a change set, the content a proposal stores, the diffs. */
+#define CD_PROP_MAX_FILES  200000 /* entries (files, directories) of one proposal */
 #define CD_PROP_MAX_DEPTH  64
-#define CD_PROP_DIFF_INPUT (1024 * 1024) /* files larger than this get no diff */
-#define CD_PROP_DIFF_MAX   (1024 * 1024) /* a diff larger than this is dropped */
+#define CD_PROP_DIFF_INPUT (1024 * 1024)      /* files larger than this get no diff */
+#define CD_PROP_DIFF_MAX   (1024 * 1024)      /* a diff larger than this is dropped */
+#define CD_PROP_DIFF_TOTAL (64 * 1024 * 1024) /* diffs of one proposal, together */
 
 struct cd_prop_file {
 	char *path; /* relative to the tree, '/'-separated, any other bytes */
@@ -61,12 +70,21 @@ struct cd_prop_file {
 	char tmp[64];      /* apply: the staged temporary name, "" if none */
 };
 
+/* The run's layer: its caps and what the run left in it.  size 0: not
+ * recorded (a proposal made before layers were capped). */
+struct cd_prop_layer {
+	uint64_t size, inodes;       /* the caps (--propose-size, --propose-inodes) */
+	uint64_t used, used_inodes;  /* in use when the run ended */
+	int bytes_full, inodes_full; /* none was left: a write past it failed (ENOSPC) */
+};
+
 struct cd_proposal {
 	char id[40];
 	char run_id[40];
 	char *agent, *task; /* may be NULL */
 	char *tree;         /* the real tree (canonical host path) */
-	char *upper;        /* the upper layer holding the new content */
+	char *upper;        /* the store holding the new content (host directory) */
+	struct cd_prop_layer layer;
 	int64_t created;
 	char status[16]; /* "pending", "applied", "partial", "rejected" */
 	char *decided_by, *branch, *commit;
@@ -75,23 +93,43 @@ struct cd_proposal {
 	size_t nfiles;
 };
 
-/* Scan `upper` (the overlay's upper layer) against `tree` (its lower) into
- * a new proposal (id, run_id, created filled; agent and task copied when
- * not NULL).  Computes hashes and, for text files of modest size, a
- * unified diff with diff(1).  -errno / -CD_E_LIMIT / -CD_E_CORRUPT (an
- * overlay feature cordon does not understand: refused as a whole). */
-int cd_proposal_scan(const char *tree, const char *upper, const char *run_id, const char *agent,
-                     const char *task, int64_t now, struct cd_proposal **ret, struct cd_err *err);
+/* What a scan reads and where it stores the new content. */
+struct cd_prop_scan_in {
+	const char *tree;   /* the real tree (the overlay's lower layer), canonical */
+	int upper_fd;       /* the upper layer, a directory (borrowed); nothing may
+			   * write to it any more */
+	const char *store;  /* host directory for the new content: created (0700),
+			    * must not exist; becomes p->upper */
+	uint64_t max_bytes; /* new content the store may hold (apparent sizes, so a
+			     * sparse file counts in full); 0: CD_PROPOSE_SIZE_MAX */
+	const char *run_id, *agent, *task; /* agent, task: NULL for none */
+	int64_t now;
+};
+
+/* Scan the upper layer against the tree into a new proposal (id, run_id,
+ * created filled; agent and task copied) and copy every added or
+ * modified file's content into the store, checking its hash on the way.
+ * Computes hashes and, for text files of modest size, a unified diff (at
+ * most CD_PROP_DIFF_TOTAL bytes of diffs in all; past it files get none).
+ * A file that would take the store past max_bytes is refused (an entry
+ * that is never applied, its content not stored).  Errors: -errno;
+ * -CD_E_LIMIT past CD_PROP_MAX_FILES entries or CD_PROP_MAX_DEPTH, with a
+ * message saying so; -CD_E_CORRUPT for an overlay feature cordon does not
+ * understand (refused as a whole).  On error the store is removed. */
+int cd_proposal_scan(const struct cd_prop_scan_in *in, struct cd_proposal **ret,
+                     struct cd_err *err);
 
 void cd_proposal_free(struct cd_proposal *p);
 
-/* The op's name: "added", "modified", "deleted", "refused". */
+/* The op's name: "added", "modified", "deleted", "refused", "mkdir",
+ * "rmdir". */
 const char *cd_prop_op_name(enum cd_prop_op op);
 
-/* Counts by op (index CD_PROP_*) and flagged files. */
-void cd_proposal_counts(const struct cd_proposal *p, size_t ret_counts[5], size_t *ret_flagged);
+/* Counts by op (index CD_PROP_*) and flagged entries. */
+void cd_proposal_counts(const struct cd_proposal *p, size_t ret_counts[CD_PROP_NOPS],
+                        size_t *ret_flagged);
 
-/* Store a new proposal (state migration 4), in one transaction. */
+/* Store a new proposal (state migrations 4 and 5), in one transaction. */
 int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_err *err);
 
 /* Load one by id (diffs included).  -ENOENT when there is none. */
@@ -122,16 +160,23 @@ int cd_proposal_select(struct cd_proposal *p, const char *const *paths, size_t n
  * each such file's problem set (err names the count). */
 int cd_proposal_check(struct cd_proposal *p, struct cd_err *err);
 
-/* Check, then apply the selected files to the real tree, each atomically.
- * 0 when every one was applied; otherwise the files applied so far keep
- * `applied`, the failing one has its problem, and the error is returned. */
+/* Check, then apply the selected files to the real tree, each atomically:
+ * new directories first (mkdir with their mode, parents first; one that
+ * exists by then is a conflict), then the files, then removed directories
+ * (deepest first; one that is not empty by then is left in place).  0
+ * when every one was applied; otherwise the entries applied so far keep
+ * `applied`, the failing one has its problem, and the error is returned
+ * (-ESTALE for a conflict with a change made since the run). */
 int cd_proposal_apply(struct cd_proposal *p, struct cd_err *err);
 
 /* Check, then commit the selected files on a new branch `branch` of the
  * git repository holding the tree, on top of its HEAD, with git
  * fast-import (one process, paths quoted, a clean environment).  The
  * message names the run and proposal; `by` is recorded in it.  The
- * commit's id goes to ret_commit.  The working tree is not touched. */
+ * commit's id goes to ret_commit.  The working tree is not touched.  git
+ * holds no directories: a new directory with no selected file below it
+ * is left out (not applied, its problem says so); a removed directory
+ * goes with its files. */
 int cd_proposal_commit_branch(struct cd_proposal *p, const char *branch, const char *by,
                               char ret_commit[65], struct cd_err *err);
 

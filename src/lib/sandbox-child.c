@@ -496,25 +496,78 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		fail(what, m->dest, -r);
 }
 
+/* Proposal mode: the layer, a tmpfs made here, inside the sandbox's user
+ * namespace (tmpfs mounts need no privilege there), capped in bytes and
+ * inodes: the agent's writes through the overlay land in it and fail
+ * with ENOSPC past the caps; the host's disk is never written during the
+ * run.  Holds `upper` (given the lower root's mode, so the working
+ * directory looks the same inside) and `work`.  *what says which step
+ * failed. */
+static int layer_tmpfs(size_t i, int lo, const char **what)
+{
+	struct stat st;
+	int fs, mnt;
+
+	*what = "make the proposal layer (a tmpfs inside the sandbox)";
+	if (fstat(lo, &st) < 0)
+		return -errno;
+	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -errno;
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", g_ctx->tmpfs_size[i], 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", g_ctx->layer_inodes, 0) <
+	            0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int e = errno;
+		close(fs);
+		return -e;
+	}
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+	                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	close(fs);
+	if (mnt < 0)
+		return -errno;
+	if (mkdirat(mnt, "upper", 0700) < 0 || mkdirat(mnt, "work", 0700) < 0 ||
+	    fchmodat(mnt, "upper", st.st_mode & 07777, 0) < 0) {
+		int e = errno;
+		close(mnt);
+		return -e;
+	}
+	return mnt;
+}
+
 /* Proposal mode: a detached overlayfs whose layers are given by fd
  * (opened without following symlinks), so no path is parsed twice and no
  * layer option string needs escaping.  userxattr: the only way overlayfs
  * works in a user namespace (whiteouts and opaque marks as user.overlay.*;
- * no redirects, no metacopy).  Layers by fd need Linux 6.13. */
-static int overlay_source(const struct cd_mount *m)
+ * no redirects, no metacopy; tmpfs holds user xattrs since Linux 6.6).
+ * Layers by fd need Linux 6.13.  The layer goes to the supervisor at
+ * once; the child keeps no copy (the overlay holds its own). */
+static int overlay_source(size_t i, const struct cd_mount *m, const char **what)
 {
-	int lo, up, wk, fs, mnt = -1, e = 0;
+	int lo, layer = -1, up = -1, wk = -1, fs, mnt = -1, e = 0, r;
 
+	*what = "open the working directory for the proposal overlay";
 	lo = xopenat2(AT_FDCWD, m->src, O_PATH | O_DIRECTORY | O_CLOEXEC,
 	              RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	up = xopenat2(AT_FDCWD, m->upper, O_PATH | O_DIRECTORY | O_CLOEXEC,
-	              RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	wk = xopenat2(AT_FDCWD, m->work, O_PATH | O_DIRECTORY | O_CLOEXEC,
-	              RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	if (lo < 0 || up < 0 || wk < 0) {
+	if (lo < 0)
+		return -errno;
+	layer = layer_tmpfs(i, lo, what);
+	if (layer < 0) {
+		close(lo);
+		return layer;
+	}
+	up = xopenat2(layer, "upper", O_PATH | O_DIRECTORY | O_CLOEXEC,
+	              RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+	wk = xopenat2(layer, "work", O_PATH | O_DIRECTORY | O_CLOEXEC,
+	              RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+	if (up < 0 || wk < 0) {
 		e = errno;
 		goto out;
 	}
+	*what = "mount the proposal overlay (overlayfs in a user namespace with layers by fd: "
+	        "Linux 6.13+) over";
 	fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
 	if (fs < 0) {
 		e = errno;
@@ -524,10 +577,6 @@ static int overlay_source(const struct cd_mount *m)
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_FD, "upperdir", NULL, up) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_FD, "workdir", NULL, wk) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
-	    /* No fsync per copy-up (900 of them cost ~6 s on the bench tree):
-	     * the layer is read once after the run and its hashes recorded;
-	     * a layer torn by a crash fails them at apply. */
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "volatile", NULL, 0) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		e = errno;
 		close(fs);
@@ -537,9 +586,18 @@ static int overlay_source(const struct cd_mount *m)
 	if (mnt < 0)
 		e = errno;
 	close(fs);
+	if (mnt >= 0) {
+		*what = "hand the proposal layer to the supervisor";
+		r = cd_fd_send(g_ctx->layer_fd, layer);
+		if (r < 0) {
+			e = -r;
+			close(mnt);
+			mnt = -1;
+		}
+	}
 out:
-	if (lo >= 0)
-		close(lo);
+	close(lo);
+	close(layer);
 	if (up >= 0)
 		close(up);
 	if (wk >= 0)
@@ -561,12 +619,11 @@ static void open_sources(int *srcfds)
 
 		srcfds[i] = -1;
 		if (m->kind == CD_MNT_OVERLAY) {
-			fd = overlay_source(m);
+			const char *what = "";
+
+			fd = overlay_source(i, m, &what);
 			if (fd < 0)
-				fail("mount the proposal overlay (overlayfs in a user namespace "
-				     "with "
-				     "layers by fd: Linux 6.13+) over",
-				     m->src, -fd);
+				fail(what, m->src, -fd);
 			srcfds[i] = fd;
 			continue;
 		}
@@ -606,6 +663,7 @@ static void build_root(void)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		fail("make mounts private", NULL, errno);
 	open_sources(srcfds);
+	close(g_ctx->layer_fd); /* the layer went over it, or none will */
 	nullfd = xopenat2(AT_FDCWD, "/dev/null", O_PATH | O_CLOEXEC, RESOLVE_NO_SYMLINKS);
 	if (nullfd < 0)
 		fail("open", "/dev/null", errno);

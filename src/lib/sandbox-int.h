@@ -41,9 +41,11 @@ struct cd_child_ctx {
 	int proxy_fd;    /* child's end of the socket the proxy listener goes over */
 	int listener_fd; /* child's end of the socket the seccomp listener goes over */
 	int pty_fd;      /* plan->tty: child's end of the socket the pty controller goes over */
+	int layer_fd;    /* overlay: child's end of the socket its layer tmpfs goes over */
 	int cg_memory, cg_pids; /* a cgroup enforces these: no rlimit floor needed */
 	char uid_map[64], gid_map[64];
 	char tmpfs_size[CD_PLAN_MAX_MOUNTS][24]; /* decimal sizes, per mount */
+	char layer_inodes[24];                   /* overlay: decimal inode cap of its layer */
 };
 
 /* The child's whole life: never returns. */

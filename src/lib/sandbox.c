@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <sodium.h>
@@ -26,8 +27,10 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -137,6 +140,7 @@ struct supervisor {
 	int listener; /* seccomp user-notification fd, -1 when none */
 	int ptysock;  /* plan->tty: our end of the pty socket, -1 once the controller came */
 	int ptm;      /* plan->tty: the pty's controller side (a copy is out.from), or -1 */
+	int laysock;  /* overlay: our end of the layer socket, read once after the run */
 	struct cd_cgroup *cg;
 	int child_done, killed_timeout, killed_output, got_status, status, started;
 	uint32_t walls;
@@ -205,6 +209,40 @@ static void receive_proxy(struct supervisor *s)
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->psock, NULL);
 	close(s->psock);
 	s->psock = -1;
+}
+
+static int plan_overlay(const struct cd_plan *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmounts; i++) {
+		if (p->mounts[i].kind == CD_MNT_OVERLAY)
+			return 1;
+	}
+	return 0;
+}
+
+/* Proposal mode: the overlay's layer tmpfs, sent by the child while it
+ * built the sandbox, waits in the socket; read it once the run is over
+ * (the sandbox's processes are gone: nothing writes to it any more).  It
+ * must be the root directory of a tmpfs, or it is dropped. */
+static void receive_layer(struct supervisor *s)
+{
+	struct statfs sf;
+	struct stat st;
+	int fd = -1;
+
+	if (s->laysock < 0 || !plan_overlay(s->plan))
+		return;
+	if (set_nonblock(s->laysock) == 0 && cd_fd_recv(s->laysock, &fd) == 0) {
+		if (fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC && fstat(fd, &st) == 0 &&
+		    S_ISDIR(st.st_mode))
+			s->io->on_layer(fd, s->io->layer_ctx);
+		else
+			close(fd);
+	}
+	cd_closep(&s->laysock);
+	s->laysock = -1;
 }
 
 static void close_listener(struct supervisor *s)
@@ -681,7 +719,7 @@ static int set_nonblock(int fd)
 
 /* Pipes are made in pairs: [0] read end, [1] write end, both close-on-exec. */
 struct fds {
-	int in[2], out[2], err[2], rep[2], sync[2], life[2], lis[2], prx[2], pty[2];
+	int in[2], out[2], err[2], rep[2], sync[2], life[2], lis[2], prx[2], pty[2], lay[2];
 };
 
 static void close_pair(int *p)
@@ -702,6 +740,7 @@ static void close_all(struct fds *f)
 	close_pair(f->lis);
 	close_pair(f->prx);
 	close_pair(f->pty);
+	close_pair(f->lay);
 }
 
 static int make_fds(struct fds *f)
@@ -713,7 +752,8 @@ static int make_fds(struct fds *f)
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->rep) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->lis) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->prx) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->pty) < 0) {
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->pty) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->lay) < 0) {
 		int e = -errno;
 		close_all(f);
 		return e;
@@ -755,10 +795,13 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 
 	memset(res, 0, sizeof *res);
 	memset(&s, 0, sizeof s);
-	s.lsock = s.listener = s.psock = s.ptysock = s.ptm = -1;
+	s.lsock = s.listener = s.psock = s.ptysock = s.ptm = s.laysock = -1;
 	if (plan->proxy_port && !io->on_proxy)
 		return setup_fail(res, err, -EINVAL,
 		                  "the plan has an egress proxy but nothing serves it");
+	if (plan_overlay(plan) && !io->on_layer)
+		return setup_fail(res, err, -EINVAL,
+		                  "the plan has an overlay but nothing takes its layer");
 	if (run_id)
 		memcpy(res->run_id, run_id, strnlen(run_id, CD_RUN_ID_LEN));
 	cd_argv_sha256(plan->argv, res->argv_sha256);
@@ -786,8 +829,12 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		close_all(&f);
 		return setup_fail(res, err, -EINVAL, "format the id maps");
 	}
-	for (i = 0; i < plan->nmounts && i < CD_PLAN_MAX_MOUNTS; i++)
+	for (i = 0; i < plan->nmounts && i < CD_PLAN_MAX_MOUNTS; i++) {
 		u64_dec(plan->mounts[i].size, ctx.tmpfs_size[i], sizeof ctx.tmpfs_size[i]);
+		if (plan->mounts[i].kind == CD_MNT_OVERLAY)
+			u64_dec(plan->mounts[i].inodes, ctx.layer_inodes, sizeof ctx.layer_inodes);
+	}
+	ctx.layer_fd = f.lay[1];
 	ctx.listener_fd = f.lis[1];
 	ctx.proxy_fd = f.prx[1];
 	ctx.pty_fd = f.pty[1];
@@ -829,6 +876,10 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	f.prx[1] = -1;
 	cd_closep(&f.pty[1]);
 	f.pty[1] = -1;
+	cd_closep(&f.lay[1]);
+	f.lay[1] = -1;
+	s.laysock = f.lay[0];
+	f.lay[0] = -1;
 	s.ptysock = f.pty[0];
 	f.pty[0] = -1;
 	s.psock = f.prx[0];
@@ -943,6 +994,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		read_reports(&s);
 	if (!s.child_done)
 		reap(&s);
+	receive_layer(&s);
 	flush_masked(&s, &s.out, "stdout");
 	flush_masked(&s, &s.err, "stderr");
 	finish_result(&s);
@@ -970,6 +1022,7 @@ out:
 	cd_closep(&s.lsock);
 	cd_closep(&s.psock);
 	cd_closep(&s.ptysock);
+	cd_closep(&s.laysock);
 	close_listener(&s);
 	cd_closep(&f.in[1]);
 	cd_closep(&f.out[0]);

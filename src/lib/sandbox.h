@@ -96,6 +96,15 @@ struct cd_sandbox_io {
 	 * rows, cols).  Only with plan->tty.  Must not block. */
 	void (*record)(void *ctx, char dir, const void *buf, size_t len);
 	void *record_ctx;
+	/* Proposal mode (an overlay in the plan): called once after the run
+	 * with the overlay's layer, a detached tmpfs mount (directories
+	 * `upper` and `work`) that the sandbox made in its own user
+	 * namespace; nothing else holds it once the run has ended.  The
+	 * callee owns the fd (closing it frees the layer).  Not called when
+	 * the sandbox failed before it made the layer.  Required when the
+	 * plan has an overlay. */
+	void (*on_layer)(int layer_fd, void *ctx);
+	void *layer_ctx;
 };
 
 /* A fresh random run id (hex).  Returns -errno only if the kernel's random

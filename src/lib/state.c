@@ -69,6 +69,14 @@ static const char *const migrations[] = {
 	 * grants mask data (logmask.h): the masked arguments and their
 	 * commitments, made once at request time; NULL: shown as given. */
 	"ALTER TABLE approvals ADD COLUMN log_args TEXT;",
+	/* 6: a proposal's layer (proposal-store.c): its caps, what the run
+	 * left in it, whether it was full (1 bytes, 2 inodes); the new
+	 * content is copied into a store (the column upper names it). */
+	"ALTER TABLE proposals ADD COLUMN layer_size INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE proposals ADD COLUMN layer_inodes INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE proposals ADD COLUMN layer_used INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE proposals ADD COLUMN layer_used_inodes INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE proposals ADD COLUMN layer_full INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))

@@ -63,12 +63,12 @@ propose_user() {
 	is "$(cat "$T/out")" "$(printf 'hello\nworld')" "$who: the command sees its own writes"
 	grep -v '^cordon' "$T/err" >"$T/seen-in-run"
 	is "$(tree_state "$w")" "$before" "$who: the real tree is untouched"
-	ok "$who: the run names its proposal" grep -q "proposal pr-.*3 added, 2 modified, 2 deleted, 1 refused, 1 flagged" "$T/err"
+	ok "$who: the run names its proposal" grep -q "proposal pr-.*3 added, 2 modified, 2 deleted, 0 mkdir, 1 rmdir, 1 refused, 1 flagged" "$T/err"
 
 	id=$(last_id)
 	$RUN_AS "$CORDON" proposals show "$id" --json >"$T/show.json"
-	is "$(pj '" ".join(f["op"][0]+":"+f["path"] for f in p["files"])' <"$T/show.json")" \
-		"a:.git/hooks/pre-commit m:a.txt d:b.txt a:evil\\nname\\x1b[2J m:keep.txt r:lnk a:n.txt d:sub/c" \
+	is "$(pj '" ".join(f["op"][0:3]+":"+f["path"] for f in p["files"])' <"$T/show.json")" \
+		"add:.git/hooks/pre-commit mod:a.txt del:b.txt add:evil\\nname\\x1b[2J mod:keep.txt ref:lnk add:n.txt rmd:sub del:sub/c" \
 		"$who: the proposal lists exactly the changes (names escaped)"
 	is "$(pj '[f for f in p["files"] if f["path"]=="a.txt"][0]["base_sha256"]' <"$T/show.json")" "$sha_a" \
 		"$who: a.txt's base hash is the real file's"

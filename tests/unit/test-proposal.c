@@ -1,13 +1,23 @@
-/* test-proposal.c — the pieces of proposal mode that need no kernel
- * feature: the in-process unified diff (table-driven, exact output as
- * diff -u prints it), path validation and the flagging of files that would
- * run later on the host. */
+/* test-proposal.c — the pieces of proposal mode that need no overlay:
+ * the in-process unified diff (table-driven, exact output as diff -u
+ * prints it), path validation, the flagging of files that would run later
+ * on the host, and the scan of a hand-made upper layer (whiteouts as 0/0
+ * character devices, which need no privilege) into a change set and its
+ * store: new and removed directories, the store's byte cap (a sparse file
+ * refused), then applying directories. */
 #include "../tap.h"
 
 #include "buf.h"
 #include "proposal-int.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 static const struct {
 	const char *a, *b, *want;
@@ -30,11 +40,171 @@ static const struct {
 	{ "a\x1b[2J\n", "b\n", "--- A\n+++ B\n@@ -1 +1 @@\n-a\x1b[2J\n+b\n" },
 };
 
+static char base[64];
+
+static void put(const char *rel, const char *text)
+{
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof p, "%s/%s", base, rel);
+	f = fopen(p, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void dir(const char *rel, mode_t mode)
+{
+	char p[256];
+
+	snprintf(p, sizeof p, "%s/%s", base, rel);
+	mkdir(p, mode);
+	chmod(p, mode);
+}
+
+static const struct cd_prop_file *find(const struct cd_proposal *p, const char *path)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->nfiles; i++) {
+		if (!strcmp(p->files[i].path, path))
+			return &p->files[i];
+	}
+	return NULL;
+}
+
+static int scan(uint64_t max, struct cd_proposal **ret)
+{
+	struct cd_prop_scan_in in;
+	char tree[128], up[128], store[128];
+	int fd, r;
+
+	snprintf(tree, sizeof tree, "%s/lower", base);
+	snprintf(up, sizeof up, "%s/upper", base);
+	snprintf(store, sizeof store, "%s/store", base);
+	fd = open(up, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	memset(&in, 0, sizeof in);
+	in.tree = tree;
+	in.upper_fd = fd;
+	in.store = store;
+	in.max_bytes = max;
+	in.run_id = "run";
+	r = cd_proposal_scan(&in, ret, NULL);
+	close(fd);
+	return r;
+}
+
+static void test_scan(void)
+{
+	struct cd_proposal *p = NULL;
+	const struct cd_prop_file *f;
+	char path[256];
+	struct stat st;
+	int r;
+
+	snprintf(base, sizeof base, "/tmp/cordon-test-proposal.XXXXXX");
+	if (!mkdtemp(base)) {
+		ok(0, "make a temporary directory");
+		return;
+	}
+	dir("lower", 0755);
+	dir("lower/empty", 0755);
+	dir("lower/gone", 0700);
+	dir("lower/gone/sub", 0755);
+	put("lower/gone/sub/f", "f\n");
+	put("lower/keep", "keep\n");
+	dir("upper", 0755);
+	dir("upper/newdir", 0750);
+	dir("upper/newdir/inner", 0700);
+	put("upper/new.txt", "new\n");
+	snprintf(path, sizeof path, "%s/upper/empty", base);
+	r = mknod(path, S_IFCHR | 0, makedev(0, 0));
+	snprintf(path, sizeof path, "%s/upper/gone", base);
+	r |= mknod(path, S_IFCHR | 0, makedev(0, 0));
+	if (r < 0) {
+		tap_skip("whiteouts cannot be made here (mknod 0/0)");
+		return;
+	}
+	/* A sparse file: 512 MiB that take no block. */
+	snprintf(path, sizeof path, "%s/upper/sparse", base);
+	r = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ok(r >= 0 && ftruncate(r, 512L << 20) == 0, "a sparse file in the upper layer");
+	if (r >= 0)
+		close(r);
+
+	r = scan(1 << 20, &p);
+	is_int(r, 0, "the scan succeeds");
+	if (r < 0)
+		return;
+	f = find(p, "newdir");
+	ok(f && f->op == CD_PROP_MKDIR && f->new_mode == 0750, "a new directory: mkdir, mode 0750");
+	f = find(p, "newdir/inner");
+	ok(f && f->op == CD_PROP_MKDIR && f->new_mode == 0700, "a new nested directory: mkdir");
+	f = find(p, "empty");
+	ok(f && f->op == CD_PROP_RMDIR && f->base_mode == 0755,
+	   "a whiteout over an empty directory: rmdir");
+	ok(find(p, "gone") && find(p, "gone")->op == CD_PROP_RMDIR && find(p, "gone/sub") &&
+	           find(p, "gone/sub")->op == CD_PROP_RMDIR && find(p, "gone/sub/f") &&
+	           find(p, "gone/sub/f")->op == CD_PROP_DELETED,
+	   "a whiteout over a tree: rmdir of each directory, delete of each file");
+	f = find(p, "new.txt");
+	ok(f && f->op == CD_PROP_ADDED, "a new file: added");
+	snprintf(path, sizeof path, "%s/store/new.txt", base);
+	ok(stat(path, &st) == 0 && st.st_size == 4, "its content is in the store");
+	f = find(p, "sparse");
+	ok(f && f->op == CD_PROP_REFUSED && f->note && strstr(f->note, "sparse"),
+	   "a sparse file past the store's cap is refused: %s", f && f->note ? f->note : "-");
+	snprintf(path, sizeof path, "%s/store/sparse", base);
+	ok(stat(path, &st) < 0 && errno == ENOENT, "and not stored");
+	ok(!find(p, "keep"), "an untouched file is no change");
+
+	/* Apply the directories: mkdir with the mode; rmdir refused when the
+	 * directory is not empty any more; mkdir refused when one exists. */
+	cd_proposal_select(p, NULL, 0, NULL, 0, NULL);
+	put("lower/empty/since", "x\n");
+	r = cd_proposal_apply(p, NULL);
+	is_int(r, -ESTALE, "apply stops at a removed directory that is not empty now");
+	snprintf(path, sizeof path, "%s/lower/newdir/inner", base);
+	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == 0700, "the new directories are made");
+	snprintf(path, sizeof path, "%s/lower/newdir", base);
+	ok(stat(path, &st) == 0 && (st.st_mode & 07777) == 0750, "with their modes");
+	snprintf(path, sizeof path, "%s/lower/gone", base);
+	ok(stat(path, &st) < 0 && errno == ENOENT, "the removed tree is gone");
+	f = find(p, "empty");
+	ok(f && !f->applied && strstr(f->problem, "not empty"), "the filled one says why: %s",
+	   f ? f->problem : "-");
+	cd_proposal_free(p);
+
+	/* A second scan: the store exists already; with no cap left for
+	 * new.txt (max 1 byte) it is refused too. */
+	p = NULL;
+	r = scan(1, &p);
+	ok(r < 0, "a scan into an existing store is refused");
+	snprintf(path, sizeof path, "%s/store", base);
+	cd_prop_remove_tree(path);
+	dir("upper/later", 0755);
+	r = scan(1, &p);
+	f = find(p, "new.txt");
+	ok(r == 0 && f && f->op == CD_PROP_REFUSED, "a file past the store's byte cap is refused");
+	ok(!find(p, "newdir"), "a directory that exists in the tree now is no change");
+	dir("lower/later", 0755);
+	cd_proposal_select(p, NULL, 0, NULL, 0, NULL);
+	r = cd_proposal_check(p, NULL);
+	f = find(p, "later");
+	ok(r == -ESTALE && f && strstr(f->problem, "exists now"),
+	   "a new directory that exists by now is refused");
+	cd_proposal_free(p);
+	cd_prop_remove_tree(base);
+}
+
 int main(void)
 {
 	size_t i;
 
 	tap_start(30);
+	test_scan();
 	for (i = 0; i < sizeof diffs / sizeof diffs[0]; i++) {
 		struct cd_buf b;
 		int r;
