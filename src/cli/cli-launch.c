@@ -1592,6 +1592,14 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		        "to a command's output");
 		goto out;
 	}
+	if (a.propose && cd_mask_rules_active(&dec.mask)) {
+		/* A proposal keeps the agent's files, their paths and hashes
+		 * as written, in the state database and the audit log. */
+		rc = refuse(&a, run_id, CD_REASON_DENIED,
+		            "the grant masks output, which proposal mode would keep unmasked "
+		            "(files, paths and hashes): --propose refused");
+		goto out;
+	}
 	if (tty && cd_mask_rules_active(&dec.mask)) {
 		/* Masking holds the output until the command ends, and the
 		 * session recording would keep it raw: no interactive use. */

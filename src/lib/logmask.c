@@ -25,8 +25,11 @@
 const char *const cd_logmask_hash_names[] = { "argv", "code",      "stdin",  "stdout", "stderr",
 	                                      "args", "arguments", "result", NULL };
 
-/* The members of details that carry what the agent sent. */
-static const char *const arg_members[] = { "argv", "args", "arguments", "attributes", NULL };
+/* The members of details that carry what the agent sent (and "error",
+ * a run's setup or exec failure, which may quote it). */
+static const char *const arg_members[] = {
+	"argv", "args", "arguments", "attributes", "error", NULL
+};
 
 struct lm {
 	struct cd_masker *m;
@@ -54,35 +57,54 @@ static int witness(void *ctx, enum cd_scan_type t, const char *v, size_t n)
 	return 0;
 }
 
-/* argv elements that were not UTF-8 are stored hex-encoded ({"hex": ..});
- * the scanner cannot see into them, so under masking they are withheld. */
-static void withhold_hex(json_t *argv)
+/* argv elements that were not UTF-8 are stored hex-encoded ({"hex": ..}
+ * in run records, "hex:..." in approval arguments); the scanner cannot see
+ * into them, so under masking they are withheld.  0 or -ENOMEM. */
+static int withhold_hex(json_t *argv)
 {
 	size_t i;
 
-	for (i = 0; json_is_array(argv) && i < json_array_size(argv); i++)
-		if (json_is_object(json_array_get(argv, i)))
-			json_array_set_new(argv, i, json_string(WITHHELD_BYTES));
+	for (i = 0; json_is_array(argv) && i < json_array_size(argv); i++) {
+		json_t *v = json_array_get(argv, i);
+		if (json_is_object(v) ||
+		    (json_is_string(v) && !strncmp(json_string_value(v), "hex:", 4)))
+			if (json_array_set_new(argv, i, json_string(WITHHELD_BYTES)) < 0)
+				return -ENOMEM;
+	}
+	return 0;
 }
 
-static void mask_members(struct lm *lm, const struct cd_mask_rules *r, json_t *details)
+/* A member replaced by a note; when even that fails, removed: a member
+ * that could not be masked never stays. */
+static int withhold(json_t *details, const char *name, const char *note)
+{
+	if (json_object_set_new(details, name, json_string(note)) == 0)
+		return 0;
+	json_object_del(details, name);
+	return json_object_get(details, name) ? -ENOMEM : 0;
+}
+
+static int mask_members(struct lm *lm, const struct cd_mask_rules *r, json_t *details)
 {
 	size_t i;
+	int rc;
 
 	for (i = 0; arg_members[i]; i++) {
 		json_t *v = json_object_get(details, arg_members[i]);
 		if (!v)
 			continue;
 		if (!lm->m) {
-			json_object_set_new(details, arg_members[i], json_string(WITHHELD_NOKEY));
+			if ((rc = withhold(details, arg_members[i], WITHHELD_NOKEY)) < 0)
+				return rc;
 			continue;
 		}
-		if (!strcmp(arg_members[i], "argv"))
-			withhold_hex(v);
+		rc = withhold_hex(!strcmp(arg_members[i], "argv") ? v : json_object_get(v, "argv"));
 		lm->in = arg_members[i];
-		if (cd_mask_json(lm->m, r, v, NULL) < 0)
-			json_object_set_new(details, arg_members[i], json_string(WITHHELD_FAIL));
+		if (rc < 0 || cd_mask_json(lm->m, r, v, NULL) < 0)
+			if ((rc = withhold(details, arg_members[i], WITHHELD_FAIL)) < 0)
+				return rc;
 	}
+	return 0;
 }
 
 /* A text column masked; the masked copy is kept in `keep` under `name`
@@ -187,8 +209,9 @@ int cd_logmask_record(struct cd_masker *m, const struct cd_mask_rules *r, struct
 		goto fail;
 	}
 	cd_masker_witness(m, witness, &lm);
-	mask_members(&lm, r, details);
-	rc = mask_column(&lm, r, &rec->target, "target", keep);
+	rc = mask_members(&lm, r, details);
+	if (rc == 0)
+		rc = mask_column(&lm, r, &rec->target, "target", keep);
 	if (rc == 0)
 		rc = mask_column(&lm, r, &rec->reason, "reason", keep);
 	if (rc == 0)

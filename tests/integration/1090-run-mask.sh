@@ -131,5 +131,18 @@ seq=$(sed -n 1p "$T/log11" | sed 's/^{"seq":\([0-9]*\),.*/\1/')
 ok "... which the key's holder can confirm" "$CORDON" log confirm "$seq" frank@example.com
 "$CORDON" approvals list --all 2>/dev/null | grep -q 'frank@example.com'
 is "$?" 0 "the approvals queue (private state) keeps the raw arguments for the approver"
+# Proposal mode would keep the agent's files, paths and hashes unmasked:
+# refused under a masking grant.
+"$CORDON" run --policy "$T/policy.yaml" --agent support --task T-12 --propose -- sh -c 'echo jane@example.com > jane@example.com.txt' >"$T/out12" 2>"$T/err12"
+is "$?" 125 "--propose under a masking grant is refused"
+ok "... saying why" grep -q 'proposal mode' "$T/err12"
+nok "... and nothing was written" test -e "$T/work/jane@example.com.txt"
+# A command line with bytes that are not UTF-8 is withheld in the approval
+# records (approvals keep them hex-encoded, which the scanner cannot see).
+"$CORDON" run --policy "$T/policy.yaml" --agent support --task T-13 --approval-timeout 1s -- mail "$(printf 'kim@example.com\377')" >/dev/null 2>&1
+"$CORDON" log export --format jsonl --task T-13 >"$T/log13"
+nok "a non-UTF-8 argument is not in any record, raw or hex" grep -qE 'kim@|6b696d406578' "$T/log13"
+grep -q 'not text, cannot be masked' "$T/log13"
+is "$?" 0 "... it is withheld"
 ok "the log verifies" "$CORDON" log verify
 done_testing
