@@ -62,8 +62,10 @@ char *cd_gate_approval_log_args(const struct cd_gate *g, const struct cd_decisio
 		return NULL;
 	cd_approval_hash(tool, action, args_json, sha);
 	args = json_loads(args_json, 0, NULL);
-	d = json_pack("{s:o,s:s}", "args", args ? args : json_string("[withheld by cordon]"),
-	              "args_sha256", sha);
+	/* The rules go along: the later records of this request mask their
+	 * free text (reasons, comments) the same way. */
+	d = json_pack("{s:o,s:s,s:o}", "args", args ? args : json_string("[withheld by cordon]"),
+	              "args_sha256", sha, "mask", cd_logmask_rules_json(&rules));
 	memset(&rec, 0, sizeof rec);
 	if (!d || (*ret_err = cd_logmask_record(g->masker, &rules, &rec, d, &keep)) < 0 ||
 	    !(s = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS)))
@@ -73,12 +75,42 @@ char *cd_gate_approval_log_args(const struct cd_gate *g, const struct cd_decisio
 	return s;
 }
 
+/* Free text of a masked request's records (an approver rule's reason
+ * names the operand; a person's comment may quote the call) under the
+ * request's rules, every masked type redacted: no pseudonym is needed
+ * there, so no key either, and records written by `cordon approvals`,
+ * which holds no key, are masked alike. */
+static int mask_free_text(const json_t *rules_json, const char *reason, const char *comment,
+                          char **ret_reason, char **ret_comment)
+{
+	static const unsigned char nokey[CD_MASK_KEY_BYTES];
+	struct cd_mask_rules rules;
+	struct cd_masker *m = NULL;
+	unsigned i;
+
+	*ret_reason = *ret_comment = NULL;
+	/* Unreadable rules: every type. */
+	if (cd_logmask_rules_parse(rules_json, &rules) < 0 || !cd_mask_rules_active(&rules))
+		memset(&rules, CD_MASK_REDACT, sizeof rules);
+	for (i = 0; i < CD_SCAN_NTYPES; i++)
+		if (rules.action[i] == CD_MASK_PSEUDONYMIZE)
+			rules.action[i] = CD_MASK_REDACT;
+	if (cd_masker_new(nokey, &m, NULL) < 0)
+		m = NULL; /* cd_logmask_text withholds */
+	if (reason)
+		*ret_reason = cd_logmask_text(m, &rules, reason);
+	if (comment)
+		*ret_comment = cd_logmask_text(m, &rules, comment);
+	cd_masker_free(m);
+	return (reason && !*ret_reason) || (comment && !*ret_comment) ? -ENOMEM : 0;
+}
+
 int cd_gate_approval_record(struct cd_audit *audit, const char *kind, const struct cd_approval *a,
                             const char *by, const char *reason, struct cd_err *err)
 {
 	struct cd_record rec;
 	json_t *d = json_object(), *args;
-	char *details;
+	char *details, *mreason = NULL, *mcomment = NULL;
 	int r;
 
 	if (!audit)
@@ -94,7 +126,17 @@ int cd_gate_approval_record(struct cd_audit *audit, const char *kind, const stru
 		json_object_set(d, "commitments", json_object_get(l, "commitments"));
 		if (!json_object_get(d, "args"))
 			json_object_set_new(d, "args", json_string("[withheld by cordon]"));
+		r = mask_free_text(json_object_get(l, "mask"), reason, a->comment, &mreason,
+		                   &mcomment);
 		json_decref(l);
+		if (r < 0) {
+			json_decref(d);
+			free(mreason);
+			free(mcomment);
+			return cd_err_set(err, -ENOMEM, "out of memory");
+		}
+		if (mreason)
+			reason = mreason;
 	} else {
 		json_object_set_new(d, "args_sha256", json_string(a->args_sha256));
 		args = json_loads(a->args_json, 0, NULL);
@@ -112,7 +154,8 @@ int cd_gate_approval_record(struct cd_audit *audit, const char *kind, const stru
 	if (by)
 		json_object_set_new(d, "by", json_string(by));
 	if (a->comment && strcmp(kind, "approval.request") != 0)
-		json_object_set_new(d, "comment", json_string(a->comment));
+		json_object_set_new(d, "comment", json_string(mcomment ? mcomment : a->comment));
+	free(mcomment);
 	details = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(d);
 	if (!details)
@@ -133,6 +176,7 @@ int cd_gate_approval_record(struct cd_audit *audit, const char *kind, const stru
 	rec.details_json = details;
 	r = cd_audit_append(audit, &rec, NULL, err);
 	free(details);
+	free(mreason);
 	return r < 0 ? cd_err_prefix(err, "audit log: ") : 0;
 }
 

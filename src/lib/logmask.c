@@ -248,6 +248,63 @@ fail:
 	return rc;
 }
 
+char *cd_logmask_text(struct cd_masker *m, const struct cd_mask_rules *r, const char *s)
+{
+	struct cd_buf b;
+	char *out;
+
+	if (!s)
+		return NULL;
+	if (!cd_mask_rules_active(r))
+		return strdup(s);
+	if (!m)
+		return strdup(WITHHELD_NOKEY);
+	cd_buf_init(&b, CD_AUDIT_FIELD_MAX);
+	if (cd_mask_text(m, r, s, strlen(s), &b, NULL) < 0 || cd_buf_append(&b, "", 1) < 0 ||
+	    memchr(b.data, '\0', b.len) != b.data + b.len - 1) {
+		cd_buf_release(&b);
+		return strdup(WITHHELD_FAIL);
+	}
+	out = cd_buf_take(&b);
+	return out ? out : strdup(WITHHELD_FAIL);
+}
+
+json_t *cd_logmask_rules_json(const struct cd_mask_rules *r)
+{
+	json_t *o = json_object();
+	unsigned i;
+
+	for (i = 0; o && i < CD_SCAN_NTYPES; i++)
+		if (r->action[i] != CD_MASK_NONE &&
+		    json_object_set_new(o, cd_scan_type_name((enum cd_scan_type)i),
+		                        json_string(cd_mask_action_name(
+		                                (enum cd_mask_action)r->action[i]))) < 0) {
+			json_decref(o);
+			return NULL;
+		}
+	return o;
+}
+
+int cd_logmask_rules_parse(const json_t *j, struct cd_mask_rules *ret)
+{
+	const char *k;
+	json_t *v;
+
+	memset(ret, 0, sizeof *ret);
+	if (!json_is_object(j))
+		return -CD_E_PARSE;
+	json_object_foreach((json_t *)j, k, v)
+	{
+		enum cd_scan_type t;
+		enum cd_mask_action a;
+		if (cd_scan_type_parse(k, &t) < 0 ||
+		    cd_mask_action_parse(json_string_value(v), &a) < 0)
+			return -CD_E_PARSE;
+		ret->action[t] = (unsigned char)a;
+	}
+	return 0;
+}
+
 int cd_logmask_confirm(struct cd_masker *m, const json_t *details, const char *value, size_t n,
                        const char *hash_name, cd_logmask_match_fn fn, void *ctx)
 {

@@ -34,6 +34,16 @@
 int cd_logmask_record(struct cd_masker *m, const struct cd_mask_rules *r, struct cd_record *rec,
                       json_t *details, json_t **ret_keep);
 
+/* A free-text field (a reason, a person's comment) under rules `r`: a new
+ * string, masked; a "withheld" note when m is NULL or masking fails; a
+ * copy when no rule is active.  NULL only when out of memory. */
+char *cd_logmask_text(struct cd_masker *m, const struct cd_mask_rules *r, const char *s);
+
+/* The rules as JSON ({"email": "redact", ...}) and back (unknown types or
+ * actions: -CD_E_PARSE). */
+json_t *cd_logmask_rules_json(const struct cd_mask_rules *r);
+int cd_logmask_rules_parse(const json_t *j, struct cd_mask_rules *ret);
+
 /* The names of the hashes a record may hold: "argv", "code", "stdin",
  * "stdout", "stderr" (columns) and "args", "arguments", "result"
  * (details). */

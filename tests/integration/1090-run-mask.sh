@@ -18,7 +18,25 @@ tools:
     kind: command
 profiles:
   small: {memory: 128M, timeout: 10s}
+approvers:
+  people: [root, nobody, ops-lead]
+  rules:
+    - id: scratch-rm
+      scope: {argv: [rm, -f]}
+      operands: {paths: ["/nonexistent/scratch/**"], max: 1}
 grants:
+  - id: rule-rm
+    agent: support
+    tool: shell
+    actions: [execute]
+    scope: {argv: [rm, -f]}
+    profile: small
+    approval: policy:scratch-rm
+    mask: {email: pseudonymize}
+    owner: ops
+    justification: t
+    review_by: 2030-01-01
+    expires: 2030-06-30
   - id: masked-cat
     agent: support
     tool: shell
@@ -144,5 +162,29 @@ nok "... and nothing was written" test -e "$T/work/jane@example.com.txt"
 nok "a non-UTF-8 argument is not in any record, raw or hex" grep -qE 'kim@|6b696d406578' "$T/log13"
 grep -q 'not text, cannot be masked' "$T/log13"
 is "$?" 0 "... it is withheld"
+# Free text of such records is masked too: an approver rule's reason names
+# the operand; a person's comment may quote the call.
+"$CORDON" run --policy "$T/policy.yaml" --agent support --task T-14 -- rm -f grace@example.com >/dev/null 2>"$T/err14"
+is "$?" 125 "an approver rule refuses an operand outside its paths"
+"$CORDON" log export --format jsonl --task T-14 >"$T/log14"
+grep -q 'outside the rule' "$T/log14"
+is "$?" 0 "... its reason is on the record"
+nok "... without the raw address" grep -q 'grace@' "$T/log14"
+("$CORDON" run --policy "$T/policy.yaml" --agent support --task T-15 --approval-timeout 20s -- mail ivan@example.com >/dev/null 2>&1) &
+apid=$!
+id=
+i=0
+while [ -z "$id" ] && [ $i -lt 100 ]; do
+	id=$("$CORDON" approvals list 2>/dev/null | grep -o 'ap-[0-9a-f]*' | head -1)
+	[ -n "$id" ] || sleep 0.1
+	i=$((i + 1))
+done
+"$CORDON" approvals deny "$id" --as ops-lead --reason 'ivan@example.com is not a customer of ours' >/dev/null 2>&1
+wait "$apid"
+"$CORDON" log export --format jsonl --task T-15 | grep '"kind":"approval.denied"' >"$T/log15"
+is "$(wc -l <"$T/log15" | tr -d ' ')" 1 "a person's denial of a masked call is recorded"
+nok "... their reason without the raw address" grep -q 'ivan@' "$T/log15"
+grep -q 'is not a customer' "$T/log15"
+is "$?" 0 "... the rest of it kept"
 ok "the log verifies" "$CORDON" log verify
 done_testing
