@@ -38,7 +38,10 @@
 	"the whole command line, an MCP call's arguments, or the raw data behind a\n"              \
 	"hash (NAME: stdin, stdout, stderr, code, result).  Needs the deployment's\n"              \
 	"mask key; the log alone cannot confirm anything.  Exit 0 on a match\n"                    \
-	"(naming where), 1 when nothing matches, 2 on a usage error.\n\n"                          \
+	"(naming where), 1 when nothing matches, 2 on a usage error, 125 when it\n"                \
+	"cannot check (no key, no such record, nothing committed in it).  VALUE '-'\n"             \
+	"reads it from stdin (kept out of argv and history); one starting with '-'\n"              \
+	"goes after '--'.\n\n"                                                                     \
 	"  --audit PATH      the log (default $CORDON_AUDIT, then "                                \
 	"$XDG_STATE_HOME/cordon/audit.db)\n"                                                       \
 	"  --key F           the mask key (default $CORDON_MASK_KEY, then "                        \
@@ -73,15 +76,26 @@ static int take(const struct cd_audit_entry *e, void *ctx)
 	return 1;
 }
 
+/* `in` and `type` come from the record: escaped (THREATS 44). */
 static void matched(void *ctx, const char *in, const char *type)
 {
 	uint64_t *seq = ctx;
+	struct cd_buf a, b;
 
-	if (type)
-		printf("match: record %llu, %s in %s\n", (unsigned long long)*seq, type,
-		       in ? in : "?");
-	else
-		printf("match: record %llu, %s\n", (unsigned long long)*seq, in);
+	cd_buf_init(&a, 4096);
+	cd_buf_init(&b, 4096);
+	cd_buf_escape(&a, in ? in : "?", strlen(in ? in : "?"));
+	cd_buf_putc(&a, '\0');
+	if (type) {
+		cd_buf_escape(&b, type, strlen(type));
+		cd_buf_putc(&b, '\0');
+		printf("match: record %llu, %s in %s\n", (unsigned long long)*seq,
+		       b.data ? b.data : "?", a.data ? a.data : "?");
+	} else {
+		printf("match: record %llu, %s\n", (unsigned long long)*seq, a.data ? a.data : "?");
+	}
+	cd_buf_release(&a);
+	cd_buf_release(&b);
 }
 
 /* The key must exist: a new one would confirm nothing. */
@@ -90,20 +104,21 @@ static int open_key(const char *opt, struct cd_masker **ret)
 	unsigned char key[CD_MASK_KEY_BYTES];
 	char path[4096];
 	struct cd_err err = { 0, "" };
-	struct stat st;
 	int r;
 
 	if (opt)
 		r = snprintf(path, sizeof path, "%s", opt) < (int)sizeof path ? 0 : -ENAMETOOLONG;
 	else
 		r = cli_mask_key_path(path, sizeof path);
-	if (r < 0 || lstat(path, &st) < 0) {
-		cli_errorf("no mask key%s%s: nothing can be confirmed without it",
-		           r < 0 ? "" : " at ", r < 0 ? "" : path);
-		return -ENOENT;
+	if (r < 0) {
+		cli_errorf("no mask key path: nothing can be confirmed without the key");
+		return r;
 	}
-	if ((r = cd_mask_key_load(path, key, &err)) < 0) {
-		cli_errorf("%s", err.msg);
+	if ((r = cd_mask_key_read(path, key, &err)) < 0) {
+		if (r == -ENOENT)
+			cli_errorf("no mask key at %s: nothing can be confirmed without it", path);
+		else
+			cli_errorf("%s", err.msg);
 		return r;
 	}
 	r = cd_masker_new(key, ret, &err);
@@ -111,6 +126,23 @@ static int open_key(const char *opt, struct cd_masker **ret)
 	if (r < 0)
 		cli_errorf("%s", err.msg);
 	return r;
+}
+
+/* VALUE "-": one line from stdin, so the value stays out of argv and the
+ * shell's history.  A new string, or NULL. */
+static char *value_from_stdin(void)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&line, &cap, stdin);
+
+	if (n < 0) {
+		free(line);
+		return NULL;
+	}
+	if (n > 0 && line[n - 1] == '\n')
+		line[--n] = '\0';
+	return line;
 }
 
 /* The SHA-256 the record's hash NAME would hold for this candidate. */
@@ -205,7 +237,8 @@ int cmd_log_confirm(int argc, char **argv)
 	struct found fd;
 	json_t *details = NULL;
 	uint64_t seq = 0;
-	int c, pass, use_argv = 0, modes, n, rc = CD_EXIT_FAIL;
+	char *value = NULL;
+	int c, pass, use_argv = 0, modes, n, rc = CD_EXIT_CORDON;
 
 	opterr = 0;
 	optind = 1;
@@ -233,8 +266,9 @@ int cmd_log_confirm(int argc, char **argv)
 					return CD_EXIT_USAGE;
 				break;
 			default:
-				cli_errorf("confirm: bad option '%s' (see --help)",
-				           argv[optind - 1]);
+				/* Not echoed: it may be the value to confirm. */
+				cli_errorf("confirm: bad option (a VALUE starting with '-' goes "
+				           "after '--'; see --help)");
 				return CD_EXIT_USAGE;
 			}
 		}
@@ -264,7 +298,7 @@ int cmd_log_confirm(int argc, char **argv)
 		return CD_EXIT_USAGE;
 	}
 	if (open_key(key_opt, &m) < 0)
-		return CD_EXIT_FAIL;
+		return CD_EXIT_CORDON;
 	memset(&cfg, 0, sizeof cfg);
 	cfg.path = audit_opt;
 	cfg.read_only = 1;
@@ -286,6 +320,12 @@ int cmd_log_confirm(int argc, char **argv)
 		           (unsigned long long)fd.seq);
 		goto out;
 	}
+	if (json_object_get(json_object_get(details, "commitments"), "withheld")) {
+		cli_errorf("record %llu: its values were withheld, not committed (the mask key "
+		           "was unavailable when it was written)",
+		           (unsigned long long)fd.seq);
+		goto out;
+	}
 	if (modes) {
 		unsigned char h[32];
 		if (use_argv)
@@ -297,8 +337,13 @@ int cmd_log_confirm(int argc, char **argv)
 		n = cd_logmask_confirm(m, details, (const char *)h, sizeof h, what, matched,
 		                       &fd.seq);
 	} else {
-		n = cd_logmask_confirm(m, details, argv[optind], strlen(argv[optind]), NULL,
-		                       matched, &fd.seq);
+		value = strcmp(argv[optind], "-") ? strdup(argv[optind]) : value_from_stdin();
+		if (!value) {
+			cli_errorf("no value to confirm");
+			goto out;
+		}
+		n = cd_logmask_confirm(m, details, value, strlen(value), NULL, matched, &fd.seq);
+		sodium_memzero(value, strlen(value));
 	}
 	if (n < 0) {
 		cli_errorf("record %llu: its commitments cannot be read",
@@ -312,6 +357,7 @@ int cmd_log_confirm(int argc, char **argv)
 	}
 	rc = CD_EXIT_OK;
 out:
+	free(value);
 	json_decref(details);
 	free(fd.details);
 	cd_audit_close(log);

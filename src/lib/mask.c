@@ -88,7 +88,8 @@ static int read_key(int fd, const char *path, unsigned char *key, struct cd_err 
 	return 0;
 }
 
-int cd_mask_key_load(const char *path, unsigned char ret_key[CD_MASK_KEY_BYTES], struct cd_err *err)
+static int key_open(const char *path, int create, unsigned char ret_key[CD_MASK_KEY_BYTES],
+                    struct cd_err *err)
 {
 	unsigned char key[CD_MASK_KEY_BYTES];
 	int fd, r;
@@ -96,7 +97,7 @@ int cd_mask_key_load(const char *path, unsigned char ret_key[CD_MASK_KEY_BYTES],
 	if (sodium_init() < 0)
 		return cd_err_set(err, -EIO, "libsodium failed to initialize");
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 && errno == ENOENT) {
+	if (fd < 0 && errno == ENOENT && create) {
 		if ((r = cd_mkdir_parents(path, err)) < 0)
 			return r;
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -124,6 +125,16 @@ int cd_mask_key_load(const char *path, unsigned char ret_key[CD_MASK_KEY_BYTES],
 		memcpy(ret_key, key, sizeof key);
 	sodium_memzero(key, sizeof key);
 	return r;
+}
+
+int cd_mask_key_load(const char *path, unsigned char ret_key[CD_MASK_KEY_BYTES], struct cd_err *err)
+{
+	return key_open(path, 1, ret_key, err);
+}
+
+int cd_mask_key_read(const char *path, unsigned char ret_key[CD_MASK_KEY_BYTES], struct cd_err *err)
+{
+	return key_open(path, 0, ret_key, err);
 }
 
 /* ---- the masker --------------------------------------------------------- */

@@ -56,6 +56,10 @@ void cd_mask_rules_merge(struct cd_mask_rules *a, const struct cd_mask_rules *b)
  * -errno / -CD_E_CORRUPT with the reason in err. */
 int cd_mask_key_load(const char *path, unsigned char ret_key[CD_MASK_KEY_BYTES],
                      struct cd_err *err);
+/* The same checks, never creating it (a new key confirms nothing):
+ * -ENOENT when absent. */
+int cd_mask_key_read(const char *path, unsigned char ret_key[CD_MASK_KEY_BYTES],
+                     struct cd_err *err);
 
 struct cd_masker;
 

@@ -120,6 +120,8 @@ case $intent in *argv_sha256*|*code_sha256*) r=1 ;; *'"hashes":{"argv":"'*'"code
 is "$r" 0 "... its argv and code hashes became keyed commitments"
 seq=$(printf '%s\n' "$intent" | sed 's/^{"seq":\([0-9]*\),.*/\1/')
 ok "log confirm: the raw address" "$CORDON" log confirm "$seq" carol@example.com
+printf 'carol@example.com\n' | "$CORDON" log confirm "$seq" - >/dev/null
+is "$?" 0 "log confirm: the value read from stdin (VALUE -), out of argv"
 ok "log confirm: the card, written another way" "$CORDON" log confirm "$seq" '4111 1111 1111 1111'
 nok "log confirm: not another address" "$CORDON" log confirm "$seq" eve@example.com
 ok "log confirm: the whole command line" "$CORDON" log confirm "$seq" --argv -- sh -c 'echo carol@example.com 4111-1111-1111-1111'
@@ -132,7 +134,9 @@ nok "log confirm: ... not the masked stdout" "$CORDON" log confirm "$seq" --file
 denied=$(grep '"kind":"decision"' "$T/log9" | grep '"decision":"deny"' | grep '"task":"T-9"')
 case $denied in *'"argv":["cat","<email>"]'*) r=0 ;; *) r=1 ;; esac
 is "$r" 0 "a refused run's argv is masked as strictly as the policy's grants mask"
-nok "without the key nothing is confirmed" env CORDON_MASK_KEY="$T/none" "$CORDON" log confirm "$seq" --file "stdout:$T/raw9"
+env CORDON_MASK_KEY="$T/none" "$CORDON" log confirm "$seq" --file "stdout:$T/raw9" 2>"$T/err9"
+is "$?" 125 "without the key nothing is confirmed (125: cannot check, not a refutation)"
+nok "... and no key is made" test -e "$T/none"
 "$CORDON" run --policy "$T/policy.yaml" --agent support --task T-10 -- echo erin@example.com >/dev/null
 "$CORDON" log export --format jsonl --task T-10 | grep '"kind":"run.intent"' >"$T/log10"
 grep -q '"argv":\["echo","erin@example.com"\]' "$T/log10"
