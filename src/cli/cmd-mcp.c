@@ -375,9 +375,11 @@ static int ev_temp_use(void *ctx, const char *grant_id, int64_t now)
 	int r;
 
 	if (!s->state)
-		return -1;
+		return -EIO;
 	r = cd_temp_use_active(s->state, grant_id, now, &err);
-	if (r < 0 && r != -CD_E_DENIED)
+	if (r == -CD_E_DENIED)
+		return cd_policy_temp_drop(s->policy, grant_id) == 0 ? r : -EIO;
+	if (r < 0)
 		cli_warnf("%s", err.msg);
 	return r;
 }

@@ -2,6 +2,7 @@
 #include "gate-approval.h"
 
 #include "logmask.h"
+#include "temp-grant.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -387,6 +388,24 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 			snprintf(why, sizeof why, "%s", c.comment);
 	}
 	if (verdict == 1) {
+		/* The wait may have outlasted a temporary grant the call rests
+		 * on: revoked or ended meanwhile, the approval is not used. */
+		for (i = 0; i < dec->ntemp_ids; i++) {
+			struct cd_err te = { 0, "" };
+			if (cd_temp_in_force(w->state, dec->temp_ids[i], (int64_t)time(NULL),
+			                     &te) == 0)
+				continue;
+			dec->verdict = CD_VERDICT_DENY;
+			dec->profile = NULL;
+			set_reason(
+			        dec,
+			        "temporary grant '%.64s' was revoked or has ended while %s waited",
+			        dec->temp_ids[i], a.id);
+			cd_gate_approval_record(g->audit, "approval.refused", &a, NULL, dec->reason,
+			                        NULL);
+			r = 0;
+			goto out;
+		}
 		if ((r = consume(g, w->state, &a, "the approved call runs", err)) < 0) {
 			dec->verdict = CD_VERDICT_DENY;
 			dec->profile = NULL;

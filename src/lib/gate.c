@@ -248,8 +248,11 @@ static void add_temp_ids(const struct cd_policy *p, const struct cd_decision *de
 		json_object_set_new(d, "temp_grants", arr);
 }
 
-/* Count the uses of temporary grants in the state database; a failure
- * denies (the use could not be accounted for). */
+/* Every temporary grant the decision rests on (its own and those behind a
+ * delegating parent) must still be in force in the state database, and
+ * each use is counted there.  One revoked or ended since the policy was
+ * joined denies (recorded like any deny); a failure to check denies and
+ * returns the error. */
 static int count_temp_uses(const struct cd_gate *g, struct cd_decision *dec, struct cd_err *err)
 {
 	size_t i;
@@ -257,22 +260,24 @@ static int count_temp_uses(const struct cd_gate *g, struct cd_decision *dec, str
 
 	if (!g->state || !g->audit || dec->verdict == CD_VERDICT_DENY)
 		return 0;
-	for (i = 0; i < dec->nids; i++) {
-		if (!cd_policy_temp_kind(g->policy, dec->ids[i]))
-			continue;
-		if ((r = cd_temp_use_active(g->state, dec->ids[i], g->now, err)) < 0) {
+	if (dec->temp_overflow) {
+		dec->verdict = CD_VERDICT_DENY;
+		snprintf(dec->reason, sizeof dec->reason,
+		         "too many temporary grants behind the run to check them all");
+		return 0;
+	}
+	for (i = 0; i < dec->ntemp_ids; i++) {
+		if ((r = cd_temp_use_active(g->state, dec->temp_ids[i], g->now, err)) < 0) {
 			dec->verdict = CD_VERDICT_DENY;
 			if (r == -CD_E_DENIED) {
-				/* Revoked or ended since it was loaded: a deny,
-				 * recorded like any other. */
 				snprintf(dec->reason, sizeof dec->reason,
 				         "temporary grant '%.64s' was revoked or has ended",
-				         dec->ids[i]);
+				         dec->temp_ids[i]);
 				return 0;
 			}
 			snprintf(dec->reason, sizeof dec->reason,
-			         "the use of temporary grant '%s' could not be counted",
-			         dec->ids[i]);
+			         "the use of temporary grant '%.64s' could not be counted",
+			         dec->temp_ids[i]);
 			return r;
 		}
 	}
@@ -341,8 +346,9 @@ int cd_gate_decide_run(const struct cd_gate *g, const struct cd_run_request *rq,
 		req.argc = argc;
 		req.now = g->now;
 		cd_policy_decide(g->policy, &req, ret, NULL);
-		if (count_temp_uses(g, ret, err) < 0)
-			return -EIO;
+		/* A failure to check is a deny with its reason, recorded
+		 * below like any other. */
+		(void)count_temp_uses(g, ret, err);
 	} else {
 		ret->verdict = CD_VERDICT_ALLOW;
 		r = snprintf(ret->reason, sizeof ret->reason,

@@ -131,25 +131,43 @@ static int64_t wall_s(struct cd_mcp_gw *gw)
 	return gw->cfg.ops && gw->cfg.ops->wall_s ? gw->cfg.ops->wall_s(gw->cfg.ctx) : gw->cfg.now;
 }
 
-/* Every temporary grant behind a decision must still be in force in the
- * state database (not revoked, not ended) and its use is counted; else
- * the decision becomes a deny. */
-static void check_temp_uses(struct cd_mcp_gw *gw, struct cd_decision *dec, int64_t now)
+/* Every temporary grant the decision rests on (its own, and those behind a
+ * delegating parent) must still be in force in the state database: each
+ * use is counted there.  Returns 1 when one was revoked or has ended and
+ * the session has taken it out of the policy (decide again: a written
+ * grant may still allow the call), else 0 with the decision as it stands
+ * (turned into a deny when a grant could not be checked). */
+static int check_temp_uses(struct cd_mcp_gw *gw, struct cd_decision *dec, int64_t now, int retry,
+                           const char **ret_dropped)
 {
 	size_t i;
+	int r;
 
 	if (dec->verdict == CD_VERDICT_DENY || !gw->cfg.ops || !gw->cfg.ops->temp_use)
-		return;
-	for (i = 0; i < dec->nids; i++) {
-		if (!cd_policy_temp_kind(gw->cfg.policy, dec->ids[i]))
-			continue;
-		if (gw->cfg.ops->temp_use(gw->cfg.ctx, dec->ids[i], now) < 0) {
-			dec->verdict = CD_VERDICT_DENY;
-			snprintf(dec->reason, sizeof dec->reason,
-			         "temporary grant '%.64s' was revoked or has ended", dec->ids[i]);
-			return;
-		}
+		return 0;
+	if (dec->temp_overflow) {
+		dec->verdict = CD_VERDICT_DENY;
+		snprintf(dec->reason, sizeof dec->reason,
+		         "too many temporary grants behind the call to check them all");
+		return 0;
 	}
+	for (i = 0; i < dec->ntemp_ids; i++) {
+		r = gw->cfg.ops->temp_use(gw->cfg.ctx, dec->temp_ids[i], now);
+		if (r == 0)
+			continue;
+		if (r == -CD_E_DENIED && retry) {
+			*ret_dropped = dec->temp_ids[i];
+			return 1;
+		}
+		dec->verdict = CD_VERDICT_DENY;
+		snprintf(dec->reason, sizeof dec->reason,
+		         r == -CD_E_DENIED
+		                 ? "temporary grant '%.64s' was revoked or has ended"
+		                 : "the use of temporary grant '%.64s' could not be checked",
+		         dec->temp_ids[i]);
+		return 0;
+	}
+	return 0;
 }
 
 static int record(struct cd_mcp_gw *gw, const struct cd_mcp_event *ev)
@@ -643,8 +661,9 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	struct cd_buf canon;
 	size_t n = 0;
 	int64_t now;
+	const char *dropped = NULL;
 	char *line;
-	int r;
+	int r, tries;
 
 	gw->stats.calls++;
 	r = snprintf(full, sizeof full, "%s/%s", gw->cfg.server, name);
@@ -697,8 +716,23 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 		record(gw, &ev);
 		return deny_call(gw, id, r > 0 ? text : "denied by policy");
 	}
-	cd_policy_decide(gw->cfg.policy, &mr.req, &dec, &err);
-	check_temp_uses(gw, &dec, now);
+	for (tries = 0;; tries++) {
+		cd_policy_decide(gw->cfg.policy, &mr.req, &dec, &err);
+		if (!check_temp_uses(gw, &dec, now, tries < 8, &dropped))
+			break;
+	}
+	if (dropped && dec.verdict == CD_VERDICT_DENY) {
+		/* Say why a grant that was there is not any more. */
+		char was[sizeof dec.reason];
+		size_t k, wn;
+		memcpy(was, dec.reason, sizeof was);
+		snprintf(dec.reason, sizeof dec.reason,
+		         "temporary grant '%.64s' was revoked or has ended; ", dropped);
+		k = strlen(dec.reason);
+		wn = strnlen(was, sizeof dec.reason - k - 1);
+		memcpy(dec.reason + k, was, wn);
+		dec.reason[k + wn] = '\0';
+	}
 	join_ids(&dec, ids, sizeof ids);
 	ev.policy_tool = mr.req.tool;
 	ev.action = cd_action_name(mr.req.action);

@@ -172,8 +172,10 @@ struct cd_mcp_gw_ops {
 	 * long session).  NULL: the config's `now`. */
 	int64_t (*wall_s)(void *ctx);
 	/* A temporary grant (break-glass or delegated) is about to be used:
-	 * count the use, and return negative when it was revoked or has
-	 * ended since the session loaded it (the call is then denied).
+	 * count the use; return -CD_E_DENIED when it was revoked or has ended
+	 * since the session loaded it, after taking it out of the policy
+	 * (cd_policy_temp_drop: the call is decided again without it), any
+	 * other negative when it cannot be checked (the call is denied).
 	 * NULL: temporary grants are taken as loaded. */
 	int (*temp_use)(void *ctx, const char *grant_id, int64_t now);
 	/* Approvals (may be NULL: a call that needs a person is refused).

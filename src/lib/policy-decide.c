@@ -614,10 +614,29 @@ static void add_field_list(struct cd_decision *d, const char *const *list, size_
 /* Everything src's data minimization requires, added to d's: masks merge
  * (the stricter action per type) and field lists add up (a field must
  * pass every one). */
+static void add_temp_id(struct cd_decision *d, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < d->ntemp_ids; i++)
+		if (!strcmp(d->temp_ids[i], id))
+			return;
+	if (d->ntemp_ids < CD_DECISION_MAX_TEMP_IDS)
+		d->temp_ids[d->ntemp_ids++] = id;
+	else
+		d->temp_overflow = 1;
+}
+
+/* What a decision inherits from the grants behind it: their data
+ * minimization and the temporary grants it rests on. */
 static void merge_minimize(struct cd_decision *d, const struct cd_decision *src)
 {
 	size_t i;
 
+	for (i = 0; i < src->ntemp_ids; i++)
+		add_temp_id(d, src->temp_ids[i]);
+	if (src->temp_overflow)
+		d->temp_overflow = 1;
 	cd_mask_rules_merge(&d->mask, &src->mask);
 	for (i = 0; i < src->nfield_lists; i++)
 		add_field_list(d, src->field_lists[i], src->field_counts[i]);
@@ -870,6 +889,8 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 				need = pa;
 		}
 		add_id(d, g->id);
+		if (g->temp)
+			add_temp_id(&inh[need ? 1 : 0], g->id);
 		if (held)
 			merge_minimize(&inh[need ? 1 : 0], &pd);
 		if (need) {

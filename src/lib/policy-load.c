@@ -1694,7 +1694,7 @@ static int break_glass_inherit(struct cd_policy *p, struct cd_rule *g)
 	 * break-glass grant runs under it (else it keeps its own, and a
 	 * request matched with a grant of another profile is denied). */
 	for (i = 0; i < n; i++)
-		if (!v[i]->profile || strcmp(v[i]->profile, v[0]->profile) != 0)
+		if (!v[0]->profile || !v[i]->profile || strcmp(v[i]->profile, v[0]->profile) != 0)
 			same_profile = 0;
 	if (!g->profile && same_profile)
 		g->profile = v[0]->profile;
@@ -1720,6 +1720,21 @@ static int break_glass_inherit(struct cd_policy *p, struct cd_rule *g)
 	}
 	g->ninherited_fields = nf;
 	return 0;
+}
+
+int cd_policy_temp_drop(struct cd_policy *p, const char *id)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->ntemps; i++) {
+		if (strcmp(p->temps[i]->id, id) != 0)
+			continue;
+		/* The order of the temporary grants carries no meaning (each
+		 * decision sorts its ids); the rule stays in the arena. */
+		p->temps[i] = p->temps[--p->ntemps];
+		return 0;
+	}
+	return -ENOENT;
 }
 
 int cd_policy_add_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *id,

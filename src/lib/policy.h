@@ -93,6 +93,7 @@ const char *cd_verdict_name(enum cd_verdict v);
 
 #define CD_DECISION_MAX_IDS         32
 #define CD_DECISION_MAX_FIELD_LISTS 8
+#define CD_DECISION_MAX_TEMP_IDS    16
 
 /* The outcome of a decision.  The strings point into the policy and live as
  * long as it does. */
@@ -123,6 +124,15 @@ struct cd_decision {
 	size_t field_counts[CD_DECISION_MAX_FIELD_LISTS];
 	size_t nfield_lists;
 	int minimize_overflow;
+	/* The temporary grants (break-glass, delegated) the verdict rests on:
+	 * those among the deciding grants and, for a delegated one, those
+	 * behind its parent's decision, all the way up the chain.  A front
+	 * end checks each is still in force in the state database before
+	 * acting (cd_temp_use_active).  `temp_overflow`: more than fit — the
+	 * front end must deny. */
+	const char *temp_ids[CD_DECISION_MAX_TEMP_IDS];
+	size_t ntemp_ids;
+	int temp_overflow;
 };
 
 struct cd_policy;
@@ -220,6 +230,10 @@ int64_t cd_policy_break_glass_max_ttl(const struct cd_policy *p);
 int cd_policy_add_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *id,
                        const char *parent, const char *grant_json, int64_t created,
                        struct cd_err *err);
+
+/* Take temporary grant `id` out of `p` (revoked or ended since it was
+ * added): later decisions do without it.  0, or -ENOENT. */
+int cd_policy_temp_drop(struct cd_policy *p, const char *id);
 
 /* The kind of the temporary grant `id` added to p, or 0 when `id` is not
  * one. */

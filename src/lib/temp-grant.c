@@ -274,6 +274,27 @@ int cd_temp_use_active(struct cd_state *s, const char *id, int64_t now, struct c
 	return 0;
 }
 
+int cd_temp_in_force(struct cd_state *s, const char *id, int64_t now, struct cd_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(cd_state_db(s),
+	                       "SELECT 1 FROM temp_grants"
+	                       " WHERE id = ?2 AND ended IS NULL AND expires > ?1",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return cd_state_err(s, err, "check temporary grant");
+	sqlite3_bind_int64(st, 1, now);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc != SQLITE_DONE)
+		return cd_state_err(s, err, "check temporary grant");
+	return cd_err_set(err, -CD_E_DENIED, "temporary grant '%s' was revoked or has ended", id);
+}
+
 struct apply_ctx {
 	struct cd_policy *p;
 	cd_temp_warn_fn warn;

@@ -69,6 +69,9 @@ int cd_temp_used(struct cd_state *s, const char *id, int64_t now, struct cd_err 
  * not past its expiry.  -CD_E_DENIED (nothing counted) when it is not:
  * a front end that loaded it earlier must not use it any more. */
 int cd_temp_use_active(struct cd_state *s, const char *id, int64_t now, struct cd_err *err);
+/* 0 when the grant is still in force at `now` (nothing counted),
+ * -CD_E_DENIED when not, or an error. */
+int cd_temp_in_force(struct cd_state *s, const char *id, int64_t now, struct cd_err *err);
 
 /* Add the active grants to `p` for decisions at `now`.  A grant the policy
  * in force no longer accepts (an agent or tool removed, a scope it refuses)

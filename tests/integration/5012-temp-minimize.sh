@@ -7,6 +7,7 @@
 # without a task refused.  A break-glass grant beside a masking grant masks
 # as the agent's grants on that tool do.  policy check shows the same.  As
 # root and as nobody.
+CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-400}
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/mcp/setup.sh"
 
@@ -181,6 +182,53 @@ print(json.dumps(json.loads(o["text"]), sort_keys=True))'; }
 	c log export --format jsonl --agent support/rev --kind mcp.call >"$D/rev.log"
 	grep -q '"decision":"deny".*revoked or has ended' "$D/rev.log"
 	is "$?" 0 "$u: ... and the denial is on the record"
+
+	# Two calls of AGENT in one session, grant ID revoked between them
+	# (once the first result is on the record); the two answers in $raw.
+	two_with_revoke() {
+		agent=$1 gid=$2 file=$3
+		call='{"op":"call","name":"read_text_file","args":{"path":"'"$file"'"}}'
+		before=$(c log export --format jsonl --agent "$agent" --kind mcp.result 2>/dev/null | wc -l)
+		(i=0
+		while [ $i -lt 300 ] && [ "$(c log export --format jsonl --agent "$agent" --kind mcp.result 2>/dev/null | wc -l)" -le "$before" ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		c grant revoke "$gid" >"$D/revoke" 2>&1) &
+		rpid=$!
+		raw=$(mcp "[$call,{\"sleep\":5000,${call#\{}]" "$agent" --task T-6)
+		wait "$rpid"
+	}
+	mkdir -p "$D/data/other"
+	printf 'other data\n' >"$D/data/other/o.txt"
+	[ "$u" = nobody ] && chown -R 65534:65534 "$D/data/other"
+	# A parent's break-glass grant revoked: its sub-agent's next call in a
+	# running session is refused (the chain is checked, not only the
+	# child's own grant).
+	bg=$(c grant break-glass --policy "$P" --agent support --tool fs --actions read \
+		--scope "path=$D/data/other/**" --ticket INC-9 --ttl 10m 2>"$D/bgerr" | cut -f1)
+	case $bg in bg-*) ok "$u: break-glass read of data/other for support" true ;;
+	*) nok "$u: break-glass read of data/other for support: $(cat "$D/bgerr")" true ;; esac
+	c delegate --policy "$P" --from support --to support/bgc --tool fs --actions execute \
+		--scope "argv=node $MCP_FS_JS" --ttl 10m >/dev/null
+	ok "$u: ... which support hands to support/bgc (not outliving it)" c delegate --policy "$P" \
+		--from support --to support/bgc --tool fs --actions read \
+		--scope "path=$D/data/other/**" --ttl 9m
+	two_with_revoke support/bgc "$bg" "$D/data/other/o.txt"
+	case $(printf '%s\n' "$raw" | sed -n 1p) in *'"isError":false'*'other data'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: a sub-agent reads through its parent's break-glass grant"
+	[ "$r" -eq 0 ] || diag "$raw $(cat "$D/mcp-err" "$D/revoke")"
+	case $(printf '%s\n' "$raw" | sed -n 2p) in *'"isError":true'*"$bg"*'revoked or has ended'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: ... the parent's grant revoked, the child's next call is refused, naming it"
+	[ "$r" -eq 0 ] || diag "$raw"
+	# A break-glass grant beside a written grant that allows the same: the
+	# revoke takes the temporary grant away, the written one still holds.
+	bg=$(c grant break-glass --policy "$P" --agent support --tool fs --actions read \
+		--scope "path=$D/data/crm/**" --ticket INC-10 --ttl 10m | cut -f1)
+	two_with_revoke support "$bg" "$D/data/crm/cust.json"
+	n=$(printf '%s\n' "$raw" | grep -c '"isError":false')
+	is "$n" 2 "$u: a revoked break-glass grant beside a written grant: both calls served"
+	[ "$n" -eq 2 ] || diag "$raw $(cat "$D/mcp-err" "$D/revoke")"
 	cd "$T" || return
 }
 
