@@ -869,7 +869,7 @@ __attribute__((noreturn)) static void run_init(uint32_t walls)
 		do {
 			n = read(g_sync_fd, &go, 1);
 		} while (n < 0 && errno == EINTR);
-		if (n != 1 || go != 'x')
+		if (n != 1 || go != CD_SYNC_RUN)
 			fail("wait for the run to be recorded", NULL, n < 0 ? errno : EPIPE);
 		close(g_sync_fd);
 	}
@@ -918,6 +918,7 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 {
 	struct pollfd pfd;
 	uint32_t walls;
+	ssize_t n;
 	char go;
 	int r;
 
@@ -935,13 +936,11 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	if (setsid() < 0)
 		fail("setsid", NULL, errno);
 	set_identity();
-	/* Wait until the supervisor has placed us (cgroups) and says go. */
-	if (read(ctx->sync_fd, &go, 1) != 1)
-		_exit(CHILD_EXIT_SETUP);
+	/* The filesystem, hostname and network are built while the supervisor
+	 * makes the run's cgroup and moves us in: nothing here runs code of
+	 * the command's, and nothing the command can reach starts before we
+	 * are placed. */
 	g_sync_fd = ctx->sync_fd;
-	/* Now inside the run's cgroup: make it the root of our cgroup view. */
-	if (unshare(CLONE_NEWCGROUP) < 0)
-		fail("create the cgroup namespace", NULL, errno);
 	build_root();
 	if (chdir(ctx->plan->cwd) < 0)
 		fail("enter the working directory", ctx->plan->cwd, errno);
@@ -951,8 +950,19 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	proxy_listener();
 	close(ctx->proxy_fd);
 	make_pty();
+	/* Wait until the supervisor has placed us (cgroups); EOF means it
+	 * could not, and nothing starts. */
+	do {
+		n = read(g_sync_fd, &go, 1);
+	} while (n < 0 && errno == EINTR);
+	if (n != 1 || (go & ~(CD_SYNC_CG_MEMORY | CD_SYNC_CG_PIDS)) != CD_SYNC_PLACED)
+		_exit(CHILD_EXIT_SETUP);
+	/* Now inside the run's cgroup: make it the root of our cgroup view. */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		fail("create the cgroup namespace", NULL, errno);
 	close_fds();
-	if ((r = cd_rlimits_apply(&ctx->plan->limits, ctx->cg_memory, ctx->cg_pids)) < 0)
+	if ((r = cd_rlimits_apply(&ctx->plan->limits, (go & CD_SYNC_CG_MEMORY) != 0,
+	                          (go & CD_SYNC_CG_PIDS) != 0)) < 0)
 		fail("set resource limits", NULL, -r);
 	drop_privileges();
 	walls = ctx->plan->walls &

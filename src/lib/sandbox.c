@@ -749,6 +749,8 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	struct clone_args ca;
 	struct fds f;
 	uint64_t t0 = now_ms();
+	const char *what = "supervise the sandbox";
+	char placed, run = CD_SYNC_RUN;
 	int pidfd = -1, n1, n2, r;
 	size_t i;
 	long pid;
@@ -792,16 +794,6 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	ctx.proxy_fd = f.prx[1];
 	ctx.pty_fd = f.pty[1];
 
-	/* The run's cgroup exists before the child does; the child waits at
-	 * the sync point until it has been moved in. */
-	r = cd_cgroup_create(res->run_id, &plan->limits, &s.cg, err);
-	if (r < 0) {
-		close_all(&f);
-		return setup_fail(res, err, r, "create the run's cgroup");
-	}
-	ctx.cg_memory = cd_cgroup_enforces(s.cg, "memory");
-	ctx.cg_pids = cd_cgroup_enforces(s.cg, "pids");
-
 	memset(&ca, 0, sizeof ca);
 	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
 	           CLONE_NEWUTS | CLONE_PIDFD;
@@ -811,7 +803,6 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	if (pid < 0) {
 		r = -errno;
 		close_all(&f);
-		cd_cgroup_destroy(s.cg);
 		return setup_fail(res, err, r, clone_hint(r));
 	}
 	if (pid == 0)
@@ -886,6 +877,12 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		goto abort;
 	if (plan->proxy_port && (r = ep_add(s.epfd, s.psock, EPOLLIN, EV_PROXY)) < 0)
 		goto abort;
+	/* The child builds the sandbox's filesystem meanwhile; it waits for
+	 * CD_SYNC_PLACED before anything the limits must cover can start. */
+	if ((r = cd_cgroup_create(res->run_id, &plan->limits, &s.cg, err)) < 0) {
+		what = "create the run's cgroup";
+		goto abort;
+	}
 	if ((r = cd_cgroup_attach(s.cg, (pid_t)pid, err)) < 0)
 		goto abort;
 	if (io->signal_fd >= 0 && (r = ep_add(s.epfd, io->signal_fd, EPOLLIN, EV_SIGNAL)) < 0)
@@ -912,9 +909,11 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 			goto abort;
 		}
 	}
-	/* Everything is in place: let the child build the sandbox, then (once
+	/* Everything is in place: let the child raise its walls, then (once
 	 * the caller has recorded the run) let it start the command. */
-	if (write(f.sync[1], "g", 1) != 1) {
+	placed = CD_SYNC_PLACED | (cd_cgroup_enforces(s.cg, "memory") ? CD_SYNC_CG_MEMORY : 0) |
+	         (cd_cgroup_enforces(s.cg, "pids") ? CD_SYNC_CG_PIDS : 0);
+	if (write(f.sync[1], &placed, 1) != 1) {
 		r = -errno;
 		goto abort;
 	}
@@ -931,7 +930,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 			f.sync[1] = -1;
 		}
 	}
-	if (f.sync[1] >= 0 && write(f.sync[1], "x", 1) != 1 && errno != EPIPE) {
+	if (f.sync[1] >= 0 && write(f.sync[1], &run, 1) != 1 && errno != EPIPE) {
 		r = -errno;
 		goto abort;
 	}
@@ -956,7 +955,7 @@ abort:
 	kill_sandbox(&s);
 	if (!s.child_done)
 		reap(&s);
-	setup_fail(res, err, r, "supervise the sandbox");
+	setup_fail(res, err, r, what);
 out:
 	close_stream(&s, &s.out);
 	close_stream(&s, &s.err);
