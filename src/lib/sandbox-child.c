@@ -843,6 +843,15 @@ __attribute__((noreturn)) static void exec_command(void)
 	_exit(e == ENOENT ? 127 : 126);
 }
 
+/* The command's stack until its execve (see run_init). */
+static char cmd_stack[64 * 1024] __attribute__((aligned(16)));
+
+static int spawn_command(void *unused)
+{
+	(void)unused;
+	exec_command();
+}
+
 static void forward_signal(int sig)
 {
 	if (g_cmd_pid > 0)
@@ -873,11 +882,15 @@ __attribute__((noreturn)) static void run_init(uint32_t walls)
 			fail("wait for the run to be recorded", NULL, n < 0 ? errno : EPIPE);
 		close(g_sync_fd);
 	}
-	pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	/* vfork semantics: the command borrows init's memory until its execve
+	 * (init waits meanwhile), so init's pages are neither copied into it
+	 * nor made copy-on-write for the rest of the run.  Until then it makes
+	 * system calls only and writes nothing of init's but its own stack;
+	 * its signal handlers are its own copy (no CLONE_SIGHAND). */
+	pid = clone(spawn_command, cmd_stack + sizeof cmd_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+	            NULL);
 	if (pid < 0)
 		fail("fork the command", NULL, errno);
-	if (pid == 0)
-		exec_command();
 	g_cmd_pid = pid;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = forward_signal;
