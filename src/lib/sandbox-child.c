@@ -181,6 +181,65 @@ static int open_parent(int rootfd, const char *dest, char *name, size_t namecap)
 	}
 }
 
+/* The parent directory of the last mount point (an O_PATH fd owned here):
+ * the plan's mounts come in runs under one directory (/etc, /dev, /proc),
+ * so most mounts reuse it instead of walking from the root again.  Any
+ * mount attached at the cached directory or above it drops it, since the
+ * fd would still name the directory underneath. */
+static struct {
+	char path[CD_PATH_MAX]; /* "" for the root, else "/a/b" */
+	int fd;
+} g_parent = { "", -1 };
+
+static void parent_drop(void)
+{
+	if (g_parent.fd >= 0)
+		close(g_parent.fd);
+	g_parent.fd = -1;
+	g_parent.path[0] = '\0';
+}
+
+/* After a mount was attached at `dest`. */
+static void parent_covered(const char *dest)
+{
+	size_t n = strlen(dest);
+
+	if (g_parent.fd >= 0 && strncmp(g_parent.path, dest, n) == 0 &&
+	    (g_parent.path[n] == '\0' || g_parent.path[n] == '/'))
+		parent_drop();
+}
+
+/* open_parent() through the cache: the fd is borrowed (never closed by
+ * the caller). */
+static int parent_of(int rootfd, const char *dest, char *name, size_t namecap)
+{
+	const char *slash = strrchr(dest, '/');
+	size_t plen = slash ? (size_t)(slash - dest) : 0, nlen;
+	int fd;
+
+	if (slash && g_parent.fd >= 0 && strlen(g_parent.path) == plen &&
+	    memcmp(g_parent.path, dest, plen) == 0) {
+		nlen = strlen(slash + 1);
+		if (nlen == 0 || nlen >= 256 || nlen >= namecap)
+			return -ENAMETOOLONG;
+		memcpy(name, slash + 1, nlen + 1);
+		return g_parent.fd;
+	}
+	fd = open_parent(rootfd, dest, name, namecap);
+	if (fd < 0)
+		return fd;
+	parent_drop();
+	if (slash && plen < sizeof g_parent.path) {
+		memcpy(g_parent.path, dest, plen);
+		g_parent.path[plen] = '\0';
+	} else {
+		g_parent.path[0] = '\x01'; /* matches no dest: used once */
+		g_parent.path[1] = '\0';
+	}
+	g_parent.fd = fd;
+	return fd;
+}
+
 /* Create the mount point for a bind of a directory or a file, and open
  * it without following symlinks. */
 static int make_target(int pfd, const char *name, int is_dir)
@@ -360,7 +419,7 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 {
 	const struct cd_mount *m = &g_ctx->plan->mounts[i];
 	char name[256];
-	int pfd, tfd = -1, mfd = -1, r = 0, fd;
+	int pfd, tfd = -1, mfd = -1, r = 0, fd, is_dir;
 	const char *what = "mount";
 
 	if (strcmp(m->dest, "/") == 0) {
@@ -370,7 +429,7 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 			fail("make the sandbox root read-only", NULL, -r);
 		return;
 	}
-	pfd = open_parent(rootfd, m->dest, name, sizeof name);
+	pfd = parent_of(rootfd, m->dest, name, sizeof name);
 	if (pfd < 0)
 		fail("create mount point for", m->dest, -pfd);
 
@@ -382,7 +441,6 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		break;
 	case CD_MNT_BIND:
 		if (srcfd < 0) {
-			close(pfd);
 			if ((m->flags & CD_MNT_OPTIONAL) && srcfd == -ENOENT)
 				return;
 			fail("open bind source", m->src, -srcfd);
@@ -443,7 +501,8 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		if ((r = open_existing(pfd, name, m, &tfd)) <= 0)
 			break;
 		r = 0;
-		if (fd_is_dir(tfd))
+		is_dir = fd_is_dir(tfd);
+		if (is_dir)
 			mfd = new_fs("tmpfs", "0", "0555",
 			             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 			                     MOUNT_ATTR_NOEXEC);
@@ -454,7 +513,7 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 			r = mfd == -1 ? -errno : mfd;
 			break;
 		}
-		if (!fd_is_dir(tfd))
+		if (!is_dir)
 			r = set_attr(mfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
 			             0);
 		if (r == 0)
@@ -491,9 +550,10 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		close(mfd);
 	if (tfd >= 0)
 		close(tfd);
-	close(pfd);
 	if (r < 0)
 		fail(what, m->dest, -r);
+	if (m->kind != CD_MNT_SYMLINK && m->kind != CD_MNT_DIR && m->kind != CD_MNT_FILE)
+		parent_covered(m->dest);
 }
 
 /* Proposal mode: a detached overlayfs whose layers are given by fd
@@ -620,6 +680,7 @@ static void build_root(void)
 			close(srcfds[i]);
 	}
 	close(nullfd);
+	parent_drop();
 	if (fchdir(rootfd) < 0)
 		fail("enter the new root", NULL, errno);
 	close(rootfd);
