@@ -128,7 +128,8 @@ struct supervisor {
 	int in_to;       /* our end of the command's stdin pipe, -1 when closed */
 	int in_from;     /* caller's stdin, -1 at EOF */
 	int in_pollable; /* the caller's stdin works with epoll */
-	char in_buf[RELAY_CHUNK];
+	char *in_buf;    /* RELAY_CHUNK bytes, on the heap: untouched (no page
+	               * faults) unless stdin carries data */
 	size_t in_len, in_off;
 	uint64_t in_bytes;
 	crypto_hash_sha256_state in_hash;
@@ -348,7 +349,7 @@ static void pump_stdin(struct supervisor *s)
 				if (poll(&pfd, 1, 0) == 0)
 					break;
 			}
-			n = read(s->in_from, s->in_buf, sizeof s->in_buf);
+			n = read(s->in_from, s->in_buf, RELAY_CHUNK);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0 && errno == EAGAIN)
@@ -768,8 +769,13 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	crypto_hash_sha256_init(&s.err.hash);
 	crypto_hash_sha256_init(&s.in_hash);
 
-	if ((r = make_fds(&f)) < 0)
+	s.in_buf = malloc(RELAY_CHUNK);
+	if (!s.in_buf)
+		return setup_fail(res, err, -ENOMEM, "allocate the stdin buffer");
+	if ((r = make_fds(&f)) < 0) {
+		free(s.in_buf);
 		return setup_fail(res, err, r, "create pipes");
+	}
 
 	memset(&ctx, 0, sizeof ctx);
 	ctx.plan = plan;
@@ -786,6 +792,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof ctx.uid_map ||
 	    (size_t)n2 >= sizeof ctx.gid_map) {
 		close_all(&f);
+		free(s.in_buf);
 		return setup_fail(res, err, -EINVAL, "format the id maps");
 	}
 	for (i = 0; i < plan->nmounts && i < CD_PLAN_MAX_MOUNTS; i++)
@@ -803,6 +810,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	if (pid < 0) {
 		r = -errno;
 		close_all(&f);
+		free(s.in_buf);
 		return setup_fail(res, err, r, clone_hint(r));
 	}
 	if (pid == 0)
@@ -977,5 +985,6 @@ out:
 	cd_closep(&pidfd);
 	cd_closep(&f.sync[1]);
 	cd_closep(&f.life[1]); /* the lifeline goes last */
+	free(s.in_buf);
 	return r;
 }
