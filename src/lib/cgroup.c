@@ -159,29 +159,40 @@ static int has_word(const char *list, const char *word)
 
 /* Our own cgroup in hierarchy `ctrl` ("" for v2), as "" for the root or
  * "/a/b", from `self`: the text of /proc/self/cgroup (read once per
- * create; an empty string when it could not be read). */
+ * create; an empty string when it could not be read).  Lines are
+ * "id:controllers:path"; `self` is not modified. */
 static int own_path(const char *self, const char *ctrl, char *buf, size_t size)
 {
-	char data[CG_SELF_MAX];
-	int n = snprintf(data, sizeof data, "%s", self);
+	size_t cl = strlen(ctrl);
 
-	if (n < 0 || (size_t)n >= sizeof data)
-		return -ENAMETOOLONG;
-	for (char *line = data; line && *line;) {
-		char *nl = strchr(line, '\n');
-		char *c1 = strchr(line, ':'), *c2;
-		if (nl)
-			*nl = '\0';
-		if (c1 && (c2 = strchr(c1 + 1, ':'))) {
-			*c2 = '\0';
-			if ((*ctrl == '\0' && strcmp(line, "0") == 0 && c1[1] == '\0') ||
-			    (*ctrl && has_word(c1 + 1, ctrl))) {
-				const char *path = strcmp(c2 + 1, "/") == 0 ? "" : c2 + 1;
-				n = snprintf(buf, size, "%s", path);
-				return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+	for (const char *line = self; *line;) {
+		const char *nl = strchr(line, '\n'), *end = nl ? nl : line + strlen(line);
+		const char *c1 = memchr(line, ':', (size_t)(end - line));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
+
+		if (c2) {
+			const char *path = c2 + 1;
+			size_t pl = (size_t)(end - path);
+			int match = 0;
+
+			if (cl == 0)
+				match = c1 - line == 1 && line[0] == '0' && c2 == c1 + 1;
+			for (const char *w = c1 + 1; cl && !match && w < c2;) {
+				size_t wl = strcspn(w, ",:");
+				match = wl == cl && memcmp(w, ctrl, cl) == 0;
+				w += wl + 1;
+			}
+			if (match) {
+				if (pl == 1 && path[0] == '/')
+					pl = 0;
+				if (pl >= size)
+					return -ENAMETOOLONG;
+				memcpy(buf, path, pl);
+				buf[pl] = '\0';
+				return 0;
 			}
 		}
-		line = nl ? nl + 1 : NULL;
+		line = nl ? nl + 1 : end;
 	}
 	return -ENOENT;
 }
