@@ -25,12 +25,15 @@ done
 
 # cordon refuses /, /tmp and /root as its working directory (it exposes the
 # cwd read-only), and the rootless runs need a directory uid 65534 can enter:
-# run everything from a fresh world-readable directory.
+# run everything from a fresh world-readable directory, $W/cwd.  cordon also
+# refuses to run when its own audit log lies in the directory it would
+# expose: the logs (and the rootless HOME) are beside it, in $W.
 W=$(mktemp -d /tmp/cordon-bench-startup.XXXXXX)
 chmod 755 "$W"
+mkdir -m 755 "$W/cwd"
 OUT=${OUT:-$W}
 mkdir -p "$OUT"
-cd "$W"
+cd "$W/cwd"
 cleanup() {
 	# the crun bundle and the breakdown harness; the JSON stays when OUT=$W
 	rm -rf "$W/oci" "$W/harness" "$SHM"

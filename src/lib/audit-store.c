@@ -171,15 +171,32 @@ static int prepare(struct cd_audit *a, const char *sql, sqlite3_stmt **st, struc
 	return 0;
 }
 
+/* Read the log id of an existing log: 0, or -ENOENT when the schema or
+ * the id is not there yet (a->meta_get is then NULL). */
+static int read_log_id(struct cd_audit *a)
+{
+	if (sqlite3_prepare_v3(a->db, "SELECT value FROM meta WHERE key = ?1", -1,
+	                       SQLITE_PREPARE_PERSISTENT, &a->meta_get, NULL) == SQLITE_OK &&
+	    meta_get(a, "log_id", a->log_id, sizeof a->log_id) == 0)
+		return 0;
+	sqlite3_finalize(a->meta_get);
+	a->meta_get = NULL;
+	a->log_id[0] = '\0';
+	return -ENOENT;
+}
+
 /* Create the schema and the log id, or read them (same transaction, so two
- * processes creating the log at once agree on one id). */
+ * processes creating the log at once agree on one id).  A log that already
+ * has its id (every open but the first) is read without a write
+ * transaction. */
 static int init_schema(struct cd_audit *a, struct cd_err *err)
 {
 	unsigned char raw[CD_AUDIT_LOG_ID_LEN / 2];
 	char id[CD_AUDIT_LOG_ID_LEN + 1], t[32];
-	int r, n;
+	int r, n, tx = 0;
 
-	if (!a->read_only) {
+	if (!a->read_only && read_log_id(a) < 0) {
+		tx = 1;
 		r = exec(a, "BEGIN IMMEDIATE", err);
 		if (r < 0)
 			return r;
@@ -187,17 +204,19 @@ static int init_schema(struct cd_audit *a, struct cd_err *err)
 		if (r < 0)
 			goto fail;
 	}
-	r = prepare(a, "SELECT value FROM meta WHERE key = ?1", &a->meta_get, err);
-	if (r < 0)
-		goto fail;
+	if (!a->meta_get) {
+		r = prepare(a, "SELECT value FROM meta WHERE key = ?1", &a->meta_get, err);
+		if (r < 0)
+			goto fail;
+	}
 	if (!a->read_only) {
 		r = prepare(a, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)",
 		            &a->meta_set, err);
 		if (r < 0)
 			goto fail;
 	}
-	r = meta_get(a, "log_id", a->log_id, sizeof a->log_id);
-	if (r == -ENOENT && !a->read_only) {
+	r = a->log_id[0] ? 0 : meta_get(a, "log_id", a->log_id, sizeof a->log_id);
+	if (r == -ENOENT && tx) {
 		randombytes_buf(raw, sizeof raw);
 		cd_audit_hex(raw, sizeof raw, id);
 		n = snprintf(t, sizeof t, "%lld", (long long)now_ns());
@@ -215,14 +234,14 @@ static int init_schema(struct cd_audit *a, struct cd_err *err)
 		r = cd_err_set(err, -CD_E_CORRUPT, "audit log '%s': no valid log id", a->path);
 		goto fail;
 	}
-	if (!a->read_only) {
+	if (tx) {
 		r = exec(a, "COMMIT", err);
 		if (r < 0)
 			goto fail;
 	}
 	return 0;
 fail:
-	if (!a->read_only)
+	if (tx)
 		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
 	return r;
 }

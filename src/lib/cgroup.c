@@ -28,10 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CG1_MAGIC  0x27e0ebUL
-#define CG2_MAGIC  0x63677270UL
-#define CG_ROOT    "/sys/fs/cgroup"
-#define CPU_PERIOD 100000 /* us */
+#define CG1_MAGIC   0x27e0ebUL
+#define CG2_MAGIC   0x63677270UL
+#define CG_ROOT     "/sys/fs/cgroup"
+#define CPU_PERIOD  100000 /* us */
+#define CG_SELF_MAX 8192   /* /proc/self/cgroup */
 
 enum { MECH_NONE, MECH_V1, MECH_V2 };
 enum { L_MEMORY, L_PIDS, L_QUOTA, L_N };
@@ -156,30 +157,42 @@ static int has_word(const char *list, const char *word)
 	return 0;
 }
 
-/* Our own cgroup in hierarchy `ctrl` ("" for v2) from /proc/self/cgroup,
- * as "" for the root or "/a/b". */
-static int own_path(const char *ctrl, char *buf, size_t size)
+/* Our own cgroup in hierarchy `ctrl` ("" for v2), as "" for the root or
+ * "/a/b", from `self`: the text of /proc/self/cgroup (read once per
+ * create; an empty string when it could not be read).  Lines are
+ * "id:controllers:path"; `self` is not modified. */
+static int own_path(const char *self, const char *ctrl, char *buf, size_t size)
 {
-	char data[8192];
-	int rc = read_small("/proc/self/cgroup", data, sizeof data);
+	size_t cl = strlen(ctrl);
 
-	if (rc < 0)
-		return rc;
-	for (char *line = data; line && *line;) {
-		char *nl = strchr(line, '\n');
-		char *c1 = strchr(line, ':'), *c2;
-		if (nl)
-			*nl = '\0';
-		if (c1 && (c2 = strchr(c1 + 1, ':'))) {
-			*c2 = '\0';
-			if ((*ctrl == '\0' && strcmp(line, "0") == 0 && c1[1] == '\0') ||
-			    (*ctrl && has_word(c1 + 1, ctrl))) {
-				const char *path = strcmp(c2 + 1, "/") == 0 ? "" : c2 + 1;
-				int n = snprintf(buf, size, "%s", path);
-				return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+	for (const char *line = self; *line;) {
+		const char *nl = strchr(line, '\n'), *end = nl ? nl : line + strlen(line);
+		const char *c1 = memchr(line, ':', (size_t)(end - line));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
+
+		if (c2) {
+			const char *path = c2 + 1;
+			size_t pl = (size_t)(end - path);
+			int match = 0;
+
+			if (cl == 0)
+				match = c1 - line == 1 && line[0] == '0' && c2 == c1 + 1;
+			for (const char *w = c1 + 1; cl && !match && w < c2;) {
+				size_t wl = strcspn(w, ",:");
+				match = wl == cl && memcmp(w, ctrl, cl) == 0;
+				w += wl + 1;
+			}
+			if (match) {
+				if (pl == 1 && path[0] == '/')
+					pl = 0;
+				if (pl >= size)
+					return -ENAMETOOLONG;
+				memcpy(buf, path, pl);
+				buf[pl] = '\0';
+				return 0;
 			}
 		}
-		line = nl ? nl + 1 : NULL;
+		line = nl ? nl + 1 : end;
 	}
 	return -ENOENT;
 }
@@ -254,7 +267,7 @@ static int fs_magic(const char *path, unsigned long magic)
 
 /* 1 when v2 was set up, 0 when it is not usable here (note says why),
  * -errno when it is usable but a limit could not be set. */
-static int try_v2(struct cd_cgroup *cg, const char *id, struct cd_err *err)
+static int try_v2(struct cd_cgroup *cg, const char *self, const char *id, struct cd_err *err)
 {
 	const struct cd_limits *l = &cg->lim;
 	char own[CD_PATH_MAX], base[CD_PATH_MAX], parent[CD_PATH_MAX], sub[256], enable[64];
@@ -265,7 +278,7 @@ static int try_v2(struct cd_cgroup *cg, const char *id, struct cd_err *err)
 		mnt = CG_ROOT;
 	else if (fs_magic(CG_ROOT "/unified", CG2_MAGIC))
 		mnt = CG_ROOT "/unified";
-	if (!mnt || own_path("", own, sizeof own) < 0)
+	if (!mnt || own_path(self, "", own, sizeof own) < 0)
 		return 0;
 	n = snprintf(base, sizeof base, "%s%s", mnt, own);
 	if (n < 0 || (size_t)n >= sizeof base)
@@ -322,7 +335,8 @@ static int try_v2(struct cd_cgroup *cg, const char *id, struct cd_err *err)
 
 /* Make the run dir of controller c; 0 also when the hierarchy is absent or
  * not writable (dir stays ""). */
-static int v1_make(struct cd_cgroup *cg, int c, const char *id, dev_t *devs, struct cd_err *err)
+static int v1_make(struct cd_cgroup *cg, const char *self, int c, const char *id, dev_t *devs,
+                   struct cd_err *err)
 {
 	char mnt[64], own[CD_PATH_MAX], base[CD_PATH_MAX];
 	struct stat st;
@@ -332,7 +346,7 @@ static int v1_make(struct cd_cgroup *cg, int c, const char *id, dev_t *devs, str
 	if (n < 0 || (size_t)n >= sizeof mnt)
 		return -ENAMETOOLONG;
 	if (!fs_magic(mnt, CG1_MAGIC) || stat(mnt, &st) < 0 ||
-	    own_path(ctrl_name[c], own, sizeof own) < 0)
+	    own_path(self, ctrl_name[c], own, sizeof own) < 0)
 		return 0;
 	devs[c] = st.st_dev;
 	for (int i = 0; i < c; i++) {
@@ -399,14 +413,19 @@ static int v1_limits(struct cd_cgroup *cg, struct cd_err *err)
 	return 0;
 }
 
-static int try_v1(struct cd_cgroup *cg, const char *id, struct cd_err *err)
+static int try_v1(struct cd_cgroup *cg, const char *self, const char *id, struct cd_err *err)
 {
 	dev_t devs[C_N] = { 0 };
 	int rc;
 
-	for (int c = 0; c < C_N; c++)
-		if ((rc = v1_make(cg, c, id, devs, err)) < 0)
+	for (int c = 0; c < C_N; c++) {
+		/* cpu and cpuacct serve a CPU quota alone: without one they
+		 * would cost a directory and an attach per run for nothing. */
+		if ((c == C_CPU || c == C_CPUACCT) && !cg->lim.cpu_quota_pct)
+			continue;
+		if ((rc = v1_make(cg, self, c, id, devs, err)) < 0)
 			return rc;
+	}
 	return v1_limits(cg, err);
 }
 
@@ -435,6 +454,7 @@ static void set_note(struct cd_cgroup *cg)
 int cd_cgroup_create(const char *run_id, const struct cd_limits *lim, struct cd_cgroup **ret,
                      struct cd_err *err)
 {
+	char self[CG_SELF_MAX];
 	struct cd_cgroup *cg;
 	int rc;
 
@@ -449,9 +469,11 @@ int cd_cgroup_create(const char *run_id, const struct cd_limits *lim, struct cd_
 	rc = snprintf(cg->note, sizeof cg->note, "rlimit: no writable cgroup hierarchy");
 	if (rc < 0 || (size_t)rc >= sizeof cg->note)
 		cg->note[0] = '\0';
-	rc = try_v2(cg, run_id, err);
+	if (read_small("/proc/self/cgroup", self, sizeof self) < 0)
+		self[0] = '\0'; /* no hierarchy is ours: rlimits */
+	rc = try_v2(cg, self, run_id, err);
 	if (rc == 0)
-		rc = try_v1(cg, run_id, err);
+		rc = try_v1(cg, self, run_id, err);
 	if (rc < 0) {
 		cd_cgroup_destroy(cg);
 		return rc;

@@ -10,9 +10,9 @@
  *   cgroup2  the unified hierarchy, when our own cgroup already delegates
  *            every needed controller (its cgroup.subtree_control lists
  *            memory/pids) and is writable: <own>/cordon/<run_id>
- *   cgroup1  the v1 memory, pids, cpu (+ cpuacct, freezer for accounting
- *            and kill) hierarchies where writable (root):
- *            /sys/fs/cgroup/<ctrl><own>/cordon/<run_id>
+ *   cgroup1  the v1 memory, pids and freezer (the kill switch)
+ *            hierarchies where writable (root), and cpu + cpuacct when a
+ *            CPU quota is asked: /sys/fs/cgroup/<ctrl><own>/cordon/<run_id>
  *   rlimit   neither writable (rootless): cd_rlimits_apply() in the child
  *            is the floor.  Creation succeeds; the struct says so.
  * Where a hierarchy is writable but setting a limit fails, creation fails:
@@ -35,7 +35,7 @@ struct cd_cgroup; /* one per run */
  * cordon and removed by the next cd_cgroup_create(). */
 #define CD_CGROUP_STALE_S 60
 
-/* Supervisor, before the child starts.  Picks the mechanism, makes the
+/* Supervisor, before the child is placed.  Picks the mechanism, makes the
  * run's directories, writes the limits, and removes stale empty run
  * directories beside them.  On success *ret is the caller's, freed with
  * cd_cgroup_destroy(); with no writable hierarchy it is still returned,
@@ -62,7 +62,7 @@ int cd_cgroup_kill(struct cd_cgroup *cg);
  * something (CD_CGSTAT_* bits); on "rlimit" it is 0. */
 #define CD_CGSTAT_MEMORY (1u << 0) /* peak_memory, oom_kills, memory_max_hits */
 #define CD_CGSTAT_PIDS   (1u << 1) /* pids_max_hits */
-#define CD_CGSTAT_CPU    (1u << 2) /* cpu_usage_ns */
+#define CD_CGSTAT_CPU    (1u << 2) /* cpu_usage_ns (v1: with a CPU quota only) */
 #define CD_CGSTAT_QUOTA  (1u << 3) /* cpu_throttled */
 
 struct cd_cgroup_stats {

@@ -181,6 +181,65 @@ static int open_parent(int rootfd, const char *dest, char *name, size_t namecap)
 	}
 }
 
+/* The parent directory of the last mount point (an O_PATH fd owned here):
+ * the plan's mounts come in runs under one directory (/etc, /dev, /proc),
+ * so most mounts reuse it instead of walking from the root again.  Any
+ * mount attached at the cached directory or above it drops it, since the
+ * fd would still name the directory underneath. */
+static struct {
+	char path[CD_PATH_MAX]; /* "" for the root, else "/a/b" */
+	int fd;
+} g_parent = { "", -1 };
+
+static void parent_drop(void)
+{
+	if (g_parent.fd >= 0)
+		close(g_parent.fd);
+	g_parent.fd = -1;
+	g_parent.path[0] = '\0';
+}
+
+/* After a mount was attached at `dest`. */
+static void parent_covered(const char *dest)
+{
+	size_t n = strlen(dest);
+
+	if (g_parent.fd >= 0 && strncmp(g_parent.path, dest, n) == 0 &&
+	    (g_parent.path[n] == '\0' || g_parent.path[n] == '/'))
+		parent_drop();
+}
+
+/* open_parent() through the cache: the fd is borrowed (never closed by
+ * the caller). */
+static int parent_of(int rootfd, const char *dest, char *name, size_t namecap)
+{
+	const char *slash = strrchr(dest, '/');
+	size_t plen = slash ? (size_t)(slash - dest) : 0, nlen;
+	int fd;
+
+	if (slash && g_parent.fd >= 0 && strlen(g_parent.path) == plen &&
+	    memcmp(g_parent.path, dest, plen) == 0) {
+		nlen = strlen(slash + 1);
+		if (nlen == 0 || nlen >= 256 || nlen >= namecap)
+			return -ENAMETOOLONG;
+		memcpy(name, slash + 1, nlen + 1);
+		return g_parent.fd;
+	}
+	fd = open_parent(rootfd, dest, name, namecap);
+	if (fd < 0)
+		return fd;
+	parent_drop();
+	if (slash && plen < sizeof g_parent.path) {
+		memcpy(g_parent.path, dest, plen);
+		g_parent.path[plen] = '\0';
+	} else {
+		g_parent.path[0] = '\x01'; /* matches no dest: used once */
+		g_parent.path[1] = '\0';
+	}
+	g_parent.fd = fd;
+	return fd;
+}
+
 /* Create the mount point for a bind of a directory or a file, and open
  * it without following symlinks. */
 static int make_target(int pfd, const char *name, int is_dir)
@@ -360,7 +419,7 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 {
 	const struct cd_mount *m = &g_ctx->plan->mounts[i];
 	char name[256];
-	int pfd, tfd = -1, mfd = -1, r = 0, fd;
+	int pfd, tfd = -1, mfd = -1, r = 0, fd, is_dir;
 	const char *what = "mount";
 
 	if (strcmp(m->dest, "/") == 0) {
@@ -370,7 +429,7 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 			fail("make the sandbox root read-only", NULL, -r);
 		return;
 	}
-	pfd = open_parent(rootfd, m->dest, name, sizeof name);
+	pfd = parent_of(rootfd, m->dest, name, sizeof name);
 	if (pfd < 0)
 		fail("create mount point for", m->dest, -pfd);
 
@@ -382,7 +441,6 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		break;
 	case CD_MNT_BIND:
 		if (srcfd < 0) {
-			close(pfd);
 			if ((m->flags & CD_MNT_OPTIONAL) && srcfd == -ENOENT)
 				return;
 			fail("open bind source", m->src, -srcfd);
@@ -443,7 +501,8 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		if ((r = open_existing(pfd, name, m, &tfd)) <= 0)
 			break;
 		r = 0;
-		if (fd_is_dir(tfd))
+		is_dir = fd_is_dir(tfd);
+		if (is_dir)
 			mfd = new_fs("tmpfs", "0", "0555",
 			             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 			                     MOUNT_ATTR_NOEXEC);
@@ -454,7 +513,7 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 			r = mfd == -1 ? -errno : mfd;
 			break;
 		}
-		if (!fd_is_dir(tfd))
+		if (!is_dir)
 			r = set_attr(mfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
 			             0);
 		if (r == 0)
@@ -491,9 +550,10 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		close(mfd);
 	if (tfd >= 0)
 		close(tfd);
-	close(pfd);
 	if (r < 0)
 		fail(what, m->dest, -r);
+	if (m->kind != CD_MNT_SYMLINK && m->kind != CD_MNT_DIR && m->kind != CD_MNT_FILE)
+		parent_covered(m->dest);
 }
 
 /* Proposal mode: the layer, a tmpfs made here, inside the sandbox's user
@@ -678,6 +738,7 @@ static void build_root(void)
 			close(srcfds[i]);
 	}
 	close(nullfd);
+	parent_drop();
 	if (fchdir(rootfd) < 0)
 		fail("enter the new root", NULL, errno);
 	close(rootfd);
@@ -901,6 +962,15 @@ __attribute__((noreturn)) static void exec_command(void)
 	_exit(e == ENOENT ? 127 : 126);
 }
 
+/* The command's stack until its execve (see run_init). */
+static char cmd_stack[64 * 1024] __attribute__((aligned(16)));
+
+static int spawn_command(void *unused)
+{
+	(void)unused;
+	exec_command();
+}
+
 static void forward_signal(int sig)
 {
 	if (g_cmd_pid > 0)
@@ -927,15 +997,19 @@ __attribute__((noreturn)) static void run_init(uint32_t walls)
 		do {
 			n = read(g_sync_fd, &go, 1);
 		} while (n < 0 && errno == EINTR);
-		if (n != 1 || go != 'x')
+		if (n != 1 || go != CD_SYNC_RUN)
 			fail("wait for the run to be recorded", NULL, n < 0 ? errno : EPIPE);
 		close(g_sync_fd);
 	}
-	pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	/* vfork semantics: the command borrows init's memory until its execve
+	 * (init waits meanwhile), so init's pages are neither copied into it
+	 * nor made copy-on-write for the rest of the run.  Until then it makes
+	 * system calls only and writes nothing of init's but its own stack;
+	 * its signal handlers are its own copy (no CLONE_SIGHAND). */
+	pid = clone(spawn_command, cmd_stack + sizeof cmd_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+	            NULL);
 	if (pid < 0)
 		fail("fork the command", NULL, errno);
-	if (pid == 0)
-		exec_command();
 	g_cmd_pid = pid;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = forward_signal;
@@ -976,6 +1050,7 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 {
 	struct pollfd pfd;
 	uint32_t walls;
+	ssize_t n;
 	char go;
 	int r;
 
@@ -993,13 +1068,11 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	if (setsid() < 0)
 		fail("setsid", NULL, errno);
 	set_identity();
-	/* Wait until the supervisor has placed us (cgroups) and says go. */
-	if (read(ctx->sync_fd, &go, 1) != 1)
-		_exit(CHILD_EXIT_SETUP);
+	/* The filesystem, hostname and network are built while the supervisor
+	 * makes the run's cgroup and moves us in: nothing here runs code of
+	 * the command's, and nothing the command can reach starts before we
+	 * are placed. */
 	g_sync_fd = ctx->sync_fd;
-	/* Now inside the run's cgroup: make it the root of our cgroup view. */
-	if (unshare(CLONE_NEWCGROUP) < 0)
-		fail("create the cgroup namespace", NULL, errno);
 	build_root();
 	if (chdir(ctx->plan->cwd) < 0)
 		fail("enter the working directory", ctx->plan->cwd, errno);
@@ -1009,8 +1082,19 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	proxy_listener();
 	close(ctx->proxy_fd);
 	make_pty();
+	/* Wait until the supervisor has placed us (cgroups); EOF means it
+	 * could not, and nothing starts. */
+	do {
+		n = read(g_sync_fd, &go, 1);
+	} while (n < 0 && errno == EINTR);
+	if (n != 1 || (go & ~(CD_SYNC_CG_MEMORY | CD_SYNC_CG_PIDS)) != CD_SYNC_PLACED)
+		_exit(CHILD_EXIT_SETUP);
+	/* Now inside the run's cgroup: make it the root of our cgroup view. */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		fail("create the cgroup namespace", NULL, errno);
 	close_fds();
-	if ((r = cd_rlimits_apply(&ctx->plan->limits, ctx->cg_memory, ctx->cg_pids)) < 0)
+	if ((r = cd_rlimits_apply(&ctx->plan->limits, (go & CD_SYNC_CG_MEMORY) != 0,
+	                          (go & CD_SYNC_CG_PIDS) != 0)) < 0)
 		fail("set resource limits", NULL, -r);
 	drop_privileges();
 	walls = ctx->plan->walls &

@@ -30,19 +30,29 @@ struct cd_report {
 	char what[200]; /* what failed, NUL-terminated */
 };
 
+/* The sync pipe.  The child builds the sandbox's filesystem at once; the
+ * supervisor meanwhile makes the run's cgroup and moves the child in, then
+ * sends CD_SYNC_PLACED with the limits a cgroup enforces (the child sets
+ * the rlimit floor for the others, and makes its cgroup namespace from
+ * there).  CD_SYNC_RUN follows once the run's intent is durable; EOF
+ * instead means the command must not start. */
+#define CD_SYNC_PLACED    0x40 /* | CD_SYNC_CG_* */
+#define CD_SYNC_CG_MEMORY 0x01 /* a cgroup enforces the memory limit */
+#define CD_SYNC_CG_PIDS   0x02 /* a cgroup enforces the pids limit */
+#define CD_SYNC_RUN       'x'
+
 /* Everything the child needs, prepared by the supervisor before clone:
  * the child allocates nothing. */
 struct cd_child_ctx {
 	const struct cd_plan *plan;
 	int report_fd;   /* child's end of the report socket */
-	int sync_fd;     /* read end: one byte from the supervisor means "go" */
+	int sync_fd;     /* read end: the supervisor's CD_SYNC_* bytes */
 	int lifeline_fd; /* read end: EOF means the supervisor died */
 	int stdio[3];    /* the command's ends of the stdio pipes */
 	int proxy_fd;    /* child's end of the socket the proxy listener goes over */
 	int listener_fd; /* child's end of the socket the seccomp listener goes over */
 	int pty_fd;      /* plan->tty: child's end of the socket the pty controller goes over */
 	int layer_fd;    /* overlay: child's end of the socket its layer tmpfs goes over */
-	int cg_memory, cg_pids; /* a cgroup enforces these: no rlimit floor needed */
 	char uid_map[64], gid_map[64];
 	char tmpfs_size[CD_PLAN_MAX_MOUNTS][24]; /* decimal sizes, per mount */
 	char layer_inodes[24];                   /* overlay: decimal inode cap of its layer */

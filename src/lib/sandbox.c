@@ -131,7 +131,8 @@ struct supervisor {
 	int in_to;       /* our end of the command's stdin pipe, -1 when closed */
 	int in_from;     /* caller's stdin, -1 at EOF */
 	int in_pollable; /* the caller's stdin works with epoll */
-	char in_buf[RELAY_CHUNK];
+	char *in_buf;    /* RELAY_CHUNK bytes, on the heap: untouched (no page
+	               * faults) unless stdin carries data */
 	size_t in_len, in_off;
 	uint64_t in_bytes;
 	crypto_hash_sha256_state in_hash;
@@ -386,7 +387,7 @@ static void pump_stdin(struct supervisor *s)
 				if (poll(&pfd, 1, 0) == 0)
 					break;
 			}
-			n = read(s->in_from, s->in_buf, sizeof s->in_buf);
+			n = read(s->in_from, s->in_buf, RELAY_CHUNK);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0 && errno == EAGAIN)
@@ -789,6 +790,8 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	struct clone_args ca;
 	struct fds f;
 	uint64_t t0 = now_ms();
+	const char *what = "supervise the sandbox";
+	char placed, run = CD_SYNC_RUN;
 	int pidfd = -1, n1, n2, r;
 	size_t i;
 	long pid;
@@ -809,8 +812,13 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	crypto_hash_sha256_init(&s.err.hash);
 	crypto_hash_sha256_init(&s.in_hash);
 
-	if ((r = make_fds(&f)) < 0)
+	s.in_buf = malloc(RELAY_CHUNK);
+	if (!s.in_buf)
+		return setup_fail(res, err, -ENOMEM, "allocate the stdin buffer");
+	if ((r = make_fds(&f)) < 0) {
+		free(s.in_buf);
 		return setup_fail(res, err, r, "create pipes");
+	}
 
 	memset(&ctx, 0, sizeof ctx);
 	ctx.plan = plan;
@@ -827,6 +835,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof ctx.uid_map ||
 	    (size_t)n2 >= sizeof ctx.gid_map) {
 		close_all(&f);
+		free(s.in_buf);
 		return setup_fail(res, err, -EINVAL, "format the id maps");
 	}
 	for (i = 0; i < plan->nmounts && i < CD_PLAN_MAX_MOUNTS; i++) {
@@ -839,16 +848,6 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	ctx.proxy_fd = f.prx[1];
 	ctx.pty_fd = f.pty[1];
 
-	/* The run's cgroup exists before the child does; the child waits at
-	 * the sync point until it has been moved in. */
-	r = cd_cgroup_create(res->run_id, &plan->limits, &s.cg, err);
-	if (r < 0) {
-		close_all(&f);
-		return setup_fail(res, err, r, "create the run's cgroup");
-	}
-	ctx.cg_memory = cd_cgroup_enforces(s.cg, "memory");
-	ctx.cg_pids = cd_cgroup_enforces(s.cg, "pids");
-
 	memset(&ca, 0, sizeof ca);
 	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
 	           CLONE_NEWUTS | CLONE_PIDFD;
@@ -858,7 +857,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	if (pid < 0) {
 		r = -errno;
 		close_all(&f);
-		cd_cgroup_destroy(s.cg);
+		free(s.in_buf);
 		return setup_fail(res, err, r, clone_hint(r));
 	}
 	if (pid == 0)
@@ -937,6 +936,12 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		goto abort;
 	if (plan->proxy_port && (r = ep_add(s.epfd, s.psock, EPOLLIN, EV_PROXY)) < 0)
 		goto abort;
+	/* The child builds the sandbox's filesystem meanwhile; it waits for
+	 * CD_SYNC_PLACED before anything the limits must cover can start. */
+	if ((r = cd_cgroup_create(res->run_id, &plan->limits, &s.cg, err)) < 0) {
+		what = "create the run's cgroup";
+		goto abort;
+	}
 	if ((r = cd_cgroup_attach(s.cg, (pid_t)pid, err)) < 0)
 		goto abort;
 	if (io->signal_fd >= 0 && (r = ep_add(s.epfd, io->signal_fd, EPOLLIN, EV_SIGNAL)) < 0)
@@ -963,9 +968,11 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 			goto abort;
 		}
 	}
-	/* Everything is in place: let the child build the sandbox, then (once
+	/* Everything is in place: let the child raise its walls, then (once
 	 * the caller has recorded the run) let it start the command. */
-	if (write(f.sync[1], "g", 1) != 1) {
+	placed = CD_SYNC_PLACED | (cd_cgroup_enforces(s.cg, "memory") ? CD_SYNC_CG_MEMORY : 0) |
+	         (cd_cgroup_enforces(s.cg, "pids") ? CD_SYNC_CG_PIDS : 0);
+	if (write(f.sync[1], &placed, 1) != 1) {
 		r = -errno;
 		goto abort;
 	}
@@ -982,7 +989,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 			f.sync[1] = -1;
 		}
 	}
-	if (f.sync[1] >= 0 && write(f.sync[1], "x", 1) != 1 && errno != EPIPE) {
+	if (f.sync[1] >= 0 && write(f.sync[1], &run, 1) != 1 && errno != EPIPE) {
 		r = -errno;
 		goto abort;
 	}
@@ -1008,7 +1015,7 @@ abort:
 	kill_sandbox(&s);
 	if (!s.child_done)
 		reap(&s);
-	setup_fail(res, err, r, "supervise the sandbox");
+	setup_fail(res, err, r, what);
 out:
 	close_stream(&s, &s.out);
 	close_stream(&s, &s.err);
@@ -1031,5 +1038,6 @@ out:
 	cd_closep(&pidfd);
 	cd_closep(&f.sync[1]);
 	cd_closep(&f.life[1]); /* the lifeline goes last */
+	free(s.in_buf);
 	return r;
 }
