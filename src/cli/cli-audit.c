@@ -119,21 +119,29 @@ int cli_mask_key_path(char *out, size_t outlen)
 	return cli_config_path("mask.key", out, outlen);
 }
 
-int cli_masker_open(struct cd_masker **ret)
+int cli_masker_open_key(const char *path_opt, int create, struct cd_masker **ret)
 {
 	unsigned char key[CD_MASK_KEY_BYTES];
 	char path[4096];
 	struct cd_err err;
 	int r;
 
-	r = cli_mask_key_path(path, sizeof path);
+	if (path_opt)
+		r = snprintf(path, sizeof path, "%s", path_opt) < (int)sizeof path ? 0
+		                                                                   : -ENAMETOOLONG;
+	else
+		r = cli_mask_key_path(path, sizeof path);
 	if (r < 0) {
 		cli_errorf(
 		        "cannot find the mask key (set CORDON_MASK_KEY, XDG_CONFIG_HOME or HOME)");
 		return r;
 	}
-	if ((r = cd_mask_key_load(path, key, &err)) < 0) {
-		cli_errorf("%s", err.msg);
+	r = create ? cd_mask_key_load(path, key, &err) : cd_mask_key_read(path, key, &err);
+	if (r < 0) {
+		if (r == -ENOENT && !create)
+			cli_errorf("no mask key at %s", path);
+		else
+			cli_errorf("%s", err.msg);
 		return r;
 	}
 	r = cd_masker_new(key, ret, &err);
@@ -141,6 +149,11 @@ int cli_masker_open(struct cd_masker **ret)
 	if (r < 0)
 		cli_errorf("%s", err.msg);
 	return r;
+}
+
+int cli_masker_open(struct cd_masker **ret)
+{
+	return cli_masker_open_key(NULL, 1, ret);
 }
 
 int cli_checkpoint_path(const char *opt, const char *db_path, char *out, size_t outlen)

@@ -34,6 +34,9 @@ struct cd_masker;
  * $XDG_CONFIG_HOME/cordon/mask.key (created 0600 on first use).  0, or
  * negative after printing why. */
 int cli_masker_open(struct cd_masker **ret);
+/* The same with the key at path_opt (NULL: as above); `create` 0 never
+ * makes a key (a new one would confirm nothing): -ENOENT then. */
+int cli_masker_open_key(const char *path_opt, int create, struct cd_masker **ret);
 /* Where the mask key is: $CORDON_MASK_KEY, else the config directory's
  * mask.key.  0 or -errno. */
 int cli_mask_key_path(char *out, size_t outlen);

@@ -98,36 +98,6 @@ static void matched(void *ctx, const char *in, const char *type)
 	cd_buf_release(&b);
 }
 
-/* The key must exist: a new one would confirm nothing. */
-static int open_key(const char *opt, struct cd_masker **ret)
-{
-	unsigned char key[CD_MASK_KEY_BYTES];
-	char path[4096];
-	struct cd_err err = { 0, "" };
-	int r;
-
-	if (opt)
-		r = snprintf(path, sizeof path, "%s", opt) < (int)sizeof path ? 0 : -ENAMETOOLONG;
-	else
-		r = cli_mask_key_path(path, sizeof path);
-	if (r < 0) {
-		cli_errorf("no mask key path: nothing can be confirmed without the key");
-		return r;
-	}
-	if ((r = cd_mask_key_read(path, key, &err)) < 0) {
-		if (r == -ENOENT)
-			cli_errorf("no mask key at %s: nothing can be confirmed without it", path);
-		else
-			cli_errorf("%s", err.msg);
-		return r;
-	}
-	r = cd_masker_new(key, ret, &err);
-	sodium_memzero(key, sizeof key);
-	if (r < 0)
-		cli_errorf("%s", err.msg);
-	return r;
-}
-
 /* VALUE "-": one line from stdin, so the value stays out of argv and the
  * shell's history.  A new string, or NULL. */
 static char *value_from_stdin(void)
@@ -297,7 +267,8 @@ int cmd_log_confirm(int argc, char **argv)
 		fputs(CONFIRM_USAGE, stderr);
 		return CD_EXIT_USAGE;
 	}
-	if (open_key(key_opt, &m) < 0)
+	/* The key must exist: a new one would confirm nothing. */
+	if (cli_masker_open_key(key_opt, 0, &m) < 0)
 		return CD_EXIT_CORDON;
 	memset(&cfg, 0, sizeof cfg);
 	cfg.path = audit_opt;

@@ -251,48 +251,42 @@ int cd_temp_used(struct cd_state *s, const char *id, int64_t now, struct cd_err 
 	return 0;
 }
 
-int cd_temp_use_active(struct cd_state *s, const char *id, int64_t now, struct cd_err *err)
+/* Whether grant `id` is in force at `now` (not ended, not expired), and
+ * with `count` its use counted in the same statement (no window between
+ * the check and the count). */
+static int in_force(struct cd_state *s, const char *id, int64_t now, int count, struct cd_err *err)
 {
+	static const char *const sql[] = {
+		"SELECT 1 FROM temp_grants WHERE id = ?2 AND ended IS NULL AND expires > ?1",
+		"UPDATE temp_grants SET uses = uses + 1, last_used = ?1"
+		" WHERE id = ?2 AND ended IS NULL AND expires > ?1",
+	};
 	sqlite3_stmt *st = NULL;
-	int rc, n;
+	int rc, found;
 
-	if (sqlite3_prepare_v2(cd_state_db(s),
-	                       "UPDATE temp_grants SET uses = uses + 1, last_used = ?1"
-	                       " WHERE id = ?2 AND ended IS NULL AND expires > ?1",
-	                       -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "count use");
+	if (sqlite3_prepare_v2(cd_state_db(s), sql[count ? 1 : 0], -1, &st, NULL) != SQLITE_OK)
+		return cd_state_err(s, err, "check temporary grant");
 	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return cd_state_err(s, err, "count use");
-	n = sqlite3_changes(cd_state_db(s));
-	if (n != 1)
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return cd_state_err(s, err, "check temporary grant");
+	found = count ? sqlite3_changes(cd_state_db(s)) == 1 : rc == SQLITE_ROW;
+	if (!found)
 		return cd_err_set(err, -CD_E_DENIED,
 		                  "temporary grant '%s' was revoked or has ended", id);
 	return 0;
 }
 
+int cd_temp_use_active(struct cd_state *s, const char *id, int64_t now, struct cd_err *err)
+{
+	return in_force(s, id, now, 1, err);
+}
+
 int cd_temp_in_force(struct cd_state *s, const char *id, int64_t now, struct cd_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	if (sqlite3_prepare_v2(cd_state_db(s),
-	                       "SELECT 1 FROM temp_grants"
-	                       " WHERE id = ?2 AND ended IS NULL AND expires > ?1",
-	                       -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "check temporary grant");
-	sqlite3_bind_int64(st, 1, now);
-	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc == SQLITE_ROW)
-		return 0;
-	if (rc != SQLITE_DONE)
-		return cd_state_err(s, err, "check temporary grant");
-	return cd_err_set(err, -CD_E_DENIED, "temporary grant '%s' was revoked or has ended", id);
+	return in_force(s, id, now, 0, err);
 }
 
 struct apply_ctx {
