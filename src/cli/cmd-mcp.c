@@ -50,7 +50,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: cordon mcp --policy FILE --agent ID [--task ID] --server NAME\n"
+	        "usage: cordon mcp --policy FILE --agent ID [--task ID] [--server NAME]\n"
 	        "                  [--audit PATH] [--state PATH] [--approval-timeout DUR]\n"
 	        "                  -- CMD [ARG...]\n"
 	        "       cordon mcp pins list [--server NAME] [--state PATH] [--json]\n"
@@ -74,7 +74,8 @@ static void usage(FILE *f)
 	        "  --policy FILE    the grant matrix (required)\n"
 	        "  --agent ID       the agent every decision names (required)\n"
 	        "  --task ID        the task, when calls belong to one\n"
-	        "  --server NAME    the server's name in the policy's tools (required)\n"
+	        "  --server NAME    the server's name in the policy's tools (default: the\n"
+	        "                   one MCP server the policy names)\n"
 	        "  --audit PATH     the audit log (default $CORDON_AUDIT, else\n"
 	        "                   $XDG_STATE_HOME/cordon/audit.db); no log, no call\n"
 	        "  --state PATH     the state database with the pins and the live break-glass\n"
@@ -131,6 +132,7 @@ static int open_state(const char *opt, struct cd_state **ret)
 
 struct session {
 	const char *policy_path, *agent, *task, *server, *audit_opt, *state_opt;
+	char server_buf[256]; /* the server's name when --server was not given */
 	char **cmd;
 	struct cd_policy *policy;
 	struct cd_audit *audit;
@@ -766,8 +768,8 @@ static int gateway(int argc, char **argv)
 			return CD_EXIT_USAGE;
 		}
 	}
-	if (!s.policy_path || !s.agent || !s.server || optind >= argc) {
-		cli_errorf("usage: cordon mcp --policy FILE --agent ID --server NAME -- CMD "
+	if (!s.policy_path || !s.agent || optind >= argc) {
+		cli_errorf("usage: cordon mcp --policy FILE --agent ID [--server NAME] -- CMD "
 		           "[ARG...]");
 		return CD_EXIT_USAGE;
 	}
@@ -775,6 +777,19 @@ static int gateway(int argc, char **argv)
 	if (cd_policy_load_file(s.policy_path, &s.policy, &err) < 0) {
 		cli_errorf("policy: %s", err.msg);
 		goto out;
+	}
+	if (!s.server) {
+		/* Without --server: the one MCP server the inventory names. */
+		int sr = cd_mcp_policy_server(s.policy, s.server_buf, sizeof s.server_buf);
+		if (sr < 0) {
+			cli_errorf(sr == -EEXIST
+			                   ? "the policy names several MCP servers: say which "
+			                     "with --server NAME"
+			                   : "the policy names no MCP server (a tool of kind "
+			                     "mcp): --server NAME names it");
+			goto out;
+		}
+		s.server = s.server_buf;
 	}
 	if (cli_audit_open(s.audit_opt, &s.audit) < 0 || open_state(s.state_opt, &s.state) < 0)
 		goto out;

@@ -448,6 +448,26 @@ size_t cd_mcp_policy_operations(const struct cd_policy *p, const char *server,
 	return n;
 }
 
+int cd_mcp_policy_server(const struct cd_policy *p, char *out, size_t outlen)
+{
+	size_t i, sl, found = 0;
+
+	for (i = 0; p && i < p->ntools; i++) {
+		const char *id = p->tools[i].id;
+		if (!p->tools[i].kind || strcmp(p->tools[i].kind, "mcp") != 0)
+			continue;
+		sl = strcspn(id, "/"); /* "SERVER/TOOL" belongs to SERVER */
+		if (found && (strlen(out) != sl || strncmp(out, id, sl) != 0))
+			return -EEXIST;
+		if (sl >= outlen)
+			return -ENAMETOOLONG;
+		memcpy(out, id, sl);
+		out[sl] = '\0';
+		found = 1;
+	}
+	return found ? 0 : -ENOENT;
+}
+
 const char *cd_mcp_policy_pin(const struct cd_policy *p, const char *server, const char *tool)
 {
 	char id[512];

@@ -81,6 +81,11 @@ void cd_mcp_request_release(struct cd_mcp_request *r);
 /* The operations the policy's inventory declares for `server` (its tool
  * NAME, and tools NAME/TOOL of kind mcp): fn(tool, action) for each, in
  * file order; returns how many. */
+/* The one MCP server the policy's inventory names (its `kind: mcp`
+ * tools are all SERVER or SERVER/TOOL) into out: 0, -ENOENT (none),
+ * -EEXIST (several: the operator names one), -ENAMETOOLONG. */
+int cd_mcp_policy_server(const struct cd_policy *p, char *out, size_t outlen);
+
 size_t cd_mcp_policy_operations(const struct cd_policy *p, const char *server,
                                 void (*fn)(const char *tool, enum cd_action a, void *ctx),
                                 void *ctx);

@@ -45,6 +45,14 @@ out=$(run "[{\"op\":\"list\"},$R]")
 is "$(printf '%s\n' "$out" | sed -n 1p)" '{"tools":["list_directory"]}' "a pin for another definition blocks the tool even when the state database approved it"
 case $(printf '%s\n' "$out" | sed -n 2p) in *'"isError":true'*) r=0 ;; *) r=1 ;; esac
 is "$r" 0 "... and its calls are refused"
+# --server may be left out when the policy names one MCP server.
+policy "{read_text_file: $sha}" >"$D/policy.yaml"
+out=$(MCP_OPS="[$R]" node "$MCP_CLIENT" "$CORDON" mcp --policy "$D/policy.yaml" --agent coder -- node "$MCP_FS_JS" "$D/data" 2>"$D/err")
+is "$out" '{"isError":false,"text":"hello\n"}' "without --server: the policy's one MCP server (fs)"
+sed 's/^tools:$/tools:\n  - {id: other, kind: mcp, operations: {x: read}}/' "$D/policy.yaml" >"$D/two.yaml"
+"$CORDON" mcp --policy "$D/two.yaml" --agent coder -- node "$MCP_FS_JS" "$D/data" </dev/null >/dev/null 2>"$D/err"
+is "$?" 125 "... a policy naming two MCP servers needs --server"
+ok "... saying so" grep -q 'several MCP servers' "$D/err"
 policy "{read_text_file: NOTHEX}" >"$D/policy.yaml"
 nok "a malformed pin is a load error" "$CORDON" policy lint "$D/policy.yaml"
 done_testing
