@@ -607,6 +607,8 @@ static void test_minimize(void)
 	}
 }
 
+#define TEMP_TAIL "owner: o, justification: j, review_by: '@9000', expires: '@9000'}"
+
 /* Break-glass and delegated grants added to a loaded policy. */
 static void test_temp_grants(void)
 {
@@ -720,6 +722,35 @@ static void test_temp_grants(void)
 	r.path = "/repo/a";
 	decide(p, &r, &d);
 	is_int(d.verdict, CD_VERDICT_DENY, "the child's grant ends with its own expiry");
+
+	/* The temporary grants a verdict rests on, up the chain: other/sub
+	 * reads /data through other's break-glass grant bg-1. */
+	ok(cd_policy_add_temp(p, CD_TEMP_DELEGATED, "dg-4", "other",
+	                      "{id: dg-4, agent: other/sub, tool: fs, actions: [read], scope: "
+	                      "{paths: ['/data/**']}, " TEMP_TAIL,
+	                      1000, &err) == 0,
+	   "a delegated grant from a break-glass holder (%s)", err.msg);
+	r.agent = "other/sub";
+	r.path = "/data/x";
+	r.at = "@2000";
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_ALLOW,
+	       "the child reads through the parent's break-glass grant");
+	is_int((int)d.ntemp_ids, 2, "the decision rests on two temporary grants");
+	ok(d.ntemp_ids == 2 &&
+	           ((!strcmp(d.temp_ids[0], "dg-4") && !strcmp(d.temp_ids[1], "bg-1")) ||
+	            (!strcmp(d.temp_ids[0], "bg-1") && !strcmp(d.temp_ids[1], "dg-4"))),
+	   "its own and the parent's, so a front end checks both are still in force");
+	r.agent = "coder";
+	r.path = "/repo/a";
+	decide(p, &r, &d);
+	is_int((int)d.ntemp_ids, 0, "a written grant's decision rests on none");
+	is_int(cd_policy_temp_drop(p, "bg-1"), 0, "a revoked grant is dropped from the policy");
+	is_int(cd_policy_temp_drop(p, "bg-1"), -ENOENT, "... once");
+	r.agent = "other/sub";
+	r.path = "/data/x";
+	decide(p, &r, &d);
+	is_int(d.verdict, CD_VERDICT_DENY, "without it the child's grant holds nothing");
 	cd_policy_free(p);
 }
 
@@ -735,7 +766,6 @@ static char *scoped(const struct cd_decision *d, const char *json)
 	return out;
 }
 
-#define TEMP_TAIL "owner: o, justification: j, review_by: '@9000', expires: '@9000'}"
 #define CRM_DOC                                                                                    \
 	"{\"id\": 7, \"customer\": {\"email\": \"a@b.example\", \"name\": \"Ann\"}, \"x\": 1}"
 
