@@ -164,11 +164,21 @@ static int64_t mono_ms(void *ctx)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static int flush(int fd, struct cd_buf *b);
+
 static int ev_record(void *ctx, const struct cd_mcp_event *ev)
 {
 	struct session *s = ctx;
 	struct cd_err err = { 0, "" };
-	int r = cd_gate_mcp_event(&s->gate, s->run_id, s->agent, s->task, ev, &err);
+	int r;
+
+	/* A result is recorded once the response queued for the client has
+	 * been written to it: the agent does not wait for the record's
+	 * transaction (the intent before it is durable already; an error
+	 * writing here is the main loop's to notice). */
+	if (ev->kind == CD_MCP_EV_RESULT)
+		(void)flush(STDOUT_FILENO, cd_mcp_gw_to_client(s->gw));
+	r = cd_gate_mcp_event(&s->gate, s->run_id, s->agent, s->task, ev, &err);
 
 	if (r < 0)
 		cli_errorf("audit: %s", err.msg);
