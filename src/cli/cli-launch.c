@@ -83,6 +83,7 @@ enum {
 	OPT_RECORD_LIMIT,
 	OPT_CACHE,
 	OPT_INSTALL,
+	OPT_DIRECT_STDIO,
 };
 
 static const struct option options[] = {
@@ -119,6 +120,7 @@ static const struct option options[] = {
 	{ "record-limit", required_argument, NULL, OPT_RECORD_LIMIT },
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "install", required_argument, NULL, OPT_INSTALL },
+	{ "direct-stdio", no_argument, NULL, OPT_DIRECT_STDIO },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -133,6 +135,7 @@ struct run_args {
 	const char *cwd, *scratch;
 	struct cd_limits limits;
 	int json, json_fd, dry_run, allow_degraded, skip_socket_scan;
+	int direct_stdio; /* stdin and stdout handed to the command, not relayed */
 	const char *allow_hosts[MAX_OPT_ITEMS];
 	size_t nallow;
 	int net_none;
@@ -451,6 +454,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case OPT_DRY_RUN:
 			a->dry_run = 1;
 			break;
+		case OPT_DIRECT_STDIO:
+			a->direct_stdio = 1;
+			break;
 		case OPT_APPROVAL_TIMEOUT:
 			if (cd_parse_duration_ms(optarg, &a->approval_timeout_ms) < 0 ||
 			    a->approval_timeout_ms < 1000 || a->approval_timeout_ms > 86400000) {
@@ -727,6 +733,12 @@ static json_t *walls_json(unsigned w)
 
 struct layer;
 static json_t *layer_json(const struct layer *l);
+static int is_pipe(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
 
 static int emit_result(const struct run_args *a, const struct cd_plan *p, const struct cd_result *r,
                        json_t *planted, const struct layer *layer)
@@ -746,8 +758,11 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 	json_object_set_new(o, "cpu_ms", json_integer((json_int_t)r->cpu_ms));
 	json_object_set_new(o, "max_rss_kb", json_integer((json_int_t)r->max_rss_kb));
 	json_object_set_new(o, "argv_sha256", json_string(r->argv_sha256));
-	json_object_set_new(o, "stdin_sha256", json_string(r->stdin_sha256));
-	json_object_set_new(o, "stdout_sha256", json_string(r->stdout_sha256));
+	/* null: the stream was handed to the command directly (--direct-stdio). */
+	json_object_set_new(o, "stdin_sha256",
+	                    r->stdin_direct ? json_null() : json_string(r->stdin_sha256));
+	json_object_set_new(o, "stdout_sha256",
+	                    r->stdout_direct ? json_null() : json_string(r->stdout_sha256));
 	json_object_set_new(o, "stderr_sha256", json_string(r->stderr_sha256));
 	json_object_set_new(o, "stdin_bytes", json_integer((json_int_t)r->stdin_bytes));
 	json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)r->stdout_bytes));
@@ -1228,8 +1243,8 @@ static int run_install(const struct run_args *a, char **argv)
 		int c = a->spans[i].code;
 
 		if (c == OPT_INSTALL || c == OPT_JSON || c == OPT_JSON_FD || c == OPT_DRY_RUN ||
-		    c == OPT_RECORD_LIMIT || c == OPT_APPROVE_INTERACTIVE ||
-		    (c == OPT_TOOL && a->policy))
+		    c == OPT_DIRECT_STDIO || c == OPT_RECORD_LIMIT ||
+		    c == OPT_APPROVE_INTERACTIVE || (c == OPT_TOOL && a->policy))
 			continue;
 		for (j = a->spans[i].start; j < a->spans[i].end && n + 8 < CD_ARRAY_SIZE(av); j++)
 			av[n++] = argv[j];
@@ -1490,6 +1505,12 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		cli_errorf("--policy needs --agent ID: every decision names its agent");
 		goto out;
 	}
+	if (a.direct_stdio &&
+	    (tty || a.install || !is_pipe(STDIN_FILENO) || !is_pipe(STDOUT_FILENO))) {
+		cli_errorf("--direct-stdio hands cordon's stdin and stdout to the command: both "
+		           "must be pipes (never a terminal), and not with a shell or --install");
+		goto out;
+	}
 	if (cd_run_id_new(run_id) < 0) {
 		cli_errorf("cannot make a run id: no randomness");
 		goto out;
@@ -1738,6 +1759,9 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	io.before_exec_ctx = &intent;
 	io.masker = masker;
 	io.mask = masker ? &dec.mask : NULL;
+	/* Masked output is held until the end: that stream stays relayed. */
+	io.direct_stdin = a.direct_stdio;
+	io.direct_stdout = a.direct_stdio && !(io.mask && cd_mask_rules_active(io.mask));
 	if (epol) {
 		eg.a = &a;
 		eg.run_id = run_id;
@@ -1897,6 +1921,11 @@ void cli_launch_options_help(FILE *f)
 	      "  --json                print a JSON result record on stdout after the output\n"
 	      "  --json-fd N           write the JSON result record to fd N instead\n"
 	      "  --dry-run             print the plan as JSON and run nothing\n"
+	      "  --direct-stdio        hand cordon's stdin and stdout (both must be pipes)\n"
+	      "                        to the command instead of relaying them (cordon mcp\n"
+	      "                        uses it): no hash, byte count or output limit for\n"
+	      "                        them here, the reader must cap; stdout stays relayed\n"
+	      "                        when the grant masks\n"
 	      "  -h, --help            this text\n",
 	      f);
 	fputs("Package caches:\n"

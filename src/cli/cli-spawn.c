@@ -58,6 +58,8 @@ int cli_spawn_run(const struct cli_spawn *sp, pid_t *ret_pid, int *to, int *from
 			argv[n++] = "--audit";
 			argv[n++] = sp->audit;
 		}
+		if (sp->direct)
+			argv[n++] = "--direct-stdio";
 		argv[n++] = "--";
 		for (i = 0; sp->cmd[i] && n < sizeof argv / sizeof argv[0] - 1; i++)
 			argv[n++] = sp->cmd[i];

@@ -42,6 +42,7 @@ int cmd_inventory(int argc, char **argv);
 struct cli_spawn {
 	const char *policy, *agent, *task, *tool, *audit;
 	char *const *cmd;
+	int direct; /* the pipes are the command's own stdin/stdout (--direct-stdio) */
 };
 int cli_spawn_run(const struct cli_spawn *sp, pid_t *ret_pid, int *to, int *from, int *errfd);
 int cmd_grant(int argc, char **argv);

@@ -26,6 +26,7 @@
 #include "num.h"
 #include "path.h"
 #include "policy.h"
+#include "profile.h"
 #include "temp-grant.h"
 #include "util.h"
 
@@ -143,6 +144,10 @@ struct session {
 	char run_id[40];
 	pid_t child;
 	int to_srv, from_srv, err_srv; /* our ends of the server's stdio */
+	/* The server's stdout is ours directly (cordon run --direct-stdio):
+	 * its profile's output_limit is enforced here (0: none). */
+	uint64_t out_limit, out_bytes;
+	int over_limit;
 	struct cd_jsonrpc_reader rd_client, rd_server;
 	int fatal;
 	int64_t approval_timeout_s;
@@ -161,11 +166,21 @@ static int64_t mono_ms(void *ctx)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static int flush(int fd, struct cd_buf *b);
+
 static int ev_record(void *ctx, const struct cd_mcp_event *ev)
 {
 	struct session *s = ctx;
 	struct cd_err err = { 0, "" };
-	int r = cd_gate_mcp_event(&s->gate, s->run_id, s->agent, s->task, ev, &err);
+	int r;
+
+	/* A result is recorded once the response queued for the client has
+	 * been written to it: the agent does not wait for the record's
+	 * transaction (the intent before it is durable already; an error
+	 * writing here is the main loop's to notice). */
+	if (ev->kind == CD_MCP_EV_RESULT)
+		(void)flush(STDOUT_FILENO, cd_mcp_gw_to_client(s->gw));
+	r = cd_gate_mcp_event(&s->gate, s->run_id, s->agent, s->task, ev, &err);
 
 	if (r < 0)
 		cli_errorf("audit: %s", err.msg);
@@ -408,6 +423,7 @@ static int check_reach(struct session *s)
 	char state[CD_PATH_MAX], audit[CD_PATH_MAX], cwd[CD_PATH_MAX];
 	const char *secret[2] = { state, audit };
 	size_t nset = 0, i, j, k, argc = 0;
+	int inpolicy = 0;
 
 	while (s->cmd[argc])
 		argc++;
@@ -433,7 +449,22 @@ static int check_reach(struct session *s)
 		return -1;
 	}
 	if (d.profile)
-		cd_policy_profile(s->policy, d.profile, &set, &nset);
+		inpolicy = cd_policy_profile(s->policy, d.profile, &set, &nset) == 0;
+	/* The output limit cordon run would enforce on a relayed stdout (the
+	 * same profile: strict, then the grant's). */
+	{
+		struct cd_sandbox_profile prof;
+		struct cd_err perr = { 0, "" };
+
+		if (cd_profile_builtin("strict", &prof, &perr) < 0 ||
+		    (d.profile && !inpolicy && cd_profile_builtin(d.profile, &prof, &perr) < 0) ||
+		    cd_profile_apply(&prof, set, nset, &perr) < 0) {
+			cli_errorf("the server's profile '%s': %s",
+			           d.profile ? d.profile : "strict", perr.msg);
+			return -1;
+		}
+		s->out_limit = prof.limits.output_limit;
+	}
 	for (k = 0; k < 2; k++) {
 		if (cd_path_is_under(secret[k], cwd)) {
 			cli_errorf(
@@ -467,9 +498,8 @@ static int check_reach(struct session *s)
 
 static int spawn_server(struct session *s)
 {
-	struct cli_spawn sp = {
-		s->policy_path, s->agent, s->task, s->server, s->audit_opt, s->cmd
-	};
+	struct cli_spawn sp = { s->policy_path, s->agent, s->task, s->server,
+		                s->audit_opt,   s->cmd,   1 };
 
 	return cli_spawn_run(&sp, &s->child, &s->to_srv, &s->from_srv, &s->err_srv);
 }
@@ -616,6 +646,38 @@ static int reload_policy(struct session *s)
 	return 0;
 }
 
+/* The server's stdout past its profile's output_limit: what fits is
+ * kept (*n shrinks), the rest is never read, the session's record says
+ * why and the server is stopped, as cordon run stops a relayed stream. */
+static int over_limit(struct session *s, ssize_t *n)
+{
+	struct cd_mcp_event ev;
+	struct cd_err err = { 0, "" };
+	char why[160];
+
+	if (!s->out_limit || s->out_bytes + (uint64_t)*n <= s->out_limit) {
+		s->out_bytes += (uint64_t)*n;
+		return 0;
+	}
+	*n = (ssize_t)(s->out_limit - s->out_bytes);
+	s->out_bytes = s->out_limit;
+	snprintf(why, sizeof why,
+	         "the server's output passed its profile's output_limit (%llu bytes): stopped",
+	         (unsigned long long)s->out_limit);
+	memset(&ev, 0, sizeof ev);
+	ev.kind = CD_MCP_EV_PROTOCOL;
+	ev.direction = "server";
+	ev.verdict = "deny";
+	ev.reason = why;
+	if (cd_gate_mcp_event(&s->gate, s->run_id, s->agent, s->task, &ev, &err) < 0)
+		cli_errorf("audit: %s", err.msg);
+	cli_errorf("%s", why);
+	s->over_limit = 1;
+	if (s->child > 0)
+		kill(s->child, SIGTERM); /* cordon run passes it to the sandbox */
+	return 1;
+}
+
 static int relay(struct session *s, int sfd)
 {
 	struct cd_buf *toc = cd_mcp_gw_to_client(s->gw), *tos = cd_mcp_gw_to_server(s->gw);
@@ -683,6 +745,8 @@ static int relay(struct session *s, int sfd)
 		}
 		if (is >= 0 && p[is].revents) {
 			n = read(s->from_srv, buf, sizeof buf);
+			if (n > 0 && over_limit(s, &n))
+				server_open = 0; /* what fits is still fed below */
 			if (n > 0) {
 				if (cd_jsonrpc_feed(&s->rd_server, buf, (size_t)n, on_server_line,
 				                    s) < 0)
@@ -702,9 +766,9 @@ static int relay(struct session *s, int sfd)
 		if (toc->len && (oc < 0 || p[oc].revents) && flush(STDOUT_FILENO, toc) < 0)
 			return 0; /* the client is gone */
 	}
-	if (!server_open && client_open)
+	if (!server_open && client_open && !s->over_limit)
 		cli_errorf("the server '%s' ended the session", s->server);
-	return 0;
+	return s->over_limit ? -2 : 0;
 }
 
 static int gateway(int argc, char **argv)
@@ -793,6 +857,10 @@ static int gateway(int argc, char **argv)
 	}
 	if (cli_audit_open(s.audit_opt, &s.audit) < 0 || open_state(s.state_opt, &s.state) < 0)
 		goto out;
+	/* Every allowed call fsyncs an intent: let those fsyncs overwrite the
+	 * WAL in place rather than grow it (an optimization only). */
+	if (cd_audit_presize_wal(s.audit, &err) < 0)
+		cli_warnf("audit: %s", err.msg);
 	/* Break-glass and delegated grants join the policy for this session
 	 * (the launch grant may be one); then the key, when some grant
 	 * (written or temporary) masks. */
@@ -841,9 +909,9 @@ static int gateway(int argc, char **argv)
 	if (spawn_server(&s) < 0)
 		goto out;
 	r = relay(&s, sfd);
-	stop_server(&s, r == 1);
+	stop_server(&s, r == 1 || r == -2);
 	rc = r < 0 ? CD_EXIT_CORDON : CD_EXIT_OK;
-	if (r < 0)
+	if (r == -1)
 		cli_errorf("the session failed: out of memory or an output buffer past its cap");
 out:
 	if (s.child > 0)

@@ -228,6 +228,13 @@ int cd_audit_append_lazy(struct cd_audit *a, const struct cd_record *r, struct c
 /* Make every committed record durable (fsync the WAL). */
 int cd_audit_sync(struct cd_audit *a, struct cd_err *err);
 
+/* Extend the WAL with written zeros to the size it reaches before SQLite's
+ * automatic checkpoint (when shorter), so the durable commits of a long
+ * writer (cordon mcp) overwrite data in place instead of growing the file:
+ * cheaper fsyncs.  Nothing is recorded; a log whose WAL does not exist yet,
+ * or without automatic checkpoints, is left alone. */
+int cd_audit_presize_wal(struct cd_audit *a, struct cd_err *err);
+
 /* Append n records in one transaction (bulk import, tests, benchmarks);
  * *ret_last is the seq of the last one. */
 int cd_audit_append_many(struct cd_audit *a, const struct cd_record *r, size_t n,

@@ -471,8 +471,17 @@ int cd_gate_run_result(const struct cd_gate *g, const struct cd_run_request *rq,
 	json_object_set_new(d, "landlock_abi", json_integer(res->landlock_abi));
 	json_object_set_new(d, "cpu_ms", json_integer((json_int_t)res->cpu_ms));
 	json_object_set_new(d, "max_rss_kb", json_integer((json_int_t)res->max_rss_kb));
-	json_object_set_new(d, "stdin_bytes", json_integer((json_int_t)res->stdin_bytes));
-	json_object_set_new(d, "stdout_bytes", json_integer((json_int_t)res->stdout_bytes));
+	/* A stream handed to the command directly (cordon mcp's server) was
+	 * never seen by the supervisor: "direct" instead of a count and a
+	 * hash (the gateway's mcp.* records hash its messages). */
+	if (res->stdin_direct)
+		json_object_set_new(d, "stdin", json_string("direct"));
+	else
+		json_object_set_new(d, "stdin_bytes", json_integer((json_int_t)res->stdin_bytes));
+	if (res->stdout_direct)
+		json_object_set_new(d, "stdout", json_string("direct"));
+	else
+		json_object_set_new(d, "stdout_bytes", json_integer((json_int_t)res->stdout_bytes));
 	json_object_set_new(d, "stderr_bytes", json_integer((json_int_t)res->stderr_bytes));
 	if (res->signal)
 		json_object_set_new(d, "signal", json_integer(res->signal));
@@ -488,8 +497,8 @@ int cd_gate_run_result(const struct cd_gate *g, const struct cd_run_request *rq,
 	rec.has_duration = 1;
 	rec.duration_ms = res->wall_ms;
 	rec.argv_sha256 = res->argv_sha256;
-	rec.stdin_sha256 = res->stdin_sha256;
-	rec.stdout_sha256 = res->stdout_sha256;
+	rec.stdin_sha256 = res->stdin_direct ? NULL : res->stdin_sha256;
+	rec.stdout_sha256 = res->stdout_direct ? NULL : res->stdout_sha256;
 	rec.stderr_sha256 = res->stderr_sha256;
 	r = cd_gate_minimize(g, rq->decision, &rec, d, &details, &keep, err);
 	json_decref(d);

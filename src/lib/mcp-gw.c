@@ -1092,7 +1092,8 @@ static int server_call_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 	else
 		r = out_line(&gw->to_client, line, len);
 
-	/* Recorded after it was forwarded: the result adds no latency. */
+	/* Recorded after it was forwarded: the result adds no latency (the
+	 * driver writes what is queued for the client before the record). */
 	cd_mcp_sha256_hex(line, len, sha);
 	memset(&ev, 0, sizeof ev);
 	ev.kind = CD_MCP_EV_RESULT;

@@ -165,7 +165,9 @@ struct cd_mcp_event {
 
 struct cd_mcp_gw_ops {
 	/* Record an event.  For CD_MCP_EV_CALL with verdict allow this is the
-	 * intent: a negative return refuses the call (no log, no call). */
+	 * intent: a negative return refuses the call (no log, no call).  A
+	 * CD_MCP_EV_RESULT comes after its response is queued for the client
+	 * (to_client), which the driver may write out first. */
 	int (*record)(void *ctx, const struct cd_mcp_event *ev);
 	/* The pin state of a tool definition; the store records a new or
 	 * changed definition as pending.  Negative: treated as not approved. */

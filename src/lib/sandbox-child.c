@@ -56,7 +56,8 @@ static volatile pid_t g_cmd_pid;
 static int g_report_fd = -1;
 static int g_listener_fd = -1;
 static int g_sync_fd = -1;
-static int g_pty_follower = -1; /* plan->tty: the session pty's follower side */
+static int g_pty_follower = -1;         /* plan->tty: the session pty's follower side */
+static int g_stdio[3] = { -1, -1, -1 }; /* the command's stdio, lifted above 15 */
 
 static size_t copy_str(char *dst, size_t cap, size_t at, const char *src)
 {
@@ -880,8 +881,16 @@ static void close_fds(void)
 	     (g_pty_follower = fcntl(g_pty_follower, F_DUPFD_CLOEXEC, 16)) < 0))
 		_exit(CHILD_EXIT_SETUP);
 
+	/* A direct stream may already be one of 0-2 (cordon run's own stdin
+	 * or stdout, handed over): each is lifted out of the way first, so no
+	 * dup2 below clobbers another, and dup2 always makes a fresh fd 0-2
+	 * without close-on-exec. */
+	for (i = 0; i < 3; i++)
+		if (g_pty_follower < 0 &&
+		    (g_stdio[i] = fcntl(g_ctx->stdio[i], F_DUPFD_CLOEXEC, 16)) < 0)
+			fail("set up stdio", NULL, errno);
 	for (i = 0; i < 3; i++) {
-		if (dup2(g_pty_follower >= 0 ? g_pty_follower : g_ctx->stdio[i], i) < 0)
+		if (dup2(g_pty_follower >= 0 ? g_pty_follower : g_stdio[i], i) < 0)
 			fail("set up stdio", NULL, errno);
 	}
 	if (g_report_fd != 3) {

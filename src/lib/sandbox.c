@@ -580,6 +580,13 @@ static void finish_result(struct supervisor *s)
 	hex_digest(&s->out.hash, res->stdout_sha256);
 	hex_digest(&s->err.hash, res->stderr_sha256);
 	hex_digest(&s->in_hash, res->stdin_sha256);
+	/* A stream handed over was never seen here: no hash to claim. */
+	if (s->io->direct_stdin)
+		res->stdin_sha256[0] = '\0';
+	if (s->io->direct_stdout)
+		res->stdout_sha256[0] = '\0';
+	res->stdin_direct = s->io->direct_stdin != 0;
+	res->stdout_direct = s->io->direct_stdout != 0;
 	res->stdout_bytes = s->out.bytes;
 	res->stderr_bytes = s->err.bytes;
 	res->stdin_bytes = s->in_bytes;
@@ -772,6 +779,25 @@ static int setup_fail(struct cd_result *res, struct cd_err *err, int code, const
 	return cd_err_set(err, code, "%s", res->error);
 }
 
+/* A stream handed to the command directly must be a pipe: never the
+ * host's terminal (THREATS 1), a socket or a file. */
+static int check_direct(const struct cd_plan *plan, const struct cd_sandbox_io *io)
+{
+	struct stat st;
+
+	if (!io->direct_stdin && !io->direct_stdout)
+		return 0;
+	if (plan->tty)
+		return -EINVAL;
+	if (io->direct_stdout && io->mask && cd_mask_rules_active(io->mask))
+		return -EINVAL;
+	if (io->direct_stdin && (fstat(io->stdin_fd, &st) < 0 || !S_ISFIFO(st.st_mode)))
+		return -ENOTSUP;
+	if (io->direct_stdout && (fstat(io->stdout_fd, &st) < 0 || !S_ISFIFO(st.st_mode)))
+		return -ENOTSUP;
+	return 0;
+}
+
 static const char *clone_hint(int e)
 {
 	if (e == -EPERM || e == -ENOSPC || e == -EUSERS)
@@ -812,6 +838,10 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	crypto_hash_sha256_init(&s.err.hash);
 	crypto_hash_sha256_init(&s.in_hash);
 
+	if ((r = check_direct(plan, io)) < 0)
+		return setup_fail(
+		        res, err, r,
+		        "direct stdio: only pipes, never with a terminal or masked output");
 	s.in_buf = malloc(RELAY_CHUNK);
 	if (!s.in_buf)
 		return setup_fail(res, err, -ENOMEM, "allocate the stdin buffer");
@@ -819,14 +849,19 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		free(s.in_buf);
 		return setup_fail(res, err, r, "create pipes");
 	}
+	/* A direct stream's relay pipe is never used. */
+	if (io->direct_stdin)
+		close_pair(f.in);
+	if (io->direct_stdout)
+		close_pair(f.out);
 
 	memset(&ctx, 0, sizeof ctx);
 	ctx.plan = plan;
 	ctx.report_fd = f.rep[1];
 	ctx.sync_fd = f.sync[0];
 	ctx.lifeline_fd = f.life[0];
-	ctx.stdio[0] = f.in[0];
-	ctx.stdio[1] = f.out[1];
+	ctx.stdio[0] = io->direct_stdin ? io->stdin_fd : f.in[0];
+	ctx.stdio[1] = io->direct_stdout ? io->stdout_fd : f.out[1];
 	ctx.stdio[2] = f.err[1];
 	n1 = snprintf(ctx.uid_map, sizeof ctx.uid_map, "%u %u 1\n", (unsigned)plan->uid,
 	              (unsigned)plan->host_uid);
@@ -901,7 +936,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		cd_buf_init(&s.err.held, hc);
 		s.out.holding = s.err.holding = 1;
 	}
-	s.in_from = io->stdin_fd;
+	s.in_from = io->direct_stdin ? -1 : io->stdin_fd;
 	s.timerfd = -1;
 	s.out.from = s.err.from = s.in_to = -1;
 	s.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -920,14 +955,14 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		s.err.from = f.err[0];
 		s.in_to = f.in[1];
 		f.out[0] = f.err[0] = f.in[1] = -1;
-		if (set_nonblock(s.out.from) < 0 || set_nonblock(s.err.from) < 0 ||
-		    set_nonblock(s.in_to) < 0) {
+		if ((s.out.from >= 0 && set_nonblock(s.out.from) < 0) ||
+		    set_nonblock(s.err.from) < 0 || (s.in_to >= 0 && set_nonblock(s.in_to) < 0)) {
 			r = -errno;
 			goto abort;
 		}
-		if ((r = ep_add(s.epfd, s.out.from, EPOLLIN, EV_OUT)) < 0 ||
+		if ((s.out.from >= 0 && (r = ep_add(s.epfd, s.out.from, EPOLLIN, EV_OUT)) < 0) ||
 		    (r = ep_add(s.epfd, s.err.from, EPOLLIN, EV_ERR)) < 0 ||
-		    (r = ep_add(s.epfd, s.in_to, 0, EV_IN_TO)) < 0)
+		    (s.in_to >= 0 && (r = ep_add(s.epfd, s.in_to, 0, EV_IN_TO)) < 0))
 			goto abort;
 	}
 	if ((r = ep_add(s.epfd, s.report_fd, EPOLLIN, EV_REPORT)) < 0 ||

@@ -41,6 +41,7 @@ struct cd_result {
 	int signal;    /* the signal that ended the command, or 0 */
 	uint64_t wall_ms, cpu_ms, max_rss_kb;
 	uint64_t stdin_bytes, stdout_bytes, stderr_bytes;
+	int stdin_direct, stdout_direct; /* handed over, not relayed: no hash, no count */
 	char argv_sha256[65], stdin_sha256[65], stdout_sha256[65], stderr_sha256[65];
 	unsigned walls; /* CD_WALL_* that were up when the command started */
 	int landlock_abi;
@@ -105,6 +106,14 @@ struct cd_sandbox_io {
 	 * plan has an overlay. */
 	void (*on_layer)(int layer_fd, void *ctx);
 	void *layer_ctx;
+	/* Direct stdio (cordon mcp's server): stdin_fd and/or stdout_fd, each
+	 * a pipe (anything else is refused: never a terminal, THREATS 1), is
+	 * handed to the command as its fd 0 / fd 1 instead of a pipe the
+	 * supervisor relays.  That stream then has no hash, no byte count and
+	 * no output cap here: the caller, who holds the other end, hashes and
+	 * caps what passes.  Refused with plan->tty and, for stdout, with an
+	 * active mask. */
+	int direct_stdin, direct_stdout;
 };
 
 /* A fresh random run id (hex).  Returns -errno only if the kernel's random

@@ -131,6 +131,26 @@ EOP
 	sleep 3
 	is "$(pgrep -f "$MCP_FS_JS $D/data" | wc -l)" 0 "$u: after SIGTERM no server process is left"
 	pkill -f "sleep 30" 2>/dev/null
+
+	# The server's stdout is the gateway's own pipe (no relay): a server
+	# flooding it is stopped at its profile's output_limit, and says so.
+	cat >"$D/flood.yaml" <<EOP
+version: 1
+agents: [{id: coder, owner: ops}]
+tools: [{id: flood, kind: mcp, operations: {x: read}}]
+profiles: {small: {timeout: 1m, output_limit: 64K}}
+grants:
+  - {id: flood-launch, agent: coder, tool: flood, actions: [execute], scope: {argv: [/usr/bin/yes]}, profile: small, owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01}
+EOP
+	gw mkfifo "$D/flood.in"
+	sleep 20 >"$D/flood.in" &
+	spid=$!
+	gw "$CORDON" mcp --policy "$D/flood.yaml" --agent coder --server flood -- /usr/bin/yes '{"jsonrpc":"2.0","method":"notifications/message","params":{}}' <"$D/flood.in" >"$D/flood.out" 2>"$D/flood.err"
+	is "$?" 125 "$u: a server flooding its stdout ends the session (exit 125)"
+	ok "$u: ... at its profile's output_limit, saying so" grep -q "output_limit (65536 bytes): stopped" "$D/flood.err"
+	is "$(wc -c <"$D/flood.out")" "$((65536 / 63 * 63))" "$u: ... and only the complete lines within the limit reached the client"
+	is "$(logs | grep -c '"kind":"mcp.protocol".*output_limit')" 1 "$u: ... and the audit log has it"
+	kill "$spid" 2>/dev/null
 	cd "$T" || return
 }
 

@@ -50,5 +50,55 @@ os.execv("/bin/sh", ["sh", "-c", "cat /proc/self/fd/9/secret"])' "$T/hostdir" >"
 	cd "$T" || exit 1
 }
 
+# --direct-stdio (cordon mcp's server): the caller's own stdin and stdout
+# pipes become the command's fds 0 and 1, and still nothing else is
+# inherited; a socket or a terminal is never handed over (THREATS 1).
+direct() {
+	who=$1
+	cd "$T/proj" || exit 1
+	# shellcheck disable=SC2016
+	inner='ls /proc/self/fd | sort -n | tr "\n" " "; echo
+		for f in 3 4 5 6 7 8 9 10; do test -e /proc/self/fd/$f && echo "fd$f=open"; done
+		for f in 0 1 2; do echo "fd$f=$(readlink /proc/self/fd/$f)"; done
+		head -c 5'
+	$RUN_AS $PY -c '
+import os, socket, subprocess, sys
+d = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY); os.dup2(d, 9)
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1); os.dup2(s.fileno(), 5)
+r, w = os.pipe(); r2, w2 = os.pipe()
+p = subprocess.Popen(sys.argv[2:], stdin=r, stdout=w2, pass_fds=(5, 9))
+os.close(r); os.close(w2)
+os.write(w, b"hello"); os.close(w)
+out = b""
+while True:
+    b = os.read(r2, 4096)
+    if not b: break
+    out += b
+p.wait()
+sys.stdout.write(out.decode() + "\n")
+' "$T/hostdir" "$CORDON" run --direct-stdio -- sh -c "$inner" >"$T/direct-$who" 2>&1
+	is "$(head -1 "$T/direct-$who")" "0 1 2 3 " "$who: --direct-stdio: only 0, 1, 2 (and ls's dir fd 3) are open inside"
+	for f in 5 9; do
+		nok "$who: --direct-stdio: the inherited fd $f is closed inside" grep -qx "fd$f=open" "$T/direct-$who"
+	done
+	ok "$who: --direct-stdio: the command read the caller's pipe directly" grep -qx hello "$T/direct-$who"
+	ok "$who: --direct-stdio: fds 0 and 1 inside are pipes" sh -c "grep -q '^fd0=pipe:' '$T/direct-$who' && grep -q '^fd1=pipe:' '$T/direct-$who'"
+	out=$(echo x | $RUN_AS $PY -c '
+import os, socket, sys
+a, b = socket.socketpair(); os.dup2(b.fileno(), 0)
+os.execv(sys.argv[1], sys.argv[1:])' "$CORDON" run --direct-stdio -- /bin/true 2>&1)
+	is "$?:$(echo "$out" | grep -c 'must be pipes')" "125:1" "$who: --direct-stdio refuses a socket as stdin"
+	out=$(echo x | $RUN_AS $PY -c '
+import os, pty, sys
+m, s = pty.openpty(); os.dup2(s, 1)
+os.execv(sys.argv[1], sys.argv[1:])' "$CORDON" run --direct-stdio -- /bin/true 2>&1)
+	is "$?:$(echo "$out" | grep -c 'never a terminal')" "125:1" "$who: --direct-stdio refuses a terminal"
+	rec=$($RUN_AS "$CORDON" log show 2>/dev/null | grep '"kind":"run.result"' | tail -1)
+	case $rec in *'"stdin":"direct"'*'"stdout":"direct"'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$who: the run's record says its stdin and stdout were direct"
+	cd "$T" || exit 1
+}
+
 for_each_user fds
+for_each_user direct
 done_testing

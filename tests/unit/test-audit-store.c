@@ -294,6 +294,60 @@ static void test_lazy(void)
 	cd_audit_close(a);
 }
 
+/* The WAL is extended with zeros to its checkpoint size, never shrunk,
+ * and the log stays whole: appends before and after read back in order. */
+static void test_presize(void)
+{
+	struct cd_audit *a = NULL, *b = NULL;
+	struct cd_audit_opts ro;
+	struct cd_record r;
+	struct cd_err err;
+	struct collect c = { 0, 0, 0 };
+	struct stat st;
+	char path[600], wal[640];
+	off_t big;
+	int i;
+
+	snprintf(path, sizeof path, "%s/presize.db", dir);
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	if (cd_audit_open(path, NULL, &a, &err) < 0) {
+		ok(0, "open: %s", err.msg);
+		return;
+	}
+	memset(&r, 0, sizeof r);
+	r.kind = "mcp.call";
+	is_int(cd_audit_append(a, &r, NULL, &err), 0, "an append before");
+	is_int(cd_audit_presize_wal(a, &err), 0, "presize the WAL");
+	if (stat(wal, &st) < 0)
+		st.st_size = 0;
+	big = (off_t)st.st_size;
+	ok(big >= 32 + 1000 * (24 + 4096), "the WAL holds 1000 frames' worth (%lld bytes)",
+	   (long long)big);
+	for (i = 0; i < 3; i++)
+		is_int(cd_audit_append(a, &r, NULL, &err), 0, "append %d after", i);
+	ok(stat(wal, &st) == 0 && st.st_size == big, "appends overwrite it in place");
+	ok(truncate(wal, big + 8192) == 0, "a WAL larger than that");
+	is_int(cd_audit_presize_wal(a, &err), 0, "presize again");
+	ok(stat(wal, &st) == 0 && st.st_size == big + 8192, "is never shrunk");
+	is_int(cd_audit_append(a, &r, NULL, &err), 0, "and an append works");
+	memset(&ro, 0, sizeof ro);
+	ro.read_only = 1;
+	is_int(cd_audit_open(path, &ro, &b, &err), 0, "a reader opens it");
+	if (b) {
+		cd_audit_query(b, NULL, count, &c, &err);
+		ok(c.n == 5 && c.last == 5, "and reads every record, in order (%d)", c.n);
+		ok(cd_audit_presize_wal(b, &err) == -EROFS, "a read-only log is not extended");
+		cd_audit_close(b);
+	}
+	cd_audit_close(a);
+	is_int(cd_audit_open(path, NULL, &a, &err), 0, "reopened after the last close");
+	c.n = 0;
+	if (a)
+		cd_audit_query(a, NULL, count, &c, &err);
+	is_int(c.n, 5, "nothing was lost or replayed twice");
+	cd_audit_close(a);
+}
+
 int main(void)
 {
 	tap_start(60);
@@ -307,6 +361,7 @@ int main(void)
 	test_fail_closed();
 	test_concurrent();
 	test_lazy();
+	test_presize();
 	{
 		char cmd[600];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
