@@ -20,6 +20,7 @@
 #include "egress-proxy.h"
 #include "fs.h"
 #include "gate.h"
+#include "logmask.h"
 #include "state.h"
 #include "num.h"
 #include "plan.h"
@@ -841,7 +842,8 @@ static int signals_setup(sigset_t *old, int tty)
 struct egress {
 	const struct run_args *a;
 	const char *run_id;
-	int stop[2]; /* the proxy process reads [0]; cordon closes [1] at the end */
+	char *log_mask; /* the run's mask rules as JSON (--log-mask), or NULL */
+	int stop[2];    /* the proxy process reads [0]; cordon closes [1] at the end */
 	pid_t pid;
 };
 
@@ -883,6 +885,10 @@ __attribute__((noreturn)) static void egress_child(struct egress *e, int listen_
 	for (i = 0; i < e->a->nallow; i++) {
 		argv[n++] = "--allow-host";
 		argv[n++] = e->a->allow_hosts[i];
+	}
+	if (e->log_mask) {
+		argv[n++] = "--log-mask";
+		argv[n++] = e->log_mask;
 	}
 	argv[n] = NULL;
 	execv("/proc/self/exe", (char *const *)argv);
@@ -1765,6 +1771,17 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	if (epol) {
 		eg.a = &a;
 		eg.run_id = run_id;
+		if (cd_mask_rules_active(&dec.mask)) {
+			/* A name or a URL can carry what the grant masks: the
+			 * proxy's records are minimized as the run's are. */
+			json_t *j = cd_logmask_rules_json(&dec.mask);
+			eg.log_mask = j ? json_dumps(j, JSON_COMPACT) : NULL;
+			json_decref(j);
+			if (!eg.log_mask) {
+				cli_errorf("egress proxy: out of memory");
+				goto out;
+			}
+		}
 		/* The stop pipe's read end goes to the proxy: not close-on-exec
 		 * there (dup2 clears it), close-on-exec everywhere else. */
 		if (pipe2(eg.stop, O_CLOEXEC) < 0) {
@@ -1842,6 +1859,7 @@ out:
 	layer_done(&layer);
 	tty_restore();
 	egress_stop(&eg);
+	free(eg.log_mask);
 	cd_session_release(&sess);
 	if (sess_fd >= 0) {
 		close(sess_fd);

@@ -12,11 +12,13 @@
 #include "egress-addr.h"
 #include "egress-policy.h"
 #include "egress-proxy.h"
+#include "logmask.h"
 #include "num.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -74,6 +76,7 @@ enum {
 	OPT_STOP_FD,
 	OPT_RUN_ID,
 	OPT_REPORT_ONLY,
+	OPT_LOG_MASK,
 };
 
 static const struct option options[] = {
@@ -90,6 +93,9 @@ static const struct option options[] = {
 	{ "listen-fd", required_argument, NULL, OPT_LISTEN_FD },
 	{ "stop-fd", required_argument, NULL, OPT_STOP_FD },
 	{ "run-id", required_argument, NULL, OPT_RUN_ID },
+	/* The run's grants mask data: its egress records are minimized with
+	 * these rules ({"email": "redact", ...}) and the deployment's key. */
+	{ "log-mask", required_argument, NULL, OPT_LOG_MASK },
 	{ "report-only", no_argument, NULL, OPT_REPORT_ONLY },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -176,6 +182,9 @@ int cmd_proxy(int argc, char **argv)
 	struct cd_egress_policy *policy = NULL;
 	struct cd_egress_proxy_cfg cfg;
 	struct cd_egress_audit log;
+	struct cd_mask_rules log_mask;
+	struct cd_masker *masker = NULL;
+	int masked = 0;
 	struct cd_audit *audit = NULL;
 	const char *listen_spec = NULL, *audit_path = NULL, *agent = NULL, *run_id = NULL;
 	int given_lfd = -1, given_sfd = -1;
@@ -196,6 +205,17 @@ int cmd_proxy(int argc, char **argv)
 		case OPT_LISTEN:
 			listen_spec = optarg;
 			break;
+		case OPT_LOG_MASK: {
+			json_t *j = json_loads(optarg, 0, NULL);
+			int pr = cd_logmask_rules_parse(j, &log_mask);
+			json_decref(j);
+			if (pr < 0) {
+				cli_errorf("--log-mask: not mask rules: %s", optarg);
+				goto out;
+			}
+			masked = cd_mask_rules_active(&log_mask);
+			break;
+		}
 		case OPT_ALLOW_HOST:
 			if (cd_egress_policy_add(policy, optarg, &err) < 0) {
 				cli_errorf("--allow-host: %s", err.msg);
@@ -306,6 +326,13 @@ int cmd_proxy(int argc, char **argv)
 	log.audit = audit;
 	log.agent = agent;
 	log.run_id = run_id;
+	if (masked) {
+		/* No key: the records withhold what they would mask. */
+		if (cli_masker_open(&masker) < 0)
+			masker = NULL;
+		log.mask = &log_mask;
+		log.masker = masker;
+	}
 	cfg.listen_fd = lfd;
 	cfg.stop_fd = given_sfd >= 0 ? given_sfd : sfd;
 	cfg.policy = policy;
@@ -330,5 +357,6 @@ out:
 		close(lfd);
 	cd_audit_close(audit);
 	cd_egress_policy_free(policy);
+	cd_masker_free(masker);
 	return rc;
 }

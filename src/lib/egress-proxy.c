@@ -26,6 +26,7 @@
 #include "egress-relay.h"
 #include "egress-socks.h"
 #include "egress-tls.h"
+#include "logmask.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -1095,17 +1096,15 @@ static json_t *event_details(const struct cd_egress_event *ev)
 
 /* One event as a record; *ret_details is the caller's to free. */
 static int to_record(const struct cd_egress_audit *a, const struct cd_egress_event *ev,
-                     struct cd_record *rec, char target[CD_HOST_MAX + 8], char **ret_details)
+                     struct cd_record *rec, char target[CD_HOST_MAX + 8], char **ret_details,
+                     json_t **ret_keep)
 {
 	char *details = NULL;
 	json_t *o;
 	int n;
 
 	o = event_details(ev);
-	if (o)
-		details = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(o);
-	if (!details)
+	if (!o)
 		return -ENOMEM;
 	memset(rec, 0, sizeof *rec);
 	rec->kind = ev->kind;
@@ -1125,6 +1124,18 @@ static int to_record(const struct cd_egress_audit *a, const struct cd_egress_eve
 		rec->has_duration = 1;
 		rec->duration_ms = ev->duration_ms;
 	}
+	*ret_keep = NULL;
+	if (a->mask && cd_logmask_record(a->masker, a->mask, rec, o, ret_keep) < 0) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	details = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	if (!details) {
+		json_decref(*ret_keep);
+		*ret_keep = NULL;
+		return -ENOMEM;
+	}
 	rec->details_json = details;
 	*ret_details = details;
 	return 0;
@@ -1141,13 +1152,14 @@ int cd_egress_audit_log_many(const struct cd_egress_event *evs, size_t n, void *
 	struct cd_record recs[CD_EGRESS_RESULTS_PENDING + 1];
 	char targets[CD_EGRESS_RESULTS_PENDING + 1][CD_HOST_MAX + 8];
 	char *details[CD_EGRESS_RESULTS_PENDING + 1];
+	json_t *keep[CD_EGRESS_RESULTS_PENDING + 1];
 	size_t i, made = 0;
 	int r = 0;
 
 	if (!a || !a->audit || !evs || n == 0 || n > CD_EGRESS_RESULTS_PENDING + 1)
 		return -EINVAL;
 	for (i = 0; i < n && r == 0; i++) {
-		r = to_record(a, &evs[i], &recs[i], targets[i], &details[i]);
+		r = to_record(a, &evs[i], &recs[i], targets[i], &details[i], &keep[i]);
 		if (r == 0)
 			made++;
 	}
@@ -1157,7 +1169,9 @@ int cd_egress_audit_log_many(const struct cd_egress_event *evs, size_t n, void *
 		r = cd_audit_append(a->audit, &recs[0], NULL, &a->err);
 	else
 		r = cd_audit_append_many(a->audit, recs, n, NULL, &a->err);
-	for (i = 0; i < made; i++)
+	for (i = 0; i < made; i++) {
 		free(details[i]);
+		json_decref(keep[i]);
+	}
 	return r;
 }

@@ -26,6 +26,7 @@
 
 #include "egress-policy.h"
 #include "err.h"
+#include "mask.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -94,6 +95,12 @@ struct cd_egress_audit {
 	const char *run_id; /* may be NULL */
 	const char *agent;  /* may be NULL */
 	struct cd_err err;  /* the last failure */
+	/* The run's grants mask data: each record's host, request line,
+	 * target and reason are minimized (logmask.h; a DNS label or a URL
+	 * can carry what the grant masks).  mask NULL or inactive: as given;
+	 * masker NULL with an active mask: withheld. */
+	const struct cd_mask_rules *mask;
+	struct cd_masker *masker;
 };
 int cd_egress_audit_log(const struct cd_egress_event *ev, void *ctx);
 int cd_egress_audit_log_many(const struct cd_egress_event *evs, size_t n, void *ctx);

@@ -26,10 +26,10 @@ const char *const cd_logmask_hash_names[] = { "argv", "code",      "stdin",  "st
 	                                      "args", "arguments", "result", NULL };
 
 /* The members of details that carry what the agent sent (and "error",
- * a run's setup or exec failure, which may quote it). */
-static const char *const arg_members[] = {
-	"argv", "args", "arguments", "attributes", "error", NULL
-};
+ * a run's setup or exec failure, which may quote it; "host" and
+ * "request", an egress attempt's name and request line). */
+static const char *const arg_members[] = { "argv",  "args", "arguments", "attributes",
+	                                   "error", "host", "request",   NULL };
 
 struct lm {
 	struct cd_masker *m;

@@ -58,5 +58,27 @@ out=$("$CORDON" run --policy "$T/pi.yaml" --agent a1 --cache idx:/cache \
 	sh -c 'cat /cache/page; echo; curl -s --max-time 3 -x http://127.0.0.1:3128 http://127.0.0.1:'"$port"'/ || echo no-network' 2>/dev/null)
 is "$out" "outside-ok
 no-network" "--install under a policy fills the cache through the install profile's egress; the command has none"
+# A grant that masks data masks its egress records too: a name asked for
+# can carry it, e.g. as a DNS label (issue 9 item 5).
+cat >"$T/pm.yaml" <<EOP
+version: 1
+agents: [{id: m1, owner: ops}]
+tools: [{id: shell, kind: command}]
+profiles:
+  web: {allow_hosts: ["127.0.0.1:$port"]}
+grants:
+  - {id: mweb, agent: m1, tool: shell, actions: [execute], scope: {argv: [curl]}, profile: web, mask: {email: redact, card: redact}, owner: ops, justification: t, review_by: 2099-01-01, expires: 2099-01-01}
+EOP
+chmod 0644 "$T/pm.yaml"
+mkdir -p "$T/wm" && cd "$T/wm" || exit 1
+CORDON_MASK_KEY="$S/mask.key" "$CORDON" run --policy "$T/pm.yaml" --agent m1 --task T-m -- curl -s -o /dev/null "http://4111111111111111.example/" >/dev/null 2>&1
+"$CORDON" log export --format jsonl --kind egress --run "$("$CORDON" log export --format jsonl --task T-m --kind run.intent | sed 's/.*"run_id":"\([0-9a-f]*\)".*/\1/' | head -1)" >"$T/eg.log"
+[ -s "$T/eg.log" ]
+is "$?" 0 "a masked run's refused egress attempt is recorded"
+nok "... without the card number it named as a host" grep -q '4111111111111111' "$T/eg.log"
+grep -q '"host":"<card>.example"' "$T/eg.log"
+is "$?" 0 "... masked in place"
+grep -q '"commitments":' "$T/eg.log"
+is "$?" 0 "... with its commitments"
 kill "$http_pid" 2>/dev/null
 done_testing
