@@ -55,17 +55,16 @@ static void check_array(const char *p, size_t n)
 	json_t *a = json_loadb(p, n, JSON_REJECT_DUPLICATES, NULL);
 	size_t i;
 
-	if (!json_is_array(a) || json_array_size(a) == 0 ||
-	    json_array_size(a) > CD_MCP_BATCH_MAX)
+	if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > CD_MCP_BATCH_MAX)
 		abort();
 	for (i = 0; i < json_array_size(a); i++) {
 		json_t *e = json_array_get(a, i);
 		struct cd_jsonrpc_msg m;
 		struct cd_err err = { 0, "" };
 
-		if (cd_jsonrpc_classify(e, &m, &err) < 0 ? !json_is_null(json_object_get(e, "id"))
-		                                         : (m.kind != CD_JSONRPC_RESULT &&
-		                                            m.kind != CD_JSONRPC_ERROR))
+		if (cd_jsonrpc_classify(e, &m, &err) < 0
+		            ? !json_is_null(json_object_get(e, "id"))
+		            : (m.kind != CD_JSONRPC_RESULT && m.kind != CD_JSONRPC_ERROR))
 			abort(); /* not an answer */
 		cd_jsonrpc_msg_release(&m);
 	}
