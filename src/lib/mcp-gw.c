@@ -102,9 +102,12 @@ struct batch {
 };
 
 /* The answer to a batch is one line of at most this; an answer that would
- * pass it is replaced by a short error (the buffer's cap leaves room). */
+ * pass it is replaced by a short error.  The buffer's cap leaves room for
+ * one more answer of any size the client's own buffer takes (OUT_CAP), so
+ * that it fails only where a single answer would: a full output buffer
+ * stays fatal, never turned into an error reply. */
 #define BATCH_ANSWER_MAX CD_JSONRPC_LINE_MAX
-#define BATCH_BUF_CAP    (2 * CD_JSONRPC_LINE_MAX + CD_MCP_BATCH_MAX * 1024)
+#define BATCH_BUF_CAP    (BATCH_ANSWER_MAX + OUT_CAP + CD_MCP_BATCH_MAX * 1024)
 
 struct cd_mcp_gw {
 	struct cd_mcp_gw_config cfg;
@@ -337,7 +340,7 @@ static int reply_end(struct cd_mcp_gw *gw, const json_t *id, int r, int counted)
 	gw->reply = &gw->to_client;
 	if (!b)
 		return r;
-	if (r == -ENOBUFS || b->buf.len > BATCH_ANSWER_MAX) {
+	if (r == 0 && b->buf.len > BATCH_ANSWER_MAX) {
 		b->buf.len = gw->reply_mark;
 		if (b->buf.data)
 			b->buf.data[b->buf.len] = '\0';

@@ -4,6 +4,7 @@
 #include "../tap.h"
 #include "mcp.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char policy_yaml[] =
@@ -479,6 +480,31 @@ static void test_batch(void)
 	take(cd_mcp_gw_to_client(gw), o, sizeof o);
 	ok(count_str(o, "\n[{") == CD_MCP_BATCHES_MAX - 1 && o[0] == '[',
 	   "... until those are answered, each with its array: %s", o);
+
+	/* The answer is bounded: an answer past 16 MiB becomes an error. */
+	C(gw, "[" PING(70) "," PING(71) "]");
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	{
+		size_t n = 9 << 20;
+		char *line = malloc(n + 64);
+		struct cd_buf *tc = cd_mcp_gw_to_client(gw);
+		for (k = 0; k < 2; k++) {
+			int h = snprintf(line, 64,
+			                 "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"result\":{\"x\":\"",
+			                 70 + k);
+			memset(line + h, 'a', n);
+			memcpy(line + h + n, "\"}}", 4);
+			S(gw, line);
+		}
+		free(line);
+		ok(tc->len > n && tc->len < 2 * n && tc->data[0] == '[' &&
+		           strstr(tc->data + n, "\"id\":71,\"error\"") &&
+		           strstr(tc->data + n, "would pass 16 MiB"),
+		   "an answer that would take the batch past 16 MiB is replaced by an error (%zu "
+		   "bytes)",
+		   tc->len);
+		cd_mcp_gw_consumed(tc, tc->len);
+	}
 
 	/* The server's batch: split, matched and forwarded one by one. */
 	C(gw, PING(60));
