@@ -74,5 +74,7 @@
 #define CD_MCP_TOOLS_MAX     4096          /* tools one server may offer */
 #define CD_MCP_PAGES_MAX     256           /* tools/list pages the gateway follows */
 #define CD_MCP_HELD_MAX      256           /* tools/call held while the gateway lists */
+#define CD_MCP_BATCH_MAX     100           /* elements of one batch (MCP 2025-03-26) */
+#define CD_MCP_BATCHES_MAX   8             /* client batches whose answer is not complete */
 
 #endif

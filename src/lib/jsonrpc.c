@@ -150,9 +150,11 @@ static int classify(struct cd_jsonrpc_msg *m, struct cd_err *err)
 	const char *key;
 	int has_method, has_result, has_error;
 
-	if (json_is_array(o))
+	if (json_is_array(o)) {
+		m->batch = 1;
 		return invalid(m, CD_JSONRPC_INVALID_REQUEST, err,
 		               "batch arrays are not supported: send one message per line");
+	}
 	if (!json_is_object(o))
 		return invalid(m, CD_JSONRPC_INVALID_REQUEST, err, "a message must be an object");
 	v = json_object_get(o, "jsonrpc");
@@ -237,6 +239,16 @@ int cd_jsonrpc_parse(const char *line, size_t len, struct cd_jsonrpc_msg *ret, s
 		return cd_err_set(err, -CD_E_PARSE, "not JSON: %s at offset %d", je.text,
 		                  je.position);
 	}
+	return classify(ret, err);
+}
+
+int cd_jsonrpc_classify(json_t *v, struct cd_jsonrpc_msg *ret, struct cd_err *err)
+{
+	memset(ret, 0, sizeof *ret);
+	ret->root = json_incref(v);
+	if (json_is_array(v))
+		return invalid(ret, CD_JSONRPC_INVALID_REQUEST, err,
+		               "an element of a batch must be one message, not an array");
 	return classify(ret, err);
 }
 

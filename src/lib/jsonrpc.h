@@ -9,7 +9,9 @@
  * deeper than CD_JSONRPC_DEPTH_MAX, duplicate keys, trailing bytes, batch
  * arrays, ids that are not a string or an integer, and anything else that
  * is not exactly one JSON-RPC 2.0 message are refused with the JSON-RPC
- * error code a peer should get.  Nothing here prints or allocates without
+ * error code a peer should get.  A batch array is refused too, but marked
+ * (`batch`), so that a caller that has negotiated batches (MCP 2025-03-26)
+ * can split it and classify each element with cd_jsonrpc_classify.  Nothing here prints or allocates without
  * a cap. */
 #ifndef CD_JSONRPC_H
 #define CD_JSONRPC_H
@@ -76,6 +78,9 @@ struct cd_jsonrpc_msg {
 	/* INVALID: the JSON-RPC code the sender should get, and whether the
 	 * id could still be read (then the error response names it). */
 	int code;
+	/* INVALID because the line is a JSON array (a JSON-RPC batch): root
+	 * holds the array. */
+	int batch;
 };
 
 /* Parse and classify one line.  Returns 0 with ret->kind set, or
@@ -84,6 +89,11 @@ struct cd_jsonrpc_msg {
  * reason in err.  Either way the caller releases *ret. */
 int cd_jsonrpc_parse(const char *line, size_t len, struct cd_jsonrpc_msg *ret, struct cd_err *err);
 void cd_jsonrpc_msg_release(struct cd_jsonrpc_msg *m);
+
+/* Classify one element of a batch as cd_jsonrpc_parse would a line (v is
+ * borrowed: ret->root takes a reference).  An array is refused (a batch
+ * holds messages, not batches) without setting ret->batch. */
+int cd_jsonrpc_classify(json_t *v, struct cd_jsonrpc_msg *ret, struct cd_err *err);
 
 /* The idkey of a JSON id (string or integer); -CD_E_PARSE otherwise. */
 int cd_jsonrpc_idkey(const json_t *id, char out[CD_JSONRPC_IDKEY_MAX]);

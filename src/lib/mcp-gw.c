@@ -15,6 +15,14 @@
  * which the gateway runs itself when it has no fresh list (at the first
  * call, and after notifications/tools/list_changed), holding the calls.
  *
+ * Batches (MCP 2025-03-26 only: JSON-RPC arrays): a client's array is split
+ * and each element handled exactly as a line of its own; every answer to
+ * one of its requests (the server's, or the gateway's own) is collected in
+ * the batch's slot, tagged through the request's entry in flight, and the
+ * client gets them in one array line when the last is known.  A server's
+ * array is split and forwarded element by element.  Arrays never reach
+ * the other side as arrays.
+ *
  * Trust: both peers are hostile; every reply the gateway makes is a
  * well-formed JSON-RPC message; nothing from a peer reaches a diagnostic
  * unescaped (the driver escapes), and nothing crashes on any input. */
@@ -52,6 +60,7 @@ struct pending {
 	char *policy_tool, *grant_ids, *method;
 	const char *action;
 	struct cd_mcp_minimize mz; /* P_CALL: what the grants require of the result */
+	unsigned batch;            /* the client's batch it belongs to (0: none) */
 };
 
 struct table {
@@ -81,7 +90,24 @@ struct held_approval {
 	const char *action;
 	char args_sha256[65];
 	struct cd_mcp_minimize mz;
+	unsigned batch;
 };
+
+/* A client batch whose answer is not complete yet. */
+struct batch {
+	unsigned id;        /* 0: a free slot */
+	struct cd_buf buf;  /* the answers so far, one line each */
+	size_t outstanding; /* its requests not answered yet */
+	int splitting;      /* still being split: not answered before the end */
+};
+
+/* The answer to a batch is one line of at most this; an answer that would
+ * pass it is replaced by a short error.  The buffer's cap leaves room for
+ * one more answer of any size the client's own buffer takes (OUT_CAP), so
+ * that it fails only where a single answer would: a full output buffer
+ * stays fatal, never turned into an error reply. */
+#define BATCH_ANSWER_MAX CD_JSONRPC_LINE_MAX
+#define BATCH_BUF_CAP    (BATCH_ANSWER_MAX + OUT_CAP + CD_MCP_BATCH_MAX * 1024)
 
 struct cd_mcp_gw {
 	struct cd_mcp_gw_config cfg;
@@ -99,7 +125,17 @@ struct cd_mcp_gw {
 	unsigned listing_generation, pages;
 	char own_key[CD_JSONRPC_IDKEY_MAX]; /* the listing request in flight */
 	json_t *held[CD_MCP_HELD_MAX];      /* tools/call waiting for the listing */
+	unsigned held_batch[CD_MCP_HELD_MAX];
 	size_t nheld;
+	int batching; /* the negotiated version (2025-03-26) has batches */
+	char version[16];
+	struct batch batches[CD_MCP_BATCHES_MAX];
+	unsigned next_batch;
+	/* Where the answer being made goes: to_client, or the buffer of the
+	 * batch cur_batch (its length at reply_begin: reply_mark). */
+	struct cd_buf *reply;
+	unsigned cur_batch;
+	size_t reply_mark;
 	char id_prefix[24];
 	uint64_t next_id;
 	struct cd_mcp_gw_stats stats;
@@ -235,6 +271,101 @@ static int reply_tool_error(struct cd_buf *b, const json_t *id, const char *text
 	s = cd_jsonrpc_result_line(id, res, &n);
 	json_decref(res);
 	return out_owned(b, s, n);
+}
+
+/* ---- batches ----------------------------------------------------------- */
+
+static struct batch *batch_find(struct cd_mcp_gw *gw, unsigned id)
+{
+	size_t i;
+
+	for (i = 0; id && i < CD_MCP_BATCHES_MAX; i++)
+		if (gw->batches[i].id == id)
+			return &gw->batches[i];
+	return NULL;
+}
+
+static void batch_release(struct batch *b)
+{
+	cd_buf_release(&b->buf);
+	memset(b, 0, sizeof *b);
+}
+
+/* The batch is answered once all its requests are: one array line (none
+ * when it held only notifications and responses). */
+static int batch_maybe_flush(struct cd_mcp_gw *gw, struct batch *b)
+{
+	size_t i = 0;
+	int r = 0, first = 1;
+
+	if (b->splitting || b->outstanding)
+		return 0;
+	if (b->buf.len)
+		r = out(&gw->to_client, "[", 1);
+	while (r == 0 && i < b->buf.len) {
+		const char *nl = memchr(b->buf.data + i, '\n', b->buf.len - i);
+		size_t n = nl ? (size_t)(nl - b->buf.data) - i : b->buf.len - i;
+		if (!first)
+			r = out(&gw->to_client, ",", 1);
+		if (r == 0)
+			r = out(&gw->to_client, b->buf.data + i, n);
+		first = 0;
+		i += n + 1;
+	}
+	if (r == 0 && b->buf.len)
+		r = out(&gw->to_client, "]\n", 2);
+	batch_release(b);
+	return r;
+}
+
+/* Answers made from here on go to batch bid's slot (0 or a batch that is
+ * no more: to the client directly). */
+static void reply_begin(struct cd_mcp_gw *gw, unsigned bid)
+{
+	struct batch *b = batch_find(gw, bid);
+
+	gw->cur_batch = b ? bid : 0;
+	gw->reply = b ? &b->buf : &gw->to_client;
+	gw->reply_mark = gw->reply->len;
+}
+
+/* The answer to one request (id) of the current batch is made, or not
+ * yet; `counted`: the request is one the batch waits for.  Returns r, or
+ * the error of answering the batch. */
+static int reply_end(struct cd_mcp_gw *gw, const json_t *id, int r, int counted)
+{
+	struct batch *b = batch_find(gw, gw->cur_batch);
+
+	gw->cur_batch = 0;
+	gw->reply = &gw->to_client;
+	if (!b)
+		return r;
+	if (r == 0 && b->buf.len > BATCH_ANSWER_MAX) {
+		b->buf.len = gw->reply_mark;
+		if (b->buf.data)
+			b->buf.data[b->buf.len] = '\0';
+		r = reply_error(&b->buf, id, CD_JSONRPC_INTERNAL_ERROR,
+		                "cordon: the batch's answer would pass 16 MiB; send this request "
+		                "on its own");
+	}
+	if (r < 0)
+		return r;
+	if (counted && b->buf.len > gw->reply_mark && b->outstanding)
+		b->outstanding--;
+	return batch_maybe_flush(gw, b);
+}
+
+/* A request of batch bid will not be answered any more (cancelled by the
+ * client): the batch stops waiting for it. */
+static int batch_forget(struct cd_mcp_gw *gw, unsigned bid)
+{
+	struct batch *b = batch_find(gw, bid);
+
+	if (!b)
+		return 0;
+	if (b->outstanding)
+		b->outstanding--;
+	return batch_maybe_flush(gw, b);
 }
 
 /* ---- tables of requests in flight ------------------------------------ */
@@ -432,13 +563,15 @@ static int release_held(struct cd_mcp_gw *gw, const char *fail)
 	for (i = 0; i < n; i++) {
 		json_t *m = gw->held[i];
 		if (r == 0) {
+			reply_begin(gw, gw->held_batch[i]);
 			if (fail) {
 				gw->stats.denied++;
-				r = reply_error(&gw->to_client, json_object_get(m, "id"),
+				r = reply_error(gw->reply, json_object_get(m, "id"),
 				                CD_JSONRPC_INTERNAL_ERROR, fail);
 			} else {
 				r = decide_call(gw, m, NULL, 0);
 			}
+			r = reply_end(gw, json_object_get(m, "id"), r, 1);
 		}
 		json_decref(m);
 	}
@@ -485,7 +618,7 @@ static int own_list_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m)
 static int deny_call(struct cd_mcp_gw *gw, json_t *id, const char *text)
 {
 	gw->stats.denied++;
-	return reply_tool_error(&gw->to_client, id, text);
+	return reply_tool_error(gw->reply, id, text);
 }
 
 static void join_ids(const struct cd_decision *d, char *outs, size_t cap)
@@ -544,6 +677,7 @@ static int hold_call(struct cd_mcp_gw *gw, json_t *id, const char *raw, size_t r
 	h->policy_tool = strdup(policy_tool);
 	h->grant_ids = strdup(ids);
 	h->action = action;
+	h->batch = gw->cur_batch;
 	cd_mcp_minimize_from(&h->mz, dec);
 	snprintf(h->args_sha256, sizeof h->args_sha256, "%s", args_sha);
 	if (raw) {
@@ -596,6 +730,7 @@ int cd_mcp_gw_poll_approvals(struct cd_mcp_gw *gw)
 			i++;
 			continue;
 		}
+		reply_begin(gw, h->batch);
 		memset(&ev, 0, sizeof ev);
 		ev.kind = CD_MCP_EV_CALL;
 		ev.direction = "client";
@@ -627,6 +762,7 @@ int cd_mcp_gw_poll_approvals(struct cd_mcp_gw *gw)
 				p->grant_ids = h->grant_ids;
 				p->action = h->action;
 				p->mz = h->mz;
+				p->batch = h->batch;
 				h->tool = h->policy_tool = h->grant_ids = NULL;
 				gw->stats.allowed++;
 				r = out_line(&gw->to_server, h->raw, h->rawlen);
@@ -638,6 +774,7 @@ int cd_mcp_gw_poll_approvals(struct cd_mcp_gw *gw)
 			record(gw, &ev);
 			r = deny_call(gw, h->id, text);
 		}
+		r = reply_end(gw, h->id, r, 1);
 		held_release(h);
 		gw->appr[i] = gw->appr[--gw->nappr];
 		if (r < 0)
@@ -687,7 +824,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 		record(gw, &ev);
 		gw->stats.denied++;
 		r = snprintf(text, sizeof text, "Unknown tool: %s", name);
-		return reply_error(&gw->to_client, id, CD_JSONRPC_INVALID_PARAMS,
+		return reply_error(gw->reply, id, CD_JSONRPC_INVALID_PARAMS,
 		                   r > 0 ? text : "Unknown tool");
 	}
 	memset(&dec, 0, sizeof dec);
@@ -807,6 +944,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	p->policy_tool = strdup(mr.req.tool);
 	p->grant_ids = strdup(ids);
 	p->action = cd_action_name(mr.req.action);
+	p->batch = gw->cur_batch;
 	cd_mcp_minimize_from(&p->mz, &dec);
 	cd_mcp_request_release(&mr);
 	gw->stats.allowed++;
@@ -830,7 +968,7 @@ static int client_call(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const cha
 	    (args && !json_is_object(args))) {
 		gw->stats.malformed++;
 		protocol_event(gw, "client", "tools/call", "malformed tools/call params");
-		return reply_error(&gw->to_client, m->id, CD_JSONRPC_INVALID_PARAMS,
+		return reply_error(gw->reply, m->id, CD_JSONRPC_INVALID_PARAMS,
 		                   "tools/call needs params {name: a tool name, arguments?: an "
 		                   "object}");
 	}
@@ -838,9 +976,10 @@ static int client_call(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const cha
 		return decide_call(gw, m->root, line, len);
 	if (gw->nheld >= CD_MCP_HELD_MAX) {
 		gw->stats.denied++;
-		return reply_error(&gw->to_client, m->id, CD_JSONRPC_INTERNAL_ERROR,
+		return reply_error(gw->reply, m->id, CD_JSONRPC_INTERNAL_ERROR,
 		                   "cordon: too many calls waiting for the tool list");
 	}
+	gw->held_batch[gw->nheld] = gw->cur_batch;
 	gw->held[gw->nheld++] = json_incref(m->root);
 	return start_listing(gw);
 }
@@ -859,10 +998,10 @@ static int client_initialize(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, con
 	size_t n = 0;
 
 	if (!json_is_object(m->params) || !json_is_string(ver) || (caps && !json_is_object(caps)))
-		return reply_error(&gw->to_client, m->id, CD_JSONRPC_INVALID_PARAMS,
+		return reply_error(gw->reply, m->id, CD_JSONRPC_INVALID_PARAMS,
 		                   "initialize needs params {protocolVersion, capabilities}");
 	if (gw->initialized)
-		return reply_error(&gw->to_client, m->id, CD_JSONRPC_INVALID_REQUEST,
+		return reply_error(gw->reply, m->id, CD_JSONRPC_INVALID_REQUEST,
 		                   "initialize was already sent in this session");
 	if (caps && (json_object_get(caps, "roots") || json_object_get(caps, "sampling"))) {
 		char *s;
@@ -883,17 +1022,34 @@ static int client_initialize(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, con
 	return table_add(&gw->client_req, m->idkey, P_INIT) ? 0 : -ENOMEM;
 }
 
+/* A request of the client's with this id is still waiting: for the
+ * server, for the gateway's own listing, or for a person. */
+static int id_in_flight(struct cd_mcp_gw *gw, const char *key)
+{
+	char k[CD_JSONRPC_IDKEY_MAX];
+	size_t i;
+
+	if (table_find(&gw->client_req, key) || (gw->listing && !strcmp(key, gw->own_key)))
+		return 1;
+	for (i = 0; i < gw->nheld; i++)
+		if (cd_jsonrpc_idkey(json_object_get(gw->held[i], "id"), k) == 0 && !strcmp(k, key))
+			return 1;
+	for (i = 0; i < gw->nappr; i++)
+		if (cd_jsonrpc_idkey(gw->appr[i].id, k) == 0 && !strcmp(k, key))
+			return 1;
+	return 0;
+}
+
 static int client_request(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
                           size_t len)
 {
 	struct pending *p;
 	enum pending_kind kind = P_OTHER;
 
-	if (table_find(&gw->client_req, m->idkey) ||
-	    (gw->listing && !strcmp(m->idkey, gw->own_key))) {
+	if (id_in_flight(gw, m->idkey)) {
 		gw->stats.malformed++;
 		protocol_event(gw, "client", m->method, "duplicate id of a request in flight");
-		return reply_error(&gw->to_client, NULL, CD_JSONRPC_INVALID_REQUEST,
+		return reply_error(gw->reply, NULL, CD_JSONRPC_INVALID_REQUEST,
 		                   "duplicate id: a request with this id is still in flight");
 	}
 	if (!strcmp(m->method, "initialize"))
@@ -901,13 +1057,13 @@ static int client_request(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const 
 	if (!strcmp(m->method, "server/discover")) {
 		/* The stateless era (2026-07-28) is recognized, not served: a
 		 * dual-era client falls back to initialize on this error. */
-		return reply_error(&gw->to_client, m->id, CD_JSONRPC_METHOD_NOT_FOUND,
+		return reply_error(gw->reply, m->id, CD_JSONRPC_METHOD_NOT_FOUND,
 		                   "Method not found: server/discover (cordon mcp speaks "
 		                   "2024-11-05 to 2025-11-25; use initialize)");
 	}
 	if (!gw->initialized && strcmp(m->method, "ping") != 0) {
 		gw->stats.malformed++;
-		return reply_error(&gw->to_client, m->id, CD_JSONRPC_INVALID_REQUEST,
+		return reply_error(gw->reply, m->id, CD_JSONRPC_INVALID_REQUEST,
 		                   "initialize first");
 	}
 	if (!strcmp(m->method, "tools/call"))
@@ -916,8 +1072,9 @@ static int client_request(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const 
 		kind = P_LIST;
 	p = table_add(&gw->client_req, m->idkey, kind);
 	if (!p)
-		return reply_error(&gw->to_client, m->id, CD_JSONRPC_INTERNAL_ERROR,
+		return reply_error(gw->reply, m->id, CD_JSONRPC_INTERNAL_ERROR,
 		                   "cordon: too many requests in flight");
+	p->batch = gw->cur_batch;
 	if (kind == P_LIST) {
 		json_t *cur = json_object_get(m->params, "cursor");
 		p->generation = gw->generation;
@@ -932,6 +1089,38 @@ static int client_notification(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, c
 	/* Roots were stripped from the capabilities: their changes too. */
 	if (!strcmp(m->method, "notifications/roots/list_changed"))
 		return 0;
+	if (!strcmp(m->method, "notifications/cancelled")) {
+		/* The server need not answer a cancelled request: a batch
+		 * does not wait for it (a late answer goes out on its own,
+		 * which the client ignores). */
+		char key[CD_JSONRPC_IDKEY_MAX];
+		struct pending *p;
+		size_t i;
+		unsigned bid = 0;
+		int r;
+		if (cd_jsonrpc_idkey(json_object_get(m->params, "requestId"), key) == 0) {
+			char k[CD_JSONRPC_IDKEY_MAX];
+			if ((p = table_find(&gw->client_req, key)) && p->batch) {
+				bid = p->batch;
+				p->batch = 0;
+			}
+			for (i = 0; !bid && i < gw->nheld; i++)
+				if (gw->held_batch[i] &&
+				    cd_jsonrpc_idkey(json_object_get(gw->held[i], "id"), k) == 0 &&
+				    !strcmp(k, key)) {
+					bid = gw->held_batch[i];
+					gw->held_batch[i] = 0;
+				}
+			for (i = 0; !bid && i < gw->nappr; i++)
+				if (gw->appr[i].batch && cd_jsonrpc_idkey(gw->appr[i].id, k) == 0 &&
+				    !strcmp(k, key)) {
+					bid = gw->appr[i].batch;
+					gw->appr[i].batch = 0;
+				}
+		}
+		if (bid && (r = batch_forget(gw, bid)) < 0)
+			return r;
+	}
 	return out_line(&gw->to_server, line, len);
 }
 
@@ -950,6 +1139,118 @@ static int client_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const
 	return out_line(&gw->to_server, line, len);
 }
 
+/* A batch refused as a whole: one error object, not an array. */
+static int batch_refused(struct cd_mcp_gw *gw, const char *why, const char *msg)
+{
+	gw->stats.malformed++;
+	protocol_event(gw, "client", NULL, why);
+	return reply_error(&gw->to_client, NULL, CD_JSONRPC_INVALID_REQUEST, msg);
+}
+
+/* One element of a client's batch, as a line of its own would be; `keys`
+ * holds the ids of the batch's requests so far (*nkeys of them). */
+static int client_element(struct cd_mcp_gw *gw, struct batch *b, json_t *el,
+                          char (*keys)[CD_JSONRPC_IDKEY_MAX], size_t *nkeys)
+{
+	struct cd_jsonrpc_msg m;
+	struct cd_err err = { 0, "" };
+	char *line = NULL;
+	size_t len = 0, i;
+	int r = 0, counted = 0;
+
+	reply_begin(gw, b->id);
+	if (cd_jsonrpc_classify(el, &m, &err) < 0) {
+		gw->stats.malformed++;
+		protocol_event(gw, "client", NULL, err.msg);
+		r = reply_error(gw->reply, m.id, m.code, err.msg);
+		goto done;
+	}
+	if (m.kind == CD_JSONRPC_REQUEST) {
+		counted = 1;
+		b->outstanding++;
+		for (i = 0; i < *nkeys && strcmp(keys[i], m.idkey); i++)
+			;
+		if (i < *nkeys) {
+			gw->stats.malformed++;
+			protocol_event(gw, "client", m.method, "duplicate id within a batch");
+			r = reply_error(gw->reply, NULL, CD_JSONRPC_INVALID_REQUEST,
+			                "duplicate id: another request of this batch has this id");
+			goto done;
+		}
+		memcpy(keys[(*nkeys)++], m.idkey, sizeof m.idkey);
+		if (!strcmp(m.method, "initialize")) {
+			gw->stats.malformed++;
+			protocol_event(gw, "client", m.method, "initialize inside a batch");
+			r = reply_error(gw->reply, m.id, CD_JSONRPC_INVALID_REQUEST,
+			                "initialize must not be part of a JSON-RPC batch");
+			goto done;
+		}
+	}
+	/* Forwarded, when it is, as one line of its own. */
+	line = cd_jsonrpc_dump_line(el, &len);
+	if (!line) {
+		r = -ENOMEM;
+		goto done;
+	}
+	len--; /* without its newline */
+	if (m.kind == CD_JSONRPC_REQUEST)
+		r = client_request(gw, &m, line, len);
+	else if (m.kind == CD_JSONRPC_NOTIFICATION)
+		r = client_notification(gw, &m, line, len);
+	else
+		r = client_response(gw, &m, line, len);
+done:
+	free(line);
+	r = reply_end(gw, m.id, r, counted);
+	cd_jsonrpc_msg_release(&m);
+	return r;
+}
+
+/* A client's batch: only when the negotiated version has batches. */
+static int client_batch(struct cd_mcp_gw *gw, json_t *arr)
+{
+	char(*keys)[CD_JSONRPC_IDKEY_MAX];
+	char msg[200];
+	size_t n = json_array_size(arr), i, nkeys = 0;
+	struct batch *b = NULL;
+	int r = 0;
+
+	if (!gw->batching) {
+		snprintf(msg, sizeof msg,
+		         "batch arrays are not supported with protocol version %s: send one "
+		         "message per line",
+		         gw->version[0] ? gw->version : "(none negotiated)");
+		return batch_refused(gw, "a batch array outside protocol version 2025-03-26", msg);
+	}
+	if (n == 0)
+		return batch_refused(gw, "an empty batch", "an empty batch is not a request");
+	if (n > CD_MCP_BATCH_MAX)
+		return batch_refused(gw, "a batch of too many elements",
+		                     "a batch holds at most 100 messages");
+	for (i = 0; i < CD_MCP_BATCHES_MAX && !b; i++)
+		if (!gw->batches[i].id)
+			b = &gw->batches[i];
+	if (!b)
+		return batch_refused(gw, "too many batches in flight",
+		                     "cordon: too many batches are still waiting for answers");
+	keys = calloc(n, sizeof *keys);
+	if (!keys)
+		return -ENOMEM;
+	if (++gw->next_batch == 0)
+		gw->next_batch = 1;
+	b->id = gw->next_batch;
+	cd_buf_init(&b->buf, BATCH_BUF_CAP);
+	b->outstanding = 0;
+	b->splitting = 1;
+	for (i = 0; i < n && r == 0; i++)
+		r = client_element(gw, b, json_array_get(arr, i), keys, &nkeys);
+	free(keys);
+	if (r < 0)
+		return r;
+	b->splitting = 0;
+	return batch_maybe_flush(gw, b);
+}
+
 int cd_mcp_gw_from_client(struct cd_mcp_gw *gw, const char *line, size_t len)
 {
 	struct cd_jsonrpc_msg m;
@@ -957,6 +1258,11 @@ int cd_mcp_gw_from_client(struct cd_mcp_gw *gw, const char *line, size_t len)
 	int r;
 
 	if (cd_jsonrpc_parse(line, len, &m, &err) < 0) {
+		if (m.batch) {
+			r = client_batch(gw, m.root);
+			cd_jsonrpc_msg_release(&m);
+			return r;
+		}
 		gw->stats.malformed++;
 		protocol_event(gw, "client", NULL, err.msg);
 		r = reply_error(&gw->to_client, m.id, m.code, err.msg);
@@ -997,12 +1303,16 @@ static int server_init_result(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, co
 	size_t i;
 
 	if (m->kind == CD_JSONRPC_ERROR)
-		return out_line(&gw->to_client, line, len);
+		return out_line(gw->reply, line, len);
 	for (i = 0; json_is_string(v) && i < sizeof versions / sizeof versions[0]; i++)
-		if (!strcmp(json_string_value(v), versions[i]))
-			return out_line(&gw->to_client, line, len);
+		if (!strcmp(json_string_value(v), versions[i])) {
+			/* Batches only where the negotiated version has them. */
+			snprintf(gw->version, sizeof gw->version, "%s", versions[i]);
+			gw->batching = !strcmp(versions[i], "2025-03-26");
+			return out_line(gw->reply, line, len);
+		}
 	protocol_event(gw, "server", "initialize", "unsupported protocol version");
-	return reply_error(&gw->to_client, m->id, CD_JSONRPC_INTERNAL_ERROR,
+	return reply_error(gw->reply, m->id, CD_JSONRPC_INTERNAL_ERROR,
 	                   "cordon: the server answered with a protocol version cordon mcp does "
 	                   "not speak (2024-11-05 to 2025-11-25)");
 }
@@ -1019,7 +1329,7 @@ static int server_list_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 
 	if (m->kind == CD_JSONRPC_ERROR || !json_is_array(list)) {
 		s = cd_jsonrpc_dump_line(m->root, &n);
-		return out_owned(&gw->to_client, s, n);
+		return out_owned(gw->reply, s, n);
 	}
 	memset(&seen, 0, sizeof seen);
 	keep = json_array();
@@ -1051,7 +1361,7 @@ static int server_list_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 	}
 	json_object_set_new(m->result, "tools", keep);
 	s = cd_jsonrpc_dump_line(m->root, &n);
-	return out_owned(&gw->to_client, s, n);
+	return out_owned(gw->reply, s, n);
 }
 
 /* The result as the grants let the agent see it, forwarded; or, when it
@@ -1067,13 +1377,13 @@ static int forward_minimized(struct cd_mcp_gw *gw, struct pending *p, struct cd_
 	if (cd_mcp_minimize(gw->cfg.masker, &p->mz, v, m->kind == CD_JSONRPC_ERROR, count, why) ==
 	            0 &&
 	    (out_s = cd_jsonrpc_dump_line(m->root, &n)) != NULL) {
-		*r = out_owned(&gw->to_client, out_s, n);
+		*r = out_owned(gw->reply, out_s, n);
 		return 0;
 	}
 	if (!*why || !strcmp(*why, "masking failed"))
 		*why = "the result could not be masked";
 	snprintf(text, sizeof text, "result withheld by cordon: %s", *why);
-	*r = reply_tool_error(&gw->to_client, m->id, text);
+	*r = reply_tool_error(gw->reply, m->id, text);
 	return 1;
 }
 
@@ -1090,7 +1400,7 @@ static int server_call_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 	if (cd_mcp_minimize_active(&p->mz))
 		withheld = forward_minimized(gw, p, m, &masked, &why, &r);
 	else
-		r = out_line(&gw->to_client, line, len);
+		r = out_line(gw->reply, line, len);
 
 	/* Recorded after it was forwarded: the result adds no latency (the
 	 * driver writes what is queued for the client before the record). */
@@ -1139,6 +1449,7 @@ static int server_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const
 		protocol_event(gw, "server", NULL, "a response to no request of the client's");
 		return 0;
 	}
+	reply_begin(gw, p->batch);
 	switch (p->kind) {
 	case P_INIT:
 		r = server_init_result(gw, m, line, len);
@@ -1150,11 +1461,11 @@ static int server_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const
 		r = server_call_result(gw, p, m, line, len);
 		break;
 	default:
-		r = out_line(&gw->to_client, line, len);
+		r = out_line(gw->reply, line, len);
 		break;
 	}
 	table_remove(&gw->client_req, p);
-	return r;
+	return reply_end(gw, m->id, r, 1);
 }
 
 static int server_request(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
@@ -1215,6 +1526,55 @@ static int server_notification(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, c
 	return out_line(&gw->to_client, line, len);
 }
 
+static int server_message(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
+                          size_t len)
+{
+	switch (m->kind) {
+	case CD_JSONRPC_REQUEST:
+		return server_request(gw, m, line, len);
+	case CD_JSONRPC_NOTIFICATION:
+		return server_notification(gw, m, line, len);
+	default:
+		return server_response(gw, m, line, len);
+	}
+}
+
+/* A server's batch (2025-03-26 only): each element as a line of its own,
+ * forwarded to the client one by one; never answered as a batch (the
+ * gateway's answers to its requests go one per line too). */
+static int server_batch(struct cd_mcp_gw *gw, json_t *arr)
+{
+	size_t n = json_array_size(arr), i;
+	int r = 0;
+
+	if (!gw->batching || n == 0 || n > CD_MCP_BATCH_MAX) {
+		gw->stats.malformed++;
+		protocol_event(gw, "server", NULL,
+		               !gw->batching ? "a batch array outside protocol version 2025-03-26"
+		               : n == 0      ? "an empty batch"
+		                             : "a batch of too many elements");
+		return 0;
+	}
+	for (i = 0; i < n && r == 0; i++) {
+		struct cd_jsonrpc_msg m;
+		struct cd_err err = { 0, "" };
+		char *line;
+		size_t len = 0;
+
+		if (cd_jsonrpc_classify(json_array_get(arr, i), &m, &err) < 0) {
+			gw->stats.malformed++;
+			protocol_event(gw, "server", NULL, err.msg);
+		} else if ((line = cd_jsonrpc_dump_line(m.root, &len)) == NULL) {
+			r = -ENOMEM;
+		} else {
+			r = server_message(gw, &m, line, len - 1);
+			free(line);
+		}
+		cd_jsonrpc_msg_release(&m);
+	}
+	return r;
+}
+
 int cd_mcp_gw_from_server(struct cd_mcp_gw *gw, const char *line, size_t len)
 {
 	struct cd_jsonrpc_msg m;
@@ -1222,23 +1582,18 @@ int cd_mcp_gw_from_server(struct cd_mcp_gw *gw, const char *line, size_t len)
 	int r;
 
 	if (cd_jsonrpc_parse(line, len, &m, &err) < 0) {
+		if (m.batch) {
+			r = server_batch(gw, m.root);
+			cd_jsonrpc_msg_release(&m);
+			return r;
+		}
 		/* Never forwarded, never answered: servers drop garbage too. */
 		gw->stats.malformed++;
 		protocol_event(gw, "server", NULL, err.msg);
 		cd_jsonrpc_msg_release(&m);
 		return 0;
 	}
-	switch (m.kind) {
-	case CD_JSONRPC_REQUEST:
-		r = server_request(gw, &m, line, len);
-		break;
-	case CD_JSONRPC_NOTIFICATION:
-		r = server_notification(gw, &m, line, len);
-		break;
-	default:
-		r = server_response(gw, &m, line, len);
-		break;
-	}
+	r = server_message(gw, &m, line, len);
 	cd_jsonrpc_msg_release(&m);
 	return r;
 }
@@ -1267,6 +1622,7 @@ int cd_mcp_gw_new(const struct cd_mcp_gw_config *cfg, struct cd_mcp_gw **ret)
 	gw->cfg = *cfg;
 	cd_buf_init(&gw->to_client, OUT_CAP);
 	cd_buf_init(&gw->to_server, OUT_CAP);
+	gw->reply = &gw->to_client;
 	/* Ids of the gateway's own: unguessable, so no peer can answer them. */
 	f = fopen("/dev/urandom", "rbe");
 	if (!f || fread(rnd, 1, sizeof rnd, f) != sizeof rnd) {
@@ -1296,6 +1652,8 @@ void cd_mcp_gw_free(struct cd_mcp_gw *gw)
 		json_decref(gw->held[i]);
 	for (i = 0; i < gw->nappr; i++)
 		held_release(&gw->appr[i]);
+	for (i = 0; i < CD_MCP_BATCHES_MAX; i++)
+		batch_release(&gw->batches[i]);
 	table_release(&gw->client_req);
 	table_release(&gw->server_req);
 	tools_release(&gw->tools);

@@ -3,7 +3,8 @@
  * line starting with 'S' comes from the server, any other from the client.
  * Invariants: nothing crashes or leaks, and every byte the gateway sends to
  * either side is a sequence of complete lines that each parse as one
- * JSON-RPC message (nothing unchecked is forwarded). */
+ * JSON-RPC message (nothing unchecked is forwarded), except the client's
+ * answers to its batches: an array line, of such messages only. */
 #include "mcp.h"
 
 #include <stdint.h>
@@ -48,7 +49,29 @@ static int on_line(void *ctx, const char *line, size_t len, int status)
 
 #define NULL_ERR "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{"
 
-static void check_out(struct cd_buf *b)
+/* A batch's answer: a non-empty array of responses, each as checked. */
+static void check_array(const char *p, size_t n)
+{
+	json_t *a = json_loadb(p, n, JSON_REJECT_DUPLICATES, NULL);
+	size_t i;
+
+	if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > CD_MCP_BATCH_MAX)
+		abort();
+	for (i = 0; i < json_array_size(a); i++) {
+		json_t *e = json_array_get(a, i);
+		struct cd_jsonrpc_msg m;
+		struct cd_err err = { 0, "" };
+
+		if (cd_jsonrpc_classify(e, &m, &err) < 0
+		            ? !json_is_null(json_object_get(e, "id"))
+		            : (m.kind != CD_JSONRPC_RESULT && m.kind != CD_JSONRPC_ERROR))
+			abort(); /* not an answer */
+		cd_jsonrpc_msg_release(&m);
+	}
+	json_decref(a);
+}
+
+static void check_out(struct cd_buf *b, int client)
 {
 	size_t i = 0;
 
@@ -59,6 +82,11 @@ static void check_out(struct cd_buf *b)
 
 		if (!nl)
 			abort(); /* an incomplete line */
+		if (client && b->data[i] == '[') {
+			check_array(b->data + i, (size_t)(nl - b->data - i));
+			i = (size_t)(nl - b->data) + 1;
+			continue;
+		}
 		/* An error about a frame whose id could not be read names id
 		 * null (JSON-RPC 2.0, 5.1): the one shape the strict parser
 		 * refuses on purpose. */
@@ -93,8 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	cd_jsonrpc_reader_init(&rd, 4096);
 	cd_jsonrpc_feed(&rd, (const char *)data, size, on_line, gw);
-	check_out(cd_mcp_gw_to_client(gw));
-	check_out(cd_mcp_gw_to_server(gw));
+	check_out(cd_mcp_gw_to_client(gw), 1);
+	check_out(cd_mcp_gw_to_server(gw), 0);
 	cd_jsonrpc_reader_release(&rd);
 	cd_mcp_gw_free(gw);
 	return 0;

@@ -4,6 +4,7 @@
 #include "../tap.h"
 #include "mcp.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char policy_yaml[] =
@@ -21,10 +22,23 @@ static int pin(void *ctx, const char *tool, const char *sha, const char *canon, 
 	*r = approved_all ? CD_MCP_PIN_APPROVED : CD_MCP_PIN_NEW;
 	return 0;
 }
-static int nrec;
+static int nrec, ncall_allow, ncall_deny, ncall_held, nresult, nprotocol;
+static char last_protocol[200];
 static int rec(void *ctx, const struct cd_mcp_event *ev)
 {
 	nrec++;
+	if (ev->kind == CD_MCP_EV_CALL && !strcmp(ev->verdict, "allow"))
+		ncall_allow++;
+	else if (ev->kind == CD_MCP_EV_CALL && !strcmp(ev->verdict, "deny"))
+		ncall_deny++;
+	else if (ev->kind == CD_MCP_EV_CALL)
+		ncall_held++;
+	else if (ev->kind == CD_MCP_EV_RESULT)
+		nresult++;
+	else if (ev->kind == CD_MCP_EV_PROTOCOL) {
+		nprotocol++;
+		snprintf(last_protocol, sizeof last_protocol, "%s", ev->reason ? ev->reason : "");
+	}
 	return 0;
 }
 static const struct cd_mcp_gw_ops ops = { .record = rec, .pin = pin };
@@ -179,6 +193,348 @@ static void test_minimize(void)
 	cd_policy_free(p);
 }
 
+/* ---- batches (MCP 2025-03-26) ----------------------------------------- */
+
+static const char batch_yaml[] =
+        "version: 1\n"
+        "agents: [{id: a, owner: o}]\n"
+        "tools:\n"
+        "  - {id: fs, kind: mcp, operations: {read: read, write: update}, args: {path: path}}\n"
+        "grants:\n"
+        "  - {id: g-read, agent: a, tool: fs, actions: [read], scope: {paths: [/d/**]}, owner: o,"
+        " justification: j, review_by: 2099-01-01, expires: 2099-01-01}\n"
+        "  - {id: g-held, agent: a, tool: fs, actions: [update], scope: {paths: [/h/**]},"
+        " approval: human, owner: o, justification: j, review_by: 2099-01-01,"
+        " expires: 2099-01-01}\n";
+
+static int appr_state = -1; /* what approval_poll answers */
+static int appr_req(void *ctx, const char *tool, const char *action, const char *args,
+                    const char *ids, const struct cd_decision *dec, char ret_id[40])
+{
+	snprintf(ret_id, 40, "ap-1");
+	return 0;
+}
+static int appr_poll(void *ctx, const char *id, char *why, size_t wn)
+{
+	snprintf(why, wn, "denied by tester");
+	return appr_state;
+}
+static const struct cd_mcp_gw_ops batch_ops = {
+	.record = rec, .pin = pin, .approval_request = appr_req, .approval_poll = appr_poll
+};
+
+/* A gateway past initialize (the server settles on `version`) and its
+ * first listing. */
+static struct cd_mcp_gw *batch_gw(struct cd_policy *p, const char *version)
+{
+	struct cd_mcp_gw_config cfg;
+	struct cd_mcp_gw *gw;
+	char o[4096], line[512], idbuf[64];
+	const char *q;
+	size_t n;
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.policy = p;
+	cfg.agent = "a";
+	cfg.server = "fs";
+	cfg.ops = &batch_ops;
+	cfg.now = 1700000000;
+	if (cd_mcp_gw_new(&cfg, &gw) < 0)
+		return NULL;
+	snprintf(line, sizeof line,
+	         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+	         "\"protocolVersion\":\"%s\",\"capabilities\":{}}}",
+	         version);
+	C(gw, line);
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	snprintf(line, sizeof line,
+	         "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"%s\"}}", version);
+	S(gw, line);
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+	      "\"read\",\"arguments\":{\"path\":\"/d/a\"}}}");
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	q = strstr(o, "\"id\":\"");
+	if (!q)
+		return gw;
+	q += 6;
+	n = (size_t)(strchr(q, '"') - q);
+	memcpy(idbuf, q, n);
+	idbuf[n] = '\0';
+	snprintf(line, sizeof line,
+	         "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[{\"name\":"
+	         "\"read\",\"inputSchema\":{}},{\"name\":\"write\",\"inputSchema\":{}}]}}",
+	         idbuf);
+	S(gw, line);
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	return gw;
+}
+
+static size_t count_str(const char *h, const char *n)
+{
+	size_t k = 0;
+
+	while ((h = strstr(h, n)) != NULL) {
+		k++;
+		h += strlen(n);
+	}
+	return k;
+}
+
+/* The client's answer is one line holding a JSON array of n objects. */
+static int is_array_of(const char *o, size_t n)
+{
+	json_t *v;
+	int good;
+
+	if (o[0] != '[' || count_str(o, "\n") != 1)
+		return 0;
+	v = json_loads(o, 0, NULL);
+	good = json_is_array(v) && json_array_size(v) == n;
+	json_decref(v);
+	return good;
+}
+
+#define RD(id, path)                                                                               \
+	"{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"tools/call\",\"params\":{\"name\":"      \
+	"\"read\",\"arguments\":{\"path\":\"" path "\"}}}"
+#define WR(id, path)                                                                               \
+	"{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"tools/call\",\"params\":{\"name\":"      \
+	"\"write\",\"arguments\":{\"path\":\"" path "\"}}}"
+#define PING(id) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"ping\"}"
+#define NOTE     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}"
+
+static void test_batch(void)
+{
+	struct cd_policy *p = NULL;
+	struct cd_err err = { 0, "" };
+	struct cd_mcp_gw *gw;
+	char o[8192], big[16384];
+	size_t i, k;
+	int a0, d0, r0, p0;
+
+	approved_all = 1;
+	ok(cd_policy_load_buf("b", batch_yaml, sizeof batch_yaml - 1, &p, &err) == 0, "policy %s",
+	   err.msg);
+
+	/* Versions without batches: one -32600 error object, nothing sent. */
+	for (i = 0; i < 3; i++) {
+		static const char *const v[] = { "2025-06-18", "2025-11-25", "2024-11-05" };
+		gw = batch_gw(p, v[i]);
+		p0 = nprotocol;
+		C(gw, "[" RD(10, "/d/x") "," PING(11) "]");
+		take(cd_mcp_gw_to_client(gw), o, sizeof o);
+		ok(!strncmp(o, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600", 49) &&
+		           strstr(o, v[i]),
+		   "%s: a batch is one -32600 error object naming the version: %s", v[i], o);
+		take(cd_mcp_gw_to_server(gw), o, sizeof o);
+		is_str(o, "", "%s: ... and nothing reaches the server", v[i]);
+		ok(nprotocol == p0 + 1, "%s: ... and it is a protocol record", v[i]);
+		S(gw, "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}]");
+		take(cd_mcp_gw_to_client(gw), o, sizeof o);
+		is_str(o, "", "%s: a server's batch is refused (not forwarded)", v[i]);
+		cd_mcp_gw_free(gw);
+	}
+
+	gw = batch_gw(p, "2025-03-26");
+	/* Mixed: an allowed and a denied call, a notification, a ping. */
+	a0 = ncall_allow;
+	d0 = ncall_deny;
+	r0 = nresult;
+	C(gw, "[" RD(10, "/d/x") "," WR(11, "/d/x") "," NOTE "," PING(12) "]");
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	ok(count_str(o, "\n") == 3 && strstr(o, "\"id\":10") && strstr(o, "\"id\":12") &&
+	           strstr(o, "notifications/progress") && !strstr(o, "\"id\":11") && o[0] == '{' &&
+	           !strstr(o, "\n["),
+	   "2025-03-26: the allowed call, the notification and the ping go to the server one "
+	   "per line, the denied call does not: %s",
+	   o);
+	ok(ncall_allow == a0 + 1 && ncall_deny == d0 + 1,
+	   "... each call decided and recorded as a single one would be");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	is_str(o, "", "... no answer before all the batch's requests are answered");
+	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":12,\"result\":{}}");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	is_str(o, "", "... still none with one answer missing");
+	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":10,\"result\":{\"content\":[]}}");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(is_array_of(o, 3) && strstr(o, "\"id\":10") && strstr(o, "\"id\":12") &&
+	           strstr(o, "\"id\":11") && strstr(o, "denied by policy"),
+	   "... then one array line with the three answers (the denial among them): %s", o);
+	ok(nresult == r0 + 1, "... and the forwarded call's result is recorded");
+
+	/* Only notifications: forwarded, never answered. */
+	C(gw, "[" NOTE "," NOTE "]");
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	ok(count_str(o, "\n") == 2 && o[0] == '{', "a batch of notifications is forwarded");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	is_str(o, "", "... and gets no answer at all");
+
+	/* Empty, too long. */
+	C(gw, "[]");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(!strncmp(o, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600", 49),
+	   "an empty batch: one -32600 error object, not an array: %s", o);
+	k = (size_t)snprintf(big, sizeof big, "[");
+	for (i = 0; i < 101; i++)
+		k += (size_t)snprintf(big + k, sizeof big - k, "%s" NOTE, i ? "," : "");
+	snprintf(big + k, sizeof big - k, "]");
+	C(gw, big);
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(!strncmp(o, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600", 49) &&
+	           strstr(o, "at most 100"),
+	   "101 elements: the whole batch refused with one error object: %s", o);
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	is_str(o, "", "... and none of it forwarded");
+
+	/* initialize inside a batch; a malformed element. */
+	C(gw, "[{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"initialize\",\"params\":{"
+	      "\"protocolVersion\":\"2025-03-26\",\"capabilities\":{}}},1,{\"jsonrpc\":\"2.0\","
+	      "\"id\":21,\"methd\":\"ping\"}]");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(is_array_of(o, 3) && strstr(o, "\"id\":20,\"error\":{\"code\":-32600") &&
+	           strstr(o, "initialize must not") && count_str(o, "\"code\":-32600") == 3,
+	   "initialize in a batch and malformed elements each get their own error: %s", o);
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	is_str(o, "", "... and none reaches the server");
+
+	/* Duplicate ids: within the batch, and with a request in flight. */
+	C(gw, PING(30));
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	p0 = nprotocol;
+	C(gw, "[" PING(31) "," PING(31) "," PING(30) "]");
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	ok(count_str(o, "\n") == 1 && strstr(o, "\"id\":31"),
+	   "duplicate ids: only the first is forwarded: %s", o);
+	ok(nprotocol == p0 + 2, "... the others are protocol records (%s)", last_protocol);
+	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":31,\"result\":{}}");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(is_array_of(o, 3) && count_str(o, "duplicate id") == 2 && strstr(o, "\"id\":31,"),
+	   "... and refused each in the batch's answer: %s", o);
+	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":30,\"result\":{}}");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(o[0] == '{' && strstr(o, "\"id\":30"), "the single request's answer stays single");
+
+	/* A held call inside a batch: the batch's answer waits for it. */
+	C(gw, "[" WR(40, "/h/x") "," PING(41) "]");
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	ok(strstr(o, "\"id\":41") && !strstr(o, "\"id\":40"), "a call needing approval is held");
+	ok(cd_mcp_gw_held_approvals(gw) == 1, "... in the approval queue");
+	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":41,\"result\":{}}");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	is_str(o, "", "... and the batch's answer waits for the person");
+	C(gw, PING(40));
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(strstr(o, "duplicate id") != NULL, "the held call's id is in flight (THREATS 33)");
+	appr_state = -1;
+	cd_mcp_gw_poll_approvals(gw);
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	is_str(o, "", "... still pending");
+	appr_state = 0;
+	d0 = ncall_deny;
+	cd_mcp_gw_poll_approvals(gw);
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(is_array_of(o, 2) && strstr(o, "not approved: denied by tester") &&
+	           strstr(o, "\"id\":41"),
+	   "... answered in the array once denied: %s", o);
+	ok(ncall_deny == d0 + 1, "... and the refusal recorded");
+	appr_state = 1;
+	C(gw, "[" WR(42, "/h/y") "]");
+	cd_mcp_gw_poll_approvals(gw);
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	ok(strstr(o, "\"id\":42") != NULL, "an approved call in a batch goes to the server");
+	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{\"content\":[]}}");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(is_array_of(o, 1) && strstr(o, "\"id\":42"), "... and its result is the batch's answer");
+	appr_state = -1;
+
+	/* A cancelled request is not waited for. */
+	C(gw, "[" PING(50) "," PING(51) "]");
+	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":51,\"result\":{}}");
+	C(gw, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+	      "\"requestId\":50}}");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(is_array_of(o, 1) && strstr(o, "\"id\":51"), "a cancelled request is left out: %s", o);
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+
+	/* Bounded: batches in flight. */
+	for (i = 0; i < CD_MCP_BATCHES_MAX; i++) {
+		snprintf(big, sizeof big, "[{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":\"ping\"}]",
+		         100 + i);
+		C(gw, big);
+	}
+	C(gw, "[" PING(200) "]");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(o[0] == '{' && strstr(o, "too many batches"),
+	   "a batch past the number in flight is refused: %s", o);
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	ok(count_str(o, "\n") == CD_MCP_BATCHES_MAX && !strstr(o, "\"id\":200"),
+	   "... and not forwarded");
+	for (i = 0; i < CD_MCP_BATCHES_MAX; i++) {
+		snprintf(big, sizeof big, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"result\":{}}",
+		         100 + i);
+		S(gw, big);
+	}
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(count_str(o, "\n[{") == CD_MCP_BATCHES_MAX - 1 && o[0] == '[',
+	   "... until those are answered, each with its array: %s", o);
+
+	/* The answer is bounded: an answer past 16 MiB becomes an error. */
+	C(gw, "[" PING(70) "," PING(71) "]");
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	{
+		size_t n = 9 << 20;
+		char *line = malloc(n + 64);
+		struct cd_buf *tc = cd_mcp_gw_to_client(gw);
+		for (k = 0; k < 2; k++) {
+			int h = snprintf(line, 64,
+			                 "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"result\":{\"x\":\"",
+			                 70 + k);
+			memset(line + h, 'a', n);
+			memcpy(line + h + n, "\"}}", 4);
+			S(gw, line);
+		}
+		free(line);
+		ok(tc->len > n && tc->len < 2 * n && tc->data[0] == '[' &&
+		           strstr(tc->data + n, "\"id\":71,\"error\"") &&
+		           strstr(tc->data + n, "would pass 16 MiB"),
+		   "an answer that would take the batch past 16 MiB is replaced by an error (%zu "
+		   "bytes)",
+		   tc->len);
+		cd_mcp_gw_consumed(tc, tc->len);
+	}
+
+	/* The server's batch: split, matched and forwarded one by one. */
+	C(gw, PING(60));
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	S(gw,
+	  "[{\"jsonrpc\":\"2.0\",\"id\":60,\"result\":{}},{\"jsonrpc\":\"2.0\",\"method\":"
+	  "\"notifications/message\",\"params\":{}},{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":"
+	  "\"sampling/createMessage\",\"params\":{}},{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":"
+	  "\"elicitation/create\",\"params\":{}},{\"jsonrpc\":\"2.0\",\"id\":999,\"result\":{}},"
+	  "2]");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(count_str(o, "\n") == 3 && o[0] == '{' && !strstr(o, "\n[") && strstr(o, "\"id\":60") &&
+	           strstr(o, "notifications/message") && strstr(o, "elicitation/create") &&
+	           !strstr(o, "sampling") && !strstr(o, "999"),
+	   "a server batch: the response, the notification and elicitation forwarded one per "
+	   "line; sampling and a stray response not: %s",
+	   o);
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	ok(count_str(o, "\n") == 1 && strstr(o, "denied by policy: sampling"),
+	   "... sampling refused to the server as today: %s", o);
+	C(gw, "[{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"action\":\"decline\"}}]");
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	ok(strstr(o, "decline") && o[0] == '{',
+	   "the client's answer in a batch goes back as a line");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	is_str(o, "", "... and a batch of only responses gets no answer");
+	cd_mcp_gw_free(gw);
+	cd_policy_free(p);
+}
+
 int main(void)
 {
 	struct cd_jsonrpc_reader rd;
@@ -319,5 +675,6 @@ int main(void)
 	cd_mcp_gw_free(gw);
 	cd_policy_free(p);
 	test_minimize();
+	test_batch();
 	return tap_done();
 }
