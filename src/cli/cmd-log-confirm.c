@@ -48,9 +48,16 @@
 	"$XDG_CONFIG_HOME/cordon/mask.key)\n"                                                      \
 	"  --argv            the rest of the command line is the command to check\n"               \
 	"  --arguments JSON  an MCP tools/call arguments object to check\n"                        \
-	"  --file NAME:PATH  the raw data behind hash NAME, read from PATH\n"
+	"  --file NAME:PATH  the raw data behind hash NAME, read from PATH\n"                      \
+	"  --json            one JSON object: {seq, match, matches: [{in, type}]}\n"
 
-enum { O_AUDIT = 256, O_KEY, O_ARGV, O_ARGUMENTS, O_FILE };
+enum { O_AUDIT = 256, O_KEY, O_ARGV, O_ARGUMENTS, O_FILE, O_JSON };
+
+/* Where matches go: printed, or collected for --json. */
+struct out {
+	uint64_t seq;
+	json_t *matches; /* --json: [{"in", "type"}], else NULL */
+};
 
 struct found {
 	uint64_t seq;
@@ -76,12 +83,21 @@ static int take(const struct cd_audit_entry *e, void *ctx)
 	return 1;
 }
 
-/* `in` and `type` come from the record: escaped (THREATS 44). */
+/* `in` and `type` come from the record: escaped (THREATS 44); JSON
+ * escapes them itself. */
 static void matched(void *ctx, const char *in, const char *type)
 {
-	uint64_t *seq = ctx;
+	struct out *o = ctx;
 	struct cd_buf a, b;
 
+	if (o->matches) {
+		json_t *m = json_object();
+		json_object_set_new(m, "in", json_string(in ? in : "?"));
+		if (type)
+			json_object_set_new(m, "type", json_string(type));
+		json_array_append_new(o->matches, m);
+		return;
+	}
 	cd_buf_init(&a, 4096);
 	cd_buf_init(&b, 4096);
 	cd_buf_escape(&a, in ? in : "?", strlen(in ? in : "?"));
@@ -89,10 +105,11 @@ static void matched(void *ctx, const char *in, const char *type)
 	if (type) {
 		cd_buf_escape(&b, type, strlen(type));
 		cd_buf_putc(&b, '\0');
-		printf("match: record %llu, %s in %s\n", (unsigned long long)*seq,
+		printf("match: record %llu, %s in %s\n", (unsigned long long)o->seq,
 		       b.data ? b.data : "?", a.data ? a.data : "?");
 	} else {
-		printf("match: record %llu, %s\n", (unsigned long long)*seq, a.data ? a.data : "?");
+		printf("match: record %llu, %s\n", (unsigned long long)o->seq,
+		       a.data ? a.data : "?");
 	}
 	cd_buf_release(&a);
 	cd_buf_release(&b);
@@ -195,6 +212,7 @@ int cmd_log_confirm(int argc, char **argv)
 		{ "argv", no_argument, NULL, O_ARGV },
 		{ "arguments", required_argument, NULL, O_ARGUMENTS },
 		{ "file", required_argument, NULL, O_FILE },
+		{ "json", no_argument, NULL, O_JSON },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *audit_opt = NULL, *key_opt = NULL, *arguments = NULL, *file = NULL;
@@ -208,7 +226,8 @@ int cmd_log_confirm(int argc, char **argv)
 	json_t *details = NULL;
 	uint64_t seq = 0;
 	char *value = NULL;
-	int c, pass, use_argv = 0, modes, n, rc = CD_EXIT_CORDON;
+	struct out o = { 0, NULL };
+	int c, pass, use_argv = 0, want_json = 0, modes, n, rc = CD_EXIT_CORDON;
 
 	opterr = 0;
 	optind = 1;
@@ -227,6 +246,9 @@ int cmd_log_confirm(int argc, char **argv)
 				break;
 			case O_ARGV:
 				use_argv = 1; /* the rest is the command line */
+				break;
+			case O_JSON:
+				want_json = 1;
 				break;
 			case O_ARGUMENTS:
 				arguments = optarg;
@@ -255,6 +277,7 @@ int cmd_log_confirm(int argc, char **argv)
 	}
 	memset(&fd, 0, sizeof fd);
 	fd.seq = seq;
+	o.seq = seq;
 	modes = use_argv + (arguments != NULL) + (file != NULL);
 	if (modes > 1) {
 		fputs(CONFIRM_USAGE, stderr);
@@ -270,6 +293,10 @@ int cmd_log_confirm(int argc, char **argv)
 	/* The key must exist: a new one would confirm nothing. */
 	if (cli_masker_open_key(key_opt, 0, &m) < 0)
 		return CD_EXIT_CORDON;
+	if (want_json && !(o.matches = json_array())) {
+		cli_errorf("out of memory");
+		goto out;
+	}
 	memset(&cfg, 0, sizeof cfg);
 	cfg.path = audit_opt;
 	cfg.read_only = 1;
@@ -305,15 +332,14 @@ int cmd_log_confirm(int argc, char **argv)
 			snprintf(what, sizeof what, "arguments");
 		if (candidate_hash(what, argv + optind, arguments, file, h) < 0)
 			goto out;
-		n = cd_logmask_confirm(m, details, (const char *)h, sizeof h, what, matched,
-		                       &fd.seq);
+		n = cd_logmask_confirm(m, details, (const char *)h, sizeof h, what, matched, &o);
 	} else {
 		value = strcmp(argv[optind], "-") ? strdup(argv[optind]) : value_from_stdin();
 		if (!value) {
 			cli_errorf("no value to confirm");
 			goto out;
 		}
-		n = cd_logmask_confirm(m, details, value, strlen(value), NULL, matched, &fd.seq);
+		n = cd_logmask_confirm(m, details, value, strlen(value), NULL, matched, &o);
 		sodium_memzero(value, strlen(value));
 	}
 	if (n < 0) {
@@ -321,13 +347,22 @@ int cmd_log_confirm(int argc, char **argv)
 		           (unsigned long long)fd.seq);
 		goto out;
 	}
-	if (n == 0) {
+	rc = n > 0 ? CD_EXIT_OK : CD_EXIT_FAIL;
+	if (o.matches) {
+		json_t *r = json_pack("{s:I,s:b,s:O}", "seq", (json_int_t)fd.seq, "match", n > 0,
+		                      "matches", o.matches);
+		char *txt = r ? json_dumps(r, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		if (txt)
+			printf("%s\n", txt);
+		else
+			rc = CD_EXIT_CORDON;
+		free(txt);
+		json_decref(r);
+	} else if (n == 0) {
 		printf("no match in record %llu\n", (unsigned long long)fd.seq);
-		rc = CD_EXIT_FAIL;
-		goto out;
 	}
-	rc = CD_EXIT_OK;
 out:
+	json_decref(o.matches);
 	free(value);
 	json_decref(details);
 	free(fd.details);

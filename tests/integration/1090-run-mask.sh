@@ -122,6 +122,8 @@ seq=$(printf '%s\n' "$intent" | sed 's/^{"seq":\([0-9]*\),.*/\1/')
 ok "log confirm: the raw address" "$CORDON" log confirm "$seq" carol@example.com
 printf 'carol@example.com\n' | "$CORDON" log confirm "$seq" - >/dev/null
 is "$?" 0 "log confirm: the value read from stdin (VALUE -), out of argv"
+is "$("$CORDON" log confirm --json "$seq" carol@example.com)" "{\"seq\":$seq,\"match\":true,\"matches\":[{\"in\":\"argv\",\"type\":\"email\"}]}" "log confirm --json: the match as JSON"
+is "$("$CORDON" log confirm "$seq" --json eve@example.com)" "{\"seq\":$seq,\"match\":false,\"matches\":[]}" "log confirm --json: no match as JSON (exit 1 too)"
 ok "log confirm: the card, written another way" "$CORDON" log confirm "$seq" '4111 1111 1111 1111'
 nok "log confirm: not another address" "$CORDON" log confirm "$seq" eve@example.com
 ok "log confirm: the whole command line" "$CORDON" log confirm "$seq" --argv -- sh -c 'echo carol@example.com 4111-1111-1111-1111'
