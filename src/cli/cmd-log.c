@@ -369,6 +369,45 @@ static int do_export(struct args *a)
 
 /* ---- verify ------------------------------------------------------- */
 
+/* `verify --json`: one object for a program (a SIEM, a cron check). */
+static int verify_json(const struct cd_audit_verify_opts *vo, const struct cd_audit_report *rep)
+{
+	json_t *o, *runs = json_array();
+	char *txt;
+	uint64_t i;
+	int intact = rep->problem == CD_AUDIT_INTACT;
+
+	for (i = 0; runs && i < rep->interrupted && i < CD_AUDIT_REPORT_INTERRUPTED; i++)
+		json_array_append_new(runs, json_pack("{s:s,s:I}", "run_id",
+		                                      rep->interrupted_runs[i].run_id, "seq",
+		                                      (json_int_t)rep->interrupted_runs[i].seq));
+	o = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:b,s:b,s:b}", "intact", intact,
+	              "records", (json_int_t)rep->records, "last_seq", (json_int_t)rep->last_seq,
+	              "checkpoints", (json_int_t)rep->checkpoints, "file_checkpoints",
+	              (json_int_t)rep->file_checkpoints, "file_covered",
+	              (json_int_t)rep->file_covered, "signatures", (json_int_t)rep->signatures,
+	              "interrupted", (json_int_t)rep->interrupted, "interrupted_runs",
+	              runs ? runs : json_array(), "torn_checkpoint_line", rep->torn_file_line != 0,
+	              "pubkey", vo->pubkey != NULL, "checkpoint_file", vo->checkpoint_path != NULL);
+	if (o && !intact) {
+		json_object_set_new(o, "bad_seq", json_integer((json_int_t)rep->bad_seq));
+		json_object_set_new(o, "problem", json_string(cd_audit_problem_name(rep->problem)));
+		json_object_set_new(o, "what", json_string(rep->what));
+	}
+	txt = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	json_decref(o);
+	if (!txt) {
+		cli_errorf("verify: out of memory");
+		return CD_EXIT_FAIL;
+	}
+	printf("%s\n", txt);
+	free(txt);
+	if (!intact)
+		cli_errorf("seq %llu: %s: %s", (unsigned long long)rep->bad_seq,
+		           cd_audit_problem_name(rep->problem), rep->what);
+	return intact ? CD_EXIT_OK : CD_EXIT_FAIL;
+}
+
 static int do_verify(struct args *a)
 {
 	unsigned char pk[CD_AUDIT_PK_LEN];
@@ -412,6 +451,8 @@ static int do_verify(struct args *a)
 		cli_errorf("verify: %s", err.msg);
 		return CD_EXIT_FAIL;
 	}
+	if (a->json)
+		return verify_json(&vo, &rep);
 	if (rep.torn_file_line)
 		printf("torn: the checkpoint file ends in an incomplete line (a crash while "
 		       "writing it), ignored\n");
@@ -538,15 +579,19 @@ static const struct sub subs[] = {
 	  "usage: cordon log export --format jsonl [OPTIONS]\n\nWrite records as JSON lines for a "
 	  "SIEM (field reference: cordon(1), docs/cordon-log.md).\n\n" AUDIT_HELP FILTER_HELP
 	  "  --format jsonl    the output format\n" },
-	{ "verify", do_verify, A_VERIFY,
-	  "usage: cordon log verify [--pubkey F] [--checkpoint F] [--audit PATH]\n\nRecompute the "
+	{ "verify", do_verify, A_VERIFY | A_OUTPUT,
+	  "usage: cordon log verify [--pubkey F] [--checkpoint F] [--audit PATH] "
+	  "[--json]\n\nRecompute "
+	  "the "
 	  "hash chain and check every checkpoint.  Exit 0 when intact; 1 naming the\nfirst bad "
 	  "sequence number and what is wrong (modified, missing, reordered, inserted,\ntruncated, "
 	  "rolled back, bad signature).  Runs with an intent and no result are\nlisted as "
 	  "interrupted.\n\n" AUDIT_HELP
 	  "  --pubkey F        the public key (default $XDG_CONFIG_HOME/cordon/audit.pub)\n"
 	  "  --checkpoint F    a checkpoint file kept off the host (default: the log's path + "
-	  "'.checkpoints')\n" },
+	  "'.checkpoints')\n"
+	  "  --json            one JSON object: intact, records, last_seq, checkpoints,\n"
+	  "                    signatures, interrupted_runs, and bad_seq/problem/what\n" },
 	{ "checkpoint", do_checkpoint, A_SIGN,
 	  "usage: cordon log checkpoint [--key F] [--checkpoint-out F] [--audit PATH]\n\nSign the "
 	  "head of the log now: the checkpoint is stored in the log and appended\nto the "

@@ -33,10 +33,19 @@ scenario() {
 		else
 			ok "$who: $1: names seq $4 ($3): $(cat "$D/err")" false
 		fi
+		# The same for a program: --json, exit 1 too.
+		$RUN_AS "$CORDON" log verify --json --audit "$D/audit.db" >"$D/out" 2>/dev/null
+		rc=$?
+		case $(cat "$D/out") in *'"intact":false'*"\"bad_seq\":$4,"*"\"problem\":\"$3\""*) r=0 ;; *) r=1 ;; esac
+		is "$rc.$r" "1.0" "$who: $1: --json says intact false, bad_seq $4, problem $3"
+		[ "$r" -eq 0 ] || diag "$(cat "$D/out")"
 	}
 
 	fresh
 	ok "$who: untouched log verifies" $RUN_AS "$CORDON" log verify --audit "$D/audit.db"
+	$RUN_AS "$CORDON" log verify --json --audit "$D/audit.db" >"$D/out"
+	case $(cat "$D/out") in '{"intact":true,"records":'*'"pubkey":true,"checkpoint_file":true}') r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$who: --json: intact, with the key and the checkpoint file"
 	expect "modified field" "UPDATE records SET target='/etc/shadow' WHERE seq=5" modified 5
 	expect "deleted row" "DELETE FROM records WHERE seq=7" missing 7
 	expect "swapped rows" "UPDATE records SET seq=-1 WHERE seq=5;
