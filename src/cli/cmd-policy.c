@@ -40,7 +40,7 @@ enum {
 };
 
 static const char usage_main[] =
-        "usage: cordon policy lint FILE\n"
+        "usage: cordon policy lint FILE [--json]\n"
         "       cordon policy check FILE --agent A --tool T --action X [REQUEST...] [--json]\n"
         "                           [--no-temp | --state PATH]\n"
         "       cordon policy explain FILE --agent A --tool T --action X [REQUEST...]\n"
@@ -83,9 +83,11 @@ static void usage_sub(const char *sub, FILE *f)
 {
 	if (!strcmp(sub, "lint")) {
 		fprintf(f,
-		        "usage: cordon policy lint FILE\n\n"
+		        "usage: cordon policy lint FILE [--json]\n\n"
 		        "Load FILE strictly and run its inline examples.  Prints FILE: ok and a\n"
-		        "summary, or one error as FILE:LINE:COL: message (hint).\n"
+		        "summary, or one error as FILE:LINE:COL: message (hint); with --json one\n"
+		        "object: {file, ok, counts and sha256} or {file, ok: false, line, column,\n"
+		        "error}.\n"
 		        "Exit 0 when valid, 1 when not, 2 on usage errors.\n");
 	} else if (!strcmp(sub, "test")) {
 		fprintf(f,
@@ -687,27 +689,86 @@ static int decide_cmd(const char *sub, int argc, char **argv)
 	return rc;
 }
 
+/* `lint --json`: the loader's "FILE:LINE:COL: message" split for a
+ * program (a CI check, an editor). */
+static int lint_json(const char *file, const struct cd_policy *p, const char *msg)
+{
+	struct cd_policy_stats st;
+	json_t *o;
+	char *txt;
+
+	if (p) {
+		cd_policy_stats(p, &st);
+		o = json_pack("{s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "file", file, "ok", 1,
+		              "agents", (json_int_t)st.agents, "tasks", (json_int_t)st.tasks,
+		              "tools", (json_int_t)st.tools, "profiles", (json_int_t)st.profiles,
+		              "grants", (json_int_t)st.grants, "forbids", (json_int_t)st.forbids,
+		              "examples", (json_int_t)st.examples, "sha256", cd_policy_sha256(p));
+	} else {
+		size_t fl = strlen(file);
+		unsigned long line = 0, col = 0;
+		const char *rest = msg;
+		int used = 0;
+		if (!strncmp(msg, file, fl) && msg[fl] == ':' &&
+		    sscanf(msg + fl + 1, "%lu:%lu: %n", &line, &col, &used) == 2 && used > 0)
+			rest = msg + fl + 1 + used;
+		o = json_pack("{s:s,s:b,s:s}", "file", file, "ok", 0, "error", rest);
+		if (o && line) {
+			json_object_set_new(o, "line", json_integer((json_int_t)line));
+			json_object_set_new(o, "column", json_integer((json_int_t)col));
+		}
+	}
+	txt = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	json_decref(o);
+	if (!txt) {
+		cli_errorf("out of memory");
+		return CD_EXIT_CORDON;
+	}
+	printf("%s\n", txt);
+	free(txt);
+	return p ? CD_EXIT_OK : CD_EXIT_FAIL;
+}
+
 static int lint_cmd(int argc, char **argv)
 {
-	struct cd_policy *p;
+	struct cd_policy *p = NULL;
 	struct cd_policy_stats st;
+	struct cd_err err = { 0 };
+	const char *file = NULL;
+	int i, json = 0, bad = 0, rc;
 
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		usage_sub("lint", stdout);
-		return CD_EXIT_OK;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage_sub("lint", stdout);
+			return CD_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (argv[i][0] != '-' && !file)
+			file = argv[i];
+		else
+			bad = 1; /* a second FILE or an unknown option */
 	}
-	if (argc != 2 || argv[1][0] == '-') {
-		cli_errorf("lint takes one policy FILE (see --help)");
+	if (!file || bad) {
+		cli_errorf("lint takes one policy FILE and --json (see --help)");
 		return CD_EXIT_USAGE;
 	}
-	p = load(argv[1]);
-	if (!p)
+	if (cd_policy_load_file(file, &p, &err) < 0) {
+		if (json)
+			lint_json(file, NULL, err.msg);
+		cli_errorf("%s", err.msg);
 		return CD_EXIT_FAIL;
+	}
+	if (json) {
+		rc = lint_json(file, p, NULL);
+		cd_policy_free(p);
+		return rc;
+	}
 	cd_policy_stats(p, &st);
 	printf("%s: ok (%zu agents, %zu tasks, %zu tools, %zu profiles, %zu grants, %zu forbid "
 	       "rules, %zu examples; sha256 %s)\n",
-	       argv[1], st.agents, st.tasks, st.tools, st.profiles, st.grants, st.forbids,
-	       st.examples, cd_policy_sha256(p));
+	       file, st.agents, st.tasks, st.tools, st.profiles, st.grants, st.forbids, st.examples,
+	       cd_policy_sha256(p));
 	cd_policy_free(p);
 	return CD_EXIT_OK;
 }

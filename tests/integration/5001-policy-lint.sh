@@ -35,4 +35,15 @@ out=$("$CORDON" policy lint "$T/ctl.yaml" 2>&1)
 is "$(printf '%s' "$out" | wc -l)" 0 "an error is one line"
 case $out in *"$(printf '\033')"*) _r=1 ;; *) _r=0 ;; esac
 is "$_r" 0 "control bytes never reach the terminal"
+# --json for a program (a CI check, an editor): the position split out.
+printf 'version: 1\nagents: [{id: a, owner: o}]\nbogus: 1\n' >"$T/bad-json.yaml"
+out=$("$CORDON" policy lint --json "$T/bad-json.yaml" 2>/dev/null)
+rc=$?
+case $out in '{"file":"'*'","ok":false,"error":"unknown key '"'"'bogus'"'"''*'"line":3,"column":1}') r=0 ;; *) r=1 ;; esac
+is "$rc.$r" "1.0" "lint --json: a refused file as one object with line and column ($out)"
+printf 'version: 1\nagents: [{id: a, owner: o}]\ntools: [{id: shell, kind: command}]\ngrants: []\n' >"$T/good-json.yaml"
+out=$("$CORDON" policy lint "$T/good-json.yaml" --json)
+rc=$?
+case $out in '{"file":"'*'","ok":true,"agents":1,'*'"sha256":"'*) r=0 ;; *) r=1 ;; esac
+is "$rc.$r" "0.0" "lint --json: a good file with its counts and hash ($out)"
 done_testing
