@@ -689,36 +689,11 @@ static int decide_cmd(const char *sub, int argc, char **argv)
 	return rc;
 }
 
-/* `lint --json`: the loader's "FILE:LINE:COL: message" split for a
- * program (a CI check, an editor). */
-static int lint_json(const char *file, const struct cd_policy *p, const char *msg)
+/* One JSON object on stdout; CD_EXIT_CORDON when it cannot be made. */
+static int print_json(json_t *o, int rc)
 {
-	struct cd_policy_stats st;
-	json_t *o;
-	char *txt;
+	char *txt = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 
-	if (p) {
-		cd_policy_stats(p, &st);
-		o = json_pack("{s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "file", file, "ok", 1,
-		              "agents", (json_int_t)st.agents, "tasks", (json_int_t)st.tasks,
-		              "tools", (json_int_t)st.tools, "profiles", (json_int_t)st.profiles,
-		              "grants", (json_int_t)st.grants, "forbids", (json_int_t)st.forbids,
-		              "examples", (json_int_t)st.examples, "sha256", cd_policy_sha256(p));
-	} else {
-		size_t fl = strlen(file);
-		unsigned long line = 0, col = 0;
-		const char *rest = msg;
-		int used = 0;
-		if (!strncmp(msg, file, fl) && msg[fl] == ':' &&
-		    sscanf(msg + fl + 1, "%lu:%lu: %n", &line, &col, &used) == 2 && used > 0)
-			rest = msg + fl + 1 + used;
-		o = json_pack("{s:s,s:b,s:s}", "file", file, "ok", 0, "error", rest);
-		if (o && line) {
-			json_object_set_new(o, "line", json_integer((json_int_t)line));
-			json_object_set_new(o, "column", json_integer((json_int_t)col));
-		}
-	}
-	txt = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 	json_decref(o);
 	if (!txt) {
 		cli_errorf("out of memory");
@@ -726,7 +701,56 @@ static int lint_json(const char *file, const struct cd_policy *p, const char *ms
 	}
 	printf("%s\n", txt);
 	free(txt);
-	return p ? CD_EXIT_OK : CD_EXIT_FAIL;
+	return rc;
+}
+
+/* A decimal number at *s, which then points past it. */
+static int take_number(const char **s, uint64_t *ret)
+{
+	size_t n = strspn(*s, "0123456789");
+
+	if (!n || cd_parse_u64(*s, n, UINT32_MAX, ret) < 0)
+		return -1;
+	*s += n;
+	return 0;
+}
+
+/* `lint --json` of a refused file: the loader's "FILE:LINE:COL: message"
+ * split for a program (a CI check, an editor). */
+static int lint_json_error(const char *file, const char *msg)
+{
+	size_t fl = strlen(file);
+	const char *q = msg + fl + 1;
+	uint64_t line = 0, col = 0;
+	json_t *o;
+
+	if (strncmp(msg, file, fl) != 0 || msg[fl] != ':' || take_number(&q, &line) < 0 ||
+	    *q++ != ':' || take_number(&q, &col) < 0 || strncmp(q, ": ", 2) != 0) {
+		line = col = 0;
+		q = msg;
+	} else {
+		q += 2;
+	}
+	o = json_pack("{s:s,s:b,s:s}", "file", file, "ok", 0, "error", q);
+	if (o && line) {
+		json_object_set_new(o, "line", json_integer((json_int_t)line));
+		json_object_set_new(o, "column", json_integer((json_int_t)col));
+	}
+	return print_json(o, CD_EXIT_FAIL);
+}
+
+static int lint_json_ok(const char *file, const struct cd_policy *p)
+{
+	struct cd_policy_stats st;
+
+	cd_policy_stats(p, &st);
+	return print_json(json_pack("{s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "file", file, "ok",
+	                            1, "agents", (json_int_t)st.agents, "tasks",
+	                            (json_int_t)st.tasks, "tools", (json_int_t)st.tools, "profiles",
+	                            (json_int_t)st.profiles, "grants", (json_int_t)st.grants,
+	                            "forbids", (json_int_t)st.forbids, "examples",
+	                            (json_int_t)st.examples, "sha256", cd_policy_sha256(p)),
+	                  CD_EXIT_OK);
 }
 
 static int lint_cmd(int argc, char **argv)
@@ -755,12 +779,12 @@ static int lint_cmd(int argc, char **argv)
 	}
 	if (cd_policy_load_file(file, &p, &err) < 0) {
 		if (json)
-			lint_json(file, NULL, err.msg);
+			lint_json_error(file, err.msg);
 		cli_errorf("%s", err.msg);
 		return CD_EXIT_FAIL;
 	}
 	if (json) {
-		rc = lint_json(file, p, NULL);
+		rc = lint_json_ok(file, p);
 		cd_policy_free(p);
 		return rc;
 	}
