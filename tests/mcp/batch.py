@@ -5,30 +5,20 @@
 #   NAME array N: ID KIND DETAIL;…  an array answer (sorted by id)
 #   NAME object CODE MESSAGE        a single answer
 #   NAME none                       nothing within the wait
-import json, os, select, subprocess, sys, time
+import json, os, sys
 
 version = sys.argv[1]
-p = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-buf = b""
-data = os.environ["DATA"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wire import Peer
 
-def send(obj):
-    p.stdin.write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
-    p.stdin.flush()
+peer = Peer(sys.argv[2:])
+data = os.environ["DATA"]
+send = peer.send
+
 
 def recv(wait=20.0):
-    global buf
-    end = time.time() + wait
-    while b"\n" not in buf:
-        r, _, _ = select.select([p.stdout], [], [], max(0, end - time.time()))
-        if not r:
-            return None
-        chunk = os.read(p.stdout.fileno(), 1 << 20)
-        if not chunk:
-            return None
-        buf += chunk
-    line, buf = buf.split(b"\n", 1)
-    return json.loads(line)
+    return peer.recv(wait)
+
 
 def brief(m):
     if "error" in m:
@@ -80,6 +70,4 @@ send([req(6, "initialize", {"protocolVersion": version, "capabilities": {}}), 7,
 show("initialize-dup-invalid", recv())
 send(req(9, "ping"))
 show("single-after", recv())
-p.stdin.close()
-p.wait(timeout=20)
-print("exit", p.returncode)
+print("exit", peer.close())

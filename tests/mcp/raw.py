@@ -1,28 +1,18 @@
 # raw.py — hostile frames to `cordon mcp` (argv), one at a time; prints one
 # line per frame: "NAME <the JSON-RPC error code or 'result'> <message>",
 # or "NAME none" when nothing came back within the wait.
-import json, os, select, subprocess, sys, time
+import json, os, sys
 
-p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-buf = b""
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wire import Peer
 
-def send(b):
-    p.stdin.write(b)
-    p.stdin.flush()
+peer = Peer(sys.argv[1:])
+send = peer.send_bytes
+
 
 def recv(wait=15.0):
-    global buf
-    end = time.time() + wait
-    while b"\n" not in buf:
-        r, _, _ = select.select([p.stdout], [], [], max(0, end - time.time()))
-        if not r:
-            return None
-        chunk = os.read(p.stdout.fileno(), 1 << 20)
-        if not chunk:
-            return None
-        buf += chunk
-    line, buf = buf.split(b"\n", 1)
-    return json.loads(line)
+    return peer.recv(wait)
+
 
 def show(name, m):
     if m is None:
@@ -58,6 +48,4 @@ send(b'{"jsonrpc":"2.0","id":12345,"result":{}}\n')
 show("response-to-nothing", recv(2))
 send(b'{"jsonrpc":"2.0","id":"after","method":"ping"}\n')
 show("ping-after", recv())
-p.stdin.close()
-p.wait(timeout=20)
-print("exit", p.returncode)
+print("exit", peer.close())
