@@ -67,14 +67,15 @@
 #define CD_TLS_RECORD_MAX      (5 + CD_TLS_RECORD_BODY_MAX)
 
 /* cordon mcp: JSON-RPC frames from the client and from the tool server. */
-#define CD_JSONRPC_LINE_MAX  (16 * CD_MIB) /* one message; the SDK itself stops at 10 MiB */
-#define CD_JSONRPC_DEPTH_MAX 64            /* nesting of arrays and objects */
-#define CD_JSONRPC_ID_MAX    256           /* bytes of a string id */
-#define CD_MCP_INFLIGHT_MAX  4096          /* requests awaiting a response, per direction */
-#define CD_MCP_TOOLS_MAX     4096          /* tools one server may offer */
-#define CD_MCP_PAGES_MAX     256           /* tools/list pages the gateway follows */
-#define CD_MCP_HELD_MAX      256           /* tools/call held while the gateway lists */
-#define CD_MCP_BATCH_MAX     100           /* elements of one batch (MCP 2025-03-26) */
-#define CD_MCP_BATCHES_MAX   8             /* client batches whose answer is not complete */
+#define CD_JSONRPC_LINE_MAX   (16 * CD_MIB) /* one message; the SDK itself stops at 10 MiB */
+#define CD_JSONRPC_DEPTH_MAX  64            /* nesting of arrays and objects */
+#define CD_JSONRPC_ID_MAX     256           /* bytes of a string id */
+#define CD_JSONRPC_VALUES_MAX 1000000       /* values in one line (parsing memory) */
+#define CD_MCP_INFLIGHT_MAX   4096          /* requests awaiting a response, per direction */
+#define CD_MCP_TOOLS_MAX      4096          /* tools one server may offer */
+#define CD_MCP_PAGES_MAX      256           /* tools/list pages the gateway follows */
+#define CD_MCP_HELD_MAX       256           /* tools/call held while the gateway lists */
+#define CD_MCP_BATCH_MAX      100           /* elements of one batch (MCP 2025-03-26) */
+#define CD_MCP_BATCHES_MAX    8             /* client batches whose answer is not complete */
 
 #endif

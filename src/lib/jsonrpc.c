@@ -79,8 +79,8 @@ int cd_jsonrpc_precheck(const char *p, size_t n, unsigned max_depth, struct cd_e
 {
 	const unsigned char *s = (const unsigned char *)p;
 	unsigned depth = 0;
-	int in_str = 0;
-	size_t i = 0;
+	int in_str = 0, top_array = -1;
+	size_t i = 0, values = 0, top_elems = 0;
 
 	while (i < n) {
 		unsigned char c = s[i];
@@ -103,13 +103,29 @@ int cd_jsonrpc_precheck(const char *p, size_t n, unsigned max_depth, struct cd_e
 		} else if (c == '"') {
 			in_str = 1;
 		} else if (c == '[' || c == '{') {
+			if (top_array < 0)
+				top_array = c == '[';
 			if (++depth > max_depth)
 				return cd_err_set(err, -CD_E_PARSE,
 				                  "nesting deeper than %u at offset %zu", max_depth,
 				                  i);
+			values++;
 		} else if ((c == ']' || c == '}') && depth > 0) {
 			depth--;
+		} else if (c == ',') {
+			/* Counted before jansson builds them: a line of 16 MiB of
+			 * "{}," would otherwise cost over a GiB of memory. */
+			values++;
+			if (top_array == 1 && depth == 1 && ++top_elems >= CD_MCP_BATCH_MAX)
+				return cd_err_set(err, -CD_E_LIMIT,
+				                  "a batch holds at most %d messages",
+				                  CD_MCP_BATCH_MAX);
+		} else if (top_array < 0 && c > ' ') {
+			top_array = 0;
 		}
+		if (values > CD_JSONRPC_VALUES_MAX)
+			return cd_err_set(err, -CD_E_LIMIT, "more than %d values in one message",
+			                  CD_JSONRPC_VALUES_MAX);
 		i++;
 	}
 	return 0;
@@ -229,7 +245,9 @@ int cd_jsonrpc_parse(const char *line, size_t len, struct cd_jsonrpc_msg *ret, s
 	r = cd_jsonrpc_precheck(line, len, CD_JSONRPC_DEPTH_MAX, err);
 	if (r < 0) {
 		ret->kind = CD_JSONRPC_INVALID;
-		ret->code = CD_JSONRPC_PARSE_ERROR;
+		/* Too big to be a request (too many batch elements or
+		 * values): well-formed perhaps, but refused as a request. */
+		ret->code = r == -CD_E_LIMIT ? CD_JSONRPC_INVALID_REQUEST : CD_JSONRPC_PARSE_ERROR;
 		return r;
 	}
 	ret->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);

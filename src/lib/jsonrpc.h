@@ -99,7 +99,9 @@ int cd_jsonrpc_classify(json_t *v, struct cd_jsonrpc_msg *ret, struct cd_err *er
 int cd_jsonrpc_idkey(const json_t *id, char out[CD_JSONRPC_IDKEY_MAX]);
 
 /* Check the text before parsing: valid UTF-8, no NUL byte, nesting at most
- * max_depth.  0 or -CD_E_PARSE (reason in err). */
+ * max_depth; at most CD_JSONRPC_VALUES_MAX values and, for an array (a
+ * batch), CD_MCP_BATCH_MAX elements, so that parsing memory stays bounded.
+ * 0, -CD_E_PARSE or -CD_E_LIMIT (reason in err). */
 int cd_jsonrpc_precheck(const char *p, size_t n, unsigned max_depth, struct cd_err *err);
 
 /* Serialize `msg` compactly, followed by "\n", into a malloc'd string

@@ -4,6 +4,7 @@
 #include "../tap.h"
 #include "mcp.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -557,6 +558,37 @@ int main(void)
 	cd_jsonrpc_feed(&rd, "0123456789\n{}\n", 15, count_line, NULL);
 	is_int(lines_seen, 101, "an over-long line is reported once and dropped to its newline");
 	cd_jsonrpc_reader_release(&rd);
+
+	/* Parsing memory is bounded before jansson runs: a line of "{}," or a
+	 * batch past its cap is refused from the text. */
+	{
+		size_t k, cap = 3 * 1000002 + 64;
+		char *big = malloc(cap);
+		struct cd_err e = { 0, "" };
+		if (big) {
+			size_t at = (size_t)snprintf(big, cap, "{\"a\":[");
+			for (k = 0; k < 1000001; k++) {
+				memcpy(big + at, "{},", 3);
+				at += 3;
+			}
+			memcpy(big + at, "{}]}", 4);
+			at += 4;
+			is_int(cd_jsonrpc_precheck(big, at, 64, &e), -CD_E_LIMIT,
+			       "a message of over a million values is refused before parsing");
+			at = 1;
+			big[0] = '[';
+			for (k = 0; k < 101; k++) {
+				memcpy(big + at, "{},", 3);
+				at += 3;
+			}
+			big[at - 1] = ']';
+			is_int(cd_jsonrpc_precheck(big, at, 64, &e), -CD_E_LIMIT,
+			       "a batch of 101 elements is refused before parsing");
+			is_int(cd_jsonrpc_precheck("[{},{}]", 7, 64, &e), 0,
+			       "a small batch passes");
+			free(big);
+		}
+	}
 
 	/* canonical form: key order and number spelling do not matter */
 	a = json_loads("{\"b\":1.0,\"a\":[1e2,\"x\"]}", 0, NULL);
