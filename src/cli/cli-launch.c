@@ -864,6 +864,15 @@ __attribute__((noreturn)) static void egress_child(struct egress *e, int listen_
 		_exit(CD_EXIT_CORDON);
 	if (syscall(SYS_close_range, 5, ~0U, 0) < 0)
 		_exit(CD_EXIT_CORDON);
+	/* Under --direct-stdio, 0 and 1 are the command's own pipes: the
+	 * proxy must never read or write them. */
+	{
+		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0)
+			_exit(CD_EXIT_CORDON);
+		if (nul > 1)
+			close(nul);
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	argv[n++] = "cordon";
@@ -1515,6 +1524,12 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	    (tty || a.install || !is_pipe(STDIN_FILENO) || !is_pipe(STDOUT_FILENO))) {
 		cli_errorf("--direct-stdio hands cordon's stdin and stdout to the command: both "
 		           "must be pipes (never a terminal), and not with a shell or --install");
+		goto out;
+	}
+	if (a.direct_stdio && a.json && a.json_fd < 0) {
+		/* The record would land in the command's own output stream. */
+		cli_errorf("--direct-stdio with --json needs --json-fd FD: stdout is the "
+		           "command's");
 		goto out;
 	}
 	if (cd_run_id_new(run_id) < 0) {

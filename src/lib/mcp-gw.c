@@ -1086,6 +1086,15 @@ static int client_request(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const 
 static int client_notification(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
                                size_t len)
 {
+	/* Only notifications go on as notifications: a "tools/call" (or any
+	 * request method) without an id would reach a server that dispatches
+	 * on the method alone undecided and unrecorded. */
+	if (strncmp(m->method, "notifications/", 14) != 0) {
+		gw->stats.malformed++;
+		protocol_event(gw, "client", m->method,
+		               "a request method sent as a notification (no id): dropped");
+		return 0;
+	}
 	/* Roots were stripped from the capabilities: their changes too. */
 	if (!strcmp(m->method, "notifications/roots/list_changed"))
 		return 0;

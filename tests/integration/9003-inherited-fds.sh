@@ -93,6 +93,9 @@ import os, pty, sys
 m, s = pty.openpty(); os.dup2(s, 1)
 os.execv(sys.argv[1], sys.argv[1:])' "$CORDON" run --direct-stdio -- /bin/true 2>&1)
 	is "$?:$(echo "$out" | grep -c 'never a terminal')" "125:1" "$who: --direct-stdio refuses a terminal"
+	out=$(echo x | $RUN_AS "$CORDON" run --direct-stdio --json -- /bin/true 2>&1 | cat)
+	case $out in *'needs --json-fd'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$who: --direct-stdio --json without --json-fd is refused (the record would join the command's stream)"
 	rec=$($RUN_AS "$CORDON" log show 2>/dev/null | grep '"kind":"run.result"' | tail -1)
 	case $rec in *'"stdin":"direct"'*'"stdout":"direct"'*) r=0 ;; *) r=1 ;; esac
 	is "$r" 0 "$who: the run's record says its stdin and stdout were direct"

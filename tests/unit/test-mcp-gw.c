@@ -336,6 +336,20 @@ static void test_batch(void)
 		S(gw, "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}]");
 		take(cd_mcp_gw_to_client(gw), o, sizeof o);
 		is_str(o, "", "%s: a server's batch is refused (not forwarded)", v[i]);
+		if (i == 0) {
+			/* A request method with no id is no notification: never
+			 * forwarded undecided. */
+			p0 = nprotocol;
+			C(gw, "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":"
+			      "\"write\",\"arguments\":{\"path\":\"/d/x\"}}}");
+			take(cd_mcp_gw_to_server(gw), o, sizeof o);
+			is_str(o, "", "a tools/call without an id does not reach the server");
+			ok(nprotocol == p0 + 1, "... and it is a protocol record");
+			C(gw, NOTE);
+			take(cd_mcp_gw_to_server(gw), o, sizeof o);
+			ok(strstr(o, "notifications/progress") != NULL,
+			   "a notification still goes on");
+		}
 		cd_mcp_gw_free(gw);
 	}
 
