@@ -443,6 +443,14 @@ static int check_reach(struct session *s)
 		           s->server);
 		return -1;
 	}
+	if (cd_mask_rules_active(&d.mask) || d.nfield_lists) {
+		/* Masking holds a command's output until it ends: a server's
+		 * whole session.  The grants on its tools mask their results. */
+		cli_errorf("the server may not start: its launch grant masks or scopes output, "
+		           "which would hold the server's answers until it ends (put mask: and "
+		           "fields: on the grants of its tools)");
+		return -1;
+	}
 	if (state_path(s->state_opt, state, sizeof state) < 0 ||
 	    cli_audit_path(s->audit_opt, audit, sizeof audit) < 0 || !getcwd(cwd, sizeof cwd)) {
 		cli_errorf("cannot resolve the state, audit or working directory paths");
