@@ -53,6 +53,14 @@ sed 's/^tools:$/tools:\n  - {id: other, kind: mcp, operations: {x: read}}/' "$D/
 "$CORDON" mcp --policy "$D/two.yaml" --agent coder -- node "$MCP_FS_JS" "$D/data" </dev/null >/dev/null 2>"$D/err"
 is "$?" 125 "... a policy naming two MCP servers needs --server"
 ok "... saying so" grep -q 'several MCP servers' "$D/err"
+# A launch grant that masks would hold every answer until the session
+# ends: refused, pointing at the tools' grants.
+policy "{}" | sed 's/^  - {id: fs-launch, \(.*\)profile: fs-server,/  - {id: fs-launch, \1profile: fs-server, mask: [email],/' >"$D/masked.yaml"
+grep -q 'mask: \[email\]' "$D/masked.yaml"
+is "$?" 0 "(a launch grant with mask:)"
+"$CORDON" mcp --policy "$D/masked.yaml" --agent coder -- node "$MCP_FS_JS" "$D/data" </dev/null >/dev/null 2>"$D/err"
+is "$?" 125 "a launch grant that masks output is refused"
+ok "... saying where masking belongs" grep -q 'grants of its tools' "$D/err"
 policy "{read_text_file: NOTHEX}" >"$D/policy.yaml"
 nok "a malformed pin is a load error" "$CORDON" policy lint "$D/policy.yaml"
 done_testing
