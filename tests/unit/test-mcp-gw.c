@@ -76,11 +76,16 @@ static const char mask_yaml[] =
         " review_by: 2099-01-01, expires: 2099-01-01}\n";
 
 /* A gateway past initialize and its first listing. */
-static struct cd_mcp_gw *mask_gw(struct cd_policy *p, struct cd_masker *m)
+/* A gateway past `initialize` (protocol `version`) and its first
+ * tools/call, of `path`, which made it list the server's `tools` (a JSON
+ * array); the call is answered and drained. */
+static struct cd_mcp_gw *ready_gw(struct cd_policy *p, const struct cd_mcp_gw_ops *gops,
+                                  struct cd_masker *m, const char *version, const char *path,
+                                  const char *tools)
 {
 	struct cd_mcp_gw_config cfg;
 	struct cd_mcp_gw *gw;
-	char o[4096], resp[512], idbuf[64];
+	char o[4096], line[1024], idbuf[64];
 	const char *q;
 	size_t n;
 
@@ -88,18 +93,26 @@ static struct cd_mcp_gw *mask_gw(struct cd_policy *p, struct cd_masker *m)
 	cfg.policy = p;
 	cfg.agent = "a";
 	cfg.server = "fs";
-	cfg.ops = &ops;
+	cfg.ops = gops;
 	cfg.now = 1700000000;
 	cfg.masker = m;
 	if (cd_mcp_gw_new(&cfg, &gw) < 0)
 		return NULL;
-	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
-	      "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}");
+	snprintf(line, sizeof line,
+	         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+	         "\"protocolVersion\":\"%s\",\"capabilities\":{}}}",
+	         version);
+	C(gw, line);
 	take(cd_mcp_gw_to_server(gw), o, sizeof o);
-	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\"}}");
+	snprintf(line, sizeof line,
+	         "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"%s\"}}", version);
+	S(gw, line);
 	take(cd_mcp_gw_to_client(gw), o, sizeof o);
-	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
-	      "\"read\",\"arguments\":{\"path\":\"/crm/a\"}}}");
+	snprintf(line, sizeof line,
+	         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+	         "\"read\",\"arguments\":{\"path\":\"%s\"}}}",
+	         path);
+	C(gw, line);
 	take(cd_mcp_gw_to_server(gw), o, sizeof o);
 	q = strstr(o, "\"id\":\"");
 	if (!q)
@@ -108,15 +121,19 @@ static struct cd_mcp_gw *mask_gw(struct cd_policy *p, struct cd_masker *m)
 	n = (size_t)(strchr(q, '"') - q);
 	memcpy(idbuf, q, n);
 	idbuf[n] = '\0';
-	snprintf(resp, sizeof resp,
-	         "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[{\"name\":"
-	         "\"read\",\"inputSchema\":{}}]}}",
-	         idbuf);
-	S(gw, resp);
+	snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":%s}}",
+	         idbuf, tools);
+	S(gw, line);
 	take(cd_mcp_gw_to_server(gw), o, sizeof o); /* call 1 forwarded */
 	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}");
 	take(cd_mcp_gw_to_client(gw), o, sizeof o);
 	return gw;
+}
+
+static struct cd_mcp_gw *mask_gw(struct cd_policy *p, struct cd_masker *m)
+{
+	return ready_gw(p, &ops, m, "2025-11-25", "/crm/a",
+	                "[{\"name\":\"read\",\"inputSchema\":{}}]");
 }
 
 /* Call `path` with id `id`, answer with `result`, return what the client
@@ -228,49 +245,9 @@ static const struct cd_mcp_gw_ops batch_ops = {
  * first listing. */
 static struct cd_mcp_gw *batch_gw(struct cd_policy *p, const char *version)
 {
-	struct cd_mcp_gw_config cfg;
-	struct cd_mcp_gw *gw;
-	char o[4096], line[512], idbuf[64];
-	const char *q;
-	size_t n;
-
-	memset(&cfg, 0, sizeof cfg);
-	cfg.policy = p;
-	cfg.agent = "a";
-	cfg.server = "fs";
-	cfg.ops = &batch_ops;
-	cfg.now = 1700000000;
-	if (cd_mcp_gw_new(&cfg, &gw) < 0)
-		return NULL;
-	snprintf(line, sizeof line,
-	         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
-	         "\"protocolVersion\":\"%s\",\"capabilities\":{}}}",
-	         version);
-	C(gw, line);
-	take(cd_mcp_gw_to_server(gw), o, sizeof o);
-	snprintf(line, sizeof line,
-	         "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"%s\"}}", version);
-	S(gw, line);
-	take(cd_mcp_gw_to_client(gw), o, sizeof o);
-	C(gw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
-	      "\"read\",\"arguments\":{\"path\":\"/d/a\"}}}");
-	take(cd_mcp_gw_to_server(gw), o, sizeof o);
-	q = strstr(o, "\"id\":\"");
-	if (!q)
-		return gw;
-	q += 6;
-	n = (size_t)(strchr(q, '"') - q);
-	memcpy(idbuf, q, n);
-	idbuf[n] = '\0';
-	snprintf(line, sizeof line,
-	         "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"tools\":[{\"name\":"
-	         "\"read\",\"inputSchema\":{}},{\"name\":\"write\",\"inputSchema\":{}}]}}",
-	         idbuf);
-	S(gw, line);
-	take(cd_mcp_gw_to_server(gw), o, sizeof o);
-	S(gw, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}");
-	take(cd_mcp_gw_to_client(gw), o, sizeof o);
-	return gw;
+	return ready_gw(p, &batch_ops, NULL, version, "/d/a",
+	                "[{\"name\":\"read\",\"inputSchema\":{}},"
+	                "{\"name\":\"write\",\"inputSchema\":{}}]");
 }
 
 static size_t count_str(const char *h, const char *n)
