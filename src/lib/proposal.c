@@ -378,6 +378,23 @@ out:
 	return r == -ENOMEM ? r : 0;
 }
 
+/* A DIR over a copy of directory fd `fd` (the caller keeps its own), or
+ * NULL with errno set. */
+static DIR *dir_copy(int fd)
+{
+	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3), e;
+	DIR *d;
+
+	if (dfd < 0)
+		return NULL;
+	if (!(d = fdopendir(dfd))) {
+		e = errno;
+		close(dfd);
+		errno = e;
+	}
+	return d;
+}
+
 /* Hash a lower file for a deletion. */
 static int emit_delete(struct scan *sc, int lofd, const char *name)
 {
@@ -410,15 +427,12 @@ static int delete_tree(struct scan *sc, int lofd, unsigned depth)
 {
 	DIR *d;
 	struct dirent *de;
-	int r = 0, dfd = fcntl(lofd, F_DUPFD_CLOEXEC, 3);
+	int r = 0;
 
 	if (depth > CD_PROP_MAX_DEPTH)
 		return cd_err_set(sc->err, -CD_E_LIMIT, "directories nested too deep");
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!(d = dir_copy(lofd)))
 		return cd_err_sys(sc->err, -errno, "read directory '%.*s'", (int)sc->len, sc->path);
-	}
 	while (r == 0 && (de = readdir(d))) {
 		struct stat st;
 		size_t old;
@@ -679,16 +693,12 @@ static int walk(struct scan *sc, int upfd, int lofd, int opaque, unsigned depth)
 {
 	DIR *d;
 	struct dirent *de;
-	int r = 0, dfd;
+	int r = 0;
 
 	if (depth > CD_PROP_MAX_DEPTH)
 		return cd_err_set(sc->err, -CD_E_LIMIT, "directories nested too deep");
-	dfd = fcntl(upfd, F_DUPFD_CLOEXEC, 3);
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!(d = dir_copy(upfd)))
 		return cd_err_sys(sc->err, -errno, "read the upper layer");
-	}
 	while (r == 0 && (de = readdir(d))) {
 		size_t old;
 
@@ -703,12 +713,8 @@ static int walk(struct scan *sc, int upfd, int lofd, int opaque, unsigned depth)
 	if (r < 0 || !opaque || lofd < 0)
 		return r;
 	/* Opaque: lower entries with no upper counterpart are gone. */
-	dfd = fcntl(lofd, F_DUPFD_CLOEXEC, 3);
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!(d = dir_copy(lofd)))
 		return cd_err_sys(sc->err, -errno, "read directory '%.*s'", (int)sc->len, sc->path);
-	}
 	while (r == 0 && (de = readdir(d))) {
 		struct stat st;
 		size_t old;
