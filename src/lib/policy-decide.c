@@ -260,6 +260,7 @@ int cd_policy_index_build(struct cd_policy *p)
 		if (b->agent && b->n >= PATH_INDEX_MIN && (r = path_index(p, b)) < 0)
 			return r;
 	}
+	cd_policy_mask_union_update(p);
 	return ix_build(p, &p->forbids_ix, p->rules + p->ngrants, p->nforbids);
 }
 
@@ -943,28 +944,28 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 	return r_;
 }
 
-int cd_policy_masks(const struct cd_policy *p)
+void cd_policy_mask_union_update(struct cd_policy *p)
 {
 	size_t i;
 
-	for (i = 0; p && i < p->ngrants; i++)
-		if (cd_mask_rules_active(&p->rules[i].mask))
-			return 1;
-	for (i = 0; p && i < p->ntemps; i++)
-		if (cd_mask_rules_active(&p->temps[i]->mask))
-			return 1;
-	return 0;
+	memset(&p->mask_union, 0, sizeof p->mask_union);
+	for (i = 0; i < p->ngrants; i++)
+		cd_mask_rules_merge(&p->mask_union, &p->rules[i].mask);
+	for (i = 0; i < p->ntemps; i++)
+		cd_mask_rules_merge(&p->mask_union, &p->temps[i]->mask);
+}
+
+int cd_policy_masks(const struct cd_policy *p)
+{
+	return p && cd_mask_rules_active(&p->mask_union);
 }
 
 void cd_policy_mask_union(const struct cd_policy *p, struct cd_mask_rules *ret)
 {
-	size_t i;
-
-	memset(ret, 0, sizeof *ret);
-	for (i = 0; p && i < p->ngrants; i++)
-		cd_mask_rules_merge(ret, &p->rules[i].mask);
-	for (i = 0; p && i < p->ntemps; i++)
-		cd_mask_rules_merge(ret, &p->temps[i]->mask);
+	if (p)
+		*ret = p->mask_union;
+	else
+		memset(ret, 0, sizeof *ret);
 }
 
 static void decision_init(struct cd_decision *d)

@@ -160,6 +160,10 @@ struct cd_policy {
 	struct cd_example *examples;  /* per grant and per file */
 	size_t nexamples;
 	struct cd_index grants_ix, forbids_ix;
+	/* Every grant's mask (written and temporary) merged, strictest
+	 * wins: what a refused call's records are masked with.  Kept by
+	 * cd_policy_mask_union_update whenever the grants change. */
+	struct cd_mask_rules mask_union;
 	int64_t break_glass_max_ttl; /* seconds */
 	/* approvers: the people who may approve, and the approver rules. */
 	const char **people;
@@ -192,6 +196,8 @@ int cd_rule_scope_admits(const struct cd_rule *g, const struct cd_request *r, ch
 int cd_rule_scope_covers(const struct cd_rule *o, const struct cd_rule *in);
 
 /* policy-decide.c */
+/* policy-decide.c: recompute p->mask_union from the grants. */
+void cd_policy_mask_union_update(struct cd_policy *p);
 int cd_policy_index_build(struct cd_policy *p);
 /* The grants the file gives `agent` on `tool` (not forbid rules, not
  * temporary grants), sorted by id; returns how many (*ret NULL for none). */

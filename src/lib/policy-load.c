@@ -1732,6 +1732,7 @@ int cd_policy_temp_drop(struct cd_policy *p, const char *id)
 		/* The order of the temporary grants carries no meaning (each
 		 * decision sorts its ids); the rule stays in the arena. */
 		p->temps[i] = p->temps[--p->ntemps];
+		cd_policy_mask_union_update(p);
 		return 0;
 	}
 	return -ENOENT;
@@ -1762,6 +1763,7 @@ int cd_policy_add_temp(struct cd_policy *p, enum cd_temp_kind kind, const char *
 		p->temps_cap = cap;
 	}
 	p->temps[p->ntemps++] = g;
+	cd_mask_rules_merge(&p->mask_union, &g->mask);
 	return 0;
 }
 
