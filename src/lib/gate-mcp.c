@@ -51,18 +51,14 @@ static int append(const struct cd_gate *g, struct cd_record *rec, json_t *detail
 	return r;
 }
 
-/* The call's arguments, kept when small enough (a copy: masking works on
- * it in place). */
-static void add_arguments(json_t *d, json_t *args)
+/* The call's arguments, kept when their canonical form (measured when it
+ * was hashed) is small enough; a copy, as masking works on it in place. */
+static void add_arguments(json_t *d, json_t *args, size_t bytes)
 {
-	char *s = json_dumps(args, JSON_COMPACT);
-	size_t n = s ? strlen(s) : 0;
-
-	if (s && n <= ARGS_KEPT_MAX)
+	if (bytes && bytes <= ARGS_KEPT_MAX)
 		json_object_set_new(d, "arguments", json_deep_copy(args));
 	else
-		json_object_set_new(d, "arguments_omitted_bytes", json_integer((json_int_t)n));
-	free(s);
+		json_object_set_new(d, "arguments_omitted_bytes", json_integer((json_int_t)bytes));
 }
 
 int cd_gate_mcp_event(const struct cd_gate *g, const char *session_id, const char *agent,
@@ -105,7 +101,7 @@ int cd_gate_mcp_event(const struct cd_gate *g, const char *session_id, const cha
 	if (ev->attrs)
 		json_object_set_new(d, "attributes", json_deep_copy(ev->attrs));
 	if (ev->args && ev->kind == CD_MCP_EV_CALL)
-		add_arguments(d, ev->args);
+		add_arguments(d, ev->args, ev->args_bytes);
 	if (ev->args_sha256)
 		json_object_set_new(d, "arguments_sha256", json_string(ev->args_sha256));
 	if (ev->result_sha256)

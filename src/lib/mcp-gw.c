@@ -816,6 +816,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	if (args && cd_mcp_canonical(args, &canon) == 0) {
 		cd_mcp_sha256_hex(canon.data, canon.len, args_sha);
 		ev.args_sha256 = args_sha;
+		ev.args_bytes = canon.len;
 	}
 	cd_buf_release(&canon);
 	if (!t) {

@@ -152,6 +152,7 @@ struct cd_mcp_event {
 	const char *grant_ids; /* comma-separated */
 	json_t *attrs;         /* CALL: the mapped attributes (borrowed) */
 	json_t *args;          /* CALL: the arguments as the client sent them (borrowed) */
+	size_t args_bytes;     /* CALL: their canonical size (0: could not be had) */
 	/* The rules that minimize the record (RESULT: the call's grants');
 	 * NULL: those of `dec`, or the policy's strictest when not allowed
 	 * (cd_gate_log_rules). */
