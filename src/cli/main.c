@@ -22,7 +22,7 @@ static const struct cd_cmd commands[] = {
 	{ "run", cmd_run, "run a command in a throwaway sandbox" },
 	{ "cache", cmd_cache, "list or clear the package caches of --cache" },
 	{ "shell", cmd_shell, "an interactive shell in the same sandbox, on a pty of its own" },
-	{ "log", cmd_log, "show, export and verify the audit log" },
+	{ "log", cmd_log, "show, export, verify the audit log; confirm masked values" },
 	{ "policy", cmd_policy,
 	  "the grant matrix: lint, check, explain, test, diff, review, matrix" },
 	{ "proxy", cmd_proxy, "egress proxy: allowlisted destinations, every attempt logged" },
