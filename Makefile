@@ -36,7 +36,7 @@ LDFLAGS  += -pie -Wl,-z,relro,-z,now $(SANFLAGS)
 # Linked statically (Debian's -dev packages ship the .a files): resolving
 # five shared libraries cost about 1.5 ms of every `cordon run`.  libidn2
 # needs libunistring after it.
-LDLIBS   := -Wl,-Bstatic -lseccomp -lsodium -lsqlite3 -lyaml -ljansson -lidn2 -lunistring -Wl,-Bdynamic -lm
+LDLIBS   := -Wl,-Bstatic -lseccomp -lsodium -lsqlite3 -lyaml -ljansson -lpsl -lidn2 -lunistring -Wl,-Bdynamic -lm
 
 LIB_SRC  := $(sort $(wildcard src/lib/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))

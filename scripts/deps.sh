@@ -8,7 +8,7 @@
 # nothing is half set up.
 set -eu
 
-pkgs_build="gcc make pkg-config libc6-dev libseccomp-dev libsodium-dev libsqlite3-dev libyaml-dev libjansson-dev libvectorscan-dev libidn2-dev libunistring-dev"
+pkgs_build="gcc make pkg-config libc6-dev libseccomp-dev libsodium-dev libsqlite3-dev libyaml-dev libjansson-dev libvectorscan-dev libidn2-dev libunistring-dev libpsl-dev"
 pkgs_test="perl util-linux bsdutils iproute2 python3 git sqlite3 procps coreutils libcap2-bin binutils gcc make curl nodejs tmux groff-base strace"
 pkgs_bench="hyperfine bubblewrap firejail crun tinyproxy squid"
 pkgs_lint="clang-format cppcheck"

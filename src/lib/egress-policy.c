@@ -114,7 +114,7 @@ static int parse_rule_host(const char *h, size_t len, struct rule *r, struct cd_
 	struct sockaddr_storage ss;
 	size_t alen = slash ? (size_t)(slash - h) : len;
 	unsigned maxbits;
-	int lit;
+	int lit, rc;
 
 	if (alen == 0)
 		return cd_err_set(err, -EINVAL, "empty host");
@@ -146,7 +146,10 @@ static int parse_rule_host(const char *h, size_t len, struct rule *r, struct cd_
 	memcpy(r->host, h, len);
 	r->host[len] = '\0';
 	/* Kept in its ASCII form: a U-label entry matches its A-label. */
-	if (cd_host_pattern_normalize(r->host, r->host, sizeof r->host) < 0)
+	rc = cd_host_pattern_normalize(r->host, r->host, sizeof r->host);
+	if (rc == -CD_E_DENIED)
+		return cd_err_set(err, -EINVAL, "wildcard '%s' covers a public suffix", r->host);
+	if (rc < 0)
 		return cd_err_set(err, -EINVAL, "host is not a normalized name or '*.' pattern");
 	r->kind = r->host[0] == '*' ? RULE_WILD : RULE_NAME;
 	return 0;

@@ -11,10 +11,13 @@
  * ever match an entry for that A-label. */
 #include "match-host.h"
 
+#include "err.h"
+
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <idn2.h>
+#include <libpsl.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -247,6 +250,11 @@ int cd_host_pattern_normalize(const char *pattern, char *out, size_t outlen)
 		return -EINVAL;
 	if (skip && ipv4_valid(norm, (size_t)r))
 		return -EINVAL;
+	/* "*.co.uk" or "*.github.io" would cover every registrant under a
+	 * public suffix: refused, by libpsl's built-in list (compiled into
+	 * the library, so no data package is needed). */
+	if (skip && psl_is_public_suffix2(psl_builtin(), norm, PSL_TYPE_ANY))
+		return -CD_E_DENIED;
 	if (skip + (size_t)r + 1 > outlen)
 		return -ENAMETOOLONG;
 	memmove(out, pattern, skip);
@@ -258,7 +266,9 @@ int cd_host_pattern_valid(const char *pattern)
 {
 	char norm[CD_HOST_MAX];
 
-	return cd_host_pattern_normalize(pattern, norm, sizeof norm) < 0 ? -EINVAL : 0;
+	int r = cd_host_pattern_normalize(pattern, norm, sizeof norm);
+
+	return r == -CD_E_DENIED ? r : r < 0 ? -EINVAL : 0;
 }
 
 int cd_host_match(const char *pattern, const char *host)

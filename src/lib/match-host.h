@@ -46,11 +46,13 @@ int cd_host_normalize(const char *in, size_t len, char *out, size_t outlen);
  * "b\xc3\xbccher.example" and "xn--bcher-kva.example" are both valid and
  * the same pattern; "B\xc3\x9cCHER.example" is not.  Writes the pattern's
  * ASCII form ("*." kept) to out and returns its length; -EINVAL for a
- * pattern that is not valid, -ENAMETOOLONG when out is too small. */
+ * pattern that is not valid, -CD_E_DENIED for a wildcard over a public
+ * suffix ("*.co.uk", "*.github.io": libpsl's built-in list),
+ * -ENAMETOOLONG when out is too small. */
 int cd_host_pattern_normalize(const char *pattern, char *out, size_t outlen);
 
-/* 0 when cd_host_pattern_normalize() accepts the pattern, -EINVAL
- * otherwise. */
+/* 0 when cd_host_pattern_normalize() accepts the pattern,
+ * -CD_E_DENIED for a wildcard over a public suffix, -EINVAL otherwise. */
 int cd_host_pattern_valid(const char *pattern);
 
 /* 1 when `host` matches `pattern`, else 0.  Both are normalized first (a

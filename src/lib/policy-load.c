@@ -487,6 +487,9 @@ static int check_setting(struct lctx *c, const char *key, const struct cd_ynode 
 			return lfail(c, item, NULL, "host '%s' is too long", s);
 		memcpy(host, s, hlen);
 		host[hlen] = '\0';
+		if (cd_host_pattern_valid(host) == -CD_E_DENIED)
+			return lfail(c, item, "name a registrable domain, e.g. '*.example.co.uk'",
+			             "wildcard '%s' covers a public suffix", host);
 		if (cd_host_pattern_valid(host) < 0)
 			return lfail(c, item, "lower case, no trailing dot, IDNA A-labels",
 			             "host '%s' is not a normalized host", host);
@@ -613,6 +616,15 @@ static int host_hint(const char *h, char *hint, size_t n)
 		w = snprintf(hint, n, "only a leading '*.' is a wildcard");
 		return w < 0 ? -1 : 0;
 	}
+	if (base != h && (base[0] == '[' || strspn(base, "0123456789.") == strlen(base))) {
+		w = snprintf(hint, n, "a wildcard covers names, not addresses");
+		return w < 0 ? -1 : 0;
+	}
+	if (base != h && !strchr(base, '.')) {
+		w = snprintf(hint, n, "a wildcard needs a name of two labels or more, e.g. '*.%s'",
+		             "example.com");
+		return w < 0 ? -1 : 0;
+	}
 	if (cd_host_normalize(base, strlen(base), norm, sizeof norm) >= 0) {
 		w = snprintf(hint, n, "write '%s%s'", base == h ? "" : "*.", norm);
 		return w < 0 ? -1 : 0;
@@ -704,6 +716,10 @@ static int load_scope(struct lctx *c, struct cd_rule *g, const struct cd_ynode *
 		if ((r = get_str_list(c, v, "scope.hosts", &g->hosts, &g->nhosts)) < 0)
 			return r;
 		for (it = v->child; it; it = it->next) {
+			if (cd_host_pattern_valid(it->s) == -CD_E_DENIED)
+				return lfail(c, it,
+				             "name a registrable domain, e.g. '*.example.co.uk'",
+				             "wildcard '%s' covers a public suffix", it->s);
 			if (cd_host_pattern_valid(it->s) < 0) {
 				if (host_hint(it->s, hint, sizeof hint) < 0)
 					hint[0] = '\0';

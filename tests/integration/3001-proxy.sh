@@ -289,5 +289,17 @@ is $? 125 "a non-loopback listen address is refused"
 is $? 2 "an allowlist entry that is not normalized is a usage error"
 "$CORDON" proxy --listen 127.0.0.1:0 --allow-host '*.com' >"$T/o" 2>&1
 is $? 2 "a wildcard over a top-level domain is refused"
+for w in '*.co.uk' '*.github.io'; do
+	"$CORDON" proxy --listen 127.0.0.1:0 --allow-host "$w" >"$T/o" 2>&1
+	is $? 2 "a wildcard over the public suffix $w is refused"
+	ok "  saying why" grep -q "covers a public suffix" "$T/o"
+done
+"$CORDON" proxy --listen 127.0.0.1:0 --allow-host '*.example.co.uk' >"$T/o" 2>&1 &
+psl_pid=$!
+_i=0
+while ! grep -q listening "$T/o" 2>/dev/null && [ $_i -lt 50 ]; do sleep 0.1; _i=$((_i + 1)); done
+ok "a wildcard under a registrable domain of co.uk is accepted" grep -q listening "$T/o"
+kill "$psl_pid" 2>/dev/null
+wait "$psl_pid" 2>/dev/null
 
 done_testing

@@ -2,6 +2,7 @@
  * globs (row 34), argv prefixes, ports, named arguments.  Table-driven. */
 #include "../tap.h"
 
+#include "err.h"
 #include "match-host.h"
 #include "match.h"
 
@@ -163,6 +164,23 @@ static void test_host_match(void)
 	is_int(cd_host_pattern_valid("*.example.com"), 0, "wildcard pattern valid");
 	is_int(cd_host_pattern_valid("example.com."), -EINVAL, "trailing dot pattern invalid");
 	is_int(cd_host_pattern_valid("a.*.com"), -EINVAL, "inner wildcard invalid");
+	/* Wildcards over public suffixes (libpsl's built-in list): refused
+	 * with their own error; a registrable domain under one is fine. */
+	{
+		static const char *const suffixes[] = { "*.co.uk", "*.github.io", "*.com.au",
+			                                "*.s3.amazonaws.com",
+			                                "*.xn--80au.xn--90a3ac" };
+		for (i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
+			is_int(cd_host_pattern_valid(suffixes[i]), -CD_E_DENIED,
+			       "wildcard over public suffix '%s' refused", suffixes[i]);
+		is_int(cd_host_pattern_valid("*.example.co.uk"), 0,
+		       "wildcard under a registrable domain of co.uk valid");
+		is_int(cd_host_pattern_valid("*.alice.github.io"), 0,
+		       "wildcard under a github.io site valid");
+		is_int(cd_host_match("*.co.uk", "bbc.co.uk"), 0, "'*.co.uk' matches nothing");
+		is_int(cd_host_match("*.example.co.uk", "www.example.co.uk"), 1,
+		       "'*.example.co.uk' matches www.example.co.uk");
+	}
 	{
 		char out[CD_HOST_MAX];
 		is_int(cd_host_pattern_normalize("*.b\xc3\xbc"
