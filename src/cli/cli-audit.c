@@ -60,10 +60,19 @@ int cli_audit_path(const char *opt, char *out, size_t outlen)
 	return put(out, outlen, v, "/.local/state/cordon/audit.db", "");
 }
 
+static const char *state_default;
+
+void cli_state_set_default(const char *path)
+{
+	state_default = path;
+}
+
 int cli_state_path(const char *opt, char *out, size_t outlen)
 {
 	const char *v;
 
+	if (!(opt && *opt))
+		opt = state_default;
 	if (opt && *opt)
 		return put(out, outlen, opt, "", "");
 	v = getenv("CORDON_STATE");

@@ -63,6 +63,11 @@ int cli_audit_open_cfg(const struct cli_audit_cfg *cfg, struct cd_audit **ret);
  * reason on failure (the caller refuses, exit 125). */
 struct cd_state;
 int cli_state_path(const char *opt, char *out, size_t outlen);
+/* `run --state PATH` and `shell --state PATH`: every later
+ * cli_state_path(NULL, ...) of this process (the decision's temporary
+ * grants, approvals, proposals, caches, the paths kept out of the
+ * sandbox) names PATH, as an explicit option would.  Not copied. */
+void cli_state_set_default(const char *path);
 int cli_state_open(const char *opt, struct cd_state **ret);
 
 #endif

@@ -73,6 +73,7 @@ enum {
 	OPT_TASK,
 	OPT_TOOL,
 	OPT_AUDIT,
+	OPT_STATE,
 	OPT_SKIP_SOCKET_SCAN,
 	OPT_ALLOW_HOST,
 	OPT_NET,
@@ -115,6 +116,7 @@ static const struct option options[] = {
 	{ "task", required_argument, NULL, OPT_TASK },
 	{ "tool", required_argument, NULL, OPT_TOOL },
 	{ "audit", required_argument, NULL, OPT_AUDIT },
+	{ "state", required_argument, NULL, OPT_STATE },
 	{ "skip-socket-scan", no_argument, NULL, OPT_SKIP_SOCKET_SCAN },
 	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 	{ "net", required_argument, NULL, OPT_NET },
@@ -513,6 +515,13 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			break;
 		case OPT_AUDIT:
 			a->audit = optarg;
+			break;
+		case OPT_STATE:
+			if (!optarg[0]) {
+				cli_errorf("--state: an empty path");
+				return -1;
+			}
+			cli_state_set_default(optarg);
 			break;
 		case OPT_SKIP_SOCKET_SCAN:
 			a->skip_socket_scan = 1;
@@ -1947,6 +1956,9 @@ void cli_launch_options_help(FILE *f)
 	      "                        is a person's, never the agent's)\n"
 	      "  --audit PATH          the audit log (default $CORDON_AUDIT, else\n"
 	      "                        $XDG_STATE_HOME/cordon/audit.db); no log, no run\n"
+	      "  --state PATH          the state database: temporary grants, approvals,\n"
+	      "                        proposals, caches beside it (default $CORDON_STATE,\n"
+	      "                        else $XDG_STATE_HOME/cordon/state.db)\n"
 	      "Walls:\n"
 	      "  --allow-degraded      run even when the kernel lacks Landlock or seccomp;\n"
 	      "                        the result records which walls were up\n"

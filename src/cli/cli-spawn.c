@@ -58,6 +58,10 @@ int cli_spawn_run(const struct cli_spawn *sp, pid_t *ret_pid, int *to, int *from
 			argv[n++] = "--audit";
 			argv[n++] = sp->audit;
 		}
+		if (sp->state) {
+			argv[n++] = "--state";
+			argv[n++] = sp->state;
+		}
 		if (sp->direct)
 			argv[n++] = "--direct-stdio";
 		argv[n++] = "--";

@@ -41,6 +41,8 @@ int cmd_inventory(int argc, char **argv);
  * (reported). */
 struct cli_spawn {
 	const char *policy, *agent, *task, *tool, *audit;
+	const char *state; /* passed on as --state when set: the launch decision reads
+	                      the same state database as the gateway */
 	char *const *cmd;
 	int direct; /* the pipes are the command's own stdin/stdout (--direct-stdio) */
 };

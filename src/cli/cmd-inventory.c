@@ -247,7 +247,11 @@ static int on_line(void *ctx, const char *line, size_t len, int status)
 
 static void probe_server(const char *policy, const char *audit, struct server *s)
 {
-	struct cli_spawn sp = { policy, s->launcher, NULL, s->name, audit, s->cmd, 0 };
+	struct cli_spawn sp = { .policy = policy,
+		                .agent = s->launcher,
+		                .tool = s->name,
+		                .audit = audit,
+		                .cmd = s->cmd };
 	struct cd_jsonrpc_reader rd;
 	struct probe p;
 	pid_t pid;

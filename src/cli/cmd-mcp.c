@@ -96,29 +96,12 @@ static void usage(FILE *f)
 
 /* ---- paths ------------------------------------------------------------- */
 
-static int state_path(const char *opt, char *out, size_t outlen)
-{
-	const char *v = opt ? opt : getenv("CORDON_STATE");
-	const char *base;
-	int n;
-
-	if (v && *v)
-		n = snprintf(out, outlen, "%s", v);
-	else if ((base = getenv("XDG_STATE_HOME")) && base[0] == '/')
-		n = snprintf(out, outlen, "%s/cordon/state.db", base);
-	else if ((base = getenv("HOME")) && base[0] == '/')
-		n = snprintf(out, outlen, "%s/.local/state/cordon/state.db", base);
-	else
-		return -ENOENT;
-	return n > 0 && (size_t)n < outlen ? 0 : -ENAMETOOLONG;
-}
-
 static int open_state(const char *opt, struct cd_state **ret)
 {
 	char path[CD_PATH_MAX];
 	struct cd_err err = { 0, "" };
 
-	if (state_path(opt, path, sizeof path) < 0) {
+	if (cli_state_path(opt, path, sizeof path) < 0) {
 		cli_errorf("no state database: pass --state PATH or set CORDON_STATE");
 		return -1;
 	}
@@ -451,7 +434,7 @@ static int check_reach(struct session *s)
 		           "fields: on the grants of its tools)");
 		return -1;
 	}
-	if (state_path(s->state_opt, state, sizeof state) < 0 ||
+	if (cli_state_path(s->state_opt, state, sizeof state) < 0 ||
 	    cli_audit_path(s->audit_opt, audit, sizeof audit) < 0 || !getcwd(cwd, sizeof cwd)) {
 		cli_errorf("cannot resolve the state, audit or working directory paths");
 		return -1;
@@ -506,8 +489,14 @@ static int check_reach(struct session *s)
 
 static int spawn_server(struct session *s)
 {
-	struct cli_spawn sp = { s->policy_path, s->agent, s->task, s->server,
-		                s->audit_opt,   s->cmd,   1 };
+	struct cli_spawn sp = { .policy = s->policy_path,
+		                .agent = s->agent,
+		                .task = s->task,
+		                .tool = s->server,
+		                .audit = s->audit_opt,
+		                .state = s->state_opt,
+		                .cmd = s->cmd,
+		                .direct = 1 };
 
 	return cli_spawn_run(&sp, &s->child, &s->to_srv, &s->from_srv, &s->err_srv);
 }

@@ -124,6 +124,23 @@ bg() {
 }
 for_each_user bg
 
+# `run --state PATH` reads that state database, not $CORDON_STATE: a
+# break-glass grant kept in another database decides only runs that name
+# it (cordon mcp --state passes it on to the server's launch run).
+alt="$T/alt-state"
+mkdir -p "$alt" && chmod 0755 "$alt"
+mkdir -p "$T/w-alt" && chmod 0755 "$T/w-alt" && cd "$T/w-alt" || exit 1
+"$CORDON" grant break-glass --state "$alt/state.db" --policy "$T/p.yaml" --agent coder \
+	--tool shell --actions execute --scope 'argv=printf' --ticket INC-9 --ttl 10m --by bob >/dev/null
+out=$("$CORDON" run --state "$alt/state.db" --policy "$T/p.yaml" --agent coder -- printf alt 2>&1)
+is "$out" alt "run --state: the grant in that state database lets printf run"
+out=$("$CORDON" run --policy "$T/p.yaml" --agent coder -- printf alt 2>&1)
+is "$?" 125 "without --state the default state database decides: refused"
+case $out in *"no grant"* | *denied* | *deny*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "  as a policy denial ($out)"
+"$CORDON" run --state '' -- true >"$T/o" 2>&1
+is "$?" 125 "run --state '' is refused"
+
 # policy check without a state database decides from the file and creates
 # nothing; one that cannot be read is an error (exit 4), never a guess.
 out=$(CORDON_STATE="$T/none/state.db" "$CORDON" policy check "$T/p.yaml" --agent coder --tool shell --action execute -- true)
