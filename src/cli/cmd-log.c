@@ -576,9 +576,10 @@ static const struct sub subs[] = {
 	  "  -f, --follow      wait for new records\n"
 	  "  --json, --table   as for show\n" },
 	{ "export", do_export, A_FILTER | A_FORMAT,
-	  "usage: cordon log export --format jsonl [OPTIONS]\n\nWrite records as JSON lines for a "
+	  "usage: cordon log export [--format jsonl | --json] [OPTIONS]\n\nWrite records as JSON "
+	  "lines for a "
 	  "SIEM (field reference: cordon(1), docs/cordon-log.md).\n\n" AUDIT_HELP FILTER_HELP
-	  "  --format jsonl    the output format\n" },
+	  "  --format jsonl    the output format (the default; --json says the same)\n" },
 	{ "verify", do_verify, A_VERIFY | A_OUTPUT,
 	  "usage: cordon log verify [--pubkey F] [--checkpoint F] [--audit PATH] "
 	  "[--json]\n\nRecompute "
@@ -665,7 +666,9 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 			a->audit = optarg;
 			break;
 		case O_JSON:
-			need = A_OUTPUT;
+			/* export writes JSON lines anyway: --json is accepted there
+			 * too, so every command that prints data takes it. */
+			need = A_OUTPUT | A_FORMAT;
 			a->json = 1;
 			break;
 		case O_TABLE:

@@ -17,30 +17,36 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-enum { FMT_TEXT, FMT_MARKDOWN };
+enum { FMT_TEXT, FMT_MARKDOWN, FMT_JSON };
 
 #define EXIT_NOPOLICY 4
 
 void policy_matrix_usage(FILE *f)
 {
-	fprintf(f, "usage: cordon policy matrix FILE [--format text|markdown] [--agent A] [--at "
-	           "TIME]\n"
-	           "\n"
-	           "Print the grant matrix for review: one row per agent, one column per tool,\n"
-	           "each cell the action classes r(ead) c(reate) u(pdate) d(elete) (e)x(ecute)\n"
-	           "n(etwork): lower case allowed, UPPER CASE only with approval, '!' forbidden\n"
-	           "outright, '-' not granted; '~' given only within a task, '*' narrowed by a\n"
-	           "forbid rule; then the first expiry among the cell's grants.  Below it,\n"
-	           "every grant as one row and the tools with the class of each operation.\n"
-	           "Grants expired at --at (default: now) are absent, as in a decision, and\n"
-	           "listed as expired.  A letter means some request of that class may be\n"
-	           "allowed: scopes are in the policy and 'cordon policy explain'.\n"
-	           "TIME is YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or @SECONDS.\n"
-	           "Exit 0 printed, 1 unknown --agent, 2 usage, 4 the policy did not load.\n");
+	fprintf(f,
+	        "usage: cordon policy matrix FILE [--format text|markdown|json | --json] [--agent "
+	        "A]\n"
+	        "                            [--at TIME]\n"
+	        "\n"
+	        "Print the grant matrix for review: one row per agent, one column per tool,\n"
+	        "each cell the action classes r(ead) c(reate) u(pdate) d(elete) (e)x(ecute)\n"
+	        "n(etwork): lower case allowed, UPPER CASE only with approval, '!' forbidden\n"
+	        "outright, '-' not granted; '~' given only within a task, '*' narrowed by a\n"
+	        "forbid rule; then the first expiry among the cell's grants.  Below it,\n"
+	        "every grant as one row and the tools with the class of each operation.\n"
+	        "Grants expired at --at (default: now) are absent, as in a decision, and\n"
+	        "listed as expired.  A letter means some request of that class may be\n"
+	        "allowed: scopes are in the policy and 'cordon policy explain'.\n"
+	        "--json (= --format json): one object with agents, tools, cells (each\n"
+	        "with its classes by name: allow, approval, forbidden, narrowed, task_only)\n"
+	        "and grants.\n"
+	        "TIME is YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or @SECONDS.\n"
+	        "Exit 0 printed, 1 unknown --agent, 2 usage, 4 the policy did not load.\n");
 }
 
 /* ---- cells as strings ---- */
@@ -351,6 +357,112 @@ oom:
 	return -1;
 }
 
+/* ---- --json: the same matrix for a program ---------------------------- */
+
+static json_t *actions_json(unsigned mask)
+{
+	json_t *a = json_array();
+	int i;
+
+	for (i = 0; a && i < CD_ACTION_COUNT; i++)
+		if ((mask & (1u << i)) &&
+		    json_array_append_new(a, json_string(cd_action_name((enum cd_action)i))) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* A time as fmt_time() writes it, null for "never". */
+static json_t *time_json(int64_t t)
+{
+	char buf[32];
+
+	if (t == CD_MATRIX_NEVER)
+		return json_null();
+	fmt_time(t, buf, sizeof buf);
+	return json_string(buf);
+}
+
+static json_t *nullable(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *cells_json(const struct cd_matrix *m)
+{
+	json_t *cells = json_array(), *o;
+	size_t r, c;
+
+	for (r = 0; cells && r < m->nagents; r++) {
+		for (c = 0; c < m->ntools; c++) {
+			const struct cd_matrix_cell *x = cd_matrix_cell(m, r, c);
+			o = json_pack("{s:s, s:s, s:o*, s:o*, s:o*, s:o*, s:o*, s:I, s:I, s:o*}",
+			              "agent", m->agents[r], "tool", m->tools[c].id, "allow",
+			              actions_json(x->allow), "approval", actions_json(x->approval),
+			              "forbidden", actions_json(x->forbidden), "narrowed",
+			              actions_json(x->narrowed), "task_only",
+			              actions_json(x->task_only), "grants", (json_int_t)x->ngrants,
+			              "expired", (json_int_t)x->nexpired, "expires",
+			              time_json(x->expires));
+			if (!o || json_array_append_new(cells, o) < 0) {
+				json_decref(cells);
+				return NULL;
+			}
+		}
+	}
+	return cells;
+}
+
+static json_t *grants_json(const struct cd_matrix *m)
+{
+	json_t *grants = json_array(), *o;
+	size_t i;
+
+	for (i = 0; grants && i < m->ngrants; i++) {
+		const struct cd_matrix_grant *g = &m->grants[i];
+		o = json_pack("{s:s, s:s, s:o*, s:s, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*, s:b}",
+		              "id", g->id, "agent", g->agent, "task", nullable(g->task), "tool",
+		              g->tool, "actions", actions_json(g->actions), "approval",
+		              nullable(g->approval), "profile", nullable(g->profile), "owner",
+		              nullable(g->owner), "review_by", time_json(g->review_by), "expires",
+		              time_json(g->expires), "expired", g->expired);
+		if (!o || json_array_append_new(grants, o) < 0) {
+			json_decref(grants);
+			return NULL;
+		}
+	}
+	return grants;
+}
+
+static int print_matrix_json(const struct cd_matrix *m, const char *file, const char *sha,
+                             int64_t at)
+{
+	json_t *agents = json_array(), *tools = json_array(), *o;
+	char *txt;
+	size_t i;
+
+	for (i = 0; agents && i < m->nagents; i++)
+		if (json_array_append_new(agents, json_string(m->agents[i])) < 0)
+			break;
+	for (i = 0; tools && i < m->ntools; i++)
+		if (json_array_append_new(tools, json_pack("{s:s, s:s}", "id", m->tools[i].id,
+		                                           "kind", m->tools[i].kind)) < 0)
+			break;
+	o = json_pack("{s:s, s:s, s:o*, s:o*, s:o*, s:o*, s:o*}", "file", file, "policy_sha256",
+	              sha, "at", time_json(at), "agents", agents, "tools", tools, "cells",
+	              cells_json(m), "grants", grants_json(m));
+	txt = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	json_decref(o);
+	if (!txt) {
+		cli_errorf("out of memory");
+		return -ENOMEM;
+	}
+	printf("%s\n", txt);
+	free(txt);
+	return 0;
+}
+
 static int missing; /* an option lacked its value */
 
 /* "--name value" or "--name=value"; advances *i past the value. */
@@ -392,10 +504,14 @@ int policy_matrix_cmd(int argc, char **argv)
 				fmt = FMT_TEXT;
 			else if (!strcmp(v, "markdown"))
 				fmt = FMT_MARKDOWN;
+			else if (!strcmp(v, "json"))
+				fmt = FMT_JSON;
 			else {
-				cli_errorf("--format '%s': text or markdown", v);
+				cli_errorf("--format '%s': text, markdown or json", v);
 				return CD_EXIT_USAGE;
 			}
+		} else if (!strcmp(a, "--json")) {
+			fmt = FMT_JSON;
 		} else if ((v = optarg_of(argc, argv, &i, "--agent"))) {
 			agent = v;
 		} else if ((v = optarg_of(argc, argv, &i, "--at"))) {
@@ -433,7 +549,10 @@ int policy_matrix_cmd(int argc, char **argv)
 		cd_policy_free(p);
 		return CD_EXIT_FAIL;
 	}
-	r = print_matrix(m, file, cd_policy_sha256(p), at, fmt == FMT_MARKDOWN);
+	if (fmt == FMT_JSON)
+		r = print_matrix_json(m, file, cd_policy_sha256(p), at);
+	else
+		r = print_matrix(m, file, cd_policy_sha256(p), at, fmt == FMT_MARKDOWN);
 	cd_matrix_free(m);
 	cd_policy_free(p);
 	return r < 0 ? CD_EXIT_FAIL : CD_EXIT_OK;

@@ -43,13 +43,14 @@ static const char usage_main[] =
         "usage: cordon policy lint FILE [--json]\n"
         "       cordon policy check FILE --agent A --tool T --action X [REQUEST...] [--json]\n"
         "                           [--no-temp | --state PATH]\n"
-        "       cordon policy explain FILE --agent A --tool T --action X [REQUEST...]\n"
+        "       cordon policy explain FILE --agent A --tool T --action X [REQUEST...] [--json]\n"
         "                           [--no-temp | --state PATH]\n"
-        "       cordon policy test FILE\n"
+        "       cordon policy test FILE [--json]\n"
         "       cordon policy diff OLD NEW [--json]\n"
         "       cordon policy review FILE [--audit PATH | --no-audit] [--soon 30d] [--unused 90d]\n"
         "                            [--at TIME] [--json]\n"
-        "       cordon policy matrix FILE [--format text|markdown] [--agent A] [--at TIME]\n"
+        "       cordon policy matrix FILE [--format text|markdown|json | --json] [--agent A] [--at "
+        "TIME]\n"
         "\n"
         "The grant matrix: validate a policy, decide one request, show how every\n"
         "rule saw it, run its examples and generated boundary cases, or print\n"
@@ -91,13 +92,15 @@ static void usage_sub(const char *sub, FILE *f)
 		        "Exit 0 when valid, 1 when not, 2 on usage errors.\n");
 	} else if (!strcmp(sub, "test")) {
 		fprintf(f,
-		        "usage: cordon policy test FILE\n\n"
+		        "usage: cordon policy test FILE [--json]\n\n"
 		        "Run the inline examples and, for every grant, generated boundary cases\n"
 		        "(each other action class, a path just outside the scope, '..' and case\n"
 		        "variants, a host one label off, another port, another agent, the second\n"
 		        "of expiry) that must be denied.  Prints a TAP report naming any grant\n"
-		        "that leaks.  Exit 0 when every case passes, 1 otherwise, 2 on usage\n"
-		        "errors.\n");
+		        "that leaks; with --json one object (file, policy_sha256, total, failed,\n"
+		        "cases: [{pass, case}]).  Exit 0 when every case passes, 1 otherwise, 2 "
+		        "on\n"
+		        "usage errors.\n");
 	} else if (!strcmp(sub, "review")) {
 		fprintf(f,
 		        "usage: cordon policy review FILE [--audit PATH | --no-audit] [--soon "
@@ -146,7 +149,9 @@ static void usage_sub(const char *sub, FILE *f)
 		                                "database not loaded.\n"
 		                              : "Decide one request and show every grant and "
 		                                "forbid rule with why it\n"
-		                                "matched or not.  Exit statuses as for check.\n");
+		                                "matched or not (--json: the check object with "
+		                                "rules: [{id, kind,\n"
+		                                "matched, why}]).  Exit statuses as for check.\n");
 		fputs(usage_request, f);
 	}
 }
@@ -572,7 +577,7 @@ static int verdict_exit(const struct cd_decision *d)
 }
 
 static void print_decision(const struct cd_policy *p, const struct cd_decision *d,
-                           const struct temps *t, int json)
+                           const struct temps *t, int json, json_t *rules)
 {
 	size_t i;
 
@@ -609,6 +614,8 @@ static void print_decision(const struct cd_policy *p, const struct cd_decision *
 				json_decref(tg);
 			json_object_set_new(o, "minimize", minimize_json(d));
 		}
+		if (rules)
+			json_object_set(o, "rules", rules);
 		s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 		if (s)
 			printf("%s\n", s);
@@ -634,11 +641,21 @@ static void print_decision(const struct cd_policy *p, const struct cd_decision *
 	print_minimize(d);
 }
 
+/* explain: one line per rule, or (--json) one object per rule in ctx's
+ * array. */
 static void explain_step(const struct cd_explain_step *st, void *ctx)
 {
-	(void)ctx;
-	printf("  %-6s %-32s %-9s %s\n", st->forbid ? "forbid" : "grant", st->id,
-	       st->matched ? "match" : "no-match", st->why);
+	json_t *rules = ctx, *o;
+
+	if (!rules) {
+		printf("  %-6s %-32s %-9s %s\n", st->forbid ? "forbid" : "grant", st->id,
+		       st->matched ? "match" : "no-match", st->why);
+		return;
+	}
+	o = json_pack("{s:s, s:s, s:b, s:s}", "id", st->id, "kind", st->forbid ? "forbid" : "grant",
+	              "matched", st->matched, "why", st->why);
+	if (!o || json_array_append_new(rules, o) < 0)
+		cli_errorf("out of memory");
 }
 
 static int decide_cmd(const char *sub, int argc, char **argv)
@@ -648,6 +665,7 @@ static int decide_cmd(const char *sub, int argc, char **argv)
 	struct cd_decision d;
 	struct cd_err err = { 0 };
 	struct temps t;
+	json_t *rules = NULL;
 	int rc, explain = !strcmp(sub, "explain");
 
 	if (argc < 2 || argv[1][0] == '-') {
@@ -675,14 +693,21 @@ static int decide_cmd(const char *sub, int argc, char **argv)
 		free_request(&o);
 		return EXIT_NOPOLICY;
 	}
-	if (explain)
+	if (explain && o.json && !(rules = json_array())) {
+		cli_errorf("out of memory");
+		rc = CD_EXIT_CORDON;
+		goto out;
+	}
+	if (explain && !o.json)
 		printf("rules of %s (sha256 %.16s...):\n", argv[1], cd_policy_sha256(p));
-	if (cd_policy_explain(p, &o.req, explain ? explain_step : NULL, NULL, &d, &err) < 0)
+	if (cd_policy_explain(p, &o.req, explain ? explain_step : NULL, rules, &d, &err) < 0)
 		cli_errorf("%s", err.msg);
-	if (explain)
+	if (explain && !o.json)
 		printf("decision: ");
-	print_decision(p, &d, &t, o.json);
+	print_decision(p, &d, &t, o.json, rules);
 	rc = verdict_exit(&d);
+out:
+	json_decref(rules);
 	temps_release(&t);
 	cd_policy_free(p);
 	free_request(&o);
@@ -799,49 +824,89 @@ static int lint_cmd(int argc, char **argv)
 
 struct test_ctx {
 	size_t n;
+	json_t *cases; /* --json: one {"pass", "case"} per case */
 };
 
 static void test_line(int pass, const char *desc, void *ctx)
 {
 	struct test_ctx *t = ctx;
 	struct cd_buf b;
+	json_t *o;
 
+	t->n++;
+	if (t->cases) {
+		o = json_pack("{s:b, s:s}", "pass", pass, "case", desc);
+		if (!o || json_array_append_new(t->cases, o) < 0)
+			cli_errorf("out of memory");
+		return;
+	}
 	cd_buf_init(&b, 2048);
 	if (cd_buf_escape(&b, desc, strlen(desc)) < 0)
 		cd_buf_reset(&b);
-	printf("%sok %zu - %s\n", pass ? "" : "not ", ++t->n, b.data ? b.data : "");
+	printf("%sok %zu - %s\n", pass ? "" : "not ", t->n, b.data ? b.data : "");
 	cd_buf_release(&b);
 }
 
 static int test_cmd(int argc, char **argv)
 {
 	struct cd_policy *p;
-	struct test_ctx t = { 0 };
+	struct test_ctx t = { 0, NULL };
+	const char *file = NULL;
 	size_t failed = 0;
+	int i, json = 0, rc;
 
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		usage_sub("test", stdout);
-		return CD_EXIT_OK;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage_sub("test", stdout);
+			return CD_EXIT_OK;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (argv[i][0] == '-' || file) {
+			cli_errorf("test takes one policy FILE and --json (see --help)");
+			return CD_EXIT_USAGE;
+		} else {
+			file = argv[i];
+		}
 	}
-	if (argc != 2 || argv[1][0] == '-') {
+	if (!file) {
 		cli_errorf("test takes one policy FILE (see --help)");
 		return CD_EXIT_USAGE;
 	}
-	p = load(argv[1]);
+	p = load(file);
 	if (!p) {
-		printf("not ok 1 - %s loads\n1..1\n", argv[1]);
+		if (json)
+			return print_json(json_pack("{s:s, s:b, s:i, s:i}", "file", file, "loaded",
+			                            0, "total", 0, "failed", 0),
+			                  CD_EXIT_FAIL);
+		printf("not ok 1 - %s loads\n1..1\n", file);
 		return CD_EXIT_FAIL;
+	}
+	if (json && !(t.cases = json_array())) {
+		cli_errorf("out of memory");
+		cd_policy_free(p);
+		return CD_EXIT_CORDON;
 	}
 	if (cd_policy_test(p, test_line, &t, &failed) < 0) {
 		cli_errorf("out of memory");
+		json_decref(t.cases);
 		cd_policy_free(p);
 		return CD_EXIT_FAIL;
+	}
+	rc = failed ? CD_EXIT_FAIL : CD_EXIT_OK;
+	if (json) {
+		rc = print_json(json_pack("{s:s, s:b, s:s, s:I, s:I, s:o}", "file", file, "loaded",
+		                          1, "policy_sha256", cd_policy_sha256(p), "total",
+		                          (json_int_t)t.n, "failed", (json_int_t)failed, "cases",
+		                          t.cases),
+		                rc);
+		cd_policy_free(p);
+		return rc;
 	}
 	printf("1..%zu\n", t.n);
 	if (failed)
 		printf("# %zu of %zu failed\n", failed, t.n);
 	cd_policy_free(p);
-	return failed ? CD_EXIT_FAIL : CD_EXIT_OK;
+	return rc;
 }
 
 struct diff_out {
