@@ -220,17 +220,23 @@ mknod=EPERM
 openat2=ENOSYS
 setcap=EPERM"
 
-# Every route in one run, in the workspace of workspace-write and --propose.
+# Every route in one run: in the workspace of workspace-write and
+# --propose, and in the default profile's scratch kept on the host.
 ws_user() {
 	who=$1
-	for prof in workspace-write propose; do
+	for prof in workspace-write propose scratch; do
 		w=$T/ws-$prof-$who
 		mkdir -p "$w"
 		[ -n "$RUN_AS" ] && chown 65534:65534 "$w"
 		cd "$w" || exit 1
-		if [ $prof = propose ]; then set -- --propose; else set -- --profile workspace-write; fi
+		in=.
+		case $prof in
+		propose) set -- --propose ;;
+		scratch) set -- --scratch "$w" && in=/tmp/x && cd "$T" ;;
+		*) set -- --profile workspace-write ;;
+		esac
 		# shellcheck disable=SC2086
-		$RUN_AS "$CORDON" run --json-fd 3 --ro "$F" "$@" -- sh -c "sh '$F/attack.sh' . $ALL; find . ! -type d -perm /6000" \
+		$RUN_AS "$CORDON" run --json-fd 3 --ro "$F" "$@" -- sh -c "mkdir -p $in && sh '$F/attack.sh' $in $ALL; find $in ! -type d -perm /6000" \
 			>"$T/out" 2>"$T/err" 3>"$T/rec"
 		if [ $prof = propose ] && grep -q overlay "$T/err"; then
 			skip "$who: overlayfs in a user namespace is not available"
