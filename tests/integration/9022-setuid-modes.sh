@@ -204,6 +204,11 @@ aio_user() {
 io_setup=ENOSYS" "$who: io_setup is refused with ENOSYS (libaio falls back)"
 	is "$(count_of "$T/rec" 206)" 2 "$who: the record counts both io_setup refusals"
 	is "$($PY "$F/p.py" io_setup)" "io_setup=ok" "$who: the host's io_setup still works after"
+	$RUN_AS "$CORDON" run --ro "$F" -- sh -c "$PY '$F/p.py' io_setup; sleep 2" >/dev/null 2>&1 &
+	run=$!
+	sleep 1
+	is "$($PY "$F/p.py" io_setup)" "io_setup=ok" "$who: and during a run"
+	wait $run
 }
 
 ALL="chmod4755 chmodgs chmod6755 fchmodat2 install tar cp open tmpfile mknod openat2 setcap"

@@ -660,6 +660,8 @@ static void test_tables(void)
 		"kcmp",
 		"openat2",
 		"io_setup",
+		"fanotify_init",
+		"fanotify_mark",
 	};
 	static const char *mode_calls[] = { "chmod", "fchmod", "fchmodat", "fchmodat2", "creat",
 		                            "open",  "openat", "mknod",    "mknodat" };
