@@ -155,8 +155,8 @@ int cd_seccomp_reply_errno(const struct cd_seccomp_prog *p, uint32_t arch, int32
 		return EPERM; /* another ABI: refused, whatever the call */
 	if (nr >= 0 && nr < CD_SECCOMP_NR_MAX && (p->eperm[nr / 64] >> (nr % 64) & 1))
 		return EPERM;
-	/* io_uring_*, landlock_*, and numbers no table names (newer than
-	 * this filter): as if the kernel did not have them. */
+	/* io_uring_*, landlock_*, openat2, io_setup, and numbers no table
+	 * names (newer than this filter): as if the kernel did not have them. */
 	return ENOSYS;
 }
 

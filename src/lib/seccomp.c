@@ -14,6 +14,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -57,12 +58,8 @@ static const struct sc allow_tab[] = {
 	/* files and descriptors */
 	{ "read", -1 },
 	{ "write", -1 },
-	{ "open", -1 },
-	{ "openat", -1 },
-	{ "openat2", -1 }, /* newer libcs, systemd tools */
 	{ "close", -1 },
 	{ "close_range", -1 }, /* glibc closefrom, python subprocess */
-	{ "creat", -1 },
 	{ "lseek", -1 },
 	{ "pread64", -1 },
 	{ "pwrite64", -1 },
@@ -116,7 +113,7 @@ static const struct sc allow_tab[] = {
 	{ "renameat", -1 },
 	{ "renameat2", -1 },
 	{ "mkdir", -1 },
-	{ "mkdirat", -1 },
+	{ "mkdirat", -1 }, /* no S_ISUID/S_ISGID from the mode: see mode_tab */
 	{ "rmdir", -1 },
 	{ "link", -1 },
 	{ "linkat", -1 },
@@ -126,17 +123,11 @@ static const struct sc allow_tab[] = {
 	{ "symlinkat", -1 },
 	{ "readlink", -1 },
 	{ "readlinkat", -1 },
-	{ "chmod", -1 },
-	{ "fchmod", -1 },
-	{ "fchmodat", -1 },
-	{ "fchmodat2", 452 }, /* glibc 2.39+ lchmod */
 	{ "chown", -1 },
 	{ "fchown", -1 },
 	{ "lchown", -1 },
 	{ "fchownat", -1 },
 	{ "umask", -1 },
-	{ "mknod", -1 },
-	{ "mknodat", -1 }, /* mkfifo; device nodes need CAP_MKNOD */
 	{ "utime", -1 },
 	{ "utimes", -1 },
 	{ "futimesat", -1 },
@@ -289,8 +280,8 @@ static const struct sc allow_tab[] = {
 	{ "epoll_pwait2", -1 },
 	{ "eventfd", -1 },
 	{ "eventfd2", -1 },
-	/* legacy AIO (libaio users); io_uring is refused */
-	{ "io_setup", -1 },
+	/* legacy AIO without io_setup (ENOSYS, below): no context can be made,
+	 * so these only ever answer EINVAL; io_uring is refused */
 	{ "io_destroy", -1 },
 	{ "io_getevents", -1 },
 	{ "io_pgetevents", -1 },
@@ -360,22 +351,69 @@ static const struct sc allow_tab[] = {
 	{ "getrandom", -1 },
 };
 
-/* Allowed only for some arguments (rules in add_conditional); every other
- * use is refused with EPERM. */
+/* Allowed only for some arguments (rules in add_conditional; the calls
+ * that take a file mode are in mode_tab); every other use is refused with
+ * EPERM. */
 static const struct sc cond_tab[] = {
 	{ "clone", -1 },      { "unshare", -1 }, { "socket", -1 },
 	{ "socketpair", -1 }, { "ioctl", -1 },   { "personality", -1 },
+};
+
+/* --- File modes (issue 16, finding 1) ------------------------------------
+ * No file the sandbox creates or changes may carry S_ISUID or S_ISGID: when
+ * the caller is root it may land owned by a privileged host uid, and even a
+ * file owned by the caller is a setuid program for whoever runs it next.
+ * Each call below that takes a mode is allowed only when the mode's
+ * S_ISUID|S_ISGID bits are clear, or, for open/openat, when the flags create
+ * nothing (the kernel ignores the mode without O_CREAT or O_TMPFILE).  Any
+ * other use is refused with EPERM and counted.  The mask has no bit above
+ * 32, so only the low half of the argument is compared, as the kernel reads
+ * it (umode_t): junk in the upper half neither refuses nor dodges.
+ *
+ * Not filtered: mkdir/mkdirat (the kernel keeps only the permission and
+ * sticky bits of their mode, so a directory gets S_ISGID only by inheriting
+ * it from its parent), S_ISVTX (harmless on files).  chmod g+s of a
+ * directory is refused too: the filter cannot see the file type.  openat2
+ * reads its mode from memory the filter cannot see: ENOSYS (enosys_tab),
+ * and libc falls back to openat.  Writing to or truncating an existing
+ * setuid file clears the bits (the sandbox has no CAP_FSETID), and file
+ * capabilities (security.capability) need CAP_SETFCAP, which it lacks. */
+#define SETID_BITS   ((uint64_t)(S_ISUID | S_ISGID))
+#define K_O_TMPFILE  020000000 /* the kernel's __O_TMPFILE, without O_DIRECTORY */
+#define CREATE_FLAGS ((uint64_t)(O_CREAT | K_O_TMPFILE))
+
+struct mode_sc {
+	struct sc sc;
+	unsigned mode_arg; /* index of the mode argument */
+	int flags_arg;     /* index of the open flags, -1: the call always applies the mode */
+};
+
+static const struct mode_sc mode_tab[] = {
+	{ { "chmod", -1 }, 1, -1 },      /* path, mode */
+	{ { "fchmod", -1 }, 1, -1 },     /* fd, mode */
+	{ { "fchmodat", -1 }, 2, -1 },   /* dirfd, path, mode */
+	{ { "fchmodat2", 452 }, 2, -1 }, /* dirfd, path, mode, flags: glibc 2.39+ lchmod */
+	{ { "creat", -1 }, 1, -1 },      /* path, mode */
+	{ { "open", -1 }, 2, 1 },        /* path, flags, mode */
+	{ { "openat", -1 }, 3, 2 },      /* dirfd, path, flags, mode */
+	{ { "mknod", -1 }, 1, -1 },      /* path, mode, dev */
+	{ { "mknodat", -1 }, 2, -1 }, /* dirfd, path, mode, dev: mkfifo; devices need CAP_MKNOD */
 };
 
 /* Refused and counted with ENOSYS: io_uring would run file and socket
  * operations behind the filter's back (THREATS row 6); programs treat ENOSYS
  * as "not on this kernel" and fall back.  Landlock: nesting rulesets is
  * harmless but nothing here needs it, so its surface stays closed, with the
- * errno that makes landlock-aware programs continue without it. */
+ * errno that makes landlock-aware programs continue without it.  openat2:
+ * its mode and flags are in memory (see mode_tab); glibc and systemd fall
+ * back to openat.  io_setup: AIO contexts count against fs.aio-max-nr,
+ * one limit for the whole host (issue 16, finding 4); libaio users fall back
+ * to synchronous I/O. */
 static const struct sc enosys_tab[] = {
 	{ "io_uring_setup", -1 },    { "io_uring_enter", -1 },
 	{ "io_uring_register", -1 }, { "landlock_create_ruleset", -1 },
 	{ "landlock_add_rule", -1 }, { "landlock_restrict_self", -1 },
+	{ "openat2", -1 },           { "io_setup", -1 },
 };
 
 /* Refused with EPERM.  Not needed for the default action (everything
@@ -519,6 +557,9 @@ int cd_seccomp_policy_of(const char *name)
 		for (i = 0; i < tabs[t].n; i++)
 			if (strcmp(tabs[t].tab[i].name, name) == 0)
 				return tabs[t].class;
+	for (i = 0; i < CD_ARRAY_SIZE(mode_tab); i++)
+		if (strcmp(mode_tab[i].sc.name, name) == 0)
+			return CD_SC_COND;
 	return CD_SC_UNKNOWN;
 }
 
@@ -585,6 +626,32 @@ static int allow_eq32(scmp_filter_ctx ctx, int nr, unsigned arg, uint32_t v)
 	return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1, &c);
 }
 
+/* The rules of mode_tab: allow when the mode carries neither S_ISUID nor
+ * S_ISGID; for open/openat, also when the flags create nothing. */
+static int add_mode_rules(scmp_filter_ctx ctx, struct cd_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < CD_ARRAY_SIZE(mode_tab); i++) {
+		const struct mode_sc *m = &mode_tab[i];
+		struct scmp_arg_cmp c = SCMP_CMP(m->mode_arg, SCMP_CMP_MASKED_EQ, SETID_BITS, 0);
+		int nr = resolve(&m->sc), r;
+
+		if (nr < 0)
+			return cd_err_set(err, -CD_E_KERNEL, "seccomp: unknown syscall '%s'",
+			                  m->sc.name);
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1, &c);
+		if (r >= 0 && m->flags_arg >= 0) {
+			c = (struct scmp_arg_cmp)SCMP_CMP((unsigned)m->flags_arg,
+			                                  SCMP_CMP_MASKED_EQ, CREATE_FLAGS, 0);
+			r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1, &c);
+		}
+		if (r < 0)
+			return cd_err_sys(err, r, "seccomp: mode rule for '%s'", m->sc.name);
+	}
+	return 0;
+}
+
 static int add_conditional(scmp_filter_ctx ctx, const struct cd_seccomp_opts *o, struct cd_err *err)
 {
 	struct scmp_arg_cmp no_ns = SCMP_A0(SCMP_CMP_MASKED_EQ, (uint64_t)NS_FLAGS, 0);
@@ -623,7 +690,7 @@ static int add_conditional(scmp_filter_ctx ctx, const struct cd_seccomp_opts *o,
 		if (r < 0)
 			return cd_err_sys(err, r, "seccomp: personality rule");
 	}
-	return 0;
+	return add_mode_rules(ctx, err);
 }
 
 /* Write the filter to a memfd and read it back. */
@@ -681,6 +748,8 @@ static int set_reply_table(struct cd_seccomp_prog *p, struct cd_err *err)
 			                  cond_tab[i].name);
 		eperm_set(p, nr);
 	}
+	for (i = 0; i < CD_ARRAY_SIZE(mode_tab); i++)
+		eperm_set(p, resolve(&mode_tab[i].sc));
 	return 0;
 }
 

@@ -114,8 +114,8 @@ uint64_t cd_seccomp_stats_get(const struct cd_seccomp_stats *st, uint32_t arch, 
 
 /* Supervisor side: receive one notification from `listener`, count it in
  * `st`, and answer it with the errno the call is refused with (EPERM; ENOSYS
- * for io_uring_*, landlock_* and numbers this filter does not know, so libc
- * falls back as on an older kernel).  Never lets a call continue.  Call it
+ * for io_uring_*, landlock_*, openat2, io_setup and numbers this filter does
+ * not know, so libc falls back as on an older kernel).  Never lets a call continue.  Call it
  * when the listener polls readable.  Returns 1 when a call was counted and
  * answered, 0 when there was nothing to answer (the caller died or was
  * interrupted: ENOENT), -errno otherwise (-EINTR: call again).  POLLHUP on

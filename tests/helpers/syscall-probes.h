@@ -404,6 +404,96 @@ static long p_i386_socketcall(void)
 	return r;
 }
 
+/* Modes carrying S_ISUID or S_ISGID (issue 16): on a path under a
+ * directory that does not exist (ENOENT) or a bad fd (EBADF), so nothing is
+ * created or changed even when the call reaches the kernel.  The *-plain
+ * probes are the same calls without the bits: allowed. */
+#define PR_NOPATH "/nonexistent-cordon-probe/f"
+#define PR_HIGH   0xdeadbeef00000000UL /* junk in the upper half of a mode */
+static long p_chmod_setuid(void)
+{
+	return PR(syscall(SYS_chmod, PR_NOPATH, 04755UL));
+}
+static long p_chmod_setgid_high(void)
+{
+	return PR(syscall(SYS_chmod, PR_NOPATH, PR_HIGH | 02755UL));
+}
+static long p_chmod_plain_high(void)
+{
+	return PR(syscall(SYS_chmod, PR_NOPATH, PR_HIGH | 01755UL));
+}
+static long p_fchmod_setuid(void)
+{
+	return PR(syscall(SYS_fchmod, -1, 06755UL));
+}
+static long p_fchmodat_setgid(void)
+{
+	return PR(syscall(SYS_fchmodat, AT_FDCWD, PR_NOPATH, 02755UL));
+}
+static long p_fchmodat_plain(void)
+{
+	return PR(syscall(SYS_fchmodat, AT_FDCWD, PR_NOPATH, 0755UL));
+}
+static long p_fchmodat2_setuid(void)
+{
+	return PR(syscall(452 /* fchmodat2 */, AT_FDCWD, PR_NOPATH, 04755UL, 0));
+}
+static long p_open_creat_setuid(void)
+{
+	return pr_close(PR(syscall(SYS_open, PR_NOPATH, O_CREAT | O_WRONLY | O_CLOEXEC, 04755UL)));
+}
+static long p_openat_creat_setgid_high(void)
+{
+	return pr_close(PR(syscall(SYS_openat, AT_FDCWD, PR_NOPATH, O_CREAT | O_WRONLY | O_CLOEXEC,
+	                           PR_HIGH | 02755UL)));
+}
+static long p_openat_creat_plain(void)
+{
+	return pr_close(PR(
+	        syscall(SYS_openat, AT_FDCWD, PR_NOPATH, O_CREAT | O_WRONLY | O_CLOEXEC, 0755UL)));
+}
+static long p_openat_tmpfile_setuid(void)
+{
+	return pr_close(PR(syscall(SYS_openat, AT_FDCWD, "/nonexistent-cordon-probe",
+	                           O_TMPFILE | O_WRONLY | O_CLOEXEC, 04755UL)));
+}
+/* Without O_CREAT or O_TMPFILE the kernel ignores the mode: allowed. */
+static long p_openat_nocreat_setuid(void)
+{
+	return pr_close(
+	        PR(syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC, 04755UL)));
+}
+static long p_creat_setuid(void)
+{
+	return pr_close(PR(syscall(SYS_creat, PR_NOPATH, 04755UL)));
+}
+static long p_mknod_setuid(void)
+{
+	return PR(syscall(SYS_mknod, PR_NOPATH, (unsigned long)(S_IFREG | 04755), 0UL));
+}
+static long p_mknodat_setgid(void)
+{
+	return PR(syscall(SYS_mknodat, AT_FDCWD, PR_NOPATH, (unsigned long)(S_IFIFO | 02644), 0UL));
+}
+static long p_mknodat_fifo(void)
+{
+	return PR(syscall(SYS_mknodat, AT_FDCWD, PR_NOPATH, (unsigned long)(S_IFIFO | 0644), 0UL));
+}
+/* mkdir keeps only the permission and sticky bits: not filtered. */
+static long p_mkdir_setid(void)
+{
+	return PR(syscall(SYS_mkdir, PR_NOPATH, 06755UL));
+}
+static long p_openat2(void)
+{
+	return pr_close(
+	        PR(syscall(437 /* openat2 */, AT_FDCWD, "/", NULL, 0UL))); /* size 0: EINVAL */
+}
+static long p_io_setup(void)
+{
+	return PR(syscall(SYS_io_setup, 0U, NULL)); /* NULL context: EFAULT */
+}
+
 #define A64 AUDIT_ARCH_X86_64
 static const struct probe probes[] = {
 	{ "getpid", p_getpid, PROBE_ALLOW, 0, A64, SYS_getpid },
@@ -473,6 +563,26 @@ static const struct probe probes[] = {
 	{ "modify_ldt", p_modify_ldt, PROBE_DENY, EPERM, A64, SYS_modify_ldt },
 	{ "kcmp", p_kcmp, PROBE_DENY, EPERM, A64, SYS_kcmp },
 	{ "pidfd_getfd", p_pidfd_getfd, PROBE_DENY, EPERM, A64, SYS_pidfd_getfd },
+	{ "chmod-setuid", p_chmod_setuid, PROBE_DENY, EPERM, A64, SYS_chmod },
+	{ "chmod-setgid-high", p_chmod_setgid_high, PROBE_DENY, EPERM, A64, SYS_chmod },
+	{ "chmod-plain-high", p_chmod_plain_high, PROBE_ALLOW, 0, A64, SYS_chmod },
+	{ "fchmod-setuid", p_fchmod_setuid, PROBE_DENY, EPERM, A64, SYS_fchmod },
+	{ "fchmodat-setgid", p_fchmodat_setgid, PROBE_DENY, EPERM, A64, SYS_fchmodat },
+	{ "fchmodat-plain", p_fchmodat_plain, PROBE_ALLOW, 0, A64, SYS_fchmodat },
+	{ "fchmodat2-setuid", p_fchmodat2_setuid, PROBE_DENY, EPERM, A64, 452 },
+	{ "open-creat-setuid", p_open_creat_setuid, PROBE_DENY, EPERM, A64, SYS_open },
+	{ "openat-creat-setgid-high", p_openat_creat_setgid_high, PROBE_DENY, EPERM, A64,
+	  SYS_openat },
+	{ "openat-creat-plain", p_openat_creat_plain, PROBE_ALLOW, 0, A64, SYS_openat },
+	{ "openat-tmpfile-setuid", p_openat_tmpfile_setuid, PROBE_DENY, EPERM, A64, SYS_openat },
+	{ "openat-nocreat-setuid", p_openat_nocreat_setuid, PROBE_ALLOW, 0, A64, SYS_openat },
+	{ "creat-setuid", p_creat_setuid, PROBE_DENY, EPERM, A64, SYS_creat },
+	{ "mknod-setuid", p_mknod_setuid, PROBE_DENY, EPERM, A64, SYS_mknod },
+	{ "mknodat-setgid", p_mknodat_setgid, PROBE_DENY, EPERM, A64, SYS_mknodat },
+	{ "mknodat-fifo", p_mknodat_fifo, PROBE_ALLOW, 0, A64, SYS_mknodat },
+	{ "mkdir-setid", p_mkdir_setid, PROBE_ALLOW, 0, A64, SYS_mkdir },
+	{ "openat2", p_openat2, PROBE_DENY, ENOSYS, A64, 437 },
+	{ "io_setup", p_io_setup, PROBE_DENY, ENOSYS, A64, SYS_io_setup },
 	{ "x32", p_x32, PROBE_ABI, EPERM, A64, 0x40000000 | SYS_getpid },
 	{ "i386", p_i386, PROBE_ABI, EPERM, AUDIT_ARCH_I386, 20 },
 	{ "i386-socketcall", p_i386_socketcall, PROBE_ABI, EPERM, AUDIT_ARCH_I386, 102 },

@@ -489,6 +489,121 @@ static void test_bpf_mode(const struct cd_seccomp_opts *o)
 	cd_seccomp_prog_release(&p);
 }
 
+static uint32_t ask6(const struct cd_seccomp_prog *p, int nr, const uint64_t a[6])
+{
+	struct seccomp_data d;
+
+	memset(&d, 0, sizeof d);
+	d.arch = AUDIT_ARCH_X86_64;
+	d.nr = nr;
+	memcpy(d.args, a, sizeof d.args);
+	return bpf_run(p, &d);
+}
+
+/* Issue 16: every call that takes a file mode is refused exactly when the
+ * low 32 bits of the mode carry S_ISUID or S_ISGID (open/openat only when
+ * they create), whatever the upper half and the other arguments hold. */
+static void test_bpf_modes(const struct cd_seccomp_opts *o)
+{
+	static const struct {
+		const char *name;
+		int nr, mode_arg, flags_arg;
+	} calls[] = {
+		{ "chmod", SYS_chmod, 1, -1 },       { "fchmod", SYS_fchmod, 1, -1 },
+		{ "fchmodat", SYS_fchmodat, 2, -1 }, { "fchmodat2", 452, 2, -1 },
+		{ "creat", SYS_creat, 1, -1 },       { "open", SYS_open, 2, 1 },
+		{ "openat", SYS_openat, 3, 2 },      { "mknod", SYS_mknod, 1, -1 },
+		{ "mknodat", SYS_mknodat, 2, -1 },
+	};
+	static const uint64_t highs[] = { 0, 1ULL << 32, 0xdeadbeefULL << 32, 0xffffffffULL << 32 };
+	static const uint32_t modes[] = { 0,
+		                          0644,
+		                          0755,
+		                          01777,
+		                          0777,
+		                          04000,
+		                          02000,
+		                          04755,
+		                          02755,
+		                          06755,
+		                          07777,
+		                          S_IFREG | 04644,
+		                          S_IFIFO | 02644,
+		                          0xfffff9ff,
+		                          0xffffffff };
+	static const uint64_t creates[] = { O_CREAT | O_WRONLY, 020000000 | O_DIRECTORY | O_RDWR,
+		                            O_CREAT | O_EXCL | O_CLOEXEC };
+	const char *mode = o->notify ? (o->allow_net_inet ? "notify+inet" : "notify") : "errno";
+	uint32_t deny = o->notify ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ERRNO | EPERM;
+	uint32_t nosys = SECCOMP_RET_ERRNO | ENOSYS, allow = SECCOMP_RET_ALLOW;
+	struct cd_seccomp_prog p;
+	size_t c, h, m, f;
+
+	if (cd_seccomp_build(o, &p, NULL) < 0) {
+		ok(0, "%s: build", mode);
+		return;
+	}
+	for (c = 0; c < CD_ARRAY_SIZE(calls); c++) {
+		size_t bad = 0, n = 0, nf = calls[c].flags_arg < 0 ? 1 : CD_ARRAY_SIZE(creates);
+
+		for (h = 0; h < CD_ARRAY_SIZE(highs); h++)
+			for (m = 0; m < CD_ARRAY_SIZE(modes); m++)
+				for (f = 0; f < nf; f++) {
+					/* Junk in every other argument too. */
+					uint64_t a[6] = { highs[h] | 3, highs[h] | 5, highs[h] | 7,
+						          highs[h] | 9, highs[h],     highs[h] };
+					uint32_t want =
+					        modes[m] & (S_ISUID | S_ISGID) ? deny : allow;
+
+					a[calls[c].mode_arg] = highs[h] | modes[m];
+					if (calls[c].flags_arg >= 0)
+						a[calls[c].flags_arg] = highs[h] | creates[f];
+					n++;
+					if (ask6(&p, calls[c].nr, a) != want && bad++ < 3)
+						diag("%s mode 0x%llx: wrong answer", calls[c].name,
+						     (unsigned long long)a[calls[c].mode_arg]);
+				}
+		ok(bad == 0,
+		   "%s: bpf: %s refused exactly for S_ISUID/S_ISGID in the low 32 bits of "
+		   "the mode (%zu cases)",
+		   mode, calls[c].name, n);
+	}
+	/* The bits only in the upper half: the kernel never sees them. */
+	for (c = 0; c < CD_ARRAY_SIZE(calls); c++) {
+		uint64_t a[6] = { 0, 0, 0, 0, 0, 0 };
+		a[calls[c].mode_arg] = (uint64_t)06000 << 32 | 0755;
+		if (calls[c].flags_arg >= 0)
+			a[calls[c].flags_arg] = O_CREAT;
+		is_int(ask6(&p, calls[c].nr, a), allow,
+		       "%s: bpf: %s with 06000 only above bit 32 allowed", mode, calls[c].name);
+	}
+	/* open/openat that create nothing: the kernel ignores the mode. */
+	{
+		uint64_t a[6] = { 0, O_RDONLY, 06755, 0, 0, 0 };
+		uint64_t b[6] = { (uint64_t)-100, 0, O_RDWR | O_DIRECTORY, 04755, 0, 0 };
+		uint64_t hi[6] = { 0, (uint64_t)O_CREAT << 32, 04755, 0, 0, 0 };
+		is_int(ask6(&p, SYS_open, a), allow,
+		       "%s: bpf: open without O_CREAT ignores the mode", mode);
+		is_int(ask6(&p, SYS_openat, b), allow,
+		       "%s: bpf: openat without O_CREAT ignores the mode", mode);
+		is_int(ask6(&p, SYS_open, hi), allow,
+		       "%s: bpf: O_CREAT only in the upper half of the flags creates nothing",
+		       mode);
+	}
+	{
+		uint64_t a[6] = { (uint64_t)-100, 0, 06755, 0, 0, 0 };
+		is_int(ask6(&p, SYS_mkdirat, a), allow,
+		       "%s: bpf: mkdirat with 06755 allowed (the kernel drops the bits)", mode);
+	}
+	is_int(ask(&p, AUDIT_ARCH_X86_64, 437, (uint64_t)-100, 0), o->notify ? deny : nosys,
+	       "%s: bpf: openat2 refused (ENOSYS)", mode);
+	is_int(ask(&p, AUDIT_ARCH_X86_64, SYS_io_setup, 1, 0), o->notify ? deny : nosys,
+	       "%s: bpf: io_setup refused (ENOSYS)", mode);
+	is_int(ask(&p, AUDIT_ARCH_X86_64, SYS_io_submit, 0, 0), allow,
+	       "%s: bpf: io_submit allowed (no context can exist)", mode);
+	cd_seccomp_prog_release(&p);
+}
+
 static void test_tables(void)
 {
 	static const char *must_refuse[] = {
@@ -543,7 +658,13 @@ static void test_tables(void)
 		"ioperm",
 		"modify_ldt",
 		"kcmp",
+		"openat2",
+		"io_setup",
+		"fanotify_init",
+		"fanotify_mark",
 	};
+	static const char *mode_calls[] = { "chmod", "fchmod", "fchmodat", "fchmodat2", "creat",
+		                            "open",  "openat", "mknod",    "mknodat" };
 	size_t i;
 	int nr, unknown = 0, refused = 1;
 
@@ -567,6 +688,13 @@ static void test_tables(void)
 	is_int(cd_seccomp_policy_of("ioctl"), CD_SC_COND, "ioctl is conditional");
 	is_int(cd_seccomp_policy_of("clone3"), CD_SC_SILENT, "clone3 is the silent ENOSYS");
 	is_int(cd_seccomp_policy_of("io_uring_enter"), CD_SC_ENOSYS, "io_uring is ENOSYS");
+	is_int(cd_seccomp_policy_of("openat2"), CD_SC_ENOSYS, "openat2 is ENOSYS");
+	is_int(cd_seccomp_policy_of("io_setup"), CD_SC_ENOSYS, "io_setup is ENOSYS");
+	for (i = 0; i < CD_ARRAY_SIZE(mode_calls); i++)
+		is_int(cd_seccomp_policy_of(mode_calls[i]), CD_SC_COND, "%s is conditional (mode)",
+		       mode_calls[i]);
+	is_int(cd_seccomp_policy_of("mkdir"), CD_SC_ALLOW,
+	       "mkdir is allowed (the kernel drops S_ISUID/S_ISGID)");
 }
 
 static void test_build(void)
@@ -585,6 +713,15 @@ static void test_build(void)
 	       "refused ioctl -> EPERM");
 	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, SYS_io_uring_setup), ENOSYS,
 	       "io_uring_setup -> ENOSYS");
+	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, SYS_fchmodat), EPERM,
+	       "refused fchmodat -> EPERM");
+	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, 452), EPERM,
+	       "refused fchmodat2 -> EPERM");
+	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, SYS_openat), EPERM,
+	       "refused openat -> EPERM");
+	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, 437), ENOSYS, "openat2 -> ENOSYS");
+	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, SYS_io_setup), ENOSYS,
+	       "io_setup -> ENOSYS");
 	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, 1000), ENOSYS,
 	       "a number newer than the filter -> ENOSYS");
 	is_int(cd_seccomp_reply_errno(&p, AUDIT_ARCH_X86_64, 0x40000000 | 1000), EPERM,
@@ -701,6 +838,9 @@ int main(void)
 	test_bpf_mode(&on);
 	test_bpf_mode(&oi);
 	test_bpf_mode(&oe);
+	test_bpf_modes(&on);
+	test_bpf_modes(&oi);
+	test_bpf_modes(&oe);
 	is_int(run_probes(NULL, base, &st), 0, "bare run of every probe");
 	test_probes(&on, base);
 	test_probes(&oi, base);
