@@ -20,6 +20,7 @@
 #include "egress-proxy.h"
 #include "fs.h"
 #include "gate.h"
+#include "idmap.h"
 #include "logmask.h"
 #include "state.h"
 #include "num.h"
@@ -769,6 +770,13 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 	json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)r->stdout_bytes));
 	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)r->stderr_bytes));
 	json_object_set_new(o, "profile", json_string(p->profile));
+	/* Who the sandbox was on the host (for root: a dedicated id). */
+	json_object_set_new(o, "host_uid", json_integer((json_int_t)p->host_uid));
+	json_object_set_new(o, "host_gid", json_integer((json_int_t)p->host_gid));
+	if (p->idmap) {
+		json_object_set_new(o, "idmapped_binds", json_integer(r->idmapped_binds));
+		json_object_set_new(o, "plain_binds", json_integer(r->plain_binds));
+	}
 	if (planted)
 		json_object_set(o, "planted_paths", planted);
 	if (layer)
@@ -1720,8 +1728,9 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	po.lc_all = getenv("LC_ALL");
 	po.scratch_host = a.scratch;
 	po.limits = &a.limits;
-	po.host_uid = geteuid();
-	po.host_gid = getegid();
+	/* root's sandbox runs as a dedicated unprivileged id (idmap.h). */
+	cd_idmap_host_ids(geteuid(), getegid(), &po.host_uid, &po.host_gid);
+	po.idmap = geteuid() == 0;
 	po.allow_degraded = a.allow_degraded;
 	po.skip_socket_scan = a.skip_socket_scan;
 	po.egress = a.nallow > 0;
