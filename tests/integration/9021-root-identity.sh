@@ -87,6 +87,11 @@ is "$("$CORDON" run -- cat "$T/secret600")" private-bytes \
 	"root: a 0600 root file of the working directory reads inside (idmapped read-only bind)"
 nok "root: ... but the working directory stays read-only" \
 	"$CORDON" run -- sh -c "echo x > '$T/secret600'"
+# --propose: the lower layer is idmapped too.
+"$CORDON" run --propose -- sh -c "cat '$T/secret600' && echo more >> '$T/secret600'" >"$T/o" 2>&1
+ok "root: --propose reads the 0600 root file through its idmapped lower layer" \
+	grep -q '^private-bytes$' "$T/o"
+is "$(cat "$T/secret600")" private-bytes "root: ... and the real tree is untouched"
 # A system file owned by root and not readable by others stays closed: the
 # system binds are plain, root's files look like nobody's.
 "$CORDON" run -- stat -c %u /usr/bin/env >"$T/o" 2>&1
