@@ -56,6 +56,12 @@ ident() {
 		"$who: ... and the sandbox's init too"
 	ok "$who: ... with no supplementary groups on the host" \
 		sh -c "grep -q '^Groups:[[:space:]]*\$' /proc/$cmd/status"
+	# NS_GET_OWNER_UID: the per-user counts the kernel keeps for a user
+	# namespace's owner are the sandbox id's, not root's.
+	is "$(python3 -c 'import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+print(struct.unpack("I", fcntl.ioctl(fd, 0xb704, bytes(4)))[0])' /proc/$cmd/ns/user 2>&1)" "$want" \
+		"$who: the sandbox's user namespace is owned by uid $want"
 	kill "$cpid" 2>/dev/null
 	wait "$cpid" 2>/dev/null
 
