@@ -20,6 +20,7 @@
 #include "egress-proxy.h"
 #include "fs.h"
 #include "gate.h"
+#include "idmap.h"
 #include "logmask.h"
 #include "state.h"
 #include "num.h"
@@ -778,6 +779,13 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 	json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)r->stdout_bytes));
 	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)r->stderr_bytes));
 	json_object_set_new(o, "profile", json_string(p->profile));
+	/* Who the sandbox was on the host (for root: a dedicated id). */
+	json_object_set_new(o, "host_uid", json_integer((json_int_t)p->host_uid));
+	json_object_set_new(o, "host_gid", json_integer((json_int_t)p->host_gid));
+	if (p->idmap) {
+		json_object_set_new(o, "idmapped_binds", json_integer(r->idmapped_binds));
+		json_object_set_new(o, "plain_binds", json_integer(r->plain_binds));
+	}
 	if (planted)
 		json_object_set(o, "planted_paths", planted);
 	if (layer)
@@ -1729,8 +1737,9 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	po.lc_all = getenv("LC_ALL");
 	po.scratch_host = a.scratch;
 	po.limits = &a.limits;
-	po.host_uid = geteuid();
-	po.host_gid = getegid();
+	/* root's sandbox runs as a dedicated unprivileged id (idmap.h). */
+	cd_idmap_host_ids(geteuid(), getegid(), &po.host_uid, &po.host_gid);
+	po.idmap = geteuid() == 0;
 	po.allow_degraded = a.allow_degraded;
 	po.skip_socket_scan = a.skip_socket_scan;
 	po.egress = a.nallow > 0;
@@ -1909,7 +1918,9 @@ void cli_launch_options_help(FILE *f)
 	fputs("Filesystem:\n"
 	      "  --cwd DIR             expose DIR (read-only) and run there (default: .)\n"
 	      "  --ro PATH[:DEST]      bind PATH read-only at DEST (default: same path)\n"
-	      "  --rw PATH[:DEST]      bind PATH writable at DEST\n"
+	      "  --rw PATH[:DEST]      bind PATH writable at DEST (run by root: idmapped, so\n"
+	      "                        files land owned by root; refused where the filesystem\n"
+	      "                        cannot be idmapped; see Host identity in cordon(1))\n"
 	      "  --scratch DIR         use host DIR as the scratch (kept after the run)\n"
 	      "  --scratch-size SIZE   size of the scratch tmpfs (default 256M)\n"
 	      "  --propose             the working directory is writable through an overlay:\n"

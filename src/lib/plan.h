@@ -84,7 +84,10 @@ struct cd_plan {
 
 	/* Identity inside and outside. */
 	uid_t uid, gid;           /* inside: unprivileged, never 0 */
-	uid_t host_uid, host_gid; /* mapped from: the invoking user */
+	uid_t host_uid, host_gid; /* mapped from: the invoking user, or for root
+				   * the dedicated id of idmap.h */
+	int idmap;                /* root caller: the caller's trees are bound
+				   * through idmapped mounts (idmap.h) */
 	char *hostname;
 
 	struct cd_limits limits;
@@ -127,7 +130,8 @@ struct cd_plan_opts {
 	const char *lc_all;             /* LC_ALL to pass; NULL: none */
 	const char *scratch_host;       /* --scratch DIR */
 	const struct cd_limits *limits; /* NULL: defaults */
-	uid_t host_uid, host_gid;
+	uid_t host_uid, host_gid;       /* cd_idmap_host_ids() of the caller */
+	int idmap;                      /* the caller is root: see cd_plan.idmap */
 	const char *profile;
 	int allow_degraded;   /* run without walls the kernel lacks (recorded) */
 	int skip_socket_scan; /* do not cover host Unix sockets in bound dirs */

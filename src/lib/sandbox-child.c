@@ -126,14 +126,25 @@ static int write_file(const char *path, const char *data)
 
 static void set_identity(void)
 {
+	const struct cd_plan *p = g_ctx->plan;
 	int r;
 
+	/* A root caller's child was cloned with the dedicated id as its
+	 * effective id (idmap.h), which left it non-dumpable: its /proc/self
+	 * files would be root's and closed to it.  Init turns it off again. */
+	if (p->idmap && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		fail("make the child dumpable to write its id maps", NULL, errno);
 	if ((r = write_file("/proc/self/setgroups", "deny")) < 0)
 		fail("write /proc/self/setgroups", NULL, -r);
 	if ((r = write_file("/proc/self/uid_map", g_ctx->uid_map)) < 0)
 		fail("write /proc/self/uid_map", NULL, -r);
 	if ((r = write_file("/proc/self/gid_map", g_ctx->gid_map)) < 0)
 		fail("write /proc/self/gid_map", NULL, -r);
+	/* Its real and saved ids were still root's: RLIMIT_NPROC and the
+	 * other per-user counts follow the real id. */
+	if (p->idmap && (syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0 ||
+	                 syscall(SYS_setresuid, p->uid, p->uid, p->uid) < 0))
+		fail("take the sandbox's ids", NULL, errno);
 }
 
 /* Open the directory holding `dest` (relative to the new root), creating
@@ -598,6 +609,34 @@ static int layer_tmpfs(size_t i, int lo, const char **what)
 	return mnt;
 }
 
+/* The proposal's lower layer, O_PATH; -1 and errno on failure.  A root
+ * caller's comes as an idmapped detached tree (idmap.h), but overlayfs
+ * takes only a layer attached in our own mount namespace: it is attached
+ * on a scratch tmpfs at NEWROOT, detached again once the overlay holds its
+ * own clone of it. */
+static int lower_open(size_t i, const struct cd_mount *m)
+{
+	int tfd, r;
+
+	if (g_ctx->tree_fd[i] < 0)
+		return xopenat2(AT_FDCWD, m->src, O_PATH | O_DIRECTORY | O_CLOEXEC,
+		                RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (mount("cordon-lower", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	          "mode=0700,size=4k") < 0 ||
+	    mkdir(NEWROOT "/lower", 0700) < 0)
+		return -1;
+	tfd = open(NEWROOT "/lower", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (tfd < 0)
+		return -1;
+	r = attach(g_ctx->tree_fd[i], tfd);
+	close(tfd);
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return open(NEWROOT "/lower", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 /* Proposal mode: a detached overlayfs whose layers are given by fd
  * (opened without following symlinks), so no path is parsed twice and no
  * layer option string needs escaping.  userxattr: the only way overlayfs
@@ -610,8 +649,7 @@ static int overlay_source(size_t i, const struct cd_mount *m, const char **what)
 	int lo, layer = -1, up = -1, wk = -1, fs, mnt = -1, e = 0, r;
 
 	*what = "open the working directory for the proposal overlay";
-	lo = xopenat2(AT_FDCWD, m->src, O_PATH | O_DIRECTORY | O_CLOEXEC,
-	              RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	lo = lower_open(i, m);
 	if (lo < 0)
 		return -errno;
 	layer = layer_tmpfs(i, lo, what);
@@ -658,6 +696,8 @@ static int overlay_source(size_t i, const struct cd_mount *m, const char **what)
 	}
 out:
 	close(lo);
+	if (g_ctx->tree_fd[i] >= 0)
+		umount2(NEWROOT, MNT_DETACH); /* the overlay holds its own clone */
 	close(layer);
 	if (up >= 0)
 		close(up);
@@ -690,6 +730,10 @@ static void open_sources(int *srcfds)
 		}
 		if (m->kind != CD_MNT_BIND)
 			continue;
+		if (g_ctx->tree_fd[i] >= 0) {
+			srcfds[i] = g_ctx->tree_fd[i]; /* idmapped, flags set (idmap.h) */
+			continue;
+		}
 		fd = clone_source(m->src);
 		if (fd < 0) {
 			if (fd == -ELOOP || fd == -EXDEV)

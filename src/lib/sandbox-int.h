@@ -54,6 +54,8 @@ struct cd_child_ctx {
 	int pty_fd;      /* plan->tty: child's end of the socket the pty controller goes over */
 	int layer_fd;    /* overlay: child's end of the socket its layer tmpfs goes over */
 	char uid_map[64], gid_map[64];
+	int tree_fd[CD_PLAN_MAX_MOUNTS];         /* plan->idmap: the caller's trees, idmapped
+					  * by the supervisor (idmap.h); -1: none */
 	char tmpfs_size[CD_PLAN_MAX_MOUNTS][24]; /* decimal sizes, per mount */
 	char layer_inodes[24];                   /* overlay: decimal inode cap of its layer */
 };

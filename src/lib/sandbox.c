@@ -11,6 +11,7 @@
 
 #include "bounds.h"
 #include "cgroup.h"
+#include "idmap.h"
 #include "sandbox-int.h"
 #include "util.h"
 
@@ -798,6 +799,69 @@ static int check_direct(const struct cd_plan *plan, const struct cd_sandbox_io *
 	return 0;
 }
 
+/* A root caller (plan->idmap): the caller's trees as idmapped detached
+ * mounts for the child (idmap.h); -1 everywhere else. */
+static int open_trees(const struct cd_plan *plan, struct cd_child_ctx *ctx, struct cd_result *res,
+                      struct cd_err *err)
+{
+	struct cd_err e;
+	size_t i;
+	int r, n;
+
+	for (i = 0; i < CD_PLAN_MAX_MOUNTS; i++)
+		ctx->tree_fd[i] = -1;
+	if (!plan->idmap)
+		return 0;
+	memset(&e, 0, sizeof e);
+	r = cd_idmap_open_trees(plan, ctx->tree_fd, CD_PLAN_MAX_MOUNTS, &res->idmapped_binds,
+	                        &res->plain_binds, &e);
+	if (r < 0) {
+		n = snprintf(res->error, sizeof res->error, "%s", e.msg);
+		if (n < 0)
+			res->error[0] = '\0';
+		res->reason = CD_REASON_SETUP_ERROR;
+		res->exit_code = 125;
+		return cd_err_set(err, r, "%s", res->error);
+	}
+	return 0;
+}
+
+static void close_trees(struct cd_child_ctx *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < CD_PLAN_MAX_MOUNTS; i++)
+		cd_closep(&ctx->tree_fd[i]);
+}
+
+/* clone3 the sandbox; for a root caller with the dedicated id's effective
+ * ids, so the sandbox's user namespace is that id's (idmap.h).  Returns
+ * the pid, 0 in the child, -errno. */
+static long clone_sandbox(const struct cd_plan *plan, struct clone_args *ca)
+{
+	struct cd_idmap_creds c;
+	long pid;
+	int r, e;
+
+	if (!plan->idmap) {
+		pid = syscall(SYS_clone3, ca, sizeof *ca);
+		return pid < 0 ? -errno : pid;
+	}
+	if ((r = cd_idmap_creds_enter(plan, &c)) < 0)
+		return r;
+	pid = syscall(SYS_clone3, ca, sizeof *ca);
+	if (pid == 0)
+		return 0; /* the child keeps the dedicated ids */
+	e = errno;
+	r = cd_idmap_creds_leave(&c);
+	if (r < 0) {
+		if (pid > 0)
+			kill((pid_t)pid, SIGKILL); /* reaped by the caller's abort */
+		return r;
+	}
+	return pid < 0 ? -e : pid;
+}
+
 static const char *clone_hint(int e)
 {
 	if (e == -EPERM || e == -ENOSPC || e == -EUSERS)
@@ -882,15 +946,21 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	ctx.listener_fd = f.lis[1];
 	ctx.proxy_fd = f.prx[1];
 	ctx.pty_fd = f.pty[1];
+	if ((r = open_trees(plan, &ctx, res, err)) < 0) {
+		close_all(&f);
+		free(s.in_buf);
+		return r;
+	}
 
 	memset(&ca, 0, sizeof ca);
 	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
 	           CLONE_NEWUTS | CLONE_PIDFD;
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	ca.exit_signal = SIGCHLD;
-	pid = syscall(SYS_clone3, &ca, sizeof ca);
+	pid = clone_sandbox(plan, &ca);
 	if (pid < 0) {
-		r = -errno;
+		r = (int)pid;
+		close_trees(&ctx);
 		close_all(&f);
 		free(s.in_buf);
 		return setup_fail(res, err, r, clone_hint(r));
@@ -899,6 +969,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		cd_child_main(&ctx); /* never returns */
 
 	/* The child's ends belong to the child now. */
+	close_trees(&ctx);
 	cd_closep(&f.in[0]);
 	cd_closep(&f.out[1]);
 	cd_closep(&f.err[1]);

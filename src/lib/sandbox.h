@@ -45,6 +45,10 @@ struct cd_result {
 	char argv_sha256[65], stdin_sha256[65], stdout_sha256[65], stderr_sha256[65];
 	unsigned walls; /* CD_WALL_* that were up when the command started */
 	int landlock_abi;
+	/* A root caller (plan->idmap): how many of the caller's trees were
+	 * bound idmapped, and how many read-only ones plain (their filesystem
+	 * cannot be idmapped: what "other" cannot read is unreadable). */
+	unsigned idmapped_binds, plain_binds;
 	struct cd_seccomp_stats denied; /* syscalls the filter refused, with counts */
 	/* Limits: which mechanism enforced each ("cgroup1", "cgroup2", "rlimit",
 	 * "none"), what the cgroup measured, and why a cgroup was not used. */
