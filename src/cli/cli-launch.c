@@ -27,6 +27,7 @@
 #include "policy-yaml.h"
 #include "profile.h"
 #include "proposal.h"
+#include "quotas.h"
 #include "sandbox.h"
 #include "session.h"
 #include "util.h"
@@ -799,6 +800,7 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 			json_object_set_new(lim, "scratch_size",
 			                    json_integer((json_int_t)p->limits.scratch_size));
 			json_object_set_new(lim, "note", json_string(r->limits_note));
+			cd_quotas_json(&p->limits, lim);
 			json_object_set_new(lim, "peak_memory",
 			                    json_integer((json_int_t)r->peak_memory));
 			json_object_set_new(o, "limits", lim);

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "path.h"
 #include "profile.h"
+#include "quotas.h"
 #include "util.h"
 
 #include <errno.h>
@@ -84,6 +85,11 @@ void cd_limits_default(struct cd_limits *lim)
 	lim->propose_inodes = CD_DEFAULT_PROPOSE_INODES;
 	lim->nofile = CD_DEFAULT_NOFILE;
 	lim->fsize = CD_DEFAULT_FSIZE;
+	lim->inotify_instances = CD_DEFAULT_INOTIFY_INSTANCES;
+	lim->inotify_watches = CD_DEFAULT_INOTIFY_WATCHES;
+	lim->msgqueue = CD_DEFAULT_MSGQUEUE;
+	lim->sigpending = CD_DEFAULT_SIGPENDING;
+	lim->memlock = CD_DEFAULT_MEMLOCK;
 }
 
 static void mount_release(struct cd_mount *m)
@@ -1047,6 +1053,8 @@ char *cd_plan_describe(const struct cd_plan *p)
 	json_object_set_new(lim, "timeout_ms", json_integer((json_int_t)p->limits.timeout_ms));
 	json_object_set_new(lim, "output_limit", json_integer((json_int_t)p->limits.output_limit));
 	json_object_set_new(lim, "scratch_size", json_integer((json_int_t)p->limits.scratch_size));
+	if (cd_quotas_json(&p->limits, lim) < 0)
+		goto out;
 	json_object_set_new(o, "profile", json_string(p->profile));
 	json_object_set_new(o, "argv", argv);
 	json_object_set_new(o, "cwd", json_string(p->cwd));

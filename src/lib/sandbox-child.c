@@ -20,6 +20,7 @@
 
 #include "bounds.h"
 #include "landlock.h"
+#include "quotas.h"
 #include "rlimits.h"
 #include "seccomp.h"
 
@@ -1061,7 +1062,7 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	uint32_t walls;
 	ssize_t n;
 	char go;
-	int r;
+	int r, quota_fd;
 
 	g_ctx = ctx;
 	g_report_fd = ctx->report_fd;
@@ -1077,6 +1078,10 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	if (setsid() < 0)
 		fail("setsid", NULL, errno);
 	set_identity();
+	/* /proc/sys/user of our user namespace, opened while the host's
+	 * /proc is here; written once our cgroup namespace exists. */
+	if ((quota_fd = cd_quotas_open()) < 0)
+		fail("open /proc/sys/user", NULL, -quota_fd);
 	/* The filesystem, hostname and network are built while the supervisor
 	 * makes the run's cgroup and moves us in: nothing here runs code of
 	 * the command's, and nothing the command can reach starts before we
@@ -1101,6 +1106,9 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	/* Now inside the run's cgroup: make it the root of our cgroup view. */
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		fail("create the cgroup namespace", NULL, errno);
+	if ((r = cd_quotas_apply(quota_fd, &ctx->plan->limits)) < 0)
+		fail("set the kernel object quotas in /proc/sys/user", NULL, -r);
+	close(quota_fd);
 	close_fds();
 	if ((r = cd_rlimits_apply(&ctx->plan->limits, (go & CD_SYNC_CG_MEMORY) != 0,
 	                          (go & CD_SYNC_CG_PIDS) != 0)) < 0)
