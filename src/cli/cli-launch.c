@@ -166,6 +166,7 @@ enum {
 	SET_OUTPUT = 1u << 3,
 	SET_MEMORY = 1u << 4,
 	SET_PIDS = 1u << 5,
+	SET_PROPOSE_SIZE = 1u << 6,
 };
 
 static void args_release(struct run_args *a)
@@ -473,6 +474,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			break;
 		case OPT_PROPOSE_SIZE:
 			a->propose_caps = 1;
+			a->set |= SET_PROPOSE_SIZE;
 			if (parse_size_opt("--propose-size", optarg, &a->limits.propose_size) < 0)
 				return -1;
 			if (a->limits.propose_size > CD_PROPOSE_SIZE_MAX) {
@@ -586,6 +588,41 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	return optind;
 }
 
+/* A tmpfs is memory: the scratch and the proposal layer never exceed the
+ * memory limit (without a cgroup nothing else would count them).  A size
+ * given as an option above it is refused; a profile's or the default is
+ * lowered to it. */
+static int bound_tmpfs(struct run_args *a)
+{
+	static const struct {
+		const char *opt;
+		unsigned set;
+		size_t off;
+	} t[] = {
+		{ "--scratch-size", SET_SCRATCH, offsetof(struct cd_limits, scratch_size) },
+		{ "--propose-size", SET_PROPOSE_SIZE, offsetof(struct cd_limits, propose_size) },
+	};
+	char want[32], mem[32];
+	size_t i;
+
+	for (i = 0; a->limits.memory && i < CD_ARRAY_SIZE(t); i++) {
+		uint64_t *v = (uint64_t *)((char *)&a->limits + t[i].off);
+
+		if (*v <= a->limits.memory)
+			continue;
+		if (a->set & t[i].set) {
+			cli_size_human(*v, want, sizeof want);
+			cli_size_human(a->limits.memory, mem, sizeof mem);
+			cli_errorf("%s %s is more than --memory %s: a tmpfs is held in memory "
+			           "(lower it, or raise --memory)",
+			           t[i].opt, want, mem);
+			return -1;
+		}
+		*v = a->limits.memory;
+	}
+	return 0;
+}
+
 /* The profile is the base; limits given as options win; its binds and env
  * are added to the options' own. */
 static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
@@ -664,6 +701,8 @@ static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
 		a->limits.memory = mine.memory;
 	if (a->set & SET_PIDS)
 		a->limits.pids = mine.pids;
+	if (bound_tmpfs(a) < 0)
+		return -1;
 	for (i = 0; i < prof->nbinds; i++) {
 		if (add_bind(a, prof->binds[i], prof->bind_rw[i]) < 0)
 			return -1;
@@ -786,6 +825,8 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 			                    json_integer((json_int_t)p->limits.memory));
 			json_object_set_new(lim, "memory_by",
 			                    json_string(r->mech_memory ? r->mech_memory : "none"));
+			json_object_set_new(lim, "memory_cap",
+			                    json_string(cd_quotas_memory_cap(r->mech_memory)));
 			json_object_set_new(lim, "pids", json_integer((json_int_t)p->limits.pids));
 			json_object_set_new(lim, "pids_by",
 			                    json_string(r->mech_pids ? r->mech_pids : "none"));
@@ -1847,6 +1888,15 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	else if (res.reason == CD_REASON_OUTPUT_LIMIT)
 		cli_errorf("output limit: killed after %llu bytes on one stream",
 		           (unsigned long long)plan->limits.output_limit);
+	if ((a.set & SET_MEMORY) && res.reason != CD_REASON_SETUP_ERROR &&
+	    strcmp(cd_quotas_memory_cap(res.mech_memory), "approximate") == 0) {
+		char mem[32];
+
+		cli_size_human(plan->limits.memory, mem, sizeof mem);
+		cli_warnf("--memory %s is approximate: no writable cgroup, so it is a per-process "
+		          "rlimit (memfds and System V IPC refused, scratch within it)",
+		          mem);
+	}
 	if (prof.workspace_write)
 		planted = planted_paths(plan->cwd, missing_before);
 	if (a.propose)

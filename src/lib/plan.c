@@ -124,6 +124,7 @@ void cd_plan_free(struct cd_plan *p)
 	free(p->mounts);
 	free(p->ll_paths);
 	cd_seccomp_prog_release(&p->seccomp);
+	cd_seccomp_prog_release(&p->seccomp_nocg);
 	free(p->cwd);
 	free(p->hostname);
 	free(p->scratch_host);
@@ -812,6 +813,9 @@ static int build_seccomp(struct cd_plan *p, struct cd_err *err)
 		return cd_err_prefix(err, "seccomp: ");
 	}
 	p->walls |= CD_WALL_SECCOMP;
+	r = cd_quotas_nocg_prog(&p->seccomp, &p->seccomp_nocg);
+	if (r < 0)
+		return cd_err_sys(err, r, "seccomp: the program for runs without a memory cgroup");
 	return 0;
 }
 
@@ -855,6 +859,13 @@ static int add_scratch(struct cd_plan *p, const struct cd_plan_opts *o, struct c
 			return cd_err_set(err, -ENOMEM, "out of memory");
 		return add_mount(p, CD_MNT_BIND, CD_MNT_RW, host, SCRATCH_DIR, err);
 	}
+	if (p->limits.memory && p->limits.scratch_size > p->limits.memory)
+		return cd_err_set(
+		        err, -CD_E_USAGE,
+		        "scratch size %llu is more than the memory limit %llu: a tmpfs is "
+		        "held in memory",
+		        (unsigned long long)p->limits.scratch_size,
+		        (unsigned long long)p->limits.memory);
 	r = add_mount(p, CD_MNT_TMPFS, CD_MNT_RW | CD_MNT_EXEC, NULL, SCRATCH_DIR, err);
 	if (r == 0) {
 		p->mounts[p->nmounts - 1].size = p->limits.scratch_size;
@@ -878,6 +889,12 @@ static int add_overlay(struct cd_plan *p, const char *cwd, int cwd_writable, str
 	if (p->limits.propose_size == 0 || p->limits.propose_size > CD_PROPOSE_SIZE_MAX)
 		return cd_err_set(err, -CD_E_USAGE, "--propose-size: from 1 byte to %lluG",
 		                  (unsigned long long)(CD_PROPOSE_SIZE_MAX / CD_GIB));
+	if (p->limits.memory && p->limits.propose_size > p->limits.memory)
+		return cd_err_set(err, -CD_E_USAGE,
+		                  "--propose-size %llu is more than the memory limit %llu: the "
+		                  "layer is a tmpfs, held in memory",
+		                  (unsigned long long)p->limits.propose_size,
+		                  (unsigned long long)p->limits.memory);
 	if (p->limits.propose_inodes < 16 || p->limits.propose_inodes > CD_PROPOSE_INODES_MAX)
 		return cd_err_set(err, -CD_E_USAGE, "--propose-inodes: from 16 to %d",
 		                  CD_PROPOSE_INODES_MAX);

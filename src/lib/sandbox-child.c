@@ -1129,9 +1129,11 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	/* seccomp last: the listener goes to the supervisor and is closed here
 	 * before the command exists. */
 	if (ctx->plan->seccomp.len > 0) {
+		const struct cd_seccomp_prog *prog =
+		        cd_quotas_prog(ctx->plan, (go & CD_SYNC_CG_MEMORY) != 0);
 		int listener = -1;
 
-		if ((r = cd_seccomp_install(&ctx->plan->seccomp, &listener)) < 0)
+		if ((r = cd_seccomp_install(prog, &listener)) < 0)
 			fail("install the seccomp filter", NULL, -r);
 		if (listener >= 0) {
 			r = cd_fd_send(g_listener_fd, listener);
