@@ -28,6 +28,7 @@
 #include "policy-yaml.h"
 #include "profile.h"
 #include "proposal.h"
+#include "quotas.h"
 #include "sandbox.h"
 #include "session.h"
 #include "util.h"
@@ -168,6 +169,7 @@ enum {
 	SET_OUTPUT = 1u << 3,
 	SET_MEMORY = 1u << 4,
 	SET_PIDS = 1u << 5,
+	SET_PROPOSE_SIZE = 1u << 6,
 };
 
 static void args_release(struct run_args *a)
@@ -475,6 +477,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			break;
 		case OPT_PROPOSE_SIZE:
 			a->propose_caps = 1;
+			a->set |= SET_PROPOSE_SIZE;
 			if (parse_size_opt("--propose-size", optarg, &a->limits.propose_size) < 0)
 				return -1;
 			if (a->limits.propose_size > CD_PROPOSE_SIZE_MAX) {
@@ -595,6 +598,41 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	return optind;
 }
 
+/* A tmpfs is memory: the scratch and the proposal layer never exceed the
+ * memory limit (without a cgroup nothing else would count them).  A size
+ * given as an option above it is refused; a profile's or the default is
+ * lowered to it. */
+static int bound_tmpfs(struct run_args *a)
+{
+	static const struct {
+		const char *opt;
+		unsigned set;
+		size_t off;
+	} t[] = {
+		{ "--scratch-size", SET_SCRATCH, offsetof(struct cd_limits, scratch_size) },
+		{ "--propose-size", SET_PROPOSE_SIZE, offsetof(struct cd_limits, propose_size) },
+	};
+	char want[32], mem[32];
+	size_t i;
+
+	for (i = 0; a->limits.memory && i < CD_ARRAY_SIZE(t); i++) {
+		uint64_t *v = (uint64_t *)((char *)&a->limits + t[i].off);
+
+		if (*v <= a->limits.memory)
+			continue;
+		if (a->set & t[i].set) {
+			cli_size_human(*v, want, sizeof want);
+			cli_size_human(a->limits.memory, mem, sizeof mem);
+			cli_errorf("%s %s is more than --memory %s: a tmpfs is held in memory "
+			           "(lower it, or raise --memory)",
+			           t[i].opt, want, mem);
+			return -1;
+		}
+		*v = a->limits.memory;
+	}
+	return 0;
+}
+
 /* The profile is the base; limits given as options win; its binds and env
  * are added to the options' own. */
 static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
@@ -673,6 +711,8 @@ static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
 		a->limits.memory = mine.memory;
 	if (a->set & SET_PIDS)
 		a->limits.pids = mine.pids;
+	if (bound_tmpfs(a) < 0)
+		return -1;
 	for (i = 0; i < prof->nbinds; i++) {
 		if (add_bind(a, prof->binds[i], prof->bind_rw[i]) < 0)
 			return -1;
@@ -802,6 +842,8 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 			                    json_integer((json_int_t)p->limits.memory));
 			json_object_set_new(lim, "memory_by",
 			                    json_string(r->mech_memory ? r->mech_memory : "none"));
+			json_object_set_new(lim, "memory_cap",
+			                    json_string(cd_quotas_memory_cap(r->mech_memory)));
 			json_object_set_new(lim, "pids", json_integer((json_int_t)p->limits.pids));
 			json_object_set_new(lim, "pids_by",
 			                    json_string(r->mech_pids ? r->mech_pids : "none"));
@@ -816,6 +858,7 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 			json_object_set_new(lim, "scratch_size",
 			                    json_integer((json_int_t)p->limits.scratch_size));
 			json_object_set_new(lim, "note", json_string(r->limits_note));
+			cd_quotas_json(&p->limits, lim);
 			json_object_set_new(lim, "peak_memory",
 			                    json_integer((json_int_t)r->peak_memory));
 			json_object_set_new(o, "limits", lim);
@@ -1863,6 +1906,15 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	else if (res.reason == CD_REASON_OUTPUT_LIMIT)
 		cli_errorf("output limit: killed after %llu bytes on one stream",
 		           (unsigned long long)plan->limits.output_limit);
+	if ((a.set & SET_MEMORY) && res.reason != CD_REASON_SETUP_ERROR &&
+	    strcmp(cd_quotas_memory_cap(res.mech_memory), "approximate") == 0) {
+		char mem[32];
+
+		cli_size_human(plan->limits.memory, mem, sizeof mem);
+		cli_warnf("--memory %s is approximate: no writable cgroup, so it is a per-process "
+		          "rlimit (memfds and System V IPC refused, scratch within it)",
+		          mem);
+	}
 	if (prof.workspace_write)
 		planted = planted_paths(plan->cwd, missing_before);
 	if (a.propose)
@@ -1922,7 +1974,8 @@ void cli_launch_options_help(FILE *f)
 	      "                        files land owned by root; refused where the filesystem\n"
 	      "                        cannot be idmapped; see Host identity in cordon(1))\n"
 	      "  --scratch DIR         use host DIR as the scratch (kept after the run)\n"
-	      "  --scratch-size SIZE   size of the scratch tmpfs (default 256M)\n"
+	      "  --scratch-size SIZE   size of the scratch tmpfs (default 256M, at most\n"
+	      "                        --memory)\n"
 	      "  --propose             the working directory is writable through an overlay:\n"
 	      "                        the real tree stays untouched, the writes become a\n"
 	      "                        proposal ('cordon proposals show|apply|reject ID')\n"
@@ -1945,7 +1998,8 @@ void cli_launch_options_help(FILE *f)
 	      "Limits:\n"
 	      "  --timeout DURATION    wall clock for the whole tree (default 60s; 0 = none)\n"
 	      "  --output-limit SIZE   per stream (default 16M); the run is killed past it\n"
-	      "  --memory SIZE         memory of the tree (default 512M; cgroup, else rlimit)\n"
+	      "  --memory SIZE         memory of the tree (default 512M; cgroup, else an\n"
+	      "                        approximate rlimit: memfds, System V IPC refused)\n"
 	      "  --pids N              processes and threads (default 256)\n"
 	      "  --cpu-time DURATION   CPU time per process (RLIMIT_CPU; default none)\n"
 	      "Profile:\n"

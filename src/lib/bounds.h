@@ -32,6 +32,15 @@
 #define CD_DEFAULT_NOFILE       1024
 #define CD_DEFAULT_FSIZE        (1 * CD_GIB)
 
+/* The run's share of per-user kernel objects (quotas.h): well under the
+ * host defaults (128 inotify instances, 819200 bytes of message queues,
+ * 8 MiB locked), so the invoking user keeps most of its own. */
+#define CD_DEFAULT_INOTIFY_INSTANCES 16
+#define CD_DEFAULT_INOTIFY_WATCHES   8192
+#define CD_DEFAULT_MSGQUEUE          (256 * 1024)
+#define CD_DEFAULT_SIGPENDING        1024
+#define CD_DEFAULT_MEMLOCK           (64 * 1024)
+
 /* cordon run --propose: the overlay's upper and work directories live on a
  * tmpfs of this size and inode count (inside the sandbox's namespaces);
  * writes past either fail with ENOSPC inside. */

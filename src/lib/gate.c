@@ -2,6 +2,7 @@
 #include "gate.h"
 
 #include "logmask.h"
+#include "quotas.h"
 #include "temp-grant.h"
 
 #include "bounds.h"
@@ -464,6 +465,7 @@ int cd_gate_run_result(const struct cd_gate *g, const struct cd_run_request *rq,
 		json_object_set_new(d, "denied_syscalls", denied);
 	json_object_set_new(lim, "memory_by",
 	                    json_string(res->mech_memory ? res->mech_memory : "none"));
+	json_object_set_new(lim, "memory_cap", json_string(cd_quotas_memory_cap(res->mech_memory)));
 	json_object_set_new(lim, "pids_by", json_string(res->mech_pids ? res->mech_pids : "none"));
 	json_object_set_new(lim, "peak_memory", json_integer((json_int_t)res->peak_memory));
 	json_object_set_new(d, "limits", lim);

@@ -24,6 +24,14 @@ struct cd_limits {
 	/* --propose: the overlay's layer, a tmpfs inside the sandbox. */
 	uint64_t propose_size;   /* bytes */
 	uint64_t propose_inodes; /* inodes */
+
+	/* Kernel objects the kernel counts per user, not per namespace: the
+	 * run's share of the host user's (quotas.h).  0 = no quota of its own. */
+	uint64_t inotify_instances; /* max_inotify_instances of the sandbox's user namespace */
+	uint64_t inotify_watches;   /* max_inotify_watches */
+	uint64_t msgqueue;          /* RLIMIT_MSGQUEUE: bytes of POSIX message queues */
+	uint64_t sigpending;        /* RLIMIT_SIGPENDING: queued signals */
+	uint64_t memlock;           /* RLIMIT_MEMLOCK: bytes of locked memory */
 };
 
 #endif

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "path.h"
 #include "profile.h"
+#include "quotas.h"
 #include "util.h"
 
 #include <errno.h>
@@ -84,6 +85,11 @@ void cd_limits_default(struct cd_limits *lim)
 	lim->propose_inodes = CD_DEFAULT_PROPOSE_INODES;
 	lim->nofile = CD_DEFAULT_NOFILE;
 	lim->fsize = CD_DEFAULT_FSIZE;
+	lim->inotify_instances = CD_DEFAULT_INOTIFY_INSTANCES;
+	lim->inotify_watches = CD_DEFAULT_INOTIFY_WATCHES;
+	lim->msgqueue = CD_DEFAULT_MSGQUEUE;
+	lim->sigpending = CD_DEFAULT_SIGPENDING;
+	lim->memlock = CD_DEFAULT_MEMLOCK;
 }
 
 static void mount_release(struct cd_mount *m)
@@ -118,6 +124,7 @@ void cd_plan_free(struct cd_plan *p)
 	free(p->mounts);
 	free(p->ll_paths);
 	cd_seccomp_prog_release(&p->seccomp);
+	cd_seccomp_prog_release(&p->seccomp_nocg);
 	free(p->cwd);
 	free(p->hostname);
 	free(p->scratch_host);
@@ -806,6 +813,9 @@ static int build_seccomp(struct cd_plan *p, struct cd_err *err)
 		return cd_err_prefix(err, "seccomp: ");
 	}
 	p->walls |= CD_WALL_SECCOMP;
+	r = cd_quotas_nocg_prog(&p->seccomp, &p->seccomp_nocg);
+	if (r < 0)
+		return cd_err_sys(err, r, "seccomp: the program for runs without a memory cgroup");
 	return 0;
 }
 
@@ -849,6 +859,13 @@ static int add_scratch(struct cd_plan *p, const struct cd_plan_opts *o, struct c
 			return cd_err_set(err, -ENOMEM, "out of memory");
 		return add_mount(p, CD_MNT_BIND, CD_MNT_RW, host, SCRATCH_DIR, err);
 	}
+	if (p->limits.memory && p->limits.scratch_size > p->limits.memory)
+		return cd_err_set(
+		        err, -CD_E_USAGE,
+		        "scratch size %llu is more than the memory limit %llu: a tmpfs is "
+		        "held in memory",
+		        (unsigned long long)p->limits.scratch_size,
+		        (unsigned long long)p->limits.memory);
 	r = add_mount(p, CD_MNT_TMPFS, CD_MNT_RW | CD_MNT_EXEC, NULL, SCRATCH_DIR, err);
 	if (r == 0) {
 		p->mounts[p->nmounts - 1].size = p->limits.scratch_size;
@@ -872,6 +889,12 @@ static int add_overlay(struct cd_plan *p, const char *cwd, int cwd_writable, str
 	if (p->limits.propose_size == 0 || p->limits.propose_size > CD_PROPOSE_SIZE_MAX)
 		return cd_err_set(err, -CD_E_USAGE, "--propose-size: from 1 byte to %lluG",
 		                  (unsigned long long)(CD_PROPOSE_SIZE_MAX / CD_GIB));
+	if (p->limits.memory && p->limits.propose_size > p->limits.memory)
+		return cd_err_set(err, -CD_E_USAGE,
+		                  "--propose-size %llu is more than the memory limit %llu: the "
+		                  "layer is a tmpfs, held in memory",
+		                  (unsigned long long)p->limits.propose_size,
+		                  (unsigned long long)p->limits.memory);
 	if (p->limits.propose_inodes < 16 || p->limits.propose_inodes > CD_PROPOSE_INODES_MAX)
 		return cd_err_set(err, -CD_E_USAGE, "--propose-inodes: from 16 to %d",
 		                  CD_PROPOSE_INODES_MAX);
@@ -1048,6 +1071,8 @@ char *cd_plan_describe(const struct cd_plan *p)
 	json_object_set_new(lim, "timeout_ms", json_integer((json_int_t)p->limits.timeout_ms));
 	json_object_set_new(lim, "output_limit", json_integer((json_int_t)p->limits.output_limit));
 	json_object_set_new(lim, "scratch_size", json_integer((json_int_t)p->limits.scratch_size));
+	if (cd_quotas_json(&p->limits, lim) < 0)
+		goto out;
 	json_object_set_new(o, "profile", json_string(p->profile));
 	json_object_set_new(o, "argv", argv);
 	json_object_set_new(o, "cwd", json_string(p->cwd));

@@ -106,6 +106,9 @@ struct cd_plan {
 	char *profile;                  /* name, for the result */
 	int tty; /* the command's stdio is a fresh pty of the sandbox's own devpts
 		  * (cordon shell); the controller goes to the supervisor */
+	/* seccomp, also refusing memfds and System V IPC: for a memory limit
+	 * that no cgroup enforces (quotas.h) */
+	struct cd_seccomp_prog seccomp_nocg;
 };
 
 /* What the caller (the CLI, later the gate) asks for.  Everything is

@@ -94,6 +94,11 @@ int cd_rlimits_apply(const struct cd_limits *lim, int cgroup_enforces_memory,
 		if ((rc = lower(RLIMIT_AS, as, as)) < 0)
 			return rc;
 	}
+	if ((lim->msgqueue && (rc = lower(RLIMIT_MSGQUEUE, lim->msgqueue, lim->msgqueue)) < 0) ||
+	    (lim->sigpending &&
+	     (rc = lower(RLIMIT_SIGPENDING, lim->sigpending, lim->sigpending)) < 0) ||
+	    (lim->memlock && (rc = lower(RLIMIT_MEMLOCK, lim->memlock, lim->memlock)) < 0))
+		return rc;
 	if (lim->pids && !cgroup_enforces_pids &&
 	    (rc = lower(RLIMIT_NPROC, lim->pids, lim->pids)) < 0)
 		return rc;

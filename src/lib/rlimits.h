@@ -15,7 +15,11 @@
  *   RLIMIT_RTPRIO 0 (no real-time scheduling to starve the host)
  *   RLIMIT_DATA   lim->memory, RLIMIT_AS 2 * memory + 1 GiB — only when
  *                 no cgroup enforces memory (the floor; see rlimits.c)
- *   RLIMIT_NPROC  lim->pids — only when no cgroup enforces pids */
+ *   RLIMIT_NPROC  lim->pids — only when no cgroup enforces pids
+ *   RLIMIT_MSGQUEUE, RLIMIT_SIGPENDING, RLIMIT_MEMLOCK  lim->msgqueue,
+ *                 sigpending, memlock, when non-zero: counted per user
+ *                 in ucounts, so these cap the run's share of the host
+ *                 user's (quotas.h) */
 #ifndef CD_RLIMITS_H
 #define CD_RLIMITS_H
 

@@ -20,6 +20,7 @@
 
 #include "bounds.h"
 #include "landlock.h"
+#include "quotas.h"
 #include "rlimits.h"
 #include "seccomp.h"
 
@@ -1105,7 +1106,7 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	uint32_t walls;
 	ssize_t n;
 	char go;
-	int r;
+	int r, quota_fd;
 
 	g_ctx = ctx;
 	g_report_fd = ctx->report_fd;
@@ -1121,6 +1122,10 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	if (setsid() < 0)
 		fail("setsid", NULL, errno);
 	set_identity();
+	/* /proc/sys/user of our user namespace, opened while the host's
+	 * /proc is here; written once our cgroup namespace exists. */
+	if ((quota_fd = cd_quotas_open()) < 0)
+		fail("open /proc/sys/user", NULL, -quota_fd);
 	/* The filesystem, hostname and network are built while the supervisor
 	 * makes the run's cgroup and moves us in: nothing here runs code of
 	 * the command's, and nothing the command can reach starts before we
@@ -1145,6 +1150,9 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	/* Now inside the run's cgroup: make it the root of our cgroup view. */
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		fail("create the cgroup namespace", NULL, errno);
+	if ((r = cd_quotas_apply(quota_fd, &ctx->plan->limits)) < 0)
+		fail("set the kernel object quotas in /proc/sys/user", NULL, -r);
+	close(quota_fd);
 	close_fds();
 	if ((r = cd_rlimits_apply(&ctx->plan->limits, (go & CD_SYNC_CG_MEMORY) != 0,
 	                          (go & CD_SYNC_CG_PIDS) != 0)) < 0)
@@ -1165,9 +1173,11 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	/* seccomp last: the listener goes to the supervisor and is closed here
 	 * before the command exists. */
 	if (ctx->plan->seccomp.len > 0) {
+		const struct cd_seccomp_prog *prog =
+		        cd_quotas_prog(ctx->plan, (go & CD_SYNC_CG_MEMORY) != 0);
 		int listener = -1;
 
-		if ((r = cd_seccomp_install(&ctx->plan->seccomp, &listener)) < 0)
+		if ((r = cd_seccomp_install(prog, &listener)) < 0)
 			fail("install the seccomp filter", NULL, -r);
 		if (listener >= 0) {
 			r = cd_fd_send(g_listener_fd, listener);

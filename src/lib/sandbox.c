@@ -12,6 +12,7 @@
 #include "bounds.h"
 #include "cgroup.h"
 #include "idmap.h"
+#include "quotas.h"
 #include "sandbox-int.h"
 #include "util.h"
 
@@ -146,6 +147,8 @@ struct supervisor {
 	struct cd_cgroup *cg;
 	int child_done, killed_timeout, killed_output, got_status, status, started;
 	uint32_t walls;
+	/* The seccomp program the child installs (quotas.h), for the answers. */
+	const struct cd_seccomp_prog *prog;
 };
 
 enum {
@@ -259,7 +262,7 @@ static void close_listener(struct supervisor *s)
 static void answer_seccomp(struct supervisor *s, uint32_t events)
 {
 	if (events & EPOLLIN) {
-		int r = cd_seccomp_notify_handle(s->listener, &s->plan->seccomp, &s->res->denied);
+		int r = cd_seccomp_notify_handle(s->listener, s->prog, &s->res->denied);
 		if (r < 0 && r != -EINTR && r != -EAGAIN)
 			close_listener(s);
 		return;
@@ -605,6 +608,14 @@ static void finish_result(struct supervisor *s)
 		res->signal = SIGKILL;
 		return;
 	}
+	/* The sandbox's init died while the command ran: only the kernel can
+	 * kill it, and the OOM killer does when a tmpfs or a memfd, charged to
+	 * the run's cgroup but to no process, fills it.  The tree went with it:
+	 * a kill, which account_limits() can name. */
+	if (res->reason != CD_REASON_SETUP_ERROR && s->started && !s->got_status) {
+		s->status = SIGKILL; /* the wait status of a SIGKILL */
+		s->got_status = 1;
+	}
 	if (res->reason == CD_REASON_SETUP_ERROR || !s->started || !s->got_status) {
 		res->reason = CD_REASON_SETUP_ERROR;
 		res->exit_code = 125;
@@ -889,6 +900,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	memset(res, 0, sizeof *res);
 	memset(&s, 0, sizeof s);
 	s.lsock = s.listener = s.psock = s.ptysock = s.ptm = s.laysock = -1;
+	s.prog = &plan->seccomp;
 	if (plan->proxy_port && !io->on_proxy)
 		return setup_fail(res, err, -EINVAL,
 		                  "the plan has an egress proxy but nothing serves it");
@@ -1078,6 +1090,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	 * the caller has recorded the run) let it start the command. */
 	placed = CD_SYNC_PLACED | (cd_cgroup_enforces(s.cg, "memory") ? CD_SYNC_CG_MEMORY : 0) |
 	         (cd_cgroup_enforces(s.cg, "pids") ? CD_SYNC_CG_PIDS : 0);
+	s.prog = cd_quotas_prog(plan, (placed & CD_SYNC_CG_MEMORY) != 0);
 	if (write(f.sync[1], &placed, 1) != 1) {
 		r = -errno;
 		goto abort;
