@@ -67,6 +67,9 @@
 #define CD_EGRESS_HEAD_TIMEOUT_MS    (10 * 1000)  /* accept to complete head */
 #define CD_EGRESS_CONNECT_TIMEOUT_MS (10 * 1000)
 #define CD_EGRESS_IDLE_TIMEOUT_MS    (5 * 60 * 1000)
+#define CD_EGRESS_RESOLVE_THREADS    8    /* decisions (lookups) made at once, off the loop */
+#define CD_EGRESS_RESOLVE_PER_CLIENT 4    /* of them for one client address */
+#define CD_EGRESS_EVICT_AFTER_MS     1000 /* at the cap, a head this old may be closed */
 #define CD_EGRESS_RESULTS_PENDING    64   /* closing records held for the next write */
 #define CD_EGRESS_RESULTS_WAIT_MS    1000 /* and for a second at most */
 

@@ -13,8 +13,14 @@
  * room for two sockets for every connection max_conns allows, so a flood
  * of tunnels makes later ones copy, never fail to accept.
  *
- * A connection's life: HEAD (reading the request head) -> CONNECTING
- * (non-blocking connect to the vetted address) -> RELAY -> closed.  Closed
+ * A connection's life: HEAD (reading the request head) -> RESOLVING (the
+ * decision, made by egress-resolve.c's threads: the loop never waits for
+ * a lookup) -> CONNECTING (non-blocking connect to the vetted address) ->
+ * RELAY -> closed.  One client address has at most
+ * CD_EGRESS_RESOLVE_PER_CLIENT decisions in the threads at once (the rest
+ * wait their turn), and at the connection cap the oldest request head
+ * still incomplete after CD_EGRESS_EVICT_AFTER_MS is closed to admit a new
+ * client: slow clients cannot starve others.  Closed
  * connections are unlinked at once but freed after the current batch of
  * epoll events, which may still name them. */
 #include "egress-proxy.h"
@@ -24,6 +30,7 @@
 #include "egress-addr.h"
 #include "egress-http.h"
 #include "egress-relay.h"
+#include "egress-resolve.h"
 #include "egress-socks.h"
 #include "egress-tls.h"
 #include "logmask.h"
@@ -44,7 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum state { ST_HEAD, ST_HELLO, ST_CONNECTING, ST_RELAY, ST_DEAD };
+enum state { ST_HEAD, ST_RESOLVING, ST_HELLO, ST_CONNECTING, ST_RELAY, ST_DEAD };
 
 struct conn;
 
@@ -62,6 +69,8 @@ struct conn {
 	char host[CD_HOST_MAX];
 	uint16_t port;
 	char client[64];
+	struct sockaddr_storage peer; /* the client's address (for the per-client caps) */
+	struct cd_egress_job *job;    /* ST_RESOLVING: the decision being made */
 	char rule[CD_HOST_MAX + 8];
 	struct sockaddr_storage addr; /* the vetted address */
 	char *head;
@@ -101,7 +110,8 @@ struct loop {
 	size_t npend;
 	uint64_t pend_since_ms;
 	int ep;
-	struct end listen_end, stop_end;
+	struct end listen_end, stop_end, res_end;
+	struct cd_egress_resolver *res;
 	struct conn *conns, *dead;
 	unsigned nconns;
 	unsigned pipe_conns; /* connections holding pipes */
@@ -339,6 +349,11 @@ static void conn_close(struct loop *l, struct conn *c, const char *why)
 		ev.bytes_down = c->u2c.moved;
 		ev.duration_ms = now_ms() - c->start_ms;
 		log_result(l, &ev);
+	}
+	if (c->job) {
+		/* In the threads: abandoned, freed when it comes back. */
+		c->job->owner = NULL;
+		c->job = NULL;
 	}
 	c->st = ST_DEAD;
 	if (c->cl.fd >= 0)
@@ -617,10 +632,11 @@ static int parse_socks(struct conn *c, struct cd_http_request *rq, struct cd_err
 	return (int)rq->head_len;
 }
 
+static void start_decision(struct loop *l, struct conn *c);
+
 static void on_head(struct loop *l, struct conn *c)
 {
 	struct cd_http_request *rq = NULL;
-	struct cd_egress_decision *d = NULL;
 	struct cd_err perr;
 	ssize_t n;
 	int r;
@@ -668,18 +684,58 @@ static void on_head(struct loop *l, struct conn *c)
 		refuse(l, c, 400, "chunked request bodies are not relayed");
 		goto out;
 	}
+	c->rq = rq;
+	rq = NULL;
+	start_decision(l, c);
+out:
+	free(rq);
+}
+
+/* The decision goes to the threads (egress-resolve.h); the client is not
+ * read meanwhile: what it sends next waits in its socket. */
+static void start_decision(struct loop *l, struct conn *c)
+{
+	struct cd_egress_job *job = calloc(1, sizeof *job);
+
+	if (!job) {
+		refuse(l, c, 503, "out of memory");
+		return;
+	}
+	memcpy(job->host, c->rq->host, sizeof job->host);
+	job->host[sizeof job->host - 1] = '\0';
+	job->port = c->rq->port;
+	job->report_only = l->cfg->report_only;
+	/* The client's address, not its port: its connections share one
+	 * share of the threads. */
+	if (cd_addr_format(&c->peer, job->client, sizeof job->client) < 0)
+		job->client[0] = '\0';
+	job->owner = c;
+	c->job = job;
+	c->st = ST_RESOLVING;
+	c->deadline_ms = now_ms() + l->cfg->head_timeout_ms + l->cfg->connect_timeout_ms;
+	set_events(l, &c->cl, 0);
+	cd_egress_resolver_submit(l->res, job);
+}
+
+/* The threads answered: refuse, or go on to the TLS check or the
+ * connect, as the decision says. */
+static void decided(struct loop *l, struct conn *c, struct cd_egress_job *job)
+{
+	struct cd_http_request *rq = c->rq;
+	struct cd_egress_decision *d;
+
+	c->job = NULL;
+	if (job->rc < 0) {
+		refuse(l, c, job->rc == -ECANCELED ? 503 : 403, "no decision could be made");
+		return;
+	}
 	d = malloc(sizeof *d);
 	if (!d) {
 		refuse(l, c, 503, "out of memory");
-		goto out;
+		return;
 	}
-	r = cd_egress_decide(l->cfg->policy, rq->host, rq->port, d);
-	if (r < 0) {
-		refuse(l, c, 403, "no decision could be made");
-		goto out;
-	}
-	if (!d->allow && l->cfg->report_only &&
-	    cd_egress_report_only(l->cfg->policy, rq->host, rq->port, d) == 0) {
+	memcpy(d, &job->d, sizeof *d);
+	if (!d->allow && job->report_ok) {
 		c->report_only = 1;
 		d->allow = 1;
 	}
@@ -694,34 +750,49 @@ static void on_head(struct loop *l, struct conn *c)
 		reply_conn(c, 403, d->reason);
 		shutdown(c->cl.fd, SHUT_WR);
 		conn_close(l, c, d->reason);
-		goto out;
+		free(d);
+		return;
 	}
 	if (rq->is_connect && rq->port == 443) {
 		/* Peek at the TLS ClientHello before anything leaves. */
 		size_t rest = c->head_len - rq->head_len;
 		c->hello = malloc(CD_TLS_RECORD_MAX);
 		if (!c->hello) {
+			free(d);
 			refuse(l, c, 503, "out of memory");
-			goto out;
+			return;
 		}
 		if (rest > CD_TLS_RECORD_MAX)
 			rest = CD_TLS_RECORD_MAX;
 		memcpy(c->hello, c->head + rq->head_len, rest);
 		c->hello_len = rest;
-		c->rq = rq;
 		c->d = d;
-		rq = NULL;
-		d = NULL;
 		reply_conn(c, 200, NULL);
 		c->answered = 1;
 		c->st = ST_HELLO;
+		c->deadline_ms = now_ms() + l->cfg->head_timeout_ms;
+		set_events(l, &c->cl, EPOLLIN);
 		on_hello(l, c);
-		goto out;
+		return;
 	}
+	c->rq = NULL;
 	start_connect(l, c, rq, d, c->head + rq->head_len, c->head_len - rq->head_len);
-out:
 	free(rq);
 	free(d);
+}
+
+/* Take every answer the threads have: an abandoned one (its client left)
+ * is freed. */
+static void take_decisions(struct loop *l)
+{
+	struct cd_egress_job *job;
+
+	while ((job = cd_egress_resolver_done(l->res))) {
+		struct conn *c = job->owner;
+		if (c && c->st == ST_RESOLVING)
+			decided(l, c, job);
+		free(job);
+	}
 }
 
 static void on_connected(struct loop *l, struct conn *c)
@@ -816,6 +887,23 @@ static void refuse_at_cap(int fd)
 	close(fd);
 }
 
+/* At the cap: the oldest connection still sending its request head after
+ * CD_EGRESS_EVICT_AFTER_MS is closed (408) to make room, so that clients
+ * holding heads open (slowloris) cannot keep prompt ones out.  A prompt
+ * client sends its head at once and is past ST_HEAD long before. */
+static void evict_slow_head(struct loop *l)
+{
+	struct conn *c, *oldest = NULL;
+	uint64_t now = now_ms();
+
+	for (c = l->conns; c; c = c->next)
+		if (c->st == ST_HEAD && now - c->start_ms >= CD_EGRESS_EVICT_AFTER_MS &&
+		    (!oldest || c->start_ms <= oldest->start_ms))
+			oldest = c;
+	if (oldest)
+		refuse(l, oldest, 408, "request head too slow while the proxy is full");
+}
+
 static void accept_all(struct loop *l)
 {
 	for (;;) {
@@ -828,6 +916,8 @@ static void accept_all(struct loop *l)
 		if (fd < 0)
 			return; /* EAGAIN, or a client gone before accept */
 		no_delay(fd);
+		if (l->nconns >= l->cfg->max_conns)
+			evict_slow_head(l);
 		if (l->nconns >= l->cfg->max_conns) {
 			uint64_t now = now_ms();
 			refuse_at_cap(fd);
@@ -851,6 +941,7 @@ static void accept_all(struct loop *l)
 		cd_relay_init(&c->u2c, 0);
 		c->cl.fd = fd;
 		c->up.fd = -1;
+		c->peer = peer;
 		if (cd_addr_format(&peer, text, sizeof text) < 0)
 			text[0] = '\0';
 		{
@@ -882,6 +973,8 @@ static void scan_timeouts(struct loop *l, uint64_t now)
 		next = c->next;
 		if (c->st == ST_HEAD && now >= c->deadline_ms)
 			refuse(l, c, 408, "no complete request head in time");
+		else if (c->st == ST_RESOLVING && now >= c->deadline_ms)
+			refuse(l, c, 504, "no decision in time: the name did not resolve");
 		else if (c->st == ST_HELLO && now >= c->deadline_ms)
 			refuse_tunnel(l, c, "no complete tls client hello in time");
 		else if (c->st == ST_CONNECTING && now >= c->deadline_ms) {
@@ -949,9 +1042,16 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 			goto out;
 		}
 	}
+	r = cd_egress_resolver_new(cfg.policy, CD_EGRESS_RESOLVE_THREADS,
+	                           CD_EGRESS_RESOLVE_PER_CLIENT, &l.res);
+	if (r < 0) {
+		r = cd_err_set(err, r, "proxy: cannot start the resolver threads");
+		goto out;
+	}
+	l.res_end.fd = cd_egress_resolver_fd(l.res);
 	l.listen_end.fd = cfg.listen_fd;
 	l.stop_end.fd = cfg.stop_fd;
-	if (add_end(&l, &l.listen_end, EPOLLIN) < 0 ||
+	if (add_end(&l, &l.res_end, EPOLLIN) < 0 || add_end(&l, &l.listen_end, EPOLLIN) < 0 ||
 	    (cfg.stop_fd >= 0 && add_end(&l, &l.stop_end, EPOLLIN) < 0)) {
 		r = cd_err_sys(err, -errno, "proxy: epoll_ctl");
 		goto out;
@@ -984,9 +1084,19 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 				accept_all(&l);
 				continue;
 			}
+			if (e == &l.res_end) {
+				take_decisions(&l);
+				continue;
+			}
 			if (c->st == ST_HEAD)
 				on_head(&l, c);
-			else if (c->st == ST_HELLO)
+			else if (c->st == ST_RESOLVING) {
+				/* Not reading: only a hang-up or an error reaches us. */
+				if (evs[i].events & (EPOLLHUP | EPOLLERR))
+					conn_close(&l, c,
+					           "client left while its request was decided");
+				continue;
+			} else if (c->st == ST_HELLO)
 				on_hello(&l, c);
 			else if (c->st == ST_CONNECTING && e == &c->up)
 				on_connected(&l, c);
@@ -1022,6 +1132,13 @@ out:
 		log_dropped(&l, now_ms());
 	while (l.conns)
 		conn_close(&l, l.conns, "proxy stopped");
+	if (l.res) {
+		struct cd_egress_job *job;
+		cd_egress_resolver_stop(l.res);
+		while ((job = cd_egress_resolver_done(l.res)))
+			free(job); /* every owner is closed */
+		cd_egress_resolver_free(l.res);
+	}
 	if (l.npend && !l.fatal && log_event(&l, NULL) < 0 && r == 0)
 		r = l.fatal;
 	while (l.dead) {
