@@ -157,7 +157,8 @@ static void test_decide(const char *dir)
 	/* The allow goes to the log with the intent, then the result. */
 	memset(&plan, 0, sizeof plan);
 	plan.profile = "default";
-	is_int(cd_gate_run_intent(&g, &rq, &plan, &d, &err), 0, "the intent is recorded (%s)", err.msg);
+	is_int(cd_gate_run_intent(&g, &rq, &plan, &d, &err), 0, "the intent is recorded (%s)",
+	       err.msg);
 	count_records(a, &c);
 	is_int(c.decision, 2, "the allow is recorded with the intent");
 	is_str(c.last_decision, "allow", "as an allow");
@@ -169,8 +170,8 @@ static void test_decide(const char *dir)
 	memset(res.stdin_sha256, 'b', 64);
 	memset(res.stdout_sha256, 'c', 64);
 	memset(res.stderr_sha256, 'd', 64);
-	is_int(cd_gate_run_result(&g, &rq, &plan, &res, NULL, &err), 0, "the result is recorded (%s)",
-	       err.msg);
+	is_int(cd_gate_run_result(&g, &rq, &plan, &res, NULL, &err), 0,
+	       "the result is recorded (%s)", err.msg);
 	count_records(a, &c);
 	is_int(c.intent, 1, "still one intent");
 	is_int(c.result, 1, "one run.result record");
