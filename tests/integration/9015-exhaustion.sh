@@ -27,13 +27,13 @@ ex() {
 	fi
 	is "$(field "$T/rec" limits.pids)" 64 "$who: the record states the pids limit"
 	sleep 0.2
-	nok "$who: none of the bomb's processes survived" pgrep -f "sleep 2$tag"
+	nok_if_ran "$who: none of the bomb's processes survived" "$T/rec" '"exit_code"' pgrep -f "sleep 2$tag"
 	ok "$who: the host can still fork" sh -c 'true & wait'
 
 	# 2 GB at --memory 256M.
 	$RUN_AS "$CORDON" run --json-fd 3 --memory 256M --ro "$H" -- "$H/esc-probe" alloc 2048 3>"$T/rec" >"$T/out" 2>&1
 	rc=$?
-	nok "$who: the 2 GB allocation did not succeed" grep -qx 'alloc=ok' "$T/out"
+	nok_if_ran "$who: the 2 GB allocation did not succeed" "$T/rec" '"exit_code"' grep -qx 'alloc=ok' "$T/out"
 	by=$(field "$T/rec" limits.memory_by)
 	if [ "$by" = cgroup1 ] || [ "$by" = cgroup2 ]; then
 		is "$(field "$T/rec" reason)" memory "$who: the record's reason is memory (by $by)"
@@ -56,7 +56,7 @@ ex() {
 	is "$(field "$T/rec" reason)" timeout "$who: the record's reason is timeout"
 	ok "$who: on time" test $((end - start)) -lt 10
 	sleep 0.2
-	nok "$who: no spinning child survived" pgrep -f "spin$tag"
+	nok_if_ran "$who: no spinning child survived" "$T/rec" '"exit_code"' pgrep -f "spin$tag"
 
 	# Huge output.
 	$RUN_AS "$CORDON" run --json-fd 3 --output-limit 1M -- sh -c 'yes xxxxxxxxxxxxxxxx' 3>"$T/rec" >"$T/flood" 2>/dev/null

@@ -63,7 +63,9 @@ setuid0=refused" "$who: the sandbox user has no capabilities and cannot setuid(0
 		break
 	done
 	[ $found = 1 ] || skip "no setuid su on this host"
-	nok "$who: su to root fails" $RUN_AS "$CORDON" run -- sh -c 'echo | su -c id root'
+	# (No "su to root fails" check: su fails on an empty password, or on
+	# PAM inside, whatever the sandbox does; the credentials of the running
+	# su above are what a wall decides.)
 	cd "$T" || exit 1
 }
 
