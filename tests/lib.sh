@@ -16,6 +16,7 @@
 #   nok_if_ran DESC FILE ERE CMD...  nok, but only once FILE matches ERE
 #                              (proof that the sandboxed run really happened:
 #                              "nothing survived" means nothing otherwise)
+#   ok_if_ran DESC FILE ERE CMD...   the same for ok ("the host is unchanged")
 #   absent_in DESC PATH RUNNER...  pass when `RUNNER... sh -c ...` ran and
 #                              saw no PATH (e.g. RUNNER = $RUN_AS "$CORDON" run --)
 #   record_denies DESC REC NAME [COUNT]  the --json record REC counts
@@ -203,16 +204,26 @@ lacks() {
 	return 0
 }
 
+_tap_ran() {
+	[ -s "$2" ] && grep -Eq -- "$3" "$2" && return 0
+	_tap_line 1 "$1"
+	echo "#   $2 does not show that the run happened (want /$3/): nothing was tested"
+	sed 's/^/#   /' "$2" 2>/dev/null | head -10
+	return 1
+}
+
 nok_if_ran() {
-	if [ ! -s "$2" ] || ! grep -Eq -- "$3" "$2"; then
-		_tap_line 1 "$1"
-		echo "#   $2 does not show that the run happened (want /$3/): nothing was tested"
-		sed 's/^/#   /' "$2" 2>/dev/null | head -10
-		return 0
-	fi
+	_tap_ran "$1" "$2" "$3" || return 0
 	_d=$1
 	shift 3
 	nok "$_d" "$@"
+}
+
+ok_if_ran() {
+	_tap_ran "$1" "$2" "$3" || return 0
+	_d=$1
+	shift 3
+	ok "$_d" "$@"
 }
 
 absent_in() {
@@ -312,8 +323,10 @@ for _ in range(120): s.handle_request()
 ' >"$T/.http-port" &
 	http_pid=$!
 	_i=0
-	while [ ! -s "$T/.http-port" ] && [ $_i -lt 50 ]; do sleep 0.1; _i=$((_i + 1)); done
+	# Up to 30 s: on a loaded machine python3 alone can take seconds to start.
+	while [ ! -s "$T/.http-port" ] && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
 	http_port=$(cat "$T/.http-port")
+	[ -n "$http_port" ] || diag "start_http_server: the server did not start within 30 s"
 }
 
 # Run a test function as the invoking user and, when that is root, again as
