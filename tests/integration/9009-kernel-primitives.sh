@@ -28,8 +28,8 @@ for d in r.get("denied_syscalls") or []: print(d["syscall"], d["arch"], d["count
 		skip "keyctl(1) (keyutils) is not installed: only the keyctl probes above ran"
 	fi
 	refused "$who: date -s fails (EPERM)" '^date: cannot set date: Operation not permitted$' $RUN_AS "$CORDON" run -- date -s '2001-01-01'
+	ok_if_ran "$who: and the host clock did not move" "$T/.ok.out" 'cannot set date' test "$(date +%Y)" -gt 2001
 	ok "$who: control: date runs inside" $RUN_AS "$CORDON" run -- date +%Y
-	ok "$who: and the host clock did not move" test "$(date +%Y)" -gt 2001
 }
 
 for_each_user prim

@@ -59,6 +59,7 @@ some" "$who: no /proc/*/$f inside holds the host secret (the sandbox's own are r
 
 core_before=$(cat /proc/sys/kernel/core_pattern)
 for_each_user hp
-is "$(cat /proc/sys/kernel/core_pattern)" "$core_before" "the host's core_pattern is unchanged"
+ok_if_ran "the host's core_pattern is unchanged" "$T/err" 'Read-only file system' \
+	test "$(cat /proc/sys/kernel/core_pattern)" = "$core_before"
 pkill -P "$hostpid" 2>/dev/null; kill "$hostpid" 2>/dev/null
 done_testing
