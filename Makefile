@@ -125,9 +125,12 @@ demo: $(BIN)
 
 check: $(BIN) $(UNITS) $(HELPERS) $(REPLAYS) $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(wildcard tests/tools/*.c))
 	@sh scripts/deps.sh test
+	@rm -f $(B)/test-skips.log
 	CORDON=$(abspath $(BIN)) CORDON_BUILD=$(abspath $(B)) CORDON_SRC=$(CURDIR) \
+		CORDON_SKIP_LOG=$(abspath $(B))/test-skips.log \
 		prove -e '' --timer $(PROVE_FLAGS) $(UNITS) $(REPLAYS) \
-		$(sort $(wildcard tests/integration/*.sh))
+		$(sort $(wildcard tests/integration/*.sh)); \
+		rc=$$?; sh scripts/skip-banner.sh $(B)/test-skips.log; exit $$rc
 
 lint:
 	@sh scripts/deps.sh lint

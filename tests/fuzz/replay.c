@@ -49,15 +49,19 @@ static int replay_file(const char *path)
 	return 0;
 }
 
+/* A corpus that is missing, unreadable or empty replays nothing: that is a
+ * failure, never a green run. */
 static int replay_dir(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	char path[4096];
-	int fails = 0;
+	int fails = 0, files = 0;
 
-	if (!d)
-		return 0;
+	if (!d) {
+		printf("not ok %d - cannot open the corpus %s: %s\n", ++n, dir, strerror(errno));
+		return 1;
+	}
 	while ((e = readdir(d))) {
 		int w;
 		if (e->d_name[0] == '.')
@@ -66,8 +70,13 @@ static int replay_dir(const char *dir)
 		if (w < 0 || (size_t)w >= sizeof path)
 			continue;
 		fails += replay_file(path);
+		files++;
 	}
 	closedir(d);
+	if (!files) {
+		printf("not ok %d - the corpus %s is empty\n", ++n, dir);
+		fails++;
+	}
 	return fails;
 }
 
@@ -93,8 +102,12 @@ int main(int argc, char **argv)
 	} else {
 		int w = snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus/%s", src ? src : ".",
 		                 cd_fuzz_name);
-		if (w > 0 && (size_t)w < sizeof dir)
+		if (w > 0 && (size_t)w < sizeof dir) {
 			fails += replay_dir(dir);
+		} else {
+			printf("not ok %d - the corpus path is too long\n", ++n);
+			fails++;
+		}
 	}
 	printf("1..%d\n", n);
 	return fails ? 1 : 0;

@@ -39,6 +39,15 @@ wait_file() {
 	test -s "$1"
 }
 
+# Wait (up to 8 s) until file $1 has a line matching $2.
+wait_for_file_line() {
+	_w=0
+	while ! grep -qE -- "$2" "$1" 2>/dev/null && [ $_w -lt 80 ]; do
+		sleep 0.1
+		_w=$((_w + 1))
+	done
+}
+
 keys() { tmux -S "$sock" send-keys -t s -l -- "$1" && tmux -S "$sock" send-keys -t s Enter; }
 
 shell_session() {
@@ -58,6 +67,7 @@ stty -g >"$T/stty-before-$who"
 CORDON_AUDIT=$audit HOME=/nonexistent $as "$CORDON" shell --ro "$H" --json-fd 3 -- /bin/sh -i 3>"$T/rec-$who.json"
 echo \$? >"$T/rc-$who"
 stty -g >"$T/stty-after-$who"
+timeout --foreground 10 cat >"$T/typed-$who"
 sleep 30
 EOF
 	tmux -S "$sock" -f /dev/null new-session -d -s s -x 100 -y 30 "sh $T/pane-$who.sh"
@@ -93,15 +103,23 @@ print(\"ptys=%d\" % n)'"
 	want=$(tmux -S "$sock" display -p -t s '#{pane_height} #{pane_width}')
 	ok "$who: a resize reaches the pty ($want)" wait_for "^size=$want\$"
 
-	# THREATS row 1: keystrokes pushed with TIOCSTI must reach nothing;
-	# were they to reach the host terminal, the pane's shell would run
-	# them after cordon exits and create the marker.
+	# THREATS row 1: keystrokes pushed with TIOCSTI must reach nothing:
+	# not the session's shell, and not the host terminal, whose input queue
+	# the pane reads after cordon exits (typed-*).
 	keys "$H/try-syscall tiocsti tiocsti-high"
 	ok "$who: TIOCSTI is refused inside" wait_for '^tiocsti errno=EPERM$'
 	ok "$who: TIOCSTI with junk in the upper bits too" wait_for '^tiocsti-high errno=EPERM$'
+	# The injected line would be read by the session's own shell (the pty
+	# it was pushed into) and print inj-ected-ran, spelled so that the
+	# typed command itself never shows that text.
 	keys "python3 -c 'import fcntl, termios
-for c in \"touch $T/injected-$who\\n\": fcntl.ioctl(0, termios.TIOCSTI, c.encode())' 2>&1 | tail -1"
+for c in \"echo inj\" \"ected-ran; touch $T/injected-$who\\n\": fcntl.ioctl(0, termios.TIOCSTI, c.encode())' 2>&1 | tail -1"
 	ok "$who: a real injection attempt fails" wait_for 'PermissionError|Operation not permitted'
+	sleep 0.5
+	keys 'echo typed-after-inject'
+	wait_for '^typed-after-inject$' >/dev/null
+	pane >"$T/pane-inject-$who"
+	lacks "$who: the injected line never ran in the session" '^injected-ran$' "$T/pane-inject-$who" '^typed-after-inject$'
 
 	# Hostile output: an escape sequence to retitle the terminal.
 	keys "printf 'esc:\\033]0;pwned\\007:end\\n'"
@@ -111,8 +129,13 @@ for c in \"touch $T/injected-$who\\n\": fcntl.ioctl(0, termios.TIOCSTI, c.encode
 	is "$(cat "$T/rc-$who")" 7 "$who: cordon shell exits with the shell's status"
 	is "$(cat "$T/stty-after-$who")" "$(cat "$T/stty-before-$who")" \
 		"$who: the terminal's settings are restored"
-	sleep 0.5
-	nok "$who: nothing was injected into the host terminal" test -e "$T/injected-$who"
+	# The pane's tty is read after cordon exits: what waits in its input
+	# queue is what an injection pushed there.  A line typed now is the
+	# control that the read works.
+	keys 'typed-control'
+	wait_for_file_line "$T/typed-$who" '^typed-control$'
+	lacks "$who: nothing was injected into the host terminal" 'injected-' "$T/typed-$who" '^typed-control$'
+	nok "$who: ... and nothing ran it" test -e "$T/injected-$who"
 
 	run=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$T/rec-$who.json")
 	is "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["exit_code"])' "$T/rec-$who.json")" 7 \

@@ -32,9 +32,9 @@ print([m["src"] for m in json.load(sys.stdin)["mounts"] if m["dest"] == "/x"][0]
 	$RUN_AS "$CORDON" run --ro "$T/w:$T/proj/esc/cordon-x" -- true 2>"$T/err"
 	is $? 125 "$who: a destination through a symlink is refused"
 	ok "$who: the refusal names the symlink problem" grep -qi 'symbolic link' "$T/err"
-	$RUN_AS "$CORDON" run --ro "$T/proj:/d" --ro "$T/w:/d/esc/cordon-x" -- true 2>/dev/null
-	is $? 125 "$who: a destination through a symlink inside another bind is refused"
-	nok "$who: nothing appeared at the symlink's target" $RUN_AS "$CORDON" run -- test -e /usr/share/cordon-x
+	refused "$who: a destination through a symlink inside another bind is refused" 'symbolic link' \
+		$RUN_AS "$CORDON" run --ro "$T/proj:/d" --ro "$T/w:/d/esc/cordon-x" -- true
+	absent_in "$who: nothing appeared at the symlink's target" /usr/share/cordon-x $RUN_AS "$CORDON" run --
 
 	# The race: swap race/src (a directory) and race/alt (a symlink to the
 	# secret) with RENAME_EXCHANGE as fast as possible while cordon binds
@@ -63,7 +63,8 @@ print([m["src"] for m in json.load(sys.stdin)["mounts"] if m["dest"] == "/x"][0]
 	kill "$swapper" 2>/dev/null
 	wait "$swapper" 2>/dev/null
 	diag "$who: 60 runs: $good mounted the directory, $resolved resolved the symlink at plan time, $closed failed closed, $secret showed the secret"
-	is "$secret" 0 "$who: no run ever saw the symlink's target at the planned source"
+	ok "$who: no run ever saw the symlink's target at the planned source ($good ran with the directory)" \
+		test "$secret" -eq 0 -a "$good" -gt 0
 	ok "$who: the race was live (some runs saw the symlink at plan time or failed closed)" test $((resolved + closed)) -gt 0
 	ok "$who: and some runs mounted the directory" test "$good" -gt 0
 	is $((good + resolved + closed + secret)) 60 "$who: every run ended one of those ways"

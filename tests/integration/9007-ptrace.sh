@@ -26,7 +26,8 @@ vm-read=EPERM" "$who: PTRACE_ATTACH/SEIZE and process_vm_readv of a sibling are 
 	is "$(denied "$T/rec")" "process_vm_readv ptrace" "$who: the record names them"
 	# strace, if installed, cannot trace anything either.
 	if command -v strace >/dev/null 2>&1; then
-		nok "$who: strace cannot trace inside" $RUN_AS "$CORDON" run -- strace -o /dev/null true
+		refused "$who: strace cannot trace inside (EPERM)" 'ptrace.*Operation not permitted' $RUN_AS "$CORDON" run -- strace -o /dev/null true
+		ok "$who: control: strace itself runs inside" $RUN_AS "$CORDON" run -- strace -V
 	fi
 	# Control: outside the sandbox the same attach works (or fails for
 	# another reason than the filter's EPERM where yama forbids it).

@@ -34,10 +34,17 @@ ns() {
 		# shellcheck disable=SC2086
 		$RUN_AS "$CORDON" run --json-fd 3 -- $cmd >/dev/null 2>"$T/err" 3>"$T/rec"
 		rc=$?
-		ok "$who: '$cmd' fails" test "$rc" -ne 0
+		ok "$who: '$cmd' fails (exit $rc) with EPERM" sh -c "test $rc -ne 0 && grep -qE 'Operation not permitted|must be superuser' '$T/err'"
 		ok "$who: '$cmd' is visible in the record ($(denied "$T/rec"))" test -n "$(denied "$T/rec")"
 	done
-	nok "$who: /usr is still the read-only bind afterwards" $RUN_AS "$CORDON" run -- sh -c 'unshare -m sh -c "mount -t tmpfs none /usr && touch /usr/x" 2>/dev/null; touch /usr/x'
+	# The attempt and its result in the same namespace: unshare -m itself is
+	# refused, so no tmpfs ever covers /usr and nothing is written there.
+	refused "$who: unshare -m then a tmpfs over /usr is refused at the unshare (EPERM)" \
+		'^unshare: unshare failed: Operation not permitted$' \
+		$RUN_AS "$CORDON" run -- sh -c 'unshare -m sh -c "mount -t tmpfs none /usr && touch /usr/x && echo inner-wrote"'
+	refused "$who: /usr is still the read-only bind afterwards" "cannot touch '/usr/x': Read-only file system" \
+		$RUN_AS "$CORDON" run -- sh -c 'unshare -m true; touch /usr/x'
+	ok "$who: control: scratch is writable in the same run" $RUN_AS "$CORDON" run -- sh -c 'unshare -m true; touch /tmp/x'
 	# Control: outside, unshare -U works on this kernel (so the refusal
 	# inside is cordon's).
 	ok "control: unshare -U works outside the sandbox" $RUN_AS unshare -U true

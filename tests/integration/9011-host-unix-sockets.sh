@@ -46,7 +46,7 @@ us() {
 	done
 	is "$(run "@$abs")" "connect=ECONNREFUSED" "$who: an abstract socket of the host is unreachable (other net namespace)"
 	# Creating a socket in the read-only cwd fails; in scratch it works.
-	nok "$who: binding a socket in the read-only cwd fails" \
+	refused "$who: binding a socket in the read-only cwd fails (EROFS)" 'Read-only file system' \
 		$RUN_AS "$CORDON" run -- /usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("planted.sock")'
 	ok "$who: binding a socket in scratch works" \
 		$RUN_AS "$CORDON" run -- /usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("/tmp/s.sock")'

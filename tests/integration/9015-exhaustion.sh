@@ -17,7 +17,7 @@ ex() {
 	start=$(date +%s)
 	$RUN_AS "$CORDON" run --json-fd 3 --pids 64 --timeout 30s -- sh -c "i=0; while [ \$i -lt 2000 ]; do sleep 2$tag & i=\$((i+1)); done; echo done" 3>"$T/rec" >"$T/out" 2>"$T/err"
 	end=$(date +%s)
-	ok "$who: the fork bomb run ended quickly" test $((end - start)) -lt 20
+	ok_if_ran "$who: the fork bomb run ended quickly" "$T/rec" '"exit_code"' test $((end - start)) -lt 20
 	reason=$(field "$T/rec" reason)
 	by=$(field "$T/rec" limits.pids_by)
 	if [ "$by" = cgroup1 ] || [ "$by" = cgroup2 ]; then
@@ -27,13 +27,13 @@ ex() {
 	fi
 	is "$(field "$T/rec" limits.pids)" 64 "$who: the record states the pids limit"
 	sleep 0.2
-	nok "$who: none of the bomb's processes survived" pgrep -f "sleep 2$tag"
+	nok_if_ran "$who: none of the bomb's processes survived" "$T/rec" '"exit_code"' pgrep -f "sleep 2$tag"
 	ok "$who: the host can still fork" sh -c 'true & wait'
 
 	# 2 GB at --memory 256M.
 	$RUN_AS "$CORDON" run --json-fd 3 --memory 256M --ro "$H" -- "$H/esc-probe" alloc 2048 3>"$T/rec" >"$T/out" 2>&1
 	rc=$?
-	nok "$who: the 2 GB allocation did not succeed" grep -qx 'alloc=ok' "$T/out"
+	nok_if_ran "$who: the 2 GB allocation did not succeed" "$T/rec" '"exit_code"' grep -qx 'alloc=ok' "$T/out"
 	by=$(field "$T/rec" limits.memory_by)
 	if [ "$by" = cgroup1 ] || [ "$by" = cgroup2 ]; then
 		is "$(field "$T/rec" reason)" memory "$who: the record's reason is memory (by $by)"
@@ -54,14 +54,14 @@ ex() {
 	end=$(date +%s)
 	is "$rc" 124 "$who: the spin is killed at the timeout (124)"
 	is "$(field "$T/rec" reason)" timeout "$who: the record's reason is timeout"
-	ok "$who: on time" test $((end - start)) -lt 10
+	ok_if_ran "$who: on time" "$T/rec" '"exit_code"' test $((end - start)) -lt 10
 	sleep 0.2
-	nok "$who: no spinning child survived" pgrep -f "spin$tag"
+	nok_if_ran "$who: no spinning child survived" "$T/rec" '"exit_code"' pgrep -f "spin$tag"
 
 	# Huge output.
 	$RUN_AS "$CORDON" run --json-fd 3 --output-limit 1M -- sh -c 'yes xxxxxxxxxxxxxxxx' 3>"$T/rec" >"$T/flood" 2>/dev/null
 	is "$(field "$T/rec" reason)" output-limit "$who: a flood ends at the output cap"
-	ok "$who: no more than the cap was relayed" test "$(wc -c <"$T/flood")" -le 1048576
+	ok_if_ran "$who: no more than the cap was relayed" "$T/rec" '"exit_code"' test "$(wc -c <"$T/flood")" -le 1048576
 }
 
 for_each_user ex

@@ -32,8 +32,9 @@ CapEff=$zero
 CapAmb=$zero
 setuid0=refused" "$who: the sandbox user has no capabilities and cannot setuid(0)"
 	# Every mount the command could exec from is nosuid.
-	is "$($RUN_AS "$CORDON" run -- sh -c 'awk "{print \$5, \$6}" /proc/self/mountinfo | grep -v nosuid')" "" \
-		"$who: every mount is nosuid"
+	# shellcheck disable=SC2016
+	is "$($RUN_AS "$CORDON" run -- sh -c 'n=$(grep -c . /proc/self/mountinfo); echo "mounts=$n without-nosuid=$(awk "{print \$5, \$6}" /proc/self/mountinfo | grep -vc nosuid)"' |
+		sed 's/^mounts=[1-9][0-9]* /mounts=some /')" "mounts=some without-nosuid=0" "$who: every mount is nosuid"
 	if [ -u "$T/proj/suid-probe" ]; then
 		out=$($RUN_AS "$CORDON" run -- ./suid-probe ids)
 		is "$(echo "$out" | head -4 | tr '\n' ' ')" "euid=1000 egid=1000 CapPrm=$zero CapEff=$zero " \
@@ -63,7 +64,9 @@ setuid0=refused" "$who: the sandbox user has no capabilities and cannot setuid(0
 		break
 	done
 	[ $found = 1 ] || skip "no setuid su on this host"
-	nok "$who: su to root fails" $RUN_AS "$CORDON" run -- sh -c 'echo | su -c id root'
+	# (No "su to root fails" check: su fails on an empty password, or on
+	# PAM inside, whatever the sandbox does; the credentials of the running
+	# su above are what a wall decides.)
 	cd "$T" || exit 1
 }
 

@@ -4,6 +4,8 @@
 
 #include "audit.h"
 #include "gate.h"
+#include "plan.h"
+#include "sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -113,6 +115,8 @@ static void test_decide(const char *dir)
 	struct cd_decision d;
 	struct cd_err err = { 0, "" };
 	struct count c;
+	struct cd_plan plan;
+	struct cd_result res;
 	int n = snprintf(db, sizeof db, "%s/audit.db", dir);
 
 	if (n < 0 || (size_t)n >= sizeof db)
@@ -139,6 +143,8 @@ static void test_decide(const char *dir)
 	count_records(a, &c);
 	is_int(c.decision, 1, "a deny is recorded at once");
 	is_str(c.last_decision, "deny", "as a deny");
+	is_int(c.intent, 0, "a denied run has no intent record");
+	is_int(c.result, 0, "nor a result record");
 
 	rq.argv = allowed;
 	is_int(cd_gate_decide_run(&g, &rq, &d, &err), 0, "deciding an allowed argv succeeds");
@@ -146,6 +152,30 @@ static void test_decide(const char *dir)
 	ok(d.nids == 1 && strcmp(d.ids[0], "g-make-test") == 0, "the deciding grant is named");
 	count_records(a, &c);
 	is_int(c.decision, 1, "an allow is not recorded before the intent");
+	is_int(c.intent, 0, "deciding writes no intent");
+
+	/* The allow goes to the log with the intent, then the result. */
+	memset(&plan, 0, sizeof plan);
+	plan.profile = "default";
+	is_int(cd_gate_run_intent(&g, &rq, &plan, &d, &err), 0, "the intent is recorded (%s)",
+	       err.msg);
+	count_records(a, &c);
+	is_int(c.decision, 2, "the allow is recorded with the intent");
+	is_str(c.last_decision, "allow", "as an allow");
+	is_int(c.intent, 1, "one run.intent record");
+	is_int(c.result, 0, "no result before the run ends");
+	memset(&res, 0, sizeof res);
+	res.exit_code = 3;
+	memset(res.argv_sha256, 'a', 64);
+	memset(res.stdin_sha256, 'b', 64);
+	memset(res.stdout_sha256, 'c', 64);
+	memset(res.stderr_sha256, 'd', 64);
+	is_int(cd_gate_run_result(&g, &rq, &plan, &res, NULL, &err), 0,
+	       "the result is recorded (%s)", err.msg);
+	count_records(a, &c);
+	is_int(c.intent, 1, "still one intent");
+	is_int(c.result, 1, "one run.result record");
+	is_int(c.decision, 2, "the result adds no decision");
 
 	g.now = 1924992000; /* 2031-01-01, after expiry */
 	is_int(cd_gate_decide_run(&g, &rq, &d, &err), 0, "deciding after expiry succeeds");
@@ -155,7 +185,9 @@ static void test_decide(const char *dir)
 	cd_gate_decide_run(&g, &rq, &d, &err);
 	is_int(d.verdict, CD_VERDICT_DENY, "another agent is denied");
 	count_records(a, &c);
-	is_int(c.decision, 3, "both denies are recorded");
+	is_int(c.decision, 4, "both denies are recorded");
+	is_int(c.intent, 1, "denies add no intent");
+	is_int(c.result, 1, "nor a result");
 out:
 	cd_audit_close(a);
 	cd_policy_free(pol);
