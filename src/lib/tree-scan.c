@@ -46,6 +46,12 @@
 #define WHY_HOST_RUN   "runs on the host: read-only"
 #define WHY_GIT        "git control path: read-only"
 
+struct cred_pat {
+	const char *full, *base; /* the pattern; the name it ends in */
+	size_t blen;
+	int suffix; /* "*.EXT": base is ".EXT" */
+};
+
 struct walk {
 	struct cd_plan *p;
 	const struct cd_plan_opts *o;
@@ -59,7 +65,9 @@ struct walk {
 	int list_only;          /* cd_plan_planted: list, mount nothing */
 	size_t first;           /* the plan's first user mount */
 	int stamp;              /* remember each directory's ctime (plan->dirs) */
-	char ***list;           /* host-run paths found (relative to src), or NULL */
+	struct cred_pat cred[32];
+	size_t ncred;
+	char ***list; /* host-run paths found (relative to src), or NULL */
 	size_t *nlist;
 	char path[CD_PATH_MAX];
 };
@@ -146,22 +154,41 @@ static int pem_is_private(int dfd, const char *name)
 	return hit;
 }
 
-static int is_credential(struct walk *w, int dfd, const char *name, size_t len)
+/* cd_credential_files, split once per walk so that an entry costs a few
+ * integer compares: the name a pattern ends in (its last component, or
+ * the extension of "*.EXT"), its length, and the pattern. */
+static void creds_init(struct walk *w)
+{
+	size_t i;
+
+	for (i = 0; i < CD_ARRAY_SIZE(w->cred) && cd_credential_files[i]; i++) {
+		const char *c = cd_credential_files[i], *slash = strrchr(c, '/');
+
+		w->cred[i].full = c;
+		w->cred[i].suffix = c[0] == '*';
+		w->cred[i].base = w->cred[i].suffix ? c + 1 : slash ? slash + 1 : c;
+		w->cred[i].blen = strlen(w->cred[i].base);
+		w->ncred = i + 1;
+	}
+}
+
+static int is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len)
 {
 	const char *rel = w->path + w->srclen + 1;
-	size_t i, nl = strlen(name);
+	size_t i;
 
-	for (i = 0; cd_credential_files[i]; i++) {
-		const char *c = cd_credential_files[i];
+	for (i = 0; i < w->ncred; i++) {
+		const struct cred_pat *c = &w->cred[i];
 
-		if (c[0] == '*') {
-			if (nl > strlen(c) - 1 && !strcmp(name + nl - (strlen(c) - 1), c + 1))
+		if (c->suffix) {
+			if (nl > c->blen && !memcmp(name + nl - c->blen, c->base, c->blen))
 				return 1;
-		} else if (strchr(c, '/') ? suffix_is(w->path, len, c) : !strcmp(name, c)) {
+		} else if (nl == c->blen && name[0] == c->base[0] && !memcmp(name, c->base, nl) &&
+		           (c->base == c->full || suffix_is(w->path, len, c->full))) {
 			return 1;
 		}
 	}
-	if (nl > 4 && !strcmp(name + nl - 4, ".pem") && pem_is_private(dfd, name))
+	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4) && pem_is_private(dfd, name))
 		return 1;
 	for (i = 0; i < w->o->ncover_files; i++) {
 		const char *g = w->o->cover_files[i];
@@ -350,7 +377,8 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 	}
 	if (type == DT_SOCK && w->sockets) {
 		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_SOCKET);
-	} else if (type == DT_REG && w->creds && is_credential(w, dirfd(d), name, len + 1 + nl)) {
+	} else if (type == DT_REG && w->creds &&
+	           is_credential(w, dirfd(d), name, nl, len + 1 + nl)) {
 		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
 	}
 	if (r == 0 && w->protect && is_host_run(name)) {
@@ -499,6 +527,7 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 	w->err = err;
 	w->sockets = !o->skip_socket_scan;
 	w->creds = 1;
+	creds_init(w);
 	w->first = first;
 	for (i = 0; i < n && r == 0; i++) {
 		struct cd_mount *m = &p->mounts[i];
