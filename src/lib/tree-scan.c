@@ -653,22 +653,27 @@ static int changed_dirs(struct walk *w)
 {
 	const struct cd_plan *p = w->p;
 	size_t i;
-	int r = 0;
+	int r = 0, top = open(p->cwd, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
+	if (top < 0)
+		return cd_err_sys(w->err, -errno, "cannot open the working directory '%s'", p->cwd);
 	for (i = 0; i < p->ndirs && r == 0; i++) {
 		const struct cd_dir_stamp *ds = &p->dirs[i];
 		struct stat st;
-		int n = snprintf(w->path, sizeof w->path, "%s%s%s", p->cwd, ds->rel[0] ? "/" : "",
-		                 ds->rel);
+		int n;
 
-		if (n < 0 || (size_t)n >= sizeof w->path)
-			continue;
-		if (lstat(w->path, &st) < 0 || !S_ISDIR(st.st_mode))
+		/* relative to the tree's top: no lookup of its own path each time */
+		if (fstatat(top, ds->rel, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0 ||
+		    !S_ISDIR(st.st_mode))
 			continue; /* gone or replaced: its parent changed */
 		if (ctime_ns(&st) == ds->ctime_ns && ds->ctime_ns < p->scan_ns - STAMP_GUARD_NS)
 			continue;
-		r = reread(w, (size_t)n);
+		n = snprintf(w->path, sizeof w->path, "%s%s%s", p->cwd, ds->rel[0] ? "/" : "",
+		             ds->rel);
+		if (n > 0 && (size_t)n < sizeof w->path)
+			r = reread(w, (size_t)n);
 	}
+	close(top);
 	return r;
 }
 
