@@ -223,6 +223,20 @@ static int refuse_symlink(struct walk *w, const char *host)
 
 static int protect_gitdir(struct walk *w, const char *gd, unsigned depth);
 
+/* A git directory, wherever it is and whatever its name (a repository's
+ * .git, a submodule's, a worktree's, a bare repository): HEAD and objects. */
+static int is_gitdir(const char *dir)
+{
+	char c[CD_PATH_MAX];
+	struct stat st;
+	int n = snprintf(c, sizeof c, "%s/objects", dir);
+
+	if (n < 0 || (size_t)n >= sizeof c || lstat(c, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	memcpy(c + n - 7, "HEAD", 5);
+	return lstat(c, &st) == 0;
+}
+
 /* gd/modules holds the git directories of submodules, at paths that may
  * have several components: each directory with a HEAD is one. */
 static int protect_modules(struct walk *w, const char *dir, unsigned depth)
@@ -380,6 +394,17 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 	} else if (type == DT_REG && w->creds &&
 	           is_credential(w, dirfd(d), name, nl, len + 1 + nl)) {
 		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
+	}
+	/* A git directory not named .git (a bare repository, one a .git
+	 * file names): found by its HEAD, protected the same way. */
+	if (r == 0 && w->protect && type == DT_REG && !strcmp(name, "HEAD") &&
+	    !suffix_is(w->path, len, ".git")) {
+		char dir[CD_PATH_MAX];
+
+		memcpy(dir, w->path, len);
+		dir[len] = '\0';
+		if (is_gitdir(dir))
+			r = protect_gitdir(w, dir, 0);
 	}
 	if (r == 0 && w->protect && is_host_run(name)) {
 		if ((r = list_add(w, w->path)) < 0)
@@ -579,24 +604,6 @@ static int known_dir(const struct cd_plan *p, const char *rel)
 	return bsearch(&key, p->dirs, p->ndirs, sizeof *p->dirs, stamp_cmp) != NULL;
 }
 
-/* A git directory: below a .git (a submodule's, a worktree's) or .git
- * itself, holding a HEAD. */
-static int is_gitdir(const char *abs, const char *rel)
-{
-	char head[CD_PATH_MAX];
-	const char *g = strstr(rel, ".git");
-	int n;
-
-	for (; g; g = strstr(g + 1, ".git")) {
-		if ((g == rel || g[-1] == '/') && (g[4] == '\0' || g[4] == '/'))
-			break;
-	}
-	if (!g)
-		return 0;
-	n = snprintf(head, sizeof head, "%s/HEAD", abs);
-	return n > 0 && (size_t)n < sizeof head && access(head, F_OK) == 0;
-}
-
 static int name_in(const char *name, const char *const *names)
 {
 	size_t i;
@@ -614,8 +621,7 @@ static int name_in(const char *name, const char *const *names)
 static int reread(struct walk *w, size_t len)
 {
 	const struct cd_plan *p = w->p;
-	const char *rel = w->path[w->srclen] ? w->path + w->srclen + 1 : "";
-	int gd = is_gitdir(w->path, rel), r = 0, fd;
+	int gd = is_gitdir(w->path), r = 0, fd;
 	struct dirent *e;
 	DIR *d = opendir(w->path);
 
