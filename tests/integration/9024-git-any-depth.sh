@@ -17,7 +17,8 @@ G="git -c user.name=t -c user.email=t@t -c protocol.file.allow=always -c init.de
 
 # The tree, made by the user the case runs as: a repository with a nested
 # repository, a submodule x (.git file -> .git/modules/x), a linked
-# worktree wt2 inside the tree, a .gitattributes two levels down, and
+# worktree wt2 inside the tree, a .gitattributes two levels down, a bare
+# repository bare.git (its hooks run on a push), and
 # evil/, a repository whose config runs a fsmonitor (the marker's control).
 cat >"$T/setup.sh" <<'EOF'
 w=$1
@@ -32,6 +33,7 @@ cd "$w" || exit 1
 		$G submodule -q add ./sm-src x && $G commit -qm sub &&
 		$G worktree add -q wt2 &&
 		mkdir -p deep/er && echo '*.c diff' >deep/er/.gitattributes &&
+		$G init -q --bare bare.git &&
 		mkdir evil && $G -C evil init -q . &&
 		printf '[core]\n\tfsmonitor = "touch %s; false"\n' "$w/MARK" >>evil/.git/config
 } >/dev/null 2>&1 || exit 1
@@ -69,7 +71,7 @@ git_user() {
 	for route in "nested/.git/config" "nested/.git/hooks/post-index-change" \
 		".git/modules/x/config" ".git/modules/x/hooks/pre-commit" \
 		".git/worktrees/wt2/commondir" "wt2/.git" "x/.git" \
-		"deep/er/.gitattributes" ".gitmodules"; do
+		"deep/er/.gitattributes" ".gitmodules" "bare.git/config" "bare.git/hooks/pre-receive"; do
 		ww -- sh -c "fsmon() { printf '[core]\\n\\tfsmonitor = \"touch %s; false\"\\n' \"\$1\"; }
 			fsmon '$w/MARK' >> '$route'" 2>"$T/err"
 		ok "$who: writing $route fails with EROFS" grep -q "Read-only file system" "$T/err"
