@@ -77,6 +77,7 @@ enum {
 	OPT_AUDIT,
 	OPT_STATE,
 	OPT_SKIP_SOCKET_SCAN,
+	OPT_ALLOW_HOME,
 	OPT_ALLOW_HOST,
 	OPT_NET,
 	OPT_APPROVAL_TIMEOUT,
@@ -120,6 +121,7 @@ static const struct option options[] = {
 	{ "audit", required_argument, NULL, OPT_AUDIT },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "skip-socket-scan", no_argument, NULL, OPT_SKIP_SOCKET_SCAN },
+	{ "allow-home", no_argument, NULL, OPT_ALLOW_HOME },
 	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 	{ "net", required_argument, NULL, OPT_NET },
 	{ "record-limit", required_argument, NULL, OPT_RECORD_LIMIT },
@@ -139,7 +141,7 @@ struct run_args {
 	size_t nsecrets;
 	const char *cwd, *scratch;
 	struct cd_limits limits;
-	int json, json_fd, dry_run, allow_degraded, skip_socket_scan;
+	int json, json_fd, dry_run, allow_degraded, skip_socket_scan, allow_home;
 	int direct_stdio; /* stdin and stdout handed to the command, not relayed */
 	const char *allow_hosts[MAX_OPT_ITEMS];
 	size_t nallow;
@@ -530,6 +532,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case OPT_SKIP_SOCKET_SCAN:
 			a->skip_socket_scan = 1;
 			break;
+		case OPT_ALLOW_HOME:
+			a->allow_home = 1;
+			break;
 		case OPT_ALLOW_HOST:
 			if (a->nallow >= MAX_OPT_ITEMS) {
 				cli_errorf("too many --allow-host options (max %d)", MAX_OPT_ITEMS);
@@ -743,20 +748,69 @@ static unsigned missing_protected(const char *cwd)
 	return mask;
 }
 
-static json_t *planted_paths(const char *cwd, unsigned before)
+static int json_has(json_t *a, const char *s)
 {
-	unsigned after = missing_protected(cwd);
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(a, i, v)
+	{
+		if (!strcmp(json_string_value(v), s))
+			return 1;
+	}
+	return 0;
+}
+
+static void planted_one(json_t *a, const char *rel)
+{
+	if (!a || json_has(a, rel))
+		return;
+	cli_warnf("the command created '%s' in the workspace: it could run later on the host; "
+	          "review or remove it",
+	          rel);
+	json_array_append_new(a, json_string(rel));
+}
+
+/* The protected paths at the top, and the git control paths and host-run
+ * files at any depth (cd_plan_planted), that the run created. */
+static json_t *planted_paths(const struct cd_plan *plan, unsigned before)
+{
+	unsigned after = missing_protected(plan->cwd);
+	json_t *a = json_array();
+	struct cd_err err;
+	char **v = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; a && i < 32 && cd_protected_workspace_paths[i]; i++) {
+		if ((before & (1u << i)) && !(after & (1u << i)))
+			planted_one(a, cd_protected_workspace_paths[i]);
+	}
+	if (cd_plan_planted(plan, &v, &n, &err) < 0)
+		cli_warnf("could not check the workspace for planted git or host-run files: %s",
+		          err.msg);
+	for (i = 0; i < n; i++) {
+		planted_one(a, v[i]);
+		free(v[i]);
+	}
+	free(v);
+	return a;
+}
+
+/* What the plan covered or kept read-only inside bound trees, and why. */
+static json_t *covered_paths(const struct cd_plan *p)
+{
 	json_t *a = json_array();
 	size_t i;
 
-	for (i = 0; a && i < 32 && cd_protected_workspace_paths[i]; i++) {
-		if ((before & (1u << i)) && !(after & (1u << i))) {
-			cli_warnf(
-			        "the command created '%s' in the workspace: it could run later on "
-			        "the host; review or remove it",
-			        cd_protected_workspace_paths[i]);
-			json_array_append_new(a, json_string(cd_protected_workspace_paths[i]));
-		}
+	for (i = 0; a && i < p->nmounts; i++) {
+		const struct cd_mount *m = &p->mounts[i];
+		json_t *e;
+
+		if (!m->why || m->kind == CD_MNT_BIND || !(e = json_object()))
+			continue;
+		json_object_set_new(e, "path", json_string(m->dest));
+		json_object_set_new(e, "reason", json_string(m->why));
+		json_array_append_new(a, e);
 	}
 	return a;
 }
@@ -828,6 +882,7 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 	}
 	if (planted)
 		json_object_set(o, "planted_paths", planted);
+	json_object_set_new(o, "covered_paths", covered_paths(p));
 	if (layer)
 		json_object_set_new(o, "proposal_layer", layer_json(layer));
 	json_object_set_new(o, "walls", walls_json(r->walls));
@@ -1785,6 +1840,10 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	po.idmap = geteuid() == 0;
 	po.allow_degraded = a.allow_degraded;
 	po.skip_socket_scan = a.skip_socket_scan;
+	po.allow_home = a.allow_home;
+	po.caller_home = getenv("HOME");
+	po.cover_files = prof.cover_files;
+	po.ncover_files = prof.ncover;
 	po.egress = a.nallow > 0;
 	private_paths(&a, priv, privbuf, &po.nprivate);
 	po.private_paths = (const char *const *)priv;
@@ -1916,7 +1975,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		          mem);
 	}
 	if (prof.workspace_write)
-		planted = planted_paths(plan->cwd, missing_before);
+		planted = planted_paths(plan, missing_before);
 	if (a.propose)
 		layer_measure(&layer, &plan->limits);
 	extra = json_object();
@@ -1924,6 +1983,8 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		json_object_set_new(extra, "proposal_layer", layer_json(&layer));
 	if (extra && planted)
 		json_object_set(extra, "planted_paths", planted);
+	if (extra)
+		json_object_set_new(extra, "covered_paths", covered_paths(plan));
 	if (extra && tty) {
 		json_object_set_new(extra, "tty", json_true());
 		session = session_save(sess_fd, sess_path, &sess);
@@ -1984,7 +2045,10 @@ void cli_launch_options_help(FILE *f)
 	      "  --propose-inodes N    files, directories and deletions the overlay's layer\n"
 	      "                        may hold (default 65536; 16 to 200000)\n"
 	      "  --skip-socket-scan    do not cover host Unix sockets in bound directories\n"
-	      "                        (covered by default: connect() ignores read-only)\n"
+	      "                        (covered by default: connect() ignores read-only);\n"
+	      "                        credentials and git control paths are covered anyway\n"
+	      "  --allow-home          allow a working directory or bind that is or contains\n"
+	      "                        a home directory (refused by default)\n"
 	      "Environment:\n"
 	      "  --env NAME[=VALUE]    pass NAME (from cordon's environment, or VALUE)\n"
 	      "  --secret NAME[:FILE]  pass secret NAME from cordon's environment or FILE;\n"

@@ -13,7 +13,7 @@
 #define CD_SANDBOX_PTY_MAX "16" /* ptys in the sandbox's own devpts (a string: fsconfig) */
 
 /* cordon run */
-#define CD_PLAN_MAX_MOUNTS     128  /* binds, tmpfs, symlinks in one plan */
+#define CD_PLAN_MAX_MOUNTS     1024 /* binds, tmpfs, symlinks, covers in one plan */
 #define CD_PLAN_MAX_ENV        256  /* environment entries */
 #define CD_PLAN_MAX_ARGV       4096 /* arguments of the command */
 #define CD_PLAN_MAX_ARGS_BYTES (1 * CD_MIB)

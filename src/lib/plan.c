@@ -8,6 +8,8 @@
  */
 #include "plan.h"
 
+#include "plan-int.h"
+
 #include "bounds.h"
 #include "buf.h"
 #include "path.h"
@@ -129,6 +131,12 @@ void cd_plan_free(struct cd_plan *p)
 	free(p->hostname);
 	free(p->scratch_host);
 	free(p->profile);
+	for (i = 0; i < p->nhost_run; i++)
+		free(p->host_run[i]);
+	free(p->host_run);
+	for (i = 0; i < p->ndirs; i++)
+		free(p->dirs[i].rel);
+	free(p->dirs);
 	free(p);
 }
 
@@ -139,7 +147,10 @@ static int add_mount(struct cd_plan *p, enum cd_mount_kind kind, unsigned flags,
 	struct cd_mount *m;
 
 	if (p->nmounts >= CD_PLAN_MAX_MOUNTS)
-		return cd_err_set(err, -CD_E_LIMIT, "more than %d mounts in one plan",
+		return cd_err_set(err, -CD_E_LIMIT,
+		                  "more than %d mounts in one plan (the bound trees hold too many "
+		                  "host sockets, credential files or git control paths to cover): "
+		                  "refused rather than run half-protected; bind a smaller tree",
 		                  CD_PLAN_MAX_MOUNTS);
 	m = &p->mounts[p->nmounts];
 	memset(m, 0, sizeof *m);
@@ -153,6 +164,16 @@ static int add_mount(struct cd_plan *p, enum cd_mount_kind kind, unsigned flags,
 	}
 	p->nmounts++;
 	return 0;
+}
+
+int cd_plan_mount_add(struct cd_plan *p, enum cd_mount_kind kind, unsigned flags, const char *src,
+                      const char *dest, const char *why, struct cd_err *err)
+{
+	int r = add_mount(p, kind, flags, src, dest, err);
+
+	if (r == 0)
+		p->mounts[p->nmounts - 1].why = why;
+	return r;
 }
 
 static int add_file(struct cd_plan *p, const char *dest, const char *content, struct cd_err *err)
@@ -341,7 +362,8 @@ static int protect_one(struct cd_plan *p, const char *path, enum cd_mount_kind k
 	}
 	if (kind == CD_MNT_BIND && !S_ISDIR(st.st_mode))
 		return 0;
-	return add_mount(p, kind, flags, kind == CD_MNT_BIND ? path : NULL, path, err);
+	return cd_plan_mount_add(p, kind, flags, kind == CD_MNT_BIND ? path : NULL, path,
+	                         "runs on the host: read-only", err);
 }
 
 static int protect_workspace(struct cd_plan *p, const char *cwd, struct cd_err *err)
@@ -409,6 +431,9 @@ static int add_user_binds(struct cd_plan *p, const struct cd_plan_opts *o, size_
 			                  b->rw ? "--rw" : "--ro", b->dest ? b->dest : src);
 		if ((r = dest_ok(dest, err)) < 0)
 			return r;
+		if (!o->allow_home &&
+		    (r = cd_home_check(src, b->rw ? "--rw" : "--ro", o->caller_home, err)) < 0)
+			return r;
 		for (j = first; j < p->nmounts; j++) {
 			if (strcmp(p->mounts[j].dest, dest) == 0)
 				return cd_err_set(err, -CD_E_USAGE,
@@ -472,114 +497,6 @@ static int hide_private(struct cd_plan *p, const struct cd_plan_opts *o, struct 
 			if ((r = add_mount(p, CD_MNT_MASK, 0, NULL, dest, err)) < 0)
 				return r;
 		}
-	}
-	return 0;
-}
-
-/* Host Unix sockets inside a bound directory are reachable with connect()
- * even through a read-only bind, and no Landlock right of ABI <= 7 covers
- * connecting (THREATS row 11).  So every socket found under a host
- * directory the plan binds is covered with /dev/null.  The walk is
- * bounded; past the bound the run is refused unless the operator skips
- * the scan explicitly.  A socket created on the host after the scan is not
- * covered: keep sockets out of directories you hand to agents. */
-struct sock_scan {
-	struct cd_plan *p;
-	size_t seen;
-	const char *src, *dest; /* the bind being walked */
-	struct cd_err *err;
-};
-
-static int scan_dir(struct sock_scan *sc, int dfd, char *path, size_t len, unsigned depth)
-{
-	DIR *d;
-	struct dirent *e;
-	int r = 0;
-
-	if (depth > 64)
-		return 0;
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return 0;
-	}
-	while (r == 0 && (e = readdir(d))) {
-		size_t nl = strlen(e->d_name);
-		struct stat st;
-
-		if (e->d_name[0] == '.' && (nl == 1 || (nl == 2 && e->d_name[1] == '.')))
-			continue;
-		if (++sc->seen > CD_SOCKET_SCAN_MAX) {
-			r = cd_err_set(
-			        sc->err, -CD_E_LIMIT,
-			        "cannot check '%s' for host Unix sockets: more than %d entries; "
-			        "run from a smaller directory or pass --skip-socket-scan",
-			        sc->src, CD_SOCKET_SCAN_MAX);
-			break;
-		}
-		if (len + 1 + nl + 1 >= CD_PATH_MAX)
-			continue;
-		path[len] = '/';
-		memcpy(path + len + 1, e->d_name, nl + 1);
-		if (e->d_type == DT_SOCK ||
-		    (e->d_type == DT_UNKNOWN &&
-		     fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		     S_ISSOCK(st.st_mode))) {
-			char dest[CD_PATH_MAX];
-			int n = snprintf(dest, sizeof dest, "%s%s", sc->dest,
-			                 path + strlen(sc->src));
-			if (n > 0 && (size_t)n < sizeof dest)
-				r = add_mount(sc->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest,
-				              sc->err);
-		} else if (e->d_type == DT_DIR ||
-		           (e->d_type == DT_UNKNOWN &&
-		            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		            S_ISDIR(st.st_mode))) {
-			int sub = openat(dirfd(d), e->d_name,
-			                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0)
-				r = scan_dir(sc, sub, path, len + 1 + nl, depth + 1);
-		}
-		path[len] = '\0';
-	}
-	closedir(d);
-	return r;
-}
-
-static int scan_sockets(struct cd_plan *p, size_t first, struct cd_err *err)
-{
-	struct sock_scan sc;
-	size_t i, n = p->nmounts;
-	char path[CD_PATH_MAX];
-	int r;
-
-	memset(&sc, 0, sizeof sc);
-	sc.p = p;
-	sc.err = err;
-	for (i = first; i < n; i++) {
-		const struct cd_mount *m = &p->mounts[i];
-		size_t len;
-		int fd;
-
-		if ((m->kind != CD_MNT_BIND && m->kind != CD_MNT_OVERLAY) ||
-		    (m->flags & CD_MNT_DEV))
-			continue;
-		fd = open(m->src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			continue; /* a file, or gone: the child checks */
-		len = strlen(m->src);
-		if (len >= sizeof path) {
-			close(fd);
-			continue;
-		}
-		memcpy(path, m->src, len + 1);
-		sc.src = p->mounts[i].src;
-		sc.dest = p->mounts[i].dest;
-		if (strcmp(sc.src, "/") == 0)
-			len = 0; /* paths below "/" start with "/" already */
-		r = scan_dir(&sc, fd, path, len, 0);
-		if (r < 0)
-			return r;
 	}
 	return 0;
 }
@@ -854,6 +771,9 @@ static int add_scratch(struct cd_plan *p, const struct cd_plan_opts *o, struct c
 			                  o->scratch_host);
 		if ((r = check_cwd(host, err)) < 0)
 			return cd_err_prefix(err, "--scratch: ");
+		if (!o->allow_home &&
+		    (r = cd_home_check(host, "--scratch", o->caller_home, err)) < 0)
+			return r;
 		p->scratch_host = strdup(host);
 		if (!p->scratch_host)
 			return cd_err_set(err, -ENOMEM, "out of memory");
@@ -953,6 +873,9 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	}
 	if ((r = check_cwd(cwd, err)) < 0)
 		goto fail;
+	if (!o->allow_home &&
+	    (r = cd_home_check(cwd, "working directory", o->caller_home, err)) < 0)
+		goto fail;
 	p->cwd = strdup(cwd);
 	if (!p->cwd) {
 		r = cd_err_set(err, -ENOMEM, "out of memory");
@@ -979,14 +902,15 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 		goto fail;
 	if ((r = add_user_binds(p, o, first_user, err)) < 0)
 		goto fail;
-	if (!o->skip_socket_scan && (r = scan_sockets(p, first_user, err)) < 0)
+	if ((r = cd_plan_scan_trees(p, first_user, o, err)) < 0)
 		goto fail;
 	if ((r = hide_private(p, o, err)) < 0)
 		goto fail;
 	sort_by_depth(p, first_user);
 	/* Last: the root and /dev become read-only once populated. */
 	if ((r = add_mount(p, CD_MNT_REMOUNT_RO, 0, NULL, "/dev", err)) < 0 ||
-	    (r = add_mount(p, CD_MNT_REMOUNT_RO, 0, NULL, "/", err)) < 0)
+	    (r = add_mount(p, CD_MNT_REMOUNT_RO, 0, NULL, "/", err)) < 0 ||
+	    (r = cd_plan_check_mount_max(p, err)) < 0)
 		goto fail;
 
 	if ((r = build_env(p, o, err)) < 0 || (r = build_path_dirs(p, err)) < 0)

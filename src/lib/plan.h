@@ -53,6 +53,8 @@ struct cd_mount {
 	uint64_t size;   /* TMPFS, OVERLAY (its layer): bytes */
 	uint64_t inodes; /* OVERLAY: inodes of its layer */
 	unsigned mode;   /* TMPFS/DIR/FILE: permission bits */
+	const char *why; /* static: why a host path is covered or kept read-only
+			  * (recorded as covered_paths), or NULL */
 };
 
 /* Which walls the plan asks for; the result reports which were up. */
@@ -109,6 +111,23 @@ struct cd_plan {
 	/* seccomp, also refusing memfds and System V IPC: for a memory limit
 	 * that no cgroup enforces (quotas.h) */
 	struct cd_seccomp_prog seccomp_nocg;
+	/* workspace-write: the git control paths and host-run files found in
+	 * the working tree before the run, relative to cwd (cd_plan_planted
+	 * reports the ones that appear). */
+	char **host_run;
+	size_t nhost_run;
+	/* ... and every directory of it with its ctime then, sorted by
+	 * path (dirs_complete: all of them), so the check after the run
+	 * reads only the directories that changed. */
+	struct cd_dir_stamp *dirs;
+	size_t ndirs;
+	int dirs_complete;
+	int64_t scan_ns; /* CLOCK_REALTIME when the walk began */
+};
+
+struct cd_dir_stamp {
+	char *rel;        /* relative to the working directory; "" for itself */
+	int64_t ctime_ns; /* its ctime when the walk read it */
 };
 
 /* What the caller (the CLI, later the gate) asks for.  Everything is
@@ -137,7 +156,8 @@ struct cd_plan_opts {
 	int idmap;                      /* the caller is root: see cd_plan.idmap */
 	const char *profile;
 	int allow_degraded;   /* run without walls the kernel lacks (recorded) */
-	int skip_socket_scan; /* do not cover host Unix sockets in bound dirs */
+	int skip_socket_scan; /* do not cover host Unix sockets in bound dirs (git
+			       * control paths and credentials are covered anyway) */
 	int egress;           /* reach the network through cordon's proxy only */
 	int tty;              /* cordon shell: a pty of its own devpts as stdio */
 	int cwd_writable;     /* workspace-write: the cwd is writable, except
@@ -154,6 +174,15 @@ struct cd_plan_opts {
 	 * propose_inodes), handed to the caller after the run
 	 * (cd_sandbox_io.on_layer); writes never reach the real tree. */
 	int overlay;
+	/* Refused unless allow_home: a working directory or bind that is or
+	 * contains a login account's home, root's or caller_home ($HOME). */
+	int allow_home;
+	const char *caller_home;
+	/* Globs of further credential files to cover in every bound tree
+	 * (the profile's cover_files): without '/' matched against the file
+	 * name at any depth, with '/' against the path below the bind. */
+	const char *const *cover_files;
+	size_t ncover_files;
 };
 
 /* Fill `lim` with the strict profile's defaults. */
@@ -164,6 +193,11 @@ void cd_limits_default(struct cd_limits *lim);
  * message naming the option), -errno for host paths that cannot be
  * resolved, -CD_E_LIMIT past the caps in bounds.h. */
 int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err);
+
+/* After a workspace-write run: the git control paths and host-run files
+ * (profile.h) now in the working tree that were not there before, relative
+ * to it, in *ret (ret_n entries; free each and the vector). */
+int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct cd_err *err);
 
 /* Free a plan, wiping secret environment entries.  NULL-safe. */
 void cd_plan_free(struct cd_plan *p);

@@ -510,6 +510,11 @@ static int check_setting(struct lctx *c, const char *key, const struct cd_ynode 
 		if (!canonical_abs(path))
 			return lfail(c, item, "an absolute path without '.', '..', '//'",
 			             "path '%s' is not canonical", path);
+	} else if (!strcmp(key, "cover_files")) {
+		if (!item->len || item->len > 255 || memchr(s, '\0', item->len) || s[0] == '/' ||
+		    s[item->len - 1] == '/')
+			return lfail(c, item, "a glob like '*.secret' or 'conf/token.json'",
+			             "cover_files '%s' is not a relative glob of 1-255 bytes", s);
 	} else if (!strcmp(key, "env")) {
 		const char *eq = strchr(s, '=');
 		if (!env_name_ok(s, eq ? (size_t)(eq - s) : item->len))
@@ -525,11 +530,11 @@ static int load_profiles(struct lctx *c, const struct cd_ynode *map)
 		                                   "cpu_time", "output_limit", "scratch_size",
 		                                   "net",      "workspace",    NULL };
 	static const struct keyspec spec[] = {
-		{ "memory", 0 },   { "pids", 0 },         { "timeout", 0 },
-		{ "cpu_time", 0 }, { "output_limit", 0 }, { "scratch_size", 0 },
-		{ "net", 0 },      { "allow_hosts", 0 },  { "ro", 0 },
-		{ "rw", 0 },       { "env", 0 },          { "workspace", 0 },
-		{ NULL, 0 },
+		{ "memory", 0 },      { "pids", 0 },         { "timeout", 0 },
+		{ "cpu_time", 0 },    { "output_limit", 0 }, { "scratch_size", 0 },
+		{ "net", 0 },         { "allow_hosts", 0 },  { "ro", 0 },
+		{ "rw", 0 },          { "env", 0 },          { "workspace", 0 },
+		{ "cover_files", 0 }, { NULL, 0 },
 	};
 	const struct cd_ynode *k, *set, *sk;
 	size_t i = 0;

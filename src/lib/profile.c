@@ -26,6 +26,52 @@ const char *const cd_protected_workspace_paths[] = {
 	NULL,
 };
 
+const char *const cd_host_run_names[] = {
+	".git",
+	".gitmodules",
+	".gitattributes",
+	".github",
+	".gitlab-ci.yml",
+	".circleci",
+	".envrc",
+	".mcp.json",
+	".vscode",
+	".idea",
+	".devcontainer",
+	".husky",
+	".pre-commit-config.yaml",
+	".cursor",
+	".claude",
+	NULL,
+};
+
+const char *const cd_git_control_names[] = {
+	"config", "config.worktree", "hooks", "info", "worktrees", "commondir", NULL,
+};
+
+/* Private keys: by their usual names, any *.key (gpg's private-keys-v1.d
+ * among them), and a *.pem that holds a PRIVATE KEY block (a certificate
+ * stays readable; tree-scan.c looks inside). */
+const char *const cd_credential_files[] = {
+	".netrc",
+	".git-credentials",
+	".npmrc",
+	".pypirc",
+	".pgpass",
+	".docker/config.json",
+	".kube/config",
+	".aws/credentials",
+	".config/gh/hosts.yml",
+	"id_rsa",
+	"id_dsa",
+	"id_ecdsa",
+	"id_ed25519",
+	"id_ecdsa_sk",
+	"id_ed25519_sk",
+	"*.key",
+	NULL,
+};
+
 static const char *const one_write[] = { "write" };
 static const struct cd_profile_setting workspace_write[] = {
 	{ "workspace", one_write, 1 },
@@ -177,6 +223,17 @@ int cd_profile_apply(struct cd_sandbox_profile *p, const struct cd_profile_setti
 					               "profile setting workspace: '%s' is not "
 					               "read-only or write",
 					               s[i].values[0]);
+			}
+		} else if (!strcmp(k, "cover_files")) {
+			for (j = 0; j < s[i].nvalues && r == 0; j++) {
+				if (p->ncover >= CD_PROFILE_MAX_ITEMS)
+					r = cd_err_set(err, -CD_E_LIMIT,
+					               "profile has too many cover_files");
+				else if (!s[i].values[j][0])
+					r = cd_err_set(err, -CD_E_USAGE,
+					               "profile setting cover_files: empty glob");
+				else
+					p->cover_files[p->ncover++] = s[i].values[j];
 			}
 		} else {
 			r = cd_err_set(err, -CD_E_USAGE, "unknown profile setting '%s'", k);

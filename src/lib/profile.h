@@ -4,7 +4,7 @@
  * built in (strict, workspace-write) or comes from a policy file's
  * `profiles:` (validated there by the policy loader): memory, pids,
  * timeout, cpu_time, output_limit, scratch_size, net, allow_hosts, ro, rw,
- * env, workspace.  This module applies them on top of the strict defaults;
+ * env, workspace, cover_files.  This module applies them on top of the strict defaults;
  * it refuses what it cannot enforce (fail closed), e.g. `net: proxy` until
  * the egress proxy exists. */
 #ifndef CD_PROFILE_H
@@ -30,6 +30,9 @@ struct cd_sandbox_profile {
 	 * front end checks each one as --allow-host would). */
 	const char *allow_hosts[CD_PROFILE_MAX_ITEMS];
 	size_t nallow;
+	/* cover_files: globs of further credential files, borrowed */
+	const char *cover_files[CD_PROFILE_MAX_ITEMS];
+	size_t ncover;
 };
 
 /* The built-in profiles, by name: "strict" (the default) and
@@ -55,5 +58,19 @@ int cd_profile_load_file(const char *path, struct cd_arena *arena, struct cd_san
  * the host (git hooks and config, CI definitions, editor tasks, shell rc
  * files, MCP client configs): kept read-only.  NULL-terminated. */
 extern const char *const cd_protected_workspace_paths[];
+
+/* Names the host runs or reads as configuration wherever they are (a
+ * nested repository's .git, .envrc, editor and MCP client configs): kept
+ * read-only at any depth of a writable tree.  NULL-terminated. */
+extern const char *const cd_host_run_names[];
+
+/* Inside a git directory (a repository's, a submodule's under
+ * .git/modules, a worktree's): what git reads as configuration or runs.
+ * NULL-terminated. */
+extern const char *const cd_git_control_names[];
+
+/* Credential files covered (empty) in every bound tree at any depth: a
+ * name, "DIR/NAME" matched as the path's tail, or "*.EXT".  NULL-terminated. */
+extern const char *const cd_credential_files[];
 
 #endif

@@ -233,12 +233,51 @@ static void path_pop(struct scan *sc, size_t old)
 	sc->path[old] = '\0';
 }
 
+static int comp_in(const char *c, size_t cl, const char *const *names)
+{
+	size_t i;
+
+	for (i = 0; names[i]; i++) {
+		if (strlen(names[i]) == cl && memcmp(c, names[i], cl) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Any component a host-run name (.git itself, a file or a directory,
+ * .gitmodules, .gitattributes, .envrc ...), or a git control path below
+ * a .git (its config and hooks, a submodule's under .git/modules). */
+static int host_run_path(const char *path, size_t len)
+{
+	size_t at = 0, cl;
+	int in_git = 0;
+
+	while (at < len) {
+		const char *c = path + at, *slash = memchr(c, '/', len - at);
+
+		cl = slash ? (size_t)(slash - c) : len - at;
+		if (in_git && comp_in(c, cl, cd_git_control_names))
+			return 1;
+		if (cl == 4 && memcmp(c, ".git", 4) == 0) {
+			if (!slash)
+				return 1;
+			in_git = 1;
+		} else if (comp_in(c, cl, cd_host_run_names) && (cl != 4 || !in_git)) {
+			return 1;
+		}
+		at += cl + 1;
+	}
+	return 0;
+}
+
 /* Would this path run later on the host?  A protected entry at the top or
  * at any depth (nested repositories, dot files in subdirectories). */
 int cd_prop_flagged(const char *path, size_t len)
 {
 	size_t i, at;
 
+	if (host_run_path(path, len))
+		return 1;
 	for (at = 0; at < len; at++) {
 		if (at && path[at - 1] != '/')
 			continue;

@@ -241,5 +241,14 @@ int main(void)
 	ok(!cd_prop_flagged("src/main.c", 10), "an ordinary file is not flagged");
 	ok(!cd_prop_flagged(".gitignore", 10), ".gitignore is not flagged");
 	ok(!cd_prop_flagged("x.git/hooks/a", 13), "a name merely ending in .git is not flagged");
+	ok(cd_prop_flagged(".git/modules/x/config", 21), "a submodule's config is flagged");
+	ok(cd_prop_flagged(".git/modules/a/b/hooks/post-checkout", 36),
+	   "a nested submodule's hook is flagged");
+	ok(cd_prop_flagged("wt/.git", 7), "a .git file (worktree, submodule) is flagged");
+	ok(cd_prop_flagged("deep/er/.gitattributes", 22), "a .gitattributes at depth is flagged");
+	ok(cd_prop_flagged("a/b/.envrc", 10), "an .envrc at depth is flagged");
+	ok(cd_prop_flagged(".git/worktrees/w/commondir", 26), "a worktree's commondir is flagged");
+	ok(!cd_prop_flagged(".git/objects/ab/cdef", 20), "git objects are not flagged");
+	ok(!cd_prop_flagged(".git/refs/heads/main", 20), "git refs are not flagged");
 	return tap_done();
 }

@@ -1,0 +1,61 @@
+#!/bin/sh
+# bench/scan.sh — what the walk of the bound trees costs at start-up:
+# `cordon run -- /bin/true` from an empty directory and from a generated
+# working tree of 50,000 small files (2,500 directories of 20, plus one
+# nested git repository), in the default profile and in workspace-write
+# (which also checks for planted files after the run), one hyperfine run
+# per directory.  With a second binary (BEFORE), both are measured side by
+# side, interleaved by hyperfine's command order.
+#
+#   sh bench/scan.sh [CORDON [BEFORE]]
+#
+# Environment: RUNS (40), WARMUP (5).  The audit log is on tmpfs
+# (/dev/shm), so the disk's fsync does not drown the walk.  Prints wall
+# time and the CPU time (user + system) hyperfine measured; on a shared
+# machine compare the CPU times.  Benchmarks only: nothing is asserted.
+set -eu
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+CORDON=${1:-$SRC/build/cordon}
+BEFORE=${2:-}
+RUNS=${RUNS:-40}
+WARMUP=${WARMUP:-5}
+for t in hyperfine python3 git; do
+	command -v "$t" >/dev/null || { echo "scan.sh: $t missing" >&2; exit 1; }
+done
+W=$(mktemp -d /tmp/cordon-bench-scan.XXXXXX)
+chmod 755 "$W"
+mkdir -m 755 "$W/empty"
+python3 - "$W/tree" <<'EOF'
+import os, sys
+root = sys.argv[1]
+for d in range(2500):
+    p = "%s/d%02d/s%03d" % (root, d // 100, d)
+    os.makedirs(p)
+    for f in range(20):
+        with open("%s/f%02d.txt" % (p, f), "w") as fh:
+            fh.write("x\n")
+EOF
+git init -q "$W/tree/nested"
+CORDON_AUDIT=/dev/shm/cordon-bench-scan-audit.$$.db
+CORDON_STATE=/dev/shm/cordon-bench-scan-state.$$.db
+export CORDON_AUDIT CORDON_STATE
+trap 'rm -rf "$W" "$CORDON_AUDIT"* "$CORDON_STATE"*' EXIT
+
+echo "# scan benchmark: $(nproc) CPUs, kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# tree: $(find "$W/tree" -type f | wc -l) files in $(find "$W/tree" -type d | wc -l) directories"
+for dir in empty tree; do
+	cd "$W/$dir"
+	set --
+	for bin in ${BEFORE:+"$BEFORE"} "$CORDON"; do
+		set -- "$@" -n "$(basename "$(dirname "$(dirname "$bin")")") strict" "$bin run -- /bin/true"
+		set -- "$@" -n "$(basename "$(dirname "$(dirname "$bin")")") workspace-write" \
+			"$bin run --profile workspace-write -- /bin/true"
+	done
+	hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$W/$dir.json" "$@" >/dev/null
+	echo "## from the $dir directory: median wall ms, mean user+system ms"
+	python3 - "$W/$dir.json" <<'EOF'
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print("%-40s %8.1f %8.1f" % (r["command"], r["median"] * 1000, (r["user"] + r["system"]) * 1000))
+EOF
+done

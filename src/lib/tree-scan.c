@@ -1,0 +1,793 @@
+/* tree-scan.c — one walk over the host trees a plan binds (plan-int.h).
+ *
+ * Three things hide in a bound tree that a bind alone does not handle:
+ * host Unix sockets (connect() works through a read-only bind and no
+ * Landlock right covers it, THREATS row 11), credential files (a project
+ * or a home-like directory holding .netrc, cloud and registry tokens,
+ * private keys), and, in a writable tree, files the host runs on its own
+ * later (git config and hooks of any repository at any depth, .envrc,
+ * editor tasks, MCP client configs).  One walk finds all three: sockets
+ * and credentials are covered with /dev/null, the others are kept
+ * read-only (a mount point also cannot be renamed or removed).
+ *
+ * The walk fails closed: an entry it cannot reach (past CD_SOCKET_SCAN_MAX
+ * entries, deeper than SCAN_MAX_DEPTH, a path longer than PATH_MAX)
+ * refuses the run instead of running half-protected.  What appears on
+ * the host after the walk is not covered; in a workspace-write tree the
+ * front end walks again after the run (cd_plan_planted) and reports any
+ * new git control path or host-run file.
+ */
+#include "plan-int.h"
+
+#include "bounds.h"
+#include "path.h"
+#include "profile.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SCAN_MAX_DEPTH    64
+#define MODULES_MAX_DEPTH 16
+#define KEY_SNIFF_BYTES   (64 * 1024)
+#define STAMP_MAX         100000       /* directories remembered for the check after the run */
+#define STAMP_GUARD_NS    1000000000LL /* changed within 1 s before the walk: read again */
+
+#define WHY_SOCKET     "host socket"
+#define WHY_CREDENTIAL "credential file"
+#define WHY_HOST_RUN   "runs on the host: read-only"
+#define WHY_GIT        "git control path: read-only"
+
+struct cred_pat {
+	const char *full, *base; /* the pattern; the name it ends in */
+	size_t blen;
+	int suffix; /* "*.EXT": base is ".EXT" */
+};
+
+struct walk {
+	struct cd_plan *p;
+	const struct cd_plan_opts *o;
+	struct cd_err *err;
+	size_t seen;
+	const char *src, *dest; /* the bind being walked (host, inside) */
+	size_t srclen;          /* 0 when src is "/" */
+	int sockets;            /* cover host sockets */
+	int creds;              /* cover credential files */
+	int protect;            /* keep host-run paths read-only (a writable tree) */
+	int list_only;          /* cd_plan_planted: list, mount nothing */
+	size_t first;           /* the plan's first user mount */
+	int stamp;              /* remember each directory's ctime (plan->dirs) */
+	struct cred_pat cred[32];
+	size_t ncred;
+	char ***list; /* host-run paths found (relative to src), or NULL */
+	size_t *nlist;
+	char path[CD_PATH_MAX];
+};
+
+static int list_add(struct walk *w, const char *host)
+{
+	const char *rel = host + w->srclen + 1;
+	char **v;
+
+	if (!w->list)
+		return 0;
+	if (*w->nlist >= CD_PLAN_MAX_MOUNTS * 4)
+		return 0; /* enough to warn about; the mounts are what protects */
+	v = realloc(*w->list, (*w->nlist + 1) * sizeof *v);
+	if (!v)
+		return cd_err_set(w->err, -ENOMEM, "out of memory");
+	*w->list = v;
+	if (!(v[*w->nlist] = strdup(rel)))
+		return cd_err_set(w->err, -ENOMEM, "out of memory");
+	(*w->nlist)++;
+	return 0;
+}
+
+static int has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_kind kind)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmounts; i++) {
+		if (p->mounts[i].kind == kind && strcmp(p->mounts[i].dest, dest) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Mount over the host path `host` (below w->src) at its place inside. */
+static int cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsigned flags,
+                 const char *why)
+{
+	char dest[CD_PATH_MAX];
+	int n;
+
+	if (w->list_only)
+		return 0;
+	n = snprintf(dest, sizeof dest, "%s%s", strcmp(w->dest, "/") ? w->dest : "",
+	             host + w->srclen);
+	if (n < 0 || (size_t)n >= sizeof dest)
+		return cd_err_set(
+		        w->err, -ENAMETOOLONG,
+		        "'%.64s...' is longer than PATH_MAX inside the sandbox: it cannot "
+		        "be covered, so the run is refused",
+		        host);
+	if (kind != CD_MNT_MASK && has_dest(w->p, dest, kind))
+		return 0;
+	return cd_plan_mount_add(w->p, kind, flags, kind == CD_MNT_BIND ? host : NULL, dest, why,
+	                         w->err);
+}
+
+static int suffix_is(const char *path, size_t len, const char *tail)
+{
+	size_t tl = strlen(tail);
+
+	return len > tl && path[len - tl - 1] == '/' && memcmp(path + len - tl, tail, tl) == 0;
+}
+
+/* A .pem holds a private key when it says so (certificates stay readable). */
+static int pem_is_private(int dfd, const char *name)
+{
+	char *buf;
+	ssize_t n;
+	int fd, hit = 0;
+	struct stat st;
+
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 1; /* unreadable to us: cover it anyway */
+	buf = malloc(KEY_SNIFF_BYTES);
+	if (buf && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (n = read(fd, buf, KEY_SNIFF_BYTES)) > 0)
+		hit = memmem(buf, (size_t)n, "PRIVATE KEY-----", 16) != NULL;
+	else
+		hit = 1;
+	free(buf);
+	close(fd);
+	return hit;
+}
+
+/* cd_credential_files, split once per walk so that an entry costs a few
+ * integer compares: the name a pattern ends in (its last component, or
+ * the extension of "*.EXT"), its length, and the pattern. */
+static void creds_init(struct walk *w)
+{
+	size_t i;
+
+	for (i = 0; i < CD_ARRAY_SIZE(w->cred) && cd_credential_files[i]; i++) {
+		const char *c = cd_credential_files[i], *slash = strrchr(c, '/');
+
+		w->cred[i].full = c;
+		w->cred[i].suffix = c[0] == '*';
+		w->cred[i].base = w->cred[i].suffix ? c + 1 : slash ? slash + 1 : c;
+		w->cred[i].blen = strlen(w->cred[i].base);
+		w->ncred = i + 1;
+	}
+}
+
+static int is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len)
+{
+	const char *rel = w->path + w->srclen + 1;
+	size_t i;
+
+	for (i = 0; i < w->ncred; i++) {
+		const struct cred_pat *c = &w->cred[i];
+
+		if (c->suffix) {
+			if (nl > c->blen && !memcmp(name + nl - c->blen, c->base, c->blen))
+				return 1;
+		} else if (nl == c->blen && name[0] == c->base[0] && !memcmp(name, c->base, nl) &&
+		           (c->base == c->full || suffix_is(w->path, len, c->full))) {
+			return 1;
+		}
+	}
+	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4) && pem_is_private(dfd, name))
+		return 1;
+	for (i = 0; i < w->o->ncover_files; i++) {
+		const char *g = w->o->cover_files[i];
+		if (fnmatch(g, strchr(g, '/') ? rel : name, FNM_PATHNAME) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int is_host_run(const char *name)
+{
+	size_t i;
+
+	if (name[0] != '.')
+		return 0;
+	for (i = 0; cd_host_run_names[i]; i++) {
+		if (!strcmp(name, cd_host_run_names[i]))
+			return 1;
+	}
+	return 0;
+}
+
+static int refuse_symlink(struct walk *w, const char *host)
+{
+	if (w->list_only)
+		return list_add(w, host);
+	return cd_err_set(w->err, -CD_E_USAGE,
+	                  "'%s' is a symlink; a writable tree cannot keep it read-only (the host "
+	                  "would run what it points to), so the run is refused",
+	                  host);
+}
+
+static int protect_gitdir(struct walk *w, const char *gd, unsigned depth);
+
+/* A git directory, wherever it is and whatever its name (a repository's
+ * .git, a submodule's, a worktree's, a bare repository): HEAD and objects. */
+static int is_gitdir(const char *dir)
+{
+	char c[CD_PATH_MAX];
+	struct stat st;
+	int n = snprintf(c, sizeof c, "%s/objects", dir);
+
+	if (n < 0 || (size_t)n >= sizeof c || lstat(c, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	memcpy(c + n - 7, "HEAD", 5);
+	return lstat(c, &st) == 0;
+}
+
+/* gd/modules holds the git directories of submodules, at paths that may
+ * have several components: each directory with a HEAD is one. */
+static int protect_modules(struct walk *w, const char *dir, unsigned depth)
+{
+	char sub[CD_PATH_MAX];
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int r = 0, n;
+
+	if (depth > MODULES_MAX_DEPTH)
+		return cd_err_set(w->err, -CD_E_LIMIT,
+		                  "'%s': submodules nested deeper than %d levels; refused", dir,
+		                  MODULES_MAX_DEPTH);
+	if ((r = cover(w, dir, CD_MNT_BIND, CD_MNT_RW, NULL)) < 0)
+		return r;
+	if (!(d = opendir(dir)))
+		return 0;
+	while (r == 0 && (e = readdir(d))) {
+		int is_gd;
+
+		if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
+			continue;
+		n = snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+		if (n < 0 || (size_t)n + sizeof "/HEAD" > sizeof sub) {
+			r = cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", dir);
+			break;
+		}
+		memcpy(sub + n, "/HEAD", sizeof "/HEAD");
+		is_gd = lstat(sub, &st) == 0;
+		sub[n] = '\0';
+		if (lstat(sub, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode))
+			r = refuse_symlink(w, sub); /* git would follow it */
+		else if (S_ISDIR(st.st_mode))
+			r = is_gd ? protect_gitdir(w, sub, depth + 1)
+			          : protect_modules(w, sub, depth + 1);
+	}
+	closedir(d);
+	return r;
+}
+
+/* A git directory (a repository's .git, a submodule's or worktree's):
+ * itself a mount point (no rename-and-replace), its control paths
+ * read-only, its submodules' directories the same. */
+static int protect_gitdir(struct walk *w, const char *gd, unsigned depth)
+{
+	char c[CD_PATH_MAX];
+	struct stat st;
+	size_t i;
+	int r, n;
+
+	if ((r = cover(w, gd, CD_MNT_BIND, CD_MNT_RW, NULL)) < 0)
+		return r;
+	for (i = 0; cd_git_control_names[i]; i++) {
+		n = snprintf(c, sizeof c, "%s/%s", gd, cd_git_control_names[i]);
+		if (n < 0 || (size_t)n >= sizeof c)
+			return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", gd);
+		if (lstat(c, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode))
+			r = refuse_symlink(w, c);
+		else if ((r = list_add(w, c)) == 0)
+			r = cover(w, c, CD_MNT_REMOUNT_RO, 0, WHY_GIT);
+		if (r < 0)
+			return r;
+	}
+	n = snprintf(c, sizeof c, "%s/modules", gd);
+	if (n > 0 && (size_t)n < sizeof c && lstat(c, &st) == 0 && S_ISDIR(st.st_mode))
+		return protect_modules(w, c, depth);
+	return 0;
+}
+
+/* A .git file ("gitdir: PATH", linked worktrees and submodules): itself
+ * read-only so it cannot be pointed elsewhere, and the git directory it
+ * names protected when it lies in a tree the sandbox can write. */
+static int protect_gitfile(struct walk *w, int dfd, const char *name)
+{
+	char buf[CD_PATH_MAX], target[CD_PATH_MAX], canon[CD_PATH_MAX];
+	const char *dir_end = strrchr(w->path, '/');
+	ssize_t n;
+	size_t i;
+	int fd, r;
+
+	if (w->list_only)
+		return 0;
+	if ((r = cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_GIT)) < 0)
+		return r;
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 8 || memcmp(buf, "gitdir: ", 8) != 0)
+		return 0; /* git ignores it */
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (buf[8] == '/')
+		r = snprintf(target, sizeof target, "%s", buf + 8);
+	else
+		r = snprintf(target, sizeof target, "%.*s/%s", (int)(dir_end - w->path), w->path,
+		             buf + 8);
+	if (r < 0 || (size_t)r >= sizeof target ||
+	    cd_path_canonical(target, canon, sizeof canon) < 0)
+		return 0; /* git finds nothing there either */
+	for (i = 0; i < w->p->nmounts; i++) {
+		const struct cd_mount *m = &w->p->mounts[i];
+		struct walk sub;
+
+		if (m->kind != CD_MNT_BIND || !(m->flags & CD_MNT_RW) || !m->src ||
+		    (m->flags & CD_MNT_DEV) || i < w->first || m->why ||
+		    (w->p->scratch_host && !strcmp(m->src, w->p->scratch_host)) ||
+		    !cd_path_is_under(canon, m->src))
+			continue;
+		sub = *w;
+		sub.src = m->src;
+		sub.dest = m->dest;
+		sub.srclen = strcmp(m->src, "/") ? strlen(m->src) : 0;
+		sub.list = NULL;
+		return protect_gitdir(&sub, canon, 0);
+	}
+	return 0;
+}
+
+static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);
+
+static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, size_t len,
+                 unsigned depth)
+{
+	size_t nl = strlen(name);
+	struct stat st;
+	int r = 0, fd;
+
+	if (len + 1 + nl + 1 >= sizeof w->path)
+		return cd_err_set(
+		        w->err, -ENAMETOOLONG,
+		        "a path under '%s' is longer than PATH_MAX: cordon cannot check it "
+		        "for host sockets, git control files and credentials, so the run "
+		        "is refused",
+		        w->src);
+	w->path[len] = '/';
+	memcpy(w->path + len + 1, name, nl + 1);
+	if (type == DT_UNKNOWN) {
+		if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			goto out;
+		type = S_ISDIR(st.st_mode)    ? DT_DIR
+		       : S_ISSOCK(st.st_mode) ? DT_SOCK
+		       : S_ISLNK(st.st_mode)  ? DT_LNK
+		       : S_ISREG(st.st_mode)  ? DT_REG
+		                              : DT_UNKNOWN;
+	}
+	if (type == DT_SOCK && w->sockets) {
+		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_SOCKET);
+	} else if (type == DT_REG && w->creds &&
+	           is_credential(w, dirfd(d), name, nl, len + 1 + nl)) {
+		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
+	}
+	/* A git directory not named .git (a bare repository, one a .git
+	 * file names): found by its HEAD, protected the same way. */
+	if (r == 0 && w->protect && type == DT_REG && !strcmp(name, "HEAD") &&
+	    !suffix_is(w->path, len, ".git")) {
+		char dir[CD_PATH_MAX];
+
+		memcpy(dir, w->path, len);
+		dir[len] = '\0';
+		if (is_gitdir(dir))
+			r = protect_gitdir(w, dir, 0);
+	}
+	if (r == 0 && w->protect && is_host_run(name)) {
+		if ((r = list_add(w, w->path)) < 0)
+			goto out;
+		if (type == DT_LNK)
+			r = refuse_symlink(w, w->path);
+		else if (!strcmp(name, ".git") && type == DT_DIR)
+			r = protect_gitdir(w, w->path, 0);
+		else if (!strcmp(name, ".git") && type == DT_REG)
+			r = protect_gitfile(w, dirfd(d), name);
+		else if (!w->list_only)
+			r = cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_HOST_RUN);
+		if (r == 0 && w->list_only && !strcmp(name, ".git"))
+			goto out; /* listing: the control paths are listed already */
+	}
+	if (r == 0 && type == DT_DIR) {
+		if (depth + 1 > SCAN_MAX_DEPTH) {
+			r = cd_err_set(
+			        w->err, -CD_E_LIMIT,
+			        "'%.200s' is nested deeper than %d directories: cordon cannot "
+			        "check it for host sockets, git control files and "
+			        "credentials, so the run is refused",
+			        w->path, SCAN_MAX_DEPTH);
+			goto out;
+		}
+		fd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			r = walk_dir(w, fd, len + 1 + nl, depth + 1);
+		else if (errno != ENOENT &&
+		         !(errno == EACCES && faccessat(dirfd(d), name, X_OK, AT_EACCESS) < 0))
+			/* unlistable but searchable: names inside are reachable */
+			r = cd_err_sys(w->err, -errno,
+			               "cannot check '%s' for host sockets, git control files and "
+			               "credentials, so the run is refused",
+			               w->path);
+	}
+out:
+	w->path[len] = '\0';
+	return r;
+}
+
+static int64_t ctime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+}
+
+/* workspace-write: each directory of the tree and its ctime, so that
+ * cd_plan_planted reads only the ones whose entries changed (a new entry,
+ * a rename or a removal sets the directory's ctime, which no one without
+ * CAP_SYS_TIME can set back). */
+static int stamp(struct walk *w, int dfd)
+{
+	struct cd_plan *p = w->p;
+	struct cd_dir_stamp *v;
+	struct stat st;
+	const char *rel = w->path[w->srclen] ? w->path + w->srclen + 1 : "";
+
+	if (!p->dirs_complete)
+		return 0;
+	if (p->ndirs >= STAMP_MAX || fstat(dfd, &st) < 0) {
+		p->dirs_complete = 0; /* the check walks the whole tree instead */
+		return 0;
+	}
+	if (p->ndirs % 256 == 0) {
+		v = realloc(p->dirs, (p->ndirs + 256) * sizeof *v);
+		if (!v)
+			return cd_err_set(w->err, -ENOMEM, "out of memory");
+		p->dirs = v;
+	}
+	if (!(p->dirs[p->ndirs].rel = strdup(rel)))
+		return cd_err_set(w->err, -ENOMEM, "out of memory");
+	p->dirs[p->ndirs++].ctime_ns = ctime_ns(&st);
+	return 0;
+}
+
+static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
+{
+	struct dirent *e;
+	DIR *d;
+	int r = 0;
+
+	if (w->stamp && (r = stamp(w, dfd)) < 0) {
+		close(dfd);
+		return r;
+	}
+	d = fdopendir(dfd);
+
+	if (!d) {
+		close(dfd);
+		return cd_err_sys(w->err, -errno, "cannot read '%s'", w->path);
+	}
+	while (r == 0 && (e = readdir(d))) {
+		if (e->d_name[0] == '.' &&
+		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+			continue;
+		if (++w->seen > CD_SOCKET_SCAN_MAX) {
+			r = cd_err_set(w->err, -CD_E_LIMIT,
+			               "cannot check '%s' for host sockets, git control files and "
+			               "credentials: more than %d entries; run from a smaller "
+			               "directory",
+			               w->src, CD_SOCKET_SCAN_MAX);
+			break;
+		}
+		r = visit(w, d, e->d_name, e->d_type, len, depth);
+	}
+	closedir(d);
+	return r;
+}
+
+static int walk_tree(struct walk *w, const char *src, const char *dest)
+{
+	size_t len = strlen(src);
+	int fd;
+
+	fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* a file, or gone: the child checks */
+	if (len >= sizeof w->path) {
+		close(fd);
+		return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", src);
+	}
+	memcpy(w->path, src, len + 1);
+	w->src = src;
+	w->dest = dest;
+	w->srclen = strcmp(src, "/") ? len : 0;
+	return walk_dir(w, fd, w->srclen, 0);
+}
+
+static int stamp_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct cd_dir_stamp *)a)->rel, ((const struct cd_dir_stamp *)b)->rel);
+}
+
+int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opts *o,
+                       struct cd_err *err)
+{
+	size_t i, n = p->nmounts;
+	struct walk *w = calloc(1, sizeof *w);
+	int r = 0;
+
+	if (!w)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	w->p = p;
+	w->o = o;
+	w->err = err;
+	w->sockets = !o->skip_socket_scan;
+	w->creds = 1;
+	creds_init(w);
+	w->first = first;
+	for (i = 0; i < n && r == 0; i++) {
+		struct cd_mount *m = &p->mounts[i];
+		int scratch = p->scratch_host && m->kind == CD_MNT_BIND && m->src &&
+		              !strcmp(m->src, p->scratch_host) && i < first;
+
+		if ((i < first && !scratch) ||
+		    (m->kind != CD_MNT_BIND && m->kind != CD_MNT_OVERLAY) ||
+		    (m->flags & CD_MNT_DEV) || m->why)
+			continue;
+		/* workspace-write's tree and --rw binds: the host runs what is
+		 * written there later; the scratch is the sandbox's own. */
+		w->protect = m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW) && !scratch;
+		w->list = NULL;
+		w->nlist = NULL;
+		w->stamp = w->protect && !strcmp(m->src, p->cwd);
+		if (w->stamp) {
+			struct timespec now;
+
+			w->list = &p->host_run;
+			w->nlist = &p->nhost_run;
+			clock_gettime(CLOCK_REALTIME, &now);
+			p->scan_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+			p->dirs_complete = 1;
+		}
+		r = walk_tree(w, m->src, m->dest);
+		if (w->stamp && p->ndirs)
+			qsort(p->dirs, p->ndirs, sizeof *p->dirs, stamp_cmp);
+	}
+	free(w);
+	return r;
+}
+
+static int in_list(char *const *v, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!strcmp(v[i], s))
+			return 1;
+	}
+	return 0;
+}
+
+static int known_dir(const struct cd_plan *p, const char *rel)
+{
+	struct cd_dir_stamp key = { (char *)rel, 0 };
+
+	return bsearch(&key, p->dirs, p->ndirs, sizeof *p->dirs, stamp_cmp) != NULL;
+}
+
+static int name_in(const char *name, const char *const *names)
+{
+	size_t i;
+
+	for (i = 0; names[i]; i++) {
+		if (!strcmp(name, names[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* A directory whose entries changed during the run: its new host-run
+ * names and git control paths are candidates, its new subdirectories are
+ * walked whole. */
+static int reread(struct walk *w, size_t len)
+{
+	const struct cd_plan *p = w->p;
+	int gd = is_gitdir(w->path), r = 0, fd;
+	struct dirent *e;
+	DIR *d = opendir(w->path);
+
+	if (!d)
+		return 0; /* gone: its parent changed too */
+	while (r == 0 && (e = readdir(d))) {
+		size_t nl = strlen(e->d_name);
+		struct stat st;
+
+		if (e->d_name[0] == '.' &&
+		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+			continue;
+		if (len + 1 + nl + 1 >= sizeof w->path)
+			continue; /* the walk refused such trees before the run */
+		w->path[len] = '/';
+		memcpy(w->path + len + 1, e->d_name, nl + 1);
+		if (is_host_run(e->d_name) || (gd && name_in(e->d_name, cd_git_control_names)))
+			r = list_add(w, w->path);
+		/* a new .git is reported whole, its insides need no look */
+		if (r == 0 && strcmp(e->d_name, ".git") != 0 &&
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode) && !known_dir(p, w->path + w->srclen + 1) &&
+		    (fd = openat(dirfd(d), e->d_name,
+		                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+			r = walk_dir(w, fd, len + 1 + nl, 1);
+		w->path[len] = '\0';
+	}
+	closedir(d);
+	return r;
+}
+
+/* Only the directories whose ctime moved since the walk (or that changed
+ * just before it, within the timestamps' granularity) are read. */
+static int changed_dirs(struct walk *w)
+{
+	const struct cd_plan *p = w->p;
+	size_t i;
+	int r = 0, top = open(p->cwd, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (top < 0)
+		return cd_err_sys(w->err, -errno, "cannot open the working directory '%s'", p->cwd);
+	for (i = 0; i < p->ndirs && r == 0; i++) {
+		const struct cd_dir_stamp *ds = &p->dirs[i];
+		struct stat st;
+		int n;
+
+		/* relative to the tree's top: no lookup of its own path each time */
+		if (fstatat(top, ds->rel, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			continue; /* gone or replaced: its parent changed */
+		if (ctime_ns(&st) == ds->ctime_ns && ds->ctime_ns < p->scan_ns - STAMP_GUARD_NS)
+			continue;
+		n = snprintf(w->path, sizeof w->path, "%s%s%s", p->cwd, ds->rel[0] ? "/" : "",
+		             ds->rel);
+		if (n > 0 && (size_t)n < sizeof w->path)
+			r = reread(w, (size_t)n);
+	}
+	close(top);
+	return r;
+}
+
+int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct cd_err *err)
+{
+	struct cd_plan_opts o;
+	struct walk *w;
+	char **now = NULL, **out = NULL;
+	size_t nnow = 0, nout = 0, i;
+	int r;
+
+	memset(&o, 0, sizeof o);
+	if (!(w = calloc(1, sizeof *w)))
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	w->p = (struct cd_plan *)p;
+	w->o = &o;
+	w->err = err;
+	w->protect = 1;
+	w->list_only = 1;
+	w->list = &now;
+	w->nlist = &nnow;
+	if (p->dirs_complete) {
+		w->src = w->dest = p->cwd;
+		w->srclen = strcmp(p->cwd, "/") ? strlen(p->cwd) : 0;
+		r = changed_dirs(w);
+	} else {
+		r = walk_tree(w, p->cwd, p->cwd);
+	}
+	free(w);
+	for (i = 0; r >= 0 && i < nnow; i++) {
+		char **v;
+
+		if (in_list(p->host_run, p->nhost_run, now[i]))
+			continue;
+		if (!(v = realloc(out, (nout + 1) * sizeof *v))) {
+			r = cd_err_set(err, -ENOMEM, "out of memory");
+			break;
+		}
+		out = v;
+		out[nout++] = now[i];
+		now[i] = NULL;
+	}
+	for (i = 0; i < nnow; i++)
+		free(now[i]);
+	free(now);
+	if (r < 0) {
+		for (i = 0; i < nout; i++)
+			free(out[i]);
+		free(out);
+		return r;
+	}
+	*ret = out;
+	*ret_n = nout;
+	return 0;
+}
+
+static long read_long(const char *path, long dflt)
+{
+	char buf[32];
+	ssize_t n;
+	long v = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), i;
+
+	if (fd < 0)
+		return dflt;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return dflt;
+	for (i = 0; i < n && buf[i] >= '0' && buf[i] <= '9' && v < 1000000000L; i++)
+		v = v * 10 + (buf[i] - '0');
+	return i ? v : dflt;
+}
+
+/* Mounts of our namespace, which the sandbox's new one copies. */
+static long count_mounts(void)
+{
+	char buf[16384];
+	ssize_t n;
+	long lines = 0;
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
+		ssize_t i;
+		for (i = 0; i < n; i++)
+			lines += buf[i] == '\n';
+	}
+	close(fd);
+	return n < 0 ? -1 : lines;
+}
+
+int cd_plan_check_mount_max(const struct cd_plan *p, struct cd_err *err)
+{
+	long max = read_long("/proc/sys/fs/mount-max", 100000), have = count_mounts();
+	/* Each plan entry is at most one mount, a bind or recursive
+	 * read-only clone may bring submounts along: count two. */
+	long need = (long)p->nmounts * 2;
+
+	if (have < 0)
+		return cd_err_sys(err, -errno, "cannot count the mounts of this namespace");
+	if (have + need > max)
+		return cd_err_set(err, -CD_E_LIMIT,
+		                  "the sandbox needs about %ld mounts (%zu in its plan, %ld copied "
+		                  "from this namespace), more than the kernel allows in one mount "
+		                  "namespace (/proc/sys/fs/mount-max = %ld): refused rather than "
+		                  "run half-protected",
+		                  have + need, p->nmounts, have, max);
+	return 0;
+}
