@@ -42,10 +42,23 @@ ident() {
 	# (root: with supplementary groups, which must not reach the sandbox)
 	${RUN_AS:-setpriv --groups=4,27} "$CORDON" run -- sleep 20 >/dev/null 2>&1 &
 	cpid=$!
+	# The command is the descendant of cordon whose argv is "sleep 20"
+	# (as-nobody runs checks of its own first), init its parent.
 	init= cmd= i=0
-	while [ -z "$cmd" ] && [ $i -lt 100 ]; do
-		init=$(cat /proc/$cpid/task/*/children 2>/dev/null | awk '{ print $1 }')
-		[ -n "$init" ] && cmd=$(cat /proc/$init/task/*/children 2>/dev/null | awk '{ print $1 }')
+	while [ -z "$cmd" ] && [ $i -lt 200 ]; do
+		pids=$cpid todo=$cpid
+		while [ -n "$todo" ]; do
+			next=""
+			for p in $todo; do
+				next="$next $(cat /proc/$p/task/*/children 2>/dev/null)"
+			done
+			todo=$(echo $next)
+			pids="$pids $todo"
+		done
+		for p in $pids; do
+			[ "$( (tr '\0' ' ' </proc/$p/cmdline) 2>/dev/null)" = "sleep 20 " ] && cmd=$p
+		done
+		[ -n "$cmd" ] && init=$(awk '/^PPid:/ { print $2 }' /proc/$cmd/status 2>/dev/null)
 		[ -z "$cmd" ] && sleep 0.1
 		i=$((i + 1))
 	done
