@@ -75,9 +75,11 @@ git_user() {
 		ww -- sh -c "fsmon() { printf '[core]\\n\\tfsmonitor = \"touch %s; false\"\\n' \"\$1\"; }
 			fsmon '$w/MARK' >> '$route'" 2>"$T/err"
 		ok "$who: writing $route fails with EROFS" grep -q "Read-only file system" "$T/err"
+		grep -q "Read-only file system" "$T/err" || sed 's/^/#   /' "$T/err" | head -3
 	done
 	ww -- sh -c "echo 'gitdir: $w/evil/.git' > wt2/.git" 2>"$T/err"
 	ok "$who: the worktree's .git file cannot be repointed" grep -q "Read-only file system" "$T/err"
+	grep -q "Read-only file system" "$T/err" || sed 's/^/#   /' "$T/err" | head -3
 	ww -- sh -c "rm -f x/.git" 2>"$T/err"
 	ok "$who: the submodule's .git file cannot be removed (a mount point)" \
 		grep -q "Device or resource busy\|Read-only file system" "$T/err"
