@@ -121,6 +121,7 @@ $(B)/tests/fuzz/replay-%: $(B)/tests/fuzz/fuzz-%.o $(B)/tests/fuzz/replay.o $(LI
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 demo: $(BIN)
+	@sh scripts/deps.sh demo
 	@sh scripts/demo.sh $(BIN)
 
 check: $(BIN) $(UNITS) $(HELPERS) $(REPLAYS) $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(wildcard tests/tools/*.c))
