@@ -154,6 +154,12 @@ install: $(BIN)
 clean:
 	rm -rf build build-san build-fuzz
 
+# The README on a pristine Debian 12 root (debootstrap, pivot_root): slow,
+# needs root and the network; see scripts/fresh-check.sh.
+.PHONY: fresh-check
+fresh-check:
+	@sh scripts/fresh-check.sh
+
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNITS:=.d) \
          $(FUZZ_SRC:tests/fuzz/%.c=$(B)/tests/fuzz/%.d) $(B)/tests/fuzz/replay.d \
          $(B)/src/gen/gen-seccomp.d $(B)/gen/seccomp-prebuilt.d \
