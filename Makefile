@@ -126,6 +126,8 @@ demo: $(BIN)
 
 check: $(BIN) $(UNITS) $(HELPERS) $(REPLAYS) $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(wildcard tests/tools/*.c))
 	@sh scripts/deps.sh test
+	@echo "cordon: the MCP SDK and servers (npm ci, once, before the tests' timeouts run)"
+	@CORDON_SRC=$(CURDIR) sh -c '. tests/mcp/setup.sh && mcp_setup' || true
 	CORDON=$(abspath $(BIN)) CORDON_BUILD=$(abspath $(B)) CORDON_SRC=$(CURDIR) \
 		prove -e '' --timer $(PROVE_FLAGS) $(UNITS) $(REPLAYS) \
 		$(sort $(wildcard tests/integration/*.sh))
