@@ -48,10 +48,13 @@ build_pristine() {
 	url=$(mirror)
 	[ -n "$url" ] || url=http://deb.debian.org/debian
 	tmp=$cache/root.tmp
-	rm -rf "$tmp"
-	echo "fresh-check: debootstrap $suite from $url (a few minutes)" >&2
-	debootstrap "$suite" "$tmp" "$url" >"$cache/debootstrap.log" 2>&1 ||
-		die "debootstrap failed: $(tail -3 "$cache/debootstrap.log")"
+	if [ ! -f "$tmp/.debootstrap-done" ]; then
+		rm -rf "$tmp"
+		echo "fresh-check: debootstrap $suite from $url (a few minutes)" >&2
+		debootstrap "$suite" "$tmp" "$url" >"$cache/debootstrap.log" 2>&1 ||
+			die "debootstrap failed: $(tail -3 "$cache/debootstrap.log")"
+		touch "$tmp/.debootstrap-done"
+	fi
 	# git and ca-certificates, as a user who clones over https has them;
 	# then no package lists, as debootstrap leaves a fresh machine.
 	cp /etc/resolv.conf "$tmp/etc/resolv.conf"
@@ -60,6 +63,7 @@ build_pristine() {
 			apt-get install -y -qq --no-install-recommends git ca-certificates && apt-get clean &&
 			rm -rf /var/lib/apt/lists/*"' sh "$tmp" >>"$cache/debootstrap.log" 2>&1 ||
 		die "installing git in the root failed: $(tail -3 "$cache/debootstrap.log")"
+	rm -f "$tmp/.debootstrap-done"
 	tar -C "$tmp" -czf "$pristine.tmp" . && mv "$pristine.tmp" "$pristine"
 	rm -rf "$tmp"
 }
