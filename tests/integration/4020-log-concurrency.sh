@@ -19,6 +19,9 @@ done
 fails=0
 for p in $pids; do wait "$p" || fails=$((fails + 1)); done
 is "$fails" 0 "8 writers finished without an error"
+for i in 1 2 3 4 5 6 7 8; do
+	[ -s "$T/w$i.err" ] && diag "writer w$i: $(head -2 "$T/w$i.err")"
+done
 is "$("$CORDON" log export --format jsonl --kind decision | wc -l)" 4000 "4000 records stored"
 for i in 1 5 8; do
 	is "$("$CORDON" log export --format jsonl --agent "w$i" | wc -l)" 500 "writer w$i: 500 records"
