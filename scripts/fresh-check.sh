@@ -16,8 +16,9 @@
 #
 # Fails when a command of the block fails or the output has a `# SKIP`
 # or a skipped file.  The log is build/fresh-check.log; the root is removed
-# on success and kept (path printed) on failure.  Needs root and the
-# network (the mirror; npm's registry for the MCP tests).
+# on success and kept (path printed) on failure; CORDON_FRESH_ROOT=DIR runs
+# again in such a root (packages already installed, the clone updated).
+# Needs root and the network (the mirror; npm's registry for the MCP tests).
 set -eu
 
 die() {
@@ -74,11 +75,20 @@ build_pristine() {
 block=$(awk '/^```sh$/ { on = 1; next } on && /^```$/ { exit } on { print }' "$src/README.md")
 [ -n "$block" ] || die "README.md has no \`\`\`sh block"
 
-root=$(mktemp -d /var/tmp/cordon-fresh.XXXXXX)
-chmod 0755 "$root"
-tar -C "$root" -xzf "$pristine"
-git clone -q "$src" "$root/root/cordon" || die "git clone $src failed"
-chmod 0700 "$root/root"
+if [ -n "${CORDON_FRESH_ROOT:-}" ]; then
+	# Again in a root a failed run kept (its packages installed): the
+	# clone moved to this repository's HEAD.
+	root=$CORDON_FRESH_ROOT
+	[ -d "$root/root/cordon/.git" ] || die "$root has no /root/cordon clone"
+	git -C "$root/root/cordon" fetch -q "$src" HEAD &&
+		git -C "$root/root/cordon" reset -q --hard FETCH_HEAD || die "cannot update $root/root/cordon"
+else
+	root=$(mktemp -d /var/tmp/cordon-fresh.XXXXXX)
+	chmod 0755 "$root"
+	tar -C "$root" -xzf "$pristine"
+	git clone -q "$src" "$root/root/cordon" || die "git clone $src failed"
+	chmod 0700 "$root/root"
+fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 printf '%s\n' "$block" >"$root/root/readme-block.sh"
 echo "fresh-check: $(git -C "$src" log -1 --format='%h %s' | cut -c1-72)" >&2
