@@ -89,7 +89,16 @@ else
 	git clone -q "$src" "$root/root/cordon" || die "git clone $src failed"
 	chmod 0700 "$root/root"
 fi
+# The network this machine sits behind: its resolver, and the local CA
+# certificates it trusts (an intercepting egress proxy's, say), without
+# which npm cannot fetch the MCP SDK over TLS.
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+	mkdir -p "$root/usr/local/share/ca-certificates"
+	cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+	chroot "$root" update-ca-certificates >/dev/null 2>&1 ||
+		die "update-ca-certificates in the root failed"
+fi
 printf '%s\n' "$block" >"$root/root/readme-block.sh"
 echo "fresh-check: $(git -C "$src" log -1 --format='%h %s' | cut -c1-72)" >&2
 echo "fresh-check: running the README's first block in $root (log: $log)" >&2

@@ -12,7 +12,7 @@ _mcp_install() {
 	rm -rf "$2/node_modules"
 	cp "$1/package.json" "$1/package-lock.json" "$1/client.mjs" "$2/" || return 1
 	(cd "$2" && npm ci --no-audit --no-fund --ignore-scripts >npm-ci.log 2>&1) ||
-		{ echo "npm ci failed: $(tail -3 "$2/npm-ci.log")" >&2; return 1; }
+		{ echo "npm ci failed: $(grep -m3 'ERR!' "$2/npm-ci.log" || tail -3 "$2/npm-ci.log")" >&2; return 1; }
 	for _f in node_modules/@modelcontextprotocol/server-filesystem/dist/index.js \
 		node_modules/@modelcontextprotocol/server-everything/dist/index.js \
 		node_modules/@modelcontextprotocol/sdk/package.json; do
