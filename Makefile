@@ -121,11 +121,14 @@ $(B)/tests/fuzz/replay-%: $(B)/tests/fuzz/fuzz-%.o $(B)/tests/fuzz/replay.o $(LI
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 demo: $(BIN)
+	@sh scripts/deps.sh demo
 	@sh scripts/demo.sh $(BIN)
 
 check: $(BIN) $(UNITS) $(HELPERS) $(REPLAYS) $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(wildcard tests/tools/*.c))
 	@sh scripts/deps.sh test
 	@rm -f $(B)/test-skips.log
+	@echo "cordon: the MCP SDK and servers (npm ci, once, before the tests' timeouts run)"
+	@CORDON_SRC=$(CURDIR) sh -c '. tests/mcp/setup.sh && mcp_setup' || true
 	CORDON=$(abspath $(BIN)) CORDON_BUILD=$(abspath $(B)) CORDON_SRC=$(CURDIR) \
 		CORDON_SKIP_LOG=$(abspath $(B))/test-skips.log \
 		prove -e '' --timer $(PROVE_FLAGS) $(UNITS) $(REPLAYS) \
@@ -155,6 +158,12 @@ install: $(BIN)
 
 clean:
 	rm -rf build build-san build-fuzz
+
+# The README on a pristine Debian 12 root (debootstrap, pivot_root): slow,
+# needs root and the network; see scripts/fresh-check.sh.
+.PHONY: fresh-check
+fresh-check:
+	@sh scripts/fresh-check.sh
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNITS:=.d) \
          $(FUZZ_SRC:tests/fuzz/%.c=$(B)/tests/fuzz/%.d) $(B)/tests/fuzz/replay.d \

@@ -55,3 +55,9 @@ for r in [json.loads(l) for l in sys.stdin][-6:]:
           " ".join(argv)[:40] if argv else "")'
 "$CORDON" log verify 2>&1 | head -1 | sed 's/^/  | /'
 bold "done: every run above was a fresh sandbox, destroyed when it ended"
+# The README's examples say `cordon`: say exactly how to get there.
+printf '\ncordon is built at %s; it is not on your PATH yet. Either:\n' "$CORDON"
+printf '  export PATH="%s:$PATH"          # this shell only\n' "$(dirname "$CORDON")"
+printf '  make install PREFIX=$HOME/.local   # then ~/.local/bin on your PATH\n'
+printf '  make install                       # as root: /usr/local/bin/cordon\n'
+printf 'then try: cordon run -- id; cordon run --help\n' 

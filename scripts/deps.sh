@@ -1,15 +1,20 @@
 #!/bin/sh
 # Check (and, as root, install) the Debian packages cordon needs.
 #
-# Usage: scripts/deps.sh build|test|bench|lint ...
+# Usage: scripts/deps.sh build|demo|test|bench|lint|fuzz ...
 # Each group names Debian packages; a package counts as present when dpkg
 # says it is installed. As root the missing ones are installed with
-# apt-get; as anyone else the exact command is printed and we stop, so
-# nothing is half set up.
+# apt-get; as anyone else the exact command is printed (no sudo assumed:
+# it may not exist) and we stop, so nothing is half set up.
 set -eu
 
 pkgs_build="gcc make pkg-config libc6-dev libseccomp-dev libsodium-dev libsqlite3-dev libyaml-dev libjansson-dev libvectorscan-dev libidn2-dev libunistring-dev libpsl-dev"
-pkgs_test="perl util-linux bsdutils iproute2 python3 git sqlite3 procps coreutils libcap2-bin binutils gcc make curl nodejs tmux groff-base strace"
+pkgs_demo="python3 util-linux"
+# Every command the tests drive: prove (perl), setpriv/unshare/script
+# (util-linux, bsdutils), ip (iproute2), jq, node and npm (the MCP SDK
+# tests; Debian's nodejs has no npm), ca-certificates (npm ci fetches the
+# pinned SDK over TLS), tar and gzip (npm unpacks), and the rest.
+pkgs_test="perl util-linux bsdutils iproute2 python3 git sqlite3 procps coreutils libcap2-bin binutils gcc make curl ca-certificates jq nodejs tmux groff-base strace tar gzip diffutils findutils iputils-ping keyutils"
 pkgs_bench="hyperfine bubblewrap firejail crun tinyproxy squid"
 pkgs_lint="clang-format cppcheck"
 pkgs_fuzz="clang"
@@ -18,11 +23,12 @@ want=""
 for group in "$@"; do
 	case "$group" in
 	build) want="$want $pkgs_build" ;;
+	demo) want="$want $pkgs_demo" ;;
 	test) want="$want $pkgs_test" ;;
 	bench) want="$want $pkgs_bench" ;;
 	lint) want="$want $pkgs_lint" ;;
 	fuzz) want="$want $pkgs_fuzz" ;;
-	*) echo "deps.sh: unknown group '$group' (build test bench lint fuzz)" >&2; exit 2 ;;
+	*) echo "deps.sh: unknown group '$group' (build demo test bench lint fuzz)" >&2; exit 2 ;;
 	esac
 done
 
@@ -32,16 +38,22 @@ for p in $want; do
 		missing="$missing $p"
 	fi
 done
+# npm comes with NodeSource's nodejs, in Debian's own package otherwise:
+# ask for the package only when the command is missing (the two conflict).
+case " $want " in
+*" nodejs "*) command -v npm >/dev/null 2>&1 || missing="$missing npm" ;;
+esac
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "cordon: missing Debian packages:$missing" >&2
-	echo "cordon: install them with: sudo apt-get install -y$missing" >&2
+	echo "cordon: as root, run: apt-get update && apt-get install -y --no-install-recommends$missing" >&2
 	exit 1
 fi
 echo "cordon: installing missing Debian packages:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
-# An old or absent package list makes apt-get miss packages: refresh once.
+# An old or absent package list makes apt-get miss packages: refresh once
+# (a debootstrapped root has none for the configured mirror at all).
 apt-get update -qq >&2 || { echo "cordon: apt-get update failed" >&2; exit 1; }
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >&2 ||

@@ -19,6 +19,9 @@ done
 fails=0
 for p in $pids; do wait "$p" || fails=$((fails + 1)); done
 is "$fails" 0 "8 writers finished without an error"
+for i in 1 2 3 4 5 6 7 8; do
+	[ -s "$T/w$i.err" ] && diag "writer w$i: $(head -2 "$T/w$i.err")"
+done
 is "$("$CORDON" log export --format jsonl --kind decision | wc -l)" 4000 "4000 records stored"
 for i in 1 5 8; do
 	is "$("$CORDON" log export --format jsonl --agent "w$i" | wc -l)" 500 "writer w$i: 500 records"
@@ -34,7 +37,15 @@ is "$max" "$n" "seq is dense: last seq = number of records"
 "$APPEND" --db "$CORDON_AUDIT" -n 1000000 --pairs --key "$KEY" --every 50 \
 	--cp-out "$CORDON_AUDIT.checkpoints" >/dev/null 2>&1 &
 victim=$!
-sleep 1
+# Killed once it is well into the stream (not after a fixed sleep, which
+# a loaded machine may spend before the first record).
+i=0
+while [ "$("$CORDON" log tail -n 1 --json 2>/dev/null | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["seq"])' 2>/dev/null || echo 0)" -lt 4100 ] &&
+	[ $i -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+ok "the killed writer was mid-stream" test $i -lt 300
 kill -9 "$victim"
 wait "$victim" 2>/dev/null
 ok "log verifies after kill -9 of a writer" "$CORDON" log verify

@@ -110,13 +110,19 @@ printf 'version: 1\nagents: [\n' >"$T/broken.yaml"
 is $? 125 "a broken policy refuses the run"
 
 # kill -9 of cordon mid-run leaves a log that verifies, the run interrupted.
-"$CORDON" run -- sleep 30 &
+# The command's argv is this test's own ("sleep 30.PID"): pgrep sees no
+# other test's sleep, and this test waits for it rather than for a time.
+mark="sleep 30.$$"
+"$CORDON" run -- $mark &
 pid=$!
-sleep 1
+i=0
+while ! pgrep -f "^$mark$" >/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+ok "the sandboxed command runs" pgrep -f "^$mark$"
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 ok "after kill -9 the log verifies" "$CORDON" log verify --audit "$CORDON_AUDIT"
 ok "and reports the interrupted run" sh -c "'$CORDON' log verify --audit '$CORDON_AUDIT' 2>&1 | grep -qi interrupted"
-sleep 0.5
-nok "and the sandboxed command died with cordon" pgrep -f "^sleep 30$"
+i=0
+while pgrep -f "^$mark$" >/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+nok "and the sandboxed command died with cordon (within 5 s)" pgrep -f "^$mark$"
 done_testing

@@ -161,7 +161,8 @@ print(json.dumps(json.loads(o["text"]), sort_keys=True))'; }
 	rid=$(c delegate --policy "$P" --from support --to support/rev --tool fs --actions read \
 		--scope "path=$D/data/crm/**" --ttl 10m | cut -f1)
 	case $rid in dg-*) ok "$u: ... and the CRM ($rid)" true ;; *) nok "$u: ... and the CRM" true ;; esac
-	two='[{"op":"call","name":"read_text_file","args":{"path":"'"$D"'/data/crm/cust.json"}},{"op":"call","sleep":5000,"name":"read_text_file","args":{"path":"'"$D"'/data/crm/cust.json"}}]'
+	rm -f "$D/revoked"
+	two='[{"op":"call","name":"read_text_file","args":{"path":"'"$D"'/data/crm/cust.json"}},{"op":"call","wait_for":"'"$D"'/revoked","name":"read_text_file","args":{"path":"'"$D"'/data/crm/cust.json"}}]'
 	# Revoked once the first result is on the record, while the client
 	# waits before its second call.
 	(i=0
@@ -169,7 +170,8 @@ print(json.dumps(json.loads(o["text"]), sort_keys=True))'; }
 		sleep 0.1
 		i=$((i + 1))
 	done
-	c grant revoke "$rid" >"$D/revoke" 2>&1) &
+	c grant revoke "$rid" >"$D/revoke" 2>&1
+	touch "$D/revoked") &
 	rpid=$!
 	raw=$(mcp "$two" support/rev --task T-5)
 	wait "$rpid"
@@ -189,14 +191,16 @@ print(json.dumps(json.loads(o["text"]), sort_keys=True))'; }
 		agent=$1 gid=$2 file=$3
 		call='{"op":"call","name":"read_text_file","args":{"path":"'"$file"'"}}'
 		before=$(c log export --format jsonl --agent "$agent" --kind mcp.result 2>/dev/null | wc -l)
+		rm -f "$D/revoked"
 		(i=0
 		while [ $i -lt 300 ] && [ "$(c log export --format jsonl --agent "$agent" --kind mcp.result 2>/dev/null | wc -l)" -le "$before" ]; do
 			sleep 0.1
 			i=$((i + 1))
 		done
-		c grant revoke "$gid" >"$D/revoke" 2>&1) &
+		c grant revoke "$gid" >"$D/revoke" 2>&1
+		touch "$D/revoked") &
 		rpid=$!
-		raw=$(mcp "[$call,{\"sleep\":5000,${call#\{}]" "$agent" --task T-6)
+		raw=$(mcp "[$call,{\"wait_for\":\"$D/revoked\",${call#\{}]" "$agent" --task T-6)
 		wait "$rpid"
 	}
 	mkdir -p "$D/data/other"

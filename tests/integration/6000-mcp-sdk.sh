@@ -124,13 +124,23 @@ EOP
 	done
 
 	# SIGTERM: the gateway, its cordon run and the server are all gone.
-	(sleep 30 | gw "$CORDON" mcp --policy "$D/policy.yaml" --agent coder --server fs -- node "$MCP_FS_JS" "$D/data" 2>/dev/null) &
-	sleep 2
-	pid=$(pgrep -f "mcp --policy $D/policy.yaml" | head -1)
+	# Its stdin a FIFO this test holds open (fd 8): no stray process to
+	# clean up, and only the PIDs under this test's $D are looked at.
+	rm -f "$D/term.in"
+	mkfifo "$D/term.in"
+	(gw "$CORDON" mcp --policy "$D/policy.yaml" --agent coder --server fs -- node "$MCP_FS_JS" "$D/data" <"$D/term.in" >/dev/null 2>&1) &
+	tpid=$!
+	exec 8>"$D/term.in"
+	i=0
+	while ! pgrep -f "$MCP_FS_JS $D/data" >/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	ok "$u: the server is up under the gateway" pgrep -f "$MCP_FS_JS $D/data"
+	pid=$(pgrep -f "^$CORDON mcp --policy $D/policy.yaml" | head -1)
 	[ -n "$pid" ] && kill -TERM "$pid"
-	sleep 3
+	i=0
+	while pgrep -f "$MCP_FS_JS $D/data" >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	is "$(pgrep -f "$MCP_FS_JS $D/data" | wc -l)" 0 "$u: after SIGTERM no server process is left"
-	pkill -f "sleep 30" 2>/dev/null
+	exec 8>&-
+	wait "$tpid" 2>/dev/null
 
 	# The server's stdout is the gateway's own pipe (no relay): a server
 	# flooding it is stopped at its profile's output_limit, and says so.

@@ -38,15 +38,26 @@ R='{"op":"call","name":"read_text_file","args":{"path":"'"$D"'/data/hello.txt"}'
 MCP_OPS='[{"op":"list"}]' node "$MCP_CLIENT" "$CORDON" mcp --policy "$D/policy.yaml" --agent coder --server fs -- node "$MCP_FS_JS" "$D/data" >/dev/null 2>&1
 "$CORDON" mcp pins approve --server fs --all >/dev/null 2>&1
 base=$(calls)
-MCP_OPS="[$R},$R,\"sleep\":4000},$R,\"sleep\":4000}]" node "$MCP_CLIENT" "$CORDON" mcp --policy "$D/policy.yaml" --agent coder --server fs -- node "$MCP_FS_JS" "$D/data" >"$D/out" 2>"$D/err" &
+loads() { "$CORDON" log export --format jsonl 2>/dev/null | grep -c '"kind":"policy.load"'; }
+# Each reload is on the record (policy.load) before the client, waiting
+# for a file (not for a time), makes its next call.
+reloaded() {
+	i=0
+	while [ "$(loads)" -lt "$1" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	touch "$2"
+}
+MCP_OPS="[$R},$R,\"wait_for\":\"$D/go2\"},$R,\"wait_for\":\"$D/go3\"}]" node "$MCP_CLIENT" "$CORDON" mcp --policy "$D/policy.yaml" --agent coder --server fs -- node "$MCP_FS_JS" "$D/data" >"$D/out" 2>"$D/err" &
 cpid=$!
 waitcalls $((base + 1))
 gw=$(pgrep -f "^$CORDON mcp --policy $D/policy.yaml" | head -1)
+nloads=$(loads)
 echo "grants: [[[" >"$D/policy.yaml"
 kill -HUP "$gw"
+reloaded $((nloads + 1)) "$D/go2"
 waitcalls $((base + 2))
 policy "$D/elsewhere/**" >"$D/policy.yaml"
 kill -HUP "$gw"
+reloaded $((nloads + 2)) "$D/go3"
 wait "$cpid"
 is "$(sed -n 1p "$D/out")" '{"isError":false,"text":"hello\n"}' "the first call is allowed"
 is "$(sed -n 2p "$D/out")" '{"isError":false,"text":"hello\n"}' "after a broken reload the last good policy still decides"

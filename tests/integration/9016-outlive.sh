@@ -26,9 +26,11 @@ ol() {
 	# Control: the same daemon started without cordon does survive its
 	# parent (so the check above can fail).
 	$RUN_AS sh -c "setsid sh -c '(exec sleep 6$tag) & exit 0' </dev/null >/dev/null 2>&1 & exit 0"
-	sleep 0.3
-	ok "$who: control: outside the sandbox the daemon survives" pgrep -f "sleep 6$tag"
-	pkill -f "sleep 6$tag"
+	i=0
+	while ! pgrep -f "sleep 6$tag" >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	dpid=$(pgrep -f "sleep 6$tag")
+	ok "$who: control: outside the sandbox the daemon survives" test -n "$dpid"
+	[ -n "$dpid" ] && kill "$dpid"
 	# A daemon that tries to go back to cordon's session cannot see it.
 	is "$($RUN_AS "$CORDON" run -- sh -c 'grep "^Name:" /proc/1/status' | tr -d '\t')" "Name:cordon" \
 		"$who: the host's pid 1 is not visible to reparent to (pid 1 is cordon's init)"

@@ -5,6 +5,10 @@
 //   {"op":"call","name":N,"args":{...}}    -> {"isError":b,"text":"..."} or {"error":"..."}
 //   {"op":"bench","name":N,"args":{},"n":1000} -> {"ms":[...per call...]}
 // $MCP_ROOTS (a JSON array of file:// URIs) makes the client declare roots.
+// Before an op, "sleep":MS waits that long and "wait_for":PATH until PATH
+// exists (the test creates it when what the op must follow has happened;
+// up to 60 s, then {"error":"wait_for ..."} and the op is not run).
+import { existsSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -22,6 +26,14 @@ try {
 	await client.connect(transport);
 	for (const op of ops) {
 		if (op.sleep) await new Promise((r) => setTimeout(r, op.sleep));
+		if (op.wait_for) {
+			let n = 0;
+			while (!existsSync(op.wait_for) && n++ < 1200) await new Promise((r) => setTimeout(r, 50));
+			if (!existsSync(op.wait_for)) {
+				out({ error: 'wait_for ' + op.wait_for + ': not there after 60 s' });
+				continue;
+			}
+		}
 		try {
 			if (op.op === 'list') {
 				const names = [];

@@ -4,6 +4,24 @@
 # sets MCP_CACHE, MCP_CLIENT, MCP_FS_JS and MCP_EVERYTHING_JS.  Returns
 # non-zero (with a reason on stderr) when node or npm is missing or the
 # install fails.
+
+# Under the lock: a clean install, checked, and only then marked done (an
+# interrupted or failed install is redone by the next test, never used).
+_mcp_install() {
+	rm -f "$2/.done"
+	rm -rf "$2/node_modules"
+	cp "$1/package.json" "$1/package-lock.json" "$1/client.mjs" "$2/" || return 1
+	(cd "$2" && npm ci --no-audit --no-fund --ignore-scripts >npm-ci.log 2>&1) ||
+		{ echo "npm ci failed: $(grep -m3 'ERR!' "$2/npm-ci.log" || tail -3 "$2/npm-ci.log")" >&2; return 1; }
+	for _f in node_modules/@modelcontextprotocol/server-filesystem/dist/index.js \
+		node_modules/@modelcontextprotocol/server-everything/dist/index.js \
+		node_modules/@modelcontextprotocol/sdk/package.json; do
+		[ -s "$2/$_f" ] || { echo "npm ci left no $_f in $2" >&2; return 1; }
+	done
+	chmod -R a+rX "$2" || return 1
+	touch "$2/.done"
+}
+
 mcp_setup() {
 	command -v node >/dev/null 2>&1 || { echo "node is missing (scripts/deps.sh test)" >&2; return 1; }
 	command -v npm >/dev/null 2>&1 || { echo "npm is missing (scripts/deps.sh test)" >&2; return 1; }
@@ -12,11 +30,13 @@ mcp_setup() {
 	MCP_CACHE=${CORDON_TEST_CACHE:-/var/tmp/cordon-test-cache}/mcp-$_key
 	if [ ! -f "$MCP_CACHE/.done" ]; then
 		mkdir -p "$MCP_CACHE" && chmod 0755 "$MCP_CACHE" "$(dirname "$MCP_CACHE")" || return 1
-		cp "$_src/package.json" "$_src/package-lock.json" "$_src/client.mjs" "$MCP_CACHE/" || return 1
-		(cd "$MCP_CACHE" && npm ci --no-audit --no-fund --ignore-scripts >npm-ci.log 2>&1) ||
-			{ echo "npm ci failed: $(tail -3 "$MCP_CACHE/npm-ci.log")" >&2; return 1; }
-		chmod -R a+rX "$MCP_CACHE"
-		touch "$MCP_CACHE/.done"
+		# Tests run in parallel (prove -j): one installs while the others
+		# wait on the lock (flock, bounded), then find it done.
+		(
+			flock -w 600 9 || { echo "waited 600 s for another npm ci ($MCP_CACHE.lock)" >&2; exit 1; }
+			[ -f "$MCP_CACHE/.done" ] && exit 0
+			_mcp_install "$_src" "$MCP_CACHE"
+		) 9>>"$MCP_CACHE.lock" || return 1
 	fi
 	MCP_CLIENT=$MCP_CACHE/client.mjs
 	MCP_FS_JS=$MCP_CACHE/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
