@@ -165,7 +165,7 @@ req v6 "CONNECT v6.test:8080 HTTP/1.1\r\n\r\n"
 # IDNA through curl, which sends A-labels: the U-label entry matches its
 # A-label; a look-alike (Cyrillic a) does not match the ASCII entry.
 idn() { # LABEL HOST
-	echo "$1 $(curl -s -x "http://127.0.0.1:$PP" -w ' %{http_code}' "http://$2:8080/" | tr -d '\n')" \
+	echo "$1 $(LC_ALL=C.UTF-8 curl -s -x "http://127.0.0.1:$PP" -w ' %{http_code}' "http://$2:8080/" | tr -d '\n')" \
 		>>"$W/results"
 }
 idn idn-ulabel "b$(printf '\303\274')cher.test"
