@@ -83,6 +83,25 @@ int cli_await_approval(const struct cd_gate *g, struct cd_run_request *rq, struc
                        struct cd_state *state, int64_t timeout_s, int interactive,
                        char approval_id[64]);
 
+/* The one option rule of every command (cli-opt.c): getopt_long with exact
+ * long names only, no prefix abbreviations.  An abbreviated or unknown long
+ * option, an unknown short one or a missing value is reported in one line
+ * ("unknown option '--timout' (did you mean '--timeout'?)") and the process
+ * exits with bad_exit (2 for usage, 125 for cordon run).  bad_exit < 0:
+ * nothing is printed and '?' is returned instead (for a caller whose argv may
+ * hold a secret).  Otherwise returns what getopt_long returns; opterr = 0. */
+struct option;
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+               int bad_exit);
+
+/* The long option of longopts (ended by a NULL name) nearest name[0..len):
+ * edit distance at most 2, or an abbreviation of it; NULL when none is. */
+const char *cli_opt_nearest(const char *name, size_t len, const struct option *longopts);
+
+/* Report TOKEN as an unknown option, naming the nearest of longopts when one
+ * is close: for the commands that parse their options by hand. */
+void cli_opt_unknown(const char *token, const struct option *longopts);
+
 /* One-line diagnostics on stderr, prefixed "cordon: " (or "cordon SUB: "),
  * with control bytes in the message escaped. */
 void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

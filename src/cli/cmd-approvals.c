@@ -95,7 +95,7 @@ static int parse(int argc, char **argv, struct aopts *o)
 	memset(o, 0, sizeof *o);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", long_opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case OPT_AS:
 			o->as = optarg;

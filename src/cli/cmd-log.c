@@ -654,7 +654,7 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+hn:f", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+hn:f", opts, CD_EXIT_USAGE)) != -1) {
 		unsigned need = 0;
 		int64_t *tp = NULL;
 

@@ -792,7 +792,7 @@ static int gateway(int argc, char **argv)
 	s.approval_timeout_s = 600;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+h", opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case 'p':
 			s.policy_path = optarg;
@@ -958,7 +958,7 @@ static int pins_args(int argc, char **argv, struct pins_opts *o)
 	memset(o, 0, sizeof *o);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case 's':
 			o->server = optarg;

@@ -17,6 +17,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -465,6 +466,12 @@ static int print_matrix_json(const struct cd_matrix *m, const char *file, const 
 
 static int missing; /* an option lacked its value */
 
+static const struct option matrix_opts[] = {
+	{ "format", required_argument, NULL, 0 }, { "agent", required_argument, NULL, 0 },
+	{ "at", required_argument, NULL, 0 },     { "json", no_argument, NULL, 0 },
+	{ "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
+};
+
 /* "--name value" or "--name=value"; advances *i past the value. */
 static const char *optarg_of(int argc, char **argv, int *i, const char *name)
 {
@@ -521,7 +528,10 @@ int policy_matrix_cmd(int argc, char **argv)
 				           v);
 				return CD_EXIT_USAGE;
 			}
-		} else if (a[0] == '-' || file) {
+		} else if (a[0] == '-') {
+			cli_opt_unknown(a, matrix_opts);
+			return CD_EXIT_USAGE;
+		} else if (file) {
 			cli_errorf("matrix takes one policy FILE and options (see --help)");
 			return CD_EXIT_USAGE;
 		} else {

@@ -27,6 +27,7 @@
 #include "temp-grant.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,30 @@ struct reqopts {
 	const char *state; /* --state PATH */
 };
 
+/* The options of each subcommand, for did-you-mean (these parse by hand,
+ * exact names only, as every command does: cli-opt.c). */
+static const struct option request_opts[] = {
+	{ "agent", required_argument, NULL, 0 }, { "task", required_argument, NULL, 0 },
+	{ "tool", required_argument, NULL, 0 },  { "action", required_argument, NULL, 0 },
+	{ "path", required_argument, NULL, 0 },  { "host", required_argument, NULL, 0 },
+	{ "port", required_argument, NULL, 0 },  { "arg", required_argument, NULL, 0 },
+	{ "field", required_argument, NULL, 0 }, { "at", required_argument, NULL, 0 },
+	{ "state", required_argument, NULL, 0 }, { "no-temp", no_argument, NULL, 0 },
+	{ "json", no_argument, NULL, 0 },        { "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct option json_opts[] = {
+	{ "json", no_argument, NULL, 0 },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct option review_opts[] = {
+	{ "json", no_argument, NULL, 0 },        { "no-audit", no_argument, NULL, 0 },
+	{ "audit", required_argument, NULL, 0 }, { "soon", required_argument, NULL, 0 },
+	{ "unused", required_argument, NULL, 0 }, { "at", required_argument, NULL, 0 },
+	{ "help", no_argument, NULL, 'h' },      { NULL, 0, NULL, 0 },
+};
+
 static int opt_missing; /* set when an option lacked its value */
 
 /* "--name value" or "--name=value"; advances *i past the value. */
@@ -302,7 +327,7 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 			}
 			o->req.now = t;
 		} else {
-			cli_errorf("unknown option '%s' (see --help)", a);
+			cli_opt_unknown(a, request_opts);
 			return -1;
 		}
 		if (opt_missing)
@@ -861,7 +886,10 @@ static int test_cmd(int argc, char **argv)
 			return CD_EXIT_OK;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
-		} else if (argv[i][0] == '-' || file) {
+		} else if (argv[i][0] == '-') {
+			cli_opt_unknown(argv[i], json_opts);
+			return CD_EXIT_USAGE;
+		} else if (file) {
 			cli_errorf("test takes one policy FILE and --json (see --help)");
 			return CD_EXIT_USAGE;
 		} else {
@@ -947,7 +975,10 @@ static int diff_cmd(int argc, char **argv)
 			return CD_EXIT_OK;
 		} else if (!strcmp(argv[i], "--json")) {
 			o.json = 1;
-		} else if (argv[i][0] == '-' || nf == 2) {
+		} else if (argv[i][0] == '-') {
+			cli_opt_unknown(argv[i], json_opts);
+			return CD_EXIT_USAGE;
+		} else if (nf == 2) {
 			cli_errorf("diff takes OLD NEW [--json] (see --help)");
 			return CD_EXIT_USAGE;
 		} else {
@@ -1123,7 +1154,10 @@ static int review_cmd(int argc, char **argv)
 				           v);
 				return CD_EXIT_USAGE;
 			}
-		} else if (a[0] == '-' || file) {
+		} else if (a[0] == '-') {
+			cli_opt_unknown(a, review_opts);
+			return CD_EXIT_USAGE;
+		} else if (file) {
 			cli_errorf("review takes one policy FILE and options (see --help)");
 			return CD_EXIT_USAGE;
 		} else {
