@@ -20,6 +20,10 @@ enum {
 	CD_EXIT_NOTFOUND = 127,
 };
 
+/* The forms every TIME option takes (cd_time_parse, the one parser). */
+#define CLI_TIME_FORMS                                                                      \
+	"YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ, YYYY-MM-DDTHH:MM:SS+HH:MM or @SECONDS"
+
 struct cd_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -112,7 +116,8 @@ void cli_set_prog(const char *sub);
  * identity of whoever approves, revokes or applies. */
 const char *cli_login_name(void);
 
-/* t (seconds since the epoch, UTC) as YYYY-MM-DDTHH:MM:SSZ; "-" for 0. */
+/* t (seconds since the epoch, UTC) as YYYY-MM-DDTHH:MM:SSZ (cd_time_format,
+ * the one formatter); "-" for 0. */
 void cli_time_utc(int64_t t, char *out, size_t n);
 
 /* A size as the size options take it: "256M", "1.5G", "12K", "100 bytes". */

@@ -50,8 +50,8 @@ static const char usage[] =
         "destructive call is a rubber stamp worth seeing).\n"
         "Common options: --state PATH (default $CORDON_STATE, else\n"
         "~/.local/state/cordon/state.db), --audit PATH.  TIME is YYYY-MM-DD,\n"
-        "YYYY-MM-DDTHH:MM:SSZ or @SECONDS.  Exit 0 done, 1 refused, 2 usage, 125 cordon\n"
-        "could not proceed.\n";
+        "YYYY-MM-DDTHH:MM:SSZ (or +HH:MM for Z) or @SECONDS.  Exit 0 done, 1 refused,\n"
+        "2 usage, 125 cordon could not proceed.\n";
 
 struct aopts {
 	const char *as, *comment, *policy, *state, *audit, *status;
@@ -117,9 +117,7 @@ static int parse(int argc, char **argv, struct aopts *o)
 			break;
 		case OPT_SINCE:
 			if (cd_policy_parse_time(optarg, strlen(optarg), &o->since) < 0) {
-				cli_errorf("--since '%s': YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or "
-				           "@SECONDS",
-				           optarg);
+				cli_errorf("--since '%s': write " CLI_TIME_FORMS, optarg);
 				return -1;
 			}
 			break;

@@ -758,8 +758,7 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 		}
 		if (tp && cd_audit_time_parse(optarg, now_ns(), tp) < 0) {
 			cli_errorf(
-			        "bad time '%s' (2026-01-02, 2026-01-02T03:04:05Z, @SECONDS or an "
-			        "age like 10m)",
+			        "bad time '%s' (write " CLI_TIME_FORMS ", or an age like 10m)",
 			        optarg);
 			return -1;
 		}

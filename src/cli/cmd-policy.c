@@ -19,6 +19,7 @@
 #include "cmd-policy-matrix.h"
 
 #include "buf.h"
+#include "clock-time.h"
 #include "num.h"
 #include "policy-diff.h"
 #include "policy-review.h"
@@ -70,8 +71,8 @@ static const char usage_request[] =
         "  --port N           the port the call reaches\n"
         "  --arg NAME=VALUE   a named argument (repeatable)\n"
         "  --field NAME       a record field the call reads or writes (repeatable)\n"
-        "  --at TIME          decide at TIME: YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or @SECONDS\n"
-        "                     (default: now)\n"
+        "  --at TIME          decide at TIME: YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ (or an\n"
+        "                     offset +HH:MM for Z) or @SECONDS (default: now)\n"
         "  -- ARGV...         the command line of a command tool\n"
         "\n"
         "Temporary grants:\n"
@@ -115,7 +116,8 @@ static void usage_sub(const char *sub, FILE *f)
 		        "agent and tool and names the grant.  The log is --audit PATH, else\n"
 		        "$CORDON_AUDIT, else $XDG_STATE_HOME/cordon/audit.db, opened read-only;\n"
 		        "--no-audit skips the usage checks.  DUR is Nd, Nh, Nm or Ns; TIME is\n"
-		        "YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or @SECONDS (default: now).\n"
+		        "YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ (or +HH:MM for Z) or @SECONDS (default:\n"
+		        "now).\n"
 		        "Exit 0 when nothing needs attention, 1 when something does, 2 on usage\n"
 		        "errors, 4 when the policy or the audit log does not load.\n");
 	} else if (!strcmp(sub, "diff")) {
@@ -320,9 +322,7 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 		} else if ((v = optval(argc, argv, &i, "--at"))) {
 			int64_t t;
 			if (cd_policy_parse_time(v, strlen(v), &t) < 0) {
-				cli_errorf("--at '%s': write YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or "
-				           "@SECONDS",
-				           v);
+				cli_errorf("--at '%s': write " CLI_TIME_FORMS, v);
 				return -1;
 			}
 			o->req.now = t;
@@ -1050,11 +1050,7 @@ static int parse_days(const char *v, int64_t *ret)
 
 static void fmt_utc(int64_t t, char *out, size_t n)
 {
-	struct tm tm;
-	time_t tt = (time_t)t;
-
-	if (!gmtime_r(&tt, &tm) || strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(out, n, "@%lld", (long long)t);
+	cd_time_format(t, out, n);
 }
 
 struct review_out {
@@ -1149,9 +1145,7 @@ static int review_cmd(int argc, char **argv)
 			}
 		} else if ((v = optval(argc, argv, &i, "--at"))) {
 			if (!opt_missing && cd_policy_parse_time(v, strlen(v), &ro.at) < 0) {
-				cli_errorf("--at '%s': write YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or "
-				           "@SECONDS",
-				           v);
+				cli_errorf("--at '%s': write " CLI_TIME_FORMS, v);
 				return CD_EXIT_USAGE;
 			}
 		} else if (a[0] == '-') {
