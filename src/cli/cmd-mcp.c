@@ -91,7 +91,8 @@ static void usage(FILE *f)
 	        "approved definition of TOOL with its newest pending one.\n"
 	        "\n"
 	        "Exit status: 0 when the client ended the session, 125 when cordon refused or\n"
-	        "failed (one line on stderr), 2 usage; pins: 0, 1 nothing to approve, 2 usage.\n");
+	        "failed (one line on stderr), 2 usage; pins: 0 (also approve --all with nothing\n"
+	        "pending: it says so), 1 a named TOOL had nothing to approve, 2 usage.\n");
 }
 
 /* ---- paths ------------------------------------------------------------- */
@@ -1187,7 +1188,11 @@ static int pins(int argc, char **argv)
 		for (i = 0; i < (int)json_array_size(names); i++)
 			if (approve_one(&a, json_string_value(json_array_get(names, i))) < 0)
 				rc = CD_EXIT_FAIL;
-		if (!a.approved)
+		/* --all over nothing pending is done, not failed; a named TOOL
+		 * without a pending definition stays an error. */
+		if (o.all && json_array_size(names) == 0)
+			printf("nothing pending for server '%s'\n", o.server);
+		else if (!a.approved)
 			rc = CD_EXIT_FAIL;
 	done_approve:
 		json_decref(names);
