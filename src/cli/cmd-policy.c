@@ -42,7 +42,7 @@ enum {
 };
 
 static const char usage_main[] =
-        "usage: cordon policy lint FILE [--json]\n"
+        "usage: cordon policy lint FILE... [--json]\n"
         "       cordon policy check FILE --agent A --tool T --action X [REQUEST...] [--json]\n"
         "                           [--no-temp | --state PATH]\n"
         "       cordon policy explain FILE --agent A --tool T --action X [REQUEST...] [--json]\n"
@@ -86,12 +86,12 @@ static void usage_sub(const char *sub, FILE *f)
 {
 	if (!strcmp(sub, "lint")) {
 		fprintf(f,
-		        "usage: cordon policy lint FILE [--json]\n\n"
-		        "Load FILE strictly and run its inline examples.  Prints FILE: ok and a\n"
-		        "summary, or one error as FILE:LINE:COL: message (hint); with --json one\n"
-		        "object: {file, ok, counts and sha256} or {file, ok: false, line, column,\n"
-		        "error}.\n"
-		        "Exit 0 when valid, 1 when not, 2 on usage errors.\n");
+		        "usage: cordon policy lint FILE... [--json]\n\n"
+		        "Load each FILE strictly and run its inline examples.  Prints FILE: ok and\n"
+		        "a summary, or one error as FILE:LINE:COL: message (hint), for every FILE;\n"
+		        "with --json one object a line per FILE: {file, ok, counts and sha256} or\n"
+		        "{file, ok: false, line, column, error}.\n"
+		        "Exit 0 when every FILE is valid, 1 when any is not, 2 on usage errors.\n");
 	} else if (!strcmp(sub, "test")) {
 		fprintf(f,
 		        "usage: cordon policy test FILE [--json]\n\n"
@@ -803,30 +803,14 @@ static int lint_json_ok(const char *file, const struct cd_policy *p)
 	                  CD_EXIT_OK);
 }
 
-static int lint_cmd(int argc, char **argv)
+/* One FILE of `policy lint`: 0 ok, 1 failed (reported), 125 out of memory. */
+static int lint_one(const char *file, int json)
 {
 	struct cd_policy *p = NULL;
 	struct cd_policy_stats st;
 	struct cd_err err = { 0 };
-	const char *file = NULL;
-	int i, json = 0, bad = 0, rc;
+	int rc;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage_sub("lint", stdout);
-			return CD_EXIT_OK;
-		}
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (argv[i][0] != '-' && !file)
-			file = argv[i];
-		else
-			bad = 1; /* a second FILE or an unknown option */
-	}
-	if (!file || bad) {
-		cli_errorf("lint takes one policy FILE and --json (see --help)");
-		return CD_EXIT_USAGE;
-	}
 	if (cd_policy_load_file(file, &p, &err) < 0) {
 		if (json)
 			lint_json_error(file, err.msg);
@@ -845,6 +829,42 @@ static int lint_cmd(int argc, char **argv)
 	       cd_policy_sha256(p));
 	cd_policy_free(p);
 	return CD_EXIT_OK;
+}
+
+/* Every FILE is linted and reported (with --json, one object a line, one
+ * per FILE, in order); exit 1 when any failed. */
+static int lint_cmd(int argc, char **argv)
+{
+	int i, json = 0, nfiles = 0, rc = CD_EXIT_OK, r;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage_sub("lint", stdout);
+			return CD_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (argv[i][0] == '-') {
+			cli_opt_unknown(argv[i], json_opts);
+			return CD_EXIT_USAGE;
+		} else {
+			nfiles++;
+		}
+	}
+	if (!nfiles) {
+		cli_errorf("lint takes one or more policy FILEs and --json (see --help)");
+		return CD_EXIT_USAGE;
+	}
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			continue;
+		r = lint_one(argv[i], json);
+		if (r == CD_EXIT_CORDON)
+			return r;
+		if (r != CD_EXIT_OK)
+			rc = CD_EXIT_FAIL;
+	}
+	return rc;
 }
 
 struct test_ctx {

@@ -46,4 +46,28 @@ out=$("$CORDON" policy lint "$T/good-json.yaml" --json)
 rc=$?
 case $out in '{"file":"'*'","ok":true,"agents":1,'*'"sha256":"'*) r=0 ;; *) r=1 ;; esac
 is "$rc.$r" "0.0" "lint --json: a good file with its counts and hash ($out)"
+# Several FILEs (policy lint examples/policies/*): each reported, in order;
+# exit 1 when any fails, 0 when all pass.
+E="$CORDON_SRC/examples/policies"
+out=$("$CORDON" policy lint "$E"/*.yaml)
+is "$?" 0 "lint of every example policy at once: exit 0"
+is "$(printf '%s\n' "$out" | grep -c ': ok (')" "$(ls "$E"/*.yaml | wc -l | tr -d ' ')" "... one ok line per file"
+out=$("$CORDON" policy lint "$T/good-json.yaml" "$T/bad-json.yaml" "$E/coding-agent.yaml" 2>"$T/err")
+is "$?" 1 "a bad file among good ones: exit 1"
+is "$(printf '%s\n' "$out" | grep -c ': ok (')" 2 "... the good ones before and after it are still reported"
+grep -q "bad-json.yaml:3:1: unknown key 'bogus'" "$T/err"
+is "$?" 0 "... and the bad one's error, with its position"
+out=$("$CORDON" policy lint --json "$T/bad-json.yaml" "$T/good-json.yaml" 2>/dev/null)
+is "$?" 1 "lint --json of two files, one bad: exit 1"
+printf '%s\n' "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert [r["ok"] for r in rows] == [False, True], rows
+assert rows[0]["line"] == 3 and rows[1]["agents"] == 1, rows
+' 2>&1
+is "$?" 0 "... one JSON object a line per file, in order"
+"$CORDON" policy lint --jsn "$T/good-json.yaml" >/dev/null 2>"$T/err"
+is "$?" 2 "an unknown option: usage, exit 2"
+grep -q "did you mean '--json'" "$T/err"
+is "$?" 0 "... with did-you-mean"
 done_testing
