@@ -91,6 +91,10 @@ static void usage_sub(const char *sub, FILE *f)
 		        "a summary, or one error as FILE:LINE:COL: message (hint), for every FILE;\n"
 		        "with --json one object a line per FILE: {file, ok, counts and sha256} or\n"
 		        "{file, ok: false, line, column, error}.\n"
+		        "Warnings (the file is still valid) for grants that can never work: a\n"
+		        "write or delete grant whose profile has no writable path, an expired grant,\n"
+		        "every grant expired; on stderr as FILE:LINE:COL: warning: message, with\n"
+		        "--json in warnings: [{line, column, message}].\n"
 		        "Exit 0 when every FILE is valid, 1 when any is not, 2 on usage errors.\n");
 	} else if (!strcmp(sub, "test")) {
 		fprintf(f,
@@ -789,18 +793,47 @@ static int lint_json_error(const char *file, const char *msg)
 	return print_json(o, CD_EXIT_FAIL);
 }
 
+struct lint_warn {
+	const char *file;
+	json_t *arr; /* --json: the warnings; NULL: printed */
+};
+
+/* FILE:LINE:COL: warning: MSG on stderr, as compilers write them (editors
+ * jump to them), or one {line, column, message} for --json. */
+static void lint_warn_one(unsigned line, unsigned col, const char *msg, void *ctx)
+{
+	struct lint_warn *lw = ctx;
+	struct cd_buf f, m;
+
+	if (lw->arr) {
+		json_array_append_new(lw->arr, json_pack("{s:I,s:I,s:s}", "line", (json_int_t)line,
+		                                         "column", (json_int_t)col, "message", msg));
+		return;
+	}
+	cd_buf_init(&f, 4096);
+	cd_buf_init(&m, 4096);
+	if (cd_buf_escape(&f, lw->file, strlen(lw->file)) == 0 &&
+	    cd_buf_escape(&m, msg, strlen(msg)) == 0)
+		fprintf(stderr, "%s:%u:%u: warning: %s\n", f.data, line, col, m.data);
+	cd_buf_release(&f);
+	cd_buf_release(&m);
+}
+
 static int lint_json_ok(const char *file, const struct cd_policy *p)
 {
 	struct cd_policy_stats st;
+	struct lint_warn lw = { file, json_array() };
+	json_t *o;
 
 	cd_policy_stats(p, &st);
-	return print_json(json_pack("{s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "file", file, "ok",
-	                            1, "agents", (json_int_t)st.agents, "tasks",
-	                            (json_int_t)st.tasks, "tools", (json_int_t)st.tools, "profiles",
-	                            (json_int_t)st.profiles, "grants", (json_int_t)st.grants,
-	                            "forbids", (json_int_t)st.forbids, "examples",
-	                            (json_int_t)st.examples, "sha256", cd_policy_sha256(p)),
-	                  CD_EXIT_OK);
+	if (lw.arr)
+		cd_policy_warnings(p, (int64_t)time(NULL), lint_warn_one, &lw);
+	o = json_pack("{s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:o}", "file", file, "ok", 1,
+	              "agents", (json_int_t)st.agents, "tasks", (json_int_t)st.tasks, "tools",
+	              (json_int_t)st.tools, "profiles", (json_int_t)st.profiles, "grants",
+	              (json_int_t)st.grants, "forbids", (json_int_t)st.forbids, "examples",
+	              (json_int_t)st.examples, "sha256", cd_policy_sha256(p), "warnings", lw.arr);
+	return print_json(o, CD_EXIT_OK);
 }
 
 /* One FILE of `policy lint`: 0 ok, 1 failed (reported), 125 out of memory. */
@@ -809,6 +842,7 @@ static int lint_one(const char *file, int json)
 	struct cd_policy *p = NULL;
 	struct cd_policy_stats st;
 	struct cd_err err = { 0 };
+	struct lint_warn lw = { file, NULL };
 	int rc;
 
 	if (cd_policy_load_file(file, &p, &err) < 0) {
@@ -822,6 +856,8 @@ static int lint_one(const char *file, int json)
 		cd_policy_free(p);
 		return rc;
 	}
+	lw.file = file;
+	cd_policy_warnings(p, (int64_t)time(NULL), lint_warn_one, &lw);
 	cd_policy_stats(p, &st);
 	printf("%s: ok (%zu agents, %zu tasks, %zu tools, %zu profiles, %zu grants, %zu forbid "
 	       "rules, %zu examples; sha256 %s)\n",

@@ -70,4 +70,45 @@ is "$?" 0 "... one JSON object a line per file, in order"
 is "$?" 2 "an unknown option: usage, exit 2"
 grep -q "did you mean '--json'" "$T/err"
 is "$?" 0 "... with did-you-mean"
+# Warnings (still exit 0): a grant that can never work.  A delete grant
+# whose profile binds nothing writable; grants already expired; every grant
+# expired.  Controls: the same grant with an rw profile, and a grant that
+# has not expired, get none.
+cat >"$T/warn.yaml" <<'EOW'
+version: 1
+agents: [{id: a, owner: o}]
+tools: [{id: shell, kind: command}]
+profiles:
+  ro-only: {timeout: 1m, ro: [/tmp]}
+  writes: {timeout: 1m, rw: [/tmp]}
+grants:
+  - {id: cleanup, agent: a, tool: shell, actions: [delete], approval: human, scope: {argv: [rm]}, profile: ro-only, owner: o, justification: t, review_by: 2020-01-01, expires: 2021-01-01}
+  - {id: ok-write, agent: a, tool: shell, actions: [delete], approval: human, scope: {argv: [rm]}, profile: writes, owner: o, justification: t, review_by: 2020-01-01, expires: 2021-01-01}
+EOW
+out=$("$CORDON" policy lint "$T/warn.yaml" 2>"$T/err")
+is "$?" 0 "warnings do not fail lint: exit 0"
+case $out in *"warn.yaml: ok ("*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "... and the file is still ok"
+grep -q "warn.yaml:8:5: warning: grant 'cleanup' allows delete but its profile 'ro-only' has no writable path" "$T/err"
+is "$?" 0 "a delete grant whose profile has no writable path: FILE:LINE:COL: warning"
+grep -q "warning: grant 'ok-write' allows" "$T/err"
+is "$?" 1 "... not the same grant with an rw profile"
+grep -q "warn.yaml:8:[0-9]*: warning: every grant has expired: this policy allows nothing" "$T/err"
+is "$?" 0 "every grant expired: a warning"
+grep -q "warn.yaml:9:[0-9]*: warning: grant 'ok-write' has expired" "$T/err"
+is "$?" 0 "an expired grant: a warning at its expires"
+out=$("$CORDON" policy lint --json "$T/warn.yaml" 2>/dev/null)
+printf '%s\n' "$out" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+assert o["ok"] is True and len(o["warnings"]) == 4, o
+assert any("no writable path" in w["message"] and w["line"] == 8 for w in o["warnings"]), o
+' 2>&1
+is "$?" 0 "lint --json: the warnings as {line, column, message}"
+sed 's/expires: 2021-01-01}$/expires: 2099-01-01}/' "$T/warn.yaml" >"$T/warn2.yaml"
+"$CORDON" policy lint "$T/warn2.yaml" >/dev/null 2>"$T/err"
+grep -c "warning:" "$T/err" >"$T/n"
+is "$(cat "$T/n")" 1 "grants not yet expired: only the profile warning"
+"$CORDON" policy lint "$E/coding-agent.yaml" 2>"$T/err" >/dev/null
+is "$(cat "$T/err")" "" "the shipped examples lint without warnings"
 done_testing
