@@ -39,6 +39,7 @@ int cmd_policy(int argc, char **argv);
 int cmd_proxy(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
+int cmd_doctor(int argc, char **argv); /* cmd-doctor.c */
 
 /* Start CMD in a `cordon run --policy` sandbox (cli-spawn.c) with pipes
  * for its stdin, stdout and stderr (our ends non-blocking).  0, or -1

@@ -34,6 +34,7 @@ static const struct cd_cmd commands[] = {
 	{ "proposals", cmd_proposals,
 	  "review, apply or reject the file changes of --propose runs" },
 	{ "mcp", cmd_mcp, "MCP gateway: granted tools only, every call decided and logged" },
+	{ "doctor", cmd_doctor, "what this host enforces, and the fix for each gap" },
 };
 
 static char prog[64] = "cordon";
