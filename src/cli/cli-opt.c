@@ -75,8 +75,7 @@ void cli_opt_unknown(const char *token, const struct option *longopts)
 	cli_errorf("unknown option '%s' (see --help)", token);
 }
 
-static const struct option *find_long(const char *name, size_t len,
-                                      const struct option *longopts)
+static const struct option *find_long(const char *name, size_t len, const struct option *longopts)
 {
 	const struct option *o;
 

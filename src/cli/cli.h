@@ -21,8 +21,7 @@ enum {
 };
 
 /* The forms every TIME option takes (cd_time_parse, the one parser). */
-#define CLI_TIME_FORMS                                                                      \
-	"YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ, YYYY-MM-DDTHH:MM:SS+HH:MM or @SECONDS"
+#define CLI_TIME_FORMS "YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ, YYYY-MM-DDTHH:MM:SS+HH:MM or @SECONDS"
 
 struct cd_cmd {
 	const char *name;

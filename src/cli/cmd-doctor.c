@@ -99,7 +99,8 @@ static void check_userns(struct doctor *d)
 	int r = try_userns(), ch;
 
 	if (r == 0) {
-		check(d, "user-namespaces", 1, 1, "a user and mount namespace can be created", NULL);
+		check(d, "user-namespaces", 1, 1, "a user and mount namespace can be created",
+		      NULL);
 		return;
 	}
 	snprintf(found, sizeof found, "cannot create a user namespace: %s", strerror(-r));
@@ -118,7 +119,8 @@ static void check_userns(struct doctor *d)
 		      "it)");
 	else if (!strcmp(b, "0"))
 		check(d, "user-namespaces", 0, 1, found,
-		      "sysctl -w user.max_user_namespaces=15000 (and in /etc/sysctl.d/ to keep it)");
+		      "sysctl -w user.max_user_namespaces=15000 (and in /etc/sysctl.d/ to keep "
+		      "it)");
 	else if (!strcmp(c, "1"))
 		check(d, "user-namespaces", 0, 1, found,
 		      "AppArmor restricts unprivileged user namespaces: install cordon's AppArmor "
@@ -242,11 +244,11 @@ static void check_paths(struct doctor *d)
 	      "set CORDON_AUDIT to a writable path, or HOME or XDG_STATE_HOME (no log, no run)");
 	r = cli_mask_key_path(p, sizeof p);
 	snprintf(found, sizeof found, "mask key %s (%s)", r < 0 ? "unknown" : p,
-	         r < 0                       ? "no location"
-	         : access(p, R_OK) == 0      ? "present"
-	         : access(p, F_OK) == 0      ? "present, not readable"
-	         : writable(p)               ? "created on first use"
-	                                     : "absent, its directory not writable");
+	         r < 0                  ? "no location"
+	         : access(p, R_OK) == 0 ? "present"
+	         : access(p, F_OK) == 0 ? "present, not readable"
+	         : writable(p)          ? "created on first use"
+	                                : "absent, its directory not writable");
 	check(d, "mask-key", r == 0 && (access(p, R_OK) == 0 || writable(p)), 0, found,
 	      "set CORDON_MASK_KEY to a readable key file (or a writable path for a new one)");
 }

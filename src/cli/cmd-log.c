@@ -757,9 +757,8 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 			return -1;
 		}
 		if (tp && cd_audit_time_parse(optarg, now_ns(), tp) < 0) {
-			cli_errorf(
-			        "bad time '%s' (write " CLI_TIME_FORMS ", or an age like 10m)",
-			        optarg);
+			cli_errorf("bad time '%s' (write " CLI_TIME_FORMS ", or an age like 10m)",
+			           optarg);
 			return -1;
 		}
 	}

@@ -87,14 +87,16 @@ static void usage_sub(const char *sub, FILE *f)
 	if (!strcmp(sub, "lint")) {
 		fprintf(f,
 		        "usage: cordon policy lint FILE... [--json]\n\n"
-		        "Load each FILE strictly and run its inline examples.  Prints FILE: ok and\n"
-		        "a summary, or one error as FILE:LINE:COL: message (hint), for every FILE;\n"
-		        "with --json one object a line per FILE: {file, ok, counts and sha256} or\n"
-		        "{file, ok: false, line, column, error}.\n"
-		        "Warnings (the file is still valid) for grants that can never work: a\n"
-		        "write or delete grant whose profile has no writable path, an expired grant,\n"
-		        "every grant expired; on stderr as FILE:LINE:COL: warning: message, with\n"
-		        "--json in warnings: [{line, column, message}].\n"
+		        "Load each FILE strictly and run its inline examples.  Prints\n"
+		        "FILE: ok and a summary, or one error as FILE:LINE:COL: message\n"
+		        "(hint), for every FILE; with --json one object a line per FILE:\n"
+		        "{file, ok, counts, sha256, warnings} or {file, ok: false, line,\n"
+		        "column, error}.\n"
+		        "Warnings (the file is still valid) for grants that can never work:\n"
+		        "a write or delete grant whose profile has no writable path, an\n"
+		        "expired grant, every grant expired; on stderr as\n"
+		        "FILE:LINE:COL: warning: message, with --json in warnings:\n"
+		        "[{line, column, message}].\n"
 		        "Exit 0 when every FILE is valid, 1 when any is not, 2 on usage errors.\n");
 	} else if (!strcmp(sub, "test")) {
 		fprintf(f,
@@ -178,13 +180,20 @@ struct reqopts {
 /* The options of each subcommand, for did-you-mean (these parse by hand,
  * exact names only, as every command does: cli-opt.c). */
 static const struct option request_opts[] = {
-	{ "agent", required_argument, NULL, 0 }, { "task", required_argument, NULL, 0 },
-	{ "tool", required_argument, NULL, 0 },  { "action", required_argument, NULL, 0 },
-	{ "path", required_argument, NULL, 0 },  { "host", required_argument, NULL, 0 },
-	{ "port", required_argument, NULL, 0 },  { "arg", required_argument, NULL, 0 },
-	{ "field", required_argument, NULL, 0 }, { "at", required_argument, NULL, 0 },
-	{ "state", required_argument, NULL, 0 }, { "no-temp", no_argument, NULL, 0 },
-	{ "json", no_argument, NULL, 0 },        { "help", no_argument, NULL, 'h' },
+	{ "agent", required_argument, NULL, 0 },
+	{ "task", required_argument, NULL, 0 },
+	{ "tool", required_argument, NULL, 0 },
+	{ "action", required_argument, NULL, 0 },
+	{ "path", required_argument, NULL, 0 },
+	{ "host", required_argument, NULL, 0 },
+	{ "port", required_argument, NULL, 0 },
+	{ "arg", required_argument, NULL, 0 },
+	{ "field", required_argument, NULL, 0 },
+	{ "at", required_argument, NULL, 0 },
+	{ "state", required_argument, NULL, 0 },
+	{ "no-temp", no_argument, NULL, 0 },
+	{ "json", no_argument, NULL, 0 },
+	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 static const struct option json_opts[] = {
@@ -193,10 +202,10 @@ static const struct option json_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 static const struct option review_opts[] = {
-	{ "json", no_argument, NULL, 0 },        { "no-audit", no_argument, NULL, 0 },
-	{ "audit", required_argument, NULL, 0 }, { "soon", required_argument, NULL, 0 },
+	{ "json", no_argument, NULL, 0 },         { "no-audit", no_argument, NULL, 0 },
+	{ "audit", required_argument, NULL, 0 },  { "soon", required_argument, NULL, 0 },
 	{ "unused", required_argument, NULL, 0 }, { "at", required_argument, NULL, 0 },
-	{ "help", no_argument, NULL, 'h' },      { NULL, 0, NULL, 0 },
+	{ "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
 };
 
 static int opt_missing; /* set when an option lacked its value */
@@ -806,8 +815,9 @@ static void lint_warn_one(unsigned line, unsigned col, const char *msg, void *ct
 	struct cd_buf f, m;
 
 	if (lw->arr) {
-		json_array_append_new(lw->arr, json_pack("{s:I,s:I,s:s}", "line", (json_int_t)line,
-		                                         "column", (json_int_t)col, "message", msg));
+		json_array_append_new(lw->arr,
+		                      json_pack("{s:I,s:I,s:s}", "line", (json_int_t)line, "column",
+		                                (json_int_t)col, "message", msg));
 		return;
 	}
 	cd_buf_init(&f, 4096);

@@ -73,8 +73,8 @@ static int parse_clock(const char *s, size_t len, int64_t *ret_sec, int64_t *ret
 			return -EINVAL;
 		i = 19;
 		if (i < len && (s[i] == '.' || s[i] == ',')) {
-			for (nd = 0; i + 1 + nd < len && s[i + 1 + nd] >= '0' && s[i + 1 + nd] <= '9';
-			     nd++)
+			for (nd = 0;
+			     i + 1 + nd < len && s[i + 1 + nd] >= '0' && s[i + 1 + nd] <= '9'; nd++)
 				;
 			if (nd == 0 || nd > 9 || cd_parse_u64(s + i + 1, nd, UINT64_MAX, &frac) < 0)
 				return -EINVAL;

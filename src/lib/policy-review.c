@@ -181,8 +181,8 @@ static int profile_writes(const struct cd_policy *p, const char *name)
 
 size_t cd_policy_warnings(const struct cd_policy *p, int64_t at, cd_policy_warn_fn fn, void *ctx)
 {
-	const unsigned writes = (1u << CD_ACTION_DELETE) | (1u << CD_ACTION_CREATE) |
-	                        (1u << CD_ACTION_UPDATE);
+	const unsigned writes =
+	        (1u << CD_ACTION_DELETE) | (1u << CD_ACTION_CREATE) | (1u << CD_ACTION_UPDATE);
 	size_t i, n = 0, expired = 0;
 	char msg[512];
 	int w;

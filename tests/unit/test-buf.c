@@ -129,8 +129,8 @@ static void test_time(void)
 		if (cases[i].want < 0)
 			is_int(r, -EINVAL, "time '%s' refused", cases[i].in);
 		else
-			ok(r == 0 && ns / 1000000000 == cases[i].want, "time '%s' = @%lld", cases[i].in,
-			   cases[i].want);
+			ok(r == 0 && ns / 1000000000 == cases[i].want, "time '%s' = @%lld",
+			   cases[i].in, cases[i].want);
 	}
 	is_int(cd_time_format(1893456000, out, sizeof out), 0, "format a time");
 	is_str(out, "2030-01-01T00:00:00Z", "formatted as ISO 8601 UTC");
