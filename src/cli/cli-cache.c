@@ -340,7 +340,7 @@ int cmd_cache(int argc, char **argv)
 	opterr = 0;
 	optind = 2;
 	/* Options may follow the cache name: argv is permuted ("h", no '+'). */
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case 'a':
 			agent = optarg;

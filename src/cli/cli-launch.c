@@ -372,7 +372,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	for (;;) {
 		int start = optind;
 
-		c = getopt_long(argc, argv, "+h", options, NULL);
+		c = cli_getopt(argc, argv, "+h", options, CD_EXIT_CORDON);
 		if (c == -1)
 			break;
 		if (a->nspans < CD_ARRAY_SIZE(a->spans)) {

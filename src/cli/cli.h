@@ -20,6 +20,9 @@ enum {
 	CD_EXIT_NOTFOUND = 127,
 };
 
+/* The forms every TIME option takes (cd_time_parse, the one parser). */
+#define CLI_TIME_FORMS "YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ, YYYY-MM-DDTHH:MM:SS+HH:MM or @SECONDS"
+
 struct cd_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -35,6 +38,7 @@ int cmd_policy(int argc, char **argv);
 int cmd_proxy(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
+int cmd_doctor(int argc, char **argv); /* cmd-doctor.c */
 
 /* Start CMD in a `cordon run --policy` sandbox (cli-spawn.c) with pipes
  * for its stdin, stdout and stderr (our ends non-blocking).  0, or -1
@@ -83,6 +87,25 @@ int cli_await_approval(const struct cd_gate *g, struct cd_run_request *rq, struc
                        struct cd_state *state, int64_t timeout_s, int interactive,
                        char approval_id[64]);
 
+/* The one option rule of every command (cli-opt.c): getopt_long with exact
+ * long names only, no prefix abbreviations.  An abbreviated or unknown long
+ * option, an unknown short one or a missing value is reported in one line
+ * ("unknown option '--timout' (did you mean '--timeout'?)") and the process
+ * exits with bad_exit (2 for usage, 125 for cordon run).  bad_exit < 0:
+ * nothing is printed and '?' is returned instead (for a caller whose argv may
+ * hold a secret).  Otherwise returns what getopt_long returns; opterr = 0. */
+struct option;
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+               int bad_exit);
+
+/* The long option of longopts (ended by a NULL name) nearest name[0..len):
+ * edit distance at most 2, or an abbreviation of it; NULL when none is. */
+const char *cli_opt_nearest(const char *name, size_t len, const struct option *longopts);
+
+/* Report TOKEN as an unknown option, naming the nearest of longopts when one
+ * is close: for the commands that parse their options by hand. */
+void cli_opt_unknown(const char *token, const struct option *longopts);
+
 /* One-line diagnostics on stderr, prefixed "cordon: " (or "cordon SUB: "),
  * with control bytes in the message escaped. */
 void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -93,7 +116,8 @@ void cli_set_prog(const char *sub);
  * identity of whoever approves, revokes or applies. */
 const char *cli_login_name(void);
 
-/* t (seconds since the epoch, UTC) as YYYY-MM-DDTHH:MM:SSZ; "-" for 0. */
+/* t (seconds since the epoch, UTC) as YYYY-MM-DDTHH:MM:SSZ (cd_time_format,
+ * the one formatter); "-" for 0. */
 void cli_time_utc(int64_t t, char *out, size_t n);
 
 /* A size as the size options take it: "256M", "1.5G", "12K", "100 bytes". */

@@ -50,8 +50,8 @@ static const char usage[] =
         "destructive call is a rubber stamp worth seeing).\n"
         "Common options: --state PATH (default $CORDON_STATE, else\n"
         "~/.local/state/cordon/state.db), --audit PATH.  TIME is YYYY-MM-DD,\n"
-        "YYYY-MM-DDTHH:MM:SSZ or @SECONDS.  Exit 0 done, 1 refused, 2 usage, 125 cordon\n"
-        "could not proceed.\n";
+        "YYYY-MM-DDTHH:MM:SSZ (or +HH:MM for Z) or @SECONDS.  Exit 0 done, 1 refused,\n"
+        "2 usage, 125 cordon could not proceed.\n";
 
 struct aopts {
 	const char *as, *comment, *policy, *state, *audit, *status;
@@ -95,7 +95,7 @@ static int parse(int argc, char **argv, struct aopts *o)
 	memset(o, 0, sizeof *o);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", long_opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case OPT_AS:
 			o->as = optarg;
@@ -117,9 +117,7 @@ static int parse(int argc, char **argv, struct aopts *o)
 			break;
 		case OPT_SINCE:
 			if (cd_policy_parse_time(optarg, strlen(optarg), &o->since) < 0) {
-				cli_errorf("--since '%s': YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or "
-				           "@SECONDS",
-				           optarg);
+				cli_errorf("--since '%s': write " CLI_TIME_FORMS, optarg);
 				return -1;
 			}
 			break;

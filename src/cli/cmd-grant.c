@@ -146,7 +146,7 @@ static int parse(int argc, char **argv, const char *usage, struct gopts *o)
 	memset(o, 0, sizeof *o);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", long_opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case OPT_AGENT:
 		case OPT_FROM:

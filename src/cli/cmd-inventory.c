@@ -436,7 +436,7 @@ int cmd_inventory(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case 'p':
 			policy_path = optarg;

@@ -233,7 +233,7 @@ int cmd_log_confirm(int argc, char **argv)
 	optind = 1;
 	/* Options may come before and after SEQ: two passes, SEQ between. */
 	for (pass = 0; pass < 2; pass++) {
-		while (!use_argv && (c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		while (!use_argv && (c = cli_getopt(argc, argv, "+h", opts, -1)) != -1) {
 			switch (c) {
 			case 'h':
 				fputs(CONFIRM_USAGE, stdout);

@@ -654,7 +654,7 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+hn:f", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+hn:f", opts, CD_EXIT_USAGE)) != -1) {
 		unsigned need = 0;
 		int64_t *tp = NULL;
 
@@ -757,10 +757,8 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 			return -1;
 		}
 		if (tp && cd_audit_time_parse(optarg, now_ns(), tp) < 0) {
-			cli_errorf(
-			        "bad time '%s' (2026-01-02, 2026-01-02T03:04:05Z, @SECONDS or an "
-			        "age like 10m)",
-			        optarg);
+			cli_errorf("bad time '%s' (write " CLI_TIME_FORMS ", or an age like 10m)",
+			           optarg);
 			return -1;
 		}
 	}

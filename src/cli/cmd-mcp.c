@@ -91,7 +91,8 @@ static void usage(FILE *f)
 	        "approved definition of TOOL with its newest pending one.\n"
 	        "\n"
 	        "Exit status: 0 when the client ended the session, 125 when cordon refused or\n"
-	        "failed (one line on stderr), 2 usage; pins: 0, 1 nothing to approve, 2 usage.\n");
+	        "failed (one line on stderr), 2 usage; pins: 0 (also approve --all with nothing\n"
+	        "pending: it says so), 1 a named TOOL had nothing to approve, 2 usage.\n");
 }
 
 /* ---- paths ------------------------------------------------------------- */
@@ -792,7 +793,7 @@ static int gateway(int argc, char **argv)
 	s.approval_timeout_s = 600;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+h", opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case 'p':
 			s.policy_path = optarg;
@@ -958,7 +959,7 @@ static int pins_args(int argc, char **argv, struct pins_opts *o)
 	memset(o, 0, sizeof *o);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case 's':
 			o->server = optarg;
@@ -1187,7 +1188,11 @@ static int pins(int argc, char **argv)
 		for (i = 0; i < (int)json_array_size(names); i++)
 			if (approve_one(&a, json_string_value(json_array_get(names, i))) < 0)
 				rc = CD_EXIT_FAIL;
-		if (!a.approved)
+		/* --all over nothing pending is done, not failed; a named TOOL
+		 * without a pending definition stays an error. */
+		if (o.all && json_array_size(names) == 0)
+			printf("nothing pending for server '%s'\n", o.server);
+		else if (!a.approved)
 			rc = CD_EXIT_FAIL;
 	done_approve:
 		json_decref(names);

@@ -12,11 +12,13 @@
 #include "cli.h"
 
 #include "buf.h"
+#include "clock-time.h"
 #include "policy-matrix.h"
 #include "policy.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +47,7 @@ void policy_matrix_usage(FILE *f)
 	        "--json (= --format json): one object with agents, tools, cells (each\n"
 	        "with its classes by name: allow, approval, forbidden, narrowed, task_only)\n"
 	        "and grants.\n"
-	        "TIME is YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or @SECONDS.\n"
+	        "TIME is YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ (or +HH:MM for Z) or @SECONDS.\n"
 	        "Exit 0 printed, 1 unknown --agent, 2 usage, 4 the policy did not load.\n");
 }
 
@@ -102,7 +104,7 @@ static void fmt_time(int64_t t, char *out, size_t n)
 	else if (t % 86400 == 0)
 		w = strftime(out, n, "%Y-%m-%d", &tm);
 	else
-		w = strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		w = cd_time_format(t, out, n) == 0;
 	if (w == 0)
 		snprintf(out, n, "@%lld", (long long)t);
 }
@@ -465,6 +467,12 @@ static int print_matrix_json(const struct cd_matrix *m, const char *file, const 
 
 static int missing; /* an option lacked its value */
 
+static const struct option matrix_opts[] = {
+	{ "format", required_argument, NULL, 0 }, { "agent", required_argument, NULL, 0 },
+	{ "at", required_argument, NULL, 0 },     { "json", no_argument, NULL, 0 },
+	{ "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
+};
+
 /* "--name value" or "--name=value"; advances *i past the value. */
 static const char *optarg_of(int argc, char **argv, int *i, const char *name)
 {
@@ -516,12 +524,13 @@ int policy_matrix_cmd(int argc, char **argv)
 			agent = v;
 		} else if ((v = optarg_of(argc, argv, &i, "--at"))) {
 			if (cd_policy_parse_time(v, strlen(v), &at) < 0) {
-				cli_errorf("--at '%s': write YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or "
-				           "@SECONDS",
-				           v);
+				cli_errorf("--at '%s': write " CLI_TIME_FORMS, v);
 				return CD_EXIT_USAGE;
 			}
-		} else if (a[0] == '-' || file) {
+		} else if (a[0] == '-') {
+			cli_opt_unknown(a, matrix_opts);
+			return CD_EXIT_USAGE;
+		} else if (file) {
 			cli_errorf("matrix takes one policy FILE and options (see --help)");
 			return CD_EXIT_USAGE;
 		} else {

@@ -19,6 +19,7 @@
 #include "cmd-policy-matrix.h"
 
 #include "buf.h"
+#include "clock-time.h"
 #include "num.h"
 #include "policy-diff.h"
 #include "policy-review.h"
@@ -27,6 +28,7 @@
 #include "temp-grant.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +42,7 @@ enum {
 };
 
 static const char usage_main[] =
-        "usage: cordon policy lint FILE [--json]\n"
+        "usage: cordon policy lint FILE... [--json]\n"
         "       cordon policy check FILE --agent A --tool T --action X [REQUEST...] [--json]\n"
         "                           [--no-temp | --state PATH]\n"
         "       cordon policy explain FILE --agent A --tool T --action X [REQUEST...] [--json]\n"
@@ -69,8 +71,8 @@ static const char usage_request[] =
         "  --port N           the port the call reaches\n"
         "  --arg NAME=VALUE   a named argument (repeatable)\n"
         "  --field NAME       a record field the call reads or writes (repeatable)\n"
-        "  --at TIME          decide at TIME: YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or @SECONDS\n"
-        "                     (default: now)\n"
+        "  --at TIME          decide at TIME: YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ (or an\n"
+        "                     offset +HH:MM for Z) or @SECONDS (default: now)\n"
         "  -- ARGV...         the command line of a command tool\n"
         "\n"
         "Temporary grants:\n"
@@ -84,12 +86,18 @@ static void usage_sub(const char *sub, FILE *f)
 {
 	if (!strcmp(sub, "lint")) {
 		fprintf(f,
-		        "usage: cordon policy lint FILE [--json]\n\n"
-		        "Load FILE strictly and run its inline examples.  Prints FILE: ok and a\n"
-		        "summary, or one error as FILE:LINE:COL: message (hint); with --json one\n"
-		        "object: {file, ok, counts and sha256} or {file, ok: false, line, column,\n"
-		        "error}.\n"
-		        "Exit 0 when valid, 1 when not, 2 on usage errors.\n");
+		        "usage: cordon policy lint FILE... [--json]\n\n"
+		        "Load each FILE strictly and run its inline examples.  Prints\n"
+		        "FILE: ok and a summary, or one error as FILE:LINE:COL: message\n"
+		        "(hint), for every FILE; with --json one object a line per FILE:\n"
+		        "{file, ok, counts, sha256, warnings} or {file, ok: false, line,\n"
+		        "column, error}.\n"
+		        "Warnings (the file is still valid) for grants that can never work:\n"
+		        "a write or delete grant whose profile has no writable path, an\n"
+		        "expired grant, every grant expired; on stderr as\n"
+		        "FILE:LINE:COL: warning: message, with --json in warnings:\n"
+		        "[{line, column, message}].\n"
+		        "Exit 0 when every FILE is valid, 1 when any is not, 2 on usage errors.\n");
 	} else if (!strcmp(sub, "test")) {
 		fprintf(f,
 		        "usage: cordon policy test FILE [--json]\n\n"
@@ -114,7 +122,8 @@ static void usage_sub(const char *sub, FILE *f)
 		        "agent and tool and names the grant.  The log is --audit PATH, else\n"
 		        "$CORDON_AUDIT, else $XDG_STATE_HOME/cordon/audit.db, opened read-only;\n"
 		        "--no-audit skips the usage checks.  DUR is Nd, Nh, Nm or Ns; TIME is\n"
-		        "YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or @SECONDS (default: now).\n"
+		        "YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ (or +HH:MM for Z) or @SECONDS (default:\n"
+		        "now).\n"
 		        "Exit 0 when nothing needs attention, 1 when something does, 2 on usage\n"
 		        "errors, 4 when the policy or the audit log does not load.\n");
 	} else if (!strcmp(sub, "diff")) {
@@ -166,6 +175,37 @@ struct reqopts {
 	int have_action;
 	int no_temp;       /* --no-temp */
 	const char *state; /* --state PATH */
+};
+
+/* The options of each subcommand, for did-you-mean (these parse by hand,
+ * exact names only, as every command does: cli-opt.c). */
+static const struct option request_opts[] = {
+	{ "agent", required_argument, NULL, 0 },
+	{ "task", required_argument, NULL, 0 },
+	{ "tool", required_argument, NULL, 0 },
+	{ "action", required_argument, NULL, 0 },
+	{ "path", required_argument, NULL, 0 },
+	{ "host", required_argument, NULL, 0 },
+	{ "port", required_argument, NULL, 0 },
+	{ "arg", required_argument, NULL, 0 },
+	{ "field", required_argument, NULL, 0 },
+	{ "at", required_argument, NULL, 0 },
+	{ "state", required_argument, NULL, 0 },
+	{ "no-temp", no_argument, NULL, 0 },
+	{ "json", no_argument, NULL, 0 },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct option json_opts[] = {
+	{ "json", no_argument, NULL, 0 },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct option review_opts[] = {
+	{ "json", no_argument, NULL, 0 },         { "no-audit", no_argument, NULL, 0 },
+	{ "audit", required_argument, NULL, 0 },  { "soon", required_argument, NULL, 0 },
+	{ "unused", required_argument, NULL, 0 }, { "at", required_argument, NULL, 0 },
+	{ "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
 };
 
 static int opt_missing; /* set when an option lacked its value */
@@ -295,14 +335,12 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 		} else if ((v = optval(argc, argv, &i, "--at"))) {
 			int64_t t;
 			if (cd_policy_parse_time(v, strlen(v), &t) < 0) {
-				cli_errorf("--at '%s': write YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or "
-				           "@SECONDS",
-				           v);
+				cli_errorf("--at '%s': write " CLI_TIME_FORMS, v);
 				return -1;
 			}
 			o->req.now = t;
 		} else {
-			cli_errorf("unknown option '%s' (see --help)", a);
+			cli_opt_unknown(a, request_opts);
 			return -1;
 		}
 		if (opt_missing)
@@ -764,44 +802,59 @@ static int lint_json_error(const char *file, const char *msg)
 	return print_json(o, CD_EXIT_FAIL);
 }
 
+struct lint_warn {
+	const char *file;
+	json_t *arr; /* --json: the warnings; NULL: printed */
+};
+
+/* FILE:LINE:COL: warning: MSG on stderr, as compilers write them (editors
+ * jump to them), or one {line, column, message} for --json. */
+static void lint_warn_one(unsigned line, unsigned col, const char *msg, void *ctx)
+{
+	struct lint_warn *lw = ctx;
+	struct cd_buf f, m;
+
+	if (lw->arr) {
+		json_array_append_new(lw->arr,
+		                      json_pack("{s:I,s:I,s:s}", "line", (json_int_t)line, "column",
+		                                (json_int_t)col, "message", msg));
+		return;
+	}
+	cd_buf_init(&f, 4096);
+	cd_buf_init(&m, 4096);
+	if (cd_buf_escape(&f, lw->file, strlen(lw->file)) == 0 &&
+	    cd_buf_escape(&m, msg, strlen(msg)) == 0)
+		fprintf(stderr, "%s:%u:%u: warning: %s\n", f.data, line, col, m.data);
+	cd_buf_release(&f);
+	cd_buf_release(&m);
+}
+
 static int lint_json_ok(const char *file, const struct cd_policy *p)
 {
 	struct cd_policy_stats st;
+	struct lint_warn lw = { file, json_array() };
+	json_t *o;
 
 	cd_policy_stats(p, &st);
-	return print_json(json_pack("{s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "file", file, "ok",
-	                            1, "agents", (json_int_t)st.agents, "tasks",
-	                            (json_int_t)st.tasks, "tools", (json_int_t)st.tools, "profiles",
-	                            (json_int_t)st.profiles, "grants", (json_int_t)st.grants,
-	                            "forbids", (json_int_t)st.forbids, "examples",
-	                            (json_int_t)st.examples, "sha256", cd_policy_sha256(p)),
-	                  CD_EXIT_OK);
+	if (lw.arr)
+		cd_policy_warnings(p, (int64_t)time(NULL), lint_warn_one, &lw);
+	o = json_pack("{s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:o}", "file", file, "ok", 1,
+	              "agents", (json_int_t)st.agents, "tasks", (json_int_t)st.tasks, "tools",
+	              (json_int_t)st.tools, "profiles", (json_int_t)st.profiles, "grants",
+	              (json_int_t)st.grants, "forbids", (json_int_t)st.forbids, "examples",
+	              (json_int_t)st.examples, "sha256", cd_policy_sha256(p), "warnings", lw.arr);
+	return print_json(o, CD_EXIT_OK);
 }
 
-static int lint_cmd(int argc, char **argv)
+/* One FILE of `policy lint`: 0 ok, 1 failed (reported), 125 out of memory. */
+static int lint_one(const char *file, int json)
 {
 	struct cd_policy *p = NULL;
 	struct cd_policy_stats st;
 	struct cd_err err = { 0 };
-	const char *file = NULL;
-	int i, json = 0, bad = 0, rc;
+	struct lint_warn lw = { file, NULL };
+	int rc;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage_sub("lint", stdout);
-			return CD_EXIT_OK;
-		}
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (argv[i][0] != '-' && !file)
-			file = argv[i];
-		else
-			bad = 1; /* a second FILE or an unknown option */
-	}
-	if (!file || bad) {
-		cli_errorf("lint takes one policy FILE and --json (see --help)");
-		return CD_EXIT_USAGE;
-	}
 	if (cd_policy_load_file(file, &p, &err) < 0) {
 		if (json)
 			lint_json_error(file, err.msg);
@@ -813,6 +866,8 @@ static int lint_cmd(int argc, char **argv)
 		cd_policy_free(p);
 		return rc;
 	}
+	lw.file = file;
+	cd_policy_warnings(p, (int64_t)time(NULL), lint_warn_one, &lw);
 	cd_policy_stats(p, &st);
 	printf("%s: ok (%zu agents, %zu tasks, %zu tools, %zu profiles, %zu grants, %zu forbid "
 	       "rules, %zu examples; sha256 %s)\n",
@@ -820,6 +875,42 @@ static int lint_cmd(int argc, char **argv)
 	       cd_policy_sha256(p));
 	cd_policy_free(p);
 	return CD_EXIT_OK;
+}
+
+/* Every FILE is linted and reported (with --json, one object a line, one
+ * per FILE, in order); exit 1 when any failed. */
+static int lint_cmd(int argc, char **argv)
+{
+	int i, json = 0, nfiles = 0, rc = CD_EXIT_OK, r;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage_sub("lint", stdout);
+			return CD_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (argv[i][0] == '-') {
+			cli_opt_unknown(argv[i], json_opts);
+			return CD_EXIT_USAGE;
+		} else {
+			nfiles++;
+		}
+	}
+	if (!nfiles) {
+		cli_errorf("lint takes one or more policy FILEs and --json (see --help)");
+		return CD_EXIT_USAGE;
+	}
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			continue;
+		r = lint_one(argv[i], json);
+		if (r == CD_EXIT_CORDON)
+			return r;
+		if (r != CD_EXIT_OK)
+			rc = CD_EXIT_FAIL;
+	}
+	return rc;
 }
 
 struct test_ctx {
@@ -861,7 +952,10 @@ static int test_cmd(int argc, char **argv)
 			return CD_EXIT_OK;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
-		} else if (argv[i][0] == '-' || file) {
+		} else if (argv[i][0] == '-') {
+			cli_opt_unknown(argv[i], json_opts);
+			return CD_EXIT_USAGE;
+		} else if (file) {
 			cli_errorf("test takes one policy FILE and --json (see --help)");
 			return CD_EXIT_USAGE;
 		} else {
@@ -947,7 +1041,10 @@ static int diff_cmd(int argc, char **argv)
 			return CD_EXIT_OK;
 		} else if (!strcmp(argv[i], "--json")) {
 			o.json = 1;
-		} else if (argv[i][0] == '-' || nf == 2) {
+		} else if (argv[i][0] == '-') {
+			cli_opt_unknown(argv[i], json_opts);
+			return CD_EXIT_USAGE;
+		} else if (nf == 2) {
 			cli_errorf("diff takes OLD NEW [--json] (see --help)");
 			return CD_EXIT_USAGE;
 		} else {
@@ -1019,11 +1116,7 @@ static int parse_days(const char *v, int64_t *ret)
 
 static void fmt_utc(int64_t t, char *out, size_t n)
 {
-	struct tm tm;
-	time_t tt = (time_t)t;
-
-	if (!gmtime_r(&tt, &tm) || strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(out, n, "@%lld", (long long)t);
+	cd_time_format(t, out, n);
 }
 
 struct review_out {
@@ -1118,12 +1211,13 @@ static int review_cmd(int argc, char **argv)
 			}
 		} else if ((v = optval(argc, argv, &i, "--at"))) {
 			if (!opt_missing && cd_policy_parse_time(v, strlen(v), &ro.at) < 0) {
-				cli_errorf("--at '%s': write YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or "
-				           "@SECONDS",
-				           v);
+				cli_errorf("--at '%s': write " CLI_TIME_FORMS, v);
 				return CD_EXIT_USAGE;
 			}
-		} else if (a[0] == '-' || file) {
+		} else if (a[0] == '-') {
+			cli_opt_unknown(a, review_opts);
+			return CD_EXIT_USAGE;
+		} else if (file) {
 			cli_errorf("review takes one policy FILE and options (see --help)");
 			return CD_EXIT_USAGE;
 		} else {

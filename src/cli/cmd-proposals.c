@@ -106,7 +106,7 @@ static int parse(int argc, char **argv, struct popts *o)
 	memset(o, 0, sizeof *o);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", options, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);

@@ -201,7 +201,7 @@ int cmd_proxy(int argc, char **argv)
 		return CD_EXIT_CORDON;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+h", options, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case OPT_LISTEN:
 			listen_spec = optarg;

@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include "buf.h"
+#include "clock-time.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -33,6 +34,7 @@ static const struct cd_cmd commands[] = {
 	{ "proposals", cmd_proposals,
 	  "review, apply or reject the file changes of --propose runs" },
 	{ "mcp", cmd_mcp, "MCP gateway: granted tools only, every call decided and logged" },
+	{ "doctor", cmd_doctor, "what this host enforces, and the fix for each gap" },
 };
 
 static char prog[64] = "cordon";
@@ -70,13 +72,10 @@ const char *cli_login_name(void)
 
 void cli_time_utc(int64_t t, char *out, size_t n)
 {
-	time_t tt = (time_t)t;
-	struct tm tm;
-
 	if (!t)
 		snprintf(out, n, "-");
-	else if (!gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(out, n, "@%lld", (long long)t);
+	else
+		cd_time_format(t, out, n);
 }
 
 void cli_size_human(uint64_t v, char *out, size_t n)

@@ -8,6 +8,7 @@
  * Trust boundary: time strings come from the command line. */
 #include "audit.h"
 #include "buf.h"
+#include "clock-time.h"
 #include "err.h"
 #include "num.h"
 
@@ -128,72 +129,23 @@ int cd_audit_entry_json(const struct cd_audit_entry *e, struct cd_buf *out)
 	return r;
 }
 
-/* Exactly n digits at s -> value. */
-static int digits(const char *s, size_t n, uint64_t *v)
-{
-	return cd_parse_u64(s, n, UINT64_MAX, v);
-}
-
 int cd_audit_time_parse(const char *s, int64_t now_ns, int64_t *ret_ns)
 {
-	uint64_t y, mo, d, h = 0, mi = 0, se = 0, frac = 0, v;
-	size_t len, i;
-	struct tm tm;
-	time_t t;
+	uint64_t v;
+	size_t len;
 
 	if (!s || !*s)
 		return -EINVAL;
 	len = strlen(s);
-	if (s[0] == '@') {
-		if (cd_parse_u64(s + 1, len - 1, INT64_MAX / 1000000000, &v) < 0)
-			return -EINVAL;
-		*ret_ns = (int64_t)v * 1000000000;
-		return 0;
-	}
+	if (s[0] == '@' || (len >= 10 && s[4] == '-'))
+		return cd_time_parse(s, len, ret_ns);
 	/* A duration ago: 30s, 10m, 2h, 1d, 500ms. */
 	if (len >= 2 && s[len - 1] == 'd' && cd_parse_u64(s, len - 1, 100000, &v) == 0) {
 		*ret_ns = now_ns - (int64_t)v * 86400 * 1000000000;
 		return 0;
 	}
-	if (len < 10 || s[4] != '-') {
-		if (cd_parse_duration_ms(s, &v) < 0 || v > (uint64_t)INT64_MAX / 1000000)
-			return -EINVAL;
-		*ret_ns = now_ns - (int64_t)v * 1000000;
-		return 0;
-	}
-	/* YYYY-MM-DD[(T| )HH:MM:SS[.fraction]Z] */
-	if (len < 10 || s[4] != '-' || s[7] != '-' || digits(s, 4, &y) < 0 ||
-	    digits(s + 5, 2, &mo) < 0 || digits(s + 8, 2, &d) < 0)
+	if (cd_parse_duration_ms(s, &v) < 0 || v > (uint64_t)INT64_MAX / 1000000)
 		return -EINVAL;
-	if (len > 10) {
-		if (len < 20 || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':' ||
-		    digits(s + 11, 2, &h) < 0 || digits(s + 14, 2, &mi) < 0 ||
-		    digits(s + 17, 2, &se) < 0 || s[len - 1] != 'Z')
-			return -EINVAL;
-		i = 19;
-		if (s[i] == '.') {
-			size_t nd = len - 1 - (i + 1);
-			if (nd == 0 || nd > 9 || digits(s + i + 1, nd, &frac) < 0)
-				return -EINVAL;
-			for (; nd < 9; nd++)
-				frac *= 10;
-		} else if (i != len - 1) {
-			return -EINVAL;
-		}
-	}
-	if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
-	    se > 60)
-		return -EINVAL;
-	memset(&tm, 0, sizeof tm);
-	tm.tm_year = (int)y - 1900;
-	tm.tm_mon = (int)mo - 1;
-	tm.tm_mday = (int)d;
-	tm.tm_hour = (int)h;
-	tm.tm_min = (int)mi;
-	tm.tm_sec = (int)se;
-	t = timegm(&tm);
-	if (t == (time_t)-1 || tm.tm_mday != (int)d)
-		return -EINVAL;
-	*ret_ns = (int64_t)t * 1000000000 + (int64_t)frac;
+	*ret_ns = now_ns - (int64_t)v * 1000000;
 	return 0;
 }

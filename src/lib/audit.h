@@ -275,8 +275,8 @@ int cd_audit_size(struct cd_audit *a, uint64_t *ret, struct cd_err *err);
 int cd_audit_entry_json(const struct cd_audit_entry *e, struct cd_buf *out);
 /* RFC 3339 UTC with nanoseconds: 2026-01-02T03:04:05.123456789Z. */
 int cd_audit_time_format(int64_t ns, char *out, size_t outlen);
-/* Parse a time for --since/--until: RFC 3339 UTC ("...Z", fraction
- * optional), a date (YYYY-MM-DD), "@SECONDS", or a duration ago ("10m").
+/* Parse a time for --since/--until: what cd_time_parse reads (RFC 3339
+ * with Z or an offset, a date, "@SECONDS"), or a duration ago ("10m").
  * `now_ns` is the reference for durations. */
 int cd_audit_time_parse(const char *s, int64_t now_ns, int64_t *ret_ns);
 

@@ -10,6 +10,7 @@
 
 #include "bounds.h"
 #include "buf.h"
+#include "clock-time.h"
 #include "match-host.h"
 #include "num.h"
 #include "util.h"
@@ -62,57 +63,13 @@ void cd_request_init(struct cd_request *req)
 	req->port = -1;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	int64_t era;
-	unsigned yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = (unsigned)(y - era * 400);
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
-
-static int num_at(const char *s, size_t len, size_t at, size_t n, uint64_t max, uint64_t *ret)
-{
-	if (at + n > len)
-		return -EINVAL;
-	return cd_parse_u64(s + at, n, max, ret);
-}
-
 int cd_policy_parse_time(const char *s, size_t len, int64_t *ret)
 {
-	static const unsigned mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-	uint64_t y, mo, d, h = 0, mi = 0, sec = 0, v;
+	int64_t ns;
 
-	if (!s || !ret)
+	if (!ret || cd_time_parse(s, len, &ns) < 0)
 		return -EINVAL;
-	if (len > 1 && s[0] == '@') {
-		if (cd_parse_u64(s + 1, len - 1, (uint64_t)1 << 40, &v) < 0)
-			return -EINVAL;
-		*ret = (int64_t)v;
-		return 0;
-	}
-	if (len != 10 && len != 20)
-		return -EINVAL;
-	if (num_at(s, len, 0, 4, 9999, &y) < 0 || s[4] != '-' ||
-	    num_at(s, len, 5, 2, 12, &mo) < 0 || s[7] != '-' || num_at(s, len, 8, 2, 31, &d) < 0)
-		return -EINVAL;
-	if (y < 1970 || mo == 0 || d == 0 || d > mdays[mo - 1])
-		return -EINVAL;
-	if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
-		return -EINVAL;
-	if (len == 20) {
-		if (s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' ||
-		    num_at(s, len, 11, 2, 23, &h) < 0 || num_at(s, len, 14, 2, 59, &mi) < 0 ||
-		    num_at(s, len, 17, 2, 59, &sec) < 0)
-			return -EINVAL;
-	}
-	*ret = days_from_civil((int64_t)y, (unsigned)mo, (unsigned)d) * 86400 +
-	       (int64_t)(h * 3600 + mi * 60 + sec);
+	*ret = ns / 1000000000;
 	return 0;
 }
 
@@ -349,6 +306,15 @@ static void whyf(char *why, size_t n, const char *fmt, ...)
 		why[0] = '\0';
 }
 
+static void expired_why(int64_t expires, int64_t now, char *why, size_t n)
+{
+	char e[32], t[32];
+
+	cd_time_format(expires, e, sizeof e);
+	cd_time_format(now, t, sizeof t);
+	whyf(why, n, "expired (expires %s, now %s)", e, t);
+}
+
 static int any_glob(const struct cd_rule *g, const char *path)
 {
 	size_t i;
@@ -504,9 +470,7 @@ static int rule_match(const struct cd_rule *g, const struct creq *q, char *why, 
 		            cd_action_name(r->action)),
 		       0;
 	if (!g->forbid && q->check_expiry && r->now >= g->expires)
-		return whyf(why, wn, "expired (expires %lld, now %lld)", (long long)g->expires,
-		            (long long)r->now),
-		       0;
+		return expired_why(g->expires, r->now, why, wn), 0;
 	if (g->forbid ? !forbid_scope(g, q, why, wn) : !grant_scope(g, q, why, wn))
 		return 0;
 	/* Last, so that this reason means everything else matched. */

@@ -13,6 +13,7 @@
 
 #include "bounds.h"
 #include "buf.h"
+#include "clock-time.h"
 #include "match-host.h"
 #include "policy-int.h"
 
@@ -275,11 +276,7 @@ static void lst_add(struct lst *l, const char *v)
 
 static void fmt_time(int64_t t, char *out, size_t n)
 {
-	struct tm tm;
-	time_t tt = (time_t)t;
-
-	if (t == CD_TIME_NEVER || !gmtime_r(&tt, &tm) ||
-	    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+	if (t == CD_TIME_NEVER || cd_time_format(t, out, n) < 0)
 		say(out, n, "%s", t == CD_TIME_NEVER ? "never" : "?");
 }
 

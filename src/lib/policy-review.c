@@ -9,6 +9,7 @@
 #include "policy-int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,4 +159,67 @@ int cd_policy_review(const struct cd_policy *p, const struct cd_review_opts *o, 
 	if (ret_attention)
 		*ret_attention = attention;
 	return 0;
+}
+
+/* Whether the profile NAME binds anything writable from the host. */
+static int profile_writes(const struct cd_policy *p, const char *name)
+{
+	const struct cd_profile_setting *set;
+	size_t n, i;
+
+	if (cd_policy_profile(p, name, &set, &n) < 0)
+		return 1; /* unknown: the loader refuses it; no second guess here */
+	for (i = 0; i < n; i++) {
+		if (!strcmp(set[i].key, "rw") && set[i].nvalues > 0)
+			return 1;
+		if (!strcmp(set[i].key, "workspace") && set[i].nvalues == 1 &&
+		    !strcmp(set[i].values[0], "write"))
+			return 1;
+	}
+	return 0;
+}
+
+size_t cd_policy_warnings(const struct cd_policy *p, int64_t at, cd_policy_warn_fn fn, void *ctx)
+{
+	const unsigned writes =
+	        (1u << CD_ACTION_DELETE) | (1u << CD_ACTION_CREATE) | (1u << CD_ACTION_UPDATE);
+	size_t i, n = 0, expired = 0;
+	char msg[512];
+	int w;
+
+	if (!p || !fn)
+		return 0;
+	for (i = 0; i < p->ngrants; i++) {
+		const struct cd_rule *g = &p->rules[i];
+		if (g->expires != CD_TIME_NEVER && g->expires <= at)
+			expired++;
+	}
+	if (p->ngrants > 0 && expired == p->ngrants) {
+		w = snprintf(msg, sizeof msg,
+		             "every grant has expired: this policy allows nothing (see expires)");
+		if (w > 0)
+			fn(p->rules[0].mark.line, p->rules[0].mark.col, msg, ctx), n++;
+	}
+	for (i = 0; i < p->ngrants; i++) {
+		const struct cd_rule *g = &p->rules[i];
+		if (g->expires != CD_TIME_NEVER && g->expires <= at) {
+			w = snprintf(msg, sizeof msg,
+			             "grant '%s' has expired: it never applies (expires is past)",
+			             g->id);
+			if (w > 0 && (size_t)w < sizeof msg)
+				fn(g->expires_mark.line, g->expires_mark.col, msg, ctx), n++;
+		}
+		if ((g->actions & writes) && g->profile && !profile_writes(p, g->profile)) {
+			w = snprintf(msg, sizeof msg,
+			             "grant '%s' allows %s but its profile '%s' has no writable "
+			             "path (no rw, no workspace: write): the command can change "
+			             "nothing",
+			             g->id,
+			             (g->actions & (1u << CD_ACTION_DELETE)) ? "delete" : "writes",
+			             g->profile);
+			if (w > 0 && (size_t)w < sizeof msg)
+				fn(g->mark.line, g->mark.col, msg, ctx), n++;
+		}
+	}
+	return n;
 }

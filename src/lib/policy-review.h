@@ -56,4 +56,16 @@ typedef void (*cd_review_fn)(const struct cd_review_item *item, void *ctx);
 int cd_policy_review(const struct cd_policy *p, const struct cd_review_opts *o, cd_review_fn fn,
                      void *ctx, size_t *ret_attention, struct cd_err *err);
 
+/* Grants that can never work, for `policy lint` (warnings: the policy is
+ * still valid).  fn gets the position in the file (1-based) and one line:
+ *   - a grant with the delete action (or create, update) whose profile
+ *     has no writable path (no rw, no workspace: write): its command can
+ *     change nothing on the host;
+ *   - a grant already expired at `at`;
+ *   - every grant expired at `at` (once, at the first grant): the policy
+ *     allows nothing.
+ * Returns the number of warnings. */
+typedef void (*cd_policy_warn_fn)(unsigned line, unsigned col, const char *msg, void *ctx);
+size_t cd_policy_warnings(const struct cd_policy *p, int64_t at, cd_policy_warn_fn fn, void *ctx);
+
 #endif

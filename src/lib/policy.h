@@ -48,9 +48,9 @@ const char *cd_action_name(enum cd_action a);
 /* Parse an action class name (exact, lower case); 0 or -EINVAL. */
 int cd_action_parse(const char *s, enum cd_action *ret);
 
-/* Parse a time as policies and --at write it: "YYYY-MM-DD" (00:00:00 UTC
- * of that day), "YYYY-MM-DDTHH:MM:SSZ", or "@SECONDS" since the epoch.
- * 0 or -EINVAL. */
+/* Parse a time as policies and --at write it, in seconds since the epoch:
+ * what cd_time_parse reads ("YYYY-MM-DD", "YYYY-MM-DDTHH:MM:SSZ" or with an
+ * offset "+01:00", "@SECONDS"; a fraction is dropped).  0 or -EINVAL. */
 int cd_policy_parse_time(const char *s, size_t len, int64_t *ret);
 
 /* One named argument of a request ("branch" = "main"). */

@@ -563,6 +563,24 @@ static int v_fixed(const struct cand *c, struct hit *h)
 	return 1;
 }
 
+/* A GitHub token: ghp_ (gho_, ghu_, ghs_, ghr_) and at least the canonical
+ * 36 characters.  Keyed on a well-known prefix, it errs toward masking:
+ * longer ones are masked whole (up to 255 after the prefix, as secret
+ * scanners accept), and what follows is not required to end a word. */
+static int v_github(const struct cand *c, struct hit *h)
+{
+	size_t e = c->to;
+
+	if (before_is(c, c->from, is_word))
+		return 0;
+	while (e < c->len && is_alnum((unsigned char)c->t[e]) && e - c->from < 4 + 255)
+		e++;
+	h->from = c->from;
+	h->to = e;
+	h->confidence = 95;
+	return 1;
+}
+
 static int v_gitlab(const struct cand *c, struct hit *h)
 {
 	return v_token_ext(c, h, 96, 90);
@@ -737,7 +755,7 @@ static const struct pattern patterns[] = {
 	{ "[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:", 0, CD_SCAN_IPV6, v_ipv6, "ipv6" },
 	{ "(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA|AIPA|ANPA|ANVA|AGPA)[A-Z2-7]{16}", SOM, CD_SCAN_SECRET,
 	  v_fixed, "aws-access-key" },
-	{ "gh[pousr]_[A-Za-z0-9]{36}", SOM, CD_SCAN_SECRET, v_fixed, "github-token" },
+	{ "gh[pousr]_[A-Za-z0-9]{36}", SOM, CD_SCAN_SECRET, v_github, "github-token" },
 	{ "github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}", SOM, CD_SCAN_SECRET, v_fixed,
 	  "github-token" },
 	{ "gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\\-]{20}", SOM, CD_SCAN_SECRET, v_gitlab,

@@ -46,4 +46,69 @@ out=$("$CORDON" policy lint "$T/good-json.yaml" --json)
 rc=$?
 case $out in '{"file":"'*'","ok":true,"agents":1,'*'"sha256":"'*) r=0 ;; *) r=1 ;; esac
 is "$rc.$r" "0.0" "lint --json: a good file with its counts and hash ($out)"
+# Several FILEs (policy lint examples/policies/*): each reported, in order;
+# exit 1 when any fails, 0 when all pass.
+E="$CORDON_SRC/examples/policies"
+out=$("$CORDON" policy lint "$E"/*.yaml)
+is "$?" 0 "lint of every example policy at once: exit 0"
+is "$(printf '%s\n' "$out" | grep -c ': ok (')" "$(ls "$E"/*.yaml | wc -l | tr -d ' ')" "... one ok line per file"
+out=$("$CORDON" policy lint "$T/good-json.yaml" "$T/bad-json.yaml" "$E/coding-agent.yaml" 2>"$T/err")
+is "$?" 1 "a bad file among good ones: exit 1"
+is "$(printf '%s\n' "$out" | grep -c ': ok (')" 2 "... the good ones before and after it are still reported"
+grep -q "bad-json.yaml:3:1: unknown key 'bogus'" "$T/err"
+is "$?" 0 "... and the bad one's error, with its position"
+out=$("$CORDON" policy lint --json "$T/bad-json.yaml" "$T/good-json.yaml" 2>/dev/null)
+is "$?" 1 "lint --json of two files, one bad: exit 1"
+printf '%s\n' "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert [r["ok"] for r in rows] == [False, True], rows
+assert rows[0]["line"] == 3 and rows[1]["agents"] == 1, rows
+' 2>&1
+is "$?" 0 "... one JSON object a line per file, in order"
+"$CORDON" policy lint --jsn "$T/good-json.yaml" >/dev/null 2>"$T/err"
+is "$?" 2 "an unknown option: usage, exit 2"
+grep -q "did you mean '--json'" "$T/err"
+is "$?" 0 "... with did-you-mean"
+# Warnings (still exit 0): a grant that can never work.  A delete grant
+# whose profile binds nothing writable; grants already expired; every grant
+# expired.  Controls: the same grant with an rw profile, and a grant that
+# has not expired, get none.
+cat >"$T/warn.yaml" <<'EOW'
+version: 1
+agents: [{id: a, owner: o}]
+tools: [{id: shell, kind: command}]
+profiles:
+  ro-only: {timeout: 1m, ro: [/tmp]}
+  writes: {timeout: 1m, rw: [/tmp]}
+grants:
+  - {id: cleanup, agent: a, tool: shell, actions: [delete], approval: human, scope: {argv: [rm]}, profile: ro-only, owner: o, justification: t, review_by: 2020-01-01, expires: 2021-01-01}
+  - {id: ok-write, agent: a, tool: shell, actions: [delete], approval: human, scope: {argv: [rm]}, profile: writes, owner: o, justification: t, review_by: 2020-01-01, expires: 2021-01-01}
+EOW
+out=$("$CORDON" policy lint "$T/warn.yaml" 2>"$T/err")
+is "$?" 0 "warnings do not fail lint: exit 0"
+case $out in *"warn.yaml: ok ("*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "... and the file is still ok"
+grep -q "warn.yaml:8:5: warning: grant 'cleanup' allows delete but its profile 'ro-only' has no writable path" "$T/err"
+is "$?" 0 "a delete grant whose profile has no writable path: FILE:LINE:COL: warning"
+grep -q "warning: grant 'ok-write' allows" "$T/err"
+is "$?" 1 "... not the same grant with an rw profile"
+grep -q "warn.yaml:8:[0-9]*: warning: every grant has expired: this policy allows nothing" "$T/err"
+is "$?" 0 "every grant expired: a warning"
+grep -q "warn.yaml:9:[0-9]*: warning: grant 'ok-write' has expired" "$T/err"
+is "$?" 0 "an expired grant: a warning at its expires"
+out=$("$CORDON" policy lint --json "$T/warn.yaml" 2>/dev/null)
+printf '%s\n' "$out" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+assert o["ok"] is True and len(o["warnings"]) == 4, o
+assert any("no writable path" in w["message"] and w["line"] == 8 for w in o["warnings"]), o
+' 2>&1
+is "$?" 0 "lint --json: the warnings as {line, column, message}"
+sed 's/expires: 2021-01-01}$/expires: 2099-01-01}/' "$T/warn.yaml" >"$T/warn2.yaml"
+"$CORDON" policy lint "$T/warn2.yaml" >/dev/null 2>"$T/err"
+grep -c "warning:" "$T/err" >"$T/n"
+is "$(cat "$T/n")" 1 "grants not yet expired: only the profile warning"
+"$CORDON" policy lint "$E/coding-agent.yaml" 2>"$T/err" >/dev/null
+is "$(cat "$T/err")" "" "the shipped examples lint without warnings"
 done_testing

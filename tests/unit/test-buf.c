@@ -1,7 +1,9 @@
-/* test-buf.c — the capped buffer, the escaper and the number parser. */
+/* test-buf.c — the capped buffer, the escaper, the number parser and the
+ * one time parser and formatter. */
 #include "../tap.h"
 
 #include "buf.h"
+#include "clock-time.h"
 #include "err.h"
 #include "num.h"
 
@@ -79,11 +81,69 @@ static void test_num(void)
 	is_int(cd_parse_duration_ms("1.5s", &v), -EINVAL, "fractions refused");
 }
 
+/* Every form a user, `date` or a policy writes; -1 for refused. */
+static void test_time(void)
+{
+	static const struct {
+		const char *in;
+		long long want; /* seconds; -1: refused */
+	} cases[] = {
+		{ "2030-01-01", 1893456000 },
+		{ "2030-01-01T00:00:00Z", 1893456000 },
+		{ "2030-01-01t00:00:00z", 1893456000 },
+		{ "2030-01-01 00:00:00Z", 1893456000 },
+		{ "2030-01-01T00:00:00+00:00", 1893456000 }, /* date -u -Iseconds */
+		{ "2030-01-01T01:00:00+01:00", 1893456000 }, /* date -Iseconds */
+		{ "2029-12-31T19:00:00-05:00", 1893456000 },
+		{ "2030-01-01T05:30:00+0530", 1893456000 },
+		{ "2030-01-01T02:00:00+02", 1893456000 },
+		{ "2030-01-01T00:00Z", 1893456000 },
+		{ "2030-01-01T00:00:00.5Z", 1893456000 },
+		{ "2030-01-01T00:00:00,25+00:00", 1893456000 },
+		{ "@1893456000", 1893456000 },
+		{ "@0", 0 },
+		{ "2024-02-29", 1709164800 },
+		{ "2030-01-01T00:00:00", -1 }, /* no zone: not guessed */
+		{ "2030-01-01T00:00:00+", -1 },
+		{ "2030-01-01T00:00:00+24:00", -1 },
+		{ "2030-01-01T00:00:00+01:60", -1 },
+		{ "2030-01-01T00:00:00+01:00x", -1 },
+		{ "2030-01-01T24:00:00Z", -1 },
+		{ "2030-01-01T00:00:00.Z", -1 },
+		{ "2023-02-29", -1 },
+		{ "2030-04-31", -1 },
+		{ "1969-12-31", -1 },
+		{ "1970-01-01T00:00:00+01:00", -1 }, /* before the epoch */
+		{ "2030-1-01", -1 },
+		{ "@", -1 },
+		{ "@-1", -1 },
+		{ "", -1 },
+		{ "tomorrow", -1 },
+	};
+	char out[32];
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int64_t ns = -1;
+		int r = cd_time_parse(cases[i].in, strlen(cases[i].in), &ns);
+		if (cases[i].want < 0)
+			is_int(r, -EINVAL, "time '%s' refused", cases[i].in);
+		else
+			ok(r == 0 && ns / 1000000000 == cases[i].want, "time '%s' = @%lld",
+			   cases[i].in, cases[i].want);
+	}
+	is_int(cd_time_format(1893456000, out, sizeof out), 0, "format a time");
+	is_str(out, "2030-01-01T00:00:00Z", "formatted as ISO 8601 UTC");
+	is_int(cd_time_format(1893456000, out, 20), -ERANGE, "too small a buffer is refused");
+	is_int(cd_time_format(-1, out, sizeof out), -EINVAL, "a time before 1970 is not formatted");
+}
+
 int main(void)
 {
 	tap_start(30);
 	test_cap();
 	test_escape();
 	test_num();
+	test_time();
 	return tap_done();
 }

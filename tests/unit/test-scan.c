@@ -149,6 +149,15 @@ static const struct {
 	{ CD_SCAN_SECRET, "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
 	  "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789" },
 	{ CD_SCAN_SECRET, "ghp_short", NULL },
+	/* Longer than the canonical 36: masked whole, not left alone. */
+	{ CD_SCAN_SECRET, "token ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ01234567890 end",
+	  "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ01234567890" },
+	{ CD_SCAN_SECRET, "gho_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345678901.",
+	  "gho_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345678901" },
+	{ CD_SCAN_SECRET, "ghs_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789_x",
+	  "ghs_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789" },
+	{ CD_SCAN_SECRET, "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345678", NULL }, /* 35 */
+	{ CD_SCAN_SECRET, "xghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", NULL },
 	{ CD_SCAN_SECRET, "glpat-xYz123AbC456dEf789gH", "glpat-xYz123AbC456dEf789gH" },
 	{ CD_SCAN_SECRET, "xoxb-1234567890-abcdefghij", "xoxb-1234567890-abcdefghij" },
 	{ CD_SCAN_SECRET, "xoxb-123", NULL },
