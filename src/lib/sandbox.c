@@ -725,9 +725,15 @@ static int set_nonblock(int fd)
 	return 0;
 }
 
-/* Pipes are made in pairs: [0] read end, [1] write end, both close-on-exec. */
+/* Pipes are made in pairs: [0] read end, [1] write end, both close-on-exec.
+ * life is a pidfd of this process: the child polls it to learn whether we
+ * died before its parent-death signal was armed.  A pidfd says so however
+ * many processes hold it, where a pipe's hang-up would wait for every
+ * copy of its write end (a sibling sandbox cloned at the same moment, a
+ * helper forked but not yet exec'd). */
 struct fds {
-	int in[2], out[2], err[2], rep[2], sync[2], life[2], lis[2], prx[2], pty[2], lay[2];
+	int in[2], out[2], err[2], rep[2], sync[2], lis[2], prx[2], pty[2], lay[2];
+	int life;
 };
 
 static void close_pair(int *p)
@@ -744,7 +750,8 @@ static void close_all(struct fds *f)
 	close_pair(f->err);
 	close_pair(f->rep);
 	close_pair(f->sync);
-	close_pair(f->life);
+	cd_closep(&f->life);
+	f->life = -1;
 	close_pair(f->lis);
 	close_pair(f->prx);
 	close_pair(f->pty);
@@ -756,7 +763,7 @@ static int make_fds(struct fds *f)
 	memset(f, -1, sizeof *f);
 	if (pipe2(f->in, O_CLOEXEC) < 0 || pipe2(f->out, O_CLOEXEC) < 0 ||
 	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->sync, O_CLOEXEC) < 0 ||
-	    pipe2(f->life, O_CLOEXEC) < 0 ||
+	    (f->life = (int)syscall(SYS_pidfd_open, getpid(), 0)) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->rep) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->lis) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->prx) < 0 ||
@@ -859,7 +866,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	ctx.plan = plan;
 	ctx.report_fd = f.rep[1];
 	ctx.sync_fd = f.sync[0];
-	ctx.lifeline_fd = f.life[0];
+	ctx.lifeline_fd = f.life;
 	ctx.stdio[0] = io->direct_stdin ? io->stdin_fd : f.in[0];
 	ctx.stdio[1] = io->direct_stdout ? io->stdout_fd : f.out[1];
 	ctx.stdio[2] = f.err[1];
@@ -904,7 +911,8 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	cd_closep(&f.err[1]);
 	cd_closep(&f.rep[1]);
 	cd_closep(&f.sync[0]);
-	cd_closep(&f.life[0]);
+	cd_closep(&f.life);
+	f.life = -1;
 	cd_closep(&f.lis[1]);
 	cd_closep(&f.prx[1]);
 	f.prx[1] = -1;
@@ -918,7 +926,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	f.pty[0] = -1;
 	s.psock = f.prx[0];
 	f.prx[0] = -1;
-	f.in[0] = f.out[1] = f.err[1] = f.rep[1] = f.sync[0] = f.life[0] = f.lis[1] = -1;
+	f.in[0] = f.out[1] = f.err[1] = f.rep[1] = f.sync[0] = f.lis[1] = -1;
 	s.lsock = f.lis[0];
 	f.lis[0] = -1;
 
@@ -1072,7 +1080,7 @@ out:
 	cd_cgroup_destroy(s.cg);
 	cd_closep(&pidfd);
 	cd_closep(&f.sync[1]);
-	cd_closep(&f.life[1]); /* the lifeline goes last */
+	cd_closep(&f.life);
 	free(s.in_buf);
 	return r;
 }
