@@ -851,14 +851,16 @@ struct egress {
  * copy would inherit SQLite's state for the audit database the supervisor
  * holds open), with the sandbox's listening socket as fd 3 and the stop
  * pipe as fd 4; nothing else of the run is inherited. */
-__attribute__((noreturn)) static void egress_child(struct egress *e, int listen_fd)
+__attribute__((noreturn)) static void egress_child(struct egress *e, int listen_fd, pid_t parent)
 {
 	const char *argv[16 + 2 * MAX_OPT_ITEMS];
 	size_t n = 0, i;
 	sigset_t none;
+	int lfd, sfd;
 
-	int lfd = fcntl(listen_fd, F_DUPFD, 10), sfd = fcntl(e->stop[0], F_DUPFD, 10);
-
+	cli_die_with_parent(parent);
+	lfd = fcntl(listen_fd, F_DUPFD, 10);
+	sfd = fcntl(e->stop[0], F_DUPFD, 10);
 	/* Out of the way first, so neither dup2 clobbers the other. */
 	if (lfd < 0 || sfd < 0 || dup2(lfd, 3) < 0 || dup2(sfd, 4) < 0)
 		_exit(CD_EXIT_CORDON);
@@ -907,10 +909,10 @@ __attribute__((noreturn)) static void egress_child(struct egress *e, int listen_
 static void egress_serve(int listen_fd, void *ctx)
 {
 	struct egress *e = ctx;
-	pid_t pid = fork();
+	pid_t self = getpid(), pid = fork();
 
 	if (pid == 0)
-		egress_child(e, listen_fd);
+		egress_child(e, listen_fd, self);
 	if (pid < 0)
 		cli_errorf("egress proxy: cannot fork: %s", cd_strerror(-errno));
 	e->pid = pid;
@@ -1249,7 +1251,7 @@ static int run_install(const struct run_args *a, char **argv)
 {
 	const char *av[4 * MAX_OPT_ITEMS * 2 + 16];
 	size_t n = 0, i;
-	pid_t pid;
+	pid_t pid, self;
 	int st, j;
 
 	av[n++] = "cordon";
@@ -1275,14 +1277,17 @@ static int run_install(const struct run_args *a, char **argv)
 	av[n] = NULL;
 	fflush(stdout);
 	fflush(stderr);
+	self = getpid();
 	pid = fork();
 	if (pid < 0) {
 		cli_errorf("--install: cannot fork: %s", cd_strerror(-errno));
 		return -1;
 	}
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		int null;
 
+		cli_die_with_parent(self); /* its sandbox dies with it */
+		null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
 		    dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			_exit(CD_EXIT_CORDON);
