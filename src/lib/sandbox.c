@@ -1058,7 +1058,17 @@ abort:
 	kill_sandbox(&s);
 	if (!s.child_done)
 		reap(&s);
-	setup_fail(res, err, r, what);
+	/* A child that failed first (a bind source swapped for a symlink, a
+	 * mount refused) left its reason on the report socket: that, not the
+	 * broken pipe or the vanished process it left us, is what happened. */
+	if (s.report_fd >= 0)
+		read_reports(&s);
+	if (res->reason == CD_REASON_SETUP_ERROR && res->error[0]) {
+		res->exit_code = 125;
+		r = cd_err_set(err, -CD_E_KERNEL, "%s", res->error);
+	} else {
+		setup_fail(res, err, r, what);
+	}
 out:
 	close_stream(&s, &s.out);
 	close_stream(&s, &s.err);
