@@ -741,6 +741,14 @@ static int is_pipe(int fd)
 	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
 }
 
+static int same_file(int a, int b)
+{
+	struct stat x, y;
+
+	return fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
 static int emit_result(const struct run_args *a, const struct cd_plan *p, const struct cd_result *r,
                        json_t *planted, const struct layer *layer)
 {
@@ -808,7 +816,15 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 	json_decref(o);
 	if (!s)
 		return -ENOMEM;
-	rc = cd_write_all(fd, s, strlen(s));
+	/* The record is a line of its own, always the last: after output
+	 * without a final newline on the same stream, a command could
+	 * otherwise print the start of a record line for ours to complete. */
+	rc = 0;
+	if ((r->stdout_open_line && same_file(fd, STDOUT_FILENO)) ||
+	    (r->stderr_open_line && same_file(fd, STDERR_FILENO)))
+		rc = cd_write_all(fd, "\n", 1);
+	if (rc == 0)
+		rc = cd_write_all(fd, s, strlen(s));
 	if (rc == 0)
 		rc = cd_write_all(fd, "\n", 1);
 	free(s);

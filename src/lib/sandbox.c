@@ -119,6 +119,7 @@ struct stream {
 	crypto_hash_sha256_state hash;
 	struct cd_buf held; /* masking: the output until the command ends */
 	int holding, overflow;
+	int open_line; /* the last byte written to `to` was not a newline */
 };
 
 struct supervisor {
@@ -317,6 +318,8 @@ static void relay_out(struct supervisor *s, struct stream *st)
 					st->overflow = 1;
 			} else if (st->to >= 0 && cd_write_all(st->to, buf, keep) < 0) {
 				st->to = -1; /* the reader went away: keep draining, stop writing */
+			} else {
+				st->open_line = buf[keep - 1] != '\n';
 			}
 		}
 		if (keep < (size_t)n) {
@@ -340,13 +343,16 @@ static void flush_masked(struct supervisor *s, struct stream *st, const char *na
 		                 NULL);
 	if (r == 0 && st->to >= 0 && cd_write_all(st->to, out.data, out.len) < 0)
 		st->to = -1;
+	else if (r == 0 && out.len)
+		st->open_line = out.data[out.len - 1] != '\n';
 	if (r < 0 && s->io->stderr_fd >= 0) {
 		char note[160];
 		int n = snprintf(note, sizeof note,
 		                 "cordon: %s withheld: it could not be masked (%s)\n", name,
 		                 st->overflow ? "past the masking cap" : cd_strerror(r));
-		if (n > 0 && (size_t)n < sizeof note)
-			(void)cd_write_all(s->io->stderr_fd, note, (size_t)n);
+		if (n > 0 && (size_t)n < sizeof note &&
+		    cd_write_all(s->io->stderr_fd, note, (size_t)n) == 0)
+			s->err.open_line = 0;
 	}
 	cd_buf_release(&out);
 	cd_buf_release_secret(&st->held);
@@ -587,6 +593,8 @@ static void finish_result(struct supervisor *s)
 		res->stdout_sha256[0] = '\0';
 	res->stdin_direct = s->io->direct_stdin != 0;
 	res->stdout_direct = s->io->direct_stdout != 0;
+	res->stdout_open_line = s->out.open_line;
+	res->stderr_open_line = s->err.open_line;
 	res->stdout_bytes = s->out.bytes;
 	res->stderr_bytes = s->err.bytes;
 	res->stdin_bytes = s->in_bytes;
