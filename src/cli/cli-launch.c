@@ -1780,6 +1780,9 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	io.stdin_fd = STDIN_FILENO;
 	io.stdout_fd = STDOUT_FILENO;
 	io.stderr_fd = STDERR_FILENO;
+	/* A terminal gets no clipboard or title strings from the sandbox. */
+	io.filter_stdout = isatty(STDOUT_FILENO);
+	io.filter_stderr = isatty(STDERR_FILENO);
 	io.signal_fd = sfd;
 	io.on_proxy = NULL;
 	io.proxy_ctx = NULL;

@@ -12,6 +12,7 @@
 #include "bounds.h"
 #include "cgroup.h"
 #include "sandbox-int.h"
+#include "termfilter.h"
 #include "util.h"
 
 #include <errno.h>
@@ -120,7 +121,33 @@ struct stream {
 	struct cd_buf held; /* masking: the output until the command ends */
 	int holding, overflow;
 	int open_line; /* the last byte written to `to` was not a newline */
+	int filter;    /* `to` is a terminal: through the filter (termfilter.h) */
+	struct cd_termfilter tf;
 };
+
+/* Write what the command printed toward the caller's fd, through the
+ * terminal filter when asked.  -1 when the write failed. */
+static int write_out(struct stream *st, const char *buf, size_t len)
+{
+	char fbuf[RELAY_CHUNK + CD_TERMFILTER_HOLD];
+	size_t off = 0;
+
+	while (off < len) {
+		size_t take = len - off < RELAY_CHUNK ? len - off : RELAY_CHUNK, n = take;
+		const char *p = buf + off;
+
+		if (st->filter) {
+			n = cd_termfilter_run(&st->tf, p, take, fbuf);
+			p = fbuf;
+		}
+		if (n && cd_write_all(st->to, p, n) < 0)
+			return -1;
+		if (n)
+			st->open_line = p[n - 1] != '\n';
+		off += take;
+	}
+	return 0;
+}
 
 struct supervisor {
 	const struct cd_plan *plan;
@@ -316,10 +343,8 @@ static void relay_out(struct supervisor *s, struct stream *st)
 			if (st->holding) {
 				if (!st->overflow && cd_buf_append(&st->held, buf, keep) < 0)
 					st->overflow = 1;
-			} else if (st->to >= 0 && cd_write_all(st->to, buf, keep) < 0) {
+			} else if (st->to >= 0 && write_out(st, buf, keep) < 0) {
 				st->to = -1; /* the reader went away: keep draining, stop writing */
-			} else {
-				st->open_line = buf[keep - 1] != '\n';
 			}
 		}
 		if (keep < (size_t)n) {
@@ -341,10 +366,8 @@ static void flush_masked(struct supervisor *s, struct stream *st, const char *na
 	if (!st->overflow)
 		r = cd_mask_text(s->io->masker, s->io->mask, st->held.data, st->held.len, &out,
 		                 NULL);
-	if (r == 0 && st->to >= 0 && cd_write_all(st->to, out.data, out.len) < 0)
+	if (r == 0 && st->to >= 0 && write_out(st, out.data, out.len) < 0)
 		st->to = -1;
-	else if (r == 0 && out.len)
-		st->open_line = out.data[out.len - 1] != '\n';
 	if (r < 0 && s->io->stderr_fd >= 0) {
 		char note[160];
 		int n = snprintf(note, sizeof note,
@@ -945,6 +968,10 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	s.report_fd = f.rep[0];
 	s.out.to = io->stdout_fd;
 	s.err.to = io->stderr_fd;
+	s.out.filter = io->filter_stdout != 0;
+	s.err.filter = io->filter_stderr != 0;
+	cd_termfilter_init(&s.out.tf);
+	cd_termfilter_init(&s.err.tf);
 	if (io->mask && cd_mask_rules_active(io->mask)) {
 		uint64_t cap = plan->limits.output_limit;
 		size_t hc = cap && cap < CD_SANDBOX_MASK_MAX ? (size_t)cap : CD_SANDBOX_MASK_MAX;

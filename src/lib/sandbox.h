@@ -117,6 +117,11 @@ struct cd_sandbox_io {
 	 * caps what passes.  Refused with plan->tty and, for stdout, with an
 	 * active mask. */
 	int direct_stdin, direct_stdout;
+	/* Terminal output (e.g. when stdout_fd / stderr_fd is a terminal):
+	 * OSC 52 clipboard and OSC 0/1/2 title strings are dropped from what
+	 * is written there (see termfilter.h).  The hashes, byte counts and
+	 * the record callback keep the command's raw bytes: what it wrote. */
+	int filter_stdout, filter_stderr;
 };
 
 /* A fresh random run id (hex).  Returns -errno only if the kernel's random
