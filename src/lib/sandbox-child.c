@@ -1130,6 +1130,7 @@ static int close_all_but(int *keep, size_t n)
 void cd_child_main(const struct cd_child_ctx *ctx)
 {
 	int keep[16];
+	size_t nkeep;
 	uint32_t walls;
 	ssize_t n;
 	char go;
@@ -1145,7 +1146,8 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	g_report_fd = ctx->report_fd;
 	g_listener_fd = ctx->listener_fd;
 	g_lifeline_fd = ctx->lifeline_fd;
-	if ((r = close_all_but(keep, child_keep(ctx, keep, sizeof keep / sizeof keep[0]))) < 0)
+	nkeep = child_keep(ctx, keep, sizeof keep / sizeof keep[0]);
+	if ((r = close_all_but(keep, nkeep)) < 0)
 		fail("close the fds inherited from cordon", NULL, -r);
 	if (setsid() < 0)
 		fail("setsid", NULL, errno);
