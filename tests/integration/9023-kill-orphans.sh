@@ -31,14 +31,16 @@ marked() {
 		sed -n 's|^/proc/\([0-9]*\)/.*|\1|p' | sort -u
 }
 
-# Start `cordon run -- sleep 30.M` in the background as $RUN_AS with the
-# marker M; set pid to cordon's own pid (whatever wraps the user switch).
+# Start `cordon run $RUN_OPTS -- sleep 30.M` in the background as $RUN_AS
+# with the marker M; set pid to cordon's own pid (whatever wraps the user
+# switch).
 start_run() {
 	rm -f "$T/.pid"
 	# shellcheck disable=SC2016
 	$RUN_AS sh -c 'echo $$ >&3; exec 3>&-
-		exec env CORDON_KILL_MARK="$1" "$2" run -- sleep "30.$1" </dev/null >/dev/null 2>&1' \
-		sh "$1" "$CORDON" 3>"$T/.pid" 2>/dev/null &
+		m=$1 c=$2; shift 2
+		exec env CORDON_KILL_MARK="$m" "$c" run "$@" -- sleep "30.$m" </dev/null >/dev/null 2>&1' \
+		sh "$1" "$CORDON" $RUN_OPTS 3>"$T/.pid" 2>/dev/null &
 	job=$!
 	_i=0
 	while [ ! -s "$T/.pid" ] && [ $_i -lt 5000 ]; do _i=$((_i + 1)); done
@@ -114,13 +116,15 @@ describe() {
 	done
 }
 
+RUN_OPTS=""
 kill_loop() {
 	who=$1
+	nloops=${2:-$loops}
 	n=0 late=0 orphans=0 failed_runs=""
 	c=$(clone_ms)
 	span=$((c + 20))
 	[ $span -lt 40 ] && span=40
-	while [ $n -lt "$loops" ]; do
+	while [ $n -lt "$nloops" ]; do
 		n=$((n + 1))
 		iter=$((iter + 1))
 		m="$$0$iter"
@@ -133,6 +137,16 @@ kill_loop() {
 			while kill -0 "$pid" 2>/dev/null; do
 				cloned "$pid" && c1=1 && break
 			done
+		elif [ $((n % 5)) -eq 0 ]; then
+			# Now and then: once the command runs (init waiting for
+			# it, the egress proxy serving).
+			d=running
+			i=0
+			while [ $i -lt 500 ] && ! pgrep -f "^sleep 30[.]$m\$" >/dev/null; do
+				sleep 0.02
+				i=$((i + 1))
+			done
+			c1=1
 		else
 			d=$(delay $span)
 			sleep "$d"
@@ -154,8 +168,8 @@ kill_loop() {
 		fi
 	done
 	diag "$who: the clone comes ~$c ms after cordon starts"
-	diag "$who: $loops kills, half at the clone, half at 0-$span ms, $late after the clone, $orphans left survivors${failed_runs:+ (delays$failed_runs)}"
-	is "$orphans" 0 "$who: no process of the run survives kill -9 of cordon ($loops kills, at the clone and at 0-$span ms)"
+	diag "$who: $nloops kills, half at the clone, a tenth with the command running, the rest at 0-$span ms, $late after the clone, $orphans left survivors${failed_runs:+ (delays$failed_runs)}"
+	is "$orphans" 0 "$who: no process of the run survives kill -9 of cordon ($nloops kills, at the clone, running and at 0-$span ms)"
 	ok "$who: some kills landed while the sandbox existed (the loop can catch an orphan)" \
 		test "$late" -gt 0
 }
@@ -276,5 +290,13 @@ wait "$job" 2>/dev/null
 is "$(survivors "$m")" "" "control: a run killed while its command runs leaves nothing"
 
 for_each_user kill_loop
+# With egress: the proxy, a process of cordon's outside the sandbox, dies
+# with it too (its environment carries the marker).
+egress_loop() {
+	RUN_OPTS="--allow-host example.com"
+	kill_loop "$1 (egress)" $((loops / 4 + 1))
+	RUN_OPTS=""
+}
+for_each_user egress_loop
 for_each_user fds_check
 done_testing
