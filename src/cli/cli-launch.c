@@ -845,6 +845,14 @@ static int is_pipe(int fd)
 	return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
 }
 
+static int same_file(int a, int b)
+{
+	struct stat x, y;
+
+	return fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
 static int emit_result(const struct run_args *a, const struct cd_plan *p, const struct cd_result *r,
                        json_t *planted, const struct layer *layer)
 {
@@ -923,7 +931,15 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 	json_decref(o);
 	if (!s)
 		return -ENOMEM;
-	rc = cd_write_all(fd, s, strlen(s));
+	/* The record is a line of its own, always the last: after output
+	 * without a final newline on the same stream, a command could
+	 * otherwise print the start of a record line for ours to complete. */
+	rc = 0;
+	if ((r->stdout_open_line && same_file(fd, STDOUT_FILENO)) ||
+	    (r->stderr_open_line && same_file(fd, STDERR_FILENO)))
+		rc = cd_write_all(fd, "\n", 1);
+	if (rc == 0)
+		rc = cd_write_all(fd, s, strlen(s));
 	if (rc == 0)
 		rc = cd_write_all(fd, "\n", 1);
 	free(s);
@@ -966,14 +982,16 @@ struct egress {
  * copy would inherit SQLite's state for the audit database the supervisor
  * holds open), with the sandbox's listening socket as fd 3 and the stop
  * pipe as fd 4; nothing else of the run is inherited. */
-__attribute__((noreturn)) static void egress_child(struct egress *e, int listen_fd)
+__attribute__((noreturn)) static void egress_child(struct egress *e, int listen_fd, pid_t parent)
 {
 	const char *argv[16 + 2 * MAX_OPT_ITEMS];
 	size_t n = 0, i;
 	sigset_t none;
+	int lfd, sfd;
 
-	int lfd = fcntl(listen_fd, F_DUPFD, 10), sfd = fcntl(e->stop[0], F_DUPFD, 10);
-
+	cli_die_with_parent(parent);
+	lfd = fcntl(listen_fd, F_DUPFD, 10);
+	sfd = fcntl(e->stop[0], F_DUPFD, 10);
 	/* Out of the way first, so neither dup2 clobbers the other. */
 	if (lfd < 0 || sfd < 0 || dup2(lfd, 3) < 0 || dup2(sfd, 4) < 0)
 		_exit(CD_EXIT_CORDON);
@@ -1022,10 +1040,10 @@ __attribute__((noreturn)) static void egress_child(struct egress *e, int listen_
 static void egress_serve(int listen_fd, void *ctx)
 {
 	struct egress *e = ctx;
-	pid_t pid = fork();
+	pid_t self = getpid(), pid = fork();
 
 	if (pid == 0)
-		egress_child(e, listen_fd);
+		egress_child(e, listen_fd, self);
 	if (pid < 0)
 		cli_errorf("egress proxy: cannot fork: %s", cd_strerror(-errno));
 	e->pid = pid;
@@ -1364,7 +1382,7 @@ static int run_install(const struct run_args *a, char **argv)
 {
 	const char *av[4 * MAX_OPT_ITEMS * 2 + 16];
 	size_t n = 0, i;
-	pid_t pid;
+	pid_t pid, self;
 	int st, j;
 
 	av[n++] = "cordon";
@@ -1390,14 +1408,17 @@ static int run_install(const struct run_args *a, char **argv)
 	av[n] = NULL;
 	fflush(stdout);
 	fflush(stderr);
+	self = getpid();
 	pid = fork();
 	if (pid < 0) {
 		cli_errorf("--install: cannot fork: %s", cd_strerror(-errno));
 		return -1;
 	}
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		int null;
 
+		cli_die_with_parent(self); /* its sandbox dies with it */
+		null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
 		    dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			_exit(CD_EXIT_CORDON);
@@ -1879,6 +1900,9 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	io.stdin_fd = STDIN_FILENO;
 	io.stdout_fd = STDOUT_FILENO;
 	io.stderr_fd = STDERR_FILENO;
+	/* A terminal gets no clipboard or title strings from the sandbox. */
+	io.filter_stdout = isatty(STDOUT_FILENO);
+	io.filter_stderr = isatty(STDERR_FILENO);
 	io.signal_fd = sfd;
 	io.on_proxy = NULL;
 	io.proxy_ctx = NULL;

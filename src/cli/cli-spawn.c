@@ -13,10 +13,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+void cli_die_with_parent(pid_t parent)
+{
+	/* Armed first, then checked: a parent that died before the signal
+	 * took effect shows as a parent pid that is no longer its. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(CD_EXIT_CORDON);
+}
+
 int cli_spawn_run(const struct cli_spawn *sp, pid_t *ret_pid, int *to, int *from, int *errfd)
 {
 	int in[2], outp[2], errp[2];
-	pid_t pid;
+	pid_t pid, self = getpid();
 
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		cli_errorf("cannot make pipes: %s", strerror(errno));
@@ -34,9 +42,7 @@ int cli_spawn_run(const struct cli_spawn *sp, pid_t *ret_pid, int *to, int *from
 
 		/* The server's supervisor dies with us, and its sandbox with it
 		 * (cordon run's own parent-death kill). */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1)
-			_exit(CD_EXIT_CORDON);
+		cli_die_with_parent(self);
 		if (dup2(in[0], 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
 			_exit(CD_EXIT_CORDON);
 		syscall(SYS_close_range, 3, ~0U, 0);

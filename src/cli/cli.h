@@ -51,6 +51,10 @@ struct cli_spawn {
 	int direct; /* the pipes are the command's own stdin/stdout (--direct-stdio) */
 };
 int cli_spawn_run(const struct cli_spawn *sp, pid_t *ret_pid, int *to, int *from, int *errfd);
+/* First thing in a child just forked from cordon: it dies when cordon does
+ * (SIGKILL, kept across its exec), and exits at once when cordon already
+ * died (it was reparented).  parent is cordon's getpid() before the fork. */
+void cli_die_with_parent(pid_t parent);
 int cmd_grant(int argc, char **argv);
 int cmd_delegate(int argc, char **argv);
 struct cd_state;

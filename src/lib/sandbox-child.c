@@ -57,6 +57,7 @@ static volatile pid_t g_cmd_pid;
 static int g_report_fd = -1;
 static int g_listener_fd = -1;
 static int g_sync_fd = -1;
+static int g_lifeline_fd = -1;          /* pidfd of the supervisor (see hold_lifeline) */
 static int g_pty_follower = -1;         /* plan->tty: the session pty's follower side */
 static int g_stdio[3] = { -1, -1, -1 }; /* the command's stdio, lifted above 15 */
 
@@ -912,8 +913,9 @@ static void drop_privileges(void)
 		fail("set no_new_privs", NULL, errno);
 }
 
-/* Keep fds 0-2 (the command's pipes), the report socket (moved to 3) and
- * the listener socket (moved to 4); close everything else inherited. */
+/* Keep fds 0-2 (the command's pipes), the report socket (moved to 3), the
+ * listener socket (moved to 4), the sync pipe (5) and the lifeline (6);
+ * close everything else the build left open. */
 static void close_fds(void)
 {
 	int i;
@@ -922,6 +924,7 @@ static void close_fds(void)
 	if ((g_report_fd = fcntl(g_report_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
 	    (g_listener_fd = fcntl(g_listener_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
 	    (g_sync_fd = fcntl(g_sync_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
+	    (g_lifeline_fd = fcntl(g_lifeline_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
 	    (g_pty_follower >= 0 &&
 	     (g_pty_follower = fcntl(g_pty_follower, F_DUPFD_CLOEXEC, 16)) < 0))
 		_exit(CHILD_EXIT_SETUP);
@@ -949,7 +952,10 @@ static void close_fds(void)
 	if (dup3(g_sync_fd, 5, O_CLOEXEC) < 0)
 		fail("move the sync pipe", NULL, errno);
 	g_sync_fd = 5;
-	if (syscall(SYS_close_range, 6, ~0U, 0) < 0)
+	if (dup3(g_lifeline_fd, 6, O_CLOEXEC) < 0)
+		fail("move the lifeline", NULL, errno);
+	g_lifeline_fd = 6;
+	if (syscall(SYS_close_range, 7, ~0U, 0) < 0)
 		fail("close inherited fds", NULL, errno);
 }
 
@@ -1100,25 +1106,94 @@ __attribute__((noreturn)) static void run_init(uint32_t walls)
 	_exit(0);
 }
 
-void cd_child_main(const struct cd_child_ctx *ctx)
+/* The supervisor's death must end the sandbox at every moment of its
+ * life.  The parent-death signal (SIGKILL: init dies, and the kernel kills
+ * the rest of its pid namespace) is armed first; a supervisor that died
+ * before it took effect (between the clone and here, when the signal never
+ * comes) is seen dead on its pidfd, however many processes still hold its
+ * descriptors.  The kernel clears the parent-death signal when the
+ * effective or filesystem uid or gid changes: call this again after any
+ * such change.  (The supervisor is single-threaded: the signal follows the
+ * thread that cloned us.) */
+static void hold_lifeline(int lifeline_fd)
 {
 	struct pollfd pfd;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		_exit(CHILD_EXIT_SETUP);
+	pfd.fd = lifeline_fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) != 0)
+		_exit(CHILD_EXIT_SETUP); /* dead, or we cannot tell: stop */
+}
+
+/* The fds the child keeps from the moment it starts: the ones the
+ * supervisor prepared for it in the context, and nothing else.  A new fd
+ * handed to the child is added here (and to struct cd_child_ctx). */
+static size_t child_keep(const struct cd_child_ctx *ctx, int *keep, size_t cap)
+{
+	const int fds[] = {
+		ctx->report_fd, ctx->sync_fd,  ctx->lifeline_fd, ctx->stdio[0], ctx->stdio[1],
+		ctx->stdio[2],  ctx->proxy_fd, ctx->listener_fd, ctx->pty_fd,   ctx->layer_fd,
+	};
+	size_t i, n = 0;
+
+	for (i = 0; i < sizeof fds / sizeof fds[0] && n < cap; i++) {
+		if (fds[i] >= 0)
+			keep[n++] = fds[i];
+	}
+	return n;
+}
+
+/* Close every fd but those in keep[] (n of them, any order, duplicates
+ * allowed).  Returns 0 or -errno. */
+static int close_all_but(int *keep, size_t n)
+{
+	unsigned int lo = 0;
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		unsigned int k = (unsigned int)keep[i];
+
+		if (k < lo)
+			continue; /* a duplicate */
+		if (k > lo && syscall(SYS_close_range, lo, k - 1, 0) < 0)
+			return -errno;
+		lo = k + 1;
+	}
+	return syscall(SYS_close_range, lo, ~0U, 0) < 0 ? -errno : 0;
+}
+
+void cd_child_main(const struct cd_child_ctx *ctx)
+{
+	int keep[16];
+	size_t nkeep;
 	uint32_t walls;
 	ssize_t n;
 	char go;
 	int r, quota_fd;
 
+	/* Before anything else: die with the supervisor, then drop every fd
+	 * inherited from it but our own.  clone does not exec, so
+	 * close-on-exec protects nothing here: without this the child would
+	 * hold cordon's audit and state databases (and their WAL and SHM),
+	 * the other end of each of its pipes and the caller's terminal. */
+	hold_lifeline(ctx->lifeline_fd);
 	g_ctx = ctx;
 	g_report_fd = ctx->report_fd;
 	g_listener_fd = ctx->listener_fd;
-	/* Die with the supervisor; if it already died before prctl took
-	 * effect, the lifeline pipe has hung up. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		_exit(CHILD_EXIT_SETUP);
-	pfd.fd = ctx->lifeline_fd;
-	pfd.events = POLLIN;
-	if (poll(&pfd, 1, 0) != 0)
-		_exit(CHILD_EXIT_SETUP);
+	g_lifeline_fd = ctx->lifeline_fd;
+	nkeep = child_keep(ctx, keep, sizeof keep / sizeof keep[0]);
+	if ((r = close_all_but(keep, nkeep)) < 0)
+		fail("close the fds inherited from cordon", NULL, -r);
 	if (setsid() < 0)
 		fail("setsid", NULL, errno);
 	set_identity();
@@ -1166,6 +1241,10 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 			fail("apply Landlock rules", NULL, -r);
 		walls |= CD_WALL_LANDLOCK;
 	}
+	/* Past the last change of credentials: arm the lifeline again, in
+	 * case one cleared it, and let go of the supervisor's pidfd. */
+	hold_lifeline(g_lifeline_fd);
+	close(g_lifeline_fd);
 	/* Init holds nothing the command may not have: non-dumpable, so
 	 * /proc/1/mem and /proc/1/exe are closed to it (THREATS row 2). */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)

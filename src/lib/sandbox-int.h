@@ -42,12 +42,14 @@ struct cd_report {
 #define CD_SYNC_RUN       'x'
 
 /* Everything the child needs, prepared by the supervisor before clone:
- * the child allocates nothing. */
+ * the child allocates nothing.  Every fd here is one the child keeps at
+ * its start; it closes all others it inherited (a new fd for the child
+ * must also be listed in child_keep() in sandbox-child.c). */
 struct cd_child_ctx {
 	const struct cd_plan *plan;
 	int report_fd;   /* child's end of the report socket */
 	int sync_fd;     /* read end: the supervisor's CD_SYNC_* bytes */
-	int lifeline_fd; /* read end: EOF means the supervisor died */
+	int lifeline_fd; /* pidfd of the supervisor: readable once it died */
 	int stdio[3];    /* the command's ends of the stdio pipes */
 	int proxy_fd;    /* child's end of the socket the proxy listener goes over */
 	int listener_fd; /* child's end of the socket the seccomp listener goes over */

@@ -14,6 +14,7 @@
 #include "idmap.h"
 #include "quotas.h"
 #include "sandbox-int.h"
+#include "termfilter.h"
 #include "util.h"
 
 #include <errno.h>
@@ -121,7 +122,34 @@ struct stream {
 	crypto_hash_sha256_state hash;
 	struct cd_buf held; /* masking: the output until the command ends */
 	int holding, overflow;
+	int open_line; /* the last byte written to `to` was not a newline */
+	int filter;    /* `to` is a terminal: through the filter (termfilter.h) */
+	struct cd_termfilter tf;
 };
+
+/* Write what the command printed toward the caller's fd, through the
+ * terminal filter when asked.  -1 when the write failed. */
+static int write_out(struct stream *st, const char *buf, size_t len)
+{
+	char fbuf[RELAY_CHUNK + CD_TERMFILTER_HOLD];
+	size_t off = 0;
+
+	while (off < len) {
+		size_t take = len - off < RELAY_CHUNK ? len - off : RELAY_CHUNK, n = take;
+		const char *p = buf + off;
+
+		if (st->filter) {
+			n = cd_termfilter_run(&st->tf, p, take, fbuf);
+			p = fbuf;
+		}
+		if (n && cd_write_all(st->to, p, n) < 0)
+			return -1;
+		if (n)
+			st->open_line = p[n - 1] != '\n';
+		off += take;
+	}
+	return 0;
+}
 
 struct supervisor {
 	const struct cd_plan *plan;
@@ -319,7 +347,7 @@ static void relay_out(struct supervisor *s, struct stream *st)
 			if (st->holding) {
 				if (!st->overflow && cd_buf_append(&st->held, buf, keep) < 0)
 					st->overflow = 1;
-			} else if (st->to >= 0 && cd_write_all(st->to, buf, keep) < 0) {
+			} else if (st->to >= 0 && write_out(st, buf, keep) < 0) {
 				st->to = -1; /* the reader went away: keep draining, stop writing */
 			}
 		}
@@ -342,15 +370,16 @@ static void flush_masked(struct supervisor *s, struct stream *st, const char *na
 	if (!st->overflow)
 		r = cd_mask_text(s->io->masker, s->io->mask, st->held.data, st->held.len, &out,
 		                 NULL);
-	if (r == 0 && st->to >= 0 && cd_write_all(st->to, out.data, out.len) < 0)
+	if (r == 0 && st->to >= 0 && write_out(st, out.data, out.len) < 0)
 		st->to = -1;
 	if (r < 0 && s->io->stderr_fd >= 0) {
 		char note[160];
 		int n = snprintf(note, sizeof note,
 		                 "cordon: %s withheld: it could not be masked (%s)\n", name,
 		                 st->overflow ? "past the masking cap" : cd_strerror(r));
-		if (n > 0 && (size_t)n < sizeof note)
-			(void)cd_write_all(s->io->stderr_fd, note, (size_t)n);
+		if (n > 0 && (size_t)n < sizeof note &&
+		    cd_write_all(s->io->stderr_fd, note, (size_t)n) == 0)
+			s->err.open_line = 0;
 	}
 	cd_buf_release(&out);
 	cd_buf_release_secret(&st->held);
@@ -591,6 +620,8 @@ static void finish_result(struct supervisor *s)
 		res->stdout_sha256[0] = '\0';
 	res->stdin_direct = s->io->direct_stdin != 0;
 	res->stdout_direct = s->io->direct_stdout != 0;
+	res->stdout_open_line = s->out.open_line;
+	res->stderr_open_line = s->err.open_line;
 	res->stdout_bytes = s->out.bytes;
 	res->stderr_bytes = s->err.bytes;
 	res->stdin_bytes = s->in_bytes;
@@ -737,9 +768,15 @@ static int set_nonblock(int fd)
 	return 0;
 }
 
-/* Pipes are made in pairs: [0] read end, [1] write end, both close-on-exec. */
+/* Pipes are made in pairs: [0] read end, [1] write end, both close-on-exec.
+ * life is a pidfd of this process: the child polls it to learn whether we
+ * died before its parent-death signal was armed.  A pidfd says so however
+ * many processes hold it, where a pipe's hang-up would wait for every
+ * copy of its write end (a sibling sandbox cloned at the same moment, a
+ * helper forked but not yet exec'd). */
 struct fds {
-	int in[2], out[2], err[2], rep[2], sync[2], life[2], lis[2], prx[2], pty[2], lay[2];
+	int in[2], out[2], err[2], rep[2], sync[2], lis[2], prx[2], pty[2], lay[2];
+	int life;
 };
 
 static void close_pair(int *p)
@@ -756,7 +793,8 @@ static void close_all(struct fds *f)
 	close_pair(f->err);
 	close_pair(f->rep);
 	close_pair(f->sync);
-	close_pair(f->life);
+	cd_closep(&f->life);
+	f->life = -1;
 	close_pair(f->lis);
 	close_pair(f->prx);
 	close_pair(f->pty);
@@ -768,7 +806,7 @@ static int make_fds(struct fds *f)
 	memset(f, -1, sizeof *f);
 	if (pipe2(f->in, O_CLOEXEC) < 0 || pipe2(f->out, O_CLOEXEC) < 0 ||
 	    pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->sync, O_CLOEXEC) < 0 ||
-	    pipe2(f->life, O_CLOEXEC) < 0 ||
+	    (f->life = (int)syscall(SYS_pidfd_open, getpid(), 0)) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->rep) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->lis) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->prx) < 0 ||
@@ -935,7 +973,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	ctx.plan = plan;
 	ctx.report_fd = f.rep[1];
 	ctx.sync_fd = f.sync[0];
-	ctx.lifeline_fd = f.life[0];
+	ctx.lifeline_fd = f.life;
 	ctx.stdio[0] = io->direct_stdin ? io->stdin_fd : f.in[0];
 	ctx.stdio[1] = io->direct_stdout ? io->stdout_fd : f.out[1];
 	ctx.stdio[2] = f.err[1];
@@ -987,7 +1025,8 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	cd_closep(&f.err[1]);
 	cd_closep(&f.rep[1]);
 	cd_closep(&f.sync[0]);
-	cd_closep(&f.life[0]);
+	cd_closep(&f.life);
+	f.life = -1;
 	cd_closep(&f.lis[1]);
 	cd_closep(&f.prx[1]);
 	f.prx[1] = -1;
@@ -1001,7 +1040,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	f.pty[0] = -1;
 	s.psock = f.prx[0];
 	f.prx[0] = -1;
-	f.in[0] = f.out[1] = f.err[1] = f.rep[1] = f.sync[0] = f.life[0] = f.lis[1] = -1;
+	f.in[0] = f.out[1] = f.err[1] = f.rep[1] = f.sync[0] = f.lis[1] = -1;
 	s.lsock = f.lis[0];
 	f.lis[0] = -1;
 
@@ -1012,6 +1051,10 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	s.report_fd = f.rep[0];
 	s.out.to = io->stdout_fd;
 	s.err.to = io->stderr_fd;
+	s.out.filter = io->filter_stdout != 0;
+	s.err.filter = io->filter_stderr != 0;
+	cd_termfilter_init(&s.out.tf);
+	cd_termfilter_init(&s.err.tf);
 	if (io->mask && cd_mask_rules_active(io->mask)) {
 		uint64_t cap = plan->limits.output_limit;
 		size_t hc = cap && cap < CD_SANDBOX_MASK_MAX ? (size_t)cap : CD_SANDBOX_MASK_MAX;
@@ -1134,7 +1177,17 @@ abort:
 	kill_sandbox(&s);
 	if (!s.child_done)
 		reap(&s);
-	setup_fail(res, err, r, what);
+	/* A child that failed first (a bind source swapped for a symlink, a
+	 * mount refused) left its reason on the report socket: that, not the
+	 * broken pipe or the vanished process it left us, is what happened. */
+	if (s.report_fd >= 0)
+		read_reports(&s);
+	if (res->reason == CD_REASON_SETUP_ERROR && res->error[0]) {
+		res->exit_code = 125;
+		r = cd_err_set(err, -CD_E_KERNEL, "%s", res->error);
+	} else {
+		setup_fail(res, err, r, what);
+	}
 out:
 	close_stream(&s, &s.out);
 	close_stream(&s, &s.err);
@@ -1156,7 +1209,7 @@ out:
 	cd_cgroup_destroy(s.cg);
 	cd_closep(&pidfd);
 	cd_closep(&f.sync[1]);
-	cd_closep(&f.life[1]); /* the lifeline goes last */
+	cd_closep(&f.life);
 	free(s.in_buf);
 	return r;
 }

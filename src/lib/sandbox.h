@@ -42,6 +42,9 @@ struct cd_result {
 	uint64_t wall_ms, cpu_ms, max_rss_kb;
 	uint64_t stdin_bytes, stdout_bytes, stderr_bytes;
 	int stdin_direct, stdout_direct; /* handed over, not relayed: no hash, no count */
+	/* The last byte written to stdout_fd / stderr_fd was not a newline:
+	 * what the caller prints there next (a record) must start a line. */
+	int stdout_open_line, stderr_open_line;
 	char argv_sha256[65], stdin_sha256[65], stdout_sha256[65], stderr_sha256[65];
 	unsigned walls; /* CD_WALL_* that were up when the command started */
 	int landlock_abi;
@@ -118,6 +121,11 @@ struct cd_sandbox_io {
 	 * caps what passes.  Refused with plan->tty and, for stdout, with an
 	 * active mask. */
 	int direct_stdin, direct_stdout;
+	/* Terminal output (e.g. when stdout_fd / stderr_fd is a terminal):
+	 * OSC 52 clipboard and OSC 0/1/2 title strings are dropped from what
+	 * is written there (see termfilter.h).  The hashes, byte counts and
+	 * the record callback keep the command's raw bytes: what it wrote. */
+	int filter_stdout, filter_stderr;
 };
 
 /* A fresh random run id (hex).  Returns -errno only if the kernel's random
