@@ -1143,6 +1143,13 @@ static size_t child_keep(const struct cd_child_ctx *ctx, int *keep, size_t cap)
 		if (fds[i] >= 0)
 			keep[n++] = fds[i];
 	}
+	/* The caller's trees, idmapped by the supervisor (idmap.h): mounted
+	 * by build_root(), each closed there once attached. */
+	for (i = 0; ctx->plan->idmap && i < ctx->plan->nmounts && i < CD_PLAN_MAX_MOUNTS && n < cap;
+	     i++) {
+		if (ctx->tree_fd[i] >= 0)
+			keep[n++] = ctx->tree_fd[i];
+	}
 	return n;
 }
 
@@ -1174,7 +1181,9 @@ static int close_all_but(int *keep, size_t n)
 
 void cd_child_main(const struct cd_child_ctx *ctx)
 {
-	int keep[16];
+	/* Static: the child has its own copy of memory (no CLONE_VM), and
+	 * 4 KiB of tree fds is more than its stack should carry. */
+	static int keep[16 + CD_PLAN_MAX_MOUNTS];
 	size_t nkeep;
 	uint32_t walls;
 	ssize_t n;
