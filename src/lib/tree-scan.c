@@ -45,6 +45,7 @@
 #define WHY_CREDENTIAL "credential file"
 #define WHY_HOST_RUN   "runs on the host: read-only"
 #define WHY_GIT        "git control path: read-only"
+#define WHY_SETUID     "setuid or setgid file: read-only"
 
 struct cred_pat {
 	const char *full, *base; /* the pattern; the name it ends in */
@@ -62,6 +63,7 @@ struct walk {
 	int sockets;            /* cover host sockets */
 	int creds;              /* cover credential files */
 	int protect;            /* keep host-run paths read-only (a writable tree) */
+	int setuid;             /* keep setuid/setgid files read-only (any writable bind) */
 	int list_only;          /* cd_plan_planted: list, mount nothing */
 	size_t first;           /* the plan's first user mount */
 	int stamp;              /* remember each directory's ctime (plan->dirs) */
@@ -395,6 +397,14 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 	           is_credential(w, dirfd(d), name, nl, len + 1 + nl)) {
 		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
 	}
+	/* A setuid or setgid file already in a writable tree keeps its bits
+	 * when its content is rewritten through a shared mapping (the kernel
+	 * clears them on write(2), not on page faults), and the seccomp mode
+	 * filter never sees that: such a file is kept read-only. */
+	if (r == 0 && w->setuid && !w->list_only && type == DT_REG &&
+	    fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_mode & (S_ISUID | S_ISGID)))
+		r = cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_SETUID);
 	/* A git directory not named .git (a bare repository, one a .git
 	 * file names): found by its HEAD, protected the same way. */
 	if (r == 0 && w->protect && type == DT_REG && !strcmp(name, "HEAD") &&
@@ -566,6 +576,7 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 		/* workspace-write's tree and --rw binds: the host runs what is
 		 * written there later; the scratch is the sandbox's own. */
 		w->protect = m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW) && !scratch;
+		w->setuid = m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW);
 		w->list = NULL;
 		w->nlist = NULL;
 		w->stamp = w->protect && !strcmp(m->src, p->cwd);

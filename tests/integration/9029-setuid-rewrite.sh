@@ -1,0 +1,71 @@
+#!/bin/sh
+# A setuid or setgid file already in a writable tree (a rootfs or DESTDIR
+# build, an unpacked image) rewritten from inside through a shared mapping:
+# the kernel clears S_ISUID/S_ISGID on write(2) but not on page faults,
+# and the seccomp mode filter never sees a mapping, so such a file would
+# keep its bit with the agent's content (an outside review made a root
+# shell this way).  The tree walk keeps every setuid/setgid file of a
+# writable bind read-only (--rw, workspace-write, --scratch DIR) and lists
+# it in covered_paths.  As root and as nobody.
+. "${CORDON_SRC:-.}/tests/lib.sh"
+
+# Rewrite the first bytes of FILE through a MAP_SHARED mapping; prints
+# "rewritten" or the error.
+cat >"$T/remap.py" <<'PY'
+import mmap, os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_RDWR)
+    m = mmap.mmap(fd, 4096 if os.fstat(fd).st_size >= 4096 else os.fstat(fd).st_size,
+                  mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    m[0:8] = b"PWNED!!!"
+    m.flush()
+    print("rewritten")
+except OSError as e:
+    print("error:", e.strerror)
+PY
+chmod 0644 "$T/remap.py"
+
+check() {
+	who=$1
+	owner=0
+	[ -n "$RUN_AS" ] && owner=65534
+	for how in rw workspace scratch; do
+		d=$T/$who-$how
+		mkdir -p "$d"
+		cp /bin/true "$d/suid"
+		cp /bin/true "$d/sgid"
+		cp /bin/true "$d/plain"
+		chown "$owner:$owner" "$d" "$d/suid" "$d/sgid" "$d/plain"
+		chmod 4755 "$d/suid"
+		chmod 2755 "$d/sgid"
+		chmod 0755 "$d/plain"
+		before=$(sha256sum <"$d/suid")
+		case $how in
+		rw) opts="--rw $d" wd=$T ;;
+		workspace) opts="--profile workspace-write" wd=$d ;;
+		scratch) opts="--scratch $d" wd=$T ;;
+		esac
+		[ "$how" = scratch ] && inside=/tmp || inside=$d
+		out=$(cd "$wd" && $RUN_AS "$CORDON" run $opts --ro "$T/remap.py" --json-fd 3 -- sh -c "
+			python3 $T/remap.py $inside/suid; python3 $T/remap.py $inside/sgid
+			python3 $T/remap.py $inside/plain" 3>"$T/rec" 2>"$T/err")
+		is "$(echo "$out" | sed -n 1p)" "error: Read-only file system" \
+			"$who $how: a setuid file cannot be rewritten through a shared mapping (EROFS)"
+		is "$(echo "$out" | sed -n 2p)" "error: Read-only file system" \
+			"$who $how: nor a setgid one"
+		is "$(echo "$out" | sed -n 3p)" "rewritten" \
+			"$who $how: control: an ordinary file beside them is rewritten the same way"
+		is "$(sha256sum <"$d/suid")" "$before" "$who $how: the host's setuid file is unchanged"
+		is "$(find "$d" ! -type d -perm /6000 | sort | tr '\n' ' ')" "$d/sgid $d/suid " \
+			"$who $how: only the two original setuid/setgid files carry the bits"
+		n=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(sum(1 for c in r.get("covered_paths") or [] if "setuid" in c.get("reason", "")))' "$T/rec" 2>/dev/null)
+		is "$n" 2 "$who $how: both are listed in covered_paths as setuid or setgid"
+		[ "$n" = 2 ] || sed 's/^/#   /' "$T/err" | head -3
+	done
+}
+for_each_user check
+
+done_testing
