@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -56,7 +57,10 @@ static const struct {
 
 /* Refused without a memory cgroup: each can hold memory that no rlimit of
  * a process counts (memfd and System V segments outlive their mappings,
- * messages and semaphore sets are kernel memory). */
+ * messages and semaphore sets are kernel memory).  So is mmap of shared
+ * anonymous memory (MAP_SHARED or MAP_SHARED_VALIDATE with MAP_ANONYMOUS):
+ * RLIMIT_DATA does not count it (an outside review held 2.4 GB so at
+ * --memory 64M). */
 static const int nocg_nrs[] = {
 	__NR_memfd_create, __NR_memfd_secret, __NR_shmget, __NR_msgget, __NR_semget,
 };
@@ -124,7 +128,7 @@ int cd_quotas_apply(int dirfd, const struct cd_limits *lim)
 
 int cd_quotas_nocg_prog(const struct cd_seccomp_prog *main, struct cd_seccomp_prog *ret)
 {
-	enum { N = CD_ARRAY_SIZE(nocg_nrs), PRE = N + 5 };
+	enum { N = CD_ARRAY_SIZE(nocg_nrs), PRE = N + 8, DENY = N + 7 };
 	struct cd_seccomp_prog p;
 	struct sock_filter *f;
 	uint32_t deny;
@@ -142,20 +146,32 @@ int cd_quotas_nocg_prog(const struct cd_seccomp_prog *main, struct cd_seccomp_pr
 	 * native one), goes straight to the main program. */
 	f[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 	                                    offsetof(struct seccomp_data, arch));
-	f[1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, N + 3);
+	f[1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0,
+	                                    PRE - 2);
 	f[2] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 	                                    offsetof(struct seccomp_data, nr));
 	for (i = 0; i < N; i++)
 		f[3 + i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-		                                        (uint32_t)nocg_nrs[i], (uint8_t)(N - i), 0);
-	f[3 + N] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, 1);
-	f[4 + N] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
+		                                        (uint32_t)nocg_nrs[i],
+		                                        (uint8_t)(DENY - (3 + i) - 1), 0);
+	/* mmap: the low 32 bits of its flags (the kernel's int) with both
+	 * MAP_SHARED (bit 0, also in MAP_SHARED_VALIDATE) and MAP_ANONYMOUS. */
+	f[3 + N] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 0,
+	                                        PRE - (3 + N) - 1);
+	f[4 + N] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+	                                        offsetof(struct seccomp_data, args[3]));
+	f[5 + N] =
+	        (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, MAP_SHARED | MAP_ANONYMOUS);
+	f[6 + N] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+	                                        MAP_SHARED | MAP_ANONYMOUS, 0, 1);
+	f[DENY] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
 	/* The main program's jumps are relative: it runs unchanged after us. */
 	memcpy(f + PRE, main->filter, main->len * sizeof *f);
 	memset(&p, 0, sizeof p);
 	memcpy(p.eperm, main->eperm, sizeof p.eperm);
 	for (i = 0; i < N; i++)
 		p.eperm[nocg_nrs[i] / 64] |= 1ULL << (nocg_nrs[i] % 64);
+	p.eperm[__NR_mmap / 64] |= 1ULL << (__NR_mmap % 64);
 	p.filter = f;
 	p.len = (unsigned short)(main->len + PRE);
 	p.notify = main->notify;

@@ -26,7 +26,8 @@
  *   keys and keyrings   per host user (kernel.keys.*) | seccomp
  *   System V shm, msg,  per ipc namespace (the sandbox has its own) |
  *   sem                 memory: the cgroup, or refused without one (below)
- *   memfds              memory only | the cgroup, or refused without one
+ *   memfds, shared      memory only | the cgroup, or refused without one
+ *   anonymous mmap      (mmap with MAP_SHARED|MAP_ANONYMOUS)
  *   tmpfs (scratch,     memory only | sized, never above limits.memory
  *   /dev/shm, layer)
  *   processes           per user | pids cgroup, else RLIMIT_NPROC

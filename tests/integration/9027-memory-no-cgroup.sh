@@ -26,6 +26,19 @@ mem() {
 		is "$(field "$T/rec" limits.memory_cap)" approximate "$who: the record says the memory cap is approximate"
 		ok "$who: a one-line warning says the cap is approximate" grep -q 'memory.*approximate' "$T/err"
 
+		# Shared anonymous memory: RLIMIT_DATA does not count it.
+		$RUN_AS "$CORDON" run --json-fd 3 --memory 64M -- python3 -c '
+import mmap
+try:
+    m = mmap.mmap(-1, 256 << 20, mmap.MAP_SHARED)
+    print("shared-anon ok")
+except OSError as e:
+    print("shared-anon", e.strerror)
+m = mmap.mmap(-1, 16 << 20, mmap.MAP_PRIVATE)
+print("private-anon ok")' 3>"$T/rec" >"$T/out" 2>"$T/err"
+		is "$(cat "$T/out" | tr '\n' ' ')" "shared-anon Operation not permitted private-anon ok " \
+			"$who: without a cgroup shared anonymous mmap is refused (EPERM), private stays allowed"
+		is "$(denied "$T/rec" mmap)" 1 "$who: the record counts the refused mmap"
 		$RUN_AS "$CORDON" run --json-fd 3 --memory 64M --ro "$H" -- "$P" sysv-shm 256 0 3>"$T/rec" >"$T/out" 2>"$T/err"
 		is "$(cat "$T/out")" "sysv-shm=0 EPERM" "$who: without a cgroup System V shared memory is refused (EPERM)"
 		is "$(denied "$T/rec" shmget)" 1 "$who: the record counts the refused shmget"

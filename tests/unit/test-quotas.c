@@ -70,8 +70,9 @@ static int nested_ns(const void *arg)
 }
 
 /* Install the program, then try the calls: a bit per call refused with
- * EPERM (memfd_create 1, shmget 2, msgget 4, semget 8), 64 when getpid
- * failed, 128 when the install did. */
+ * EPERM (memfd_create 1, shmget 2, msgget 4, semget 8, shared anonymous
+ * mmap 16), 32 when a private mmap failed, 64 when getpid failed, 128 when
+ * the install did. */
 static int calls(const void *arg)
 {
 	const struct cd_seccomp_prog *p = arg;
@@ -87,6 +88,21 @@ static int calls(const void *arg)
 		shmctl(id, IPC_RMID, NULL);
 	bits |= syscall(SYS_msgget, IPC_PRIVATE, 0600) < 0 && errno == EPERM ? 4 : 0;
 	bits |= syscall(SYS_semget, IPC_PRIVATE, 1, 0600) < 0 && errno == EPERM ? 8 : 0;
+	/* shared anonymous memory (16), in both spellings of "shared"; a
+	 * private mapping must stay allowed (32 when refused) */
+	bits |= mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0) ==
+	                                MAP_FAILED &&
+	                        errno == EPERM &&
+	                        syscall(SYS_mmap, 0, 4096, PROT_READ,
+	                                0xffffffff00000000ULL | MAP_SHARED_VALIDATE | MAP_ANONYMOUS,
+	                                -1, 0) == -1 &&
+	                        errno == EPERM
+	                ? 16
+	                : 0;
+	bits |= mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ==
+	                        MAP_FAILED
+	                ? 32
+	                : 0;
 	bits |= syscall(SYS_getpid) < 0 ? 64 : 0;
 	return bits;
 }
@@ -128,11 +144,12 @@ static void test_progs(void)
 		return;
 	}
 	is_int(cd_quotas_nocg_prog(&main_p, &nocg), 0, "the no-cgroup program builds");
-	is_int(nocg.len, main_p.len + 10, "it is the main program with a 10-instruction prefix");
+	is_int(nocg.len, main_p.len + 13, "it is the main program with a 13-instruction prefix");
 	is_int(in_child(calls, &main_p), 0,
 	       "control: the main program allows memfd_create, shmget, msgget, semget");
-	is_int(in_child(calls, &nocg), 15,
-	       "the no-cgroup program refuses all four with EPERM, getpid still works");
+	is_int(in_child(calls, &nocg), 31,
+	       "the no-cgroup program refuses all four and shared anonymous mmap with EPERM "
+	       "(junk in the flags' upper half too); private mmap and getpid still work");
 	is_int(cd_seccomp_reply_errno(&nocg, AUDIT_ARCH_X86_64, SYS_memfd_create), EPERM,
 	       "the listener answers memfd_create with EPERM");
 	is_int(cd_seccomp_reply_errno(&main_p, AUDIT_ARCH_X86_64, SYS_memfd_create), ENOSYS,
