@@ -1,0 +1,128 @@
+#!/bin/sh
+# Each wall on its own, so that removing any one of them fails a test
+# (issue 16, `make mutate`):
+#  - every entry of seccomp.c's deny tables (eperm_tab, enosys_tab,
+#    silent_tab) is refused with its errno, and counted in the record
+#    (the probe lists of 9005-9009 cover only some of them);
+#  - Landlock forbids writes outside scratch and --rw where no read-only
+#    mount does it first (/proc/self/comm, /proc/self/oom_score_adj: every
+#    other test directory is under /tmp, which the mounts already guard);
+#  - the locked securebits are set;
+#  - every mount is nosuid (statvfs, and a setuid-root file in a --rw
+#    directory outside /tmp runs without root; control: on the host it
+#    gives euid 0).
+. "${CORDON_SRC:-.}/tests/lib.sh"
+H=$CORDON_BUILD/tests/helpers
+UNISTD=/usr/include/x86_64-linux-gnu/asm/unistd_64.h
+
+# "NAME NR" for each entry of one table of src/lib/seccomp.c; an entry
+# written with -1 takes its number from the kernel's header.
+table() {
+	awk -v t="$1" '$0 ~ "^static const struct sc " t "\\[\\] = \\{" { on = 1; next }
+		on && /^};/ { on = 0 } on' "$CORDON_SRC/src/lib/seccomp.c" |
+		grep -o '{ "[a-z_0-9]*", -\{0,1\}[0-9]* }' | tr -d '{}",' |
+		while read -r name nr; do
+			[ "$nr" = -1 ] && nr=$(awk -v n="__NR_$name" '$1 == "#define" && $2 == n { print $3 }' "$UNISTD")
+			echo "$name ${nr:-?}"
+		done
+}
+table eperm_tab >"$T/eperm"
+table enosys_tab >"$T/enosys"
+table silent_tab >"$T/silent"
+ok "the deny tables were read (more than 80 entries, each with a number)" \
+	sh -c "test \$(cat '$T/eperm' '$T/enosys' '$T/silent' | wc -l) -gt 80 && ! grep -q '?\$' '$T/eperm' '$T/enosys' '$T/silent'"
+
+# Call every entry of one table (at most 50 at once: the record names up
+# to 64 distinct calls), plus getppid as the control.  Prints the entries
+# that were not refused with WANT, or (when COUNTED) not named in the record.
+probe_table() {
+	tab=$1 want=$2 counted=$3
+	: >"$T/bad"
+	split -l 50 "$tab" "$T/chunk."
+	for c in "$T"/chunk.*; do
+		# shellcheck disable=SC2046
+		$RUN_AS "$CORDON" run --json-fd 3 --ro "$H" -- "$H/try-syscall" \
+			$(awk '{ print "nr:" $2 }' "$c") nr:110 >"$T/out" 3>"$T/rec"
+		# {"syscall":"NAME","arch":"x86_64","nr":NR,"count":N} -> "NR N"
+		grep -o '"arch":"x86_64","nr":[0-9]*,"count":[0-9]*' "$T/rec" |
+			sed 's/.*"nr":\([0-9]*\),"count":\([0-9]*\)/\1 \2/' >"$T/counted"
+		awk -v want="$want" -v counted="$counted" '
+			FILENAME == ARGV[1] { out[$1] = $2; next }
+			FILENAME == ARGV[2] { n[$1] = $2; next }
+			{ if (out["nr:" $2] != "errno=" want) print $1 ": " (("nr:" $2) in out ? out["nr:" $2] : "no output")
+			  if (counted && n[$2] < 1) print $1 ": not in the record"
+			  if (!counted && ($2 in n)) print $1 ": counted" }
+			END { if (out["nr:110"] != "ok") print "control: getppid (nr:110) did not run"
+			      if ("110" in n) print "control: getppid (nr:110) counted as refused" }
+		' "$T/out" "$T/counted" "$c" >>"$T/bad"
+		rm -f "$c"
+	done
+	cat "$T/bad"
+}
+
+seccomp_each() {
+	who=$1
+	is "$(probe_table "$T/eperm" EPERM 1)" "" "$who: every eperm_tab entry is refused with EPERM and named in the record"
+	is "$(probe_table "$T/enosys" ENOSYS 1)" "" "$who: every enosys_tab entry is refused with ENOSYS and named in the record"
+	is "$(probe_table "$T/silent" ENOSYS 0)" "" "$who: every silent_tab entry gives ENOSYS, uncounted"
+}
+
+# Writes that only Landlock refuses: procfs is mounted read-write (the
+# process's own files must stay writable by the kernel's rules), so the
+# mount layer does not stop them.
+landlock_each() {
+	who=$1
+	for f in /proc/self/comm /proc/self/oom_score_adj; do
+		is "$($RUN_AS "$CORDON" run --ro "$H" -- "$H/esc-probe" open-write "$f")" "open-write=EACCES" \
+			"$who: Landlock refuses opening $f for writing"
+		is "$($RUN_AS "$H/esc-probe" open-write "$f")" "open-write=ok" "$who: control: on the host it opens"
+	done
+	# A --rw directory outside /tmp is writable; the read-only working
+	# directory beside it is not.
+	is "$($RUN_AS "$CORDON" run --rw "$V/rw" -- sh -c "echo x >'$V/rw/f' && cat '$V/rw/f'")" "x" \
+		"$who: a --rw directory under /var/tmp is writable"
+	rm -f "$V/rw/f"
+	is "$(cd "$V/ro" && $RUN_AS "$CORDON" run -- sh -c 'echo x >f' 2>&1 | grep -c 'Read-only file system')" "1" \
+		"$who: the working directory under /var/tmp is read-only"
+	is "$($RUN_AS "$CORDON" run --ro "$H" -- "$H/esc-probe" securebits)" "securebits=0xef" \
+		"$who: securebits NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED, NO_CAP_AMBIENT_RAISE, all locked"
+}
+
+# nosuid on every mount.  no_new_privs alone would also keep the setuid
+# bit from taking effect, so each mount's flag is checked with statvfs too.
+nosuid_each() {
+	who=$1
+	# shellcheck disable=SC2016
+	is "$($RUN_AS "$CORDON" run --rw "$V/rw" --ro "$H" -- python3 -c '
+import os
+for l in open("/proc/self/mountinfo"):
+    mp = l.split()[4].replace("\\040", " ")
+    try:
+        if not os.statvfs(mp).f_flag & os.ST_NOSUID: print(mp)
+    except OSError as e: print(mp, e)')" "" "$who: statvfs reports nosuid on every mount point"
+	if [ -u "$V/rw/suid" ]; then
+		is "$(cd "$V/ro" && $RUN_AS "$CORDON" run --rw "$V/rw" -- "$V/rw/suid" ids | head -1)" "euid=1000" \
+			"$who: a setuid-root file in a --rw directory under /var/tmp runs without root"
+		is "$(cd "$V/ro" && $RUN_AS "$CORDON" run -- ./suid ids | head -1)" "euid=1000" \
+			"$who: and in the read-only working directory"
+		is "$(as_nobody "$V/rw/suid" ids | head -1)" "euid=0" "$who: control: on the host it gives euid 0"
+	else
+		skip "not root: cannot make a setuid-root file"
+	fi
+}
+
+V=$(mktemp -d /var/tmp/cordon-9028.XXXXXX)
+trap 'kill $_tap_watchdog 2>/dev/null; rm -rf "$T" "$S" "$V"' EXIT
+mkdir -p "$V/rw" "$V/ro"
+chmod 0755 "$V"
+chmod 0777 "$V/rw"
+chmod 0755 "$V/ro"
+if [ "$(id -u)" -eq 0 ]; then
+	cp "$H/esc-probe" "$V/rw/suid" && chown 0:0 "$V/rw/suid" && chmod 4755 "$V/rw/suid"
+	cp -p "$V/rw/suid" "$V/ro/suid"
+fi
+
+for_each_user seccomp_each
+for_each_user landlock_each
+for_each_user nosuid_each
+done_testing
