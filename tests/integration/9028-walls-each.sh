@@ -8,6 +8,7 @@
 #    mount does it first (/proc/self/comm, /proc/self/oom_score_adj: every
 #    other test directory is under /tmp, which the mounts already guard);
 #  - the locked securebits are set;
+#  - every rlimit the child sets is in place;
 #  - every mount is nosuid (statvfs, and a setuid-root file in a --rw
 #    directory outside /tmp runs without root; control: on the host it
 #    gives euid 0).
@@ -124,8 +125,37 @@ if [ "$(id -u)" -eq 0 ]; then
 	cp -p "$V/rw/suid" "$V/ro/suid"
 fi
 
-# CORDON_TEST_PART=seccomp|landlock|nosuid: only that part (make mutate).
-for part in ${CORDON_TEST_PART:-seccomp landlock nosuid}; do
+# The rlimits the child sets, read back from /proc/self/limits: always
+# core 0, realtime priority 0, open files and file size at their defaults
+# (1024, 1 GiB), CPU time when asked; memory (RLIMIT_DATA and RLIMIT_AS)
+# and processes when no cgroup enforces them (the record's *_by).
+limits_each() {
+	who=$1
+	$RUN_AS "$CORDON" run --json-fd 3 --memory 256M --pids 64 --cpu-time 7s -- cat /proc/self/limits \
+		>"$T/limits" 3>"$T/rec"
+	lim() { awk -F '  +' -v n="$1" '$1 == n { print $2, $3 }' "$T/limits"; }
+	is "$(lim 'Max core file size')" "0 0" "$who: no core dumps (RLIMIT_CORE 0)"
+	is "$(lim 'Max realtime priority')" "0 0" "$who: RLIMIT_RTPRIO 0"
+	is "$(lim 'Max open files')" "1024 1024" "$who: RLIMIT_NOFILE 1024"
+	is "$(lim 'Max file size')" "1073741824 1073741824" "$who: RLIMIT_FSIZE 1 GiB"
+	is "$(lim 'Max cpu time')" "7 8" "$who: --cpu-time 7s is RLIMIT_CPU 7 (hard 8)"
+	is "$($RUN_AS "$CORDON" run -- cat /proc/self/limits | awk -F '  +' '$1 == "Max cpu time" { print $2 }')" \
+		"unlimited" "$who: control: no --cpu-time, no CPU rlimit"
+	if grep -q '"memory_by":"rlimit"' "$T/rec"; then
+		is "$(lim 'Max data size') $(lim 'Max address space')" "268435456 268435456 1610612736 1610612736" \
+			"$who: --memory 256M without a cgroup: RLIMIT_DATA 256M, RLIMIT_AS 2 x 256M + 1G"
+	else
+		ok "$who: --memory enforced by a cgroup" grep -q '"memory_by":"cgroup' "$T/rec"
+	fi
+	if grep -q '"pids_by":"rlimit"' "$T/rec"; then
+		is "$(lim 'Max processes')" "64 64" "$who: --pids 64 without a cgroup: RLIMIT_NPROC 64"
+	else
+		ok "$who: --pids enforced by a cgroup" grep -q '"pids_by":"cgroup' "$T/rec"
+	fi
+}
+
+# CORDON_TEST_PART=seccomp|landlock|nosuid|limits: only that part (make mutate).
+for part in ${CORDON_TEST_PART:-seccomp landlock nosuid limits}; do
 	for_each_user "${part}_each"
 done
 rm -rf "$V"
