@@ -244,6 +244,26 @@ static long p_unshare_net(void)
 {
 	return PR(syscall(SYS_unshare, CLONE_NEWNET | 0x80000000UL));
 }
+static long p_unshare_pid(void)
+{
+	return PR(syscall(SYS_unshare, CLONE_NEWPID | 0x80000000UL));
+}
+static long p_unshare_ipc(void)
+{
+	return PR(syscall(SYS_unshare, CLONE_NEWIPC | 0x80000000UL));
+}
+static long p_unshare_uts(void)
+{
+	return PR(syscall(SYS_unshare, CLONE_NEWUTS | 0x80000000UL));
+}
+static long p_unshare_cgroup(void)
+{
+	return PR(syscall(SYS_unshare, CLONE_NEWCGROUP | 0x80000000UL));
+}
+static long p_unshare_time(void)
+{
+	return PR(syscall(SYS_unshare, CLONE_NEWTIME | 0x80000000UL));
+}
 static long p_clone_newuser(void)
 {
 	return pr_clone(CLONE_NEWUSER | CLONE_FS | SIGCHLD); /* EINVAL */
@@ -365,6 +385,14 @@ static long p_personality(void)
 		syscall(SYS_personality, (unsigned long)r);
 	return r;
 }
+static long p_personality_norand(void)
+{
+	/* ADDR_NO_RANDOMIZE: turns ASLR off for the next exec. */
+	long r = PR(syscall(SYS_personality, 0x0040000UL));
+	if (r >= 0)
+		syscall(SYS_personality, (unsigned long)r);
+	return r;
+}
 static long p_iopl(void)
 {
 	return PR(syscall(SYS_iopl, 4)); /* EINVAL */
@@ -440,6 +468,11 @@ static const struct probe probes[] = {
 	{ "unshare-user", p_unshare_user, PROBE_DENY, EPERM, A64, SYS_unshare },
 	{ "unshare-mount", p_unshare_mount, PROBE_DENY, EPERM, A64, SYS_unshare },
 	{ "unshare-net", p_unshare_net, PROBE_DENY, EPERM, A64, SYS_unshare },
+	{ "unshare-pid", p_unshare_pid, PROBE_DENY, EPERM, A64, SYS_unshare },
+	{ "unshare-ipc", p_unshare_ipc, PROBE_DENY, EPERM, A64, SYS_unshare },
+	{ "unshare-uts", p_unshare_uts, PROBE_DENY, EPERM, A64, SYS_unshare },
+	{ "unshare-cgroup", p_unshare_cgroup, PROBE_DENY, EPERM, A64, SYS_unshare },
+	{ "unshare-time", p_unshare_time, PROBE_DENY, EPERM, A64, SYS_unshare },
 	{ "clone-newuser", p_clone_newuser, PROBE_DENY, EPERM, A64, SYS_clone },
 	{ "clone-newns", p_clone_newns, PROBE_DENY, EPERM, A64, SYS_clone },
 	{ "clone-newpid", p_clone_newpid, PROBE_DENY, EPERM, A64, SYS_clone },
@@ -469,6 +502,7 @@ static const struct probe probes[] = {
 	{ "clock_settime", p_clock_settime, PROBE_DENY, EPERM, A64, SYS_clock_settime },
 	{ "adjtimex", p_adjtimex, PROBE_DENY, EPERM, A64, SYS_adjtimex },
 	{ "personality", p_personality, PROBE_DENY, EPERM, A64, SYS_personality },
+	{ "personality-norand", p_personality_norand, PROBE_DENY, EPERM, A64, SYS_personality },
 	{ "iopl", p_iopl, PROBE_DENY, EPERM, A64, SYS_iopl },
 	{ "modify_ldt", p_modify_ldt, PROBE_DENY, EPERM, A64, SYS_modify_ldt },
 	{ "kcmp", p_kcmp, PROBE_DENY, EPERM, A64, SYS_kcmp },

@@ -3,7 +3,9 @@
 # (issue 16, `make mutate`):
 #  - every entry of seccomp.c's deny tables (eperm_tab, enosys_tab,
 #    silent_tab) is refused with its errno, and counted in the record
-#    (the probe lists of 9005-9009 cover only some of them);
+#    (the probe lists of 9005-9009 cover only some of them), and each
+#    argument filter (namespace flags one by one, ioctls, socket families,
+#    personality);
 #  - Landlock forbids writes outside scratch and --rw where no read-only
 #    mount does it first (/proc/self/comm, /proc/self/oom_score_adj: every
 #    other test directory is under /tmp, which the mounts already guard);
@@ -68,6 +70,29 @@ seccomp_each() {
 	is "$(probe_table "$T/eperm" EPERM 1)" "" "$who: every eperm_tab entry is refused with EPERM and named in the record"
 	is "$(probe_table "$T/enosys" ENOSYS 1)" "" "$who: every enosys_tab entry is refused with ENOSYS and named in the record"
 	is "$(probe_table "$T/silent" ENOSYS 0)" "" "$who: every silent_tab entry gives ENOSYS, uncounted"
+}
+
+# Each argument filter: clone/unshare with each namespace flag, the
+# terminal ioctls (also with junk in the upper 32 bits), socket families,
+# personality values.  Control: the allowed forms, and on the host none of
+# the probes is refused with EPERM (they fail with EINVAL, ENOTTY ...).
+ARG_DENY="unshare-user unshare-mount unshare-net unshare-pid unshare-ipc unshare-uts unshare-cgroup unshare-time clone-newuser clone-newns clone-newpid tiocsti tiocsti-high tioclinux tioclinux-high socket-netlink socket-netlink-high socket-packet personality personality-norand"
+ARG_ALLOW="unshare-files fork thread socket-unix socketpair-unix personality-query"
+args_each() {
+	who=$1
+	# shellcheck disable=SC2086
+	$RUN_AS "$CORDON" run --json-fd 3 --ro "$H" -- "$H/try-syscall" $ARG_DENY $ARG_ALLOW </dev/null >"$T/out" 3>"$T/rec"
+	bad=$(for p in $ARG_DENY; do grep -qx "$p errno=EPERM" "$T/out" || grep "^$p " "$T/out" || echo "$p: no output"; done)
+	is "$bad" "" "$who: every argument filter refuses its probe with EPERM"
+	bad=$(for p in $ARG_ALLOW; do grep -qx "$p ok" "$T/out" || grep "^$p " "$T/out" || echo "$p: no output"; done)
+	is "$bad" "" "$who: control: the allowed forms run"
+	# unshare 8, clone 3, ioctl 4, socket 3, personality 2
+	is "$(grep -o '"syscall":"[a-z]*","arch":"x86_64","nr":[0-9]*,"count":[0-9]*' "$T/rec" |
+		sed 's/"syscall":"\([a-z]*\)".*"count":\([0-9]*\)/\1=\2/' | LC_ALL=C sort | tr '\n' ' ')" \
+		"clone=3 ioctl=4 personality=2 socket=3 unshare=8 " "$who: and the record counts each"
+	# shellcheck disable=SC2086
+	is "$($RUN_AS "$H/try-syscall" $ARG_DENY </dev/null | grep -c 'errno=EPERM')" "0" \
+		"$who: control: on the host none of them gives EPERM"
 }
 
 # Writes that only Landlock refuses: procfs is mounted read-write (the
@@ -154,8 +179,8 @@ limits_each() {
 	fi
 }
 
-# CORDON_TEST_PART=seccomp|landlock|nosuid|limits: only that part (make mutate).
-for part in ${CORDON_TEST_PART:-seccomp landlock nosuid limits}; do
+# CORDON_TEST_PART=seccomp|args|landlock|nosuid|limits: only that part (make mutate).
+for part in ${CORDON_TEST_PART:-seccomp args landlock nosuid limits}; do
 	for_each_user "${part}_each"
 done
 rm -rf "$V"
