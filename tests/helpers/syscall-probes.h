@@ -104,6 +104,18 @@ static long p_socketpair_unix(void)
 	}
 	return r;
 }
+/* socketpair is for AF_UNIX; any other family reaches that family's code
+ * (EOPNOTSUPP for AF_INET when it gets there). */
+static long p_socketpair_inet(void)
+{
+	int sv[2];
+	long r = PR(socketpair(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	if (r == 0) {
+		close(sv[0]);
+		close(sv[1]);
+	}
+	return r;
+}
 static long p_fork(void)
 {
 	long r = PR(fork());
@@ -488,6 +500,7 @@ static const struct probe probes[] = {
 	{ "tioclinux", p_tioclinux, PROBE_DENY, EPERM, A64, SYS_ioctl },
 	{ "tioclinux-high", p_tioclinux_high, PROBE_DENY, EPERM, A64, SYS_ioctl },
 	{ "socket-netlink", p_socket_netlink, PROBE_DENY, EPERM, A64, SYS_socket },
+	{ "socketpair-inet", p_socketpair_inet, PROBE_DENY, EPERM, A64, SYS_socketpair },
 	{ "socket-packet", p_socket_packet, PROBE_DENY, EPERM, A64, SYS_socket },
 	{ "socket-netlink-high", p_socket_netlink_high, PROBE_DENY, EPERM, A64, SYS_socket },
 	{ "init_module", p_init_module, PROBE_DENY, EPERM, A64, SYS_init_module },

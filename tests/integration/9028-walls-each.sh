@@ -76,7 +76,7 @@ seccomp_each() {
 # terminal ioctls (also with junk in the upper 32 bits), socket families,
 # personality values.  Control: the allowed forms, and on the host none of
 # the probes is refused with EPERM (they fail with EINVAL, ENOTTY ...).
-ARG_DENY="unshare-user unshare-mount unshare-net unshare-pid unshare-ipc unshare-uts unshare-cgroup unshare-time clone-newuser clone-newns clone-newpid tiocsti tiocsti-high tioclinux tioclinux-high socket-netlink socket-netlink-high socket-packet personality personality-norand"
+ARG_DENY="unshare-user unshare-mount unshare-net unshare-pid unshare-ipc unshare-uts unshare-cgroup unshare-time clone-newuser clone-newns clone-newpid tiocsti tiocsti-high tioclinux tioclinux-high socket-netlink socket-netlink-high socket-packet socketpair-inet personality personality-norand"
 ARG_ALLOW="unshare-files fork thread socket-unix socketpair-unix personality-query"
 args_each() {
 	who=$1
@@ -86,10 +86,10 @@ args_each() {
 	is "$bad" "" "$who: every argument filter refuses its probe with EPERM"
 	bad=$(for p in $ARG_ALLOW; do grep -qx "$p ok" "$T/out" || grep "^$p " "$T/out" || echo "$p: no output"; done)
 	is "$bad" "" "$who: control: the allowed forms run"
-	# unshare 8, clone 3, ioctl 4, socket 3, personality 2
+	# unshare 8, clone 3, ioctl 4, socket 3, socketpair 1, personality 2
 	is "$(grep -o '"syscall":"[a-z]*","arch":"x86_64","nr":[0-9]*,"count":[0-9]*' "$T/rec" |
 		sed 's/"syscall":"\([a-z]*\)".*"count":\([0-9]*\)/\1=\2/' | LC_ALL=C sort | tr '\n' ' ')" \
-		"clone=3 ioctl=4 personality=2 socket=3 unshare=8 " "$who: and the record counts each"
+		"clone=3 ioctl=4 personality=2 socket=3 socketpair=1 unshare=8 " "$who: and the record counts each"
 	# shellcheck disable=SC2086
 	is "$($RUN_AS "$H/try-syscall" $ARG_DENY </dev/null | grep -c 'errno=EPERM')" "0" \
 		"$who: control: on the host none of them gives EPERM"
