@@ -13,7 +13,7 @@
 #  - every rlimit the child sets is in place;
 #  - every mount is nosuid (statvfs, and a setuid-root file in a --rw
 #    directory outside /tmp runs without root; control: on the host it
-#    gives euid 0).
+#    gives euid 0), and has its nodev, noexec and read-only flags.
 . "${CORDON_SRC:-.}/tests/lib.sh"
 H=$CORDON_BUILD/tests/helpers
 
@@ -128,6 +128,18 @@ for l in open("/proc/self/mountinfo"):
     try:
         if not os.statvfs(mp).f_flag & os.ST_NOSUID: print(mp)
     except OSError as e: print(mp, e)')" "" "$who: statvfs reports nosuid on every mount point"
+	# Every mount's own flags (mountinfo field 6): nodev but on device
+	# nodes and devpts, noexec under /dev and /proc, read-only but scratch,
+	# --rw, /proc and the device nodes.  Other walls (Landlock, the root
+	# tmpfs's own flags) hide a missing flag from every behaviour test.
+	# shellcheck disable=SC2016
+	is "$($RUN_AS "$CORDON" run --rw "$V/rw" -- awk -v rw="$V/rw" '{
+		for (i = 7; $i != "-"; i++) ; fs = $(i + 1); mp = $5; o = "," $6 ","
+		dev = fs == "devtmpfs" || fs == "devpts"
+		if (o !~ /,nodev,/ && !dev) print mp ": not nodev"
+		if (o !~ /,noexec,/ && mp ~ /^\/(dev|proc)(\/|$)/) print mp ": not noexec"
+		if (o !~ /,ro,/ && !dev && mp != "/tmp" && mp != rw && mp != "/proc") print mp ": not read-only"
+	}' /proc/self/mountinfo)" "" "$who: every mount has its nodev, noexec and read-only flags"
 	if [ -u "$V/rw/suid" ]; then
 		is "$(cd "$V/ro" && $RUN_AS "$CORDON" run --rw "$V/rw" -- "$V/rw/suid" ids | head -1)" "euid=1000" \
 			"$who: a setuid-root file in a --rw directory under /var/tmp runs without root"
