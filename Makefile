@@ -7,6 +7,10 @@
 #   make check-long   the long loops: 300 kill -9 per user, 20 x 4020, fresh-check
 #   make fresh-check  the README's commands on a pristine debootstrap root
 #   make lint         clang-format check, banned calls, cppcheck
+#   make mutate       break each wall in a copy of the tree, one at a time
+#                     (tests/mutate/mutations.txt): the tests must catch every
+#                     one (MUTATE_FULL=1: the whole suite per mutation;
+#                     MUTATE_ONLY=REGEX: some of them)
 #   make fuzz         build libFuzzer targets with clang (build-fuzz/)
 #   make bench        benchmarks side by side with bubblewrap, firejail, crun
 #   make install      PREFIX=/usr/local
@@ -55,7 +59,7 @@ HELPERS  := $(HELP_SRC:%.c=$(B)/%)
 REPLAYS  := $(FUZZ_SRC:tests/fuzz/fuzz-%.c=$(B)/tests/fuzz/replay-%)
 DEPSTAMP := $(B)/.deps-build
 
-.PHONY: all deps demo check lint fuzz bench install clean print-ldlibs
+.PHONY: all deps demo check lint mutate fuzz bench install clean print-ldlibs
 .SECONDARY:
 all: $(BIN)
 
@@ -136,6 +140,11 @@ check: $(BIN) $(UNITS) $(HELPERS) $(REPLAYS) $(patsubst tests/tools/%.c,$(B)/tes
 		prove -e '' --timer $(PROVE_FLAGS) $(UNITS) $(REPLAYS) \
 		$(sort $(wildcard tests/integration/*.sh)); \
 		rc=$$?; sh scripts/skip-banner.sh $(B)/test-skips.log; exit $$rc
+
+# Not part of `check`: it rebuilds and re-tests once per mutation.
+mutate: $(BIN) $(HELPERS)
+	@sh scripts/deps.sh test
+	@MUTATE_FULL='$(MUTATE_FULL)' MUTATE_ONLY='$(MUTATE_ONLY)' sh scripts/mutate.sh
 
 lint:
 	@sh scripts/deps.sh lint

@@ -11,6 +11,7 @@
  *   esc-probe raw                  socket(AF_INET, SOCK_RAW, ICMP)
  *   esc-probe ping ADDR            ICMP datagram socket, send an echo
  *   esc-probe ids                  euid, egid and capability sets, setuid(0)
+ *   esc-probe securebits           prctl(PR_GET_SECUREBITS), in hex
  *   esc-probe alloc MB             allocate and touch MB MiB
  *   esc-probe swap A B MAX         renameat2(A, B, RENAME_EXCHANGE) up to MAX
  *                                  times (host side, for races)
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -165,6 +167,13 @@ int main(int argc, char **argv)
 		status_line("CapAmb");
 		return report("setuid0", setuid(0));
 	}
+	if (strcmp(cmd, "securebits") == 0) {
+		int r = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+		if (r < 0)
+			return report("securebits", r);
+		printf("securebits=0x%x\n", (unsigned)r);
+		return 0;
+	}
 	if (strcmp(cmd, "alloc") == 0 && argc == 3) {
 		size_t mb = strtoul(argv[2], NULL, 10), i;
 		for (i = 0; i < mb; i++) {
@@ -184,6 +193,6 @@ int main(int argc, char **argv)
 		return report("swap", 0);
 	}
 	fprintf(stderr, "usage: esc-probe ptrace|vm-read|open-write|open-read|connect-unix|udp|tcp|"
-	                "tcp-bind|raw|ping|ids|alloc|swap ARGS\n");
+	                "tcp-bind|raw|ping|ids|securebits|alloc|swap ARGS\n");
 	return 2;
 }

@@ -104,6 +104,18 @@ static long p_socketpair_unix(void)
 	}
 	return r;
 }
+/* socketpair is for AF_UNIX; any other family reaches that family's code
+ * (EOPNOTSUPP for AF_INET when it gets there). */
+static long p_socketpair_inet(void)
+{
+	int sv[2];
+	long r = PR(socketpair(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	if (r == 0) {
+		close(sv[0]);
+		close(sv[1]);
+	}
+	return r;
+}
 static long p_fork(void)
 {
 	long r = PR(fork());
@@ -244,6 +256,26 @@ static long p_unshare_net(void)
 {
 	return PR(syscall(SYS_unshare, CLONE_NEWNET | 0x80000000UL));
 }
+static long p_unshare_pid(void)
+{
+	return PR(syscall(SYS_unshare, CLONE_NEWPID | 0x80000000UL));
+}
+static long p_unshare_ipc(void)
+{
+	return PR(syscall(SYS_unshare, CLONE_NEWIPC | 0x80000000UL));
+}
+static long p_unshare_uts(void)
+{
+	return PR(syscall(SYS_unshare, CLONE_NEWUTS | 0x80000000UL));
+}
+static long p_unshare_cgroup(void)
+{
+	return PR(syscall(SYS_unshare, CLONE_NEWCGROUP | 0x80000000UL));
+}
+static long p_unshare_time(void)
+{
+	return PR(syscall(SYS_unshare, CLONE_NEWTIME | 0x80000000UL));
+}
 static long p_clone_newuser(void)
 {
 	return pr_clone(CLONE_NEWUSER | CLONE_FS | SIGCHLD); /* EINVAL */
@@ -361,6 +393,14 @@ static long p_personality(void)
 {
 	/* READ_IMPLIES_EXEC: if it gets through, put the old value back. */
 	long r = PR(syscall(SYS_personality, 0x0400000UL));
+	if (r >= 0)
+		syscall(SYS_personality, (unsigned long)r);
+	return r;
+}
+static long p_personality_norand(void)
+{
+	/* ADDR_NO_RANDOMIZE: turns ASLR off for the next exec. */
+	long r = PR(syscall(SYS_personality, 0x0040000UL));
 	if (r >= 0)
 		syscall(SYS_personality, (unsigned long)r);
 	return r;
@@ -530,6 +570,11 @@ static const struct probe probes[] = {
 	{ "unshare-user", p_unshare_user, PROBE_DENY, EPERM, A64, SYS_unshare },
 	{ "unshare-mount", p_unshare_mount, PROBE_DENY, EPERM, A64, SYS_unshare },
 	{ "unshare-net", p_unshare_net, PROBE_DENY, EPERM, A64, SYS_unshare },
+	{ "unshare-pid", p_unshare_pid, PROBE_DENY, EPERM, A64, SYS_unshare },
+	{ "unshare-ipc", p_unshare_ipc, PROBE_DENY, EPERM, A64, SYS_unshare },
+	{ "unshare-uts", p_unshare_uts, PROBE_DENY, EPERM, A64, SYS_unshare },
+	{ "unshare-cgroup", p_unshare_cgroup, PROBE_DENY, EPERM, A64, SYS_unshare },
+	{ "unshare-time", p_unshare_time, PROBE_DENY, EPERM, A64, SYS_unshare },
 	{ "clone-newuser", p_clone_newuser, PROBE_DENY, EPERM, A64, SYS_clone },
 	{ "clone-newns", p_clone_newns, PROBE_DENY, EPERM, A64, SYS_clone },
 	{ "clone-newpid", p_clone_newpid, PROBE_DENY, EPERM, A64, SYS_clone },
@@ -545,6 +590,7 @@ static const struct probe probes[] = {
 	{ "tioclinux", p_tioclinux, PROBE_DENY, EPERM, A64, SYS_ioctl },
 	{ "tioclinux-high", p_tioclinux_high, PROBE_DENY, EPERM, A64, SYS_ioctl },
 	{ "socket-netlink", p_socket_netlink, PROBE_DENY, EPERM, A64, SYS_socket },
+	{ "socketpair-inet", p_socketpair_inet, PROBE_DENY, EPERM, A64, SYS_socketpair },
 	{ "socket-packet", p_socket_packet, PROBE_DENY, EPERM, A64, SYS_socket },
 	{ "socket-netlink-high", p_socket_netlink_high, PROBE_DENY, EPERM, A64, SYS_socket },
 	{ "init_module", p_init_module, PROBE_DENY, EPERM, A64, SYS_init_module },
@@ -559,6 +605,7 @@ static const struct probe probes[] = {
 	{ "clock_settime", p_clock_settime, PROBE_DENY, EPERM, A64, SYS_clock_settime },
 	{ "adjtimex", p_adjtimex, PROBE_DENY, EPERM, A64, SYS_adjtimex },
 	{ "personality", p_personality, PROBE_DENY, EPERM, A64, SYS_personality },
+	{ "personality-norand", p_personality_norand, PROBE_DENY, EPERM, A64, SYS_personality },
 	{ "iopl", p_iopl, PROBE_DENY, EPERM, A64, SYS_iopl },
 	{ "modify_ldt", p_modify_ldt, PROBE_DENY, EPERM, A64, SYS_modify_ldt },
 	{ "kcmp", p_kcmp, PROBE_DENY, EPERM, A64, SYS_kcmp },

@@ -1,6 +1,11 @@
 /* try-syscall — attempt named syscalls from inside a sandbox.
  *
  *   try-syscall NAME...     call each, print "NAME ok" or "NAME errno=EPERM"
+ *   try-syscall nr:N...     call syscall number N with every argument -1
+ *                           (a bad fd, pointer, flag set or length for each
+ *                           refused call: tests/integration/9028 iterates
+ *                           the filter's deny tables with it); prints
+ *                           "nr:N ok" or "nr:N errno=EPERM"
  *   try-syscall --list      print every NAME with what the filter should do
  *
  * Exit status: 0 when no call returned its refusal errno (EPERM, or ENOSYS
@@ -13,6 +18,7 @@
 #include "syscall-probes.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *kind_name(enum probe_kind k)
@@ -52,6 +58,23 @@ int main(int argc, char **argv)
 		const struct probe *p = probe_find(argv[i]);
 		long r;
 
+		if (strncmp(argv[i], "nr:", 3) == 0) {
+			char *end;
+			long nr = strtol(argv[i] + 3, &end, 10);
+
+			if (*end || nr < 0 || nr > 1023) {
+				fprintf(stderr, "try-syscall: bad syscall number '%s'\n", argv[i]);
+				return 2;
+			}
+			r = PR(syscall(nr, -1L, -1L, -1L, -1L, -1L, -1L));
+			if (r >= 0)
+				printf("%s ok\n", argv[i]);
+			else
+				printf("%s errno=%s\n", argv[i], strerrorname_np((int)-r));
+			if (r == -EPERM || r == -ENOSYS)
+				filtered = 1;
+			continue;
+		}
 		if (!p) {
 			fprintf(stderr, "try-syscall: unknown syscall probe '%s' (see --list)\n",
 			        argv[i]);
