@@ -9,31 +9,7 @@
 
 #include "cli.h"
 
-/* Levenshtein distance between a[0..la) and b, capped at 99 for long names. */
-static size_t distance(const char *a, size_t la, const char *b)
-{
-	size_t lb = strlen(b), i, j, row[65];
-
-	if (la > 64 || lb > 64)
-		return 99;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		size_t prev = row[0], tmp;
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t best = prev + (a[i - 1] != b[j - 1]);
-			tmp = row[j];
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = tmp;
-		}
-	}
-	return row[lb];
-}
+#include "editdist.h"
 
 const char *cli_opt_nearest(const char *name, size_t len, const struct option *longopts)
 {
@@ -41,7 +17,7 @@ const char *cli_opt_nearest(const char *name, size_t len, const struct option *l
 	size_t d, rank, bestrank = 3, bestd = 99;
 
 	for (o = longopts; o && o->name; o++) {
-		d = distance(name, len, o->name);
+		d = cd_edit_distance(name, len, o->name);
 		/* An abbreviation getopt_long used to accept points at its option
 		 * first; then the nearest by edit distance (at most 2). */
 		rank = len >= 2 && len < strlen(o->name) && !strncmp(o->name, name, len) ? 0 : d;

@@ -6,6 +6,8 @@
  * glob is in its one canonical spelling, and every inline example holds —
  * or nothing is loaded.  Errors are "FILE:LINE:COL: message (hint)". */
 #include "policy-int.h"
+
+#include "editdist.h"
 #include "policy-yaml.h"
 
 #include "match-host.h"
@@ -78,33 +80,6 @@ struct keyspec {
 	int required;
 };
 
-/* Levenshtein distance, capped: for "did you mean" hints. */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j;
-	size_t row[33];
-
-	if (la > 32 || lb > 32)
-		return 99;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		size_t prev = row[0], tmp;
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t best = prev + (a[i - 1] != b[j - 1]);
-			tmp = row[j];
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = tmp;
-		}
-	}
-	return row[lb];
-}
-
 static int check_keys(struct lctx *c, const struct cd_ynode *map, const struct keyspec *spec,
                       const char *what)
 {
@@ -120,7 +95,7 @@ static int check_keys(struct lctx *c, const struct cd_ynode *map, const struct k
 			continue;
 		hint[0] = '\0';
 		for (s = spec; s->key; s++) {
-			if (edit_distance(k->s, s->key) <= 2) {
+			if (cd_edit_distance(k->s, strlen(k->s), s->key) <= 2) {
 				int w = snprintf(hint, sizeof hint, "did you mean '%s'?", s->key);
 				if (w < 0 || (size_t)w >= sizeof hint)
 					hint[0] = '\0';
