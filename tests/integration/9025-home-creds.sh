@@ -136,6 +136,43 @@ creds() {
 }
 for_each_user creds
 
+# A directory the walk cannot open hides what is inside it.  In a tree
+# the sandbox can write, one the caller owns is refused (the sandbox could
+# chmod it back and read what was never checked); in a read-only tree it
+# is skipped (the sandbox cannot chmod it either).  Root reads every
+# directory, so for root the credential is simply covered.
+hidden() {
+	who=$1
+	d=$T/hid-$who
+	mkdir -p "$d/work/cfg" "$d/tree/cfg"
+	echo SECRET-netrc >"$d/work/cfg/.netrc"
+	echo SECRET-netrc >"$d/tree/cfg/.netrc"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
+	cd "$d/work" || exit 1
+	$RUN_AS "$CORDON" run --profile workspace-write -- chmod 000 cfg 2>"$T/err"
+	is "$?" 0 "$who: control: run 1 hides the directory holding the .netrc"
+	out=$($RUN_AS "$CORDON" run --profile workspace-write -- sh -c 'chmod 755 cfg; cat cfg/.netrc' 2>"$T/err")
+	rc=$?
+	is "$(printf '%s' "$out" | grep -c SECRET)" 0 "$who: run 2 cannot chmod the directory back and read the .netrc"
+	if [ -n "$RUN_AS" ]; then
+		is "$rc" 125 "$who: ... the run is refused"
+		ok "$who: ... in one line naming the directory" \
+			grep -q "cannot read '$d/work/cfg' (Permission denied).*the sandbox could make it readable" "$T/err"
+	fi
+	chmod 0755 "$d/work/cfg"
+	out=$($RUN_AS "$CORDON" run --profile workspace-write -- cat cfg/.netrc 2>&1)
+	is "$out" "" "$who: positive control: readable again, the .netrc is covered"
+	chmod 0000 "$d/tree/cfg"
+	$RUN_AS "$CORDON" run --ro "$d/tree:/mnt/t" -- true 2>"$T/err"
+	is "$?" 0 "$who: positive control: an unreadable directory in a read-only tree is skipped"
+	out=$($RUN_AS "$CORDON" run --rw "$d/tree:/mnt/t" -- sh -c 'chmod 755 /mnt/t/cfg; cat /mnt/t/cfg/.netrc' 2>"$T/err")
+	rc=$?
+	is "$(printf '%s' "$out" | grep -c SECRET)" 0 "$who: ... in a --rw tree the sandbox cannot chmod it back and read the .netrc"
+	[ -n "$RUN_AS" ] && is "$rc" 125 "$who: ... the run is refused"
+	cd "$T" || exit 1
+}
+for_each_user hidden
+
 # The profile key is validated by policy lint.
 cat >"$T/pol.yaml" <<'EOP'
 version: 1
