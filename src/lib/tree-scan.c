@@ -37,9 +37,9 @@
 
 #define SCAN_MAX_DEPTH    64
 #define MODULES_MAX_DEPTH 16
-#define KEY_SNIFF_BYTES   (64 * 1024)
-#define STAMP_MAX         100000       /* directories remembered for the check after the run */
-#define STAMP_GUARD_NS    1000000000LL /* changed within 1 s before the walk: read again */
+#define KEY_SNIFF_BYTES   (1024 * 1024) /* a larger .pem is covered unread */
+#define STAMP_MAX         100000        /* directories remembered for the check after the run */
+#define STAMP_GUARD_NS    1000000000LL  /* changed within 1 s before the walk: read again */
 
 #define WHY_SOCKET     "host socket"
 #define WHY_CREDENTIAL "credential file"
@@ -71,7 +71,10 @@ struct walk {
 	int stamp;              /* remember each directory's ctime (plan->dirs) */
 	struct cred_pat cred[32];
 	size_t ncred;
-	char ***list; /* host-run paths found (relative to src), or NULL */
+	struct stat links[16]; /* covered credentials with other names (st_nlink > 1) */
+	size_t nlinks;
+	int link_pass; /* walking again for those other names only */
+	char ***list;  /* host-run paths found (relative to src), or NULL */
 	size_t *nlist;
 	char path[CD_PATH_MAX];
 };
@@ -136,7 +139,7 @@ static int cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsi
 		        "'%.64s...' is longer than PATH_MAX inside the sandbox: it cannot "
 		        "be covered, so the run is refused",
 		        host);
-	if (kind != CD_MNT_MASK && has_dest(w->p, dest, kind))
+	if ((kind != CD_MNT_MASK || w->link_pass) && has_dest(w->p, dest, kind))
 		return 0;
 	return cd_plan_mount_add(w->p, kind, flags, kind == CD_MNT_BIND ? host : NULL, dest, why,
 	                         w->err);
@@ -149,26 +152,51 @@ static int suffix_is(const char *path, size_t len, const char *tail)
 	return len > tl && path[len - tl - 1] == '/' && memcmp(path + len - tl, tail, tl) == 0;
 }
 
-/* A .pem holds a private key when it says so (certificates stay readable). */
+/* A .pem holds a private key when it says so (certificates stay
+ * readable); one larger than KEY_SNIFF_BYTES, or unreadable to us, is
+ * covered unread. */
 static int pem_is_private(int dfd, const char *name)
 {
 	char *buf;
-	ssize_t n;
-	int fd, hit = 0;
+	ssize_t n = 0;
+	size_t got = 0;
+	int fd, hit = 1;
 	struct stat st;
 
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
-		return 1; /* unreadable to us: cover it anyway */
-	buf = malloc(KEY_SNIFF_BYTES);
-	if (buf && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (n = read(fd, buf, KEY_SNIFF_BYTES)) > 0)
-		hit = memmem(buf, (size_t)n, "PRIVATE KEY-----", 16) != NULL;
-	else
-		hit = 1;
-	free(buf);
+		return 1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= KEY_SNIFF_BYTES &&
+	    (buf = malloc(KEY_SNIFF_BYTES))) {
+		while (got < KEY_SNIFF_BYTES &&
+		       (n = read(fd, buf + got, KEY_SNIFF_BYTES - got)) > 0)
+			got += (size_t)n;
+		hit = n < 0 || memmem(buf, got, "PRIVATE KEY-----", 16) != NULL;
+		free(buf);
+	}
 	close(fd);
 	return hit;
+}
+
+/* Anything in a .ssh directory but public keys, known hosts, the list of
+ * authorized keys and the client's config (not secrets; the config is
+ * read-only in a read-only tree and pinned nowhere else): private keys
+ * under any name. */
+static int in_ssh_dir(const char *path, size_t len, const char *name, size_t nl)
+{
+	static const char *const open_names[] = { "known_hosts", "known_hosts.old",
+		                                  "authorized_keys", "config", NULL };
+	size_t i;
+
+	if (len < nl + 6 || memcmp(path + len - nl - 6, "/.ssh/", 6) != 0)
+		return 0;
+	if (nl > 4 && !memcmp(name + nl - 4, ".pub", 4))
+		return 0;
+	for (i = 0; open_names[i]; i++) {
+		if (!strcmp(name, open_names[i]))
+			return 0;
+	}
+	return 1;
 }
 
 /* cd_credential_files, split once per walk so that an entry costs a few
@@ -205,6 +233,8 @@ static int is_credential(struct walk *w, int dfd, const char *name, size_t nl, s
 			return 1;
 		}
 	}
+	if (in_ssh_dir(w->path, len, name, nl))
+		return 1;
 	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4) && pem_is_private(dfd, name))
 		return 1;
 	for (i = 0; i < w->o->ncover_files; i++) {
@@ -432,6 +462,37 @@ static int protect_gitfile(struct walk *w, int dfd, const char *name)
 	return 0;
 }
 
+/* A covered credential with other names: remember it, so that a second
+ * walk of the tree covers those too (a hard link reads the same bytes). */
+static int note_links(struct walk *w, int dfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_nlink < 2)
+		return 0;
+	if (w->nlinks >= CD_ARRAY_SIZE(w->links))
+		return cd_err_set(w->err, -CD_E_LIMIT,
+		                  "more than %zu credential files under '%s' have other names "
+		                  "(hard links): refused rather than run half-protected",
+		                  CD_ARRAY_SIZE(w->links), w->src);
+	w->links[w->nlinks++] = st;
+	return 0;
+}
+
+static int is_link_of(struct walk *w, int dfd, const char *name)
+{
+	struct stat st;
+	size_t i;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_nlink < 2)
+		return 0;
+	for (i = 0; i < w->nlinks; i++) {
+		if (w->links[i].st_ino == st.st_ino && w->links[i].st_dev == st.st_dev)
+			return 1;
+	}
+	return 0;
+}
+
 static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);
 static int unopenable(struct walk *w, int dfd, const char *name, int e);
 
@@ -460,11 +521,20 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 		       : S_ISREG(st.st_mode)  ? DT_REG
 		                              : DT_UNKNOWN;
 	}
+	if (w->link_pass) {
+		if (type == DT_REG && is_link_of(w, dirfd(d), name))
+			r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
+		if (r == 0 && type == DT_DIR)
+			goto descend;
+		goto out;
+	}
 	if (type == DT_SOCK && w->sockets) {
 		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_SOCKET);
 	} else if (type == DT_REG && w->creds &&
 	           is_credential(w, dirfd(d), name, nl, len + 1 + nl)) {
 		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
+		if (r == 0)
+			r = note_links(w, dirfd(d), name);
 	}
 	/* A git directory not named .git (a bare repository, one a .git
 	 * file names): found by its HEAD, protected the same way. */
@@ -496,6 +566,7 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 		if (r == 0 && w->list_only && !strcmp(name, ".git"))
 			goto out; /* listing: the control paths are listed already */
 	}
+descend:
 	if (r == 0 && type == DT_DIR) {
 		if (depth + 1 > SCAN_MAX_DEPTH) {
 			r = cd_err_set(
@@ -621,6 +692,37 @@ static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 	return r;
 }
 
+/* A file bound by itself (--ro FILE, --rw FILE): the same name and
+ * content checks as one met in a tree. */
+static int bound_file(struct walk *w, const char *src, const char *dest)
+{
+	const char *slash = strrchr(src, '/');
+	size_t len = strlen(src);
+	char dir[CD_PATH_MAX];
+	struct stat st;
+	int dfd, hit;
+
+	if (!w->creds || !slash || len >= sizeof w->path || lstat(src, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	memcpy(dir, src, (size_t)(slash - src));
+	dir[slash > src ? slash - src : 1] = '\0';
+	if (slash == src)
+		dir[0] = '/';
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return cd_err_sys(w->err, -errno, "cannot check '%s' for credentials; refused",
+		                  src);
+	memcpy(w->path, src, len + 1);
+	w->src = src;
+	w->srclen = (size_t)(slash - src); /* names relative to its directory */
+	hit = is_credential(w, dfd, slash + 1, strlen(slash + 1), len);
+	close(dfd);
+	if (!hit || has_dest(w->p, dest, CD_MNT_MASK))
+		return 0;
+	return cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
+	                         w->err);
+}
+
 static int walk_tree(struct walk *w, const char *src, const char *dest)
 {
 	size_t len = strlen(src);
@@ -635,8 +737,10 @@ static int walk_tree(struct walk *w, const char *src, const char *dest)
 		                                 "cannot read '%s' to check it for host sockets, "
 		                                 "git control files and credentials; refused",
 		                                 src);
+	if (fd < 0 && errno == ENOTDIR)
+		return bound_file(w, src, dest);
 	if (fd < 0)
-		return 0; /* a file, or gone: the child checks */
+		return 0; /* gone: the child checks */
 	memcpy(w->path, src, len + 1);
 	w->src = src;
 	w->dest = dest;
@@ -690,7 +794,18 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 			p->scan_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
 			p->dirs_complete = 1;
 		}
+		w->nlinks = 0;
 		r = walk_tree(w, m->src, m->dest);
+		if (r == 0 && w->nlinks) {
+			/* the other names of covered credentials: one more walk */
+			struct walk again = *w;
+
+			again.link_pass = 1;
+			again.stamp = again.protect = 0;
+			again.list = NULL;
+			again.seen = 0;
+			r = walk_tree(&again, m->src, m->dest);
+		}
 		if (w->stamp && p->ndirs)
 			qsort(p->dirs, p->ndirs, sizeof *p->dirs, stamp_cmp);
 	}

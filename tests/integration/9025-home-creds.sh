@@ -173,6 +173,34 @@ hidden() {
 }
 for_each_user hidden
 
+# Keys under any name in .ssh, .aws/config, a private key past the first
+# 64 KiB of a .pem, a hard link to a covered file, a credential bound by
+# itself: all covered; public keys, known_hosts and plain files are not.
+more_creds() {
+	who=$1
+	d=$T/more-$who
+	mkdir -p "$d/work/k/.ssh" "$d/work/k/.aws" "$d/work/a" "$d/out"
+	cd "$d/work" || exit 1
+	for f in k/.ssh/deploy k/.aws/config a/.netrc; do echo "SECRET-$f" >"$f"; done
+	echo PUBLIC >k/.ssh/deploy.pub
+	echo PUBLIC >k/.ssh/known_hosts
+	{ i=0; while [ $i -lt 1200 ]; do echo "-----BEGIN CERTIFICATE----- padding padding padding padding"; i=$((i + 1)); done
+	  printf -- '-----BEGIN PRIVATE KEY-----\nSECRET-big\n-----END PRIVATE KEY-----\n'; } >big.pem
+	ln a/.netrc linked-copy
+	echo SECRET-bound >"$d/out/.netrc"
+	echo PUBLIC >"$d/out/plain.txt"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
+	out=$($RUN_AS "$CORDON" run --ro "$d/out/.netrc:/mnt/n" --ro "$d/out/plain.txt:/mnt/p" -- sh -c '
+		cat k/.ssh/deploy k/.aws/config linked-copy /mnt/n; grep -c SECRET big.pem
+		cat k/.ssh/deploy.pub k/.ssh/known_hosts /mnt/p' 2>"$T/err")
+	is "$?" 0 "$who: the run exits 0"
+	is "$(printf '%s' "$out" | grep -c SECRET)" 0 "$who: .ssh/deploy, .aws/config, a hard link, a bound .netrc read empty"
+	is "$(printf '%s' "$out" | head -1)" 0 "$who: a .pem with its private key past 64 KiB is covered"
+	is "$(printf '%s' "$out" | grep -c PUBLIC)" 3 "$who: positive control: .pub, known_hosts, a bound plain file read"
+	cd "$T" || exit 1
+}
+for_each_user more_creds
+
 # The profile key is validated by policy lint.
 cat >"$T/pol.yaml" <<'EOP'
 version: 1
