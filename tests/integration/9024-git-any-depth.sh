@@ -184,6 +184,17 @@ bare_user() {
 	fi
 	ww --json-fd 3 -- true 3>"$T/rec" 2>"$T/err"
 	is "$(pr)" "" "$who: positive control: an idle run reports nothing"
+	# --propose flags git control files by what their directory is, and
+	# any path through a component ending in .git.
+	mkdir -p "$w/notgit" && chown --reference="$w" "$w/notgit"
+	$RUN_AS "$CORDON" run --propose -- sh -c 'mkdir -p sub2 foo.git; echo "ref: refs/heads/main" > sub2/HEAD
+		echo ../.c > sub2/commondir; echo "[core]" > sub2/config; echo x > foo.git/y; echo c > notgit/config
+		echo p > plain2.txt' >/dev/null 2>"$T/err"
+	id=$($RUN_AS "$CORDON" proposals list --json | python3 -c 'import json,sys; print([p["id"] for p in json.load(sys.stdin) if p["tree"] == sys.argv[1]][-1])' "$w")
+	$RUN_AS "$CORDON" proposals show "$id" --json >"$T/show.json"
+	flagged=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(" ".join(sorted(f["path"] for f in p["files"] if f["flagged"])))' "$T/show.json")
+	is "$flagged" "foo.git foo.git/y sub2/HEAD sub2/commondir sub2/config" \
+		"$who: propose flags HEAD/config/commondir in a new git directory and paths under x.git (not notgit/config, plain2.txt)"
 	cd "$T" || exit 1
 }
 for_each_user bare_user
