@@ -761,13 +761,19 @@ static int json_has(json_t *a, const char *s)
 	return 0;
 }
 
-static void planted_one(json_t *a, const char *rel)
+/* rel, and why when it is not simply new (cd_plan_planted: after its NUL) */
+static void planted_one(json_t *a, const char *rel, const char *why)
 {
 	if (!a || json_has(a, rel))
 		return;
-	cli_warnf("the command created '%s' in the workspace: it could run later on the host; "
-	          "review or remove it",
-	          rel);
+	if (why && *why)
+		cli_warnf("the command left '%s' in the workspace: %s; git on the host could run "
+		          "what it planted there: review it",
+		          rel, why);
+	else
+		cli_warnf("the command created '%s' in the workspace: it could run later on the "
+		          "host; review or remove it",
+		          rel);
 	json_array_append_new(a, json_string(rel));
 }
 
@@ -783,13 +789,13 @@ static json_t *planted_paths(const struct cd_plan *plan, unsigned before)
 
 	for (i = 0; a && i < 32 && cd_protected_workspace_paths[i]; i++) {
 		if ((before & (1u << i)) && !(after & (1u << i)))
-			planted_one(a, cd_protected_workspace_paths[i]);
+			planted_one(a, cd_protected_workspace_paths[i], NULL);
 	}
 	if (cd_plan_planted(plan, &v, &n, &err) < 0)
 		cli_warnf("could not check the workspace for planted git or host-run files: %s",
 		          err.msg);
 	for (i = 0; i < n; i++) {
-		planted_one(a, v[i]);
+		planted_one(a, v[i], v[i] + strlen(v[i]) + 1);
 		free(v[i]);
 	}
 	free(v);

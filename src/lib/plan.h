@@ -113,7 +113,8 @@ struct cd_plan {
 	struct cd_seccomp_prog seccomp_nocg;
 	/* workspace-write: the git control paths and host-run files found in
 	 * the working tree before the run, relative to cwd (cd_plan_planted
-	 * reports the ones that appear). */
+	 * reports the ones that appear).  Each string is "REL\0REASON" (REASON
+	 * empty for an ordinary new path). */
 	char **host_run;
 	size_t nhost_run;
 	/* ... and every directory of it with its ctime then, sorted by
@@ -128,6 +129,7 @@ struct cd_plan {
 struct cd_dir_stamp {
 	char *rel;        /* relative to the working directory; "" for itself */
 	int64_t ctime_ns; /* its ctime when the walk read it */
+	int gitdir;       /* a git directory then (its HEAD must still parse after) */
 };
 
 /* What the caller (the CLI, later the gate) asks for.  Everything is
@@ -196,7 +198,10 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 
 /* After a workspace-write run: the git control paths and host-run files
  * (profile.h) now in the working tree that were not there before, relative
- * to it, in *ret (ret_n entries; free each and the vector). */
+ * to it ("." for the tree itself), in *ret (ret_n entries; free each and the
+ * vector).  Each string is followed by a second one after its NUL: why,
+ * empty for a new path (else: a directory that became a git directory, a
+ * git directory whose HEAD no longer parses, one that cannot be read). */
 int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct cd_err *err);
 
 /* Free a plan, wiping secret environment entries.  NULL-safe. */

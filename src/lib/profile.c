@@ -50,8 +50,9 @@ const char *const cd_git_control_names[] = {
 };
 
 /* Private keys: by their usual names, any *.key (gpg's private-keys-v1.d
- * among them), and a *.pem that holds a PRIVATE KEY block (a certificate
- * stays readable; tree-scan.c looks inside). */
+ * among them), a *.pem that holds a PRIVATE KEY block (a certificate
+ * stays readable; tree-scan.c looks inside), and any file in a .ssh
+ * directory but public keys, known_hosts, authorized_keys and config. */
 const char *const cd_credential_files[] = {
 	".netrc",
 	".git-credentials",
@@ -61,6 +62,7 @@ const char *const cd_credential_files[] = {
 	".docker/config.json",
 	".kube/config",
 	".aws/credentials",
+	".aws/config", /* credential_process, sso sessions */
 	".config/gh/hosts.yml",
 	"id_rsa",
 	"id_dsa",

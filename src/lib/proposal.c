@@ -262,6 +262,8 @@ static int host_run_path(const char *path, size_t len)
 			if (!slash)
 				return 1;
 			in_git = 1;
+		} else if (cl > 4 && memcmp(c + cl - 4, ".git", 4) == 0) {
+			return 1; /* x.git: a bare repository by its usual name */
 		} else if (comp_in(c, cl, cd_host_run_names) && (cl != 4 || !in_git)) {
 			return 1;
 		}
@@ -569,6 +571,29 @@ static int make_readable(int dirfd, const char *name, unsigned bits)
 	return fchmodat(dirfd, name, (st.st_mode | bits) & 07777, 0) < 0 ? -errno : 0;
 }
 
+static int exists_in(int upfd, int lofd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(upfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       (lofd >= 0 && fstatat(lofd, name, &st, AT_SYMLINK_NOFOLLOW) == 0);
+}
+
+/* A HEAD, config, commondir or packed-refs in a directory that is a git
+ * directory in the proposed tree (git's rule: HEAD, and objects or
+ * commondir, in either layer; a whiteout counts, erring toward a flag),
+ * whatever the directory is called. */
+static int git_control_by_content(int upfd, int lofd, const char *name)
+{
+	static const char *const names[] = { "HEAD", "config", "commondir", "packed-refs", NULL };
+	size_t i;
+
+	for (i = 0; names[i] && strcmp(name, names[i]); i++)
+		;
+	return names[i] && exists_in(upfd, lofd, "HEAD") &&
+	       (exists_in(upfd, lofd, "objects") || exists_in(upfd, lofd, "commondir"));
+}
+
 /* A regular file in the upper layer: added, modified, or unchanged. */
 static int upper_file(struct scan *sc, int upfd, int lofd, const char *name)
 {
@@ -633,6 +658,7 @@ static int upper_file(struct scan *sc, int upfd, int lofd, const char *name)
 		r = sc->fail;
 		goto out;
 	}
+	f->flagged |= git_control_by_content(upfd, lofd, name);
 	f->new_mode = ust.st_mode & 07777;
 	if ((r = cd_prop_hash_fd(ufd, f->new_sha256, &usize, &ubin)) < 0) {
 		r = cd_err_sys(sc->err, r, "read '%.*s' in the upper layer", (int)sc->len,

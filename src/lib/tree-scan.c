@@ -37,15 +37,18 @@
 
 #define SCAN_MAX_DEPTH    64
 #define MODULES_MAX_DEPTH 16
-#define KEY_SNIFF_BYTES   (64 * 1024)
-#define STAMP_MAX         100000       /* directories remembered for the check after the run */
-#define STAMP_GUARD_NS    1000000000LL /* changed within 1 s before the walk: read again */
+#define KEY_SNIFF_BYTES   (1024 * 1024) /* a larger .pem is covered unread */
+#define STAMP_MAX         100000        /* directories remembered for the check after the run */
+#define STAMP_GUARD_NS    1000000000LL  /* changed within 1 s before the walk: read again */
 
 #define WHY_SOCKET     "host socket"
 #define WHY_CREDENTIAL "credential file"
 #define WHY_HOST_RUN   "runs on the host: read-only"
 #define WHY_GIT        "git control path: read-only"
 #define WHY_SETUID     "setuid or setgid file: read-only"
+#define WHY_BECAME_GIT "became a git directory: git run in it or below reads its config"
+#define WHY_BAD_HEAD   "its HEAD no longer parses: git skips it and uses a git directory above"
+#define WHY_UNREADABLE "unreadable directory: contents not checked"
 
 struct cred_pat {
 	const char *full, *base; /* the pattern; the name it ends in */
@@ -63,34 +66,50 @@ struct walk {
 	int sockets;            /* cover host sockets */
 	int creds;              /* cover credential files */
 	int protect;            /* keep host-run paths read-only (a writable tree) */
-	int setuid;             /* keep setuid/setgid files read-only (any writable bind) */
+	int writable;           /* the sandbox can write the tree (also --scratch DIR) */
 	int list_only;          /* cd_plan_planted: list, mount nothing */
 	size_t first;           /* the plan's first user mount */
 	int stamp;              /* remember each directory's ctime (plan->dirs) */
 	struct cred_pat cred[32];
 	size_t ncred;
-	char ***list; /* host-run paths found (relative to src), or NULL */
+	struct stat links[16]; /* covered credentials with other names (st_nlink > 1) */
+	size_t nlinks;
+	int link_pass; /* walking again for those other names only */
+	char ***list;  /* host-run paths found (relative to src), or NULL */
 	size_t *nlist;
 	char path[CD_PATH_MAX];
 };
 
-static int list_add(struct walk *w, const char *host)
+/* Remember REL (relative to the tree; "" is the tree itself) with why:
+ * "REL\0WHY" (WHY empty for an ordinary new path). */
+static int list_add_why(struct walk *w, const char *rel, const char *why)
 {
-	const char *rel = host + w->srclen + 1;
-	char **v;
+	size_t rl, wl;
+	char **v, *s;
 
 	if (!w->list)
 		return 0;
 	if (*w->nlist >= CD_PLAN_MAX_MOUNTS * 4)
 		return 0; /* enough to warn about; the mounts are what protects */
+	if (!*rel)
+		rel = ".";
+	rl = strlen(rel);
+	wl = why ? strlen(why) : 0;
 	v = realloc(*w->list, (*w->nlist + 1) * sizeof *v);
 	if (!v)
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	*w->list = v;
-	if (!(v[*w->nlist] = strdup(rel)))
+	if (!(s = malloc(rl + wl + 2)))
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
-	(*w->nlist)++;
+	memcpy(s, rel, rl + 1);
+	memcpy(s + rl + 1, why ? why : "", wl + 1);
+	v[(*w->nlist)++] = s;
 	return 0;
+}
+
+static int list_add(struct walk *w, const char *host)
+{
+	return list_add_why(w, host[w->srclen] ? host + w->srclen + 1 : "", NULL);
 }
 
 static int has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_kind kind)
@@ -121,7 +140,7 @@ static int cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsi
 		        "'%.64s...' is longer than PATH_MAX inside the sandbox: it cannot "
 		        "be covered, so the run is refused",
 		        host);
-	if (kind != CD_MNT_MASK && has_dest(w->p, dest, kind))
+	if ((kind != CD_MNT_MASK || w->link_pass) && has_dest(w->p, dest, kind))
 		return 0;
 	return cd_plan_mount_add(w->p, kind, flags, kind == CD_MNT_BIND ? host : NULL, dest, why,
 	                         w->err);
@@ -134,26 +153,51 @@ static int suffix_is(const char *path, size_t len, const char *tail)
 	return len > tl && path[len - tl - 1] == '/' && memcmp(path + len - tl, tail, tl) == 0;
 }
 
-/* A .pem holds a private key when it says so (certificates stay readable). */
+/* A .pem holds a private key when it says so (certificates stay
+ * readable); one larger than KEY_SNIFF_BYTES, or unreadable to us, is
+ * covered unread. */
 static int pem_is_private(int dfd, const char *name)
 {
 	char *buf;
-	ssize_t n;
-	int fd, hit = 0;
+	ssize_t n = 0;
+	size_t got = 0;
+	int fd, hit = 1;
 	struct stat st;
 
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
-		return 1; /* unreadable to us: cover it anyway */
-	buf = malloc(KEY_SNIFF_BYTES);
-	if (buf && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (n = read(fd, buf, KEY_SNIFF_BYTES)) > 0)
-		hit = memmem(buf, (size_t)n, "PRIVATE KEY-----", 16) != NULL;
-	else
-		hit = 1;
-	free(buf);
+		return 1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= KEY_SNIFF_BYTES &&
+	    (buf = malloc(KEY_SNIFF_BYTES))) {
+		while (got < KEY_SNIFF_BYTES &&
+		       (n = read(fd, buf + got, KEY_SNIFF_BYTES - got)) > 0)
+			got += (size_t)n;
+		hit = n < 0 || memmem(buf, got, "PRIVATE KEY-----", 16) != NULL;
+		free(buf);
+	}
 	close(fd);
 	return hit;
+}
+
+/* Anything in a .ssh directory but public keys, known hosts, the list of
+ * authorized keys and the client's config (not secrets; the config is
+ * read-only in a read-only tree and pinned nowhere else): private keys
+ * under any name. */
+static int in_ssh_dir(const char *path, size_t len, const char *name, size_t nl)
+{
+	static const char *const open_names[] = { "known_hosts", "known_hosts.old",
+		                                  "authorized_keys", "config", NULL };
+	size_t i;
+
+	if (len < nl + 6 || memcmp(path + len - nl - 6, "/.ssh/", 6) != 0)
+		return 0;
+	if (nl > 4 && !memcmp(name + nl - 4, ".pub", 4))
+		return 0;
+	for (i = 0; open_names[i]; i++) {
+		if (!strcmp(name, open_names[i]))
+			return 0;
+	}
+	return 1;
 }
 
 /* cd_credential_files, split once per walk so that an entry costs a few
@@ -190,6 +234,8 @@ static int is_credential(struct walk *w, int dfd, const char *name, size_t nl, s
 			return 1;
 		}
 	}
+	if (in_ssh_dir(w->path, len, name, nl))
+		return 1;
 	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4) && pem_is_private(dfd, name))
 		return 1;
 	for (i = 0; i < w->o->ncover_files; i++) {
@@ -226,17 +272,56 @@ static int refuse_symlink(struct walk *w, const char *host)
 static int protect_gitdir(struct walk *w, const char *gd, unsigned depth);
 
 /* A git directory, wherever it is and whatever its name (a repository's
- * .git, a submodule's, a worktree's, a bare repository): HEAD and objects. */
+ * .git, a submodule's, a worktree's, a bare repository, a tree made into
+ * one): git's own rule, a HEAD and either an objects directory (a symlink
+ * to one counts) or a commondir file naming where the objects are.  Wider
+ * than git's (which also wants refs and a HEAD that parses): what it
+ * wrongly takes for one is only kept read-only or reported. */
 static int is_gitdir(const char *dir)
 {
 	char c[CD_PATH_MAX];
 	struct stat st;
-	int n = snprintf(c, sizeof c, "%s/objects", dir);
+	int n = snprintf(c, sizeof c, "%s/HEAD", dir);
 
-	if (n < 0 || (size_t)n >= sizeof c || lstat(c, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (n < 0 || (size_t)n + sizeof "/commondir" > sizeof c || lstat(c, &st) < 0 ||
+	    S_ISDIR(st.st_mode))
 		return 0;
-	memcpy(c + n - 7, "HEAD", 5);
+	memcpy(c + n - 4, "objects", 8);
+	if (stat(c, &st) == 0 && S_ISDIR(st.st_mode))
+		return 1;
+	memcpy(c + n - 4, "commondir", 10);
 	return lstat(c, &st) == 0;
+}
+
+/* Does the HEAD of git directory `dir` still parse the way git wants
+ * ("ref: refs/...", a symlink into refs/, or an object id)?  If not git
+ * skips the directory and takes the one above it, which the run may
+ * have made.  1 yes, 0 no (or gone). */
+static int head_parses(const char *dir)
+{
+	char c[CD_PATH_MAX], buf[256];
+	ssize_t n;
+	size_t i;
+	int fd;
+
+	if (snprintf(c, sizeof c, "%s/HEAD", dir) >= (int)sizeof c)
+		return 0;
+	if ((n = readlink(c, buf, sizeof buf - 1)) > 0)
+		return (size_t)n > 5 && !memcmp(buf, "refs/", 5);
+	fd = open(c, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (!strncmp(buf, "ref: refs/", 10))
+		return 1;
+	for (i = 0; buf[i] && strchr("0123456789abcdef", buf[i]); i++)
+		;
+	return !buf[i] && (i == 40 || i == 64);
 }
 
 /* gd/modules holds the git directories of submodules, at paths that may
@@ -282,9 +367,30 @@ static int protect_modules(struct walk *w, const char *dir, unsigned depth)
 	return r;
 }
 
+/* gd/name, when it exists: read-only (a symlink is refused). */
+static int pin_control(struct walk *w, const char *gd, const char *name)
+{
+	char c[CD_PATH_MAX];
+	struct stat st;
+	int n = snprintf(c, sizeof c, "%s/%s", gd, name);
+
+	if (n < 0 || (size_t)n >= sizeof c)
+		return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", gd);
+	if (lstat(c, &st) < 0)
+		return 0;
+	if (S_ISLNK(st.st_mode))
+		return refuse_symlink(w, c);
+	if (list_add(w, c) < 0)
+		return -ENOMEM;
+	return cover(w, c, CD_MNT_REMOUNT_RO, 0, WHY_GIT);
+}
+
 /* A git directory (a repository's .git, a submodule's or worktree's):
  * itself a mount point (no rename-and-replace), its control paths
- * read-only, its submodules' directories the same. */
+ * read-only (commondir among them; objects/info/alternates too: other
+ * object stores git would read), its submodules' directories the same.
+ * HEAD stays writable (switching branches writes it); the check after
+ * the run reports one that no longer parses. */
 static int protect_gitdir(struct walk *w, const char *gd, unsigned depth)
 {
 	char c[CD_PATH_MAX];
@@ -295,18 +401,11 @@ static int protect_gitdir(struct walk *w, const char *gd, unsigned depth)
 	if ((r = cover(w, gd, CD_MNT_BIND, CD_MNT_RW, NULL)) < 0)
 		return r;
 	for (i = 0; cd_git_control_names[i]; i++) {
-		n = snprintf(c, sizeof c, "%s/%s", gd, cd_git_control_names[i]);
-		if (n < 0 || (size_t)n >= sizeof c)
-			return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", gd);
-		if (lstat(c, &st) < 0)
-			continue;
-		if (S_ISLNK(st.st_mode))
-			r = refuse_symlink(w, c);
-		else if ((r = list_add(w, c)) == 0)
-			r = cover(w, c, CD_MNT_REMOUNT_RO, 0, WHY_GIT);
-		if (r < 0)
+		if ((r = pin_control(w, gd, cd_git_control_names[i])) < 0)
 			return r;
 	}
+	if ((r = pin_control(w, gd, "objects/info/alternates")) < 0)
+		return r;
 	n = snprintf(c, sizeof c, "%s/modules", gd);
 	if (n > 0 && (size_t)n < sizeof c && lstat(c, &st) == 0 && S_ISDIR(st.st_mode))
 		return protect_modules(w, c, depth);
@@ -364,7 +463,39 @@ static int protect_gitfile(struct walk *w, int dfd, const char *name)
 	return 0;
 }
 
+/* A covered credential with other names: remember it, so that a second
+ * walk of the tree covers those too (a hard link reads the same bytes). */
+static int note_links(struct walk *w, int dfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_nlink < 2)
+		return 0;
+	if (w->nlinks >= CD_ARRAY_SIZE(w->links))
+		return cd_err_set(w->err, -CD_E_LIMIT,
+		                  "more than %zu credential files under '%s' have other names "
+		                  "(hard links): refused rather than run half-protected",
+		                  CD_ARRAY_SIZE(w->links), w->src);
+	w->links[w->nlinks++] = st;
+	return 0;
+}
+
+static int is_link_of(struct walk *w, int dfd, const char *name)
+{
+	struct stat st;
+	size_t i;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_nlink < 2)
+		return 0;
+	for (i = 0; i < w->nlinks; i++) {
+		if (w->links[i].st_ino == st.st_ino && w->links[i].st_dev == st.st_dev)
+			return 1;
+	}
+	return 0;
+}
+
 static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);
+static int unopenable(struct walk *w, int dfd, const char *name, int e);
 
 static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, size_t len,
                  unsigned depth)
@@ -391,30 +522,44 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 		       : S_ISREG(st.st_mode)  ? DT_REG
 		                              : DT_UNKNOWN;
 	}
+	if (w->link_pass) {
+		if (type == DT_REG && is_link_of(w, dirfd(d), name))
+			r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
+		if (r == 0 && type == DT_DIR)
+			goto descend;
+		goto out;
+	}
 	if (type == DT_SOCK && w->sockets) {
 		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_SOCKET);
 	} else if (type == DT_REG && w->creds &&
 	           is_credential(w, dirfd(d), name, nl, len + 1 + nl)) {
 		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
+		if (r == 0)
+			r = note_links(w, dirfd(d), name);
 	}
 	/* A setuid or setgid file already in a writable tree keeps its bits
 	 * when its content is rewritten through a shared mapping (the kernel
 	 * clears them on write(2), not on page faults), and the seccomp mode
 	 * filter never sees that: such a file is kept read-only. */
-	if (r == 0 && w->setuid && !w->list_only && type == DT_REG &&
+	if (r == 0 && w->writable && !w->list_only && type == DT_REG &&
 	    fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
 	    (st.st_mode & (S_ISUID | S_ISGID)))
 		r = cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_SETUID);
 	/* A git directory not named .git (a bare repository, one a .git
 	 * file names): found by its HEAD, protected the same way. */
-	if (r == 0 && w->protect && type == DT_REG && !strcmp(name, "HEAD") &&
+	if (r == 0 && w->protect && (type == DT_REG || type == DT_LNK) && !strcmp(name, "HEAD") &&
 	    !suffix_is(w->path, len, ".git")) {
 		char dir[CD_PATH_MAX];
 
 		memcpy(dir, w->path, len);
 		dir[len] = '\0';
-		if (is_gitdir(dir))
-			r = protect_gitdir(w, dir, 0);
+		if (is_gitdir(dir)) {
+			/* after the run, a directory that was not one before */
+			r = list_add_why(w, dir[w->srclen] ? dir + w->srclen + 1 : "",
+			                 WHY_BECAME_GIT);
+			if (r == 0)
+				r = protect_gitdir(w, dir, 0);
+		}
 	}
 	if (r == 0 && w->protect && is_host_run(name)) {
 		if ((r = list_add(w, w->path)) < 0)
@@ -430,6 +575,7 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 		if (r == 0 && w->list_only && !strcmp(name, ".git"))
 			goto out; /* listing: the control paths are listed already */
 	}
+descend:
 	if (r == 0 && type == DT_DIR) {
 		if (depth + 1 > SCAN_MAX_DEPTH) {
 			r = cd_err_set(
@@ -443,17 +589,41 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 		fd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
 			r = walk_dir(w, fd, len + 1 + nl, depth + 1);
-		else if (errno != ENOENT &&
-		         !(errno == EACCES && faccessat(dirfd(d), name, X_OK, AT_EACCESS) < 0))
-			/* unlistable but searchable: names inside are reachable */
-			r = cd_err_sys(w->err, -errno,
-			               "cannot check '%s' for host sockets, git control files and "
-			               "credentials, so the run is refused",
-			               w->path);
+		else if (errno != ENOENT)
+			r = unopenable(w, dirfd(d), name, errno);
 	}
 out:
 	w->path[len] = '\0';
 	return r;
+}
+
+/* w->path (entry `name` of dfd), a directory, cannot be opened (err).
+ * After the run: reported, never skipped.  Before it, in a tree the
+ * sandbox can write, one the caller owns is refused: the sandbox could
+ * chmod it and reach what the walk never saw (a credential, a git
+ * config).  Elsewhere (a read-only tree, or another user's directory) the
+ * sandbox cannot make it readable either: skipped, as long as it cannot
+ * be searched (names inside would be reachable). */
+static int unopenable(struct walk *w, int dfd, const char *name, int e)
+{
+	struct stat st;
+
+	if (w->list_only)
+		return list_add_why(w, w->path + w->srclen + 1, WHY_UNREADABLE);
+	if (w->writable && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    st.st_uid == geteuid())
+		return cd_err_set(w->err, -CD_E_USAGE,
+		                  "cannot read '%s' (%s) to check it for host sockets, git "
+		                  "control files and credentials, and the sandbox could make it "
+		                  "readable: run 'chmod u+rx' on it or run elsewhere; refused",
+		                  w->path, strerror(e));
+	if (!(e == EACCES && faccessat(dfd, name, X_OK, AT_EACCESS) < 0))
+		/* unlistable but searchable: names inside are reachable */
+		return cd_err_sys(w->err, -e,
+		                  "cannot check '%s' for host sockets, git control files and "
+		                  "credentials, so the run is refused",
+		                  w->path);
+	return 0;
 }
 
 static int64_t ctime_ns(const struct stat *st)
@@ -486,15 +656,17 @@ static int stamp(struct walk *w, int dfd)
 	}
 	if (!(p->dirs[p->ndirs].rel = strdup(rel)))
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
+	p->dirs[p->ndirs].gitdir = 0;
 	p->dirs[p->ndirs++].ctime_ns = ctime_ns(&st);
 	return 0;
 }
 
 static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 {
+	size_t idx = w->p->ndirs;
+	int r = 0, head = 0;
 	struct dirent *e;
 	DIR *d;
-	int r = 0;
 
 	if (w->stamp && (r = stamp(w, dfd)) < 0) {
 		close(dfd);
@@ -518,10 +690,46 @@ static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 			               w->src, CD_SOCKET_SCAN_MAX);
 			break;
 		}
+		head |= !strcmp(e->d_name, "HEAD");
 		r = visit(w, d, e->d_name, e->d_type, len, depth);
 	}
 	closedir(d);
+	/* a git directory now: after the run its HEAD must still parse */
+	if (r == 0 && head && w->stamp && w->p->dirs_complete && idx < w->p->ndirs &&
+	    is_gitdir(w->path))
+		w->p->dirs[idx].gitdir = 1;
 	return r;
+}
+
+/* A file bound by itself (--ro FILE, --rw FILE): the same name and
+ * content checks as one met in a tree. */
+static int bound_file(struct walk *w, const char *src, const char *dest)
+{
+	const char *slash = strrchr(src, '/');
+	size_t len = strlen(src);
+	char dir[CD_PATH_MAX];
+	struct stat st;
+	int dfd, hit;
+
+	if (!w->creds || !slash || len >= sizeof w->path || lstat(src, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	memcpy(dir, src, (size_t)(slash - src));
+	dir[slash > src ? slash - src : 1] = '\0';
+	if (slash == src)
+		dir[0] = '/';
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return cd_err_sys(w->err, -errno, "cannot check '%s' for credentials; refused",
+		                  src);
+	memcpy(w->path, src, len + 1);
+	w->src = src;
+	w->srclen = (size_t)(slash - src); /* names relative to its directory */
+	hit = is_credential(w, dfd, slash + 1, strlen(slash + 1), len);
+	close(dfd);
+	if (!hit || has_dest(w->p, dest, CD_MNT_MASK))
+		return 0;
+	return cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
+	                         w->err);
 }
 
 static int walk_tree(struct walk *w, const char *src, const char *dest)
@@ -529,13 +737,19 @@ static int walk_tree(struct walk *w, const char *src, const char *dest)
 	size_t len = strlen(src);
 	int fd;
 
-	fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return 0; /* a file, or gone: the child checks */
-	if (len >= sizeof w->path) {
-		close(fd);
+	if (len >= sizeof w->path)
 		return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", src);
-	}
+	fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && (w->list_only || w->writable))
+		return w->list_only ? list_add_why(w, "", WHY_UNREADABLE)
+		                    : cd_err_sys(w->err, -errno,
+		                                 "cannot read '%s' to check it for host sockets, "
+		                                 "git control files and credentials; refused",
+		                                 src);
+	if (fd < 0 && errno == ENOTDIR)
+		return bound_file(w, src, dest);
+	if (fd < 0)
+		return 0; /* gone: the child checks */
 	memcpy(w->path, src, len + 1);
 	w->src = src;
 	w->dest = dest;
@@ -575,8 +789,8 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 			continue;
 		/* workspace-write's tree and --rw binds: the host runs what is
 		 * written there later; the scratch is the sandbox's own. */
-		w->protect = m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW) && !scratch;
-		w->setuid = m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW);
+		w->writable = m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW);
+		w->protect = w->writable && !scratch;
 		w->list = NULL;
 		w->nlist = NULL;
 		w->stamp = w->protect && !strcmp(m->src, p->cwd);
@@ -589,7 +803,18 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 			p->scan_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
 			p->dirs_complete = 1;
 		}
+		w->nlinks = 0;
 		r = walk_tree(w, m->src, m->dest);
+		if (r == 0 && w->nlinks) {
+			/* the other names of covered credentials: one more walk */
+			struct walk again = *w;
+
+			again.link_pass = 1;
+			again.stamp = again.protect = 0;
+			again.list = NULL;
+			again.seen = 0;
+			r = walk_tree(&again, m->src, m->dest);
+		}
 		if (w->stamp && p->ndirs)
 			qsort(p->dirs, p->ndirs, sizeof *p->dirs, stamp_cmp);
 	}
@@ -610,7 +835,7 @@ static int in_list(char *const *v, size_t n, const char *s)
 
 static int known_dir(const struct cd_plan *p, const char *rel)
 {
-	struct cd_dir_stamp key = { (char *)rel, 0 };
+	struct cd_dir_stamp key = { (char *)rel, 0, 0 };
 
 	return bsearch(&key, p->dirs, p->ndirs, sizeof *p->dirs, stamp_cmp) != NULL;
 }
@@ -628,8 +853,8 @@ static int name_in(const char *name, const char *const *names)
 
 /* A directory whose entries changed during the run: its new host-run
  * names and git control paths are candidates, its new subdirectories are
- * walked whole. */
-static int reread(struct walk *w, size_t len)
+ * walked whole; one that became a git directory is reported itself. */
+static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 {
 	const struct cd_plan *p = w->p;
 	int gd = is_gitdir(w->path), r = 0, fd;
@@ -637,7 +862,11 @@ static int reread(struct walk *w, size_t len)
 	DIR *d = opendir(w->path);
 
 	if (!d)
-		return 0; /* gone: its parent changed too */
+		return errno == ENOENT || errno == ENOTDIR
+		               ? 0 /* gone: its parent changed too */
+		               : list_add_why(w, ds->rel, WHY_UNREADABLE);
+	if (gd && !ds->gitdir)
+		r = list_add_why(w, ds->rel, WHY_BECAME_GIT);
 	while (r == 0 && (e = readdir(d))) {
 		size_t nl = strlen(e->d_name);
 		struct stat st;
@@ -654,10 +883,14 @@ static int reread(struct walk *w, size_t len)
 		/* a new .git is reported whole, its insides need no look */
 		if (r == 0 && strcmp(e->d_name, ".git") != 0 &&
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISDIR(st.st_mode) && !known_dir(p, w->path + w->srclen + 1) &&
-		    (fd = openat(dirfd(d), e->d_name,
-		                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
-			r = walk_dir(w, fd, len + 1 + nl, 1);
+		    S_ISDIR(st.st_mode) && !known_dir(p, w->path + w->srclen + 1)) {
+			fd = openat(dirfd(d), e->d_name,
+			            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0)
+				r = walk_dir(w, fd, len + 1 + nl, 1);
+			else if (errno != ENOENT)
+				r = list_add_why(w, w->path + w->srclen + 1, WHY_UNREADABLE);
+		}
 		w->path[len] = '\0';
 	}
 	closedir(d);
@@ -665,7 +898,9 @@ static int reread(struct walk *w, size_t len)
 }
 
 /* Only the directories whose ctime moved since the walk (or that changed
- * just before it, within the timestamps' granularity) are read. */
+ * just before it, within the timestamps' granularity) are read; every git
+ * directory's HEAD is read too (a write in place moves no directory's
+ * ctime). */
 static int changed_dirs(struct walk *w)
 {
 	const struct cd_plan *p = w->p;
@@ -683,12 +918,16 @@ static int changed_dirs(struct walk *w)
 		if (fstatat(top, ds->rel, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0 ||
 		    !S_ISDIR(st.st_mode))
 			continue; /* gone or replaced: its parent changed */
-		if (ctime_ns(&st) == ds->ctime_ns && ds->ctime_ns < p->scan_ns - STAMP_GUARD_NS)
-			continue;
 		n = snprintf(w->path, sizeof w->path, "%s%s%s", p->cwd, ds->rel[0] ? "/" : "",
 		             ds->rel);
-		if (n > 0 && (size_t)n < sizeof w->path)
-			r = reread(w, (size_t)n);
+		if (n < 0 || (size_t)n >= sizeof w->path)
+			continue;
+		if (ds->gitdir && !head_parses(w->path) &&
+		    (r = list_add_why(w, ds->rel, WHY_BAD_HEAD)) < 0)
+			break;
+		if (ctime_ns(&st) == ds->ctime_ns && ds->ctime_ns < p->scan_ns - STAMP_GUARD_NS)
+			continue;
+		r = reread(w, (size_t)n, ds);
 	}
 	close(top);
 	return r;
@@ -723,7 +962,11 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 	for (i = 0; r >= 0 && i < nnow; i++) {
 		char **v;
 
-		if (in_list(p->host_run, p->nhost_run, now[i]))
+		const char *why = now[i] + strlen(now[i]) + 1;
+
+		/* known before; a HEAD or a directory's mode is checked each time */
+		if (strcmp(why, WHY_BAD_HEAD) && strcmp(why, WHY_UNREADABLE) &&
+		    in_list(p->host_run, p->nhost_run, now[i]))
 			continue;
 		if (!(v = realloc(out, (nout + 1) * sizeof *v))) {
 			r = cd_err_set(err, -ENOMEM, "out of memory");

@@ -135,6 +135,70 @@ git_user() {
 
 for_each_user git_user
 
+# Git's own rule for a git directory: HEAD plus an objects directory (a
+# symlink to one counts) or a commondir file.  A run that makes the
+# tree's top, or a subdirectory, into one, breaks a HEAD so git falls
+# through to it, or hides a new repository behind a mode the caller cannot
+# read, is reported; the next walk pins what it finds.
+pr() { python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1]))["planted_paths"])))' "$T/rec"; }
+has() { case " $(pr) " in *" $1 "*) return 0 ;; esac; sed 's/^/#   /' "$T/err" | head -5; echo "#   planted: $(pr)"; return 1; }
+bare_user() {
+	who=$1
+	w=$T/bare-$who
+	mkdir -p "$w/sub" "$w/nested"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$w"
+	cd "$w" || exit 1
+	$RUN_AS sh -c "$G init -q . && $G -C nested init -q . && echo t > t && $G add t && $G commit -qm t && touch nested/.git/objects/info/alternates" >/dev/null 2>&1
+	ww --json-fd 3 -- sh -c 'mkdir -p refs .o/objects && ln -s .o/objects objects &&
+		echo "ref: refs/heads/main" > HEAD && printf "[core]\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"touch MARK; false\"\n" > config &&
+		echo garbage > .git/HEAD' 3>"$T/rec" 2>"$T/err"
+	ok "$who: control: the host's git now takes the tree itself for its repository" \
+		$RUN_AS sh -c "cd '$w' && test \"\$(git rev-parse --absolute-git-dir 2>/dev/null)\" = '$w'"
+	ok "$who: the tree's top becoming a git directory (objects a symlink) is reported" has .
+	ok "$who: ... with a warning" grep -q "left '\.' in the workspace: became a git directory" "$T/err"
+	ok "$who: a .git whose HEAD no longer parses is reported" has .git
+	ok "$who: ... with a warning" grep -q "left '\.git' in the workspace: its HEAD no longer parses" "$T/err"
+	ww -- sh -c 'echo "[core]" >> config' 2>"$T/err"
+	ok "$who: the next run's walk keeps the new top-level config read-only" grep -q "Read-only file system" "$T/err"
+	$RUN_AS sh -c 'echo "ref: refs/heads/main" > .git/HEAD; rm -rf HEAD config objects .o refs'
+	ww --json-fd 3 -- sh -c 'echo "ref: refs/heads/main" > sub/HEAD && ln -s ../.c sub/commondir' 3>"$T/rec" 2>"$T/err"
+	ok "$who: a subdirectory made a git directory by a commondir is reported" has sub
+	$RUN_AS rm -f sub/HEAD sub/commondir
+	ww -- sh -c 'echo x >> nested/.git/objects/info/alternates' 2>"$T/err"
+	ok "$who: objects/info/alternates is read-only" grep -q "Read-only file system" "$T/err"
+	ww -- sh -c "$G -C nested checkout -q -b other" 2>"$T/err"
+	is "$?" 0 "$who: positive control: HEAD stays writable (switching branches)"
+	ww --json-fd 3 -- sh -c "$G init -q hid && printf '[core]\\n\\tfsmonitor = \"touch MARK; false\"\\n' >> hid/.git/config && chmod 0311 hid" \
+		3>"$T/rec" 2>"$T/err"
+	if [ -n "$RUN_AS" ]; then
+		ok "$who: a new directory the caller cannot read is reported" has hid
+		ok "$who: ... with a warning" grep -q "left 'hid' in the workspace: unreadable directory: contents not checked" "$T/err"
+	else
+		ok "$who: a new .git below a mode 0311 directory is reported (root reads it)" has hid/.git
+	fi
+	if [ -n "$RUN_AS" ]; then
+		ww -- true 2>"$T/err"
+		is "$?" 125 "$who: the next run refuses a directory of the tree it cannot read"
+		ok "$who: ... saying why" grep -q "cannot read '$w/hid'.*the sandbox could make it readable" "$T/err"
+		chmod 0755 "$w/hid"
+	fi
+	ww --json-fd 3 -- true 3>"$T/rec" 2>"$T/err"
+	is "$(pr)" "" "$who: positive control: an idle run reports nothing"
+	# --propose flags git control files by what their directory is, and
+	# any path through a component ending in .git.
+	mkdir -p "$w/notgit" && chown --reference="$w" "$w/notgit"
+	$RUN_AS "$CORDON" run --propose -- sh -c 'mkdir -p sub2 foo.git; echo "ref: refs/heads/main" > sub2/HEAD
+		echo ../.c > sub2/commondir; echo "[core]" > sub2/config; echo x > foo.git/y; echo c > notgit/config
+		echo p > plain2.txt' >/dev/null 2>"$T/err"
+	id=$($RUN_AS "$CORDON" proposals list --json | python3 -c 'import json,sys; print([p["id"] for p in json.load(sys.stdin) if p["tree"] == sys.argv[1]][-1])' "$w")
+	$RUN_AS "$CORDON" proposals show "$id" --json >"$T/show.json"
+	flagged=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(" ".join(sorted(f["path"] for f in p["files"] if f["flagged"])))' "$T/show.json")
+	is "$flagged" "foo.git foo.git/y sub2/HEAD sub2/commondir sub2/config" \
+		"$who: propose flags HEAD/config/commondir in a new git directory and paths under x.git (not notgit/config, plain2.txt)"
+	cd "$T" || exit 1
+}
+for_each_user bare_user
+
 # Fail closed: a tree the scan cannot walk completely is refused.
 limits() {
 	who=$1

@@ -136,6 +136,71 @@ creds() {
 }
 for_each_user creds
 
+# A directory the walk cannot open hides what is inside it.  In a tree
+# the sandbox can write, one the caller owns is refused (the sandbox could
+# chmod it back and read what was never checked); in a read-only tree it
+# is skipped (the sandbox cannot chmod it either).  Root reads every
+# directory, so for root the credential is simply covered.
+hidden() {
+	who=$1
+	d=$T/hid-$who
+	mkdir -p "$d/work/cfg" "$d/tree/cfg"
+	echo SECRET-netrc >"$d/work/cfg/.netrc"
+	echo SECRET-netrc >"$d/tree/cfg/.netrc"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
+	cd "$d/work" || exit 1
+	$RUN_AS "$CORDON" run --profile workspace-write -- chmod 000 cfg 2>"$T/err"
+	is "$?" 0 "$who: control: run 1 hides the directory holding the .netrc"
+	out=$($RUN_AS "$CORDON" run --profile workspace-write -- sh -c 'chmod 755 cfg; cat cfg/.netrc' 2>"$T/err")
+	rc=$?
+	is "$(printf '%s' "$out" | grep -c SECRET)" 0 "$who: run 2 cannot chmod the directory back and read the .netrc"
+	if [ -n "$RUN_AS" ]; then
+		is "$rc" 125 "$who: ... the run is refused"
+		ok "$who: ... in one line naming the directory" \
+			grep -q "cannot read '$d/work/cfg' (Permission denied).*the sandbox could make it readable" "$T/err"
+	fi
+	chmod 0755 "$d/work/cfg"
+	out=$($RUN_AS "$CORDON" run --profile workspace-write -- cat cfg/.netrc 2>&1)
+	is "$out" "" "$who: positive control: readable again, the .netrc is covered"
+	chmod 0000 "$d/tree/cfg"
+	$RUN_AS "$CORDON" run --ro "$d/tree:/mnt/t" -- true 2>"$T/err"
+	is "$?" 0 "$who: positive control: an unreadable directory in a read-only tree is skipped"
+	out=$($RUN_AS "$CORDON" run --rw "$d/tree:/mnt/t" -- sh -c 'chmod 755 /mnt/t/cfg; cat /mnt/t/cfg/.netrc' 2>"$T/err")
+	rc=$?
+	is "$(printf '%s' "$out" | grep -c SECRET)" 0 "$who: ... in a --rw tree the sandbox cannot chmod it back and read the .netrc"
+	[ -n "$RUN_AS" ] && is "$rc" 125 "$who: ... the run is refused"
+	cd "$T" || exit 1
+}
+for_each_user hidden
+
+# Keys under any name in .ssh, .aws/config, a private key past the first
+# 64 KiB of a .pem, a hard link to a covered file, a credential bound by
+# itself: all covered; public keys, known_hosts and plain files are not.
+more_creds() {
+	who=$1
+	d=$T/more-$who
+	mkdir -p "$d/work/k/.ssh" "$d/work/k/.aws" "$d/work/a" "$d/out"
+	cd "$d/work" || exit 1
+	for f in k/.ssh/deploy k/.aws/config a/.netrc; do echo "SECRET-$f" >"$f"; done
+	echo PUBLIC >k/.ssh/deploy.pub
+	echo PUBLIC >k/.ssh/known_hosts
+	{ i=0; while [ $i -lt 1200 ]; do echo "-----BEGIN CERTIFICATE----- padding padding padding padding"; i=$((i + 1)); done
+	  printf -- '-----BEGIN PRIVATE KEY-----\nSECRET-big\n-----END PRIVATE KEY-----\n'; } >big.pem
+	ln a/.netrc linked-copy
+	echo SECRET-bound >"$d/out/.netrc"
+	echo PUBLIC >"$d/out/plain.txt"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
+	out=$($RUN_AS "$CORDON" run --ro "$d/out/.netrc:/mnt/n" --ro "$d/out/plain.txt:/mnt/p" -- sh -c '
+		cat k/.ssh/deploy k/.aws/config linked-copy /mnt/n; grep -c SECRET big.pem
+		cat k/.ssh/deploy.pub k/.ssh/known_hosts /mnt/p' 2>"$T/err")
+	is "$?" 0 "$who: the run exits 0"
+	is "$(printf '%s' "$out" | grep -c SECRET)" 0 "$who: .ssh/deploy, .aws/config, a hard link, a bound .netrc read empty"
+	is "$(printf '%s' "$out" | head -1)" 0 "$who: a .pem with its private key past 64 KiB is covered"
+	is "$(printf '%s' "$out" | grep -c PUBLIC)" 3 "$who: positive control: .pub, known_hosts, a bound plain file read"
+	cd "$T" || exit 1
+}
+for_each_user more_creds
+
 # The profile key is validated by policy lint.
 cat >"$T/pol.yaml" <<'EOP'
 version: 1

@@ -240,7 +240,9 @@ int main(void)
 	ok(cd_prop_flagged(".mcp.json", 9), ".mcp.json is flagged");
 	ok(!cd_prop_flagged("src/main.c", 10), "an ordinary file is not flagged");
 	ok(!cd_prop_flagged(".gitignore", 10), ".gitignore is not flagged");
-	ok(!cd_prop_flagged("x.git/hooks/a", 13), "a name merely ending in .git is not flagged");
+	ok(cd_prop_flagged("x.git/hooks/a", 13), "a path through a name ending in .git is flagged");
+	ok(cd_prop_flagged("srv/x.git", 9), "... and that name itself");
+	ok(!cd_prop_flagged("x.gitx/hooks/a", 14), "a name merely containing .git is not");
 	ok(cd_prop_flagged(".git/modules/x/config", 21), "a submodule's config is flagged");
 	ok(cd_prop_flagged(".git/modules/a/b/hooks/post-checkout", 36),
 	   "a nested submodule's hook is flagged");
