@@ -121,11 +121,17 @@ static char hold_stack[16 * 1024] __attribute__((aligned(16)));
 
 static int hold(void *unused)
 {
+	unsigned int fd = (unsigned int)hold_pipe[0];
 	char c;
 
 	(void)unused;
-	close(hold_pipe[1]);
-	while (read(hold_pipe[0], &c, 1) < 0 && errno == EINTR)
+	/* Its fd table is a copy of cordon's (no CLONE_FILES): keep nothing
+	 * of it (the audit database, the run's pipes) but the pipe it waits
+	 * on, the write end included, so that cordon's death is its EOF. */
+	if (fd > 0)
+		syscall(SYS_close_range, 0, fd - 1, 0);
+	syscall(SYS_close_range, fd + 1, ~0U, 0);
+	while (read((int)fd, &c, 1) < 0 && errno == EINTR)
 		;
 	_exit(0);
 }
