@@ -594,6 +594,36 @@ static int git_control_by_content(int upfd, int lofd, const char *name)
 	       (exists_in(upfd, lofd, "objects") || exists_in(upfd, lofd, "commondir"));
 }
 
+/* A file in hooks/ or info/ of a git directory by git's rule (as above),
+ * whatever that directory is called: hooks run on the host's next commit
+ * or push, info/attributes selects filters.  `path` (len bytes) is the
+ * file's relative path; upfd and lofd are its directory in each layer. */
+static int git_hook_by_content(int upfd, int lofd, const char *path, size_t len)
+{
+	const char *end = memrchr(path, '/', len), *start;
+	size_t dl;
+	int pu, pl = -1, r;
+
+	if (!end)
+		return 0;
+	for (start = end; start > path && start[-1] != '/'; start--)
+		;
+	dl = (size_t)(end - start);
+	if (!((dl == 5 && !memcmp(start, "hooks", 5)) || (dl == 4 && !memcmp(start, "info", 4))))
+		return 0;
+	pu = openat(upfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pu < 0)
+		return 1; /* unknown: err toward a flag */
+	if (lofd >= 0)
+		pl = openat(lofd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r = exists_in(pu, pl, "HEAD") &&
+	    (exists_in(pu, pl, "objects") || exists_in(pu, pl, "commondir"));
+	close(pu);
+	if (pl >= 0)
+		close(pl);
+	return r;
+}
+
 /* A regular file in the upper layer: added, modified, or unchanged. */
 static int upper_file(struct scan *sc, int upfd, int lofd, const char *name)
 {
@@ -658,7 +688,8 @@ static int upper_file(struct scan *sc, int upfd, int lofd, const char *name)
 		r = sc->fail;
 		goto out;
 	}
-	f->flagged |= git_control_by_content(upfd, lofd, name);
+	f->flagged |= git_control_by_content(upfd, lofd, name) ||
+	              git_hook_by_content(upfd, lofd, sc->path, sc->len);
 	f->new_mode = ust.st_mode & 07777;
 	if ((r = cd_prop_hash_fd(ufd, f->new_sha256, &usize, &ubin)) < 0) {
 		r = cd_err_sys(sc->err, r, "read '%.*s' in the upper layer", (int)sc->len,

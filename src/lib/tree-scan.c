@@ -182,13 +182,17 @@ static int pem_is_private(int dfd, const char *name)
 /* Anything in a .ssh directory but public keys, known hosts, the list of
  * authorized keys and the client's config (not secrets; the config is
  * read-only in a read-only tree and pinned nowhere else): private keys
- * under any name. */
+ * under any name.  And anything below a .aws directory. */
 static int in_ssh_dir(const char *path, size_t len, const char *name, size_t nl)
 {
 	static const char *const open_names[] = { "known_hosts", "known_hosts.old",
 		                                  "authorized_keys", "config", NULL };
 	size_t i;
 
+	/* Anything below a .aws directory: credentials, config and the
+	 * SSO and CLI token caches (.aws/sso/cache/, .aws/cli/cache/). */
+	if (len > nl && memmem(path, len - nl, "/.aws/", 6))
+		return 1;
 	if (len < nl + 6 || memcmp(path + len - nl - 6, "/.ssh/", 6) != 0)
 		return 0;
 	if (nl > 4 && !memcmp(name + nl - 4, ".pub", 4))
@@ -286,8 +290,10 @@ static int is_gitdir(const char *dir)
 	if (n < 0 || (size_t)n + sizeof "/commondir" > sizeof c || lstat(c, &st) < 0 ||
 	    S_ISDIR(st.st_mode))
 		return 0;
+	/* objects: a directory, or a symlink even while it dangles (a later
+	 * run may create its target: counted now, erring toward a pin). */
 	memcpy(c + n - 4, "objects", 8);
-	if (stat(c, &st) == 0 && S_ISDIR(st.st_mode))
+	if (lstat(c, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)))
 		return 1;
 	memcpy(c + n - 4, "commondir", 10);
 	return lstat(c, &st) == 0;
