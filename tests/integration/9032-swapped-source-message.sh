@@ -29,7 +29,19 @@ swapped() {
 	reset
 	$RUN_AS "$H/at-syscall" -w $NR_CLONE3 "mv '$d/src' '$d/src.real' && ln -s '$d/other' '$d/src'" \
 		"$CORDON" run --json --rw "$d/src" -- sh -c "echo w >$d/src/f" >"$d/out" 2>"$d/err"
-	is "$?" 125 "$who: a source swapped for a symlink fails closed (125)"
+	rc=$?
+	if [ -z "$RUN_AS" ] && [ "$(id -u)" -eq 0 ]; then
+		# A root caller's trees are opened (idmapped, without following
+		# symlinks) by the supervisor before clone3: the swap comes too
+		# late to matter, and the run writes to the directory that was
+		# checked, wherever it has been moved.
+		is "$rc" 0 "$who: the swap at clone3 comes after the tree was opened: the run works"
+		ok "$who: ... and wrote to the directory that was checked (now src.real)" test -f "$d/src.real/f"
+		nok "$who: nothing was written to the symlink's target" test -e "$d/other/f"
+		cd "$T" || exit 1
+		return
+	fi
+	is "$rc" 125 "$who: a source swapped for a symlink fails closed (125)"
 	ok "$who: the message says the bind source changed into a symlink" \
 		grep -q "bind source changed into a symlink" "$d/err"
 	ok "$who: the message names the path" grep -qF "'$d/src'" "$d/err"
