@@ -91,6 +91,9 @@ _stage_for_nobody() {
 	for _d in tests examples docs src scripts; do
 		[ -d "$CORDON_SRC/$_d" ] && { cp -R "$CORDON_SRC/$_d" "$_tap_stage/src/" || return 1; }
 	done
+	for _f in build.sh Makefile README.md; do
+		[ -f "$CORDON_SRC/$_f" ] && { cp "$CORDON_SRC/$_f" "$_tap_stage/src/" || return 1; }
+	done
 	find "$_tap_stage/build" "$_tap_stage/src" -name '*.o' -o -name '*.d' | xargs rm -f
 	chmod -R u=rwX,go=rX "$_tap_stage" || return 1
 	CORDON=$_tap_stage/build/cordon
