@@ -112,15 +112,18 @@ creds() {
 				echo "$top/$f:$(cat "$top/$f" 2>&1)"
 			done
 			echo "$top/cert:$(cat "$top/keys/cert.pem" | sed -n 2p)"
-			echo "$top/plain:$(cat "$top/a/b/c/ordinary.txt" "$top/y/.aws/ordinary.txt" "$top/x/.docker/conf/other.json" | tr -d "\n")"
+			echo "$top/aws-other:$(cat "$top/y/.aws/ordinary.txt")"
+			echo "$top/plain:$(cat "$top/a/b/c/ordinary.txt" "$top/y/.config/gh/ordinary.txt" "$top/x/.docker/conf/other.json" | tr -d "\n")"
 		done' >"$T/out" 3>"$T/rec" 2>"$T/err"
 	is "$?" 0 "$who: the run with credentials in every bound tree exits 0"
 	is "$(grep -c SECRET "$T/out")" 0 "$who: no credential file could be read, in any tree"
-	is "$(grep -c ':$' "$T/out")" 52 "$who: each of 13 credential files x 4 trees reads empty"
+	is "$(grep -c ':$' "$T/out")" 56 "$who: each of 13 credential files (and .aws's other file) x 4 trees reads empty"
 	is "$(grep -c 'cert:PUBLIC-cert$' "$T/out")" 4 "$who: positive control: a certificate .pem stays readable"
+	is "$(grep -c 'aws-other:$' "$T/out")" 4 "$who: anything below .aws reads empty (token caches, config)"
 	is "$(grep -c 'plain:plainplainplain$' "$T/out")" 4 "$who: positive control: ordinary files beside them are readable"
+	grep 'plain:' "$T/out" | grep -v 'plainplainplain$' | sed 's/^/#   /' | head -4
 	n=$(rj 'len([c for c in p["covered_paths"] if c["reason"] == "credential file"])')
-	is "$n" 52 "$who: the record lists all 52 in covered_paths"
+	is "$n" 56 "$who: the record lists all 56 in covered_paths"
 	ok "$who: ... with their paths inside" \
 		sh -c "python3 -c 'import json,sys; c=[x[\"path\"] for x in json.load(open(sys.argv[1]))[\"covered_paths\"]]; assert \"/mnt/ro/a/b/c/.netrc\" in c and \"/tmp/y/.config/gh/hosts.yml\" in c and \"$base/cwd/keys/app.secret\" in c' '$T/rec'"
 	# Without the profile's glob, app.secret is an ordinary file.
