@@ -58,7 +58,8 @@ const char *cd_userns_hint(enum cd_userns_cause c)
 		       "cordon outside it";
 	case CD_USERNS_APPARMOR:
 		return "AppArmor restricts unprivileged user namespaces "
-		       "(kernel.apparmor_restrict_unprivileged_userns=1): install cordon's AppArmor "
+		       "(kernel.apparmor_restrict_unprivileged_userns=1): install cordon's "
+		       "AppArmor "
 		       "profile (see cordon(1)), or sysctl -w "
 		       "kernel.apparmor_restrict_unprivileged_userns=0";
 	case CD_USERNS_CLONE:

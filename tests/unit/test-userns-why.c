@@ -7,8 +7,8 @@
 
 #include <string.h>
 
-static void facts(struct cd_userns_facts *f, int chroot, const char *apparmor,
-                  const char *clone, const char *max)
+static void facts(struct cd_userns_facts *f, int chroot, const char *apparmor, const char *clone,
+                  const char *max)
 {
 	memset(f, 0, sizeof *f);
 	f->chroot = chroot;
