@@ -12,6 +12,7 @@
 
 #include "cli-audit.h"
 #include "landlock.h"
+#include "userns-why.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -67,16 +68,6 @@ static const char *read_line(const char *path, char *buf, size_t n)
 	return buf;
 }
 
-/* Whether / is not the root of pid 1 (a chroot): 1, 0, or -1 unknown. */
-static int in_chroot(void)
-{
-	struct stat a, b;
-
-	if (stat("/", &a) < 0 || stat("/proc/1/root/.", &b) < 0)
-		return -1;
-	return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
-}
-
 /* Create a user and mount namespace in a child, as cordon run does; 0 or
  * the child's -errno. */
 static int try_userns(void)
@@ -95,8 +86,9 @@ static int try_userns(void)
 
 static void check_userns(struct doctor *d)
 {
-	char a[64], b[64], c[64], found[256];
-	int r = try_userns(), ch;
+	struct cd_userns_facts facts;
+	char found[256];
+	int r = try_userns();
 
 	if (r == 0) {
 		check(d, "user-namespaces", 1, 1, "a user and mount namespace can be created",
@@ -104,32 +96,8 @@ static void check_userns(struct doctor *d)
 		return;
 	}
 	snprintf(found, sizeof found, "cannot create a user namespace: %s", strerror(-r));
-	ch = in_chroot();
-	read_line("/proc/sys/kernel/unprivileged_userns_clone", a, sizeof a);
-	read_line("/proc/sys/user/max_user_namespaces", b, sizeof b);
-	read_line("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", c, sizeof c);
-	if (ch == 1)
-		check(d, "user-namespaces", 0, 1, found,
-		      "this is a chroot, where the kernel forbids user namespaces: enter the root "
-		      "with pivot_root in a new mount namespace (unshare -m, pivot_root), or run "
-		      "cordon outside it");
-	else if (!strcmp(a, "0"))
-		check(d, "user-namespaces", 0, 1, found,
-		      "sysctl -w kernel.unprivileged_userns_clone=1 (and in /etc/sysctl.d/ to keep "
-		      "it)");
-	else if (!strcmp(b, "0"))
-		check(d, "user-namespaces", 0, 1, found,
-		      "sysctl -w user.max_user_namespaces=15000 (and in /etc/sysctl.d/ to keep "
-		      "it)");
-	else if (!strcmp(c, "1"))
-		check(d, "user-namespaces", 0, 1, found,
-		      "AppArmor restricts unprivileged user namespaces: install cordon's AppArmor "
-		      "profile (see cordon(1)), or sysctl -w "
-		      "kernel.apparmor_restrict_unprivileged_userns=0");
-	else
-		check(d, "user-namespaces", 0, 1, found,
-		      "check the container or seccomp policy cordon runs under: it refuses "
-		      "unshare(CLONE_NEWUSER)");
+	cd_userns_facts_read(&facts);
+	check(d, "user-namespaces", 0, 1, found, cd_userns_hint(cd_userns_classify(&facts)));
 }
 
 static void check_landlock(struct doctor *d)

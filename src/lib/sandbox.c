@@ -15,6 +15,7 @@
 #include "quotas.h"
 #include "sandbox-int.h"
 #include "termfilter.h"
+#include "userns-why.h"
 #include "util.h"
 
 #include <errno.h>
@@ -911,14 +912,17 @@ static long clone_sandbox(const struct cd_plan *plan, struct clone_args *ca)
 	return pid < 0 ? -e : pid;
 }
 
-static const char *clone_hint(int e)
+/* Why the namespaces were refused, named (a chroot first): one line. */
+static const char *clone_hint(int e, char *buf, size_t n)
 {
-	if (e == -EPERM || e == -ENOSPC || e == -EUSERS)
-		return "cannot create the sandbox's namespaces (are unprivileged user namespaces "
-		       "disabled? check /proc/sys/kernel/unprivileged_userns_clone, "
-		       "/proc/sys/user/max_user_namespaces and AppArmor's "
-		       "kernel.apparmor_restrict_unprivileged_userns)";
-	return "cannot create the sandbox's namespaces";
+	struct cd_userns_facts facts;
+
+	if (e != -EPERM && e != -ENOSPC && e != -EUSERS)
+		return "cannot create the sandbox's namespaces";
+	cd_userns_facts_read(&facts);
+	snprintf(buf, n, "cannot create the sandbox's namespaces (%s)",
+	         cd_userns_hint(cd_userns_classify(&facts)));
+	return buf;
 }
 
 int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct cd_sandbox_io *io,
@@ -926,6 +930,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 {
 	struct cd_child_ctx ctx;
 	struct supervisor s;
+	char hint[512];
 	struct clone_args ca;
 	struct fds f;
 	uint64_t t0 = now_ms();
@@ -1013,7 +1018,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		close_trees(&ctx);
 		close_all(&f);
 		free(s.in_buf);
-		return setup_fail(res, err, r, clone_hint(r));
+		return setup_fail(res, err, r, clone_hint(r, hint, sizeof hint));
 	}
 	if (pid == 0)
 		cd_child_main(&ctx); /* never returns */
