@@ -460,12 +460,15 @@ static int check_setting(struct lctx *c, const char *key, const struct cd_ynode 
 		}
 		if (hlen >= sizeof host)
 			return lfail(c, item, NULL, "host '%s' is too long", s);
+		int hv;
+
 		memcpy(host, s, hlen);
 		host[hlen] = '\0';
-		if (cd_host_pattern_valid(host) == -CD_E_DENIED)
+		hv = cd_host_pattern_valid(host);
+		if (hv == -CD_E_DENIED)
 			return lfail(c, item, "name a registrable domain, e.g. '*.example.co.uk'",
 			             "wildcard '%s' covers a public suffix", host);
-		if (cd_host_pattern_valid(host) < 0)
+		if (hv < 0)
 			return lfail(c, item, "lower case, no trailing dot, IDNA A-labels",
 			             "host '%s' is not a normalized host", host);
 	} else if (!strcmp(key, "ro") || !strcmp(key, "rw")) {
@@ -696,11 +699,12 @@ static int load_scope(struct lctx *c, struct cd_rule *g, const struct cd_ynode *
 		if ((r = get_str_list(c, v, "scope.hosts", &g->hosts, &g->nhosts)) < 0)
 			return r;
 		for (it = v->child; it; it = it->next) {
-			if (cd_host_pattern_valid(it->s) == -CD_E_DENIED)
+			r = cd_host_pattern_valid(it->s);
+			if (r == -CD_E_DENIED)
 				return lfail(c, it,
 				             "name a registrable domain, e.g. '*.example.co.uk'",
 				             "wildcard '%s' covers a public suffix", it->s);
-			if (cd_host_pattern_valid(it->s) < 0) {
+			if (r < 0) {
 				if (host_hint(it->s, hint, sizeof hint) < 0)
 					hint[0] = '\0';
 				return lfail(c, it, hint[0] ? hint : NULL,
