@@ -12,7 +12,14 @@
  * frees its slot, and nothing is ever left to clean up.
  *
  * The lowest free slot is taken: sequential runs reuse uid + 0.  With
- * every slot of the window held the run is refused.
+ * every slot of the window held the run is refused.  Probing costs one
+ * open, fstat and flock per held slot (about 30 us each on a loaded
+ * host), so the range is capped at CD_IDMAP_SLOTS_MAX.
+ *
+ * When cordon dies its files are closed before its children get their
+ * parent-death signal, so a new run may take the id while the old
+ * sandbox's processes are being killed: for those few microseconds they
+ * share the id's quotas, in other pid namespaces, never seeing each other.
  *
  * Trust boundary: the supervisor (host root) opens the directory one
  * component at a time without following symlinks; it must be its own
