@@ -93,6 +93,11 @@ spA=$(sandbox_pid A)
 spB=$(sandbox_pid B)
 idsA=$(ids_of "$spA")
 idsB=$(ids_of "$spB")
+# The lock is cordon's alone: neither the command nor the sandbox's init
+# holds a descriptor of it.
+locks() { ls -l "/proc/$1/fd" 2>/dev/null | grep -c ' -> /run/cordon/ids/'; }
+initA=$(awk '/^PPid:/ { print $2 }' "/proc/$spA/status" 2>/dev/null)
+lk="$(locks $pidA) $(locks "$spA") $(locks "${initA:-none}")"
 finish A
 finish B
 wait $pidA
@@ -114,6 +119,7 @@ is "$(echo "$gA $gB" | tr ' ' '\n' | sort -n | tr '\n' ' ')" \
 	"$((gstart + base)) $((gstart + base + 1)) " "... and so are their gids"
 ok "each record names its slot (id_slot = host_uid - $ustart)" \
 	test "$(field "$T/A.rec" id_slot)" = $((uA - ustart)) -a "$(field "$T/B.rec" id_slot)" = $((uB - ustart))
+is "$lk" "1 0 0" "cordon holds its slot's lock; the sandbox's command and init hold none of it"
 # What the caller sees on the host afterwards: the caller's tree is bound
 # idmapped, so whichever id a run had, its files are root's on disk.
 is "$(stat -c %u:%g "$T/sync/A.file" "$T/sync/B.file" 2>&1 | tr '\n' ' ')" "0:0 0:0 " \
