@@ -21,6 +21,7 @@
 #include "fs.h"
 #include "gate.h"
 #include "idmap.h"
+#include "idslot.h"
 #include "logmask.h"
 #include "state.h"
 #include "num.h"
@@ -887,9 +888,11 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 	json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)r->stdout_bytes));
 	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)r->stderr_bytes));
 	json_object_set_new(o, "profile", json_string(p->profile));
-	/* Who the sandbox was on the host (for root: a dedicated id). */
+	/* Who the sandbox was on the host (for root: the run's own id, from
+	 * slot id_slot of root's range). */
 	json_object_set_new(o, "host_uid", json_integer((json_int_t)p->host_uid));
 	json_object_set_new(o, "host_gid", json_integer((json_int_t)p->host_gid));
+	json_object_set_new(o, "id_slot", p->idmap ? json_integer(p->id_slot) : json_null());
 	if (p->idmap) {
 		json_object_set_new(o, "idmapped_binds", json_integer(r->idmapped_binds));
 		json_object_set_new(o, "plain_binds", json_integer(r->plain_binds));
@@ -1601,6 +1604,35 @@ static json_t *session_save(int fd, const char *path, const struct cd_session *s
 	                 sess->dropped > 0);
 }
 
+/* Who the sandbox is on the host: the caller, or for root a slot of root's
+ * range, held until cordon exits (idmap.h, idslot.h).  The test seam
+ * CORDON_TEST_ID_SLOTS=[FIRST:]COUNT narrows the slots a root run may take
+ * and can never widen them: a window outside the range refuses the run. */
+static int host_ids(struct cd_plan_opts *po, struct cd_idslot *slot, struct cd_err *err)
+{
+	struct cd_idmap_range range;
+	const char *w = getenv("CORDON_TEST_ID_SLOTS");
+	uint32_t first = 0, count = 0;
+	int r;
+
+	po->idmap = geteuid() == 0;
+	po->id_slot = -1;
+	if (!po->idmap) {
+		po->host_uid = geteuid();
+		po->host_gid = getegid();
+		return 0;
+	}
+	if (w && cd_idslot_parse_window(w, &first, &count) < 0)
+		return cd_err_set(err, -EINVAL, "CORDON_TEST_ID_SLOTS: not [FIRST:]COUNT");
+	cd_idmap_root_range(&range);
+	if ((r = cd_idslot_take(CD_IDSLOT_DIR, &range, first, count, slot, err)) < 0)
+		return r;
+	po->host_uid = slot->uid;
+	po->host_gid = slot->gid;
+	po->id_slot = (long)slot->index;
+	return 0;
+}
+
 int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 {
 	struct run_args a;
@@ -1623,6 +1655,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	struct egress eg;
 	struct cd_result res;
 	struct cd_err err = { 0, "" };
+	struct cd_idslot slot = { .fd = -1 };
 	char run_id[CD_RUN_ID_LEN + 1] = "", msg[512];
 	sigset_t oldmask;
 	int first, rc = CD_EXIT_CORDON, sfd = -1;
@@ -1862,9 +1895,10 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	po.lc_all = getenv("LC_ALL");
 	po.scratch_host = a.scratch;
 	po.limits = &a.limits;
-	/* root's sandbox runs as a dedicated unprivileged id (idmap.h). */
-	cd_idmap_host_ids(geteuid(), getegid(), &po.host_uid, &po.host_gid);
-	po.idmap = geteuid() == 0;
+	if (host_ids(&po, &slot, &err) < 0) {
+		rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
+		goto out;
+	}
 	po.allow_degraded = a.allow_degraded;
 	po.skip_socket_scan = a.skip_socket_scan;
 	po.allow_home = a.allow_home;
@@ -2053,6 +2087,8 @@ out:
 	cd_audit_close(audit);
 	args_release(&a);
 	cd_arena_release(&arena);
+	/* Last: the run's host id is free once nothing of the run is left. */
+	cd_idslot_release(&slot);
 	return rc;
 }
 

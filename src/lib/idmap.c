@@ -27,7 +27,7 @@
 #define SUBID_FILE_MAX (64u * 1024) /* more of /etc/subuid is not read */
 
 int cd_idmap_parse_subid(const char *text, size_t len, const char *name, unsigned long id,
-                         uint32_t *ret_start)
+                         uint32_t *ret_start, uint32_t *ret_count)
 {
 	char idbuf[24];
 	size_t at = 0, nlen = strlen(name);
@@ -59,22 +59,25 @@ int cd_idmap_parse_subid(const char *text, size_t len, const char *name, unsigne
 		    start + count - 1 > UINT32_MAX - 1)
 			continue;
 		*ret_start = (uint32_t)start;
+		*ret_count = (uint32_t)count;
 		return 0;
 	}
 	return -ENOENT;
 }
 
-/* root's subordinate START in `path`, or CD_IDMAP_DEFAULT_ID. */
-static uint32_t root_subid(const char *path)
+/* root's first subordinate range in `path` (*start, *count), or the
+ * default one. */
+static void root_subid(const char *path, uint32_t *start, uint32_t *count)
 {
 	char *buf = malloc(SUBID_FILE_MAX);
 	size_t len = 0;
-	uint32_t start = CD_IDMAP_DEFAULT_ID;
 	ssize_t n;
 	int fd;
 
+	*start = CD_IDMAP_DEFAULT_ID;
+	*count = CD_IDMAP_SLOTS_MAX;
 	if (!buf)
-		return start;
+		return;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd >= 0) {
 		while (len < SUBID_FILE_MAX &&
@@ -88,22 +91,32 @@ static uint32_t root_subid(const char *path)
 			len += (size_t)n;
 		}
 		close(fd);
-		if (cd_idmap_parse_subid(buf, len, "root", 0, &start) < 0)
-			start = CD_IDMAP_DEFAULT_ID;
+		if (cd_idmap_parse_subid(buf, len, "root", 0, start, count) < 0) {
+			*start = CD_IDMAP_DEFAULT_ID;
+			*count = CD_IDMAP_SLOTS_MAX;
+		}
+		/* Never nobody (65534), which daemons and rootless runs share:
+		 * a range across it is cut below it. */
+		if (*start < 65534 && *start + *count > 65534)
+			*count = 65534 - *start;
 	}
 	free(buf);
-	return start;
 }
 
-void cd_idmap_host_ids(uid_t euid, gid_t egid, uid_t *ret_uid, gid_t *ret_gid)
+void cd_idmap_root_range_from(const char *subuid, const char *subgid, struct cd_idmap_range *ret)
 {
-	if (euid != 0) {
-		*ret_uid = euid;
-		*ret_gid = egid;
-		return;
-	}
-	*ret_uid = (uid_t)root_subid("/etc/subuid");
-	*ret_gid = (gid_t)root_subid("/etc/subgid");
+	uint32_t ucount, gcount;
+
+	root_subid(subuid, &ret->uid, &ucount);
+	root_subid(subgid, &ret->gid, &gcount);
+	ret->count = ucount < gcount ? ucount : gcount;
+	if (ret->count > CD_IDMAP_SLOTS_MAX)
+		ret->count = CD_IDMAP_SLOTS_MAX;
+}
+
+void cd_idmap_root_range(struct cd_idmap_range *ret)
+{
+	cd_idmap_root_range_from("/etc/subuid", "/etc/subgid", ret);
 }
 
 int cd_idmap_is_caller_tree(const struct cd_mount *m)

@@ -841,6 +841,7 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	p->gid = CD_SANDBOX_GID;
 	p->host_uid = o->host_uid;
 	p->host_gid = o->host_gid;
+	p->id_slot = o->id_slot;
 	p->idmap = o->idmap;
 	p->hostname = strdup("cordon");
 	p->profile = strdup(o->profile ? o->profile : "strict");
@@ -1005,6 +1006,7 @@ char *cd_plan_describe(const struct cd_plan *p)
 	json_object_set_new(o, "gid", json_integer(p->gid));
 	json_object_set_new(o, "host_uid", json_integer((json_int_t)p->host_uid));
 	json_object_set_new(o, "host_gid", json_integer((json_int_t)p->host_gid));
+	json_object_set_new(o, "id_slot", p->idmap ? json_integer(p->id_slot) : json_null());
 	json_object_set_new(o, "idmapped_binds", json_boolean(p->idmap));
 	json_object_set_new(o, "hostname", json_string(p->hostname));
 	json_object_set_new(o, "mounts", mounts);

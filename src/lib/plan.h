@@ -87,7 +87,8 @@ struct cd_plan {
 	/* Identity inside and outside. */
 	uid_t uid, gid;           /* inside: unprivileged, never 0 */
 	uid_t host_uid, host_gid; /* mapped from: the invoking user, or for root
-				   * the dedicated id of idmap.h */
+				   * the run's own id of root's range (idslot.h) */
+	long id_slot;             /* with idmap: that id's slot in root's range */
 	int idmap;                /* root caller: the caller's trees are bound
 				   * through idmapped mounts (idmap.h) */
 	char *hostname;
@@ -154,7 +155,8 @@ struct cd_plan_opts {
 	const char *lc_all;             /* LC_ALL to pass; NULL: none */
 	const char *scratch_host;       /* --scratch DIR */
 	const struct cd_limits *limits; /* NULL: defaults */
-	uid_t host_uid, host_gid;       /* cd_idmap_host_ids() of the caller */
+	uid_t host_uid, host_gid;       /* the caller's, or root's slot (idslot.h) */
+	long id_slot;                   /* with idmap: the slot's index */
 	int idmap;                      /* the caller is root: see cd_plan.idmap */
 	const char *profile;
 	int allow_degraded;   /* run without walls the kernel lacks (recorded) */

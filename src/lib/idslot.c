@@ -1,0 +1,212 @@
+/* idslot.c — one host id per concurrent root run (see idslot.h).
+ *
+ * Trust boundary: runs in the supervisor with host root's privileges.  The
+ * lock directory is reached one component at a time with O_NOFOLLOW, each
+ * step checked on the opened descriptor (no window between check and use);
+ * anything unexpected refuses the run.
+ */
+#include "idslot.h"
+
+#include "num.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define IDSLOT_DEPTH_MAX 16 /* components of the lock directory's path */
+
+/* May the directory just opened as `fd` lead to the locks?  Intermediate
+ * ones: root's or ours, not writable by group or others unless sticky (no
+ * one can then move our entry).  The last: ours, nothing for anyone else. */
+static int dir_safe(int fd, const char *dir, const char *name, int last, struct cd_err *err)
+{
+	struct stat st;
+	uid_t me = geteuid();
+
+	if (fstat(fd, &st) < 0)
+		return cd_err_sys(err, -errno, "'%s': stat '%s'", dir, name);
+	if (!S_ISDIR(st.st_mode))
+		return cd_err_set(err, -EPERM, "'%s': '%s' is not a directory", dir, name);
+	if (last && (st.st_uid != me || (st.st_mode & 077)))
+		return cd_err_set(err, -EPERM,
+		                  "'%s' is unsafe for the locks of root's sandbox ids "
+		                  "(owner %u, mode %04o): it must be uid %u's with no access "
+		                  "for group or others",
+		                  dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+		                  (unsigned)me);
+	if (!last && ((st.st_uid != 0 && st.st_uid != me) ||
+	              ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))))
+		return cd_err_set(err, -EPERM,
+		                  "'%s': '%s' is unsafe on the way to the locks of root's "
+		                  "sandbox ids (owner %u, mode %04o): others could replace "
+		                  "what is under it",
+		                  dir, name, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
+/* One step down from `at` to `name`, made 0700 when missing. */
+static int step(int at, const char *dir, const char *name, int last, struct cd_err *err)
+{
+	struct stat st;
+	int fd, r;
+
+	if (mkdirat(at, name, 0700) < 0 && errno != EEXIST)
+		return cd_err_sys(err, -errno, "'%s': create '%s'", dir, name);
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		if ((r == -ELOOP || r == -ENOTDIR) &&
+		    fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return cd_err_set(err, -EPERM, "'%s': '%s' is %s, refused", dir, name,
+			                  S_ISLNK(st.st_mode) ? "a symlink" : "not a directory");
+		return cd_err_sys(err, r, "'%s': open '%s'", dir, name);
+	}
+	if ((r = dir_safe(fd, dir, name, last, err)) < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* The lock directory, opened: see idslot.h. */
+static int open_dir(const char *dir, struct cd_err *err)
+{
+	char name[NAME_MAX + 1];
+	const char *p = dir, *end;
+	int at, fd, depth = 0;
+	size_t len;
+
+	if (dir[0] != '/')
+		return cd_err_set(err, -EINVAL, "'%s': the lock directory must be absolute", dir);
+	at = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (at < 0)
+		return cd_err_sys(err, -errno, "open '/'");
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = strchrnul(p, '/');
+		len = (size_t)(end - p);
+		if (len > NAME_MAX || ++depth > IDSLOT_DEPTH_MAX || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.')) {
+			close(at);
+			return cd_err_set(err, -EINVAL, "'%s': not a plain path", dir);
+		}
+		memcpy(name, p, len);
+		name[len] = '\0';
+		p = end;
+		while (*p == '/')
+			p++;
+		fd = step(at, dir, name, *p == '\0', err);
+		close(at);
+		if (fd < 0)
+			return fd;
+		at = fd;
+	}
+	if (depth == 0) {
+		close(at);
+		return cd_err_set(err, -EINVAL, "'%s': the lock directory cannot be '/'", dir);
+	}
+	return at;
+}
+
+/* Try slot `uid`: 1 with *ret_fd locked, 0 when another run holds it. */
+static int try_lock(int dirfd, const char *dir, uid_t uid, int *ret_fd, struct cd_err *err)
+{
+	char name[16];
+	struct stat st;
+	int fd, n = snprintf(name, sizeof name, "%u", (unsigned)uid);
+
+	if (n < 0 || (size_t)n >= sizeof name)
+		return cd_err_set(err, -EINVAL, "format the lock name of id %u", (unsigned)uid);
+	fd = openat(dirfd, name,
+	            O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == ELOOP || errno == EISDIR))
+		return cd_err_set(err, -EPERM, "'%s': the lock '%s' is %s, refused", dir, name,
+		                  errno == ELOOP ? "a symlink" : "a directory");
+	if (fd < 0)
+		return cd_err_sys(err, -errno, "'%s': open the lock '%s'", dir, name);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		return cd_err_set(err, -EPERM,
+		                  "'%s': the lock '%s' is not a regular file of uid %u", dir, name,
+		                  (unsigned)geteuid());
+	}
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		if (e == EINTR)
+			continue;
+		close(fd);
+		if (e == EWOULDBLOCK)
+			return 0;
+		return cd_err_sys(err, -e, "'%s': lock '%s'", dir, name);
+	}
+	*ret_fd = fd;
+	return 1;
+}
+
+int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t first,
+                   uint32_t count, struct cd_idslot *ret, struct cd_err *err)
+{
+	uint32_t i;
+	int dirfd, fd = -1, r = 0;
+
+	if (count == 0 && first < range->count)
+		count = range->count - first;
+	if (first >= range->count || count == 0 || count > range->count - first)
+		return cd_err_set(err, -EINVAL,
+		                  "the slot window %u:%u is outside the %u ids root's "
+		                  "sandboxes use",
+		                  (unsigned)first, (unsigned)count, (unsigned)range->count);
+	if ((dirfd = open_dir(dir, err)) < 0)
+		return dirfd;
+	for (i = first; i - first < count; i++) {
+		r = try_lock(dirfd, dir, (uid_t)(range->uid + i), &fd, err);
+		if (r != 0)
+			break;
+	}
+	close(dirfd);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return cd_err_set(err, -EBUSY,
+		                  "every host id for root's sandboxes is in use (%u concurrent "
+		                  "root runs, uids %u-%u, locks in '%s'); wait for one to end",
+		                  (unsigned)count, (unsigned)(range->uid + first),
+		                  (unsigned)(range->uid + first + count - 1), dir);
+	ret->fd = fd;
+	ret->index = i;
+	ret->uid = (uid_t)(range->uid + i);
+	ret->gid = (gid_t)(range->gid + i);
+	return 0;
+}
+
+void cd_idslot_release(struct cd_idslot *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+int cd_idslot_parse_window(const char *s, uint32_t *ret_first, uint32_t *ret_count)
+{
+	const char *colon = strchr(s, ':');
+	uint64_t first = 0, count;
+
+	if (colon && cd_parse_u64(s, (size_t)(colon - s), UINT32_MAX, &first) < 0)
+		return -EINVAL;
+	if (colon)
+		s = colon + 1;
+	if (cd_parse_u64(s, strlen(s), UINT32_MAX, &count) < 0 || count == 0)
+		return -EINVAL;
+	*ret_first = (uint32_t)first;
+	*ret_count = (uint32_t)count;
+	return 0;
+}

@@ -1,0 +1,70 @@
+/* idslot.h — one host id per concurrent root run.
+ *
+ * A root caller's sandbox runs as an id of root's range (idmap.h).  Were
+ * it one id for every run, concurrent root runs would share that id's
+ * per-user kernel budgets (inotify instances, RLIMIT_NPROC's count,
+ * message queue bytes: the kernel charges each to the user namespace's
+ * owner as well) and could starve one another.  So each run takes a slot
+ * i of the range, uid + i and gid + i, for its whole life: an flock on
+ * the lock file named after the uid in a root-only directory
+ * (CD_IDSLOT_DIR).  The kernel drops the lock when the last descriptor
+ * of it closes, so a run that ends, crashes or is killed with SIGKILL
+ * frees its slot, and nothing is ever left to clean up.
+ *
+ * The lowest free slot is taken: sequential runs reuse uid + 0.  With
+ * every slot of the window held the run is refused.  Probing costs one
+ * open, fstat and flock per held slot (about 30 us each on a loaded
+ * host), so the range is capped at CD_IDMAP_SLOTS_MAX.
+ *
+ * When cordon dies its files are closed before its children get their
+ * parent-death signal, so a new run may take the id while the old
+ * sandbox's processes are being killed: for those few microseconds they
+ * share the id's quotas, in other pid namespaces, never seeing each other.
+ *
+ * Trust boundary: the supervisor (host root) opens the directory one
+ * component at a time without following symlinks; it must be its own
+ * (or root's), the last component with no access for anyone else, so no
+ * other user can take, free or fake a slot.
+ */
+#ifndef CD_IDSLOT_H
+#define CD_IDSLOT_H
+
+#include "err.h"
+#include "idmap.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Where root's runs keep their slot locks (created 0700 as needed). */
+#define CD_IDSLOT_DIR "/run/cordon/ids"
+
+struct cd_idslot {
+	int fd;         /* the locked file; -1 when none is held */
+	uint32_t index; /* the slot: uid = range.uid + index */
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Take the lowest free slot of `range` among [first, first + count)
+ * (count 0: to the end of the range), locking its file in `dir`, an
+ * absolute path (CD_IDSLOT_DIR but in tests).  Missing directories of
+ * `dir` are made 0700.  Every existing directory on the way must be a
+ * directory, not a symlink, owned by root or the caller and writable by
+ * no one else unless sticky; `dir` itself the caller's and closed to
+ * group and others; a lock file the caller's regular file.
+ * Returns 0 and fills *ret (ret->fd the caller's, see _release);
+ * -EBUSY when every slot of the window is held; -EINVAL for a window
+ * outside the range; -EPERM for an unsafe directory or file; -errno
+ * otherwise.  The message says which. */
+int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t first,
+                   uint32_t count, struct cd_idslot *ret, struct cd_err *err);
+
+/* Free the slot (close its lock); accepts a slot never taken (fd -1). */
+void cd_idslot_release(struct cd_idslot *s);
+
+/* Parse a test window "COUNT" or "FIRST:COUNT" (decimal, COUNT >= 1):
+ * 0, or -EINVAL when malformed.  A window only ever narrows the range
+ * (cd_idslot_take refuses one that does not fit). */
+int cd_idslot_parse_window(const char *s, uint32_t *ret_first, uint32_t *ret_count);
+
+#endif
