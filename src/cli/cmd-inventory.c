@@ -19,7 +19,7 @@
  *
  * Exit statuses: 0 nothing unknown, 1 a server offers tools the policy does
  * not name or could not be inventoried, 2 usage, 125 cordon could not
- * proceed. */
+ * proceed (a pin or its record not written: the report is still printed). */
 #include "cli.h"
 
 #include "buf.h"
@@ -68,7 +68,8 @@ static const char usage[] =
         "its --server (else the one MCP server the policy names), --agent (tried\n"
         "first), --state, --audit and --cwd.\n"
         "Exit 0 when every offered tool is in the policy, 1 when one is not or a\n"
-        "server could not be inventoried, 2 usage, 125 cordon could not proceed.\n";
+        "server could not be inventoried, 2 usage, 125 cordon could not proceed\n"
+        "(a pin or its audit record could not be written).\n";
 
 struct server {
 	char name[128];

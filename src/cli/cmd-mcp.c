@@ -464,10 +464,9 @@ static int check_reach(struct session *s)
 	}
 	for (k = 0; k < 2; k++) {
 		if (cd_path_is_under(secret[k], cwd)) {
-			cli_errorf(
-			        "'%s' is under the working directory, which the server's sandbox "
-			        "sees: run cordon mcp from another directory",
-			        secret[k]);
+			cli_errorf("'%s' is under the working directory '%s', which the server's "
+			           "sandbox sees: pass --cwd DIR (a directory not above it)",
+			           secret[k], cwd);
 			return -1;
 		}
 		for (i = 0; i < nset; i++) {

@@ -99,6 +99,18 @@ case_user() {
 	is "$r" 0 "$u: ... and is refused a write elsewhere"
 	nok "$u: ... which wrote nothing" test -e "$E/data/x.txt"
 
+	# --cwd is needed: a host starts cordon in / (refused by cordon run),
+	# and a --cwd above the state database is refused by cordon mcp.
+	python3 -c "import json,sys; c=json.load(open(sys.argv[1])); a=c['mcpServers']['files']['args']; i=a.index('--cwd'); del a[i:i+2]; json.dump(c,open(sys.argv[2],'w'))" "$E/mcp.json" "$E/mcp-nocwd.json"
+	python3 -c "import json,sys; c=json.load(open(sys.argv[1])); a=c['mcpServers']['files']['args']; a[a.index('--cwd')+1]=sys.argv[3]; json.dump(c,open(sys.argv[2],'w'))" "$E/mcp.json" "$E/mcp-upcwd.json" "$E"
+	[ "$u" = nobody ] && chown 65534:65534 "$E/mcp-nocwd.json" "$E/mcp-upcwd.json"
+	(cd / && as env MCP_OPS='[{"op":"list"}]' node "$D/host/config-client.mjs" "$E/mcp-nocwd.json" files >"$E/nocwd.out" 2>"$E/nocwd.err")
+	ok "$u: without --cwd, from /: refused (the state database is under /)" grep -q "state/state.db' is under the working directory '/'.*pass --cwd DIR" "$E/nocwd.err"
+	(cd / && as env MCP_OPS='[{"op":"list"}]' node "$D/host/config-client.mjs" "$E/mcp-upcwd.json" files >"$E/upcwd.out" 2>"$E/upcwd.err")
+	ok "$u: a --cwd holding the state database is refused" grep -q "state/.*is under the working directory" "$E/upcwd.err"
+	case $(cat "$E/upcwd.out") in *'"error":"connect:'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "$u: ... and the session does not start"
+
 	# A changed definition: the inventory records it as changed and pending,
 	# the approved one stays approved, the session hides the tool.
 	sed "s|server-filesystem/dist/index.js|server-filesystem/dist/index-changed.js|" "$E/mcp.json" >"$E/mcp-changed.json"
