@@ -68,6 +68,10 @@ int cli_spawn_run(const struct cli_spawn *sp, pid_t *ret_pid, int *to, int *from
 			argv[n++] = "--state";
 			argv[n++] = sp->state;
 		}
+		if (sp->cwd) {
+			argv[n++] = "--cwd";
+			argv[n++] = sp->cwd;
+		}
 		if (sp->direct)
 			argv[n++] = "--direct-stdio";
 		argv[n++] = "--";

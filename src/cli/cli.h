@@ -47,6 +47,7 @@ struct cli_spawn {
 	const char *policy, *agent, *task, *tool, *audit;
 	const char *state; /* passed on as --state when set: the launch decision reads
 	                      the same state database as the gateway */
+	const char *cwd;   /* passed on as --cwd when set (else ours) */
 	char *const *cmd;
 	int direct; /* the pipes are the command's own stdin/stdout (--direct-stdio) */
 };

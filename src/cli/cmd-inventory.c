@@ -6,20 +6,30 @@
  * that the server no longer offers, and each server's indirect reach (what
  * its sandbox profile lets it touch).
  *
+ * Each tool definition offered is pinned as `cordon mcp` pins it (mcp-pins.h):
+ * one not seen before is recorded as pending in the state database the
+ * server's session will read, so an operator approves it before the first
+ * session; nothing is approved here.
+ *
  * Trust boundary: the configuration is the operator's; the server's
  * answers are untrusted (names are checked, escaped when printed, capped
- * in number); the server runs under `cordon run --policy`, decided and
- * recorded like any launch.
+ * in number; definitions are only hashed and stored as data); the server
+ * runs under `cordon run --policy`, decided and recorded like any launch,
+ * and never sees the state database (cordon run keeps it out).
  *
  * Exit statuses: 0 nothing unknown, 1 a server offers tools the policy does
  * not name or could not be inventoried, 2 usage, 125 cordon could not
- * proceed. */
+ * proceed (a pin or its record not written: the report is still printed). */
 #include "cli.h"
 
 #include "buf.h"
+#include "cli-audit.h"
+#include "gate-mcp.h"
 #include "jsonrpc.h"
+#include "mcp-pins.h"
 #include "mcp.h"
 #include "policy.h"
+#include "sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +39,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +51,7 @@
 
 static const char usage[] =
         "usage: cordon inventory --policy FILE --config MCP.json [--json] [--audit PATH]\n"
+        "                        [--state PATH]\n"
         "\n"
         "Start each MCP server of an MCP client configuration ({\"mcpServers\": {NAME:\n"
         "{\"command\": ..., \"args\": [...]}}}; entries already wrapped in 'cordon mcp\n"
@@ -48,16 +60,29 @@ static const char usage[] =
         "print per agent: the tools granted; the tools offered but not in the policy\n"
         "(unknown tools cause incidents); the tools in the policy the server no longer\n"
         "offers; and the server's reach (its sandbox profile: paths, network).\n"
+        "Each tool definition not seen before is recorded as pending in the state\n"
+        "database (the entry's own --state, else --state, $CORDON_STATE, else\n"
+        "$XDG_STATE_HOME/cordon/state.db), as 'cordon mcp' would on first sight, so\n"
+        "'cordon mcp pins approve' can approve it before the first session; nothing\n"
+        "is approved here.  A wrapped entry is inventoried as its session would run:\n"
+        "its --server (else the one MCP server the policy names), --agent (tried\n"
+        "first), --state, --audit and --cwd.\n"
         "Exit 0 when every offered tool is in the policy, 1 when one is not or a\n"
-        "server could not be inventoried, 2 usage, 125 cordon could not proceed.\n";
+        "server could not be inventoried, 2 usage, 125 cordon could not proceed\n"
+        "(a pin or its audit record could not be written).\n";
 
 struct server {
 	char name[128];
 	char **cmd; /* NULL-terminated, owned */
 	char *launcher;
 	const char *profile; /* the launch decision's profile */
+	/* A wrapped entry's own options (owned; NULL: not given). */
+	char *agent_opt, *state_opt, *audit_opt, *policy_opt, *cwd_opt;
 	char *tools[MAX_TOOLS];
 	size_t ntools;
+	json_t *defs; /* the definitions offered, as offered */
+	json_t *pins; /* tool -> "approved", "new", "changed" (mcp.h) */
+	size_t pins_recorded;
 	char error[256];
 };
 
@@ -69,6 +94,13 @@ static void server_release(struct server *s)
 		free(s->cmd[i]);
 	free(s->cmd);
 	free(s->launcher);
+	free(s->agent_opt);
+	free(s->state_opt);
+	free(s->audit_opt);
+	free(s->policy_opt);
+	free(s->cwd_opt);
+	json_decref(s->defs);
+	json_decref(s->pins);
 	for (i = 0; i < s->ntools; i++)
 		free(s->tools[i]);
 }
@@ -97,20 +129,87 @@ fail:
 	return NULL;
 }
 
-/* One mcpServers entry: a raw server, or `cordon mcp ... --server NAME --
- * CMD` (then NAME and CMD). */
-static int load_entry(const char *key, json_t *e, struct server *s)
+/* The value of a wrapped entry's option at args[*i] when it is `name`
+ * (`--name VALUE` or `--name=VALUE`), else NULL. */
+static const char *entry_opt(json_t *args, size_t *i, const char *name)
+{
+	const char *a = json_string_value(json_array_get(args, *i));
+	size_t n = strlen(name);
+
+	if (!a || strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] || !json_string_value(json_array_get(args, *i + 1)))
+		return NULL;
+	return json_string_value(json_array_get(args, ++*i));
+}
+
+/* A wrapped entry: `cordon mcp [OPTIONS] -- CMD`.  Its server is --server,
+ * else the one MCP server the policy names (as the session decides). */
+static int load_wrapped(const struct cd_policy *p, json_t *args, struct server *s)
+{
+	size_t i, n = json_array_size(args);
+	const char *v;
+	char **slot;
+
+	for (i = 1; i < n && !s->cmd; i++) {
+		const char *a = json_string_value(json_array_get(args, i));
+		if (!a) {
+			snprintf(s->error, sizeof s->error,
+			         "a 'cordon mcp' argument is not a string");
+			return -1;
+		}
+		slot = NULL;
+		if (!strcmp(a, "--")) {
+			s->cmd = argv_of(NULL, args, i + 1);
+			break;
+		} else if ((v = entry_opt(args, &i, "--server"))) {
+			snprintf(s->name, sizeof s->name, "%s", v);
+			continue;
+		} else if ((v = entry_opt(args, &i, "--agent"))) {
+			slot = &s->agent_opt;
+		} else if ((v = entry_opt(args, &i, "--state"))) {
+			slot = &s->state_opt;
+		} else if ((v = entry_opt(args, &i, "--audit"))) {
+			slot = &s->audit_opt;
+		} else if ((v = entry_opt(args, &i, "--policy"))) {
+			slot = &s->policy_opt;
+		} else if ((v = entry_opt(args, &i, "--cwd"))) {
+			slot = &s->cwd_opt;
+		} else if (!strncmp(a, "--", 2) && !strchr(a, '=') && strcmp(a, "--help")) {
+			i++; /* another option of cordon mcp: its value is not ours */
+			continue;
+		}
+		if (slot) {
+			free(*slot);
+			if (!(*slot = strdup(v)))
+				return -1;
+		}
+	}
+	if (!s->cmd || !s->cmd[0]) {
+		snprintf(s->error, sizeof s->error, "'cordon mcp' entry without '-- CMD'");
+		return -1;
+	}
+	if (!s->name[0] && cd_mcp_policy_server(p, s->name, sizeof s->name) < 0) {
+		snprintf(s->error, sizeof s->error,
+		         "'cordon mcp' entry without --server, and the policy does not name "
+		         "exactly one MCP server");
+		return -1;
+	}
+	return 0;
+}
+
+/* One mcpServers entry: a raw server, or `cordon mcp ... -- CMD`. */
+static int load_entry(const struct cd_policy *p, const char *key, json_t *e, struct server *s)
 {
 	const char *command = json_string_value(json_object_get(e, "command"));
 	json_t *args = json_object_get(e, "args");
-	size_t i, n;
 
 	if (!command || (args && !json_is_array(args))) {
 		snprintf(s->error, sizeof s->error, "entry has no command or bad args");
 		return -1;
 	}
-	snprintf(s->name, sizeof s->name, "%s", key);
-	n = json_is_array(args) ? json_array_size(args) : 0;
 	if (strcmp(command, "cordon") == 0 || strstr(command, "/cordon")) {
 		const char *a0 = json_string_value(json_array_get(args, 0));
 		if (!a0 || strcmp(a0, "mcp") != 0) {
@@ -118,24 +217,9 @@ static int load_entry(const char *key, json_t *e, struct server *s)
 			         "a cordon command that is not 'cordon mcp'");
 			return -1;
 		}
-		for (i = 1; i < n; i++) {
-			const char *a = json_string_value(json_array_get(args, i));
-			if (a && !strcmp(a, "--server") && i + 1 < n)
-				snprintf(s->name, sizeof s->name, "%s",
-				         json_string_value(json_array_get(args, i + 1))
-				                 ? json_string_value(json_array_get(args, i + 1))
-				                 : key);
-			if (a && !strcmp(a, "--")) {
-				s->cmd = argv_of(NULL, args, i + 1);
-				break;
-			}
-		}
-		if (!s->cmd || !s->cmd[0]) {
-			snprintf(s->error, sizeof s->error, "'cordon mcp' entry without '-- CMD'");
-			return -1;
-		}
-		return 0;
+		return load_wrapped(p, args, s);
 	}
+	snprintf(s->name, sizeof s->name, "%s", key);
 	s->cmd = argv_of(command, args, 0);
 	return s->cmd ? 0 : -1;
 }
@@ -222,10 +306,12 @@ static int on_line(void *ctx, const char *line, size_t len, int status)
 		} else {
 			tools = json_object_get(m.result, "tools");
 			for (i = 0; json_is_array(tools) && i < json_array_size(tools); i++) {
-				const char *name = json_string_value(
-				        json_object_get(json_array_get(tools, i), "name"));
-				if (name && strlen(name) < 256 && p->s->ntools < MAX_TOOLS)
+				json_t *def = json_array_get(tools, i);
+				const char *name = json_string_value(json_object_get(def, "name"));
+				if (name && strlen(name) < 256 && p->s->ntools < MAX_TOOLS) {
 					p->s->tools[p->s->ntools++] = strdup(name);
+					json_array_append(p->s->defs, def);
+				}
 			}
 			next = json_object_get(m.result, "nextCursor");
 			p->pages++;
@@ -245,12 +331,14 @@ static int on_line(void *ctx, const char *line, size_t len, int status)
 	return 0;
 }
 
-static void probe_server(const char *policy, const char *audit, struct server *s)
+static void probe_server(const char *policy, const char *audit, const char *state, struct server *s)
 {
 	struct cli_spawn sp = { .policy = policy,
 		                .agent = s->launcher,
 		                .tool = s->name,
-		                .audit = audit,
+		                .audit = s->audit_opt ? s->audit_opt : audit,
+		                .state = s->state_opt ? s->state_opt : state,
+		                .cwd = s->cwd_opt,
 		                .cmd = s->cmd };
 	struct cd_jsonrpc_reader rd;
 	struct probe p;
@@ -309,35 +397,138 @@ static void probe_server(const char *policy, const char *audit, struct server *s
 	cd_jsonrpc_reader_release(&rd);
 }
 
-/* The first agent the policy lets launch CMD as tool NAME; its profile. */
-static int find_launcher(const struct cd_policy *p, const char *const *agents, size_t nagents,
-                         struct server *s)
+static int may_launch(const struct cd_policy *p, const char *agent, struct server *s)
 {
-	size_t i, argc = 0;
+	struct cd_request q;
+	struct cd_decision d;
+	size_t argc = 0;
 
 	while (s->cmd[argc])
 		argc++;
-	for (i = 0; i < nagents; i++) {
-		struct cd_request q;
-		struct cd_decision d;
-		cd_request_init(&q);
-		q.agent = agents[i];
-		q.tool = s->name;
-		q.action = CD_ACTION_EXECUTE;
-		q.argv = (const char *const *)s->cmd;
-		q.argc = argc;
-		q.now = (int64_t)time(NULL);
-		if (cd_policy_decide(p, &q, &d, NULL) == 0 && d.verdict == CD_VERDICT_ALLOW) {
-			s->launcher = strdup(agents[i]);
-			s->profile = d.profile;
-			return s->launcher ? 0 : -1;
-		}
+	cd_request_init(&q);
+	q.agent = agent;
+	q.tool = s->name;
+	q.action = CD_ACTION_EXECUTE;
+	q.argv = (const char *const *)s->cmd;
+	q.argc = argc;
+	q.now = (int64_t)time(NULL);
+	if (cd_policy_decide(p, &q, &d, NULL) != 0 || d.verdict != CD_VERDICT_ALLOW)
+		return 0;
+	s->launcher = strdup(agent);
+	s->profile = d.profile;
+	return s->launcher ? 1 : -1;
+}
+
+/* The agent a wrapped entry names, else the first agent the policy lets
+ * launch CMD as tool NAME; its profile. */
+static int find_launcher(const struct cd_policy *p, const char *const *agents, size_t nagents,
+                         struct server *s)
+{
+	size_t i;
+	int r = s->agent_opt ? may_launch(p, s->agent_opt, s) : 0;
+
+	for (i = 0; r == 0 && i < nagents; i++)
+		r = may_launch(p, agents[i], s);
+	if (r < 0)
+		snprintf(s->error, sizeof s->error, "out of memory");
+	else if (r == 0)
+		snprintf(s->error, sizeof s->error, "no agent of the policy may launch it");
+	return r > 0 ? 0 : -1;
+}
+
+/* ---- pins: what a first session would record ---- */
+
+struct pinning {
+	const struct cd_policy *policy;
+	const char *policy_path, *state_opt, *audit_opt;
+	char run_id[CD_RUN_ID_LEN + 1];
+};
+
+/* Pin one definition as the gateway does (mcp-gw.c tool_seen, cmd-mcp.c
+ * ev_pin): a name it would hide or a second definition of one name is
+ * left out; a pin in the policy decides without the database; otherwise
+ * a definition not seen before is recorded as pending, with its record.
+ * 0, or -1 (said on stderr). */
+static int pin_one(const struct pinning *pc, struct server *s, struct cd_state *st,
+                   const struct cd_gate *gate, json_t *def)
+{
+	json_t *name = json_object_get(def, "name");
+	const char *tool = json_string_value(name), *pinned;
+	struct cd_err err = { 0, "" };
+	struct cd_buf canon;
+	enum cd_mcp_pin pin;
+	char sha[65];
+	int r, inserted = 0, shadowed = 0;
+
+	if (!tool || !cd_mcp_tool_name_valid(tool, json_string_length(name)) ||
+	    json_object_get(s->pins, tool))
+		return 0;
+	cd_buf_init(&canon, CD_JSONRPC_LINE_MAX);
+	r = cd_mcp_tool_pin_form(def, &canon, sha);
+	if (r < 0) {
+		cd_buf_release(&canon);
+		if (r == -ENOMEM)
+			cli_errorf("pins: out of memory");
+		return r == -ENOMEM ? -1 : 0; /* the gateway hides it too */
 	}
-	snprintf(s->error, sizeof s->error, "no agent of the policy may launch it");
-	return -1;
+	pinned = cd_mcp_policy_pin(pc->policy, s->name, tool);
+	if (pinned) {
+		pin = strcmp(pinned, sha) == 0 ? CD_MCP_PIN_APPROVED : CD_MCP_PIN_CHANGED;
+	} else if (cd_mcp_pin_check(st, s->name, tool, sha, canon.data, (int64_t)time(NULL), &pin,
+	                            &inserted, &shadowed, &err) < 0) {
+		cd_buf_release(&canon);
+		cli_errorf("pins: %s", err.msg);
+		return -1;
+	}
+	cd_buf_release(&canon);
+	if (inserted && pin != CD_MCP_PIN_APPROVED) {
+		if (cd_gate_mcp_pin(gate, pc->run_id, s->launcher, s->name, tool, sha,
+		                    cd_mcp_pin_name(pin), shadowed, &err) < 0) {
+			cli_errorf("audit: %s", err.msg);
+			return -1;
+		}
+		s->pins_recorded++;
+	}
+	return json_object_set_new(s->pins, tool, json_string(cd_mcp_pin_name(pin))) < 0 ? -1 : 0;
+}
+
+/* Every definition server s offered, in the state database its session
+ * reads (the entry's --state, else ours).  0, or -1 (said on stderr). */
+static int pin_server(const struct pinning *pc, struct server *s)
+{
+	struct cd_state *st = NULL;
+	struct cd_audit *audit = NULL;
+	struct cd_gate gate;
+	size_t i;
+	int r = 0;
+
+	if (cli_state_open(s->state_opt ? s->state_opt : pc->state_opt, &st) < 0)
+		return -1;
+	if (cli_audit_open(s->audit_opt ? s->audit_opt : pc->audit_opt, &audit) < 0) {
+		cd_state_close(st);
+		return -1;
+	}
+	memset(&gate, 0, sizeof gate);
+	gate.audit = audit;
+	gate.policy = pc->policy;
+	gate.policy_path = pc->policy_path;
+	gate.now = (int64_t)time(NULL);
+	for (i = 0; r == 0 && i < json_array_size(s->defs); i++)
+		r = pin_one(pc, s, st, &gate, json_array_get(s->defs, i));
+	cd_state_close(st);
+	cd_audit_close(audit);
+	return r;
 }
 
 /* ---- the report ---- */
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
 
 struct declared {
 	const char *names[MAX_TOOLS];
@@ -414,25 +605,145 @@ static void print_list(const char *label, json_t *arr)
 	cd_buf_release(&b);
 }
 
+/* The tools whose definition is not approved, and where to approve them. */
+static void print_pins(const char *server, json_t *e)
+{
+	json_t *pins = json_object_get(e, "pins"), *v, *names = json_array();
+	const char *tool;
+
+	json_object_foreach(pins, tool, v)
+	{
+		if (strcmp(json_string_value(v), "approved"))
+			json_array_append_new(names,
+			                      json_sprintf("%s (%s)", tool, json_string_value(v)));
+	}
+	print_list("not approved:", names);
+	if (json_array_size(names) && json_object_get(e, "state"))
+		printf("    %-22s %lld new pending; approve: cordon mcp pins approve --server %s "
+		       "--state %s TOOL... (or --all)\n",
+		       "", (long long)json_integer_value(json_object_get(e, "pins_recorded")),
+		       server, json_string_value(json_object_get(e, "state")));
+	json_decref(names);
+}
+
+/* One server's part of the report; *unknown = 1 when it offers a tool
+ * the policy does not name or could not be inventoried. */
+static json_t *server_json(const struct cd_policy *p, const char *const *agents, size_t na,
+                           const char *state, const struct server *s, int *unknown)
+{
+	struct declared d;
+	json_t *srv = json_object(), *extra = json_array(), *gone = json_array(), *per;
+	size_t j, k;
+
+	d.n = 0;
+	cd_mcp_policy_operations(p, s->name, add_declared, &d);
+	for (k = 0; k < s->ntools; k++)
+		if (!declared_action(&d, s->tools[k]))
+			json_array_append_new(extra, json_string(s->tools[k]));
+	for (k = 0; k < d.n; k++)
+		if (!s->error[0] && !offered(s, d.names[k]))
+			json_array_append_new(gone, json_string(d.names[k]));
+	if (s->error[0] || json_array_size(extra))
+		*unknown = 1;
+	json_object_set_new(srv, "offered", json_integer((json_int_t)s->ntools));
+	json_object_set_new(srv, "not_in_policy", extra);
+	json_object_set_new(srv, "not_offered", gone);
+	if (s->launcher)
+		json_object_set_new(srv, "launched_as", json_string(s->launcher));
+	if (s->error[0])
+		json_object_set_new(srv, "error", json_string(s->error));
+	json_object_set_new(srv, "reach", reach_json(p, s->profile));
+	if (!s->error[0]) {
+		char path[CD_PATH_MAX];
+		json_object_set(srv, "pins", s->pins);
+		json_object_set_new(srv, "pins_recorded",
+		                    json_integer((json_int_t)s->pins_recorded));
+		if (cli_state_path(s->state_opt ? s->state_opt : state, path, sizeof path) == 0)
+			json_object_set_new(srv, "state", json_string(path));
+	}
+	per = json_object();
+	for (j = 0; j < na; j++) {
+		json_t *granted = json_array();
+		for (k = 0; k < s->ntools; k++) {
+			const char *act = declared_action(&d, s->tools[k]);
+			if (act && cd_mcp_tool_granted(p, agents[j], NULL, s->name, s->tools[k],
+			                               (int64_t)time(NULL)))
+				json_array_append_new(
+				        granted,
+				        json_pack("{s:s,s:s}", "tool", s->tools[k], "action", act));
+		}
+		json_object_set_new(per, agents[j], granted);
+	}
+	json_object_set_new(srv, "granted", per);
+	return srv;
+}
+
+static void print_text(json_t *report)
+{
+	const char *key, *agent;
+	json_t *e, *g;
+	size_t k;
+
+	json_object_foreach(report, key, e)
+	{
+		json_t *per = json_object_get(e, "granted");
+		char *r;
+		printf("server %s", key);
+		if (json_object_get(e, "error"))
+			printf(": NOT INVENTORIED (%s)\n",
+			       json_string_value(json_object_get(e, "error")));
+		else
+			printf(" (launched as %s; offers %lld tools)\n",
+			       json_string_value(json_object_get(e, "launched_as")),
+			       (long long)json_integer_value(json_object_get(e, "offered")));
+		print_list("not in the policy:", json_object_get(e, "not_in_policy"));
+		print_list("in policy, not offered:", json_object_get(e, "not_offered"));
+		r = json_dumps(json_object_get(e, "reach"),
+		               JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+		printf("    %-22s %s\n", "reach:", r ? r : "?");
+		free(r);
+		if (json_object_get(e, "pins"))
+			print_pins(key, e);
+		json_object_foreach(per, agent, g)
+		{
+			json_t *names = json_array();
+			char label[200];
+			for (k = 0; k < json_array_size(g); k++)
+				json_array_append_new(
+				        names,
+				        json_sprintf("%s (%s)",
+				                     json_string_value(json_object_get(
+				                             json_array_get(g, k), "tool")),
+				                     json_string_value(json_object_get(
+				                             json_array_get(g, k), "action"))));
+			snprintf(label, sizeof label, "%s granted:", agent);
+			print_list(label, names);
+			json_decref(names);
+		}
+	}
+}
+
 int cmd_inventory(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "audit", required_argument, NULL, 'A' },
+		{ "state", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *policy_path = NULL, *config = NULL, *audit = NULL, *key;
+	const char *policy_path = NULL, *config = NULL, *audit = NULL, *state = NULL, *key;
 	static const char *agents[MAX_AGENTS];
 	static struct server servers[MAX_SERVERS];
 	struct cd_policy *p = NULL;
 	struct cd_err err = { 0, "" };
 	json_error_t jerr;
 	json_t *cfg = NULL, *entries, *e, *report = NULL;
-	size_t ns = 0, na, i, j, k;
-	int c, json = 0, rc = CD_EXIT_CORDON, unknown = 0;
+	size_t ns = 0, na, i;
+	struct pinning pc;
+	int c, json = 0, rc = CD_EXIT_CORDON, unknown = 0, pin_failed = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -447,6 +758,9 @@ int cmd_inventory(int argc, char **argv)
 		case 'A':
 			audit = optarg;
 			break;
+		case 'S':
+			state = optarg;
+			break;
 		case 'j':
 			json = 1;
 			break;
@@ -460,7 +774,8 @@ int cmd_inventory(int argc, char **argv)
 		}
 	}
 	if (!policy_path || !config || optind != argc) {
-		cli_errorf("usage: cordon inventory --policy FILE --config MCP.json [--json]");
+		cli_errorf("usage: cordon inventory --policy FILE --config MCP.json [--json] "
+		           "[--state PATH]");
 		return CD_EXIT_USAGE;
 	}
 	if (cd_policy_load_file(policy_path, &p, &err) < 0) {
@@ -488,102 +803,46 @@ int cmd_inventory(int argc, char **argv)
 		}
 		s = &servers[ns++];
 		memset(s, 0, sizeof *s);
-		if (!json_is_object(e) || load_entry(key, e, s) < 0) {
+		s->defs = json_array();
+		s->pins = json_object();
+		if (!s->defs || !s->pins || !json_is_object(e) || load_entry(p, key, e, s) < 0) {
 			if (!s->error[0])
 				snprintf(s->error, sizeof s->error, "out of memory");
 			snprintf(s->name, sizeof s->name, "%s", key);
 			continue;
 		}
+		if (s->policy_opt && !same_file(s->policy_opt, policy_path))
+			cli_warnf(
+			        "server %s: its entry names the policy '%s'; inventoried with '%s'",
+			        s->name, s->policy_opt, policy_path);
 		if (find_launcher(p, agents, na, s) == 0)
-			probe_server(policy_path, audit, s);
+			probe_server(policy_path, audit, state, s);
 	}
+	memset(&pc, 0, sizeof pc);
+	pc.policy = p;
+	pc.policy_path = policy_path;
+	pc.state_opt = state;
+	pc.audit_opt = audit;
+	if (cd_run_id_new(pc.run_id) < 0) {
+		cli_errorf("cannot make a run id");
+		goto out;
+	}
+	for (i = 0; i < ns; i++)
+		if (!servers[i].error[0] && pin_server(&pc, &servers[i]) < 0)
+			pin_failed = 1;
 	report = json_object();
-	for (i = 0; i < ns; i++) {
-		struct server *s = &servers[i];
-		struct declared d;
-		json_t *srv = json_object(), *extra = json_array(), *gone = json_array();
-		d.n = 0;
-		cd_mcp_policy_operations(p, s->name, add_declared, &d);
-		for (k = 0; k < s->ntools; k++)
-			if (!declared_action(&d, s->tools[k]))
-				json_array_append_new(extra, json_string(s->tools[k]));
-		for (k = 0; k < d.n; k++)
-			if (!s->error[0] && !offered(s, d.names[k]))
-				json_array_append_new(gone, json_string(d.names[k]));
-		if (s->error[0] || json_array_size(extra))
-			unknown = 1;
-		json_object_set_new(srv, "offered", json_integer((json_int_t)s->ntools));
-		json_object_set_new(srv, "not_in_policy", extra);
-		json_object_set_new(srv, "not_offered", gone);
-		if (s->launcher)
-			json_object_set_new(srv, "launched_as", json_string(s->launcher));
-		if (s->error[0])
-			json_object_set_new(srv, "error", json_string(s->error));
-		json_object_set_new(srv, "reach", reach_json(p, s->profile));
-		json_t *per = json_object();
-		for (j = 0; j < na; j++) {
-			json_t *granted = json_array();
-			for (k = 0; k < s->ntools; k++) {
-				const char *act = declared_action(&d, s->tools[k]);
-				if (act && cd_mcp_tool_granted(p, agents[j], NULL, s->name,
-				                               s->tools[k], (int64_t)time(NULL)))
-					json_array_append_new(
-					        granted, json_pack("{s:s,s:s}", "tool", s->tools[k],
-					                           "action", act));
-			}
-			json_object_set_new(per, agents[j], granted);
-		}
-		json_object_set_new(srv, "granted", per);
-		json_object_set_new(report, s->name, srv);
-	}
+	for (i = 0; i < ns; i++)
+		json_object_set_new(report, servers[i].name,
+		                    server_json(p, agents, na, state, &servers[i], &unknown));
 	if (json) {
 		char *out = json_dumps(report, JSON_COMPACT | JSON_SORT_KEYS);
 		if (out)
 			printf("%s\n", out);
 		free(out);
 	} else {
-		json_object_foreach(report, key, e)
-		{
-			json_t *per = json_object_get(e, "granted"), *g;
-			const char *agent;
-			printf("server %s", key);
-			if (json_object_get(e, "error"))
-				printf(": NOT INVENTORIED (%s)\n",
-				       json_string_value(json_object_get(e, "error")));
-			else
-				printf(" (launched as %s; offers %lld tools)\n",
-				       json_string_value(json_object_get(e, "launched_as")),
-				       (long long)json_integer_value(
-				               json_object_get(e, "offered")));
-			print_list("not in the policy:", json_object_get(e, "not_in_policy"));
-			print_list("in policy, not offered:", json_object_get(e, "not_offered"));
-			{
-				char *r = json_dumps(json_object_get(e, "reach"),
-				                     JSON_COMPACT | JSON_SORT_KEYS |
-				                             JSON_ENSURE_ASCII);
-				printf("    %-22s %s\n", "reach:", r ? r : "?");
-				free(r);
-			}
-			json_object_foreach(per, agent, g)
-			{
-				json_t *names = json_array();
-				for (k = 0; k < json_array_size(g); k++)
-					json_array_append_new(
-					        names,
-					        json_sprintf(
-					                "%s (%s)",
-					                json_string_value(json_object_get(
-					                        json_array_get(g, k), "tool")),
-					                json_string_value(json_object_get(
-					                        json_array_get(g, k), "action"))));
-				char label[200];
-				snprintf(label, sizeof label, "%s granted:", agent);
-				print_list(label, names);
-				json_decref(names);
-			}
-		}
+		print_text(report);
 	}
-	rc = unknown ? CD_EXIT_FAIL : CD_EXIT_OK;
+	rc = pin_failed ? CD_EXIT_CORDON : unknown ? CD_EXIT_FAIL : CD_EXIT_OK;
 out:
 	for (i = 0; i < ns; i++)
 		server_release(&servers[i]);

@@ -52,7 +52,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: cordon mcp --policy FILE --agent ID [--task ID] [--server NAME]\n"
-	        "                  [--audit PATH] [--state PATH] [--approval-timeout DUR]\n"
+	        "                  [--audit PATH] [--state PATH] [--cwd DIR]\n"
+	        "                  [--approval-timeout DUR]\n"
 	        "                  -- CMD [ARG...]\n"
 	        "       cordon mcp pins list [--server NAME] [--state PATH] [--json]\n"
 	        "       cordon mcp pins approve --server NAME (--all | TOOL...) [--sha256 HEX]\n"
@@ -83,6 +84,9 @@ static void usage(FILE *f)
 	        "                   and delegated grants, which join the policy (default\n"
 	        "                   $CORDON_STATE, else $XDG_STATE_HOME/cordon/state.db); never\n"
 	        "                   visible to the sandbox\n"
+	        "  --cwd DIR        the server's working directory, visible to its sandbox\n"
+	        "                   read-only (default: cordon's, which an MCP client may\n"
+	        "                   set to anything: name one)\n"
 	        "  --approval-timeout DUR  how long a held call waits (default 10m)\n"
 	        "  -h, --help       this text\n"
 	        "\n"
@@ -116,7 +120,7 @@ static int open_state(const char *opt, struct cd_state **ret)
 /* ---- the session -------------------------------------------------------- */
 
 struct session {
-	const char *policy_path, *agent, *task, *server, *audit_opt, *state_opt;
+	const char *policy_path, *agent, *task, *server, *audit_opt, *state_opt, *cwd_opt;
 	char server_buf[256]; /* the server's name when --server was not given */
 	char **cmd;
 	struct cd_policy *policy;
@@ -436,7 +440,8 @@ static int check_reach(struct session *s)
 		return -1;
 	}
 	if (cli_state_path(s->state_opt, state, sizeof state) < 0 ||
-	    cli_audit_path(s->audit_opt, audit, sizeof audit) < 0 || !getcwd(cwd, sizeof cwd)) {
+	    cli_audit_path(s->audit_opt, audit, sizeof audit) < 0 ||
+	    !(s->cwd_opt ? realpath(s->cwd_opt, cwd) : getcwd(cwd, sizeof cwd))) {
 		cli_errorf("cannot resolve the state, audit or working directory paths");
 		return -1;
 	}
@@ -459,10 +464,9 @@ static int check_reach(struct session *s)
 	}
 	for (k = 0; k < 2; k++) {
 		if (cd_path_is_under(secret[k], cwd)) {
-			cli_errorf(
-			        "'%s' is under the working directory, which the server's sandbox "
-			        "sees: run cordon mcp from another directory",
-			        secret[k]);
+			cli_errorf("'%s' is under the working directory '%s', which the server's "
+			           "sandbox sees: pass --cwd DIR (a directory not above it)",
+			           secret[k], cwd);
 			return -1;
 		}
 		for (i = 0; i < nset; i++) {
@@ -496,6 +500,7 @@ static int spawn_server(struct session *s)
 		                .tool = s->server,
 		                .audit = s->audit_opt,
 		                .state = s->state_opt,
+		                .cwd = s->cwd_opt,
 		                .cmd = s->cmd,
 		                .direct = 1 };
 
@@ -778,6 +783,7 @@ static int gateway(int argc, char **argv)
 		{ "server", required_argument, NULL, 's' },
 		{ "audit", required_argument, NULL, 'A' },
 		{ "state", required_argument, NULL, 'S' },
+		{ "cwd", required_argument, NULL, 'C' },
 		{ "approval-timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -812,6 +818,9 @@ static int gateway(int argc, char **argv)
 			break;
 		case 'S':
 			s.state_opt = optarg;
+			break;
+		case 'C':
+			s.cwd_opt = optarg;
 			break;
 		case 'T':
 			if (cd_parse_duration_ms(optarg, &ms) < 0 || ms < 1000 || ms > 86400000) {

@@ -242,3 +242,18 @@ int cd_mcp_tool_pin_form(json_t *tool, struct cd_buf *canonical, char sha256[65]
 	cd_mcp_sha256_hex(canonical->data, canonical->len, sha256);
 	return 0;
 }
+
+int cd_mcp_tool_name_valid(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 128)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '-' || c == '.'))
+			return 0;
+	}
+	return 1;
+}

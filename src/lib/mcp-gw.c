@@ -450,21 +450,6 @@ static struct tool *tools_find(struct tools *t, const char *name)
 	return NULL;
 }
 
-static int valid_tool_name(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n == 0 || n > 128)
-		return 0;
-	for (i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '-' || c == '.'))
-			return 0;
-	}
-	return 1;
-}
-
 /* Pin one tool definition and note whether the agent may see it.  Returns
  * 1 when visible, 0 when hidden, negative on a fatal error.  A definition
  * that cannot be pinned (bad name, duplicate) is hidden. */
@@ -478,7 +463,7 @@ static int tool_seen(struct cd_mcp_gw *gw, struct tools *into, json_t *def)
 	int r;
 
 	if (!json_is_string(name) ||
-	    !valid_tool_name(json_string_value(name), json_string_length(name)))
+	    !cd_mcp_tool_name_valid(json_string_value(name), json_string_length(name)))
 		return 0;
 	if (tools_find(into, json_string_value(name)) || into->n >= CD_MCP_TOOLS_MAX)
 		return 0; /* a second definition of one name is never shown */
@@ -965,7 +950,7 @@ static int client_call(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const cha
 	json_t *args = json_object_get(m->params, "arguments");
 
 	if (!json_is_object(m->params) || !json_is_string(name) ||
-	    !valid_tool_name(json_string_value(name), json_string_length(name)) ||
+	    !cd_mcp_tool_name_valid(json_string_value(name), json_string_length(name)) ||
 	    (args && !json_is_object(args))) {
 		gw->stats.malformed++;
 		protocol_event(gw, "client", "tools/call", "malformed tools/call params");

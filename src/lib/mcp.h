@@ -31,6 +31,9 @@ void cd_mcp_sha256_hex(const void *p, size_t n, char out[65]);
 /* What is pinned of one tool: its definition without `_meta`, in
  * canonical form, and the SHA-256 of that. */
 int cd_mcp_tool_pin_form(json_t *tool, struct cd_buf *canonical, char sha256[65]);
+/* 1 when s (n bytes) is a tool name the gateway pins and shows: 1-128 of
+ * [A-Za-z0-9_.-]; 0 otherwise (such a tool is hidden). */
+int cd_mcp_tool_name_valid(const char *s, size_t n);
 
 /* ---- calls onto policy requests (mcp-map.c) -------------------------- */
 
