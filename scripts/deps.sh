@@ -13,8 +13,9 @@ pkgs_demo="python3 util-linux"
 # Every command the tests drive: prove (perl), setpriv/unshare/script
 # (util-linux, bsdutils), ip (iproute2), jq, node and npm (the MCP SDK
 # tests; Debian's nodejs has no npm), ca-certificates (npm ci fetches the
-# pinned SDK over TLS), tar and gzip (npm unpacks), and the rest.
-pkgs_test="perl util-linux bsdutils iproute2 python3 git sqlite3 procps coreutils libcap2-bin binutils gcc make curl ca-certificates jq nodejs tmux groff-base strace tar gzip diffutils findutils iputils-ping keyutils"
+# pinned SDK over TLS), tar and gzip (npm unpacks), apparmor (its parser checks
+# packaging/apparmor/cordon), and the rest.
+pkgs_test="perl util-linux bsdutils iproute2 python3 git sqlite3 procps coreutils libcap2-bin binutils gcc make curl ca-certificates jq nodejs tmux groff-base strace tar gzip diffutils findutils iputils-ping keyutils apparmor"
 pkgs_bench="hyperfine bubblewrap firejail crun tinyproxy squid"
 pkgs_lint="clang-format cppcheck"
 pkgs_fuzz="clang"
