@@ -13,7 +13,9 @@
 # (gzip'ed), the shell completions when the binary has `cordon completion
 # SHELL`, the AppArmor profile (/etc/apparmor.d/cordon, a conffile, see
 # packaging/deb/postinst), the docs and examples under
-# /usr/share/doc/cordon.  Depends comes from dpkg-shlibdeps.
+# /usr/share/doc/cordon.  Depends comes from dpkg-shlibdeps, plus what
+# cordon opens with dlopen (src/lib/hs-load.c: libvectorscan5's libraries;
+# named in packaging/deb/control.in).
 set -eu
 
 die() {

@@ -66,9 +66,16 @@ missing=""
 for lib in $(objdump -p "$T/x/usr/bin/cordon" | awk '$1 == "NEEDED" { print $2 }'); do
 	path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
 	pkg=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1)
-	case ", $deps" in *", $pkg "* | *", $pkg,"* | *", $pkg") ;; *) missing="$missing $lib($pkg)" ;; esac
+	case ", $deps," in *", ${pkg:-?} "* | *", ${pkg:-?},"*) ;; *) missing="$missing $lib(${pkg:-none})" ;; esac
 done
 is "$missing" "" "every library the binary needs comes from a package in Depends"
+missing=""
+for lib in $(sed -n 's/.*\.soname = "\([^"]*\)".*/\1/p' "$src/src/lib/hs-load.c"); do
+	path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+	pkg=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1)
+	case ", $deps," in *", ${pkg:-?},"*) ;; *) missing="$missing $lib(${pkg:-none})" ;; esac
+done
+is "$missing" "" "and every library it opens with dlopen (hs-load.c) too"
 is "$(dpkg-deb -I "$deb" conffiles)" "/etc/apparmor.d/cordon" "the AppArmor profile is a conffile"
 
 # --- files -----------------------------------------------------------------
