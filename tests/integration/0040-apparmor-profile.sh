@@ -80,6 +80,13 @@ t() {
 		"cannot create the sandbox's namespaces \($hint" run_in "$T/proc"
 	refused "$1: doctor names it too (its user-namespaces FAIL's fix)" "fix: $hint" \
 		doctor_in "$T/proc"
+	grep -q "^warn apparmor .*restricts unprivileged user namespaces; cordon's profile (/etc/apparmor.d/cordon) is not loaded" "$T/.ok.out"
+	is "$?" 0 "$1: ... and its apparmor check warns that the profile is not loaded"
+	$RUN_AS env CORDON_TEST_PROC_ROOT="$T/proc" HOME="$T/h/$who" CORDON_AUDIT="$T/h/$who/a.db" \
+		CORDON_STATE="$T/h/$who/s.db" CORDON_MASK_KEY="$T/h/$who/k" "$CORDON" doctor >"$T/d" 2>&1
+	is "$?" 0 "$1: restricted but namespaces work (a loaded profile): doctor exits 0"
+	grep -q "^ok   apparmor .*restricts unprivileged user namespaces; cordon can create them" "$T/d"
+	is "$?" 0 "$1: ... its apparmor check says cordon can create them"
 	echo 0 >"$aa"
 	refused "$1: the restriction off: run names another cause" \
 		"cannot create the sandbox's namespaces \(not a chroot, AppArmor or a sysctl" \
