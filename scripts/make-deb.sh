@@ -72,6 +72,8 @@ install -D -m 0644 "$src/packaging/apparmor/cordon" "$root/etc/apparmor.d/cordon
 echo /etc/apparmor.d/cordon >"$root/DEBIAN/conffiles"
 install -m 0755 "$src/packaging/deb/postinst" "$src/packaging/deb/postrm" "$root/DEBIAN/"
 
+install -D -m 0644 "$src/packaging/deb/lintian-overrides" "$root/usr/share/lintian/overrides/cordon"
+
 # Documentation: the README and docs/*.md compressed, copyright as is.
 install -m 0644 "$src/packaging/deb/copyright" "$doc/copyright"
 for f in "$src/README.md" "$src"/docs/*.md; do
