@@ -62,17 +62,20 @@ deps=$(field Depends)
 printf '%s\n' "$deps" | grep -Eq '^libc6 \(>= 2\.[0-9]+\)'
 is "$?" 0 "Depends names libc6 with a version (dpkg-shlibdeps): $deps"
 dpkg-deb -x "$deb" "$T/x"
+pkg_of() { # SONAME: the installed package holding it (/lib or /usr/lib)
+	_p=$(ldconfig -p | awk -v l="$1" '$1 == l { print $NF; exit }')
+	[ -n "$_p" ] || return 0
+	{ dpkg -S "$_p" || dpkg -S "/usr$_p" || dpkg -S "${_p#/usr}"; } 2>/dev/null | head -1 | cut -d: -f1
+}
 missing=""
 for lib in $(objdump -p "$T/x/usr/bin/cordon" | awk '$1 == "NEEDED" { print $2 }'); do
-	path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
-	pkg=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1)
+	pkg=$(pkg_of "$lib")
 	case ", $deps," in *", ${pkg:-?} "* | *", ${pkg:-?},"*) ;; *) missing="$missing $lib(${pkg:-none})" ;; esac
 done
 is "$missing" "" "every library the binary needs comes from a package in Depends"
 missing=""
 for lib in $(sed -n 's/.*\.soname = "\([^"]*\)".*/\1/p' "$src/src/lib/hs-load.c"); do
-	path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
-	pkg=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1)
+	pkg=$(pkg_of "$lib")
 	case ", $deps," in *", ${pkg:-?},"*) ;; *) missing="$missing $lib(${pkg:-none})" ;; esac
 done
 is "$missing" "" "and every library it opens with dlopen (hs-load.c) too"
@@ -154,6 +157,7 @@ ok "postinst, AppArmor 4: exit 0" pi "$T/new"
 ok "... the link is gone" test ! -e "$link" -a ! -L "$link"
 is "$(cat "$T/parser.log")" "-QT $r/etc/apparmor.d/cordon" "... parsed, not loaded (DPKG_ROOT)"
 ok "... and the mark" test ! -e "$r/var/lib/cordon"
+mkdir -p "$r/etc/apparmor.d/disable"
 ln -s /etc/apparmor.d/cordon "$link"
 ok "an administrator's own link: postinst, AppArmor 4" pi "$T/new"
 is "$(readlink "$link")" /etc/apparmor.d/cordon "... keeps it"
@@ -164,4 +168,22 @@ is "$(readlink "$link")" /etc/apparmor.d/cordon "... and disables the profile"
 ok "postrm purge: exit 0" env DPKG_ROOT="$r" sh "$T/ctl/postrm" purge
 ok "... removes the link and the mark" test ! -e "$link" -a ! -L "$link" -a ! -e "$r/var/lib/cordon"
 ok "... and leaves the rest" test -f "$r/etc/apparmor.d/cordon"
+
+# --- dpkg itself: install into an empty root, purge ------------------------
+# Its scripts run outside it (DPKG_ROOT), AppArmor 3 standing in; the root
+# has no libc6, so Depends is forced.
+d=$T/dpkg
+mkdir -p "$d/var/lib/dpkg/info" "$d/var/lib/dpkg/updates"
+: >"$d/var/lib/dpkg/status"
+ok "dpkg -i into an empty root: exit 0" env PATH="$T/old:$PATH" \
+	dpkg --root="$d" --force-script-chrootless --force-depends -i "$deb"
+is "$(dpkg-query --admindir="$d/var/lib/dpkg" -W -f='${Status}' cordon 2>&1)" \
+	"install ok installed" "... cordon is installed there"
+is "$("$d/usr/bin/cordon" --version)" "cordon $ver" "... its /usr/bin/cordon runs"
+is "$(readlink "$d/etc/apparmor.d/disable/cordon")" /etc/apparmor.d/cordon \
+	"... the profile disabled (AppArmor 3)"
+ok "dpkg --purge: exit 0" env PATH="$T/old:$PATH" \
+	dpkg --root="$d" --force-script-chrootless --purge cordon
+is "$(cd "$d" && find . -mindepth 1 ! -path './var/lib/dpkg*' ! -path ./var/lib ! -path ./var)" "" \
+	"... and nothing of it is left (the profile, the link, the directories it made)"
 done_testing
