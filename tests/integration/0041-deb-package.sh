@@ -57,6 +57,8 @@ deb=$T/cordon.deb
 field() { dpkg-deb -f "$deb" "$1"; }
 is "$(field Package)" cordon "Package: cordon"
 is "$(field Version)" "$ver" "Version: what cordon --version prints ($ver)"
+is "$(sed -n '/^\.TH /s/.*"cordon \([^"]*\)".*/\1/p' "$src/docs/cordon.1")" "$ver" \
+	"cordon(1) says the same version"
 is "$(field Architecture)" "$(dpkg --print-architecture)" "Architecture: this machine's"
 deps=$(field Depends)
 printf '%s\n' "$deps" | grep -Eq '^libc6 \(>= 2\.[0-9]+\)'
