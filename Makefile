@@ -14,6 +14,7 @@
 #   make fuzz         build libFuzzer targets with clang (build-fuzz/)
 #   make bench        benchmarks side by side with bubblewrap, firejail, crun
 #   make install      PREFIX=/usr/local
+#   make deb          a Debian package in build/ (scripts/make-deb.sh)
 #
 # WERROR=1 turns warnings into errors (CI sets it).
 
@@ -59,7 +60,7 @@ HELPERS  := $(HELP_SRC:%.c=$(B)/%)
 REPLAYS  := $(FUZZ_SRC:tests/fuzz/fuzz-%.c=$(B)/tests/fuzz/replay-%)
 DEPSTAMP := $(B)/.deps-build
 
-.PHONY: all deps demo check lint mutate fuzz bench install clean print-ldlibs
+.PHONY: all deps demo check lint mutate fuzz bench install deb clean print-ldlibs
 .SECONDARY:
 all: $(BIN)
 
@@ -166,6 +167,12 @@ install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/cordon
 	install -D -m 0644 docs/cordon.1 $(DESTDIR)$(PREFIX)/share/man/man1/cordon.1
 	install -D -m 0644 docs/cordon-policy.5 $(DESTDIR)$(PREFIX)/share/man/man5/cordon-policy.5
+
+# cordon_VERSION_ARCH.deb in $(B)/, with dpkg's tools: the binary, man
+# pages, completions, the AppArmor profile, docs and examples.
+deb: $(BIN)
+	@sh scripts/deps.sh deb
+	@sh scripts/make-deb.sh $(B)
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Check (and, as root, install) the Debian packages cordon needs.
 #
-# Usage: scripts/deps.sh build|demo|test|bench|lint|fuzz ...
+# Usage: scripts/deps.sh build|demo|test|bench|lint|fuzz|deb ...
 # Each group names Debian packages; a package counts as present when dpkg
 # says it is installed. As root the missing ones are installed with
 # apt-get; as anyone else the exact command is printed (no sudo assumed:
@@ -13,11 +13,14 @@ pkgs_demo="python3 util-linux"
 # Every command the tests drive: prove (perl), setpriv/unshare/script
 # (util-linux, bsdutils), ip (iproute2), jq, node and npm (the MCP SDK
 # tests; Debian's nodejs has no npm), ca-certificates (npm ci fetches the
-# pinned SDK over TLS), tar and gzip (npm unpacks), and the rest.
-pkgs_test="perl util-linux bsdutils iproute2 python3 git sqlite3 procps coreutils libcap2-bin binutils gcc make curl ca-certificates jq nodejs tmux groff-base strace tar gzip diffutils findutils iputils-ping keyutils"
+# pinned SDK over TLS), tar and gzip (npm unpacks), apparmor (its parser checks
+# packaging/apparmor/cordon), and the rest.
+pkgs_test="perl util-linux bsdutils iproute2 python3 git sqlite3 procps coreutils libcap2-bin binutils gcc make curl ca-certificates jq nodejs tmux groff-base strace tar gzip diffutils findutils iputils-ping keyutils apparmor"
 pkgs_bench="hyperfine bubblewrap firejail crun tinyproxy squid"
 pkgs_lint="clang-format cppcheck"
 pkgs_fuzz="clang"
+# make deb: dpkg-deb and dpkg-shlibdeps, strip, gzip.
+pkgs_deb="dpkg-dev binutils gzip"
 
 want=""
 for group in "$@"; do
@@ -28,7 +31,8 @@ for group in "$@"; do
 	bench) want="$want $pkgs_bench" ;;
 	lint) want="$want $pkgs_lint" ;;
 	fuzz) want="$want $pkgs_fuzz" ;;
-	*) echo "deps.sh: unknown group '$group' (build demo test bench lint fuzz)" >&2; exit 2 ;;
+	deb) want="$want $pkgs_deb" ;;
+	*) echo "deps.sh: unknown group '$group' (build demo test bench lint fuzz deb)" >&2; exit 2 ;;
 	esac
 done
 

@@ -12,7 +12,10 @@
 #      forbids user namespaces, which cordon needs), /proc, /dev, /sys
 #      mounted;
 #   4. the README's first code block run there as written, with prove
-#      verbose (PROVE_FLAGS=-v) so that every test line is in the log.
+#      verbose (PROVE_FLAGS=-v) so that every test line is in the log;
+#   5. then the package: `make deb`, `dpkg -i` of it, `cordon doctor` from
+#      /usr/bin, the AppArmor profile disabled (Debian 12's AppArmor 3
+#      cannot parse it), and `dpkg --purge` taking the disable link away.
 #
 # Fails when a command of the block fails or the output has a `# SKIP`
 # or a skipped file.  The log is build/fresh-check.log; the root is removed
@@ -100,6 +103,20 @@ if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
 		die "update-ca-certificates in the root failed"
 fi
 printf '%s\n' "$block" >"$root/root/readme-block.sh"
+# Step 5, after the block passed: the Debian package on the same root.
+cat >"$root/root/deb-check.sh" <<'EOF'
+echo "fresh-check: make deb, dpkg -i, cordon doctor"
+make deb
+dpkg -i build/cordon_*.deb
+/usr/bin/cordon --version
+/usr/bin/cordon doctor
+test -L /etc/apparmor.d/disable/cordon ||
+	{ echo "fresh-check: the AppArmor profile is not disabled on AppArmor 3"; exit 1; }
+dpkg --purge cordon
+test ! -e /usr/bin/cordon && test ! -L /etc/apparmor.d/disable/cordon ||
+	{ echo "fresh-check: dpkg --purge cordon left files behind"; exit 1; }
+echo "fresh-check: the package installed, cordon doctor passed, the purge was clean"
+EOF
 echo "fresh-check: $(git -C "$src" log -1 --format='%h %s' | cut -c1-72)" >&2
 echo "fresh-check: running the README's first block in $root (log: $log)" >&2
 printf '%s\n' "$block" | sed 's/^/fresh-check: | /' >&2
@@ -120,7 +137,7 @@ unshare --mount --pid --fork --propagation private sh -euc '
 	cd /root/cordon
 	exec env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/sh TERM=dumb \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		PROVE_FLAGS=-v sh -e /root/readme-block.sh
+		PROVE_FLAGS=-v sh -c "sh -e /root/readme-block.sh && sh -e /root/deb-check.sh"
 ' sh "$root" </dev/null >"$log" 2>&1 || rc=$?
 
 skips=$(grep -cE '# SKIP|skipped:' "$log" || true)

@@ -159,14 +159,28 @@ static void check_cgroup(struct doctor *d)
 	      "cordon run ...");
 }
 
+/* Where AppArmor restricts user namespaces, whether cordon got them (its
+ * profile loaded): a warn beside user-namespaces' FAIL, with the fix. */
 static void check_apparmor(struct doctor *d)
 {
+	struct cd_userns_facts facts;
 	char v[16];
 
+	cd_userns_facts_read(&facts);
+	if (!strcmp(facts.apparmor, "1")) {
+		int got = try_userns() == 0;
+
+		check(d, "apparmor", got, 0,
+		      got ? "AppArmor restricts unprivileged user namespaces; cordon can create "
+		            "them (as root, or through its profile, " CD_APPARMOR_PROFILE ")"
+		          : "AppArmor restricts unprivileged user namespaces; cordon's profile "
+		            "(" CD_APPARMOR_PROFILE ") is not loaded for this binary",
+		      cd_userns_hint(CD_USERNS_APPARMOR));
+		return;
+	}
 	read_line("/sys/module/apparmor/parameters/enabled", v, sizeof v);
 	check(d, "apparmor", 1, 0,
-	      v[0] == 'Y' ? "AppArmor is enabled (cordon's profile applies where it restricts "
-	                    "user namespaces)"
+	      v[0] == 'Y' ? "AppArmor is enabled and does not restrict user namespaces"
 	                  : "AppArmor is not enabled (nothing to configure)",
 	      NULL);
 }

@@ -5,6 +5,7 @@
 
 #include "buf.h"
 #include "clock-time.h"
+#include "userns-why.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -150,9 +151,18 @@ static void ensure_stdio(void)
 
 int main(int argc, char **argv)
 {
+	const char *v;
 	size_t i;
 
 	ensure_stdio();
+	/* Tests only: the sysctls that name why a user namespace was refused
+	 * are read below this directory instead of /proc (a message is all it
+	 * changes; see userns-why.h). */
+	v = getenv("CORDON_TEST_PROC_ROOT");
+	if (v && *v && cd_userns_set_proc_root(v) < 0) {
+		cli_errorf("CORDON_TEST_PROC_ROOT is too long");
+		return CD_EXIT_USAGE;
+	}
 
 	if (argc < 2) {
 		usage(stderr);

@@ -912,12 +912,15 @@ static long clone_sandbox(const struct cd_plan *plan, struct clone_args *ca)
 	return pid < 0 ? -e : pid;
 }
 
-/* Why the namespaces were refused, named (a chroot first): one line. */
+/* Why the namespaces were refused, named (a chroot first): one line.
+ * AppArmor refuses the user namespace with EACCES where no profile takes
+ * it, and the others with EPERM where its unprivileged_userns profile
+ * strips the new namespace's capabilities. */
 static const char *clone_hint(int e, char *buf, size_t n)
 {
 	struct cd_userns_facts facts;
 
-	if (e != -EPERM && e != -ENOSPC && e != -EUSERS)
+	if (e != -EPERM && e != -EACCES && e != -ENOSPC && e != -EUSERS)
 		return "cannot create the sandbox's namespaces";
 	cd_userns_facts_read(&facts);
 	snprintf(buf, n, "cannot create the sandbox's namespaces (%s)",
