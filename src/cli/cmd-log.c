@@ -44,6 +44,7 @@ enum {
 	O_KEY,
 	O_CP_OUT,
 	O_REPLAY,
+	O_ASCIICAST,
 };
 
 /* Which options each subcommand takes. */
@@ -60,7 +61,7 @@ enum {
 struct args {
 	const char *audit, *format, *pubkey, *checkpoint, *key, *cp_out;
 	struct cd_audit_filter f;
-	int json, table, follow, replay;
+	int json, table, follow, replay, asciicast;
 	uint64_t lines;
 };
 
@@ -625,37 +626,95 @@ static void usage(FILE *f)
 	fprintf(f, "\nRun 'cordon log COMMAND --help' for details.\n");
 }
 
+/* The options, also for `cordon completion` (cli-complete.c). */
+static const struct option log_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "audit", required_argument, NULL, O_AUDIT },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "table", no_argument, NULL, O_TABLE },
+	{ "agent", required_argument, NULL, O_AGENT },
+	{ "task", required_argument, NULL, O_TASK },
+	{ "tool", required_argument, NULL, O_TOOL },
+	{ "kind", required_argument, NULL, O_KIND },
+	{ "since", required_argument, NULL, O_SINCE },
+	{ "until", required_argument, NULL, O_UNTIL },
+	{ "decision", required_argument, NULL, O_DECISION },
+	{ "run", required_argument, NULL, O_RUN },
+	{ "lines", required_argument, NULL, 'n' },
+	{ "follow", no_argument, NULL, 'f' },
+	{ "format", required_argument, NULL, O_FORMAT },
+	{ "pubkey", required_argument, NULL, O_PUBKEY },
+	{ "checkpoint", required_argument, NULL, O_CHECKPOINT },
+	{ "key", required_argument, NULL, O_KEY },
+	{ "checkpoint-out", required_argument, NULL, O_CP_OUT },
+	{ "replay", no_argument, NULL, O_REPLAY },
+	{ "asciicast", no_argument, NULL, O_ASCIICAST },
+	{ NULL, 0, NULL, 0 },
+};
+const struct option *const cli_opts_log = log_opts;
+
+/* Which subcommands take option c (a value of log_opts): the parser refuses
+ * the others, and `cordon completion` offers only these. */
+static unsigned opt_need(int c)
+{
+	switch (c) {
+	case O_JSON:
+		/* export writes JSON lines anyway: --json is accepted there
+		 * too, so every command that prints data takes it. */
+		return A_OUTPUT | A_FORMAT;
+	case O_TABLE:
+		return A_OUTPUT;
+	case O_AGENT:
+	case O_TASK:
+	case O_TOOL:
+	case O_KIND:
+	case O_DECISION:
+	case O_RUN:
+	case O_SINCE:
+	case O_UNTIL:
+		return A_FILTER;
+	case O_REPLAY:
+	case O_ASCIICAST:
+		return A_REPLAY;
+	case 'n':
+		return A_LINES;
+	case 'f':
+		return A_FOLLOW;
+	case O_FORMAT:
+		return A_FORMAT;
+	case O_PUBKEY:
+		return A_VERIFY | A_KEYGEN;
+	case O_CHECKPOINT:
+		return A_VERIFY;
+	case O_KEY:
+		return A_SIGN | A_KEYGEN;
+	case O_CP_OUT:
+		return A_SIGN;
+	default:
+		return 0;
+	}
+}
+
+int cli_log_opt_applies(const char *sub, const struct option *o)
+{
+	size_t i;
+
+	for (i = 0; i < CD_ARRAY_SIZE(subs); i++)
+		if (!strcmp(subs[i].name, sub)) {
+			unsigned need = opt_need(o->val);
+			return !need || (subs[i].allow & need);
+		}
+	return 1;
+}
+
 static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "audit", required_argument, NULL, O_AUDIT },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "table", no_argument, NULL, O_TABLE },
-		{ "agent", required_argument, NULL, O_AGENT },
-		{ "task", required_argument, NULL, O_TASK },
-		{ "tool", required_argument, NULL, O_TOOL },
-		{ "kind", required_argument, NULL, O_KIND },
-		{ "since", required_argument, NULL, O_SINCE },
-		{ "until", required_argument, NULL, O_UNTIL },
-		{ "decision", required_argument, NULL, O_DECISION },
-		{ "run", required_argument, NULL, O_RUN },
-		{ "lines", required_argument, NULL, 'n' },
-		{ "follow", no_argument, NULL, 'f' },
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "pubkey", required_argument, NULL, O_PUBKEY },
-		{ "checkpoint", required_argument, NULL, O_CHECKPOINT },
-		{ "key", required_argument, NULL, O_KEY },
-		{ "checkpoint-out", required_argument, NULL, O_CP_OUT },
-		{ "replay", no_argument, NULL, O_REPLAY },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "+hn:f", opts, CD_EXIT_USAGE)) != -1) {
-		unsigned need = 0;
+	while ((c = cli_getopt(argc, argv, "+hn:f", log_opts, CD_EXIT_USAGE)) != -1) {
+		unsigned need = opt_need(c);
 		int64_t *tp = NULL;
 
 		switch (c) {
@@ -666,53 +725,42 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 			a->audit = optarg;
 			break;
 		case O_JSON:
-			/* export writes JSON lines anyway: --json is accepted there
-			 * too, so every command that prints data takes it. */
-			need = A_OUTPUT | A_FORMAT;
 			a->json = 1;
 			break;
 		case O_TABLE:
-			need = A_OUTPUT;
 			a->table = 1;
 			break;
 		case O_AGENT:
-			need = A_FILTER;
 			a->f.agent = optarg;
 			break;
 		case O_TASK:
-			need = A_FILTER;
 			a->f.task = optarg;
 			break;
 		case O_TOOL:
-			need = A_FILTER;
 			a->f.tool = optarg;
 			break;
 		case O_KIND:
-			need = A_FILTER;
 			a->f.kind = optarg;
 			break;
 		case O_DECISION:
-			need = A_FILTER;
 			a->f.decision = optarg;
 			break;
 		case O_RUN:
-			need = A_FILTER;
 			a->f.run_id = optarg;
 			break;
 		case O_REPLAY:
-			need = A_REPLAY;
 			a->replay = 1;
 			break;
+		case O_ASCIICAST:
+			a->replay = a->asciicast = 1;
+			break;
 		case O_SINCE:
-			need = A_FILTER;
 			tp = &a->f.since_ns;
 			break;
 		case O_UNTIL:
-			need = A_FILTER;
 			tp = &a->f.until_ns;
 			break;
 		case 'n':
-			need = A_LINES;
 			if (cd_parse_u64(optarg, strlen(optarg), 1000000000, &a->lines) < 0 ||
 			    a->lines == 0) {
 				cli_errorf("bad --lines '%s' (a positive number)", optarg);
@@ -720,27 +768,21 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 			}
 			break;
 		case 'f':
-			need = A_FOLLOW;
 			a->follow = 1;
 			break;
 		case O_FORMAT:
-			need = A_FORMAT;
 			a->format = optarg;
 			break;
 		case O_PUBKEY:
-			need = A_VERIFY | A_KEYGEN;
 			a->pubkey = optarg;
 			break;
 		case O_CHECKPOINT:
-			need = A_VERIFY;
 			a->checkpoint = optarg;
 			break;
 		case O_KEY:
-			need = A_SIGN | A_KEYGEN;
 			a->key = optarg;
 			break;
 		case O_CP_OUT:
-			need = A_SIGN;
 			a->cp_out = optarg;
 			break;
 		default:
