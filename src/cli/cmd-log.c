@@ -245,6 +245,7 @@ struct replay_ctx {
 	json_t *details;
 	int64_t exit_code;
 	int has_exit;
+	int64_t start_s; /* when the run started, seconds since the epoch */
 };
 
 static int find_result(const struct cd_audit_entry *e, void *ctx)
@@ -256,6 +257,8 @@ static int find_result(const struct cd_audit_entry *e, void *ctx)
 	rc->details = d->p ? json_loadb(d->p, d->len, 0, NULL) : NULL;
 	rc->exit_code = e->exit_code;
 	rc->has_exit = e->has_exit;
+	rc->start_s = e->time_ns / 1000000000 -
+	              (e->has_duration ? (int64_t)(e->duration_ms / 1000) : 0);
 	return 0;
 }
 
@@ -264,7 +267,7 @@ static int find_result(const struct cd_audit_entry *e, void *ctx)
  * record, every byte escaped. */
 static int replay(struct args *a)
 {
-	struct replay_ctx rc = { NULL, 0, 0 };
+	struct replay_ctx rc = { NULL, 0, 0, 0 };
 	struct cd_audit *log = NULL;
 	struct cd_err err = { 0, "" };
 	struct cd_buf out;
@@ -275,7 +278,7 @@ static int replay(struct args *a)
 	int r, n;
 
 	if (!a->f.run_id) {
-		cli_errorf("--replay needs --run ID");
+		cli_errorf("%s needs --run ID", a->asciicast ? "--asciicast" : "--replay");
 		return CD_EXIT_USAGE;
 	}
 	for (i = 0; a->f.run_id[i]; i++) {
@@ -319,8 +322,14 @@ static int replay(struct args *a)
 		return CD_EXIT_FAIL;
 	}
 	cd_buf_init(&out, 16 * CD_SESSION_MAX);
-	r = cd_session_replay(path, CD_SESSION_MAX + 64, sha, &out, &err);
-	if (r == 0) {
+	if (a->asciicast) {
+		r = cd_session_asciicast(path, CD_SESSION_MAX + 64, sha, rc.start_s, &out, &err);
+		if (r == 0 && out.len)
+			fwrite(out.data, 1, out.len, stdout);
+	} else {
+		r = cd_session_replay(path, CD_SESSION_MAX + 64, sha, &out, &err);
+	}
+	if (r == 0 && !a->asciicast) {
 		printf("# run %s: exit %lld, typed %lld bytes, printed %lld bytes%s\n", a->f.run_id,
 		       rc.has_exit ? (long long)rc.exit_code : -1LL,
 		       (long long)json_integer_value(json_object_get(sess, "typed_bytes")),
@@ -568,7 +577,10 @@ static const struct sub subs[] = {
 	  "  --table           a table even when not on a terminal\n"
 	  "  --replay          with --run ID: print what was typed (in) and printed (out)\n"
 	  "                    in that cordon shell session, checked against the hash in\n"
-	  "                    its result record, control characters escaped\n" },
+	  "                    its result record, control characters escaped\n"
+	  "  --asciicast       with --run ID: that session, checked the same way, as an\n"
+	  "                    asciicast v2 file for 'asciinema play' (what was printed,\n"
+	  "                    with its times and window sizes; not what was typed)\n" },
 	{ "tail", do_tail, A_FILTER | A_OUTPUT | A_LINES | A_FOLLOW,
 	  "usage: cordon log tail [-f] [-n N] [OPTIONS]\n\nShow the last N records (10), and with "
 	  "-f "
