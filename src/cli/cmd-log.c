@@ -257,8 +257,8 @@ static int find_result(const struct cd_audit_entry *e, void *ctx)
 	rc->details = d->p ? json_loadb(d->p, d->len, 0, NULL) : NULL;
 	rc->exit_code = e->exit_code;
 	rc->has_exit = e->has_exit;
-	rc->start_s = e->time_ns / 1000000000 -
-	              (e->has_duration ? (int64_t)(e->duration_ms / 1000) : 0);
+	rc->start_s =
+	        e->time_ns / 1000000000 - (e->has_duration ? (int64_t)(e->duration_ms / 1000) : 0);
 	return 0;
 }
 

@@ -371,7 +371,8 @@ static int cast_output(struct cd_buf *out, struct cd_buf *pending, uint32_t ms, 
 		return 0;
 	r = cd_buf_printf(out, "[%u.%03u, \"o\", \"", ms / 1000, ms % 1000);
 	if (r == 0)
-		r = json_text(out, (const unsigned char *)pending->data, pending->len, final, &used);
+		r = json_text(out, (const unsigned char *)pending->data, pending->len, final,
+		              &used);
 	if (r == 0)
 		r = cd_buf_puts(out, "\"]\n");
 	if (r == 0 && used == 0) {
