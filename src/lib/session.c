@@ -277,45 +277,32 @@ int cd_session_replay(const char *path, uint64_t cap, const char *want_sha256, s
 
 /* The UTF-8 sequence at p[0..n): its length (1-4) with its code point in
  * *cp; 0 when p holds only the valid start of one (more may follow in the
- * next frame); -1 when p[0] starts no valid sequence (overlong forms,
- * surrogates and code points past U+10FFFF included). */
+ * next frame); -1 when p[0] starts no valid sequence.  Validity is
+ * cd_utf8_seq's (overlong forms, surrogates, past U+10FFFF refused). */
 static int utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
 {
-	unsigned char b = p[0], lo = 0x80, hi = 0xbf;
-	int len, i;
-	uint32_t c;
+	unsigned char b = p[0], t[4];
+	size_t len = cd_utf8_seq(p, n), want, i;
 
-	if (b < 0x80) {
+	if (len == 1) {
 		*cp = b;
 		return 1;
 	}
-	if (b >= 0xc2 && b <= 0xdf) {
-		len = 2;
-		c = b & 0x1f;
-	} else if (b >= 0xe0 && b <= 0xef) {
-		len = 3;
-		c = b & 0x0f;
-		lo = b == 0xe0 ? 0xa0 : 0x80; /* no overlong form */
-		hi = b == 0xed ? 0x9f : 0xbf; /* no surrogate */
-	} else if (b >= 0xf0 && b <= 0xf4) {
-		len = 4;
-		c = b & 0x07;
-		lo = b == 0xf0 ? 0x90 : 0x80;
-		hi = b == 0xf4 ? 0x8f : 0xbf; /* nothing past U+10FFFF */
-	} else {
+	if (len > 1) {
+		*cp = len == 2 ? (b & 0x1fu) : len == 3 ? (b & 0x0fu) : (b & 0x07u);
+		for (i = 1; i < len; i++)
+			*cp = *cp << 6 | (p[i] & 0x3fu);
+		return (int)len;
+	}
+	/* Too short to be whole: a valid start when completing it with the
+	 * smallest continuation bytes its lead byte allows makes it valid. */
+	want = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+	if (n >= want || b < 0xc2 || b > 0xf4)
 		return -1;
-	}
-	for (i = 1; i < len; i++) {
-		if ((size_t)i >= n)
-			return 0;
-		if (p[i] < lo || p[i] > hi)
-			return -1;
-		lo = 0x80;
-		hi = 0xbf;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	*cp = c;
-	return len;
+	memcpy(t, p, n);
+	for (i = n; i < want; i++)
+		t[i] = i == 1 && b == 0xe0 ? 0xa0 : i == 1 && b == 0xf0 ? 0x90 : 0x80;
+	return cd_utf8_seq(t, want) ? 0 : -1;
 }
 
 /* p[0..n) as the inside of a JSON string, in ASCII only: control
