@@ -133,6 +133,28 @@ if command -v zsh >/dev/null 2>&1; then
 	is "$(zcomp cordon run --cwd '')" "(files -/)" "zsh: --cwd directories"
 	is "$(zcomp cordon run --net=n)" none "zsh: --net=<TAB> offers none"
 	is "$(zcomp cordon run --timeout 1 -- ls '')" "(normal ls 2)" "zsh: after '--', the command's own completion"
+	# And a real one: an interactive zsh on a pty (zpty), compinit, the
+	# script sourced, then "cordon run --tim" and a TAB typed.
+	cat >"$T/zpty.zsh" <<'EOF'
+zmodload zsh/zpty
+zpty z "HOME=$1 PS1=%% zsh -f -i"
+zpty -w z "autoload -U compinit; compinit -u -D; source $2; echo READY"
+out= n=0
+while [[ $out != *READY*READY* ]] && (( n++ < 300 )); do
+	zpty -r -t z line && out+=$line
+	sleep 0.1
+done
+zpty -w -n z "cordon run --tim	"
+out= n=0
+while [[ $out != *--timeout* ]] && (( n++ < 100 )); do
+	zpty -r -t z line && out+=$line
+	sleep 0.1
+done
+print -r -- "$out"
+zpty -d z
+EOF
+	timeout 60 zsh -f "$T/zpty.zsh" "$T" "$T/c.zsh" >"$T/zpty.out" 2>&1
+	ok "zsh: typed on a terminal, cordon run --tim<TAB> becomes --timeout" grep -q 'cordon run --timeout' "$T/zpty.out"
 else
 	skip "zsh is not installed (scripts/deps.sh test)"
 fi
