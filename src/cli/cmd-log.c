@@ -761,10 +761,11 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 			a->f.run_id = optarg;
 			break;
 		case O_REPLAY:
-			a->replay = 1;
+			a->replay |= 1;
 			break;
 		case O_ASCIICAST:
-			a->replay = a->asciicast = 1;
+			a->replay |= 2; /* the same session, another rendering */
+			a->asciicast = 1;
 			break;
 		case O_SINCE:
 			tp = &a->f.since_ns;
@@ -822,6 +823,10 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 	}
 	if (a->json && a->table) {
 		cli_errorf("%s: --json and --table exclude each other", s->name);
+		return -1;
+	}
+	if (a->asciicast && (a->replay & 1 || a->json || a->table)) {
+		cli_errorf("%s: --asciicast excludes --replay, --json and --table", s->name);
 		return -1;
 	}
 	return 0;

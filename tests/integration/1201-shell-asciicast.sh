@@ -96,6 +96,8 @@ cast_session() {
 		env CORDON_AUDIT="$audit" "$CORDON" log show --asciicast
 	refused "$who: --asciicast is show's only" "does not apply" \
 		env CORDON_AUDIT="$audit" "$CORDON" log tail --asciicast
+	refused "$who: --asciicast is one rendering: not with --replay" "asciicast excludes --replay" \
+		env CORDON_AUDIT="$audit" "$CORDON" log show --run "$run" --asciicast --replay
 
 	# A changed recording is refused, as for --replay.
 	printf 'x' >>"$(dirname "$audit")/sessions/$run.rec"
