@@ -209,11 +209,39 @@ static void test_asciicast(void)
 	}
 }
 
+/* A later window size is an "r" event (COLSxROWS); the first is the
+ * header's and no event. */
+static void test_asciicast_resize(void)
+{
+	struct cd_session s;
+	struct cd_buf out;
+	struct cd_err err = { 0, "" };
+	char sha[65], path[256];
+	uint16_t a[2] = { 30, 100 }, b[2] = { 40, 120 };
+
+	snprintf(path, sizeof path, "%s/resize.rec", dir);
+	cd_session_init(&s, 4096);
+	cd_session_add(&s, 'w', a, sizeof a);
+	cd_session_add(&s, 'o', "x", 1);
+	cd_session_add(&s, 'w', b, sizeof b);
+	save(&s, "resize.rec", sha);
+	cd_session_release(&s);
+	cd_buf_init(&out, 1 << 16);
+	is_int(cd_session_asciicast(path, 1 << 20, sha, 0, &out, &err), 0, "resize: exported");
+	ok(out.data && strstr(out.data, "\"width\": 100, \"height\": 30"),
+	   "resize: the first size is the header's");
+	ok(out.data && strstr(out.data, ", \"r\", \"120x40\"]\n"),
+	   "resize: a later one an r event");
+	ok(out.data && !strstr(out.data, "\"100x30\""), "resize: the first is no event");
+	cd_buf_release(&out);
+	unlink(path);
+}
+
 int main(void)
 {
 	char cmd[300];
 
-	tap_start(30 + 10 * 4 + 2);
+	tap_start(30 + 10 * 4 + 2 + 4);
 	if (!mkdtemp(dir) || sodium_init() < 0) {
 		tap_skip("no temporary directory");
 		return tap_done();
@@ -222,6 +250,7 @@ int main(void)
 	test_cap();
 	test_hostile();
 	test_asciicast();
+	test_asciicast_resize();
 	snprintf(cmd, sizeof cmd, "%s/ok.rec", dir);
 	unlink(cmd);
 	{
