@@ -16,6 +16,9 @@ pkgs_demo="python3 util-linux"
 # pinned SDK over TLS), tar and gzip (npm unpacks), apparmor (its parser checks
 # packaging/apparmor/cordon), and the rest.
 pkgs_test="perl util-linux bsdutils iproute2 python3 git sqlite3 procps coreutils libcap2-bin binutils gcc make curl ca-certificates jq nodejs tmux groff-base strace tar gzip diffutils findutils iputils-ping keyutils apparmor"
+# The shells whose completion scripts 0008 loads and queries (bash is
+# essential), and asciinema, which 1201 asks to parse a session export.
+pkgs_test="$pkgs_test zsh fish asciinema"
 pkgs_bench="hyperfine bubblewrap firejail crun tinyproxy squid"
 pkgs_lint="clang-format cppcheck"
 pkgs_fuzz="clang"

@@ -317,14 +317,17 @@ static void cache_usage(FILE *f)
 	      f);
 }
 
+/* The options, also for `cordon completion` (cli-complete.c). */
+static const struct option cache_opts[] = {
+	{ "agent", required_argument, NULL, 'a' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+const struct option *const cli_opts_cache = cache_opts;
+
 int cmd_cache(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "agent", required_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *agent = NULL, *sub;
 	int json = 0, c;
 
@@ -340,7 +343,7 @@ int cmd_cache(int argc, char **argv)
 	opterr = 0;
 	optind = 2;
 	/* Options may follow the cache name: argv is permuted ("h", no '+'). */
-	while ((c = cli_getopt(argc, argv, "h", opts, CD_EXIT_USAGE)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", cache_opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case 'a':
 			agent = optarg;

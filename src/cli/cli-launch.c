@@ -132,6 +132,7 @@ static const struct option options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+const struct option *const cli_opts_run = options; /* cordon completion */
 
 struct run_args {
 	struct cd_plan_bind binds[MAX_OPT_ITEMS];

@@ -40,6 +40,32 @@ int cmd_mcp(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
 int cmd_doctor(int argc, char **argv); /* cmd-doctor.c */
 
+/* `cordon completion bash|zsh|fish` (cli-complete.c): a completion script
+ * generated from the command table and the option tables below, the very
+ * ones each command's parser takes (a new option is completed without a
+ * second list to keep).  Each table ends with a NULL name. */
+int cmd_completion(int argc, char **argv);
+const struct cd_cmd *cli_commands(size_t *ret_n); /* main.c's table */
+struct option;
+extern const struct option *const cli_opts_run; /* run and shell */
+extern const struct option *const cli_opts_cache;
+extern const struct option *const cli_opts_log; /* every log subcommand */
+/* Whether log subcommand SUB takes option O of cli_opts_log. */
+int cli_log_opt_applies(const char *sub, const struct option *o);
+extern const struct option *const cli_opts_log_confirm;
+extern const struct option *const cli_opts_policy_request; /* check, explain */
+extern const struct option *const cli_opts_policy_json;    /* lint, test, diff */
+extern const struct option *const cli_opts_policy_review;
+extern const struct option *const cli_opts_policy_matrix;
+extern const struct option *const cli_opts_proxy;
+extern const struct option *const cli_opts_grant; /* grant and delegate */
+extern const struct option *const cli_opts_approvals;
+extern const struct option *const cli_opts_inventory;
+extern const struct option *const cli_opts_proposals;
+extern const struct option *const cli_opts_mcp;
+extern const struct option *const cli_opts_mcp_pins;
+extern const struct option *const cli_opts_doctor;
+
 /* Start CMD in a `cordon run --policy` sandbox (cli-spawn.c) with pipes
  * for its stdin, stdout and stderr (our ends non-blocking).  0, or -1
  * (reported). */

@@ -86,6 +86,7 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
+const struct option *const cli_opts_approvals = long_opts; /* cordon completion */
 
 /* 0 parsed (positional arguments from optind), 1 --help, -1 usage error. */
 static int parse(int argc, char **argv, struct aopts *o)

@@ -249,19 +249,22 @@ static void usage(FILE *f)
 	           "2 usage.\n");
 }
 
+/* The options, also for `cordon completion` (cli-complete.c). */
+static const struct option doctor_opts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+const struct option *const cli_opts_doctor = doctor_opts;
+
 int cmd_doctor(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct doctor d = { json_array(), 0, 0 };
 	int c;
 	char *txt;
 
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "h", opts, CD_EXIT_USAGE)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", doctor_opts, CD_EXIT_USAGE)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			json_decref(d.checks);

@@ -137,6 +137,7 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
+const struct option *const cli_opts_grant = long_opts; /* cordon completion */
 
 /* 0 parsed, 1 --help printed, -1 usage error (reported). */
 static int parse(int argc, char **argv, const char *usage, struct gopts *o)

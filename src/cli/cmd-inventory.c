@@ -723,17 +723,20 @@ static void print_text(json_t *report)
 	}
 }
 
+/* The options, also for `cordon completion` (cli-complete.c). */
+static const struct option inventory_opts[] = {
+	{ "policy", required_argument, NULL, 'p' },
+	{ "config", required_argument, NULL, 'c' },
+	{ "audit", required_argument, NULL, 'A' },
+	{ "state", required_argument, NULL, 'S' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+const struct option *const cli_opts_inventory = inventory_opts;
+
 int cmd_inventory(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "audit", required_argument, NULL, 'A' },
-		{ "state", required_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *policy_path = NULL, *config = NULL, *audit = NULL, *state = NULL, *key;
 	static const char *agents[MAX_AGENTS];
 	static struct server servers[MAX_SERVERS];
@@ -747,7 +750,7 @@ int cmd_inventory(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = cli_getopt(argc, argv, "h", opts, CD_EXIT_USAGE)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", inventory_opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case 'p':
 			policy_path = optarg;

@@ -203,18 +203,21 @@ static int parse_file(const char *arg, char *what, size_t wn, const char **ret_p
 	return -EINVAL;
 }
 
+/* The options, also for `cordon completion` (cli-complete.c). */
+static const struct option confirm_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "audit", required_argument, NULL, O_AUDIT },
+	{ "key", required_argument, NULL, O_KEY },
+	{ "argv", no_argument, NULL, O_ARGV },
+	{ "arguments", required_argument, NULL, O_ARGUMENTS },
+	{ "file", required_argument, NULL, O_FILE },
+	{ "json", no_argument, NULL, O_JSON },
+	{ NULL, 0, NULL, 0 },
+};
+const struct option *const cli_opts_log_confirm = confirm_opts;
+
 int cmd_log_confirm(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "audit", required_argument, NULL, O_AUDIT },
-		{ "key", required_argument, NULL, O_KEY },
-		{ "argv", no_argument, NULL, O_ARGV },
-		{ "arguments", required_argument, NULL, O_ARGUMENTS },
-		{ "file", required_argument, NULL, O_FILE },
-		{ "json", no_argument, NULL, O_JSON },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *audit_opt = NULL, *key_opt = NULL, *arguments = NULL, *file = NULL;
 	char what[16] = "";
 	struct cli_audit_cfg cfg;
@@ -233,7 +236,7 @@ int cmd_log_confirm(int argc, char **argv)
 	optind = 1;
 	/* Options may come before and after SEQ: two passes, SEQ between. */
 	for (pass = 0; pass < 2; pass++) {
-		while (!use_argv && (c = cli_getopt(argc, argv, "+h", opts, -1)) != -1) {
+		while (!use_argv && (c = cli_getopt(argc, argv, "+h", confirm_opts, -1)) != -1) {
 			switch (c) {
 			case 'h':
 				fputs(CONFIRM_USAGE, stdout);

@@ -44,6 +44,7 @@ enum {
 	O_KEY,
 	O_CP_OUT,
 	O_REPLAY,
+	O_ASCIICAST,
 };
 
 /* Which options each subcommand takes. */
@@ -60,7 +61,7 @@ enum {
 struct args {
 	const char *audit, *format, *pubkey, *checkpoint, *key, *cp_out;
 	struct cd_audit_filter f;
-	int json, table, follow, replay;
+	int json, table, follow, replay, asciicast;
 	uint64_t lines;
 };
 
@@ -244,6 +245,7 @@ struct replay_ctx {
 	json_t *details;
 	int64_t exit_code;
 	int has_exit;
+	int64_t start_s; /* when the run started, seconds since the epoch */
 };
 
 static int find_result(const struct cd_audit_entry *e, void *ctx)
@@ -255,6 +257,8 @@ static int find_result(const struct cd_audit_entry *e, void *ctx)
 	rc->details = d->p ? json_loadb(d->p, d->len, 0, NULL) : NULL;
 	rc->exit_code = e->exit_code;
 	rc->has_exit = e->has_exit;
+	rc->start_s =
+	        e->time_ns / 1000000000 - (e->has_duration ? (int64_t)(e->duration_ms / 1000) : 0);
 	return 0;
 }
 
@@ -263,7 +267,7 @@ static int find_result(const struct cd_audit_entry *e, void *ctx)
  * record, every byte escaped. */
 static int replay(struct args *a)
 {
-	struct replay_ctx rc = { NULL, 0, 0 };
+	struct replay_ctx rc = { NULL, 0, 0, 0 };
 	struct cd_audit *log = NULL;
 	struct cd_err err = { 0, "" };
 	struct cd_buf out;
@@ -274,7 +278,7 @@ static int replay(struct args *a)
 	int r, n;
 
 	if (!a->f.run_id) {
-		cli_errorf("--replay needs --run ID");
+		cli_errorf("%s needs --run ID", a->asciicast ? "--asciicast" : "--replay");
 		return CD_EXIT_USAGE;
 	}
 	for (i = 0; a->f.run_id[i]; i++) {
@@ -318,8 +322,14 @@ static int replay(struct args *a)
 		return CD_EXIT_FAIL;
 	}
 	cd_buf_init(&out, 16 * CD_SESSION_MAX);
-	r = cd_session_replay(path, CD_SESSION_MAX + 64, sha, &out, &err);
-	if (r == 0) {
+	if (a->asciicast) {
+		r = cd_session_asciicast(path, CD_SESSION_MAX + 64, sha, rc.start_s, &out, &err);
+		if (r == 0 && out.len)
+			fwrite(out.data, 1, out.len, stdout);
+	} else {
+		r = cd_session_replay(path, CD_SESSION_MAX + 64, sha, &out, &err);
+	}
+	if (r == 0 && !a->asciicast) {
 		printf("# run %s: exit %lld, typed %lld bytes, printed %lld bytes%s\n", a->f.run_id,
 		       rc.has_exit ? (long long)rc.exit_code : -1LL,
 		       (long long)json_integer_value(json_object_get(sess, "typed_bytes")),
@@ -567,7 +577,10 @@ static const struct sub subs[] = {
 	  "  --table           a table even when not on a terminal\n"
 	  "  --replay          with --run ID: print what was typed (in) and printed (out)\n"
 	  "                    in that cordon shell session, checked against the hash in\n"
-	  "                    its result record, control characters escaped\n" },
+	  "                    its result record, control characters escaped\n"
+	  "  --asciicast       with --run ID: that session, checked the same way, as an\n"
+	  "                    asciicast v2 file for 'asciinema play' (what was printed,\n"
+	  "                    with its times and window sizes; not what was typed)\n" },
 	{ "tail", do_tail, A_FILTER | A_OUTPUT | A_LINES | A_FOLLOW,
 	  "usage: cordon log tail [-f] [-n N] [OPTIONS]\n\nShow the last N records (10), and with "
 	  "-f "
@@ -625,37 +638,95 @@ static void usage(FILE *f)
 	fprintf(f, "\nRun 'cordon log COMMAND --help' for details.\n");
 }
 
+/* The options, also for `cordon completion` (cli-complete.c). */
+static const struct option log_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "audit", required_argument, NULL, O_AUDIT },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "table", no_argument, NULL, O_TABLE },
+	{ "agent", required_argument, NULL, O_AGENT },
+	{ "task", required_argument, NULL, O_TASK },
+	{ "tool", required_argument, NULL, O_TOOL },
+	{ "kind", required_argument, NULL, O_KIND },
+	{ "since", required_argument, NULL, O_SINCE },
+	{ "until", required_argument, NULL, O_UNTIL },
+	{ "decision", required_argument, NULL, O_DECISION },
+	{ "run", required_argument, NULL, O_RUN },
+	{ "lines", required_argument, NULL, 'n' },
+	{ "follow", no_argument, NULL, 'f' },
+	{ "format", required_argument, NULL, O_FORMAT },
+	{ "pubkey", required_argument, NULL, O_PUBKEY },
+	{ "checkpoint", required_argument, NULL, O_CHECKPOINT },
+	{ "key", required_argument, NULL, O_KEY },
+	{ "checkpoint-out", required_argument, NULL, O_CP_OUT },
+	{ "replay", no_argument, NULL, O_REPLAY },
+	{ "asciicast", no_argument, NULL, O_ASCIICAST },
+	{ NULL, 0, NULL, 0 },
+};
+const struct option *const cli_opts_log = log_opts;
+
+/* Which subcommands take option c (a value of log_opts): the parser refuses
+ * the others, and `cordon completion` offers only these. */
+static unsigned opt_need(int c)
+{
+	switch (c) {
+	case O_JSON:
+		/* export writes JSON lines anyway: --json is accepted there
+		 * too, so every command that prints data takes it. */
+		return A_OUTPUT | A_FORMAT;
+	case O_TABLE:
+		return A_OUTPUT;
+	case O_AGENT:
+	case O_TASK:
+	case O_TOOL:
+	case O_KIND:
+	case O_DECISION:
+	case O_RUN:
+	case O_SINCE:
+	case O_UNTIL:
+		return A_FILTER;
+	case O_REPLAY:
+	case O_ASCIICAST:
+		return A_REPLAY;
+	case 'n':
+		return A_LINES;
+	case 'f':
+		return A_FOLLOW;
+	case O_FORMAT:
+		return A_FORMAT;
+	case O_PUBKEY:
+		return A_VERIFY | A_KEYGEN;
+	case O_CHECKPOINT:
+		return A_VERIFY;
+	case O_KEY:
+		return A_SIGN | A_KEYGEN;
+	case O_CP_OUT:
+		return A_SIGN;
+	default:
+		return 0;
+	}
+}
+
+int cli_log_opt_applies(const char *sub, const struct option *o)
+{
+	size_t i;
+
+	for (i = 0; i < CD_ARRAY_SIZE(subs); i++)
+		if (!strcmp(subs[i].name, sub)) {
+			unsigned need = opt_need(o->val);
+			return !need || (subs[i].allow & need);
+		}
+	return 1;
+}
+
 static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "audit", required_argument, NULL, O_AUDIT },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "table", no_argument, NULL, O_TABLE },
-		{ "agent", required_argument, NULL, O_AGENT },
-		{ "task", required_argument, NULL, O_TASK },
-		{ "tool", required_argument, NULL, O_TOOL },
-		{ "kind", required_argument, NULL, O_KIND },
-		{ "since", required_argument, NULL, O_SINCE },
-		{ "until", required_argument, NULL, O_UNTIL },
-		{ "decision", required_argument, NULL, O_DECISION },
-		{ "run", required_argument, NULL, O_RUN },
-		{ "lines", required_argument, NULL, 'n' },
-		{ "follow", no_argument, NULL, 'f' },
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "pubkey", required_argument, NULL, O_PUBKEY },
-		{ "checkpoint", required_argument, NULL, O_CHECKPOINT },
-		{ "key", required_argument, NULL, O_KEY },
-		{ "checkpoint-out", required_argument, NULL, O_CP_OUT },
-		{ "replay", no_argument, NULL, O_REPLAY },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "+hn:f", opts, CD_EXIT_USAGE)) != -1) {
-		unsigned need = 0;
+	while ((c = cli_getopt(argc, argv, "+hn:f", log_opts, CD_EXIT_USAGE)) != -1) {
+		unsigned need = opt_need(c);
 		int64_t *tp = NULL;
 
 		switch (c) {
@@ -666,53 +737,43 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 			a->audit = optarg;
 			break;
 		case O_JSON:
-			/* export writes JSON lines anyway: --json is accepted there
-			 * too, so every command that prints data takes it. */
-			need = A_OUTPUT | A_FORMAT;
 			a->json = 1;
 			break;
 		case O_TABLE:
-			need = A_OUTPUT;
 			a->table = 1;
 			break;
 		case O_AGENT:
-			need = A_FILTER;
 			a->f.agent = optarg;
 			break;
 		case O_TASK:
-			need = A_FILTER;
 			a->f.task = optarg;
 			break;
 		case O_TOOL:
-			need = A_FILTER;
 			a->f.tool = optarg;
 			break;
 		case O_KIND:
-			need = A_FILTER;
 			a->f.kind = optarg;
 			break;
 		case O_DECISION:
-			need = A_FILTER;
 			a->f.decision = optarg;
 			break;
 		case O_RUN:
-			need = A_FILTER;
 			a->f.run_id = optarg;
 			break;
 		case O_REPLAY:
-			need = A_REPLAY;
-			a->replay = 1;
+			a->replay |= 1;
+			break;
+		case O_ASCIICAST:
+			a->replay |= 2; /* the same session, another rendering */
+			a->asciicast = 1;
 			break;
 		case O_SINCE:
-			need = A_FILTER;
 			tp = &a->f.since_ns;
 			break;
 		case O_UNTIL:
-			need = A_FILTER;
 			tp = &a->f.until_ns;
 			break;
 		case 'n':
-			need = A_LINES;
 			if (cd_parse_u64(optarg, strlen(optarg), 1000000000, &a->lines) < 0 ||
 			    a->lines == 0) {
 				cli_errorf("bad --lines '%s' (a positive number)", optarg);
@@ -720,27 +781,21 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 			}
 			break;
 		case 'f':
-			need = A_FOLLOW;
 			a->follow = 1;
 			break;
 		case O_FORMAT:
-			need = A_FORMAT;
 			a->format = optarg;
 			break;
 		case O_PUBKEY:
-			need = A_VERIFY | A_KEYGEN;
 			a->pubkey = optarg;
 			break;
 		case O_CHECKPOINT:
-			need = A_VERIFY;
 			a->checkpoint = optarg;
 			break;
 		case O_KEY:
-			need = A_SIGN | A_KEYGEN;
 			a->key = optarg;
 			break;
 		case O_CP_OUT:
-			need = A_SIGN;
 			a->cp_out = optarg;
 			break;
 		default:
@@ -768,6 +823,10 @@ static int parse(const struct sub *s, int argc, char **argv, struct args *a)
 	}
 	if (a->json && a->table) {
 		cli_errorf("%s: --json and --table exclude each other", s->name);
+		return -1;
+	}
+	if (a->asciicast && (a->replay & 1 || a->json || a->table)) {
+		cli_errorf("%s: --asciicast excludes --replay, --json and --table", s->name);
 		return -1;
 	}
 	return 0;

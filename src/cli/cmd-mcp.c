@@ -774,20 +774,23 @@ static int relay(struct session *s, int sfd)
 	return s->over_limit ? -2 : 0;
 }
 
+/* The options, also for `cordon completion` (cli-complete.c). */
+static const struct option gateway_opts[] = {
+	{ "policy", required_argument, NULL, 'p' },
+	{ "agent", required_argument, NULL, 'a' },
+	{ "task", required_argument, NULL, 't' },
+	{ "server", required_argument, NULL, 's' },
+	{ "audit", required_argument, NULL, 'A' },
+	{ "state", required_argument, NULL, 'S' },
+	{ "cwd", required_argument, NULL, 'C' },
+	{ "approval-timeout", required_argument, NULL, 'T' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+const struct option *const cli_opts_mcp = gateway_opts;
+
 static int gateway(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "agent", required_argument, NULL, 'a' },
-		{ "task", required_argument, NULL, 't' },
-		{ "server", required_argument, NULL, 's' },
-		{ "audit", required_argument, NULL, 'A' },
-		{ "state", required_argument, NULL, 'S' },
-		{ "cwd", required_argument, NULL, 'C' },
-		{ "approval-timeout", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct session s;
 	uint64_t ms;
 	struct cd_mcp_gw_config cfg;
@@ -799,7 +802,7 @@ static int gateway(int argc, char **argv)
 	s.approval_timeout_s = 600;
 	optind = 1;
 	opterr = 0;
-	while ((c = cli_getopt(argc, argv, "+h", opts, CD_EXIT_USAGE)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+h", gateway_opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case 'p':
 			s.policy_path = optarg;
@@ -951,24 +954,23 @@ struct pins_opts {
 	int ntools;
 };
 
+/* The options, also for `cordon completion` (cli-complete.c). */
+static const struct option pins_opts_table[] = {
+	{ "server", required_argument, NULL, 's' }, { "state", required_argument, NULL, 'S' },
+	{ "audit", required_argument, NULL, 'A' },  { "sha256", required_argument, NULL, 'H' },
+	{ "all", no_argument, NULL, 'a' },          { "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+};
+const struct option *const cli_opts_mcp_pins = pins_opts_table;
+
 static int pins_args(int argc, char **argv, struct pins_opts *o)
 {
-	static const struct option opts[] = {
-		{ "server", required_argument, NULL, 's' },
-		{ "state", required_argument, NULL, 'S' },
-		{ "audit", required_argument, NULL, 'A' },
-		{ "sha256", required_argument, NULL, 'H' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	memset(o, 0, sizeof *o);
 	optind = 1;
 	opterr = 0;
-	while ((c = cli_getopt(argc, argv, "h", opts, CD_EXIT_USAGE)) != -1) {
+	while ((c = cli_getopt(argc, argv, "h", pins_opts_table, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case 's':
 			o->server = optarg;

@@ -472,6 +472,7 @@ static const struct option matrix_opts[] = {
 	{ "at", required_argument, NULL, 0 },     { "json", no_argument, NULL, 0 },
 	{ "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
 };
+const struct option *const cli_opts_policy_matrix = matrix_opts; /* cordon completion */
 
 /* "--name value" or "--name=value"; advances *i past the value. */
 static const char *optarg_of(int argc, char **argv, int *i, const char *name)

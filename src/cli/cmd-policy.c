@@ -196,17 +196,20 @@ static const struct option request_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+const struct option *const cli_opts_policy_request = request_opts; /* cordon completion */
 static const struct option json_opts[] = {
 	{ "json", no_argument, NULL, 0 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+const struct option *const cli_opts_policy_json = json_opts; /* cordon completion */
 static const struct option review_opts[] = {
 	{ "json", no_argument, NULL, 0 },         { "no-audit", no_argument, NULL, 0 },
 	{ "audit", required_argument, NULL, 0 },  { "soon", required_argument, NULL, 0 },
 	{ "unused", required_argument, NULL, 0 }, { "at", required_argument, NULL, 0 },
 	{ "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
 };
+const struct option *const cli_opts_policy_review = review_opts; /* cordon completion */
 
 static int opt_missing; /* set when an option lacked its value */
 

@@ -98,6 +98,7 @@ static const struct option options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+const struct option *const cli_opts_proposals = options; /* cordon completion */
 
 static int parse(int argc, char **argv, struct popts *o)
 {

@@ -101,6 +101,7 @@ static const struct option options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+const struct option *const cli_opts_proxy = options; /* cordon completion */
 
 static int duration_opt(const char *name, const char *v, unsigned *ret)
 {

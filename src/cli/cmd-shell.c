@@ -21,7 +21,8 @@ static void usage(FILE *f)
 	      "fresh pseudo-terminal of the sandbox's own (never your terminal); cordon\n"
 	      "relays your terminal to it in raw mode and passes on window-size changes.\n"
 	      "What was typed and printed is recorded (capped) with the run's audit\n"
-	      "records: `cordon log show --run ID --replay` prints it back.  Without\n"
+	      "records: `cordon log show --run ID --replay` prints it back, --asciicast\n"
+	      "instead of --replay exports it for `asciinema play`.  Without\n"
 	      "--timeout (and without --policy) the wall clock is 1h instead of 60s.\n"
 	      "\n",
 	      f);

@@ -36,7 +36,14 @@ static const struct cd_cmd commands[] = {
 	  "review, apply or reject the file changes of --propose runs" },
 	{ "mcp", cmd_mcp, "MCP gateway: granted tools only, every call decided and logged" },
 	{ "doctor", cmd_doctor, "what this host enforces, and the fix for each gap" },
+	{ "completion", cmd_completion, "print a completion script for bash, zsh or fish" },
 };
+
+const struct cd_cmd *cli_commands(size_t *ret_n)
+{
+	*ret_n = sizeof commands / sizeof commands[0];
+	return commands;
+}
 
 static char prog[64] = "cordon";
 

@@ -94,6 +94,11 @@ static int name_copy(struct cd_sandbox_profile *p, const char *name)
 	return (n < 0 || (size_t)n >= sizeof p->name) ? -ENAMETOOLONG : 0;
 }
 
+const char *cd_profile_builtin_name(size_t i)
+{
+	return i < CD_ARRAY_SIZE(builtins) ? builtins[i].name : NULL;
+}
+
 int cd_profile_builtin(const char *name, struct cd_sandbox_profile *ret, struct cd_err *err)
 {
 	size_t i;

@@ -38,6 +38,8 @@ struct cd_sandbox_profile {
 /* The built-in profiles, by name: "strict" (the default) and
  * "workspace-write".  -ENOENT (with a message listing them) otherwise. */
 int cd_profile_builtin(const char *name, struct cd_sandbox_profile *ret, struct cd_err *err);
+/* The name of built-in profile i (0, 1, ...), NULL past the last. */
+const char *cd_profile_builtin_name(size_t i);
 
 /* Apply settings (borrowed: strings must outlive *p) on top of *p.
  * -CD_E_USAGE for an unknown key or bad value, naming it. */

@@ -52,4 +52,15 @@ int cd_session_save(const struct cd_session *s, int fd, char ret_sha256[65], str
 int cd_session_replay(const char *path, uint64_t cap, const char *want_sha256, struct cd_buf *out,
                       struct cd_err *err);
 
+/* The same recording, read and checked the same way, as an asciicast v2
+ * file (asciinema's format) appended to `out`: a header line (version 2,
+ * the pty's first size, `start` as its timestamp when > 0) and one
+ * [seconds, "o", text] line per printed frame, times never decreasing;
+ * later size changes as "r" events.  Text is valid JSON in ASCII only:
+ * control bytes and non-ASCII characters as \u escapes, invalid UTF-8 as
+ * U+FFFD (a character split across frames is kept whole).  What was
+ * typed is not exported.  Errors as for cd_session_replay. */
+int cd_session_asciicast(const char *path, uint64_t cap, const char *want_sha256, int64_t start,
+                         struct cd_buf *out, struct cd_err *err);
+
 #endif
