@@ -2,6 +2,8 @@
  * The table is created by state.c's migrations. */
 #include "approval.h"
 
+#include "store-sqlite.h"
+
 #include <errno.h>
 #include <sodium.h>
 #include <stdlib.h>
@@ -41,29 +43,31 @@ int cd_approval_request(struct cd_state *s, struct cd_approval *a, struct cd_err
 		return cd_err_set(err, -EINVAL, "approval request: deadline before creation");
 	cd_state_random_id("ap-", a->id, sizeof a->id);
 	cd_approval_hash(a->tool, a->action, a->args_json, a->args_sha256);
-	if (sqlite3_prepare_v2(cd_state_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "queue approval request");
+	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)), sql, -1, &st, NULL) != SQLITE_OK)
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err,
+		                     "queue approval request");
 	sqlite3_bind_text(st, 1, a->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, a->agent, -1, SQLITE_STATIC);
-	cd_state_bind_opt(st, 3, a->task);
+	cd_sqlite_bind_opt(st, 3, a->task);
 	sqlite3_bind_text(st, 4, a->tool, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 5, a->action, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 6, a->args_json, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 7, a->args_sha256, -1, SQLITE_STATIC);
-	cd_state_bind_opt(st, 8, a->grant_ids);
+	cd_sqlite_bind_opt(st, 8, a->grant_ids);
 	sqlite3_bind_text(st, 9, a->approval, -1, SQLITE_STATIC);
-	cd_state_bind_opt(st, 10, a->profile);
-	cd_state_bind_opt(st, 11, a->policy);
-	cd_state_bind_opt(st, 12, a->policy_sha256);
-	cd_state_bind_opt(st, 13, a->requester);
-	cd_state_bind_opt(st, 14, a->run_id);
+	cd_sqlite_bind_opt(st, 10, a->profile);
+	cd_sqlite_bind_opt(st, 11, a->policy);
+	cd_sqlite_bind_opt(st, 12, a->policy_sha256);
+	cd_sqlite_bind_opt(st, 13, a->requester);
+	cd_sqlite_bind_opt(st, 14, a->run_id);
 	sqlite3_bind_int64(st, 15, a->created);
 	sqlite3_bind_int64(st, 16, a->deadline);
-	cd_state_bind_opt(st, 17, a->log_args);
+	cd_sqlite_bind_opt(st, 17, a->log_args);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return cd_state_err(s, err, "queue approval request");
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err,
+		                     "queue approval request");
 	a->status = "pending";
 	return 0;
 }
@@ -71,35 +75,35 @@ int cd_approval_request(struct cd_state *s, struct cd_approval *a, struct cd_err
 /* One row into a; -EINVAL for a row that cannot be a request. */
 static int row_read(sqlite3_stmt *st, struct cd_approval *a)
 {
-	const char *id = cd_state_col(st, 0), *sha = cd_state_col(st, 7);
+	const char *id = cd_sqlite_col(st, 0), *sha = cd_sqlite_col(st, 7);
 
 	memset(a, 0, sizeof *a);
 	if (!id || strlen(id) >= sizeof a->id || !sha || strlen(sha) != 64)
 		return -EINVAL;
 	memcpy(a->id, id, strlen(id) + 1);
 	memcpy(a->args_sha256, sha, 65);
-	a->status = cd_state_col(st, 1);
-	a->agent = cd_state_col(st, 2);
-	a->task = cd_state_col(st, 3);
-	a->tool = cd_state_col(st, 4);
-	a->action = cd_state_col(st, 5);
-	a->args_json = cd_state_col(st, 6);
-	a->grant_ids = cd_state_col(st, 8);
-	a->approval = cd_state_col(st, 9);
-	a->profile = cd_state_col(st, 10);
-	a->policy = cd_state_col(st, 11);
-	a->policy_sha256 = cd_state_col(st, 12);
-	a->requester = cd_state_col(st, 13);
-	a->run_id = cd_state_col(st, 14);
+	a->status = cd_sqlite_col(st, 1);
+	a->agent = cd_sqlite_col(st, 2);
+	a->task = cd_sqlite_col(st, 3);
+	a->tool = cd_sqlite_col(st, 4);
+	a->action = cd_sqlite_col(st, 5);
+	a->args_json = cd_sqlite_col(st, 6);
+	a->grant_ids = cd_sqlite_col(st, 8);
+	a->approval = cd_sqlite_col(st, 9);
+	a->profile = cd_sqlite_col(st, 10);
+	a->policy = cd_sqlite_col(st, 11);
+	a->policy_sha256 = cd_sqlite_col(st, 12);
+	a->requester = cd_sqlite_col(st, 13);
+	a->run_id = cd_sqlite_col(st, 14);
 	a->created = sqlite3_column_int64(st, 15);
 	a->deadline = sqlite3_column_int64(st, 16);
 	a->decided_at = sqlite3_column_int64(st, 17);
-	a->decided_by = cd_state_col(st, 18);
-	a->comment = cd_state_col(st, 19);
+	a->decided_by = cd_sqlite_col(st, 18);
+	a->comment = cd_sqlite_col(st, 19);
 	a->used_at = sqlite3_column_int64(st, 20);
 	a->sampled_at = sqlite3_column_int64(st, 21);
-	a->sampled_by = cd_state_col(st, 22);
-	a->log_args = cd_state_col(st, 23);
+	a->sampled_by = cd_sqlite_col(st, 22);
+	a->log_args = cd_sqlite_col(st, 23);
 	if (!a->status || !a->agent || !a->tool || !a->action || !a->args_json || !a->approval)
 		return -EINVAL;
 	return 0;
@@ -118,7 +122,7 @@ static int each_row(struct cd_state *s, sqlite3_stmt *st, cd_approval_fn fn, voi
 			return stop;
 	}
 	if (rc != SQLITE_DONE)
-		return cd_state_err(s, err, "read approvals");
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "read approvals");
 	return 0;
 }
 
@@ -129,9 +133,10 @@ int cd_approval_get(struct cd_state *s, const char *id, cd_approval_fn fn, void 
 	struct cd_approval a;
 	int rc, r;
 
-	if (sqlite3_prepare_v2(cd_state_db(s), "SELECT " COLUMNS " FROM approvals WHERE id = ?", -1,
-	                       &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "read approval");
+	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)),
+	                       "SELECT " COLUMNS " FROM approvals WHERE id = ?", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "read approval");
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && row_read(st, &a) == 0)
@@ -139,7 +144,7 @@ int cd_approval_get(struct cd_state *s, const char *id, cd_approval_fn fn, void 
 	else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 		r = cd_err_set(err, -ENOENT, "no approval request '%s'", id);
 	else
-		r = cd_state_err(s, err, "read approval");
+		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "read approval");
 	sqlite3_finalize(st);
 	return r;
 }
@@ -150,12 +155,12 @@ int cd_approval_list(struct cd_state *s, const char *status, int64_t since, cd_a
 	sqlite3_stmt *st = NULL;
 	int r;
 
-	if (sqlite3_prepare_v2(cd_state_db(s),
+	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)),
 	                       "SELECT " COLUMNS " FROM approvals WHERE (?1 IS NULL OR status = ?1)"
 	                       " AND created >= ?2 ORDER BY created, id",
 	                       -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "read approvals");
-	cd_state_bind_opt(st, 1, status);
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "read approvals");
+	cd_sqlite_bind_opt(st, 1, status);
 	sqlite3_bind_int64(st, 2, since);
 	r = each_row(s, st, fn, ctx, err);
 	sqlite3_finalize(st);
@@ -182,9 +187,10 @@ static int transition(struct cd_state *s, const struct change *c, struct cd_err 
 
 	if ((r = cd_state_begin(s, err)) < 0)
 		return r;
-	if (sqlite3_prepare_v2(cd_state_db(s), "SELECT " COLUMNS " FROM approvals WHERE id = ?", -1,
-	                       &st, NULL) != SQLITE_OK) {
-		r = cd_state_err(s, err, "read approval");
+	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)),
+	                       "SELECT " COLUMNS " FROM approvals WHERE id = ?", -1, &st,
+	                       NULL) != SQLITE_OK) {
+		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "read approval");
 		goto fail;
 	}
 	sqlite3_bind_text(st, 1, c->id, -1, SQLITE_STATIC);
@@ -192,7 +198,7 @@ static int transition(struct cd_state *s, const struct change *c, struct cd_err 
 	if (rc != SQLITE_ROW || row_read(st, &a) < 0) {
 		r = rc == SQLITE_ROW || rc == SQLITE_DONE
 		            ? cd_err_set(err, -ENOENT, "no approval request '%s'", c->id)
-		            : cd_state_err(s, err, "read approval");
+		            : cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "read approval");
 		goto fail;
 	}
 	if (strcmp(a.status, c->from) != 0) {
@@ -225,27 +231,27 @@ static int transition(struct cd_state *s, const struct change *c, struct cd_err 
 	sqlite3_finalize(st);
 	st = NULL;
 	if (sqlite3_prepare_v2(
-	            cd_state_db(s),
+	            cd_sqlite_db_(cd_state_store(s)),
 	            !strcmp(c->to, "used")
 	                    ? "UPDATE approvals SET status = ?1, used_at = ?2 WHERE id = ?5"
 	                      " AND status = ?6"
 	                    : "UPDATE approvals SET status = ?1, decided_at = ?2,"
 	                      " decided_by = ?3, comment = ?4 WHERE id = ?5 AND status = ?6",
 	            -1, &st, NULL) != SQLITE_OK) {
-		r = cd_state_err(s, err, "update approval");
+		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "update approval");
 		goto fail;
 	}
 	sqlite3_bind_text(st, 1, c->to, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, c->now);
-	cd_state_bind_opt(st, 3, c->by);
-	cd_state_bind_opt(st, 4, c->comment);
+	cd_sqlite_bind_opt(st, 3, c->by);
+	cd_sqlite_bind_opt(st, 4, c->comment);
 	sqlite3_bind_text(st, 5, c->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 6, c->from, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	st = NULL;
-	if (rc != SQLITE_DONE || sqlite3_changes(cd_state_db(s)) != 1) {
-		r = cd_state_err(s, err, "update approval");
+	if (rc != SQLITE_DONE || sqlite3_changes(cd_sqlite_db_(cd_state_store(s))) != 1) {
+		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "update approval");
 		goto fail;
 	}
 	return cd_state_commit(s, err);
@@ -299,14 +305,14 @@ int cd_approval_expire(struct cd_state *s, int64_t now, cd_approval_fn fn, void 
 {
 	struct expire_ctx c = { fn, ctx };
 
-	return cd_state_sweep(s,
-	                      "SELECT " COLUMNS " FROM approvals WHERE status IN ('pending',"
-	                      " 'approved') AND deadline <= ?1 ORDER BY deadline, id",
-	                      "UPDATE approvals SET status = 'expired', decided_at ="
-	                      " COALESCE(decided_at, deadline), decided_by = COALESCE("
-	                      "decided_by, 'timeout') WHERE status IN ('pending', 'approved')"
-	                      " AND deadline <= ?1",
-	                      now, expire_row, &c, ret_n, "expire approvals", err);
+	return cd_sqlite_sweep(cd_sqlite_of(cd_state_store(s)),
+	                       "SELECT " COLUMNS " FROM approvals WHERE status IN ('pending',"
+	                       " 'approved') AND deadline <= ?1 ORDER BY deadline, id",
+	                       "UPDATE approvals SET status = 'expired', decided_at ="
+	                       " COALESCE(decided_at, deadline), decided_by = COALESCE("
+	                       "decided_by, 'timeout') WHERE status IN ('pending', 'approved')"
+	                       " AND deadline <= ?1",
+	                       now, expire_row, &c, ret_n, "expire approvals", err);
 }
 
 int cd_approval_sample(struct cd_state *s, size_t n, int64_t since, const char *by, int64_t now,
@@ -323,15 +329,15 @@ int cd_approval_sample(struct cd_state *s, size_t n, int64_t since, const char *
 	/* SQLite's random() is a PRNG seeded from the OS on first use: good
 	 * enough to keep an approver from predicting the sample. */
 	if (sqlite3_prepare_v2(
-	            cd_state_db(s),
+	            cd_sqlite_db_(cd_state_store(s)),
 	            "SELECT " COLUMNS " FROM approvals WHERE status IN ('approved',"
 	            " 'used') AND sampled_at IS NULL AND decided_at >= ? ORDER BY random()"
 	            " LIMIT ?",
 	            -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(cd_state_db(s),
+	    sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)),
 	                       "UPDATE approvals SET sampled_at = ?, sampled_by = ? WHERE id = ?",
 	                       -1, &up, NULL) != SQLITE_OK) {
-		r = cd_state_err(s, err, "sample approvals");
+		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "sample approvals");
 		goto fail;
 	}
 	sqlite3_bind_int64(st, 1, since);
@@ -345,7 +351,7 @@ int cd_approval_sample(struct cd_state *s, size_t n, int64_t since, const char *
 		sqlite3_bind_text(up, 2, by, -1, SQLITE_STATIC);
 		sqlite3_bind_text(up, 3, a.id, -1, SQLITE_TRANSIENT);
 		if (sqlite3_step(up) != SQLITE_DONE) {
-			r = cd_state_err(s, err, "sample approvals");
+			r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "sample approvals");
 			goto fail;
 		}
 		a.sampled_at = now;
@@ -357,7 +363,7 @@ int cd_approval_sample(struct cd_state *s, size_t n, int64_t since, const char *
 		got++;
 	}
 	if (rc != SQLITE_DONE) {
-		r = cd_state_err(s, err, "sample approvals");
+		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "sample approvals");
 		goto fail;
 	}
 	sqlite3_finalize(st);

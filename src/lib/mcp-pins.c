@@ -2,19 +2,21 @@
  * (mcp-pins.h). */
 #include "mcp-pins.h"
 
+#include "store-sqlite.h"
+
 #include <errno.h>
 #include <string.h>
 
 static int fail(struct cd_state *s, sqlite3_stmt *st, struct cd_err *err, const char *what)
 {
-	int r = cd_state_err(s, err, what);
+	int r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, what);
 	sqlite3_finalize(st);
 	return r;
 }
 
 static int prepare(struct cd_state *s, const char *sql, sqlite3_stmt **st, struct cd_err *err)
 {
-	if (sqlite3_prepare_v2(cd_state_db(s), sql, -1, st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)), sql, -1, st, NULL) != SQLITE_OK)
 		return fail(s, NULL, err, "mcp pins");
 	return 0;
 }

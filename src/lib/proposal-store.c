@@ -6,6 +6,7 @@
 #include "proposal-int.h"
 
 #include "state.h"
+#include "store-sqlite.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_
 	        "INSERT INTO proposal_files (proposal, path, op, base_sha256, new_sha256,"
 	        " base_mode, new_mode, flagged, note, diff) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
 	        " ?8, ?9, ?10)";
-	sqlite3 *db = cd_state_db(s);
+	sqlite3 *db = cd_sqlite_db_(cd_state_store(s));
 	sqlite3_stmt *st = NULL;
 	size_t i;
 	int r;
@@ -32,8 +33,8 @@ int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_
 		goto fail;
 	sqlite3_bind_text(st, 1, p->id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, p->run_id, -1, SQLITE_TRANSIENT);
-	cd_state_bind_opt(st, 3, p->agent);
-	cd_state_bind_opt(st, 4, p->task);
+	cd_sqlite_bind_opt(st, 3, p->agent);
+	cd_sqlite_bind_opt(st, 4, p->task);
 	sqlite3_bind_text(st, 5, p->tree, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 6, p->upper, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 7, p->created);
@@ -60,7 +61,7 @@ int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_
 		sqlite3_bind_int(st, 6, (int)f->base_mode);
 		sqlite3_bind_int(st, 7, (int)f->new_mode);
 		sqlite3_bind_int(st, 8, f->flagged);
-		cd_state_bind_opt(st, 9, f->note);
+		cd_sqlite_bind_opt(st, 9, f->note);
 		if (f->diff)
 			sqlite3_bind_blob(st, 10, f->diff, (int)f->diff_len, SQLITE_STATIC);
 		else
@@ -71,7 +72,7 @@ int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_
 	sqlite3_finalize(st);
 	return cd_state_commit(s, err);
 fail:
-	r = cd_state_err(s, err, "saving a proposal");
+	r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "saving a proposal");
 	sqlite3_finalize(st);
 	cd_state_rollback(s);
 	return r;
@@ -205,7 +206,7 @@ static int read_file(sqlite3_stmt *st, struct cd_prop_file *f)
 int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **ret,
                      struct cd_err *err)
 {
-	sqlite3 *db = cd_state_db(s);
+	sqlite3 *db = cd_sqlite_db_(cd_state_store(s));
 	sqlite3_stmt *st = NULL;
 	struct cd_proposal *p = calloc(1, sizeof *p);
 	size_t cap = 0;
@@ -215,7 +216,7 @@ int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **re
 		return cd_err_set(err, -ENOMEM, "out of memory");
 	if (sqlite3_prepare_v2(db, "SELECT " HEAD_COLS " FROM proposals WHERE id = ?1", -1, &st,
 	                       NULL) != SQLITE_OK) {
-		r = cd_state_err(s, err, "reading a proposal");
+		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "reading a proposal");
 		goto fail;
 	}
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -225,7 +226,7 @@ int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **re
 		goto fail;
 	}
 	if (rc != SQLITE_ROW) {
-		r = cd_state_err(s, err, "reading a proposal");
+		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "reading a proposal");
 		goto fail;
 	}
 	if ((r = read_head(st, p)) < 0) {
@@ -238,7 +239,7 @@ int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **re
 	                       " flagged, note, diff, applied FROM proposal_files"
 	                       " WHERE proposal = ?1 ORDER BY path",
 	                       -1, &st, NULL) != SQLITE_OK) {
-		r = cd_state_err(s, err, "reading a proposal");
+		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "reading a proposal");
 		goto fail;
 	}
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -267,7 +268,7 @@ int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **re
 		}
 	}
 	if (rc != SQLITE_DONE) {
-		r = cd_state_err(s, err, "reading a proposal");
+		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "reading a proposal");
 		goto fail;
 	}
 	sqlite3_finalize(st);
@@ -304,12 +305,12 @@ int cd_proposal_list(struct cd_state *s, struct cd_proposal **ret, size_t *ret_n
 	size_t n = 0, cap = 0;
 	int rc, r;
 
-	if (sqlite3_prepare_v2(cd_state_db(s),
+	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)),
 	                       "SELECT " HEAD_COLS ", (SELECT count(*) FROM proposal_files f"
 	                       " WHERE f.proposal = p.id) FROM proposals p"
 	                       " ORDER BY created DESC, p.rowid DESC",
 	                       -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "listing proposals");
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "listing proposals");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 16;
@@ -331,7 +332,7 @@ int cd_proposal_list(struct cd_state *s, struct cd_proposal **ret, size_t *ret_n
 		}
 	}
 	if (rc != SQLITE_DONE) {
-		r = cd_state_err(s, err, "listing proposals");
+		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "listing proposals");
 		goto fail;
 	}
 	sqlite3_finalize(st);
@@ -347,7 +348,7 @@ fail:
 int cd_proposal_finish(struct cd_state *s, const struct cd_proposal *p, const char *status,
                        const char *by, int64_t now, struct cd_err *err)
 {
-	sqlite3 *db = cd_state_db(s);
+	sqlite3 *db = cd_sqlite_db_(cd_state_store(s));
 	sqlite3_stmt *st = NULL;
 	size_t i;
 	int r;
@@ -363,9 +364,9 @@ int cd_proposal_finish(struct cd_state *s, const struct cd_proposal *p, const ch
 	sqlite3_bind_text(st, 1, p->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, now);
-	cd_state_bind_opt(st, 4, by);
-	cd_state_bind_opt(st, 5, p->branch);
-	cd_state_bind_opt(st, 6, p->commit);
+	cd_sqlite_bind_opt(st, 4, by);
+	cd_sqlite_bind_opt(st, 5, p->branch);
+	cd_sqlite_bind_opt(st, 6, p->commit);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto fail;
 	if (sqlite3_changes(db) == 0) {
@@ -392,7 +393,7 @@ int cd_proposal_finish(struct cd_state *s, const struct cd_proposal *p, const ch
 	sqlite3_finalize(st);
 	return cd_state_commit(s, err);
 fail:
-	r = cd_state_err(s, err, "updating a proposal");
+	r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "updating a proposal");
 	sqlite3_finalize(st);
 	cd_state_rollback(s);
 	return r;

@@ -1,7 +1,11 @@
-/* state.c — see state.h.  The schema of every table lives here, in one
- * numbered list of migrations, so that one file says what the state
- * database holds. */
-#include "state.h"
+/* store-sqlite-state.c — the SQLite backend of the state database
+ * (store.h): opening, the schema, transactions, waiting for a change, and
+ * the ops table.  The schema of every table lives here, in one numbered
+ * list of migrations, so that one file says what the state database
+ * holds; the operations on each table are in store-sqlite-<table>.c.
+ *
+ * Trust boundary: as store.h. */
+#include "store-sqlite.h"
 
 #include "fs.h"
 
@@ -10,13 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BUSY_MS 10000
-
-struct cd_state {
-	sqlite3 *db;
-	char *path;
-};
 
 /* Migration N brings the schema from version N-1 to N.  Append only. */
 static const char *const migrations[] = {
@@ -81,41 +81,43 @@ static const char *const migrations[] = {
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
-int cd_state_err(struct cd_state *s, struct cd_err *err, const char *what)
+int cd_sqlite_err(struct cd_sqlite *s, struct cd_err *err, const char *what)
 {
 	return cd_err_set(err, -EIO, "state database '%s': %s: %s", s->path, what,
 	                  s->db ? sqlite3_errmsg(s->db) : "not open");
 }
 
-static int exec(struct cd_state *s, const char *sql, struct cd_err *err)
+static int exec(struct cd_sqlite *s, const char *sql, struct cd_err *err)
 {
 	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, sql[0] == 'C' ? "schema" : sql);
+		return cd_sqlite_err(s, err, sql[0] == 'C' ? "schema" : sql);
 	return 0;
 }
 
-int cd_state_begin(struct cd_state *s, struct cd_err *err)
+int cd_sqlite_begin(struct cd_store *st, struct cd_err *err)
 {
-	return exec(s, "BEGIN IMMEDIATE", err);
+	return exec(cd_sqlite_of(st), "BEGIN IMMEDIATE", err);
 }
 
-int cd_state_commit(struct cd_state *s, struct cd_err *err)
+int cd_sqlite_commit(struct cd_store *st, struct cd_err *err)
 {
-	int r = exec(s, "COMMIT", err);
+	int r = exec(cd_sqlite_of(st), "COMMIT", err);
 	if (r < 0)
-		cd_state_rollback(s);
+		cd_sqlite_rollback(st);
 	return r;
 }
 
-void cd_state_rollback(struct cd_state *s)
+void cd_sqlite_rollback(struct cd_store *st)
 {
+	struct cd_sqlite *s = cd_sqlite_of(st);
+
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-int cd_state_sweep(struct cd_state *s, const char *select, const char *update, int64_t now,
-                   int (*each)(sqlite3_stmt *row, void *ctx), void *ctx, size_t *ret_n,
-                   const char *what, struct cd_err *err)
+int cd_sqlite_sweep(struct cd_sqlite *s, const char *select, const char *update, int64_t now,
+                    int (*each)(sqlite3_stmt *row, void *ctx), void *ctx, size_t *ret_n,
+                    const char *what, struct cd_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	size_t n = 0;
@@ -123,10 +125,10 @@ int cd_state_sweep(struct cd_state *s, const char *select, const char *update, i
 
 	if (ret_n)
 		*ret_n = 0;
-	if ((r = cd_state_begin(s, err)) < 0)
+	if ((r = cd_sqlite_begin(&s->base, err)) < 0)
 		return r;
 	if (sqlite3_prepare_v2(s->db, select, -1, &st, NULL) != SQLITE_OK) {
-		r = cd_state_err(s, err, what);
+		r = cd_sqlite_err(s, err, what);
 		goto fail;
 	}
 	sqlite3_bind_int64(st, 1, now);
@@ -138,12 +140,12 @@ int cd_state_sweep(struct cd_state *s, const char *select, const char *update, i
 	sqlite3_finalize(st);
 	st = NULL;
 	if (rc != SQLITE_DONE) {
-		r = cd_state_err(s, err, what);
+		r = cd_sqlite_err(s, err, what);
 		goto fail;
 	}
 	if (n) {
 		if (sqlite3_prepare_v2(s->db, update, -1, &st, NULL) != SQLITE_OK) {
-			r = cd_state_err(s, err, what);
+			r = cd_sqlite_err(s, err, what);
 			goto fail;
 		}
 		sqlite3_bind_int64(st, 1, now);
@@ -151,40 +153,40 @@ int cd_state_sweep(struct cd_state *s, const char *select, const char *update, i
 		sqlite3_finalize(st);
 		st = NULL;
 		if (rc != SQLITE_DONE) {
-			r = cd_state_err(s, err, what);
+			r = cd_sqlite_err(s, err, what);
 			goto fail;
 		}
 	}
-	if ((r = cd_state_commit(s, err)) < 0)
+	if ((r = cd_sqlite_commit(&s->base, err)) < 0)
 		return r;
 	if (ret_n)
 		*ret_n = n;
 	return 0;
 fail:
 	sqlite3_finalize(st);
-	cd_state_rollback(s);
+	cd_sqlite_rollback(&s->base);
 	return r;
 }
 
-static int user_version(struct cd_state *s, int *ret, struct cd_err *err)
+static int user_version(struct cd_sqlite *s, int *ret, struct cd_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
 	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "schema version");
+		return cd_sqlite_err(s, err, "schema version");
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*ret = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW)
-		return cd_state_err(s, err, "schema version");
+		return cd_sqlite_err(s, err, "schema version");
 	return 0;
 }
 
 /* Bring the schema up to date in one transaction, so that a crash or a
  * second process migrating at the same time leaves it whole. */
-static int migrate(struct cd_state *s, struct cd_err *err)
+static int migrate(struct cd_sqlite *s, struct cd_err *err)
 {
 	char sql[64];
 	int v = 0, r, i;
@@ -193,7 +195,7 @@ static int migrate(struct cd_state *s, struct cd_err *err)
 	 * write lock (checked again under it). */
 	if (user_version(s, &v, err) == 0 && v == SCHEMA_VERSION)
 		return 0;
-	if ((r = cd_state_begin(s, err)) < 0)
+	if ((r = cd_sqlite_begin(&s->base, err)) < 0)
 		return r;
 	if ((r = user_version(s, &v, err)) < 0)
 		goto fail;
@@ -217,15 +219,81 @@ static int migrate(struct cd_state *s, struct cd_err *err)
 		if ((r = exec(s, sql, err)) < 0)
 			goto fail;
 	}
-	return cd_state_commit(s, err);
+	return cd_sqlite_commit(&s->base, err);
 fail:
-	cd_state_rollback(s);
+	cd_sqlite_rollback(&s->base);
 	return r;
 }
 
-int cd_state_open(const char *path, struct cd_state **ret, struct cd_err *err)
+static void sqlite_close(struct cd_store *st)
 {
-	struct cd_state *s;
+	struct cd_sqlite *s = cd_sqlite_of(st);
+
+	if (!s)
+		return;
+	sqlite3_close_v2(s->db);
+	free(s->path);
+	free(s);
+}
+
+/* How many commits other connections have made: PRAGMA data_version
+ * changes with each; -1 when it cannot be read. */
+static int64_t data_version(struct cd_sqlite *s)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = -1;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* SQLite has no notification between processes: look at the data version
+ * every WAIT_SLICE_MS.  A version that cannot be read counts as a change
+ * (the caller reads again and sees the error). */
+#define WAIT_SLICE_MS 50
+
+static int sqlite_wait_change(struct cd_store *st, unsigned timeout_ms)
+{
+	struct cd_sqlite *s = cd_sqlite_of(st);
+	int64_t seen = data_version(s), v;
+	unsigned slept = 0, k;
+
+	if (seen < 0)
+		return 1;
+	while (slept < timeout_ms) {
+		k = timeout_ms - slept < WAIT_SLICE_MS ? timeout_ms - slept : WAIT_SLICE_MS;
+		sleep_ms(k);
+		slept += k;
+		v = data_version(s);
+		if (v != seen)
+			return 1;
+	}
+	return 0;
+}
+
+static const struct cd_store_ops sqlite_state_ops = {
+	.name = "sqlite",
+	.close = sqlite_close,
+	.begin = cd_sqlite_begin,
+	.commit = cd_sqlite_commit,
+	.rollback = cd_sqlite_rollback,
+	.wait_change = sqlite_wait_change,
+};
+
+int cd_sqlite_state_open(const char *path, struct cd_store **ret, struct cd_err *err)
+{
+	struct cd_sqlite *s;
 	sqlite3_stmt *st = NULL;
 	int r, ok = 0;
 
@@ -238,6 +306,7 @@ int cd_state_open(const char *path, struct cd_state **ret, struct cd_err *err)
 		free(s);
 		return cd_err_set(err, -ENOMEM, "state database: out of memory");
 	}
+	s->base.ops = &sqlite_state_ops;
 	/* The file and the -wal/-shm files SQLite derives from it are 0600. */
 	if ((r = cd_mkdir_parents(path, err)) < 0 ||
 	    (r = cd_create_private(path, "state database", err)) < 0)
@@ -245,7 +314,7 @@ int cd_state_open(const char *path, struct cd_state **ret, struct cd_err *err)
 	if (sqlite3_open_v2(path, &s->db,
 	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
 	                    NULL) != SQLITE_OK) {
-		r = s->db ? cd_state_err(s, err, "cannot open")
+		r = s->db ? cd_sqlite_err(s, err, "cannot open")
 		          : cd_err_set(err, -ENOMEM, "state database: out of memory");
 		goto fail;
 	}
@@ -261,43 +330,19 @@ int cd_state_open(const char *path, struct cd_state **ret, struct cd_err *err)
 	}
 	sqlite3_finalize(st);
 	if (!ok) {
-		r = cd_state_err(s, err, "cannot switch to WAL mode");
+		r = cd_sqlite_err(s, err, "cannot switch to WAL mode");
 		goto fail;
 	}
 	if ((r = exec(s, "PRAGMA synchronous=FULL", err)) < 0 || (r = migrate(s, err)) < 0)
 		goto fail;
-	*ret = s;
+	*ret = &s->base;
 	return 0;
 fail:
-	cd_state_close(s);
+	sqlite_close(&s->base);
 	return r;
 }
 
-void cd_state_close(struct cd_state *s)
+sqlite3 *cd_sqlite_db_(struct cd_store *st)
 {
-	if (!s)
-		return;
-	sqlite3_close_v2(s->db);
-	free(s->path);
-	free(s);
-}
-
-const char *cd_state_path(const struct cd_state *s)
-{
-	return s->path;
-}
-
-sqlite3 *cd_state_db(struct cd_state *s)
-{
-	return s->db;
-}
-
-void cd_state_random_id(const char *prefix, char *out, size_t outlen)
-{
-	unsigned char b[8];
-	char hex[2 * sizeof b + 1];
-
-	randombytes_buf(b, sizeof b);
-	sodium_bin2hex(hex, sizeof hex, b, sizeof b);
-	snprintf(out, outlen, "%s%s", prefix, hex);
+	return cd_sqlite_of(st)->db;
 }

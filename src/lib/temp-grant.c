@@ -7,6 +7,8 @@
  * deny), never a wider grant. */
 #include "temp-grant.h"
 
+#include "store-sqlite.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -46,24 +48,24 @@ int cd_temp_add(struct cd_state *s, struct cd_temp_grant *g, struct cd_err *err)
 	if (!g->id[0])
 		cd_state_random_id(g->kind == CD_TEMP_BREAK_GLASS ? "bg-" : "dg-", g->id,
 		                   sizeof g->id);
-	if (sqlite3_prepare_v2(cd_state_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "add grant");
+	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)), sql, -1, &st, NULL) != SQLITE_OK)
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "add grant");
 	sqlite3_bind_text(st, 1, g->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, cd_temp_kind_name(g->kind), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, g->agent, -1, SQLITE_STATIC);
-	cd_state_bind_opt(st, 4, g->task);
+	cd_sqlite_bind_opt(st, 4, g->task);
 	sqlite3_bind_text(st, 5, g->tool, -1, SQLITE_STATIC);
-	cd_state_bind_opt(st, 6, g->parent);
+	cd_sqlite_bind_opt(st, 6, g->parent);
 	sqlite3_bind_text(st, 7, g->grant_json, -1, SQLITE_STATIC);
-	cd_state_bind_opt(st, 8, g->ticket);
+	cd_sqlite_bind_opt(st, 8, g->ticket);
 	sqlite3_bind_text(st, 9, g->by, -1, SQLITE_STATIC);
-	cd_state_bind_opt(st, 10, g->policy_sha256);
+	cd_sqlite_bind_opt(st, 10, g->policy_sha256);
 	sqlite3_bind_int64(st, 11, g->created);
 	sqlite3_bind_int64(st, 12, g->expires);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return cd_state_err(s, err, "add grant");
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "add grant");
 	return 0;
 }
 
@@ -74,25 +76,25 @@ int cd_temp_add(struct cd_state *s, struct cd_temp_grant *g, struct cd_err *err)
 /* One row into g; -EINVAL for a row that cannot be a grant. */
 static int row_read(sqlite3_stmt *st, struct cd_temp_grant *g)
 {
-	const char *id = cd_state_col(st, 0);
+	const char *id = cd_sqlite_col(st, 0);
 
 	memset(g, 0, sizeof *g);
-	if (!id || strlen(id) >= sizeof g->id || kind_parse(cd_state_col(st, 1), &g->kind) < 0)
+	if (!id || strlen(id) >= sizeof g->id || kind_parse(cd_sqlite_col(st, 1), &g->kind) < 0)
 		return -EINVAL;
 	memcpy(g->id, id, strlen(id) + 1);
-	g->agent = cd_state_col(st, 2);
-	g->task = cd_state_col(st, 3);
-	g->tool = cd_state_col(st, 4);
-	g->parent = cd_state_col(st, 5);
-	g->grant_json = cd_state_col(st, 6);
-	g->ticket = cd_state_col(st, 7);
-	g->by = cd_state_col(st, 8);
-	g->policy_sha256 = cd_state_col(st, 9);
+	g->agent = cd_sqlite_col(st, 2);
+	g->task = cd_sqlite_col(st, 3);
+	g->tool = cd_sqlite_col(st, 4);
+	g->parent = cd_sqlite_col(st, 5);
+	g->grant_json = cd_sqlite_col(st, 6);
+	g->ticket = cd_sqlite_col(st, 7);
+	g->by = cd_sqlite_col(st, 8);
+	g->policy_sha256 = cd_sqlite_col(st, 9);
 	g->created = sqlite3_column_int64(st, 10);
 	g->expires = sqlite3_column_int64(st, 11);
-	g->ended = cd_state_col(st, 12);
+	g->ended = cd_sqlite_col(st, 12);
 	g->ended_at = sqlite3_column_int64(st, 13);
-	g->ended_by = cd_state_col(st, 14);
+	g->ended_by = cd_sqlite_col(st, 14);
 	g->uses = sqlite3_column_int64(st, 15);
 	g->last_used = sqlite3_column_int64(st, 16);
 	if (!g->agent || !g->tool || !g->grant_json || !g->by)
@@ -116,7 +118,7 @@ static int each_row(struct cd_state *s, sqlite3_stmt *st, cd_temp_fn fn, void *c
 			break;
 	}
 	if (!stop && rc != SQLITE_DONE)
-		return cd_state_err(s, err, "read grants");
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "read grants");
 	return stop;
 }
 
@@ -126,12 +128,12 @@ int cd_temp_list(struct cd_state *s, int all, int64_t now, cd_temp_fn fn, void *
 	sqlite3_stmt *st = NULL;
 	int r;
 
-	if (sqlite3_prepare_v2(cd_state_db(s),
+	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)),
 	                       all ? "SELECT " COLUMNS " FROM temp_grants ORDER BY created, id"
 	                           : "SELECT " COLUMNS " FROM temp_grants WHERE ended IS NULL"
 	                             " AND expires > ? ORDER BY created, id",
 	                       -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "read grants");
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "read grants");
 	if (!all)
 		sqlite3_bind_int64(st, 1, now);
 	r = each_row(s, st, fn, ctx, err);
@@ -145,20 +147,20 @@ static int set_ended(struct cd_state *s, const char *id, const char *how, const 
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(cd_state_db(s),
+	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)),
 	                       "UPDATE temp_grants SET ended = ?, ended_at = ?, ended_by = ?"
 	                       " WHERE id = ? AND ended IS NULL",
 	                       -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "end grant");
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "end grant");
 	sqlite3_bind_text(st, 1, how, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, now);
-	cd_state_bind_opt(st, 3, by);
+	cd_sqlite_bind_opt(st, 3, by);
 	sqlite3_bind_text(st, 4, id, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return cd_state_err(s, err, "end grant");
-	return sqlite3_changes(cd_state_db(s)) == 1 ? 0 : -ENOENT;
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "end grant");
+	return sqlite3_changes(cd_sqlite_db_(cd_state_store(s))) == 1 ? 0 : -ENOENT;
 }
 
 int cd_temp_end(struct cd_state *s, const char *id, const char *how, const char *by, int64_t now,
@@ -172,10 +174,10 @@ int cd_temp_end(struct cd_state *s, const char *id, const char *how, const char 
 		return cd_err_set(err, -EINVAL, "no grant id");
 	if ((r = cd_state_begin(s, err)) < 0)
 		return r;
-	if (sqlite3_prepare_v2(cd_state_db(s),
+	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)),
 	                       "SELECT " COLUMNS " FROM temp_grants WHERE id = ? AND ended IS NULL",
 	                       -1, &st, NULL) != SQLITE_OK) {
-		r = cd_state_err(s, err, "end grant");
+		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "end grant");
 		goto fail;
 	}
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -225,12 +227,12 @@ int cd_temp_sweep(struct cd_state *s, int64_t now, cd_temp_fn fn, void *ctx, siz
 {
 	struct sweep_ctx c = { fn, ctx };
 
-	return cd_state_sweep(s,
-	                      "SELECT " COLUMNS " FROM temp_grants WHERE ended IS NULL"
-	                      " AND expires <= ?1 ORDER BY expires, id",
-	                      "UPDATE temp_grants SET ended = 'expired', ended_at = expires,"
-	                      " ended_by = 'cordon' WHERE ended IS NULL AND expires <= ?1",
-	                      now, sweep_row, &c, ret_n, "sweep grants", err);
+	return cd_sqlite_sweep(cd_sqlite_of(cd_state_store(s)),
+	                       "SELECT " COLUMNS " FROM temp_grants WHERE ended IS NULL"
+	                       " AND expires <= ?1 ORDER BY expires, id",
+	                       "UPDATE temp_grants SET ended = 'expired', ended_at = expires,"
+	                       " ended_by = 'cordon' WHERE ended IS NULL AND expires <= ?1",
+	                       now, sweep_row, &c, ret_n, "sweep grants", err);
 }
 
 int cd_temp_used(struct cd_state *s, const char *id, int64_t now, struct cd_err *err)
@@ -238,16 +240,16 @@ int cd_temp_used(struct cd_state *s, const char *id, int64_t now, struct cd_err 
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(cd_state_db(s),
+	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)),
 	                       "UPDATE temp_grants SET uses = uses + 1, last_used = ? WHERE id = ?",
 	                       -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "count use");
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "count use");
 	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return cd_state_err(s, err, "count use");
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "count use");
 	return 0;
 }
 
@@ -264,15 +266,16 @@ static int in_force(struct cd_state *s, const char *id, int64_t now, int count, 
 	sqlite3_stmt *st = NULL;
 	int rc, found;
 
-	if (sqlite3_prepare_v2(cd_state_db(s), sql[count ? 1 : 0], -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "check temporary grant");
+	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)), sql[count ? 1 : 0], -1, &st,
+	                       NULL) != SQLITE_OK)
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "check temporary grant");
 	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return cd_state_err(s, err, "check temporary grant");
-	found = count ? sqlite3_changes(cd_state_db(s)) == 1 : rc == SQLITE_ROW;
+		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "check temporary grant");
+	found = count ? sqlite3_changes(cd_sqlite_db_(cd_state_store(s))) == 1 : rc == SQLITE_ROW;
 	if (!found)
 		return cd_err_set(err, -CD_E_DENIED,
 		                  "temporary grant '%s' was revoked or has ended", id);

@@ -1,0 +1,78 @@
+/* store.h — the one interface to cordon's databases: the state database
+ * (temporary grants, the approval queue, MCP tool pins, proposals) and the
+ * audit log live behind a struct of operations, the way crun's libcrun and
+ * curl's vtls put their backends behind one.  SQLite is the first backend
+ * (store-sqlite-*.c); a second one (PostgreSQL) implements the same table.
+ *
+ * The operations are the domain's, not SQL's: "end this grant, logging the
+ * end in the same transaction", "consume this approval if it still checks",
+ * "wait for another process's change".  Every operation that reads then
+ * writes is atomic in the backend (SQLite: BEGIN IMMEDIATE; PostgreSQL:
+ * a transaction with SELECT ... FOR UPDATE), and a callback the caller
+ * passes runs inside it, so a change is never stored without its audit
+ * record.  No SQL text and no sqlite3_ call appear outside the backend
+ * files (scripts/lint.sh checks).
+ *
+ * Trust boundary: the stores belong to the operator but may have been
+ * edited or damaged; a backend decodes every row defensively (a row that
+ * cannot be what it claims is skipped or refused, never widened), binds
+ * every value as a parameter, and fails closed with a one-line reason in
+ * err.  Rows handed to callbacks borrow the backend's memory: valid during
+ * the callback only.
+ *
+ * This header names the domain's row types (struct cd_approval, ...) by
+ * declaration only; the modules that own them define them. */
+#ifndef CD_STORE_H
+#define CD_STORE_H
+
+#include "err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cd_temp_grant;
+struct cd_approval;
+
+/* A connection to a backend: the first member of every backend's own
+ * struct.  Closed with ops->close. */
+struct cd_store {
+	const struct cd_store_ops *ops;
+};
+
+/* A row callback: 0 goes on, non-zero stops (and is returned by the
+ * operation, which then changes nothing when it was inside a
+ * transaction). */
+typedef int (*cd_store_grant_fn)(const struct cd_temp_grant *g, void *ctx);
+typedef int (*cd_store_approval_fn)(const struct cd_approval *a, void *ctx);
+
+/* A change of an approval request's status, applied by approval_move. */
+struct cd_store_approval_move {
+	const char *id;
+	const char *from, *to; /* status before and after */
+	int64_t now;           /* decided_at, or used_at when to is "used" */
+	const char *by, *comment;
+	/* Called with the row, inside the transaction, before the change:
+	 * non-zero refuses it (returned; nothing changes). */
+	cd_store_approval_fn check;
+	void *ctx;
+};
+
+struct cd_store_ops {
+	const char *name; /* "sqlite" */
+	void (*close)(struct cd_store *st);
+
+	/* ---- the state database --------------------------------------- */
+
+	/* A transaction around several operations (a request and its audit
+	 * record): begin waits for other writers up to the backend's busy
+	 * timeout; commit rolls back when it fails. */
+	int (*begin)(struct cd_store *st, struct cd_err *err);
+	int (*commit)(struct cd_store *st, struct cd_err *err);
+	void (*rollback)(struct cd_store *st);
+	/* Wait up to timeout_ms for another connection to commit a change:
+	 * 1 when one did (or may have), 0 on timeout.  SQLite polls its data
+	 * version; PostgreSQL would LISTEN. */
+	int (*wait_change)(struct cd_store *st, unsigned timeout_ms);
+};
+
+#endif
