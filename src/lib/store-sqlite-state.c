@@ -289,6 +289,12 @@ static const struct cd_store_ops sqlite_state_ops = {
 	.commit = cd_sqlite_commit,
 	.rollback = cd_sqlite_rollback,
 	.wait_change = sqlite_wait_change,
+	.grant_add = cd_sqlite_grant_add,
+	.grant_list = cd_sqlite_grant_list,
+	.grant_end = cd_sqlite_grant_end,
+	.grant_sweep = cd_sqlite_grant_sweep,
+	.grant_use = cd_sqlite_grant_use,
+	.grant_used = cd_sqlite_grant_used,
 };
 
 int cd_sqlite_state_open(const char *path, struct cd_store **ret, struct cd_err *err)

@@ -60,6 +60,18 @@ static inline const char *cd_sqlite_col(sqlite3_stmt *st, int i)
 	return (const char *)sqlite3_column_text(st, i);
 }
 
+/* Temporary grants (store-sqlite-grants.c). */
+int cd_sqlite_grant_add(struct cd_store *st, const struct cd_temp_grant *g, struct cd_err *err);
+int cd_sqlite_grant_list(struct cd_store *st, int all, int64_t now, cd_store_grant_fn fn, void *ctx,
+                         struct cd_err *err);
+int cd_sqlite_grant_end(struct cd_store *st, const char *id, const char *how, const char *by,
+                        int64_t now, cd_store_grant_fn fn, void *ctx, struct cd_err *err);
+int cd_sqlite_grant_sweep(struct cd_store *st, int64_t now, cd_store_grant_fn fn, void *ctx,
+                          size_t *ret_n, struct cd_err *err);
+int cd_sqlite_grant_use(struct cd_store *st, const char *id, int64_t now, int count,
+                        struct cd_err *err);
+int cd_sqlite_grant_used(struct cd_store *st, const char *id, int64_t now, struct cd_err *err);
+
 /* The connection itself, for the modules not moved behind the ops yet
  * (removed when the last one is). */
 sqlite3 *cd_sqlite_db_(struct cd_store *st);

@@ -73,6 +73,26 @@ struct cd_store_ops {
 	 * 1 when one did (or may have), 0 on timeout.  SQLite polls its data
 	 * version; PostgreSQL would LISTEN. */
 	int (*wait_change)(struct cd_store *st, unsigned timeout_ms);
+
+	/* Temporary grants (temp-grant.h).  grant_add stores g as given (its
+	 * id set); grant_list calls fn for every row in creation order, or
+	 * only the active ones (not ended, expires > now) unless `all`.
+	 * grant_end: in one transaction, the active row `id` to fn, then
+	 * ended = how (-ENOENT: none).  grant_sweep: in one transaction, every
+	 * active row past its time to fn, then all of them ended 'expired';
+	 * *ret_n counts them.  grant_use: whether `id` is in force at now,
+	 * and with `count` its use counted in the same statement (-CD_E_DENIED
+	 * when not); grant_used counts a use unconditionally. */
+	int (*grant_add)(struct cd_store *st, const struct cd_temp_grant *g, struct cd_err *err);
+	int (*grant_list)(struct cd_store *st, int all, int64_t now, cd_store_grant_fn fn,
+	                  void *ctx, struct cd_err *err);
+	int (*grant_end)(struct cd_store *st, const char *id, const char *how, const char *by,
+	                 int64_t now, cd_store_grant_fn fn, void *ctx, struct cd_err *err);
+	int (*grant_sweep)(struct cd_store *st, int64_t now, cd_store_grant_fn fn, void *ctx,
+	                   size_t *ret_n, struct cd_err *err);
+	int (*grant_use)(struct cd_store *st, const char *id, int64_t now, int count,
+	                 struct cd_err *err);
+	int (*grant_used)(struct cd_store *st, const char *id, int64_t now, struct cd_err *err);
 };
 
 #endif
