@@ -295,6 +295,12 @@ static const struct cd_store_ops sqlite_state_ops = {
 	.grant_sweep = cd_sqlite_grant_sweep,
 	.grant_use = cd_sqlite_grant_use,
 	.grant_used = cd_sqlite_grant_used,
+	.approval_add = cd_sqlite_approval_add,
+	.approval_get = cd_sqlite_approval_get,
+	.approval_list = cd_sqlite_approval_list,
+	.approval_move = cd_sqlite_approval_move,
+	.approval_expire = cd_sqlite_approval_expire,
+	.approval_sample = cd_sqlite_approval_sample,
 };
 
 int cd_sqlite_state_open(const char *path, struct cd_store **ret, struct cd_err *err)

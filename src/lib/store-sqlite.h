@@ -72,6 +72,20 @@ int cd_sqlite_grant_use(struct cd_store *st, const char *id, int64_t now, int co
                         struct cd_err *err);
 int cd_sqlite_grant_used(struct cd_store *st, const char *id, int64_t now, struct cd_err *err);
 
+/* The approval queue (store-sqlite-approvals.c). */
+int cd_sqlite_approval_add(struct cd_store *st, const struct cd_approval *a, struct cd_err *err);
+int cd_sqlite_approval_get(struct cd_store *st, const char *id, cd_store_approval_fn fn, void *ctx,
+                           struct cd_err *err);
+int cd_sqlite_approval_list(struct cd_store *st, const char *status, int64_t since,
+                            cd_store_approval_fn fn, void *ctx, struct cd_err *err);
+int cd_sqlite_approval_move(struct cd_store *st, const struct cd_store_approval_move *m,
+                            struct cd_err *err);
+int cd_sqlite_approval_expire(struct cd_store *st, int64_t now, cd_store_approval_fn fn, void *ctx,
+                              size_t *ret_n, struct cd_err *err);
+int cd_sqlite_approval_sample(struct cd_store *st, size_t n, int64_t since, const char *by,
+                              int64_t now, cd_store_approval_fn fn, void *ctx, size_t *ret_n,
+                              struct cd_err *err);
+
 /* The connection itself, for the modules not moved behind the ops yet
  * (removed when the last one is). */
 sqlite3 *cd_sqlite_db_(struct cd_store *st);

@@ -93,6 +93,32 @@ struct cd_store_ops {
 	int (*grant_use)(struct cd_store *st, const char *id, int64_t now, int count,
 	                 struct cd_err *err);
 	int (*grant_used)(struct cd_store *st, const char *id, int64_t now, struct cd_err *err);
+
+	/* The approval queue (approval.h).  approval_add stores a pending
+	 * request as given (id and hash set by the caller); approval_get
+	 * calls fn once with row `id` (-ENOENT: none); approval_list calls fn
+	 * for the rows with `status` (NULL: any) created at or after `since`,
+	 * in creation order.  approval_move is the atomic decision and the
+	 * atomic single use: in one transaction it reads the row, lets
+	 * m->check refuse, and moves it from m->from to m->to (the update
+	 * names the status read, so two movers cannot both win).
+	 * approval_expire: in one transaction, each pending or approved row
+	 * past its deadline to fn, then all of them 'expired'.
+	 * approval_sample: in one transaction, up to n approved or used rows
+	 * decided at or after `since`, never sampled, chosen at random, marked
+	 * sampled by `by` and handed to fn. */
+	int (*approval_add)(struct cd_store *st, const struct cd_approval *a, struct cd_err *err);
+	int (*approval_get)(struct cd_store *st, const char *id, cd_store_approval_fn fn, void *ctx,
+	                    struct cd_err *err);
+	int (*approval_list)(struct cd_store *st, const char *status, int64_t since,
+	                     cd_store_approval_fn fn, void *ctx, struct cd_err *err);
+	int (*approval_move)(struct cd_store *st, const struct cd_store_approval_move *m,
+	                     struct cd_err *err);
+	int (*approval_expire)(struct cd_store *st, int64_t now, cd_store_approval_fn fn, void *ctx,
+	                       size_t *ret_n, struct cd_err *err);
+	int (*approval_sample)(struct cd_store *st, size_t n, int64_t since, const char *by,
+	                       int64_t now, cd_store_approval_fn fn, void *ctx, size_t *ret_n,
+	                       struct cd_err *err);
 };
 
 #endif
