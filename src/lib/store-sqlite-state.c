@@ -301,6 +301,9 @@ static const struct cd_store_ops sqlite_state_ops = {
 	.approval_move = cd_sqlite_approval_move,
 	.approval_expire = cd_sqlite_approval_expire,
 	.approval_sample = cd_sqlite_approval_sample,
+	.pin_see = cd_sqlite_pin_see,
+	.pin_list = cd_sqlite_pin_list,
+	.pin_approve = cd_sqlite_pin_approve,
 };
 
 int cd_sqlite_state_open(const char *path, struct cd_store **ret, struct cd_err *err)

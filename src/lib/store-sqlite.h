@@ -86,6 +86,16 @@ int cd_sqlite_approval_sample(struct cd_store *st, size_t n, int64_t since, cons
                               int64_t now, cd_store_approval_fn fn, void *ctx, size_t *ret_n,
                               struct cd_err *err);
 
+/* Tool pins (store-sqlite-pins.c). */
+int cd_sqlite_pin_see(struct cd_store *st, const char *server, const char *tool, const char *sha256,
+                      const char *definition, int64_t now, int *ret_approved,
+                      int *ret_other_approved, int *ret_new, int *ret_shadowed, struct cd_err *err);
+int cd_sqlite_pin_list(struct cd_store *st, const char *server, const char *tool,
+                       cd_store_pin_fn fn, void *ctx, struct cd_err *err);
+int cd_sqlite_pin_approve(struct cd_store *st, const char *server, const char *tool,
+                          const char *sha256, const char *by, int64_t now, char ret_sha256[65],
+                          struct cd_err *err);
+
 /* The connection itself, for the modules not moved behind the ops yet
  * (removed when the last one is). */
 sqlite3 *cd_sqlite_db_(struct cd_store *st);

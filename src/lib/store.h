@@ -32,6 +32,7 @@
 
 struct cd_temp_grant;
 struct cd_approval;
+struct cd_mcp_pin_row;
 
 /* A connection to a backend: the first member of every backend's own
  * struct.  Closed with ops->close. */
@@ -44,6 +45,7 @@ struct cd_store {
  * transaction). */
 typedef int (*cd_store_grant_fn)(const struct cd_temp_grant *g, void *ctx);
 typedef int (*cd_store_approval_fn)(const struct cd_approval *a, void *ctx);
+typedef int (*cd_store_pin_fn)(const struct cd_mcp_pin_row *row, void *ctx);
 
 /* A change of an approval request's status, applied by approval_move. */
 struct cd_store_approval_move {
@@ -119,6 +121,26 @@ struct cd_store_ops {
 	int (*approval_sample)(struct cd_store *st, size_t n, int64_t since, const char *by,
 	                       int64_t now, cd_store_approval_fn fn, void *ctx, size_t *ret_n,
 	                       struct cd_err *err);
+
+	/* Tool pins of MCP servers (mcp-pins.h).  pin_see, in one
+	 * transaction: records definition `sha256` of (server, tool) as
+	 * pending unless known (*ret_new = 1 then), and says whether it is the
+	 * approved one, whether another definition of the tool was ever
+	 * approved (asked only when it is not), and how many other servers
+	 * pin the tool's name.  pin_list: rows of `server` and `tool` (NULL:
+	 * any) by server, tool, first_seen; fn's negative return stops.
+	 * pin_approve, in one transaction: the pending definition `sha256`
+	 * (NULL: the newest pending one) becomes the approved one, the one
+	 * approved before 'superseded'; -ENOENT when nothing is pending. */
+	int (*pin_see)(struct cd_store *st, const char *server, const char *tool,
+	               const char *sha256, const char *definition, int64_t now, int *ret_approved,
+	               int *ret_other_approved, int *ret_new, int *ret_shadowed,
+	               struct cd_err *err);
+	int (*pin_list)(struct cd_store *st, const char *server, const char *tool,
+	                cd_store_pin_fn fn, void *ctx, struct cd_err *err);
+	int (*pin_approve)(struct cd_store *st, const char *server, const char *tool,
+	                   const char *sha256, const char *by, int64_t now, char ret_sha256[65],
+	                   struct cd_err *err);
 };
 
 #endif
