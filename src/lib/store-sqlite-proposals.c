@@ -1,19 +1,21 @@
-/* proposal-store.c — proposals in the state database (migrations 4, 5).
+/* store-sqlite-proposals.c — proposals in the SQLite state database
+ * (store.h, migrations 4 and 6 of store-sqlite-state.c; proposal.h says
+ * what a proposal is).
  *
  * Trust boundary: the database belongs to the operator but may have been
  * edited or damaged; every row read back is checked (op names, hash
  * lengths, path shape) and a bad row refuses the whole proposal. */
-#include "proposal-int.h"
-
-#include "state.h"
 #include "store-sqlite.h"
+
+#include "proposal-int.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_err *err)
+int cd_sqlite_proposal_save(struct cd_store *store, const struct cd_proposal *p, struct cd_err *err)
 {
+	struct cd_sqlite *s = cd_sqlite_of(store);
 	static const char ins_p[] =
 	        "INSERT INTO proposals (id, run_id, agent, task, tree, upper, created, status,"
 	        " layer_size, layer_inodes, layer_used, layer_used_inodes, layer_full)"
@@ -22,12 +24,12 @@ int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_
 	        "INSERT INTO proposal_files (proposal, path, op, base_sha256, new_sha256,"
 	        " base_mode, new_mode, flagged, note, diff) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
 	        " ?8, ?9, ?10)";
-	sqlite3 *db = cd_sqlite_db_(cd_state_store(s));
+	sqlite3 *db = s->db;
 	sqlite3_stmt *st = NULL;
 	size_t i;
 	int r;
 
-	if ((r = cd_state_begin(s, err)) < 0)
+	if ((r = cd_sqlite_begin(store, err)) < 0)
 		return r;
 	if (sqlite3_prepare_v2(db, ins_p, -1, &st, NULL) != SQLITE_OK)
 		goto fail;
@@ -70,11 +72,11 @@ int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_
 			goto fail;
 	}
 	sqlite3_finalize(st);
-	return cd_state_commit(s, err);
+	return cd_sqlite_commit(store, err);
 fail:
-	r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "saving a proposal");
+	r = cd_sqlite_err(s, err, "saving a proposal");
 	sqlite3_finalize(st);
-	cd_state_rollback(s);
+	cd_sqlite_rollback(store);
 	return r;
 }
 
@@ -203,10 +205,11 @@ static int read_file(sqlite3_stmt *st, struct cd_prop_file *f)
 	return 0;
 }
 
-int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **ret,
-                     struct cd_err *err)
+int cd_sqlite_proposal_load(struct cd_store *store, const char *id, struct cd_proposal **ret,
+                            struct cd_err *err)
 {
-	sqlite3 *db = cd_sqlite_db_(cd_state_store(s));
+	struct cd_sqlite *s = cd_sqlite_of(store);
+	sqlite3 *db = s->db;
 	sqlite3_stmt *st = NULL;
 	struct cd_proposal *p = calloc(1, sizeof *p);
 	size_t cap = 0;
@@ -216,7 +219,7 @@ int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **re
 		return cd_err_set(err, -ENOMEM, "out of memory");
 	if (sqlite3_prepare_v2(db, "SELECT " HEAD_COLS " FROM proposals WHERE id = ?1", -1, &st,
 	                       NULL) != SQLITE_OK) {
-		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "reading a proposal");
+		r = cd_sqlite_err(s, err, "reading a proposal");
 		goto fail;
 	}
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -226,7 +229,7 @@ int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **re
 		goto fail;
 	}
 	if (rc != SQLITE_ROW) {
-		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "reading a proposal");
+		r = cd_sqlite_err(s, err, "reading a proposal");
 		goto fail;
 	}
 	if ((r = read_head(st, p)) < 0) {
@@ -239,7 +242,7 @@ int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **re
 	                       " flagged, note, diff, applied FROM proposal_files"
 	                       " WHERE proposal = ?1 ORDER BY path",
 	                       -1, &st, NULL) != SQLITE_OK) {
-		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "reading a proposal");
+		r = cd_sqlite_err(s, err, "reading a proposal");
 		goto fail;
 	}
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -268,7 +271,7 @@ int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **re
 		}
 	}
 	if (rc != SQLITE_DONE) {
-		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "reading a proposal");
+		r = cd_sqlite_err(s, err, "reading a proposal");
 		goto fail;
 	}
 	sqlite3_finalize(st);
@@ -281,36 +284,21 @@ fail:
 	return r;
 }
 
-void cd_proposal_list_free(struct cd_proposal *v, size_t n)
+int cd_sqlite_proposal_list(struct cd_store *store, struct cd_proposal **ret, size_t *ret_n,
+                            struct cd_err *err)
 {
-	size_t i;
-
-	for (i = 0; v && i < n; i++) {
-		free(v[i].agent);
-		free(v[i].task);
-		free(v[i].tree);
-		free(v[i].upper);
-		free(v[i].decided_by);
-		free(v[i].branch);
-		free(v[i].commit);
-	}
-	free(v);
-}
-
-int cd_proposal_list(struct cd_state *s, struct cd_proposal **ret, size_t *ret_n,
-                     struct cd_err *err)
-{
+	struct cd_sqlite *s = cd_sqlite_of(store);
 	sqlite3_stmt *st = NULL;
 	struct cd_proposal *v = NULL;
 	size_t n = 0, cap = 0;
 	int rc, r;
 
-	if (sqlite3_prepare_v2(cd_sqlite_db_(cd_state_store(s)),
+	if (sqlite3_prepare_v2(s->db,
 	                       "SELECT " HEAD_COLS ", (SELECT count(*) FROM proposal_files f"
 	                       " WHERE f.proposal = p.id) FROM proposals p"
 	                       " ORDER BY created DESC, p.rowid DESC",
 	                       -1, &st, NULL) != SQLITE_OK)
-		return cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "listing proposals");
+		return cd_sqlite_err(s, err, "listing proposals");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 16;
@@ -332,7 +320,7 @@ int cd_proposal_list(struct cd_state *s, struct cd_proposal **ret, size_t *ret_n
 		}
 	}
 	if (rc != SQLITE_DONE) {
-		r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "listing proposals");
+		r = cd_sqlite_err(s, err, "listing proposals");
 		goto fail;
 	}
 	sqlite3_finalize(st);
@@ -345,15 +333,16 @@ fail:
 	return r;
 }
 
-int cd_proposal_finish(struct cd_state *s, const struct cd_proposal *p, const char *status,
-                       const char *by, int64_t now, struct cd_err *err)
+int cd_sqlite_proposal_finish(struct cd_store *store, const struct cd_proposal *p,
+                              const char *status, const char *by, int64_t now, struct cd_err *err)
 {
-	sqlite3 *db = cd_sqlite_db_(cd_state_store(s));
+	struct cd_sqlite *s = cd_sqlite_of(store);
+	sqlite3 *db = s->db;
 	sqlite3_stmt *st = NULL;
 	size_t i;
 	int r;
 
-	if ((r = cd_state_begin(s, err)) < 0)
+	if ((r = cd_sqlite_begin(store, err)) < 0)
 		return r;
 	if (sqlite3_prepare_v2(db,
 	                       "UPDATE proposals SET status = ?2, decided_at = ?3, decided_by = ?4,"
@@ -371,7 +360,7 @@ int cd_proposal_finish(struct cd_state *s, const struct cd_proposal *p, const ch
 		goto fail;
 	if (sqlite3_changes(db) == 0) {
 		sqlite3_finalize(st);
-		cd_state_rollback(s);
+		cd_sqlite_rollback(store);
 		return cd_err_set(err, -EALREADY, "proposal %s is no longer pending", p->id);
 	}
 	sqlite3_finalize(st);
@@ -391,10 +380,10 @@ int cd_proposal_finish(struct cd_state *s, const struct cd_proposal *p, const ch
 			goto fail;
 	}
 	sqlite3_finalize(st);
-	return cd_state_commit(s, err);
+	return cd_sqlite_commit(store, err);
 fail:
-	r = cd_sqlite_err(cd_sqlite_of(cd_state_store(s)), err, "updating a proposal");
+	r = cd_sqlite_err(s, err, "updating a proposal");
 	sqlite3_finalize(st);
-	cd_state_rollback(s);
+	cd_sqlite_rollback(store);
 	return r;
 }

@@ -304,6 +304,10 @@ static const struct cd_store_ops sqlite_state_ops = {
 	.pin_see = cd_sqlite_pin_see,
 	.pin_list = cd_sqlite_pin_list,
 	.pin_approve = cd_sqlite_pin_approve,
+	.proposal_save = cd_sqlite_proposal_save,
+	.proposal_load = cd_sqlite_proposal_load,
+	.proposal_list = cd_sqlite_proposal_list,
+	.proposal_finish = cd_sqlite_proposal_finish,
 };
 
 int cd_sqlite_state_open(const char *path, struct cd_store **ret, struct cd_err *err)
@@ -355,9 +359,4 @@ int cd_sqlite_state_open(const char *path, struct cd_store **ret, struct cd_err 
 fail:
 	sqlite_close(&s->base);
 	return r;
-}
-
-sqlite3 *cd_sqlite_db_(struct cd_store *st)
-{
-	return cd_sqlite_of(st)->db;
 }

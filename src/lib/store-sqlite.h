@@ -96,8 +96,13 @@ int cd_sqlite_pin_approve(struct cd_store *st, const char *server, const char *t
                           const char *sha256, const char *by, int64_t now, char ret_sha256[65],
                           struct cd_err *err);
 
-/* The connection itself, for the modules not moved behind the ops yet
- * (removed when the last one is). */
-sqlite3 *cd_sqlite_db_(struct cd_store *st);
+/* Proposals (store-sqlite-proposals.c). */
+int cd_sqlite_proposal_save(struct cd_store *st, const struct cd_proposal *p, struct cd_err *err);
+int cd_sqlite_proposal_load(struct cd_store *st, const char *id, struct cd_proposal **ret,
+                            struct cd_err *err);
+int cd_sqlite_proposal_list(struct cd_store *st, struct cd_proposal **ret, size_t *ret_n,
+                            struct cd_err *err);
+int cd_sqlite_proposal_finish(struct cd_store *st, const struct cd_proposal *p, const char *status,
+                              const char *by, int64_t now, struct cd_err *err);
 
 #endif

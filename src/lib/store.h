@@ -33,6 +33,7 @@
 struct cd_temp_grant;
 struct cd_approval;
 struct cd_mcp_pin_row;
+struct cd_proposal;
 
 /* A connection to a backend: the first member of every backend's own
  * struct.  Closed with ops->close. */
@@ -141,6 +142,23 @@ struct cd_store_ops {
 	int (*pin_approve)(struct cd_store *st, const char *server, const char *tool,
 	                   const char *sha256, const char *by, int64_t now, char ret_sha256[65],
 	                   struct cd_err *err);
+
+	/* Proposals (proposal.h).  proposal_save stores a proposal and its
+	 * files in one transaction; proposal_load reads one (files and diffs
+	 * included, in the order proposal.c sorts them; -ENOENT: none) into a
+	 * new struct freed with cd_proposal_free; proposal_list reads every
+	 * proposal, newest first, without files (nfiles counted), freed with
+	 * cd_proposal_list_free; proposal_finish records the end (status,
+	 * who, when, branch, commit) of a pending or partial proposal and
+	 * marks its applied files, in one transaction (-EALREADY otherwise).
+	 * A damaged row refuses the whole proposal. */
+	int (*proposal_save)(struct cd_store *st, const struct cd_proposal *p, struct cd_err *err);
+	int (*proposal_load)(struct cd_store *st, const char *id, struct cd_proposal **ret,
+	                     struct cd_err *err);
+	int (*proposal_list)(struct cd_store *st, struct cd_proposal **ret, size_t *ret_n,
+	                     struct cd_err *err);
+	int (*proposal_finish)(struct cd_store *st, const struct cd_proposal *p, const char *status,
+	                       const char *by, int64_t now, struct cd_err *err);
 };
 
 #endif
