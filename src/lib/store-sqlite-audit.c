@@ -1,53 +1,52 @@
-/* audit-store.c — the audit log's SQLite store: open, append, query.
+/* store-sqlite-audit.c — the audit log's SQLite backend (store.h): the
+ * file, its schema and log id, the write lock, the chain head, inserting,
+ * reading back, and the WAL.
  *
  * One table of records with structured columns; `seq` is assigned by the
  * writer inside a BEGIN IMMEDIATE transaction, so concurrent writers (many
  * cordon processes) serialise on SQLite's write lock and the chain stays
- * linear.  WAL with synchronous=FULL makes a commit durable before
- * cd_audit_append returns.  A seq is never reused: the next seq is one past
- * the largest ever assigned (sqlite_sequence), so a truncated tail leaves a
+ * linear.  WAL with synchronous=FULL makes a commit durable before the
+ * commit returns.  A seq is never reused: the next seq is one past the
+ * largest ever assigned (sqlite_sequence), so a truncated tail leaves a
  * visible gap.
  *
  * Trust boundary: record fields are untrusted data, bound as parameters
  * (never spliced into SQL).  The database may have been edited by hand;
- * readers decode every row defensively (cd_audit_row_read_). */
-#include "audit-int.h"
+ * every row is decoded defensively (row_read). */
+#include "store-sqlite.h"
+
+#include "audit.h"
 #include "buf.h"
-#include "err.h"
 #include "fs.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_BUSY_MS 10000
+/* The columns, in the order row_read expects them. */
+#define COLUMNS                                                                                    \
+	"seq, time_ns, exit_code, duration_ms, host, kind, run_id, agent, task, tool, action, "    \
+	"target, decision, grant_ids, reason, argv_sha256, code_sha256, stdin_sha256, "            \
+	"stdout_sha256, stderr_sha256, details, prev_hash, hash"
 
-struct cd_audit {
+struct sqlite_audit {
+	struct cd_store base; /* first */
 	sqlite3 *db;
 	char *path;
 	char log_id[CD_AUDIT_LOG_ID_LEN + 1];
-	unsigned char genesis[CD_AUDIT_HASH_LEN];
-	char host[256];
-	struct cd_audit_key *key;
-	uint64_t cp_every, cp_secs;
-	char *cp_out;
 	unsigned busy_ms;
 	int64_t busy_since;  /* when the current wait for a lock began */
 	unsigned busy_limit; /* ms one wait may last: busy_ms, BUSY_SLICE_MS in begin() */
 	int read_only;
+	int lazy; /* the open transaction commits without the WAL fsync */
 	sqlite3_stmt *ins, *last, *next_seq, *meta_get, *meta_set;
-	char warning[CD_ERR_MSG_MAX];
-	/* Checkpoint lines committed in the current transaction, appended to
-	 * the checkpoint file after COMMIT. */
-	char pending[4][CD_AUDIT_CP_LINE_MAX];
-	int npending;
 };
 
 static const char schema[] =
@@ -62,27 +61,12 @@ static const char schema[] =
         " stderr_sha256 TEXT, details TEXT,"
         " prev_hash BLOB NOT NULL, hash BLOB NOT NULL);";
 
-sqlite3 *cd_audit_db_(struct cd_audit *a)
+static struct sqlite_audit *of(struct cd_store *st)
 {
-	return a->db;
+	return (struct sqlite_audit *)st;
 }
 
-const unsigned char *cd_audit_genesis_(const struct cd_audit *a)
-{
-	return a->genesis;
-}
-
-const char *cd_audit_log_id(const struct cd_audit *a)
-{
-	return a->log_id;
-}
-
-const char *cd_audit_warning(const struct cd_audit *a)
-{
-	return a->warning[0] ? a->warning : NULL;
-}
-
-static int db_err(struct cd_audit *a, struct cd_err *err, const char *what)
+static int db_err(struct sqlite_audit *a, struct cd_err *err, const char *what)
 {
 	int rc = sqlite3_extended_errcode(a->db);
 	int code;
@@ -116,14 +100,14 @@ static int db_err(struct cd_audit *a, struct cd_err *err, const char *what)
 	                  sqlite3_errmsg(a->db));
 }
 
-static int exec(struct cd_audit *a, const char *sql, struct cd_err *err)
+static int exec(struct sqlite_audit *a, const char *sql, struct cd_err *err)
 {
 	if (sqlite3_exec(a->db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		return db_err(a, err, sql);
 	return 0;
 }
 
-static int meta_get(struct cd_audit *a, const char *key, char *out, size_t outlen)
+static int meta_get(struct sqlite_audit *a, const char *key, char *out, size_t outlen)
 {
 	int rc, r = -ENOENT;
 
@@ -147,7 +131,7 @@ static int meta_get(struct cd_audit *a, const char *key, char *out, size_t outle
 	return r;
 }
 
-static int meta_set(struct cd_audit *a, const char *key, const char *value)
+static int meta_set(struct sqlite_audit *a, const char *key, const char *value)
 {
 	int rc;
 
@@ -166,7 +150,7 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int prepare(struct cd_audit *a, const char *sql, sqlite3_stmt **st, struct cd_err *err)
+static int prepare(struct sqlite_audit *a, const char *sql, sqlite3_stmt **st, struct cd_err *err)
 {
 	if (sqlite3_prepare_v3(a->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
 		return db_err(a, err, "not a cordon audit log (schema)");
@@ -175,7 +159,7 @@ static int prepare(struct cd_audit *a, const char *sql, sqlite3_stmt **st, struc
 
 /* Read the log id of an existing log: 0, or -ENOENT when the schema or
  * the id is not there yet (a->meta_get is then NULL). */
-static int read_log_id(struct cd_audit *a)
+static int read_log_id(struct sqlite_audit *a)
 {
 	if (sqlite3_prepare_v3(a->db, "SELECT value FROM meta WHERE key = ?1", -1,
 	                       SQLITE_PREPARE_PERSISTENT, &a->meta_get, NULL) == SQLITE_OK &&
@@ -187,10 +171,6 @@ static int read_log_id(struct cd_audit *a)
 	return -ENOENT;
 }
 
-/* Create the schema and the log id, or read them (same transaction, so two
- * processes creating the log at once agree on one id).  A log that already
- * has its id (every open but the first) is read without a write
- * transaction. */
 /* Waiting for other writers.  SQLite's own busy timeout sleeps 1, 2, 5,
  * ... then 100 ms between tries: a writer that has waited a second looks
  * ten times a second at a lock that other writers, committing back to
@@ -202,7 +182,7 @@ static int read_log_id(struct cd_audit *a)
 
 static int busy_wait(void *p, int tries)
 {
-	struct cd_audit *a = p;
+	struct sqlite_audit *a = p;
 	int64_t now = now_ns();
 
 	if (tries == 0)
@@ -215,7 +195,7 @@ static int busy_wait(void *p, int tries)
 
 /* How many commits other connections have made (PRAGMA data_version
  * changes with each); -1 when it cannot be read. */
-static int64_t data_version(struct cd_audit *a)
+static int64_t data_version(struct sqlite_audit *a)
 {
 	sqlite3_stmt *st = NULL;
 	int64_t v = -1;
@@ -232,7 +212,7 @@ static int64_t data_version(struct cd_audit *a)
  * up to 6 x busy_ms in all), and failing after busy_ms without any commit
  * (a holder that is stuck or stopped).  The caller then refuses: a record
  * is never dropped silently. */
-static int begin(struct cd_audit *a, struct cd_err *err)
+static int begin(struct sqlite_audit *a, struct cd_err *err)
 {
 	int64_t now = now_ns(), ms = 1000000;
 	int64_t idle_until = now + (int64_t)a->busy_ms * ms;
@@ -269,7 +249,11 @@ static int begin(struct cd_audit *a, struct cd_err *err)
 	}
 }
 
-static int init_schema(struct cd_audit *a, struct cd_err *err)
+/* Create the schema and the log id, or read them (same transaction, so two
+ * processes creating the log at once agree on one id).  A log that already
+ * has its id (every open but the first) is read without a write
+ * transaction. */
+static int init_schema(struct sqlite_audit *a, struct cd_err *err)
 {
 	unsigned char raw[CD_AUDIT_LOG_ID_LEN / 2];
 	char id[CD_AUDIT_LOG_ID_LEN + 1], t[32];
@@ -326,23 +310,7 @@ fail:
 	return r;
 }
 
-void cd_audit_close(struct cd_audit *a)
-{
-	if (!a)
-		return;
-	sqlite3_finalize(a->ins);
-	sqlite3_finalize(a->last);
-	sqlite3_finalize(a->next_seq);
-	sqlite3_finalize(a->meta_get);
-	sqlite3_finalize(a->meta_set);
-	sqlite3_close_v2(a->db);
-	cd_audit_key_free(a->key);
-	free(a->cp_out);
-	free(a->path);
-	free(a);
-}
-
-static int open_db(struct cd_audit *a, const char *db_path, struct cd_err *err)
+static int open_db(struct sqlite_audit *a, const char *db_path, struct cd_err *err)
 {
 	int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
 	int r;
@@ -388,161 +356,10 @@ static int open_db(struct cd_audit *a, const char *db_path, struct cd_err *err)
 	return 0;
 }
 
-int cd_audit_open(const char *db_path, const struct cd_audit_opts *opts, struct cd_audit **ret,
-                  struct cd_err *err)
+static int audit_head(struct cd_store *st, const unsigned char genesis[32],
+                      struct cd_store_audit_head *h, struct cd_err *err)
 {
-	static const struct cd_audit_opts none;
-	struct cd_audit *a;
-	int r;
-
-	if (!opts)
-		opts = &none;
-	if (!db_path || !*db_path)
-		return cd_err_set(err, -EINVAL, "no audit log path");
-	if (sodium_init() < 0)
-		return cd_err_set(err, -ENOSYS, "libsodium failed to initialise");
-	a = calloc(1, sizeof *a);
-	if (!a)
-		return cd_err_set(err, -ENOMEM, "out of memory");
-	a->read_only = opts->read_only;
-	a->busy_ms = opts->busy_ms ? opts->busy_ms : DEFAULT_BUSY_MS;
-	a->busy_limit = a->busy_ms;
-	a->cp_every = opts->checkpoint_every;
-	a->cp_secs = opts->checkpoint_secs;
-	a->path = strdup(db_path);
-	if (!a->path || (opts->checkpoint_out && !(a->cp_out = strdup(opts->checkpoint_out)))) {
-		r = cd_err_set(err, -ENOMEM, "out of memory");
-		goto fail;
-	}
-	if (gethostname(a->host, sizeof a->host - 1) < 0)
-		memcpy(a->host, "unknown", sizeof "unknown");
-	if (opts->key_path) {
-		r = cd_audit_key_load(opts->key_path, &a->key, err);
-		if (r < 0)
-			goto fail;
-	}
-	r = open_db(a, db_path, err);
-	if (r < 0)
-		goto fail;
-	r = init_schema(a, err);
-	if (r < 0)
-		goto fail;
-	cd_audit_genesis(a->log_id, a->genesis);
-	if (!a->read_only) {
-		r = prepare(
-		        a,
-		        "INSERT INTO records(" CD_AUDIT_COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
-		        " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,"
-		        " ?22, ?23)",
-		        &a->ins, err);
-		if (r == 0)
-			r = prepare(a, "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1",
-			            &a->last, err);
-		if (r == 0)
-			r = prepare(a, "SELECT seq FROM sqlite_sequence WHERE name = 'records'",
-			            &a->next_seq, err);
-		if (r < 0)
-			goto fail;
-	}
-	*ret = a;
-	return 0;
-fail:
-	cd_audit_close(a);
-	return r;
-}
-
-/* ---- validation --------------------------------------------------- */
-
-static int is_hex64(const char *s)
-{
-	unsigned char tmp[32];
-	return cd_audit_unhex(s, strlen(s), tmp, sizeof tmp) == 0;
-}
-
-int cd_audit_record_check(const struct cd_record *r, struct cd_err *err)
-{
-	const char *const hashes[] = { r->argv_sha256, r->code_sha256, r->stdin_sha256,
-		                       r->stdout_sha256, r->stderr_sha256 };
-	const char *const texts[] = { r->kind,   r->run_id, r->agent,    r->task,      r->tool,
-		                      r->action, r->target, r->decision, r->grant_ids, r->reason };
-	size_t i;
-
-	if (!r->kind || !*r->kind)
-		return cd_err_set(err, -EINVAL, "audit record without a kind");
-	if (strcmp(r->kind, "checkpoint") == 0)
-		return cd_err_set(err, -EINVAL, "record kind 'checkpoint' is reserved");
-	for (i = 0; i < CD_ARRAY_SIZE(texts); i++)
-		if (texts[i] && strnlen(texts[i], CD_AUDIT_FIELD_MAX + 1) > CD_AUDIT_FIELD_MAX)
-			return cd_err_set(err, -CD_E_LIMIT, "audit record field too long");
-	for (i = 0; i < CD_ARRAY_SIZE(hashes); i++)
-		if (hashes[i] && !is_hex64(hashes[i]))
-			return cd_err_set(err, -EINVAL,
-			                  "audit record: a sha256 field is not 64 hex digits");
-	if (r->has_duration && r->duration_ms > INT64_MAX)
-		return cd_err_set(err, -ERANGE, "audit record: duration out of range");
-	if (r->details_json) {
-		size_t n = strnlen(r->details_json, CD_AUDIT_DETAILS_MAX + 1);
-		json_error_t je;
-		json_t *j;
-
-		if (n > CD_AUDIT_DETAILS_MAX)
-			return cd_err_set(err, -CD_E_LIMIT, "audit record details too long");
-		j = json_loadb(r->details_json, n, JSON_REJECT_DUPLICATES, &je);
-		if (!j || !json_is_object(j)) {
-			json_decref(j);
-			return cd_err_set(err, -CD_E_PARSE,
-			                  "audit record details are not a JSON object");
-		}
-		json_decref(j);
-	}
-	return 0;
-}
-
-/* ---- appending ---------------------------------------------------- */
-
-static void entry_from_record(struct cd_audit *a, const struct cd_record *r,
-                              struct cd_audit_entry *e)
-{
-	const char *const s[CD_AF_NSTR] = {
-		[CD_AF_HOST] = a->host,
-		[CD_AF_KIND] = r->kind,
-		[CD_AF_RUN_ID] = r->run_id,
-		[CD_AF_AGENT] = r->agent,
-		[CD_AF_TASK] = r->task,
-		[CD_AF_TOOL] = r->tool,
-		[CD_AF_ACTION] = r->action,
-		[CD_AF_TARGET] = r->target,
-		[CD_AF_DECISION] = r->decision,
-		[CD_AF_GRANT_IDS] = r->grant_ids,
-		[CD_AF_REASON] = r->reason,
-		[CD_AF_ARGV_SHA256] = r->argv_sha256,
-		[CD_AF_CODE_SHA256] = r->code_sha256,
-		[CD_AF_STDIN_SHA256] = r->stdin_sha256,
-		[CD_AF_STDOUT_SHA256] = r->stdout_sha256,
-		[CD_AF_STDERR_SHA256] = r->stderr_sha256,
-		[CD_AF_DETAILS] = r->details_json,
-	};
-	int i;
-
-	memset(e, 0, sizeof *e);
-	e->has_exit = r->has_exit ? 1 : 0;
-	e->exit_code = r->has_exit ? r->exit_code : 0;
-	e->has_duration = r->has_duration ? 1 : 0;
-	e->duration_ms = r->has_duration ? r->duration_ms : 0;
-	for (i = 0; i < CD_AF_NSTR; i++) {
-		e->str[i].p = s[i];
-		e->str[i].len = s[i] ? strlen(s[i]) : 0;
-	}
-}
-
-struct head {
-	uint64_t seq;  /* last seq stored */
-	uint64_t next; /* seq the next record gets */
-	unsigned char hash[CD_AUDIT_HASH_LEN];
-};
-
-static int read_head(struct cd_audit *a, struct head *h, struct cd_err *err)
-{
+	struct sqlite_audit *a = of(st);
 	int rc;
 	uint64_t used = 0;
 
@@ -564,7 +381,7 @@ static int read_head(struct cd_audit *a, struct head *h, struct cd_err *err)
 		memcpy(h->hash, p, CD_AUDIT_HASH_LEN);
 	} else if (rc == SQLITE_DONE) {
 		h->seq = 0;
-		memcpy(h->hash, a->genesis, CD_AUDIT_HASH_LEN);
+		memcpy(h->hash, genesis, CD_AUDIT_HASH_LEN);
 	} else {
 		sqlite3_reset(a->last);
 		return db_err(a, err, "cannot read the head");
@@ -585,16 +402,12 @@ static int read_head(struct cd_audit *a, struct head *h, struct cd_err *err)
 	return 0;
 }
 
-static int insert(struct cd_audit *a, struct cd_audit_entry *e, struct head *h, struct cd_err *err)
+static int audit_insert(struct cd_store *store, const struct cd_audit_entry *e, struct cd_err *err)
 {
+	struct sqlite_audit *a = of(store);
 	sqlite3_stmt *st = a->ins;
-	unsigned char hash[CD_AUDIT_HASH_LEN];
-	int i, r, rc;
+	int i, rc;
 
-	e->seq = h->next;
-	r = cd_audit_chain(h->hash, e, hash);
-	if (r < 0)
-		return cd_err_set(err, r, "audit record too large");
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)e->seq);
@@ -607,195 +420,20 @@ static int insert(struct cd_audit *a, struct cd_audit_entry *e, struct head *h, 
 		if (e->str[i].p)
 			sqlite3_bind_text(st, 5 + i, e->str[i].p, (int)e->str[i].len,
 			                  SQLITE_STATIC);
-	sqlite3_bind_blob(st, 5 + CD_AF_NSTR, h->hash, CD_AUDIT_HASH_LEN, SQLITE_STATIC);
-	sqlite3_bind_blob(st, 6 + CD_AF_NSTR, hash, CD_AUDIT_HASH_LEN, SQLITE_STATIC);
+	sqlite3_bind_blob(st, 5 + CD_AF_NSTR, e->prev, CD_AUDIT_HASH_LEN, SQLITE_STATIC);
+	sqlite3_bind_blob(st, 6 + CD_AF_NSTR, e->hash, CD_AUDIT_HASH_LEN, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return db_err(a, err, "cannot append");
-	h->seq = e->seq;
-	h->next = e->seq + 1;
-	memcpy(h->hash, hash, sizeof hash);
 	return 0;
 }
 
-/* Sign the head and store the checkpoint as the next record. */
-static int write_checkpoint(struct cd_audit *a, struct head *h, int64_t t, struct cd_err *err)
+/* ---- the WAL ------------------------------------------------------ */
+
+static int audit_sync(struct cd_store *store, struct cd_err *err)
 {
-	struct cd_audit_checkpoint cp;
-	struct cd_audit_entry e;
-	char line[CD_AUDIT_CP_LINE_MAX], details[CD_AUDIT_CP_LINE_MAX + 32], v[32];
-	int n, r;
-
-	memset(&cp, 0, sizeof cp);
-	memcpy(cp.log_id, a->log_id, sizeof cp.log_id);
-	cp.size = h->seq;
-	memcpy(cp.head, h->hash, sizeof cp.head);
-	cp.time_ns = t;
-	r = cd_audit_checkpoint_sign(a->key, &cp);
-	if (r == 0)
-		r = cd_audit_checkpoint_format(&cp, line, sizeof line);
-	if (r < 0)
-		return cd_err_set(err, r, "cannot sign a checkpoint");
-	n = snprintf(details, sizeof details, "{\"checkpoint\":\"%s\"}", line);
-	if (n < 0 || (size_t)n >= sizeof details)
-		return cd_err_set(err, -EOVERFLOW, "checkpoint too long");
-	memset(&e, 0, sizeof e);
-	e.time_ns = t;
-	e.str[CD_AF_HOST].p = a->host;
-	e.str[CD_AF_HOST].len = strlen(a->host);
-	e.str[CD_AF_KIND].p = "checkpoint";
-	e.str[CD_AF_KIND].len = strlen("checkpoint");
-	e.str[CD_AF_DETAILS].p = details;
-	e.str[CD_AF_DETAILS].len = (size_t)n;
-	r = insert(a, &e, h, err);
-	if (r < 0)
-		return r;
-	n = snprintf(v, sizeof v, "%llu", (unsigned long long)cp.size);
-	if (n < 0 || (size_t)n >= sizeof v || meta_set(a, "cp_size", v) < 0)
-		return db_err(a, err, "cannot record the checkpoint");
-	n = snprintf(v, sizeof v, "%lld", (long long)t);
-	if (n < 0 || (size_t)n >= sizeof v || meta_set(a, "cp_time", v) < 0)
-		return db_err(a, err, "cannot record the checkpoint");
-	if (a->npending < (int)CD_ARRAY_SIZE(a->pending))
-		memcpy(a->pending[a->npending++], line, sizeof line);
-	return 0;
-}
-
-static int checkpoint_due(struct cd_audit *a, const struct head *h, int64_t t)
-{
-	char v[32];
-	uint64_t size = 0, when = 0;
-	size_t i;
-
-	if (!a->key || (!a->cp_every && !a->cp_secs))
-		return 0;
-	if (meta_get(a, "cp_size", v, sizeof v) == 0)
-		for (i = 0; v[i] >= '0' && v[i] <= '9' && i < 20; i++)
-			size = size * 10 + (uint64_t)(v[i] - '0');
-	if (meta_get(a, "cp_time", v, sizeof v) == 0)
-		for (i = 0; v[i] >= '0' && v[i] <= '9' && i < 19; i++)
-			when = when * 10 + (uint64_t)(v[i] - '0');
-	if (a->cp_every && h->seq >= size + a->cp_every)
-		return 1;
-	if (a->cp_secs && (uint64_t)t >= when + a->cp_secs * 1000000000ull)
-		return 1;
-	return 0;
-}
-
-/* After COMMIT: append the checkpoint lines to the file that is meant to
- * be copied off the host.  The records are already durable, so a failure
- * here is a warning, not an error. */
-static void flush_pending(struct cd_audit *a)
-{
-	int i, fd, r = 0;
-
-	if (!a->npending || !a->cp_out) {
-		a->npending = 0;
-		return;
-	}
-	fd = open(a->cp_out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
-	          0644);
-	if (fd < 0)
-		r = -errno;
-	for (i = 0; r == 0 && i < a->npending; i++) {
-		char line[CD_AUDIT_CP_LINE_MAX + 1];
-		size_t n = strlen(a->pending[i]);
-		memcpy(line, a->pending[i], n);
-		line[n] = '\n';
-		r = cd_write_all(fd, line, n + 1);
-	}
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (fd >= 0)
-		close(fd);
-	if (r < 0) {
-		int n = snprintf(a->warning, sizeof a->warning,
-		                 "checkpoint written to the log but not to '%s': %s", a->cp_out,
-		                 cd_strerror(r));
-		if (n < 0)
-			a->warning[0] = '\0';
-	}
-	a->npending = 0;
-}
-
-static int append_tx(struct cd_audit *a, const struct cd_record *recs, size_t n, int force_cp,
-                     int lazy, uint64_t *ret_last, struct cd_err *err)
-{
-	struct cd_audit_entry e;
-	struct head h;
-	int64_t t;
-	size_t i;
-	int r;
-
-	if (a->read_only)
-		return cd_err_set(err, -EROFS, "audit log '%s' is open read-only", a->path);
-	for (i = 0; i < n; i++) {
-		r = cd_audit_record_check(&recs[i], err);
-		if (r < 0)
-			return r;
-	}
-	a->warning[0] = '\0';
-	a->npending = 0;
-	/* A lazy commit skips the WAL fsync; the next durable one covers it
-	 * (the WAL is one file, written in order). */
-	if (lazy && sqlite3_exec(a->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK)
-		return db_err(a, err, "cannot set synchronous");
-	r = begin(a, err);
-	if (r < 0)
-		goto restore;
-	r = read_head(a, &h, err);
-	t = now_ns();
-	for (i = 0; r == 0 && i < n; i++) {
-		entry_from_record(a, &recs[i], &e);
-		e.time_ns = t;
-		r = insert(a, &e, &h, err);
-		if (ret_last)
-			*ret_last = h.seq;
-	}
-	/* Never a checkpoint in a lazy commit: a signed head could outlive
-	 * the records it covers. */
-	if (r == 0 && !lazy && (force_cp || checkpoint_due(a, &h, t))) {
-		uint64_t covered = h.seq;
-		r = write_checkpoint(a, &h, t, err);
-		if (force_cp && ret_last)
-			*ret_last = covered;
-	}
-	if (r == 0 && sqlite3_exec(a->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		r = db_err(a, err, "cannot commit");
-	if (r < 0) {
-		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
-		a->npending = 0;
-		goto restore;
-	}
-	flush_pending(a);
-restore:
-	if (lazy && sqlite3_exec(a->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK &&
-	    r == 0)
-		r = db_err(a, err, "cannot set synchronous");
-	return r;
-}
-
-int cd_audit_append(struct cd_audit *a, const struct cd_record *r, uint64_t *ret_seq,
-                    struct cd_err *err)
-{
-	uint64_t seq = 0;
-	int rc = append_tx(a, r, 1, 0, 0, &seq, err);
-
-	if (rc == 0 && ret_seq)
-		*ret_seq = seq;
-	return rc;
-}
-
-int cd_audit_append_lazy(struct cd_audit *a, const struct cd_record *r, struct cd_err *err)
-{
-	uint64_t seq = 0;
-
-	return append_tx(a, r, 1, 0, 1, &seq, err);
-}
-
-int cd_audit_sync(struct cd_audit *a, struct cd_err *err)
-{
+	struct sqlite_audit *a = of(store);
 	char wal[4200];
 	int fd, n = snprintf(wal, sizeof wal, "%s-wal", a->path);
 
@@ -819,7 +457,7 @@ int cd_audit_sync(struct cd_audit *a, struct cd_err *err)
  * under the WAL write lock (BEGIN IMMEDIATE, nothing inserted), so no
  * other writer appends frames meanwhile; only bytes past the current end
  * are written, and zeros end SQLite's WAL recovery like any stale frame. */
-static int64_t pragma_int(struct cd_audit *a, const char *sql)
+static int64_t pragma_int(struct sqlite_audit *a, const char *sql)
 {
 	sqlite3_stmt *st = NULL;
 	int64_t v = -1;
@@ -831,8 +469,9 @@ static int64_t pragma_int(struct cd_audit *a, const char *sql)
 	return v;
 }
 
-int cd_audit_presize_wal(struct cd_audit *a, struct cd_err *err)
+static int audit_presize(struct cd_store *store, struct cd_err *err)
 {
+	struct sqlite_audit *a = of(store);
 	static const char zeros[64 * 1024];
 	char wal[4200];
 	struct stat st;
@@ -841,8 +480,6 @@ int cd_audit_presize_wal(struct cd_audit *a, struct cd_err *err)
 	        frames = pragma_int(a, "PRAGMA wal_autocheckpoint");
 	int fd = -1, r, n = snprintf(wal, sizeof wal, "%s-wal", a->path);
 
-	if (a->read_only)
-		return cd_err_set(err, -EROFS, "audit log '%s' is open read-only", a->path);
 	if (n < 0 || (size_t)n >= sizeof wal)
 		return cd_err_set(err, -ENAMETOOLONG, "audit log path too long");
 	if (page < 512 || page > 65536 || frames <= 0)
@@ -879,37 +516,13 @@ out:
 	return r;
 }
 
-int cd_audit_append_many(struct cd_audit *a, const struct cd_record *r, size_t n,
-                         uint64_t *ret_last, struct cd_err *err)
-{
-	uint64_t seq = 0;
-	int rc;
-
-	if (n == 0)
-		return cd_err_set(err, -EINVAL, "no records");
-	rc = append_tx(a, r, n, 0, 0, &seq, err);
-	if (rc == 0 && ret_last)
-		*ret_last = seq;
-	return rc;
-}
-
-int cd_audit_checkpoint(struct cd_audit *a, uint64_t *ret_size, struct cd_err *err)
-{
-	uint64_t size = 0;
-	int rc;
-
-	if (!a->key)
-		return cd_err_set(err, -ENOKEY,
-		                  "no signing key (create one with 'cordon log keygen')");
-	rc = append_tx(a, NULL, 0, 1, 0, &size, err);
-	if (rc == 0 && ret_size)
-		*ret_size = size;
-	return rc;
-}
-
 /* ---- reading ------------------------------------------------------ */
 
-void cd_audit_row_read_(sqlite3_stmt *st, struct cd_audit_entry *e)
+/* Fill `e` from the current row of `st` (selected with COLUMNS starting at
+ * column 0).  Never fails: a malformed row reads as a record whose hash
+ * will not match (hashes_ok = 0 when a hash column is not 32 bytes).
+ * Views are valid until the next step. */
+static void row_read(sqlite3_stmt *st, struct cd_audit_entry *e)
 {
 	const void *p;
 	int i;
@@ -944,8 +557,9 @@ void cd_audit_row_read_(sqlite3_stmt *st, struct cd_audit_entry *e)
 		e->hashes_ok = 0;
 }
 
-int cd_audit_size(struct cd_audit *a, uint64_t *ret, struct cd_err *err)
+static int audit_size(struct cd_store *store, uint64_t *ret, struct cd_err *err)
 {
+	struct sqlite_audit *a = of(store);
 	sqlite3_stmt *st = NULL;
 	int rc;
 
@@ -961,9 +575,10 @@ int cd_audit_size(struct cd_audit *a, uint64_t *ret, struct cd_err *err)
 	return 0;
 }
 
-int cd_audit_query(struct cd_audit *a, const struct cd_audit_filter *f, cd_audit_entry_fn fn,
-                   void *ctx, struct cd_err *err)
+static int audit_query(struct cd_store *store, const struct cd_audit_filter *f,
+                       cd_store_entry_fn fn, void *ctx, struct cd_err *err)
 {
+	struct sqlite_audit *a = of(store);
 	static const struct {
 		const char *col;
 		size_t off;
@@ -985,7 +600,7 @@ int cd_audit_query(struct cd_audit *a, const struct cd_audit_filter *f, cd_audit
 	if (!f)
 		f = &none;
 	cd_buf_init(&sql, 4096);
-	r = cd_buf_puts(&sql, "SELECT " CD_AUDIT_COLUMNS " FROM records WHERE seq > ?1");
+	r = cd_buf_puts(&sql, "SELECT " COLUMNS " FROM records WHERE seq > ?1");
 	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(eq); i++)
 		if (*(const char *const *)((const char *)f + eq[i].off))
 			r = cd_buf_printf(&sql, " AND %s = ?%d", eq[i].col, ++bind);
@@ -1029,7 +644,7 @@ int cd_audit_query(struct cd_audit *a, const struct cd_audit_filter *f, cd_audit
 		sqlite3_bind_int64(st, ++bind,
 		                   (sqlite3_int64)(f->last > INT64_MAX ? INT64_MAX : f->last));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		cd_audit_row_read_(st, &e);
+		row_read(st, &e);
 		r = fn(&e, ctx);
 		if (r != 0)
 			break;
@@ -1037,5 +652,267 @@ int cd_audit_query(struct cd_audit *a, const struct cd_audit_filter *f, cd_audit
 	if (r == 0 && rc != SQLITE_DONE)
 		r = db_err(a, err, "cannot read");
 	sqlite3_finalize(st);
+	return r;
+}
+
+/* ---- the ops ------------------------------------------------------ */
+
+static void audit_close(struct cd_store *st)
+{
+	struct sqlite_audit *a = of(st);
+
+	if (!a)
+		return;
+	sqlite3_finalize(a->ins);
+	sqlite3_finalize(a->last);
+	sqlite3_finalize(a->next_seq);
+	sqlite3_finalize(a->meta_get);
+	sqlite3_finalize(a->meta_set);
+	sqlite3_close_v2(a->db);
+	free(a->path);
+	free(a);
+}
+
+static const char *audit_log_id(struct cd_store *st)
+{
+	return of(st)->log_id;
+}
+
+/* A lazy commit skips the WAL fsync; the next durable one covers it (the
+ * WAL is one file, written in order). */
+static int restore_sync(struct sqlite_audit *a, struct cd_err *err)
+{
+	int lazy = a->lazy;
+
+	a->lazy = 0;
+	if (lazy && sqlite3_exec(a->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(a, err, "cannot set synchronous");
+	return 0;
+}
+
+static int audit_begin(struct cd_store *st, int lazy, struct cd_err *err)
+{
+	struct sqlite_audit *a = of(st);
+	int r;
+
+	if (lazy && sqlite3_exec(a->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(a, err, "cannot set synchronous");
+	a->lazy = lazy;
+	r = begin(a, err);
+	if (r < 0)
+		restore_sync(a, NULL);
+	return r;
+}
+
+static void audit_rollback(struct cd_store *st)
+{
+	struct sqlite_audit *a = of(st);
+
+	sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+	restore_sync(a, NULL);
+}
+
+static int audit_commit(struct cd_store *st, struct cd_err *err)
+{
+	struct sqlite_audit *a = of(st);
+
+	if (sqlite3_exec(a->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		int r = db_err(a, err, "cannot commit");
+		audit_rollback(st);
+		return r;
+	}
+	return restore_sync(a, err);
+}
+
+static int audit_meta_get(struct cd_store *st, const char *key, char *out, size_t outlen)
+{
+	return meta_get(of(st), key, out, outlen);
+}
+
+static int audit_meta_set(struct cd_store *st, const char *key, const char *value, const char *what,
+                          struct cd_err *err)
+{
+	struct sqlite_audit *a = of(st);
+
+	if (meta_set(a, key, value) < 0)
+		return db_err(a, err, what);
+	return 0;
+}
+
+/* Every row in seq order, whatever its seq (a row with a bad one is what
+ * verify looks for). */
+static int audit_scan(struct cd_store *store, cd_store_entry_fn fn, void *ctx, struct cd_err *err)
+{
+	struct sqlite_audit *a = of(store);
+	sqlite3_stmt *st = NULL;
+	struct cd_audit_entry e;
+	int rc, r = 0;
+
+	if (sqlite3_prepare_v2(a->db, "SELECT " COLUMNS " FROM records ORDER BY seq", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return cd_err_set(err, -CD_E_CORRUPT, "audit log: cannot read: %s",
+		                  sqlite3_errmsg(a->db));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		row_read(st, &e);
+		if ((r = fn(&e, ctx)) != 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		r = cd_err_set(err, -CD_E_CORRUPT, "audit log: cannot read: %s",
+		               sqlite3_errmsg(a->db));
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int audit_read_begin(struct cd_store *st, struct cd_err *err)
+{
+	struct sqlite_audit *a = of(st);
+
+	if (sqlite3_exec(a->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return cd_err_set(err, -EIO, "audit log: %s", sqlite3_errmsg(a->db));
+	return 0;
+}
+
+static void audit_read_end(struct cd_store *st)
+{
+	sqlite3_exec(of(st)->db, "COMMIT", NULL, NULL, NULL);
+}
+
+/* Some other row (seq != not_seq) whose prev_hash column is `h`. */
+static int audit_follows(struct cd_store *store, const unsigned char h[32], uint64_t not_seq)
+{
+	struct sqlite_audit *a = of(store);
+	sqlite3_stmt *st = NULL;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(a->db,
+	                       "SELECT seq FROM records WHERE prev_hash = ?1 AND seq <> ?2 LIMIT 1",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_blob(st, 1, h, CD_AUDIT_HASH_LEN, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)not_seq);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* The largest seq ever assigned (0 when unknown). */
+static int64_t audit_seq_used(struct cd_store *store)
+{
+	struct sqlite_audit *a = of(store);
+	sqlite3_stmt *st = NULL;
+	int64_t v = 0;
+
+	if (sqlite3_prepare_v2(a->db, "SELECT seq FROM sqlite_sequence WHERE name = 'records'", -1,
+	                       &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int audit_hash_at(struct cd_store *store, uint64_t seq, unsigned char out[32])
+{
+	struct sqlite_audit *a = of(store);
+	sqlite3_stmt *st = NULL;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(a->db, "SELECT hash FROM records WHERE seq = ?1", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)seq);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_bytes(st, 0) == CD_AUDIT_HASH_LEN) {
+		memcpy(out, sqlite3_column_blob(st, 0), CD_AUDIT_HASH_LEN);
+		found = 1;
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+static int audit_wait_change(struct cd_store *st, unsigned timeout_ms)
+{
+	struct sqlite_audit *a = of(st);
+	int64_t seen = data_version(a);
+	unsigned slept = 0, k;
+
+	if (seen < 0)
+		return 1;
+	while (slept < timeout_ms) {
+		k = timeout_ms - slept < 50 ? timeout_ms - slept : 50;
+		usleep(k * 1000);
+		slept += k;
+		if (data_version(a) != seen)
+			return 1;
+	}
+	return 0;
+}
+
+static const struct cd_store_ops sqlite_audit_ops = {
+	.name = "sqlite",
+	.close = audit_close,
+	.wait_change = audit_wait_change,
+	.audit_log_id = audit_log_id,
+	.audit_begin = audit_begin,
+	.audit_commit = audit_commit,
+	.audit_rollback = audit_rollback,
+	.audit_head = audit_head,
+	.audit_insert = audit_insert,
+	.audit_meta_get = audit_meta_get,
+	.audit_meta_set = audit_meta_set,
+	.audit_size = audit_size,
+	.audit_query = audit_query,
+	.audit_scan = audit_scan,
+	.audit_read_begin = audit_read_begin,
+	.audit_read_end = audit_read_end,
+	.audit_follows = audit_follows,
+	.audit_seq_used = audit_seq_used,
+	.audit_hash_at = audit_hash_at,
+	.audit_sync = audit_sync,
+	.audit_presize = audit_presize,
+};
+
+int cd_sqlite_audit_open(const char *path, int read_only, unsigned busy_ms, struct cd_store **ret,
+                         struct cd_err *err)
+{
+	struct sqlite_audit *a = calloc(1, sizeof *a);
+	int r;
+
+	if (!a)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	a->base.ops = &sqlite_audit_ops;
+	a->read_only = read_only;
+	a->busy_ms = busy_ms;
+	a->busy_limit = busy_ms;
+	if (!(a->path = strdup(path))) {
+		r = cd_err_set(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	r = open_db(a, path, err);
+	if (r < 0)
+		goto fail;
+	r = init_schema(a, err);
+	if (r < 0)
+		goto fail;
+	if (!a->read_only) {
+		r = prepare(
+		        a,
+		        "INSERT INTO records(" COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+		        " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,"
+		        " ?22, ?23)",
+		        &a->ins, err);
+		if (r == 0)
+			r = prepare(a, "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1",
+			            &a->last, err);
+		if (r == 0)
+			r = prepare(a, "SELECT seq FROM sqlite_sequence WHERE name = 'records'",
+			            &a->next_seq, err);
+		if (r < 0)
+			goto fail;
+	}
+	*ret = &a->base;
+	return 0;
+fail:
+	audit_close(&a->base);
 	return r;
 }

@@ -60,6 +60,12 @@ static inline const char *cd_sqlite_col(sqlite3_stmt *st, int i)
 	return (const char *)sqlite3_column_text(st, i);
 }
 
+/* Open the audit log at `path` (store-sqlite-audit.c): created 0600 with
+ * its schema and a new log id unless read_only; busy_ms is how long a
+ * writer waits for a stuck lock holder. */
+int cd_sqlite_audit_open(const char *path, int read_only, unsigned busy_ms, struct cd_store **ret,
+                         struct cd_err *err);
+
 /* Temporary grants (store-sqlite-grants.c). */
 int cd_sqlite_grant_add(struct cd_store *st, const struct cd_temp_grant *g, struct cd_err *err);
 int cd_sqlite_grant_list(struct cd_store *st, int all, int64_t now, cd_store_grant_fn fn, void *ctx,

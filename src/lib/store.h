@@ -34,6 +34,8 @@ struct cd_temp_grant;
 struct cd_approval;
 struct cd_mcp_pin_row;
 struct cd_proposal;
+struct cd_audit_entry;
+struct cd_audit_filter;
 
 /* A connection to a backend: the first member of every backend's own
  * struct.  Closed with ops->close. */
@@ -47,6 +49,14 @@ struct cd_store {
 typedef int (*cd_store_grant_fn)(const struct cd_temp_grant *g, void *ctx);
 typedef int (*cd_store_approval_fn)(const struct cd_approval *a, void *ctx);
 typedef int (*cd_store_pin_fn)(const struct cd_mcp_pin_row *row, void *ctx);
+typedef int (*cd_store_entry_fn)(const struct cd_audit_entry *e, void *ctx);
+
+/* A writer's view of the end of the audit chain. */
+struct cd_store_audit_head {
+	uint64_t seq;           /* last seq stored (0: none) */
+	uint64_t next;          /* seq the next record gets (never a reused one) */
+	unsigned char hash[32]; /* its chain hash, or the genesis hash */
+};
 
 /* A change of an approval request's status, applied by approval_move. */
 struct cd_store_approval_move {
@@ -159,6 +169,50 @@ struct cd_store_ops {
 	                     struct cd_err *err);
 	int (*proposal_finish)(struct cd_store *st, const struct cd_proposal *p, const char *status,
 	                       const char *by, int64_t now, struct cd_err *err);
+
+	/* ---- the audit log (audit.h) ---------------------------------- */
+
+	/* The log's id (CD_AUDIT_LOG_ID_LEN hex digits), made when the log
+	 * was created. */
+	const char *(*audit_log_id)(struct cd_store *st);
+	/* An append is one transaction: audit_begin takes the write lock
+	 * (waiting while other writers commit, failing on one stuck holder;
+	 * `lazy`: the commit need not be durable yet), audit_head reads the
+	 * chain's end under it, audit_insert stores records whose seq, prev
+	 * and hash the caller computed from the head, audit_commit makes them
+	 * durable (rolled back when it fails), audit_rollback drops them. */
+	int (*audit_begin)(struct cd_store *st, int lazy, struct cd_err *err);
+	int (*audit_head)(struct cd_store *st, const unsigned char genesis[32],
+	                  struct cd_store_audit_head *ret, struct cd_err *err);
+	int (*audit_insert)(struct cd_store *st, const struct cd_audit_entry *e,
+	                    struct cd_err *err);
+	int (*audit_commit)(struct cd_store *st, struct cd_err *err);
+	void (*audit_rollback)(struct cd_store *st);
+	/* The log's small key-value table (checkpoint bookkeeping): get is 0,
+	 * -ENOENT, -CD_E_CORRUPT (too long for out) or -EIO; set fails with
+	 * "WHAT: reason" in err. */
+	int (*audit_meta_get)(struct cd_store *st, const char *key, char *out, size_t outlen);
+	int (*audit_meta_set)(struct cd_store *st, const char *key, const char *value,
+	                      const char *what, struct cd_err *err);
+	/* Reading: the highest seq stored; the records matching a filter in
+	 * seq order (fn's non-zero return stops and is returned). */
+	int (*audit_size)(struct cd_store *st, uint64_t *ret, struct cd_err *err);
+	int (*audit_query)(struct cd_store *st, const struct cd_audit_filter *f,
+	                   cd_store_entry_fn fn, void *ctx, struct cd_err *err);
+	/* Verifying, inside audit_read_begin/_end (one snapshot): every row
+	 * in seq order whatever its seq; whether another row than not_seq
+	 * names `h` as its predecessor; the largest seq ever assigned (0:
+	 * unknown); the hash stored at seq (1 found, 0 not). */
+	int (*audit_read_begin)(struct cd_store *st, struct cd_err *err);
+	void (*audit_read_end)(struct cd_store *st);
+	int (*audit_scan)(struct cd_store *st, cd_store_entry_fn fn, void *ctx, struct cd_err *err);
+	int (*audit_follows)(struct cd_store *st, const unsigned char h[32], uint64_t not_seq);
+	int64_t (*audit_seq_used)(struct cd_store *st);
+	int (*audit_hash_at)(struct cd_store *st, uint64_t seq, unsigned char ret[32]);
+	/* Durability: make lazy commits durable; prepare the journal so that
+	 * durable commits are cheap (may do nothing). */
+	int (*audit_sync)(struct cd_store *st, struct cd_err *err);
+	int (*audit_presize)(struct cd_store *st, struct cd_err *err);
 };
 
 #endif
