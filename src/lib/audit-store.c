@@ -418,6 +418,11 @@ int cd_audit_sync(struct cd_audit *a, struct cd_err *err)
 	return a->store->ops->audit_sync(a->store, err);
 }
 
+int cd_audit_wait(struct cd_audit *a, unsigned timeout_ms)
+{
+	return a->store->ops->wait_change(a->store, timeout_ms);
+}
+
 int cd_audit_presize_wal(struct cd_audit *a, struct cd_err *err)
 {
 	if (a->read_only)
