@@ -10,7 +10,7 @@
  * writes is atomic in the backend (SQLite: BEGIN IMMEDIATE; PostgreSQL:
  * a transaction with SELECT ... FOR UPDATE), and a callback the caller
  * passes runs inside it, so a change is never stored without its audit
- * record.  No SQL text and no sqlite3_ call appear outside the backend
+ * record.  No SQL text and no call into SQLite appear outside the backend
  * files (scripts/lint.sh checks).
  *
  * Trust boundary: the stores belong to the operator but may have been
@@ -54,7 +54,7 @@ typedef int (*cd_store_entry_fn)(const struct cd_audit_entry *e, void *ctx);
 /* A writer's view of the end of the audit chain. */
 struct cd_store_audit_head {
 	uint64_t seq;           /* last seq stored (0: none) */
-	uint64_t next;          /* seq the next record gets (never a reused one) */
+	uint64_t next;          /* the next record's seq: never one used before */
 	unsigned char hash[32]; /* its chain hash, or the genesis hash */
 };
 
