@@ -70,6 +70,11 @@ struct cd_store_approval_move {
 	void *ctx;
 };
 
+/* The operations.  A connection opened for the state database (state.c)
+ * fills the state group, one opened for the audit log (audit-store.c) the
+ * audit group, both close and wait_change; a backend that keeps both in one
+ * database may fill every one in one table.  test-store.c checks that the
+ * SQLite backend leaves no hole. */
 struct cd_store_ops {
 	const char *name; /* "sqlite" */
 	void (*close)(struct cd_store *st);
