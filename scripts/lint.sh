@@ -1,5 +1,6 @@
 #!/bin/sh
-# make lint: formatting, banned calls, cppcheck.  Exits non-zero on any finding.
+# make lint: formatting, banned calls, SQL outside the store, cppcheck.  Exits
+# non-zero on any finding.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 rc=0
@@ -27,6 +28,10 @@ hits=$(grep -nE '(^|[^a-z_])(secure_)?getenv[[:space:]]*\(' src/lib/*.c src/lib/
 if [ -n "$hits" ]; then
 	echo "$hits"
 	echo "lint: getenv outside src/cli" >&2
+	rc=1
+fi
+# SQL and SQLite belong to the store's backend files (store.h).
+if ! sh scripts/lint-store.sh .; then
 	rc=1
 fi
 

@@ -222,7 +222,8 @@ static int list(struct args *a, int follow)
 	r = cd_audit_query(log, &a->f, print_row, &fc, &err);
 	while (r == 0 && follow) {
 		fflush(stdout);
-		usleep(200 * 1000);
+		/* The next look, or sooner when a writer appends. */
+		cd_audit_wait(log, 200);
 		if (fc.last)
 			a->f.after_seq = fc.last;
 		a->f.last = 0;

@@ -1,16 +1,11 @@
-/* approval.c — the approval queue in the state database (approval.h).
- * The table is created by state.c's migrations. */
+/* approval.c — the approval queue (approval.h): what a request must be
+ * and what a decision or a use checks; the store keeps the rows (store.h,
+ * store-sqlite-approvals.c). */
 #include "approval.h"
 
 #include <errno.h>
 #include <sodium.h>
-#include <stdlib.h>
 #include <string.h>
-
-#define COLUMNS                                                                                    \
-	"id, status, agent, task, tool, action, args_json, args_sha256, grant_ids, approval, "     \
-	"profile, policy, policy_sha256, requester, run_id, created, deadline, decided_at, "       \
-	"decided_by, comment, used_at, sampled_at, sampled_by, log_args"
 
 void cd_approval_hash(const char *tool, const char *action, const char *args_json, char out[65])
 {
@@ -27,13 +22,8 @@ void cd_approval_hash(const char *tool, const char *action, const char *args_jso
 
 int cd_approval_request(struct cd_state *s, struct cd_approval *a, struct cd_err *err)
 {
-	static const char sql[] =
-	        "INSERT INTO approvals (id, status, agent, task, tool, action, args_json,"
-	        " args_sha256, grant_ids, approval, profile, policy, policy_sha256, requester,"
-	        " run_id, created, deadline, log_args)"
-	        " VALUES (?,'pending',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-	sqlite3_stmt *st = NULL;
-	int rc;
+	struct cd_store *st = cd_state_store(s);
+	int r;
 
 	if (!a->agent || !a->tool || !a->action || !a->args_json || !a->approval)
 		return cd_err_set(err, -EINVAL, "approval request: missing fields");
@@ -41,335 +31,110 @@ int cd_approval_request(struct cd_state *s, struct cd_approval *a, struct cd_err
 		return cd_err_set(err, -EINVAL, "approval request: deadline before creation");
 	cd_state_random_id("ap-", a->id, sizeof a->id);
 	cd_approval_hash(a->tool, a->action, a->args_json, a->args_sha256);
-	if (sqlite3_prepare_v2(cd_state_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "queue approval request");
-	sqlite3_bind_text(st, 1, a->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, a->agent, -1, SQLITE_STATIC);
-	cd_state_bind_opt(st, 3, a->task);
-	sqlite3_bind_text(st, 4, a->tool, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 5, a->action, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 6, a->args_json, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 7, a->args_sha256, -1, SQLITE_STATIC);
-	cd_state_bind_opt(st, 8, a->grant_ids);
-	sqlite3_bind_text(st, 9, a->approval, -1, SQLITE_STATIC);
-	cd_state_bind_opt(st, 10, a->profile);
-	cd_state_bind_opt(st, 11, a->policy);
-	cd_state_bind_opt(st, 12, a->policy_sha256);
-	cd_state_bind_opt(st, 13, a->requester);
-	cd_state_bind_opt(st, 14, a->run_id);
-	sqlite3_bind_int64(st, 15, a->created);
-	sqlite3_bind_int64(st, 16, a->deadline);
-	cd_state_bind_opt(st, 17, a->log_args);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return cd_state_err(s, err, "queue approval request");
+	if ((r = st->ops->approval_add(st, a, err)) < 0)
+		return r;
 	a->status = "pending";
-	return 0;
-}
-
-/* One row into a; -EINVAL for a row that cannot be a request. */
-static int row_read(sqlite3_stmt *st, struct cd_approval *a)
-{
-	const char *id = cd_state_col(st, 0), *sha = cd_state_col(st, 7);
-
-	memset(a, 0, sizeof *a);
-	if (!id || strlen(id) >= sizeof a->id || !sha || strlen(sha) != 64)
-		return -EINVAL;
-	memcpy(a->id, id, strlen(id) + 1);
-	memcpy(a->args_sha256, sha, 65);
-	a->status = cd_state_col(st, 1);
-	a->agent = cd_state_col(st, 2);
-	a->task = cd_state_col(st, 3);
-	a->tool = cd_state_col(st, 4);
-	a->action = cd_state_col(st, 5);
-	a->args_json = cd_state_col(st, 6);
-	a->grant_ids = cd_state_col(st, 8);
-	a->approval = cd_state_col(st, 9);
-	a->profile = cd_state_col(st, 10);
-	a->policy = cd_state_col(st, 11);
-	a->policy_sha256 = cd_state_col(st, 12);
-	a->requester = cd_state_col(st, 13);
-	a->run_id = cd_state_col(st, 14);
-	a->created = sqlite3_column_int64(st, 15);
-	a->deadline = sqlite3_column_int64(st, 16);
-	a->decided_at = sqlite3_column_int64(st, 17);
-	a->decided_by = cd_state_col(st, 18);
-	a->comment = cd_state_col(st, 19);
-	a->used_at = sqlite3_column_int64(st, 20);
-	a->sampled_at = sqlite3_column_int64(st, 21);
-	a->sampled_by = cd_state_col(st, 22);
-	a->log_args = cd_state_col(st, 23);
-	if (!a->status || !a->agent || !a->tool || !a->action || !a->args_json || !a->approval)
-		return -EINVAL;
-	return 0;
-}
-
-static int each_row(struct cd_state *s, sqlite3_stmt *st, cd_approval_fn fn, void *ctx,
-                    struct cd_err *err)
-{
-	struct cd_approval a;
-	int rc, stop = 0;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (row_read(st, &a) < 0)
-			continue;
-		if ((stop = fn(&a, ctx)) != 0)
-			return stop;
-	}
-	if (rc != SQLITE_DONE)
-		return cd_state_err(s, err, "read approvals");
 	return 0;
 }
 
 int cd_approval_get(struct cd_state *s, const char *id, cd_approval_fn fn, void *ctx,
                     struct cd_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	struct cd_approval a;
-	int rc, r;
+	struct cd_store *st = cd_state_store(s);
 
-	if (sqlite3_prepare_v2(cd_state_db(s), "SELECT " COLUMNS " FROM approvals WHERE id = ?", -1,
-	                       &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "read approval");
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && row_read(st, &a) == 0)
-		r = fn(&a, ctx);
-	else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
-		r = cd_err_set(err, -ENOENT, "no approval request '%s'", id);
-	else
-		r = cd_state_err(s, err, "read approval");
-	sqlite3_finalize(st);
-	return r;
+	return st->ops->approval_get(st, id, fn, ctx, err);
 }
 
 int cd_approval_list(struct cd_state *s, const char *status, int64_t since, cd_approval_fn fn,
                      void *ctx, struct cd_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int r;
+	struct cd_store *st = cd_state_store(s);
 
-	if (sqlite3_prepare_v2(cd_state_db(s),
-	                       "SELECT " COLUMNS " FROM approvals WHERE (?1 IS NULL OR status = ?1)"
-	                       " AND created >= ?2 ORDER BY created, id",
-	                       -1, &st, NULL) != SQLITE_OK)
-		return cd_state_err(s, err, "read approvals");
-	cd_state_bind_opt(st, 1, status);
-	sqlite3_bind_int64(st, 2, since);
-	r = each_row(s, st, fn, ctx, err);
-	sqlite3_finalize(st);
-	return r;
+	return st->ops->approval_list(st, status, since, fn, ctx, err);
 }
 
-/* Inside a transaction: read the row, check it, call fn, update. */
+/* What a change checks, with the row read inside the store's transaction:
+ * its status and deadline, for a use the hash, then the caller's fn. */
 struct change {
 	const char *id;
-	const char *from, *to; /* status transition */
+	const char *from;
 	int64_t now;
-	const char *by, *comment;
 	const char *args_sha256; /* consume: must match */
 	cd_approval_fn fn;
 	void *ctx;
+	struct cd_err *err;
 };
 
-static int transition(struct cd_state *s, const struct change *c, struct cd_err *err)
+static int check_row(const struct cd_approval *a, void *ctx)
 {
-	sqlite3_stmt *st = NULL;
-	struct cd_approval a;
+	const struct change *c = ctx;
+	struct cd_err *err = c->err;
 	char check[65];
-	int r, rc;
+	int r;
 
-	if ((r = cd_state_begin(s, err)) < 0)
-		return r;
-	if (sqlite3_prepare_v2(cd_state_db(s), "SELECT " COLUMNS " FROM approvals WHERE id = ?", -1,
-	                       &st, NULL) != SQLITE_OK) {
-		r = cd_state_err(s, err, "read approval");
-		goto fail;
-	}
-	sqlite3_bind_text(st, 1, c->id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW || row_read(st, &a) < 0) {
-		r = rc == SQLITE_ROW || rc == SQLITE_DONE
-		            ? cd_err_set(err, -ENOENT, "no approval request '%s'", c->id)
-		            : cd_state_err(s, err, "read approval");
-		goto fail;
-	}
-	if (strcmp(a.status, c->from) != 0) {
-		r = cd_err_set(err, c->args_sha256 ? -EPERM : -ESTALE,
-		               "approval request '%s' is %s, not %s", c->id, a.status, c->from);
-		goto fail;
-	}
-	if (c->now >= a.deadline) {
-		r = cd_err_set(err, c->args_sha256 ? -EPERM : -ESTALE,
-		               "approval request '%s' is past its deadline", c->id);
-		goto fail;
-	}
+	if (strcmp(a->status, c->from) != 0)
+		return cd_err_set(err, c->args_sha256 ? -EPERM : -ESTALE,
+		                  "approval request '%s' is %s, not %s", c->id, a->status, c->from);
+	if (c->now >= a->deadline)
+		return cd_err_set(err, c->args_sha256 ? -EPERM : -ESTALE,
+		                  "approval request '%s' is past its deadline", c->id);
 	if (c->args_sha256) {
 		/* The row must describe exactly the call being made: its stored
 		 * hash, recomputed from its stored parts, equals ours. */
-		cd_approval_hash(a.tool, a.action, a.args_json, check);
-		if (strcmp(check, a.args_sha256) != 0 ||
-		    strcmp(a.args_sha256, c->args_sha256) != 0) {
-			r = cd_err_set(
+		cd_approval_hash(a->tool, a->action, a->args_json, check);
+		if (strcmp(check, a->args_sha256) != 0 ||
+		    strcmp(a->args_sha256, c->args_sha256) != 0)
+			return cd_err_set(
 			        err, -EPERM,
 			        "approval '%s' was given for other arguments than this call's",
 			        c->id);
-			goto fail;
-		}
 	}
-	if (c->fn && (r = c->fn(&a, c->ctx)) != 0) {
-		r = r < 0 ? r : -EPERM;
-		goto fail;
-	}
-	sqlite3_finalize(st);
-	st = NULL;
-	if (sqlite3_prepare_v2(
-	            cd_state_db(s),
-	            !strcmp(c->to, "used")
-	                    ? "UPDATE approvals SET status = ?1, used_at = ?2 WHERE id = ?5"
-	                      " AND status = ?6"
-	                    : "UPDATE approvals SET status = ?1, decided_at = ?2,"
-	                      " decided_by = ?3, comment = ?4 WHERE id = ?5 AND status = ?6",
-	            -1, &st, NULL) != SQLITE_OK) {
-		r = cd_state_err(s, err, "update approval");
-		goto fail;
-	}
-	sqlite3_bind_text(st, 1, c->to, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, c->now);
-	cd_state_bind_opt(st, 3, c->by);
-	cd_state_bind_opt(st, 4, c->comment);
-	sqlite3_bind_text(st, 5, c->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 6, c->from, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	st = NULL;
-	if (rc != SQLITE_DONE || sqlite3_changes(cd_state_db(s)) != 1) {
-		r = cd_state_err(s, err, "update approval");
-		goto fail;
-	}
-	return cd_state_commit(s, err);
-fail:
-	sqlite3_finalize(st);
-	cd_state_rollback(s);
-	return r;
+	if (c->fn && (r = c->fn(a, c->ctx)) != 0)
+		return r < 0 ? r : -EPERM;
+	return 0;
 }
 
 int cd_approval_decide(struct cd_state *s, const char *id, int approve, const char *by,
                        const char *comment, int64_t now, cd_approval_fn fn, void *ctx,
                        struct cd_err *err)
 {
-	struct change c = { id, "pending", approve ? "approved" : "denied", now, by, comment, NULL,
-		            fn, ctx };
+	struct cd_store *st = cd_state_store(s);
+	struct change c = { id, "pending", now, NULL, fn, ctx, err };
+	struct cd_store_approval_move m = { id,        "pending", approve ? "approved" : "denied",
+		                            now,       by,        comment,
+		                            check_row, &c };
 
 	if (!id || !by || !*by)
 		return cd_err_set(err, -EINVAL, "an approval names its request and its approver");
-	return transition(s, &c, err);
+	return st->ops->approval_move(st, &m, err);
 }
 
 int cd_approval_consume(struct cd_state *s, const char *id, const char *args_sha256, int64_t now,
                         cd_approval_fn fn, void *ctx, struct cd_err *err)
 {
-	struct change c = { id, "approved", "used", now, NULL, NULL, args_sha256, fn, ctx };
+	struct cd_store *st = cd_state_store(s);
+	struct change c = { id, "approved", now, args_sha256, fn, ctx, err };
+	struct cd_store_approval_move m = {
+		id, "approved", "used", now, NULL, NULL, check_row, &c
+	};
 
 	if (!id || !args_sha256)
 		return cd_err_set(err, -EINVAL, "no approval to use");
-	return transition(s, &c, err);
-}
-
-struct expire_ctx {
-	cd_approval_fn fn;
-	void *ctx;
-};
-
-static int expire_row(sqlite3_stmt *st, void *ctx)
-{
-	struct expire_ctx *c = ctx;
-	struct cd_approval a;
-	int r;
-
-	if (row_read(st, &a) < 0 || !c->fn)
-		return 0;
-	r = c->fn(&a, c->ctx);
-	return r == 0 ? 0 : r < 0 ? r : -EIO;
+	return st->ops->approval_move(st, &m, err);
 }
 
 int cd_approval_expire(struct cd_state *s, int64_t now, cd_approval_fn fn, void *ctx, size_t *ret_n,
                        struct cd_err *err)
 {
-	struct expire_ctx c = { fn, ctx };
+	struct cd_store *st = cd_state_store(s);
 
-	return cd_state_sweep(s,
-	                      "SELECT " COLUMNS " FROM approvals WHERE status IN ('pending',"
-	                      " 'approved') AND deadline <= ?1 ORDER BY deadline, id",
-	                      "UPDATE approvals SET status = 'expired', decided_at ="
-	                      " COALESCE(decided_at, deadline), decided_by = COALESCE("
-	                      "decided_by, 'timeout') WHERE status IN ('pending', 'approved')"
-	                      " AND deadline <= ?1",
-	                      now, expire_row, &c, ret_n, "expire approvals", err);
+	return st->ops->approval_expire(st, now, fn, ctx, ret_n, err);
 }
 
 int cd_approval_sample(struct cd_state *s, size_t n, int64_t since, const char *by, int64_t now,
                        cd_approval_fn fn, void *ctx, size_t *ret_n, struct cd_err *err)
 {
-	sqlite3_stmt *st = NULL, *up = NULL;
-	size_t got = 0;
-	int r, rc;
+	struct cd_store *st = cd_state_store(s);
 
-	if (ret_n)
-		*ret_n = 0;
-	if ((r = cd_state_begin(s, err)) < 0)
-		return r;
-	/* SQLite's random() is a PRNG seeded from the OS on first use: good
-	 * enough to keep an approver from predicting the sample. */
-	if (sqlite3_prepare_v2(
-	            cd_state_db(s),
-	            "SELECT " COLUMNS " FROM approvals WHERE status IN ('approved',"
-	            " 'used') AND sampled_at IS NULL AND decided_at >= ? ORDER BY random()"
-	            " LIMIT ?",
-	            -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(cd_state_db(s),
-	                       "UPDATE approvals SET sampled_at = ?, sampled_by = ? WHERE id = ?",
-	                       -1, &up, NULL) != SQLITE_OK) {
-		r = cd_state_err(s, err, "sample approvals");
-		goto fail;
-	}
-	sqlite3_bind_int64(st, 1, since);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)n);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct cd_approval a;
-		if (row_read(st, &a) < 0)
-			continue;
-		sqlite3_reset(up);
-		sqlite3_bind_int64(up, 1, now);
-		sqlite3_bind_text(up, 2, by, -1, SQLITE_STATIC);
-		sqlite3_bind_text(up, 3, a.id, -1, SQLITE_TRANSIENT);
-		if (sqlite3_step(up) != SQLITE_DONE) {
-			r = cd_state_err(s, err, "sample approvals");
-			goto fail;
-		}
-		a.sampled_at = now;
-		a.sampled_by = by;
-		if (fn && (r = fn(&a, ctx)) != 0) {
-			r = r < 0 ? r : -EIO;
-			goto fail;
-		}
-		got++;
-	}
-	if (rc != SQLITE_DONE) {
-		r = cd_state_err(s, err, "sample approvals");
-		goto fail;
-	}
-	sqlite3_finalize(st);
-	sqlite3_finalize(up);
-	if ((r = cd_state_commit(s, err)) < 0)
-		return r;
-	if (ret_n)
-		*ret_n = got;
-	return 0;
-fail:
-	sqlite3_finalize(st);
-	sqlite3_finalize(up);
-	cd_state_rollback(s);
-	return r;
+	return st->ops->approval_sample(st, n, since, by, now, fn, ctx, ret_n, err);
 }

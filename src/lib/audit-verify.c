@@ -255,12 +255,13 @@ static int read_cpfile(const char *path, struct cpfile *f, struct cd_audit_repor
 
 struct walk {
 	struct cd_audit *a;
-	sqlite3 *db;
+	struct cd_store *store;
 	const struct cd_audit_verify_opts *o;
 	struct cd_audit_report *rep;
 	struct intents open;
 	unsigned char head[CD_AUDIT_HASH_LEN]; /* last verified chain hash */
 	uint64_t expect;
+	struct cd_err *err;
 };
 
 static int str_is(const struct cd_audit_str *s, const char *lit)
@@ -281,24 +282,6 @@ static int self_consistent(const struct cd_audit_entry *e, uint64_t s)
 	return cd_audit_chain(e->prev, &c, h) == 0 && sodium_memcmp(h, e->hash, sizeof h) == 0;
 }
 
-/* Some other row (seq != not_seq) whose prev_hash column is `h`. */
-static int someone_follows(sqlite3 *db, const unsigned char *h, uint64_t not_seq)
-{
-	sqlite3_stmt *st = NULL;
-	int found = 0;
-
-	if (sqlite3_prepare_v2(db,
-	                       "SELECT seq FROM records WHERE prev_hash = ?1 AND seq <> ?2 LIMIT 1",
-	                       -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	sqlite3_bind_blob(st, 1, h, CD_AUDIT_HASH_LEN, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)not_seq);
-	found = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return found;
-}
-
-/* The first row that does not verify: say what happened to it. */
 static void diagnose(struct walk *w, const struct cd_audit_entry *e)
 {
 	uint64_t n = e->seq, s;
@@ -314,7 +297,7 @@ static void diagnose(struct walk *w, const struct cd_audit_entry *e)
 	for (s = n + 1; s <= n + PROBE; s++) {
 		if (!self_consistent(e, s))
 			continue;
-		if (someone_follows(w->db, w->head, n))
+		if (w->store->ops->audit_follows(w->store, w->head, n))
 			fail(w->rep, CD_AUDIT_REORDERED, n,
 			     "it holds the record written as seq %llu; the record that belongs "
 			     "here "
@@ -390,92 +373,62 @@ static void check_log_checkpoint(struct walk *w, const struct cd_audit_entry *e)
 	}
 }
 
-static int walk_rows(struct walk *w, struct cd_err *err)
+/* One row of the walk: 1 stops it (a problem found), <0 an error. */
+static int walk_row(const struct cd_audit_entry *e, void *ctx)
 {
-	sqlite3_stmt *st = NULL;
-	struct cd_audit_entry e;
+	struct walk *w = ctx;
 	unsigned char h[CD_AUDIT_HASH_LEN];
-	int rc, r = 0;
+	int r;
 
-	if (sqlite3_prepare_v2(w->db, "SELECT " CD_AUDIT_COLUMNS " FROM records ORDER BY seq", -1,
-	                       &st, NULL) != SQLITE_OK)
-		return cd_err_set(err, -CD_E_CORRUPT, "audit log: cannot read: %s",
-		                  sqlite3_errmsg(w->db));
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		cd_audit_row_read_(st, &e);
-		w->rep->records++;
-		if (e.seq != w->expect) {
-			if (e.seq > w->expect)
-				fail(w->rep, CD_AUDIT_MISSING, w->expect,
-				     "records %llu to %llu are missing",
-				     (unsigned long long)w->expect, (unsigned long long)e.seq - 1);
-			else
-				fail(w->rep, CD_AUDIT_INSERTED, e.seq, "a record with a bad seq");
-			break;
-		}
-		/* Hashes are public: plain memcmp. */
-		if (!e.hashes_ok || cd_audit_chain(w->head, &e, h) < 0 ||
-		    memcmp(h, e.hash, sizeof h) != 0 || memcmp(e.prev, w->head, sizeof h) != 0) {
-			diagnose(w, &e);
-			break;
-		}
-		if (str_is(&e.str[CD_AF_KIND], "checkpoint")) {
-			check_log_checkpoint(w, &e);
-			if (w->rep->problem != CD_AUDIT_INTACT)
-				break;
-		} else if (e.str[CD_AF_RUN_ID].p && str_is(&e.str[CD_AF_KIND], "run.intent")) {
-			r = intent_add(&w->open, &e.str[CD_AF_RUN_ID], e.seq);
-			if (r < 0) {
-				cd_err_set(err, r, "out of memory");
-				break;
-			}
-		} else if (e.str[CD_AF_RUN_ID].p && str_is(&e.str[CD_AF_KIND], "run.result")) {
-			intent_done(&w->open, &e.str[CD_AF_RUN_ID]);
-		}
-		memcpy(w->head, h, sizeof h);
-		w->rep->last_seq = e.seq;
-		w->expect++;
+	w->rep->records++;
+	if (e->seq != w->expect) {
+		if (e->seq > w->expect)
+			fail(w->rep, CD_AUDIT_MISSING, w->expect,
+			     "records %llu to %llu are missing", (unsigned long long)w->expect,
+			     (unsigned long long)e->seq - 1);
+		else
+			fail(w->rep, CD_AUDIT_INSERTED, e->seq, "a record with a bad seq");
+		return 1;
 	}
-	if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
-		r = cd_err_set(err, -CD_E_CORRUPT, "audit log: cannot read: %s",
-		               sqlite3_errmsg(w->db));
-	sqlite3_finalize(st);
-	return r;
+	/* Hashes are public: plain memcmp. */
+	if (!e->hashes_ok || cd_audit_chain(w->head, e, h) < 0 ||
+	    memcmp(h, e->hash, sizeof h) != 0 || memcmp(e->prev, w->head, sizeof h) != 0) {
+		diagnose(w, e);
+		return 1;
+	}
+	if (str_is(&e->str[CD_AF_KIND], "checkpoint")) {
+		check_log_checkpoint(w, e);
+		if (w->rep->problem != CD_AUDIT_INTACT)
+			return 1;
+	} else if (e->str[CD_AF_RUN_ID].p && str_is(&e->str[CD_AF_KIND], "run.intent")) {
+		r = intent_add(&w->open, &e->str[CD_AF_RUN_ID], e->seq);
+		if (r < 0)
+			return cd_err_set(w->err, r, "out of memory");
+	} else if (e->str[CD_AF_RUN_ID].p && str_is(&e->str[CD_AF_KIND], "run.result")) {
+		intent_done(&w->open, &e->str[CD_AF_RUN_ID]);
+	}
+	memcpy(w->head, h, sizeof h);
+	w->rep->last_seq = e->seq;
+	w->expect++;
+	return 0;
 }
 
-static int64_t seq_counter(sqlite3 *db)
+static int walk_rows(struct walk *w, struct cd_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int64_t v = 0;
+	int r;
 
-	if (sqlite3_prepare_v2(db, "SELECT seq FROM sqlite_sequence WHERE name = 'records'", -1,
-	                       &st, NULL) != SQLITE_OK)
-		return 0;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	w->err = err;
+	r = w->store->ops->audit_scan(w->store, walk_row, w, err);
+	return r > 0 ? 0 : r;
 }
 
 static int hash_at(struct walk *w, uint64_t seq, unsigned char out[CD_AUDIT_HASH_LEN])
 {
-	sqlite3_stmt *st = NULL;
-	int found = 0;
-
 	if (seq == 0) {
 		memcpy(out, cd_audit_genesis_(w->a), CD_AUDIT_HASH_LEN);
 		return 1;
 	}
-	if (sqlite3_prepare_v2(w->db, "SELECT hash FROM records WHERE seq = ?1", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return 0;
-	sqlite3_bind_int64(st, 1, (sqlite3_int64)seq);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_bytes(st, 0) == CD_AUDIT_HASH_LEN) {
-		memcpy(out, sqlite3_column_blob(st, 0), CD_AUDIT_HASH_LEN);
-		found = 1;
-	}
-	sqlite3_finalize(st);
-	return found;
+	return w->store->ops->audit_hash_at(w->store, seq, out);
 }
 
 /* The end of the log against what the verifier holds. */
@@ -483,7 +436,7 @@ static void check_tail(struct walk *w, const struct cpfile *f)
 {
 	struct cd_audit_report *rep = w->rep;
 	uint64_t last = rep->last_seq;
-	int64_t counter = seq_counter(w->db);
+	int64_t counter = w->store->ops->audit_seq_used(w->store);
 	int truncated = counter > 0 && (uint64_t)counter > last;
 	size_t i;
 
@@ -545,7 +498,7 @@ int cd_audit_verify(struct cd_audit *a, const struct cd_audit_verify_opts *o,
 	if (!w)
 		return cd_err_set(err, -ENOMEM, "out of memory");
 	w->a = a;
-	w->db = cd_audit_db_(a);
+	w->store = cd_audit_store_(a);
 	w->o = o;
 	w->rep = ret;
 	w->expect = 1;
@@ -555,13 +508,13 @@ int cd_audit_verify(struct cd_audit *a, const struct cd_audit_verify_opts *o,
 	 * were committed, so the snapshot taken next holds them all. */
 	if (o->checkpoint_path)
 		r = read_cpfile(o->checkpoint_path, &f, ret, err);
-	if (r == 0 && sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		r = cd_err_set(err, -EIO, "audit log: %s", sqlite3_errmsg(w->db));
+	if (r == 0)
+		r = w->store->ops->audit_read_begin(w->store, err);
 	if (r == 0) {
 		r = walk_rows(w, err);
 		if (r == 0 && ret->problem == CD_AUDIT_INTACT)
 			check_tail(w, &f);
-		sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
+		w->store->ops->audit_read_end(w->store);
 	}
 	if (intents_finish(&w->open, ret) < 0 && r == 0)
 		r = cd_err_set(err, -ENOMEM, "out of memory");

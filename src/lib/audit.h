@@ -228,6 +228,10 @@ int cd_audit_append_lazy(struct cd_audit *a, const struct cd_record *r, struct c
 /* Make every committed record durable (fsync the WAL). */
 int cd_audit_sync(struct cd_audit *a, struct cd_err *err);
 
+/* Wait up to timeout_ms for another process to append: 1 when one did (or
+ * may have), 0 on timeout.  For readers that follow the log. */
+int cd_audit_wait(struct cd_audit *a, unsigned timeout_ms);
+
 /* Extend the WAL with written zeros to the size it reaches before SQLite's
  * automatic checkpoint (when shorter), so the durable commits of a long
  * writer (cordon mcp) overwrite data in place instead of growing the file:

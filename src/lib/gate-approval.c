@@ -225,14 +225,6 @@ static int status_cb(const struct cd_approval *a, void *ctx)
 	return 0;
 }
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static void set_reason(struct cd_decision *dec, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 static void set_reason(struct cd_decision *dec, const char *fmt, ...)
@@ -378,7 +370,9 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 					goto out;
 				continue;
 			}
-			sleep_ms(w->poll_ms ? w->poll_ms : 200);
+			/* Until the next poll, or sooner when another process
+			 * changes the state database (an answer). */
+			cd_state_wait(w->state, w->poll_ms ? w->poll_ms : 200);
 		}
 		verdict = c.status == 1;
 		snprintf(by, sizeof by, "%s", c.by_seen);

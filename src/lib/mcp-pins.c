@@ -1,207 +1,35 @@
-/* mcp-pins.c — pinned tool definitions in the state database
- * (mcp-pins.h). */
+/* mcp-pins.c — pinned tool definitions (mcp-pins.h): what a definition's
+ * state means for a call; the store keeps the rows (store.h,
+ * store-sqlite-pins.c). */
 #include "mcp-pins.h"
-
-#include <errno.h>
-#include <string.h>
-
-static int fail(struct cd_state *s, sqlite3_stmt *st, struct cd_err *err, const char *what)
-{
-	int r = cd_state_err(s, err, what);
-	sqlite3_finalize(st);
-	return r;
-}
-
-static int prepare(struct cd_state *s, const char *sql, sqlite3_stmt **st, struct cd_err *err)
-{
-	if (sqlite3_prepare_v2(cd_state_db(s), sql, -1, st, NULL) != SQLITE_OK)
-		return fail(s, NULL, err, "mcp pins");
-	return 0;
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
-{
-	if (v)
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
-}
 
 int cd_mcp_pin_check(struct cd_state *s, const char *server, const char *tool, const char *sha256,
                      const char *definition, int64_t now, enum cd_mcp_pin *ret, int *ret_new,
                      int *ret_shadowed, struct cd_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int r, approved_other = 0, inserted;
-	const unsigned char *state = NULL;
+	struct cd_store *st = cd_state_store(s);
+	int r, approved = 0, other = 0;
 
-	if ((r = cd_state_begin(s, err)) < 0)
+	r = st->ops->pin_see(st, server, tool, sha256, definition, now, &approved, &other, ret_new,
+	                     ret_shadowed, err);
+	if (r < 0)
 		return r;
-	if ((r = prepare(s,
-	                 "INSERT INTO mcp_pins(server,tool,sha256,definition,state,first_seen,"
-	                 "last_seen) VALUES(?,?,?,?,'pending',?,?) ON CONFLICT(server,tool,sha256)"
-	                 " DO UPDATE SET last_seen=excluded.last_seen",
-	                 &st, err)) < 0)
-		goto rollback;
-	bind_text(st, 1, server);
-	bind_text(st, 2, tool);
-	bind_text(st, 3, sha256);
-	bind_text(st, 4, definition);
-	sqlite3_bind_int64(st, 5, now);
-	sqlite3_bind_int64(st, 6, now);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		r = fail(s, st, err, "mcp pins: record");
-		goto rollback;
-	}
-	sqlite3_finalize(st);
-	/* changes() counts the upsert's update too: compare the times. */
-	if ((r = prepare(s,
-	                 "SELECT state, first_seen = ? FROM mcp_pins WHERE server=? AND tool=? AND "
-	                 "sha256=?",
-	                 &st, err)) < 0)
-		goto rollback;
-	sqlite3_bind_int64(st, 1, now);
-	bind_text(st, 2, server);
-	bind_text(st, 3, tool);
-	bind_text(st, 4, sha256);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		r = fail(s, st, err, "mcp pins: read");
-		goto rollback;
-	}
-	state = sqlite3_column_text(st, 0);
-	inserted = sqlite3_column_int(st, 1);
-	*ret = state && !strcmp((const char *)state, "approved") ? CD_MCP_PIN_APPROVED
-	                                                         : CD_MCP_PIN_NEW;
-	sqlite3_finalize(st);
-	if (*ret != CD_MCP_PIN_APPROVED) {
-		if ((r = prepare(s,
-		                 "SELECT count(*) FROM mcp_pins WHERE server=? AND tool=? AND "
-		                 "state IN ('approved','superseded')",
-		                 &st, err)) < 0)
-			goto rollback;
-		bind_text(st, 1, server);
-		bind_text(st, 2, tool);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			approved_other = sqlite3_column_int(st, 0) > 0;
-		sqlite3_finalize(st);
-		if (approved_other)
-			*ret = CD_MCP_PIN_CHANGED;
-	}
-	if ((r = prepare(s,
-	                 "SELECT count(DISTINCT server) FROM mcp_pins WHERE tool=? AND server<>?",
-	                 &st, err)) < 0)
-		goto rollback;
-	bind_text(st, 1, tool);
-	bind_text(st, 2, server);
-	*ret_shadowed = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-	sqlite3_finalize(st);
-	*ret_new = inserted;
-	return cd_state_commit(s, err);
-rollback:
-	cd_state_rollback(s);
-	return r;
+	*ret = approved ? CD_MCP_PIN_APPROVED : other ? CD_MCP_PIN_CHANGED : CD_MCP_PIN_NEW;
+	return 0;
 }
 
 int cd_mcp_pins_list(struct cd_state *s, const char *server, const char *tool, cd_mcp_pin_fn fn,
                      void *ctx, struct cd_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int r, rc;
+	struct cd_store *st = cd_state_store(s);
 
-	if ((r = prepare(s,
-	                 "SELECT server,tool,sha256,definition,state,approved_by,first_seen,"
-	                 "last_seen,coalesce(approved_at,0) FROM mcp_pins WHERE (?1 IS NULL OR "
-	                 "server=?1) AND (?2 IS NULL OR tool=?2) ORDER BY server,tool,first_seen,"
-	                 "sha256",
-	                 &st, err)) < 0)
-		return r;
-	bind_text(st, 1, server);
-	bind_text(st, 2, tool);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct cd_mcp_pin_row row;
-
-		row.server = (const char *)sqlite3_column_text(st, 0);
-		row.tool = (const char *)sqlite3_column_text(st, 1);
-		row.sha256 = (const char *)sqlite3_column_text(st, 2);
-		row.definition = (const char *)sqlite3_column_text(st, 3);
-		row.state = (const char *)sqlite3_column_text(st, 4);
-		row.approved_by = (const char *)sqlite3_column_text(st, 5);
-		row.first_seen = sqlite3_column_int64(st, 6);
-		row.last_seen = sqlite3_column_int64(st, 7);
-		row.approved_at = sqlite3_column_int64(st, 8);
-		if (!row.server || !row.tool || !row.sha256 || !row.definition || !row.state)
-			continue; /* a damaged row is never shown as valid */
-		if ((r = fn(&row, ctx)) < 0) {
-			sqlite3_finalize(st);
-			return r;
-		}
-	}
-	if (rc != SQLITE_DONE)
-		return fail(s, st, err, "mcp pins: list");
-	sqlite3_finalize(st);
-	return 0;
+	return st->ops->pin_list(st, server, tool, fn, ctx, err);
 }
 
 int cd_mcp_pin_approve(struct cd_state *s, const char *server, const char *tool, const char *sha256,
                        const char *by, int64_t now, char ret_sha256[65], struct cd_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	const unsigned char *h;
-	char sha[65];
-	int r;
+	struct cd_store *st = cd_state_store(s);
 
-	if ((r = cd_state_begin(s, err)) < 0)
-		return r;
-	if ((r = prepare(s,
-	                 "SELECT sha256 FROM mcp_pins WHERE server=? AND tool=? AND state='pending'"
-	                 " AND (?3 IS NULL OR sha256=?3) ORDER BY last_seen DESC, first_seen DESC "
-	                 "LIMIT 1",
-	                 &st, err)) < 0)
-		goto rollback;
-	bind_text(st, 1, server);
-	bind_text(st, 2, tool);
-	bind_text(st, 3, sha256);
-	if (sqlite3_step(st) != SQLITE_ROW || !(h = sqlite3_column_text(st, 0)) ||
-	    strlen((const char *)h) != 64) {
-		sqlite3_finalize(st);
-		r = cd_err_set(err, -ENOENT, "no pending definition of tool '%s' of server '%s'%s",
-		               tool, server, sha256 ? " with that sha256" : "");
-		goto rollback;
-	}
-	memcpy(sha, h, 65);
-	sqlite3_finalize(st);
-	if ((r = prepare(s,
-	                 "UPDATE mcp_pins SET state='superseded' WHERE server=? AND tool=? AND "
-	                 "state='approved'",
-	                 &st, err)) < 0)
-		goto rollback;
-	bind_text(st, 1, server);
-	bind_text(st, 2, tool);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		r = fail(s, st, err, "mcp pins: supersede");
-		goto rollback;
-	}
-	sqlite3_finalize(st);
-	if ((r = prepare(s,
-	                 "UPDATE mcp_pins SET state='approved', approved_at=?, approved_by=? WHERE "
-	                 "server=? AND tool=? AND sha256=?",
-	                 &st, err)) < 0)
-		goto rollback;
-	sqlite3_bind_int64(st, 1, now);
-	bind_text(st, 2, by);
-	bind_text(st, 3, server);
-	bind_text(st, 4, tool);
-	bind_text(st, 5, sha);
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		r = fail(s, st, err, "mcp pins: approve");
-		goto rollback;
-	}
-	sqlite3_finalize(st);
-	if ((r = cd_state_commit(s, err)) < 0)
-		return r;
-	memcpy(ret_sha256, sha, 65);
-	return 0;
-rollback:
-	cd_state_rollback(s);
-	return r;
+	return st->ops->pin_approve(st, server, tool, sha256, by, now, ret_sha256, err);
 }

@@ -7,9 +7,23 @@
 #include "state.h"
 
 #include <errno.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Edit the database behind cordon's back, through a connection of its
+ * own (the library's connection is not the test's to use). */
+static int edit(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	int rc = sqlite3_open(path, &db);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	sqlite3_close(db);
+	return rc;
+}
 
 static int count_cb(const struct cd_approval *a, void *ctx)
 {
@@ -88,10 +102,8 @@ int main(void)
 	/* A row whose arguments were edited after approval is refused. */
 	queue(s, &b, "{\"argv\":[\"rm\",\"b\"]}", 100, 300);
 	ok(cd_approval_decide(s, b.id, 1, "alice", NULL, 120, NULL, NULL, &err) == 0, "approve b");
-	ok(sqlite3_exec(cd_state_db(s),
-	                "UPDATE approvals SET args_json = '{\"argv\":[\"rm\",\"-rf\",\"/\"]}'"
-	                " WHERE args_json LIKE '%\"b\"%'",
-	                NULL, NULL, NULL) == SQLITE_OK,
+	ok(edit(path, "UPDATE approvals SET args_json = '{\"argv\":[\"rm\",\"-rf\",\"/\"]}'"
+	              " WHERE args_json LIKE '%\"b\"%'") == SQLITE_OK,
 	   "edit the row behind cordon's back");
 	ok(cd_approval_consume(s, b.id, b.args_sha256, 130, NULL, NULL, &err) == -EPERM,
 	   "the edited row does not match its own hash: refused");

@@ -1,0 +1,223 @@
+/* store.h — the one interface to cordon's databases: the state database
+ * (temporary grants, the approval queue, MCP tool pins, proposals) and the
+ * audit log live behind a struct of operations, the way crun's libcrun and
+ * curl's vtls put their backends behind one.  SQLite is the first backend
+ * (store-sqlite-*.c); a second one (PostgreSQL) implements the same table.
+ *
+ * The operations are the domain's, not SQL's: "end this grant, logging the
+ * end in the same transaction", "consume this approval if it still checks",
+ * "wait for another process's change".  Every operation that reads then
+ * writes is atomic in the backend (SQLite: BEGIN IMMEDIATE; PostgreSQL:
+ * a transaction with SELECT ... FOR UPDATE), and a callback the caller
+ * passes runs inside it, so a change is never stored without its audit
+ * record.  No SQL text and no call into SQLite appear outside the backend
+ * files (scripts/lint.sh checks).
+ *
+ * Trust boundary: the stores belong to the operator but may have been
+ * edited or damaged; a backend decodes every row defensively (a row that
+ * cannot be what it claims is skipped or refused, never widened), binds
+ * every value as a parameter, and fails closed with a one-line reason in
+ * err.  Rows handed to callbacks borrow the backend's memory: valid during
+ * the callback only.
+ *
+ * This header names the domain's row types (struct cd_approval, ...) by
+ * declaration only; the modules that own them define them. */
+#ifndef CD_STORE_H
+#define CD_STORE_H
+
+#include "err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cd_temp_grant;
+struct cd_approval;
+struct cd_mcp_pin_row;
+struct cd_proposal;
+struct cd_audit_entry;
+struct cd_audit_filter;
+
+/* A connection to a backend: the first member of every backend's own
+ * struct.  Closed with ops->close. */
+struct cd_store {
+	const struct cd_store_ops *ops;
+};
+
+/* A row callback: 0 goes on, non-zero stops (and is returned by the
+ * operation, which then changes nothing when it was inside a
+ * transaction). */
+typedef int (*cd_store_grant_fn)(const struct cd_temp_grant *g, void *ctx);
+typedef int (*cd_store_approval_fn)(const struct cd_approval *a, void *ctx);
+typedef int (*cd_store_pin_fn)(const struct cd_mcp_pin_row *row, void *ctx);
+typedef int (*cd_store_entry_fn)(const struct cd_audit_entry *e, void *ctx);
+
+/* A writer's view of the end of the audit chain. */
+struct cd_store_audit_head {
+	uint64_t seq;           /* last seq stored (0: none) */
+	uint64_t next;          /* the next record's seq: never one used before */
+	unsigned char hash[32]; /* its chain hash, or the genesis hash */
+};
+
+/* A change of an approval request's status, applied by approval_move. */
+struct cd_store_approval_move {
+	const char *id;
+	const char *from, *to; /* status before and after */
+	int64_t now;           /* decided_at, or used_at when to is "used" */
+	const char *by, *comment;
+	/* Called with the row, inside the transaction, before the change:
+	 * non-zero refuses it (returned; nothing changes). */
+	cd_store_approval_fn check;
+	void *ctx;
+};
+
+/* The operations.  A connection opened for the state database (state.c)
+ * fills the state group, one opened for the audit log (audit-store.c) the
+ * audit group, both close and wait_change; a backend that keeps both in one
+ * database may fill every one in one table.  test-store.c checks that the
+ * SQLite backend leaves no hole. */
+struct cd_store_ops {
+	const char *name; /* "sqlite" */
+	void (*close)(struct cd_store *st);
+
+	/* ---- the state database --------------------------------------- */
+
+	/* A transaction around several operations (a request and its audit
+	 * record): begin waits for other writers up to the backend's busy
+	 * timeout; commit rolls back when it fails. */
+	int (*begin)(struct cd_store *st, struct cd_err *err);
+	int (*commit)(struct cd_store *st, struct cd_err *err);
+	void (*rollback)(struct cd_store *st);
+	/* Wait up to timeout_ms for another connection to commit a change:
+	 * 1 when one did (or may have), 0 on timeout.  SQLite polls its data
+	 * version; PostgreSQL would LISTEN. */
+	int (*wait_change)(struct cd_store *st, unsigned timeout_ms);
+
+	/* Temporary grants (temp-grant.h).  grant_add stores g as given (its
+	 * id set); grant_list calls fn for every row in creation order, or
+	 * only the active ones (not ended, expires > now) unless `all`.
+	 * grant_end: in one transaction, the active row `id` to fn, then
+	 * ended = how (-ENOENT: none).  grant_sweep: in one transaction, every
+	 * active row past its time to fn, then all of them ended 'expired';
+	 * *ret_n counts them.  grant_use: whether `id` is in force at now,
+	 * and with `count` its use counted in the same statement (-CD_E_DENIED
+	 * when not); grant_used counts a use unconditionally. */
+	int (*grant_add)(struct cd_store *st, const struct cd_temp_grant *g, struct cd_err *err);
+	int (*grant_list)(struct cd_store *st, int all, int64_t now, cd_store_grant_fn fn,
+	                  void *ctx, struct cd_err *err);
+	int (*grant_end)(struct cd_store *st, const char *id, const char *how, const char *by,
+	                 int64_t now, cd_store_grant_fn fn, void *ctx, struct cd_err *err);
+	int (*grant_sweep)(struct cd_store *st, int64_t now, cd_store_grant_fn fn, void *ctx,
+	                   size_t *ret_n, struct cd_err *err);
+	int (*grant_use)(struct cd_store *st, const char *id, int64_t now, int count,
+	                 struct cd_err *err);
+	int (*grant_used)(struct cd_store *st, const char *id, int64_t now, struct cd_err *err);
+
+	/* The approval queue (approval.h).  approval_add stores a pending
+	 * request as given (id and hash set by the caller); approval_get
+	 * calls fn once with row `id` (-ENOENT: none); approval_list calls fn
+	 * for the rows with `status` (NULL: any) created at or after `since`,
+	 * in creation order.  approval_move is the atomic decision and the
+	 * atomic single use: in one transaction it reads the row, lets
+	 * m->check refuse, and moves it from m->from to m->to (the update
+	 * names the status read, so two movers cannot both win).
+	 * approval_expire: in one transaction, each pending or approved row
+	 * past its deadline to fn, then all of them 'expired'.
+	 * approval_sample: in one transaction, up to n approved or used rows
+	 * decided at or after `since`, never sampled, chosen at random, marked
+	 * sampled by `by` and handed to fn. */
+	int (*approval_add)(struct cd_store *st, const struct cd_approval *a, struct cd_err *err);
+	int (*approval_get)(struct cd_store *st, const char *id, cd_store_approval_fn fn, void *ctx,
+	                    struct cd_err *err);
+	int (*approval_list)(struct cd_store *st, const char *status, int64_t since,
+	                     cd_store_approval_fn fn, void *ctx, struct cd_err *err);
+	int (*approval_move)(struct cd_store *st, const struct cd_store_approval_move *m,
+	                     struct cd_err *err);
+	int (*approval_expire)(struct cd_store *st, int64_t now, cd_store_approval_fn fn, void *ctx,
+	                       size_t *ret_n, struct cd_err *err);
+	int (*approval_sample)(struct cd_store *st, size_t n, int64_t since, const char *by,
+	                       int64_t now, cd_store_approval_fn fn, void *ctx, size_t *ret_n,
+	                       struct cd_err *err);
+
+	/* Tool pins of MCP servers (mcp-pins.h).  pin_see, in one
+	 * transaction: records definition `sha256` of (server, tool) as
+	 * pending unless known (*ret_new = 1 then), and says whether it is the
+	 * approved one, whether another definition of the tool was ever
+	 * approved (asked only when it is not), and how many other servers
+	 * pin the tool's name.  pin_list: rows of `server` and `tool` (NULL:
+	 * any) by server, tool, first_seen; fn's negative return stops.
+	 * pin_approve, in one transaction: the pending definition `sha256`
+	 * (NULL: the newest pending one) becomes the approved one, the one
+	 * approved before 'superseded'; -ENOENT when nothing is pending. */
+	int (*pin_see)(struct cd_store *st, const char *server, const char *tool,
+	               const char *sha256, const char *definition, int64_t now, int *ret_approved,
+	               int *ret_other_approved, int *ret_new, int *ret_shadowed,
+	               struct cd_err *err);
+	int (*pin_list)(struct cd_store *st, const char *server, const char *tool,
+	                cd_store_pin_fn fn, void *ctx, struct cd_err *err);
+	int (*pin_approve)(struct cd_store *st, const char *server, const char *tool,
+	                   const char *sha256, const char *by, int64_t now, char ret_sha256[65],
+	                   struct cd_err *err);
+
+	/* Proposals (proposal.h).  proposal_save stores a proposal and its
+	 * files in one transaction; proposal_load reads one (files and diffs
+	 * included, in the order proposal.c sorts them; -ENOENT: none) into a
+	 * new struct freed with cd_proposal_free; proposal_list reads every
+	 * proposal, newest first, without files (nfiles counted), freed with
+	 * cd_proposal_list_free; proposal_finish records the end (status,
+	 * who, when, branch, commit) of a pending or partial proposal and
+	 * marks its applied files, in one transaction (-EALREADY otherwise).
+	 * A damaged row refuses the whole proposal. */
+	int (*proposal_save)(struct cd_store *st, const struct cd_proposal *p, struct cd_err *err);
+	int (*proposal_load)(struct cd_store *st, const char *id, struct cd_proposal **ret,
+	                     struct cd_err *err);
+	int (*proposal_list)(struct cd_store *st, struct cd_proposal **ret, size_t *ret_n,
+	                     struct cd_err *err);
+	int (*proposal_finish)(struct cd_store *st, const struct cd_proposal *p, const char *status,
+	                       const char *by, int64_t now, struct cd_err *err);
+
+	/* ---- the audit log (audit.h) ---------------------------------- */
+
+	/* The log's id (CD_AUDIT_LOG_ID_LEN hex digits), made when the log
+	 * was created. */
+	const char *(*audit_log_id)(struct cd_store *st);
+	/* An append is one transaction: audit_begin takes the write lock
+	 * (waiting while other writers commit, failing on one stuck holder;
+	 * `lazy`: the commit need not be durable yet), audit_head reads the
+	 * chain's end under it, audit_insert stores records whose seq, prev
+	 * and hash the caller computed from the head, audit_commit makes them
+	 * durable (rolled back when it fails), audit_rollback drops them. */
+	int (*audit_begin)(struct cd_store *st, int lazy, struct cd_err *err);
+	int (*audit_head)(struct cd_store *st, const unsigned char genesis[32],
+	                  struct cd_store_audit_head *ret, struct cd_err *err);
+	int (*audit_insert)(struct cd_store *st, const struct cd_audit_entry *e,
+	                    struct cd_err *err);
+	int (*audit_commit)(struct cd_store *st, struct cd_err *err);
+	void (*audit_rollback)(struct cd_store *st);
+	/* The log's small key-value table (checkpoint bookkeeping): get is 0,
+	 * -ENOENT, -CD_E_CORRUPT (too long for out) or -EIO; set fails with
+	 * "WHAT: reason" in err. */
+	int (*audit_meta_get)(struct cd_store *st, const char *key, char *out, size_t outlen);
+	int (*audit_meta_set)(struct cd_store *st, const char *key, const char *value,
+	                      const char *what, struct cd_err *err);
+	/* Reading: the highest seq stored; the records matching a filter in
+	 * seq order (fn's non-zero return stops and is returned). */
+	int (*audit_size)(struct cd_store *st, uint64_t *ret, struct cd_err *err);
+	int (*audit_query)(struct cd_store *st, const struct cd_audit_filter *f,
+	                   cd_store_entry_fn fn, void *ctx, struct cd_err *err);
+	/* Verifying, inside audit_read_begin/_end (one snapshot): every row
+	 * in seq order whatever its seq; whether another row than not_seq
+	 * names `h` as its predecessor; the largest seq ever assigned (0:
+	 * unknown); the hash stored at seq (1 found, 0 not). */
+	int (*audit_read_begin)(struct cd_store *st, struct cd_err *err);
+	void (*audit_read_end)(struct cd_store *st);
+	int (*audit_scan)(struct cd_store *st, cd_store_entry_fn fn, void *ctx, struct cd_err *err);
+	int (*audit_follows)(struct cd_store *st, const unsigned char h[32], uint64_t not_seq);
+	int64_t (*audit_seq_used)(struct cd_store *st);
+	int (*audit_hash_at)(struct cd_store *st, uint64_t seq, unsigned char ret[32]);
+	/* Durability: make lazy commits durable; prepare the journal so that
+	 * durable commits are cheap (may do nothing). */
+	int (*audit_sync)(struct cd_store *st, struct cd_err *err);
+	int (*audit_presize)(struct cd_store *st, struct cd_err *err);
+};
+
+#endif
