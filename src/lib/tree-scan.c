@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +42,7 @@
 #define KEY_SNIFF_BYTES   (1024 * 1024) /* a larger .pem is covered unread */
 #define STAMP_MAX         100000        /* directories remembered for the check after the run */
 #define STAMP_GUARD_NS    1000000000LL  /* changed within 1 s before the walk: read again */
+#define DENTS_BYTES       32768         /* one getdents64 read */
 
 #define WHY_SOCKET     "host socket"
 #define WHY_CREDENTIAL "credential file"
@@ -49,6 +52,14 @@
 #define WHY_BECAME_GIT "became a git directory: git run in it or below reads its config"
 #define WHY_BAD_HEAD   "its HEAD no longer parses: git skips it and uses a git directory above"
 #define WHY_UNREADABLE "unreadable directory: contents not checked"
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
 
 struct cred_pat {
 	const char *full, *base; /* the pattern; the name it ends in */
@@ -67,6 +78,7 @@ struct walk {
 	int creds;              /* cover credential files */
 	int protect;            /* keep host-run paths read-only (a writable tree) */
 	int writable;           /* the sandbox can write the tree (also --scratch DIR) */
+	int suid_matters;       /* its filesystem honours setuid on the host (not nosuid) */
 	int list_only;          /* cd_plan_planted: list, mount nothing */
 	size_t first;           /* the plan's first user mount */
 	int stamp;              /* remember each directory's ctime (plan->dirs) */
@@ -78,6 +90,7 @@ struct walk {
 	char ***list;  /* host-run paths found (relative to src), or NULL */
 	size_t *nlist;
 	char path[CD_PATH_MAX];
+	char *dents[SCAN_MAX_DEPTH + 2]; /* getdents64 buffers, one per depth, made on use */
 };
 
 /* Remember REL (relative to the tree; "" is the tree itself) with why:
@@ -503,7 +516,24 @@ static int is_link_of(struct walk *w, int dfd, const char *name)
 static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);
 static int unopenable(struct walk *w, int dfd, const char *name, int e);
 
-static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, size_t len,
+/* The one metadata read the walk makes per regular file, and only in a
+ * writable tree whose filesystem honours setuid: statx asking for the
+ * mode alone (no attribute the filesystem would have to compute or
+ * fetch from a server).  A file that vanished is not there to rewrite;
+ * any other failure counts as set-id (kept read-only, never missed). */
+static int is_setid(int dfd, const char *name)
+{
+	struct statx sx;
+
+	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MODE,
+	          &sx) < 0)
+		return errno != ENOENT;
+	if (!(sx.stx_mask & STATX_MODE))
+		return 1;
+	return S_ISREG(sx.stx_mode) && (sx.stx_mode & (S_ISUID | S_ISGID));
+}
+
+static int visit(struct walk *w, int dfd, const char *name, unsigned char type, size_t len,
                  unsigned depth)
 {
 	size_t nl = strlen(name);
@@ -520,7 +550,7 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 	w->path[len] = '/';
 	memcpy(w->path + len + 1, name, nl + 1);
 	if (type == DT_UNKNOWN) {
-		if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			goto out;
 		type = S_ISDIR(st.st_mode)    ? DT_DIR
 		       : S_ISSOCK(st.st_mode) ? DT_SOCK
@@ -529,7 +559,7 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 		                              : DT_UNKNOWN;
 	}
 	if (w->link_pass) {
-		if (type == DT_REG && is_link_of(w, dirfd(d), name))
+		if (type == DT_REG && is_link_of(w, dfd, name))
 			r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
 		if (r == 0 && type == DT_DIR)
 			goto descend;
@@ -538,18 +568,17 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 	if (type == DT_SOCK && w->sockets) {
 		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_SOCKET);
 	} else if (type == DT_REG && w->creds &&
-	           is_credential(w, dirfd(d), name, nl, len + 1 + nl)) {
+	           is_credential(w, dfd, name, nl, len + 1 + nl)) {
 		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
 		if (r == 0)
-			r = note_links(w, dirfd(d), name);
+			r = note_links(w, dfd, name);
 	}
 	/* A setuid or setgid file already in a writable tree keeps its bits
 	 * when its content is rewritten through a shared mapping (the kernel
 	 * clears them on write(2), not on page faults), and the seccomp mode
 	 * filter never sees that: such a file is kept read-only. */
-	if (r == 0 && w->writable && !w->list_only && type == DT_REG &&
-	    fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	    (st.st_mode & (S_ISUID | S_ISGID)))
+	if (r == 0 && w->writable && w->suid_matters && !w->list_only && type == DT_REG &&
+	    is_setid(dfd, name))
 		r = cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_SETUID);
 	/* A git directory not named .git (a bare repository, one a .git
 	 * file names): found by its HEAD, protected the same way. */
@@ -575,7 +604,7 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 		else if (!strcmp(name, ".git") && type == DT_DIR)
 			r = protect_gitdir(w, w->path, 0);
 		else if (!strcmp(name, ".git") && type == DT_REG)
-			r = protect_gitfile(w, dirfd(d), name);
+			r = protect_gitfile(w, dfd, name);
 		else if (!w->list_only)
 			r = cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_HOST_RUN);
 		if (r == 0 && w->list_only && !strcmp(name, ".git"))
@@ -592,11 +621,11 @@ descend:
 			        w->path, SCAN_MAX_DEPTH);
 			goto out;
 		}
-		fd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
 			r = walk_dir(w, fd, len + 1 + nl, depth + 1);
 		else if (errno != ENOENT)
-			r = unopenable(w, dirfd(d), name, errno);
+			r = unopenable(w, dfd, name, errno);
 	}
 out:
 	w->path[len] = '\0';
@@ -667,43 +696,57 @@ static int stamp(struct walk *w, int dfd)
 	return 0;
 }
 
+/* The entries of dfd, read straight with getdents64 into this depth's
+ * buffer (no DIR stream: no allocation and no fcntl calls per directory),
+ * each handed to visit(). */
 static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 {
 	size_t idx = w->p->ndirs;
+	char **buf = &w->dents[depth < SCAN_MAX_DEPTH + 1 ? depth : SCAN_MAX_DEPTH + 1];
 	int r = 0, head = 0;
-	struct dirent *e;
-	DIR *d;
+	long n;
 
-	if (w->stamp && (r = stamp(w, dfd)) < 0) {
-		close(dfd);
-		return r;
+	if (w->stamp && (r = stamp(w, dfd)) < 0)
+		goto out;
+	if (!*buf && !(*buf = malloc(DENTS_BYTES))) {
+		r = cd_err_set(w->err, -ENOMEM, "out of memory");
+		goto out;
 	}
-	d = fdopendir(dfd);
+	while (r == 0 && (n = syscall(SYS_getdents64, dfd, *buf, DENTS_BYTES)) != 0) {
+		long off = 0;
 
-	if (!d) {
-		close(dfd);
-		return cd_err_sys(w->err, -errno, "cannot read '%s'", w->path);
-	}
-	while (r == 0 && (e = readdir(d))) {
-		if (e->d_name[0] == '.' &&
-		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
-			continue;
-		if (++w->seen > CD_SOCKET_SCAN_MAX) {
-			r = cd_err_set(w->err, -CD_E_LIMIT,
-			               "cannot check '%s' for host sockets, git control files and "
-			               "credentials: more than %d entries; run from a smaller "
-			               "directory",
-			               w->src, CD_SOCKET_SCAN_MAX);
+		if (n < 0) {
+			r = cd_err_sys(w->err, -errno,
+			               "cannot read '%s' to check it for host sockets, git control "
+			               "files and credentials; refused",
+			               w->path);
 			break;
 		}
-		head |= !strcmp(e->d_name, "HEAD");
-		r = visit(w, d, e->d_name, e->d_type, len, depth);
+		while (r == 0 && off < n) {
+			const struct linux_dirent64 *e = (const void *)(*buf + off);
+
+			off += e->d_reclen;
+			if (e->d_name[0] == '.' &&
+			    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+				continue;
+			if (++w->seen > CD_SOCKET_SCAN_MAX) {
+				r = cd_err_set(w->err, -CD_E_LIMIT,
+				               "cannot check '%s' for host sockets, git control files "
+				               "and credentials: more than %d entries; run from a "
+				               "smaller directory",
+				               w->src, CD_SOCKET_SCAN_MAX);
+				break;
+			}
+			head |= e->d_name[0] == 'H' && !strcmp(e->d_name, "HEAD");
+			r = visit(w, dfd, e->d_name, e->d_type, len, depth);
+		}
 	}
-	closedir(d);
 	/* a git directory now: after the run its HEAD must still parse */
 	if (r == 0 && head && w->stamp && w->p->dirs_complete && idx < w->p->ndirs &&
 	    is_gitdir(w->path))
 		w->p->dirs[idx].gitdir = 1;
+out:
+	close(dfd);
 	return r;
 }
 
@@ -763,6 +806,61 @@ static int walk_tree(struct walk *w, const char *src, const char *dest)
 	return walk_dir(w, fd, w->srclen, 0);
 }
 
+static void walk_free(struct walk *w)
+{
+	size_t i;
+
+	for (i = 0; i < CD_ARRAY_SIZE(w->dents); i++)
+		free(w->dents[i]);
+	free(w);
+}
+
+/* Does the host honour setuid and setgid bits anywhere in the tree at
+ * `src`?  Not when its filesystem is mounted nosuid and no other mount
+ * lies below it; any doubt says yes (the walk then checks each file). */
+static int suid_honoured(const char *src)
+{
+	size_t sl = strcmp(src, "/") ? strlen(src) : 0;
+	struct statvfs sf;
+	char line[2 * CD_PATH_MAX], mp[CD_PATH_MAX];
+	FILE *f;
+	int hit = 0;
+
+	if (statvfs(src, &sf) < 0 || !(sf.f_flag & ST_NOSUID))
+		return 1;
+	if (!(f = fopen("/proc/self/mountinfo", "re")))
+		return 1;
+	while (!hit && fgets(line, sizeof line, f)) {
+		const char *c = line;
+		size_t k = 0;
+		int field;
+
+		if (!strchr(line, '\n')) {
+			hit = 1; /* a line too long to read: doubt */
+			break;
+		}
+		/* the fifth field is the mount point, octal escapes for blanks */
+		for (field = 0; field < 4 && (c = strchr(c, ' ')); field++)
+			c++;
+		if (!c) {
+			hit = 1;
+			break;
+		}
+		while (*c && *c != ' ' && k + 1 < sizeof mp) {
+			if (c[0] == '\\' && c[1] >= '0' && c[1] <= '3' && c[2] && c[3]) {
+				mp[k++] = (char)((c[1] - '0') * 64 + (c[2] - '0') * 8 + (c[3] - '0'));
+				c += 4;
+			} else {
+				mp[k++] = *c++;
+			}
+		}
+		mp[k] = '\0';
+		hit = k > sl && mp[sl] == '/' && !memcmp(mp, src, sl);
+	}
+	fclose(f);
+	return hit;
+}
+
 static int stamp_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct cd_dir_stamp *)a)->rel, ((const struct cd_dir_stamp *)b)->rel);
@@ -796,6 +894,7 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 		/* workspace-write's tree and --rw binds: the host runs what is
 		 * written there later; the scratch is the sandbox's own. */
 		w->writable = m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW);
+		w->suid_matters = w->writable && suid_honoured(m->src);
 		w->protect = w->writable && !scratch;
 		w->list = NULL;
 		w->nlist = NULL;
@@ -820,11 +919,12 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 			again.list = NULL;
 			again.seen = 0;
 			r = walk_tree(&again, m->src, m->dest);
+			memcpy(w->dents, again.dents, sizeof w->dents); /* buffers made there */
 		}
 		if (w->stamp && p->ndirs)
 			qsort(p->dirs, p->ndirs, sizeof *p->dirs, stamp_cmp);
 	}
-	free(w);
+	walk_free(w);
 	return r;
 }
 
@@ -964,7 +1064,7 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 	} else {
 		r = walk_tree(w, p->cwd, p->cwd);
 	}
-	free(w);
+	walk_free(w);
 	for (i = 0; r >= 0 && i < nnow; i++) {
 		char **v;
 
