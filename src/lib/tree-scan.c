@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -49,6 +50,7 @@
 #define WHY_HOST_RUN   "runs on the host: read-only"
 #define WHY_GIT        "git control path: read-only"
 #define WHY_SETUID     "setuid or setgid file: read-only"
+#define WHY_RO_LINK    "another name of a file in a read-only tree: read-only"
 #define WHY_BECAME_GIT "became a git directory: git run in it or below reads its config"
 #define WHY_BAD_HEAD   "its HEAD no longer parses: git skips it and uses a git directory above"
 #define WHY_UNREADABLE "unreadable directory: contents not checked"
@@ -59,6 +61,17 @@ struct linux_dirent64 {
 	unsigned short d_reclen;
 	unsigned char d_type;
 	char d_name[];
+};
+
+struct ino {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct inoset {
+	struct ino *v;
+	size_t n, cap;
+	int sorted;
 };
 
 struct cred_pat {
@@ -84,9 +97,13 @@ struct walk {
 	int stamp;              /* remember each directory's ctime (plan->dirs) */
 	struct cred_pat cred[32];
 	size_t ncred;
-	struct stat links[16]; /* covered credentials with other names (st_nlink > 1) */
-	size_t nlinks;
-	int link_pass; /* walking again for those other names only */
+	/* Hard links, across every bound tree (a name in one tree reads and
+	 * writes the same bytes as a name in another): */
+	struct inoset credlinks; /* covered credentials with other names */
+	struct inoset shared; /* files with other names in the writable trees */
+	struct inoset ro;     /* ... of which one name lies in a read-only tree */
+	int want_shared;      /* a read-only tree is walked too: collect `shared` */
+	int link_pass;        /* walking again for those other names only */
 	char ***list;  /* host-run paths found (relative to src), or NULL */
 	size_t *nlist;
 	char path[CD_PATH_MAX];
@@ -482,55 +499,110 @@ static int protect_gitfile(struct walk *w, int dfd, const char *name)
 	return 0;
 }
 
+static int ino_cmp(const void *a, const void *b)
+{
+	const struct ino *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int inoset_add(struct walk *w, struct inoset *s, dev_t dev, ino_t ino)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct ino *v;
+
+		if (cap > CD_SOCKET_SCAN_MAX * 2 || !(v = realloc(s->v, cap * sizeof *v)))
+			return cd_err_set(w->err, -ENOMEM, "out of memory");
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n].dev = dev;
+	s->v[s->n++].ino = ino;
+	s->sorted = 0;
+	return 0;
+}
+
+static int inoset_has(struct inoset *s, dev_t dev, ino_t ino)
+{
+	struct ino key = { dev, ino };
+
+	if (!s->n)
+		return 0;
+	if (!s->sorted) {
+		qsort(s->v, s->n, sizeof *s->v, ino_cmp);
+		s->sorted = 1;
+	}
+	return bsearch(&key, s->v, s->n, sizeof *s->v, ino_cmp) != NULL;
+}
+
 /* A covered credential with other names: remember it, so that a second
- * walk of the tree covers those too (a hard link reads the same bytes). */
+ * walk of every bound tree covers those too (a hard link reads the same
+ * bytes). */
 static int note_links(struct walk *w, int dfd, const char *name)
 {
 	struct stat st;
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_nlink < 2)
 		return 0;
-	if (w->nlinks >= CD_ARRAY_SIZE(w->links))
-		return cd_err_set(w->err, -CD_E_LIMIT,
-		                  "more than %zu credential files under '%s' have other names "
-		                  "(hard links): refused rather than run half-protected",
-		                  CD_ARRAY_SIZE(w->links), w->src);
-	w->links[w->nlinks++] = st;
+	return inoset_add(w, &w->credlinks, st.st_dev, st.st_ino);
+}
+
+/* The second walk: a regular file that is another name of a covered
+ * credential is covered; in a writable tree, one that is another name of
+ * a file of a read-only tree is kept read-only. */
+static int link_visit(struct walk *w, int dfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_nlink < 2)
+		return 0;
+	if (inoset_has(&w->credlinks, st.st_dev, st.st_ino))
+		return cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
+	if (w->writable && inoset_has(&w->ro, st.st_dev, st.st_ino))
+		return cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_RO_LINK);
 	return 0;
 }
 
-static int is_link_of(struct walk *w, int dfd, const char *name)
+/* In a read-only tree, while writable trees hold files with other names:
+ * is this one of them? */
+static int note_ro_link(struct walk *w, int dfd, const char *name)
 {
 	struct stat st;
-	size_t i;
 
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_nlink < 2)
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_nlink < 2 || !inoset_has(&w->shared, st.st_dev, st.st_ino))
 		return 0;
-	for (i = 0; i < w->nlinks; i++) {
-		if (w->links[i].st_ino == st.st_ino && w->links[i].st_dev == st.st_dev)
-			return 1;
-	}
-	return 0;
+	return inoset_add(w, &w->ro, st.st_dev, st.st_ino);
 }
 
 static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);
 static int unopenable(struct walk *w, int dfd, const char *name, int e);
 
 /* The one metadata read the walk makes per regular file, and only in a
- * writable tree whose filesystem honours setuid: statx asking for the
- * mode alone (no attribute the filesystem would have to compute or
- * fetch from a server).  A file that vanished is not there to rewrite;
- * any other failure counts as set-id (kept read-only, never missed). */
-static int is_setid(int dfd, const char *name)
+ * writable tree whose filesystem honours setuid, or when a read-only
+ * tree is bound too: statx asking for the mode and link count alone (no
+ * attribute the filesystem would have to compute or fetch from a
+ * server).  1 when it is set-id; a file with other names is remembered
+ * (w->shared).  A file that vanished is not there to rewrite; any other
+ * failure counts as set-id (kept read-only, never missed). */
+static int is_setid(struct walk *w, int dfd, const char *name)
 {
 	struct statx sx;
 
-	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MODE,
-	          &sx) < 0)
-		return errno != ENOENT;
-	if (!(sx.stx_mask & STATX_MODE))
-		return 1;
-	return S_ISREG(sx.stx_mode) && (sx.stx_mode & (S_ISUID | S_ISGID));
+	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+	          STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_INO, &sx) < 0)
+		return w->suid_matters && errno != ENOENT;
+	if ((sx.stx_mask & (STATX_MODE | STATX_NLINK | STATX_INO)) !=
+	    (STATX_MODE | STATX_NLINK | STATX_INO))
+		return w->suid_matters;
+	if (w->want_shared && S_ISREG(sx.stx_mode) && sx.stx_nlink > 1 &&
+	    inoset_add(w, &w->shared, makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino) < 0)
+		return -ENOMEM;
+	return S_ISREG(sx.stx_mode) && (sx.stx_mode & (S_ISUID | S_ISGID)) && w->suid_matters;
 }
 
 static int visit(struct walk *w, int dfd, const char *name, unsigned char type, size_t len,
@@ -559,8 +631,8 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 		                              : DT_UNKNOWN;
 	}
 	if (w->link_pass) {
-		if (type == DT_REG && is_link_of(w, dfd, name))
-			r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
+		if (type == DT_REG)
+			r = link_visit(w, dfd, name);
 		if (r == 0 && type == DT_DIR)
 			goto descend;
 		goto out;
@@ -577,9 +649,11 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	 * when its content is rewritten through a shared mapping (the kernel
 	 * clears them on write(2), not on page faults), and the seccomp mode
 	 * filter never sees that: such a file is kept read-only. */
-	if (r == 0 && w->writable && w->suid_matters && !w->list_only && type == DT_REG &&
-	    is_setid(dfd, name))
+	if (r == 0 && w->writable && (w->suid_matters || w->want_shared) && !w->list_only &&
+	    type == DT_REG && (r = is_setid(w, dfd, name)) > 0)
 		r = cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_SETUID);
+	else if (r == 0 && !w->writable && w->shared.n && !w->list_only && type == DT_REG)
+		r = note_ro_link(w, dfd, name);
 	/* A git directory not named .git (a bare repository, one a .git
 	 * file names): found by its HEAD, protected the same way. */
 	if (r == 0 && w->protect && (type == DT_REG || type == DT_LNK) && !strcmp(name, "HEAD") &&
@@ -866,12 +940,59 @@ static int stamp_cmp(const void *a, const void *b)
 	return strcmp(((const struct cd_dir_stamp *)a)->rel, ((const struct cd_dir_stamp *)b)->rel);
 }
 
+/* Is mount i a host tree the walk reads?  *scratch: the --scratch DIR. */
+static int walked(const struct cd_plan *p, size_t i, size_t first, int *scratch)
+{
+	const struct cd_mount *m = &p->mounts[i];
+
+	*scratch = p->scratch_host && m->kind == CD_MNT_BIND && m->src &&
+	           !strcmp(m->src, p->scratch_host) && i < first;
+	return !((i < first && !*scratch) || (m->kind != CD_MNT_BIND && m->kind != CD_MNT_OVERLAY) ||
+	         (m->flags & CD_MNT_DEV) || m->why);
+}
+
+static int tree_writable(const struct cd_mount *m)
+{
+	return m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW);
+}
+
+/* Walk mount m (pass 0: find and cover; 1: the other names only). */
+static int walk_mount(struct walk *w, const struct cd_mount *m, int scratch, int pass)
+{
+	struct cd_plan *p = w->p;
+	int r;
+
+	/* workspace-write's tree and --rw binds: the host runs what is
+	 * written there later; the scratch is the sandbox's own. */
+	w->writable = tree_writable(m);
+	w->suid_matters = w->writable && !pass && suid_honoured(m->src);
+	w->protect = w->writable && !scratch && !pass;
+	w->link_pass = pass;
+	w->list = NULL;
+	w->nlist = NULL;
+	w->seen = 0;
+	w->stamp = w->protect && !strcmp(m->src, p->cwd);
+	if (w->stamp) {
+		struct timespec now;
+
+		w->list = &p->host_run;
+		w->nlist = &p->nhost_run;
+		clock_gettime(CLOCK_REALTIME, &now);
+		p->scan_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+		p->dirs_complete = 1;
+	}
+	r = walk_tree(w, m->src, m->dest);
+	if (w->stamp && p->ndirs)
+		qsort(p->dirs, p->ndirs, sizeof *p->dirs, stamp_cmp);
+	return r;
+}
+
 int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opts *o,
                        struct cd_err *err)
 {
 	size_t i, n = p->nmounts;
 	struct walk *w = calloc(1, sizeof *w);
-	int r = 0;
+	int r = 0, scratch, round, nw = 0, nro = 0;
 
 	if (!w)
 		return cd_err_set(err, -ENOMEM, "out of memory");
@@ -882,48 +1003,30 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 	w->creds = 1;
 	creds_init(w);
 	w->first = first;
-	for (i = 0; i < n && r == 0; i++) {
-		struct cd_mount *m = &p->mounts[i];
-		int scratch = p->scratch_host && m->kind == CD_MNT_BIND && m->src &&
-		              !strcmp(m->src, p->scratch_host) && i < first;
-
-		if ((i < first && !scratch) ||
-		    (m->kind != CD_MNT_BIND && m->kind != CD_MNT_OVERLAY) ||
-		    (m->flags & CD_MNT_DEV) || m->why)
-			continue;
-		/* workspace-write's tree and --rw binds: the host runs what is
-		 * written there later; the scratch is the sandbox's own. */
-		w->writable = m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW);
-		w->suid_matters = w->writable && suid_honoured(m->src);
-		w->protect = w->writable && !scratch;
-		w->list = NULL;
-		w->nlist = NULL;
-		w->stamp = w->protect && !strcmp(m->src, p->cwd);
-		if (w->stamp) {
-			struct timespec now;
-
-			w->list = &p->host_run;
-			w->nlist = &p->nhost_run;
-			clock_gettime(CLOCK_REALTIME, &now);
-			p->scan_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
-			p->dirs_complete = 1;
-		}
-		w->nlinks = 0;
-		r = walk_tree(w, m->src, m->dest);
-		if (r == 0 && w->nlinks) {
-			/* the other names of covered credentials: one more walk */
-			struct walk again = *w;
-
-			again.link_pass = 1;
-			again.stamp = again.protect = 0;
-			again.list = NULL;
-			again.seen = 0;
-			r = walk_tree(&again, m->src, m->dest);
-			memcpy(w->dents, again.dents, sizeof w->dents); /* buffers made there */
-		}
-		if (w->stamp && p->ndirs)
-			qsort(p->dirs, p->ndirs, sizeof *p->dirs, stamp_cmp);
+	for (i = 0; i < n; i++) {
+		if (walked(p, i, first, &scratch))
+			*(tree_writable(&p->mounts[i]) ? &nw : &nro) += 1;
 	}
+	/* Writable trees first, so that a read-only one can be checked for
+	 * other names of their files (a hard link across the trees would
+	 * make the read-only name writable). */
+	w->want_shared = nw && nro;
+	for (round = 0; round < 2 && r == 0; round++) {
+		for (i = 0; i < n && r == 0; i++) {
+			if (walked(p, i, first, &scratch) &&
+			    tree_writable(&p->mounts[i]) == (round == 0))
+				r = walk_mount(w, &p->mounts[i], scratch, 0);
+		}
+	}
+	/* The other names of covered credentials, in any tree, and those
+	 * of read-only files in the writable trees: one more walk. */
+	for (i = 0; i < n && r == 0 && (w->credlinks.n || w->ro.n); i++) {
+		if (walked(p, i, first, &scratch))
+			r = walk_mount(w, &p->mounts[i], scratch, 1);
+	}
+	free(w->credlinks.v);
+	free(w->shared.v);
+	free(w->ro.v);
 	walk_free(w);
 	return r;
 }
