@@ -50,6 +50,7 @@
 #define WHY_HOST_RUN   "runs on the host: read-only"
 #define WHY_GIT        "git control path: read-only"
 #define WHY_SETUID     "setuid or setgid file: read-only"
+#define WHY_CRED_LINK  "credential file (a symlink with a credential's name points to it)"
 #define WHY_RO_LINK    "another name of a file in a read-only tree: read-only"
 #define WHY_BECAME_GIT "became a git directory: git run in it or below reads its config"
 #define WHY_BAD_HEAD   "its HEAD no longer parses: git skips it and uses a git directory above"
@@ -186,7 +187,7 @@ static int suffix_is(const char *path, size_t len, const char *tail)
 /* A .pem holds a private key when it says so (certificates stay
  * readable); one larger than KEY_SNIFF_BYTES, or unreadable to us, is
  * covered unread. */
-static int pem_is_private(int dfd, const char *name)
+static int pem_is_private(int dfd, const char *name, int follow)
 {
 	char *buf;
 	ssize_t n = 0;
@@ -194,7 +195,8 @@ static int pem_is_private(int dfd, const char *name)
 	int fd, hit = 1;
 	struct stat st;
 
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = openat(dfd, name,
+	            O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return 1;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= KEY_SNIFF_BYTES &&
@@ -252,7 +254,10 @@ static void creds_init(struct walk *w)
 	}
 }
 
-static int is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len)
+/* `name` (w->path, length len) names a credential file.  For a symlink
+ * (link), a .pem is judged by what it points to. */
+static int is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
+                         int link)
 {
 	const char *rel = w->path + w->srclen + 1;
 	size_t i;
@@ -270,7 +275,7 @@ static int is_credential(struct walk *w, int dfd, const char *name, size_t nl, s
 	}
 	if (in_ssh_dir(w->path, len, name, nl))
 		return 1;
-	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4) && pem_is_private(dfd, name))
+	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4) && pem_is_private(dfd, name, link))
 		return 1;
 	for (i = 0; i < w->o->ncover_files; i++) {
 		const char *g = w->o->cover_files[i];
@@ -582,6 +587,73 @@ static int note_ro_link(struct walk *w, int dfd, const char *name)
 static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);
 static int unopenable(struct walk *w, int dfd, const char *name, int e);
 
+/* Where a host path lies inside the sandbox: under the bound tree with
+ * the longest source holding it.  0, or -1 when no tree holds it. */
+static int inside_path(const struct walk *w, const char *host, char *out, size_t outlen)
+{
+	const struct cd_mount *best = NULL;
+	size_t i, bl = 0, sl;
+	int n;
+
+	for (i = w->first; i < w->p->nmounts; i++) {
+		const struct cd_mount *m = &w->p->mounts[i];
+
+		if ((m->kind != CD_MNT_BIND && m->kind != CD_MNT_OVERLAY) || !m->src || m->why ||
+		    (m->flags & CD_MNT_DEV) || !cd_path_is_under(host, m->src))
+			continue;
+		if (!best || strlen(m->src) > bl) {
+			best = m;
+			bl = strlen(m->src);
+		}
+	}
+	if (!best)
+		return -1;
+	sl = strcmp(best->src, "/") ? bl : 0;
+	n = snprintf(out, outlen, "%s%s", strcmp(best->dest, "/") || !host[sl] ? best->dest : "",
+	             host + sl);
+	return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+/* A symlink with a credential's name (.netrc -> notes/token, .aws ->
+ * ../cloud): the host's tools read what it points to, so that is the
+ * credential.  The host resolves it once, here; when the target lies in
+ * a bound tree it is covered there (a directory named .ssh or .aws whole,
+ * the file a pattern names below a .docker, .kube or .config link).  A
+ * target outside every bound tree is not there to read inside (the
+ * sandbox sees no host path but the bound trees and the system
+ * directories), and one that does not resolve holds nothing yet. */
+static int credential_link(struct walk *w, int dfd, const char *name, size_t nl, size_t len)
+{
+	char canon[CD_PATH_MAX], inside[CD_PATH_MAX], sub[CD_PATH_MAX];
+	const char *rest = NULL;
+	struct stat st;
+	size_t i;
+	int whole = !strcmp(name, ".ssh") || !strcmp(name, ".aws");
+
+	for (i = 0; !whole && !rest && i < w->ncred; i++) {
+		const char *c = w->cred[i].full;
+
+		if (!strncmp(c, name, nl) && c[nl] == '/')
+			rest = c + nl; /* "/config.json" */
+	}
+	if (!whole && !rest && !is_credential(w, dfd, name, nl, len, 1))
+		return 0;
+	if (cd_path_canonical(w->path, canon, sizeof canon) < 0 || stat(canon, &st) < 0)
+		return 0; /* dangling: nothing to read */
+	if (S_ISDIR(st.st_mode) != (whole || rest != NULL))
+		return 0; /* .netrc -> a directory, .ssh -> a file: nothing a tool reads */
+	if (rest) {
+		if (snprintf(sub, sizeof sub, "%s%s", canon, rest) >= (int)sizeof sub ||
+		    lstat(sub, &st) < 0 || !S_ISREG(st.st_mode))
+			return 0;
+		memcpy(canon, sub, strlen(sub) + 1);
+	}
+	if (inside_path(w, canon, inside, sizeof inside) < 0 || has_dest(w->p, inside, CD_MNT_MASK))
+		return 0;
+	return cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, inside, WHY_CRED_LINK,
+	                         w->err);
+}
+
 /* The one metadata read the walk makes per regular file, and only in a
  * writable tree whose filesystem honours setuid, or when a read-only
  * tree is bound too: statx asking for the mode and link count alone (no
@@ -639,8 +711,10 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	}
 	if (type == DT_SOCK && w->sockets) {
 		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_SOCKET);
+	} else if (type == DT_LNK && w->creds && !w->list_only) {
+		r = credential_link(w, dfd, name, nl, len + 1 + nl);
 	} else if (type == DT_REG && w->creds &&
-	           is_credential(w, dfd, name, nl, len + 1 + nl)) {
+	           is_credential(w, dfd, name, nl, len + 1 + nl, 0)) {
 		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
 		if (r == 0)
 			r = note_links(w, dfd, name);
@@ -847,7 +921,7 @@ static int bound_file(struct walk *w, const char *src, const char *dest)
 	memcpy(w->path, src, len + 1);
 	w->src = src;
 	w->srclen = (size_t)(slash - src); /* names relative to its directory */
-	hit = is_credential(w, dfd, slash + 1, strlen(slash + 1), len);
+	hit = is_credential(w, dfd, slash + 1, strlen(slash + 1), len, 0);
 	close(dfd);
 	if (!hit || has_dest(w->p, dest, CD_MNT_MASK))
 		return 0;
