@@ -96,6 +96,7 @@ struct walk {
 	int list_only;          /* cd_plan_planted: list, mount nothing */
 	size_t first;           /* the plan's first user mount */
 	int stamp;              /* remember each directory's ctime (plan->dirs) */
+	size_t tree;            /* ... as part of plan->trees[tree] */
 	struct cred_pat cred[32];
 	size_t ncred;
 	/* Hard links, across every bound tree (a name in one tree reads and
@@ -111,29 +112,32 @@ struct walk {
 	char *dents[SCAN_MAX_DEPTH + 2]; /* getdents64 buffers, one per depth, made on use */
 };
 
-/* Remember REL (relative to the tree; "" is the tree itself) with why:
- * "REL\0WHY" (WHY empty for an ordinary new path). */
+/* Remember REL (relative to the tree; "" is the tree itself) with why,
+ * as "SRC/REL\0WHY" (WHY empty for an ordinary new path). */
 static int list_add_why(struct walk *w, const char *rel, const char *why)
 {
-	size_t rl, wl;
+	size_t sl, rl, wl;
 	char **v, *s;
+	int root = !strcmp(w->src, "/");
 
 	if (!w->list)
 		return 0;
 	if (*w->nlist >= CD_PLAN_MAX_MOUNTS * 4)
 		return 0; /* enough to warn about; the mounts are what protects */
-	if (!*rel)
-		rel = ".";
+	sl = strlen(w->src);
 	rl = strlen(rel);
 	wl = why ? strlen(why) : 0;
 	v = realloc(*w->list, (*w->nlist + 1) * sizeof *v);
 	if (!v)
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	*w->list = v;
-	if (!(s = malloc(rl + wl + 2)))
+	if (!(s = malloc(sl + 1 + rl + wl + 2)))
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
-	memcpy(s, rel, rl + 1);
-	memcpy(s + rl + 1, why ? why : "", wl + 1);
+	memcpy(s, w->src, sl);
+	if (rl && !root)
+		s[sl++] = '/';
+	memcpy(s + sl, rel, rl + 1);
+	memcpy(s + sl + rl + 1, why ? why : "", wl + 1);
 	v[(*w->nlist)++] = s;
 	return 0;
 }
@@ -825,10 +829,10 @@ static int stamp(struct walk *w, int dfd)
 	struct stat st;
 	const char *rel = w->path[w->srclen] ? w->path + w->srclen + 1 : "";
 
-	if (!p->dirs_complete)
+	if (!p->trees[w->tree].complete)
 		return 0;
 	if (p->ndirs >= STAMP_MAX || fstat(dfd, &st) < 0) {
-		p->dirs_complete = 0; /* the check walks the whole tree instead */
+		p->trees[w->tree].complete = 0; /* the check walks the whole tree instead */
 		return 0;
 	}
 	if (p->ndirs % 256 == 0) {
@@ -840,6 +844,7 @@ static int stamp(struct walk *w, int dfd)
 	if (!(p->dirs[p->ndirs].rel = strdup(rel)))
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	p->dirs[p->ndirs].gitdir = 0;
+	p->dirs[p->ndirs].tree = w->tree;
 	p->dirs[p->ndirs++].ctime_ns = ctime_ns(&st);
 	return 0;
 }
@@ -890,7 +895,7 @@ static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 		}
 	}
 	/* a git directory now: after the run its HEAD must still parse */
-	if (r == 0 && head && w->stamp && w->p->dirs_complete && idx < w->p->ndirs &&
+	if (r == 0 && head && w->stamp && w->p->trees[w->tree].complete && idx < w->p->ndirs &&
 	    is_gitdir(w->path))
 		w->p->dirs[idx].gitdir = 1;
 out:
@@ -1011,7 +1016,34 @@ static int suid_honoured(const char *src)
 
 static int stamp_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct cd_dir_stamp *)a)->rel, ((const struct cd_dir_stamp *)b)->rel);
+	const struct cd_dir_stamp *x = a, *y = b;
+
+	if (x->tree != y->tree)
+		return x->tree < y->tree ? -1 : 1;
+	return strcmp(x->rel, y->rel);
+}
+
+/* A writable tree whose directories the walk stamps: plan->trees[w->tree]. */
+static int stamped_tree(struct walk *w, const char *root)
+{
+	struct cd_plan *p = w->p;
+	struct cd_stamped_tree *v;
+	struct timespec now;
+
+	if (!(v = realloc(p->trees, (p->ntrees + 1) * sizeof *v)))
+		return cd_err_set(w->err, -ENOMEM, "out of memory");
+	p->trees = v;
+	if (!(v[p->ntrees].root = strdup(root)))
+		return cd_err_set(w->err, -ENOMEM, "out of memory");
+	v[p->ntrees].complete = 1;
+	w->tree = p->ntrees++;
+	if (w->tree == 0) {
+		/* the first tree's start: a later tree is measured against it
+		 * too, which can only read more directories again */
+		clock_gettime(CLOCK_REALTIME, &now);
+		p->scan_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+	}
+	return 0;
 }
 
 /* Is mount i a host tree the walk reads?  *scratch: the --scratch DIR. */
@@ -1045,15 +1077,12 @@ static int walk_mount(struct walk *w, const struct cd_mount *m, int scratch, int
 	w->list = NULL;
 	w->nlist = NULL;
 	w->seen = 0;
-	w->stamp = w->protect && !strcmp(m->src, p->cwd);
+	w->stamp = w->protect;
 	if (w->stamp) {
-		struct timespec now;
-
 		w->list = &p->host_run;
 		w->nlist = &p->nhost_run;
-		clock_gettime(CLOCK_REALTIME, &now);
-		p->scan_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
-		p->dirs_complete = 1;
+		if ((r = stamped_tree(w, m->src)) < 0)
+			return r;
 	}
 	r = walk_tree(w, m->src, m->dest);
 	if (w->stamp && p->ndirs)
@@ -1116,9 +1145,9 @@ static int in_list(char *const *v, size_t n, const char *s)
 	return 0;
 }
 
-static int known_dir(const struct cd_plan *p, const char *rel)
+static int known_dir(const struct cd_plan *p, size_t tree, const char *rel)
 {
-	struct cd_dir_stamp key = { (char *)rel, 0, 0 };
+	struct cd_dir_stamp key = { (char *)rel, tree, 0, 0 };
 
 	return bsearch(&key, p->dirs, p->ndirs, sizeof *p->dirs, stamp_cmp) != NULL;
 }
@@ -1166,7 +1195,7 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 		/* a new .git is reported whole, its insides need no look */
 		if (r == 0 && strcmp(e->d_name, ".git") != 0 &&
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISDIR(st.st_mode) && !known_dir(p, w->path + w->srclen + 1)) {
+		    S_ISDIR(st.st_mode) && !known_dir(p, w->tree, w->path + w->srclen + 1)) {
 			fd = openat(dirfd(d), e->d_name,
 			            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd >= 0)
@@ -1187,22 +1216,26 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 static int changed_dirs(struct walk *w)
 {
 	const struct cd_plan *p = w->p;
+	const char *root = w->src;
 	size_t i;
-	int r = 0, top = open(p->cwd, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int r = 0, top = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (top < 0)
-		return cd_err_sys(w->err, -errno, "cannot open the working directory '%s'", p->cwd);
+		return errno == ENOENT ? 0 /* the tree is gone: nothing of it to run */
+		                       : list_add_why(w, "", WHY_UNREADABLE);
 	for (i = 0; i < p->ndirs && r == 0; i++) {
 		const struct cd_dir_stamp *ds = &p->dirs[i];
 		struct stat st;
 		int n;
 
+		if (ds->tree != w->tree)
+			continue;
 		/* relative to the tree's top: no lookup of its own path each time */
 		if (fstatat(top, ds->rel, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0 ||
 		    !S_ISDIR(st.st_mode))
 			continue; /* gone or replaced: its parent changed */
-		n = snprintf(w->path, sizeof w->path, "%s%s%s", p->cwd, ds->rel[0] ? "/" : "",
-		             ds->rel);
+		n = snprintf(w->path, sizeof w->path, "%s%s%s", w->srclen ? root : "",
+		             ds->rel[0] || !w->srclen ? "/" : "", ds->rel);
 		if (n < 0 || (size_t)n >= sizeof w->path)
 			continue;
 		if (ds->gitdir && !head_parses(w->path) &&
@@ -1216,13 +1249,32 @@ static int changed_dirs(struct walk *w)
 	return r;
 }
 
+/* "ABS\0WHY" as the record shows it: relative to the working directory
+ * when below it ("." for itself). */
+static char *shown(const struct cd_plan *p, char *abs)
+{
+	size_t cl = strlen(p->cwd), al = strlen(abs), wl = strlen(abs + al + 1);
+	const char *rel;
+	char *s;
+
+	if (!cd_path_is_under(abs, p->cwd))
+		return abs;
+	rel = al == cl ? "." : abs + cl + (strcmp(p->cwd, "/") != 0);
+	if (!(s = malloc(strlen(rel) + wl + 2)))
+		return NULL;
+	memcpy(s, rel, strlen(rel) + 1);
+	memcpy(s + strlen(rel) + 1, abs + al + 1, wl + 1);
+	free(abs);
+	return s;
+}
+
 int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct cd_err *err)
 {
 	struct cd_plan_opts o;
 	struct walk *w;
 	char **now = NULL, **out = NULL;
-	size_t nnow = 0, nout = 0, i;
-	int r;
+	size_t nnow = 0, nout = 0, i, t;
+	int r = 0;
 
 	memset(&o, 0, sizeof o);
 	if (!(w = calloc(1, sizeof *w)))
@@ -1234,12 +1286,14 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 	w->list_only = 1;
 	w->list = &now;
 	w->nlist = &nnow;
-	if (p->dirs_complete) {
-		w->src = w->dest = p->cwd;
-		w->srclen = strcmp(p->cwd, "/") ? strlen(p->cwd) : 0;
-		r = changed_dirs(w);
-	} else {
-		r = walk_tree(w, p->cwd, p->cwd);
+	/* every tree the sandbox could write, the working tree and --rw ones */
+	for (t = 0; r >= 0 && t < p->ntrees; t++) {
+		const char *root = p->trees[t].root;
+
+		w->src = w->dest = root;
+		w->srclen = strcmp(root, "/") ? strlen(root) : 0;
+		w->tree = t;
+		r = p->trees[t].complete ? changed_dirs(w) : walk_tree(w, root, root);
 	}
 	walk_free(w);
 	for (i = 0; r >= 0 && i < nnow; i++) {
@@ -1251,12 +1305,14 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 		if (strcmp(why, WHY_BAD_HEAD) && strcmp(why, WHY_UNREADABLE) &&
 		    in_list(p->host_run, p->nhost_run, now[i]))
 			continue;
-		if (!(v = realloc(out, (nout + 1) * sizeof *v))) {
+		if (!(v = realloc(out, (nout + 1) * sizeof *v)) || !(v[nout] = shown(p, now[i]))) {
+			if (v)
+				out = v;
 			r = cd_err_set(err, -ENOMEM, "out of memory");
 			break;
 		}
 		out = v;
-		out[nout++] = now[i];
+		nout++;
 		now[i] = NULL;
 	}
 	for (i = 0; i < nnow; i++)
