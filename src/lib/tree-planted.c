@@ -108,8 +108,9 @@ static int changed_dirs(struct walk *w)
 	int r = 0, top = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (top < 0)
-		return errno == ENOENT ? 0 /* the tree is gone: nothing of it to run */
-		                       : cd_tree_list_add_why(w, "", WHY_UNREADABLE);
+		return errno == ENOENT || errno == ENOTDIR
+		               ? 0 /* gone, or a file bound by itself: no tree to check */
+		               : cd_tree_list_add_why(w, "", WHY_UNREADABLE);
 	for (i = 0; i < p->ndirs && r == 0; i++) {
 		const struct cd_dir_stamp *ds = &p->dirs[i];
 		struct stat st;
