@@ -686,7 +686,6 @@ static int walk_mount(struct walk *w, const struct cd_mount *m, int scratch, int
 	w->link_pass = pass;
 	w->list = NULL;
 	w->nlist = NULL;
-	w->seen = 0;
 	w->stamp = w->protect;
 	if (w->stamp) {
 		w->list = &p->host_run;
@@ -733,6 +732,7 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 	}
 	/* The other names of covered credentials, in any tree, and those
 	 * of read-only files in the writable trees: one more walk. */
+	w->seen = 0; /* the entry cap counts over all trees, in each pass */
 	for (i = 0; i < n && r == 0 && (w->credlinks.n || w->ro.n); i++) {
 		if (walked(p, i, first, &scratch))
 			r = walk_mount(w, &p->mounts[i], scratch, 1);
