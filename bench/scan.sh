@@ -9,6 +9,9 @@
 #
 #   sh bench/scan.sh [CORDON [BEFORE]]
 #
+# As root, the same tree is measured a third time through a nosuid bind
+# (the walk skips its per-file setuid check there).
+#
 # Environment: RUNS (40), WARMUP (5).  The audit log is on tmpfs
 # (/dev/shm), so the disk's fsync does not drown the walk.  Prints wall
 # time and the CPU time (user + system) hyperfine measured; on a shared
@@ -39,11 +42,16 @@ git init -q "$W/tree/nested"
 CORDON_AUDIT=/dev/shm/cordon-bench-scan-audit.$$.db
 CORDON_STATE=/dev/shm/cordon-bench-scan-state.$$.db
 export CORDON_AUDIT CORDON_STATE
-trap 'rm -rf "$W" "$CORDON_AUDIT"* "$CORDON_STATE"*' EXIT
+dirs="empty tree"
+if [ "$(id -u)" -eq 0 ] && mkdir "$W/tree-nosuid" && mount --bind "$W/tree" "$W/tree-nosuid" &&
+	mount -o remount,bind,nosuid "$W/tree-nosuid"; then
+	dirs="$dirs tree-nosuid"
+fi
+trap 'umount "$W/tree-nosuid" 2>/dev/null; rm -rf "$W" "$CORDON_AUDIT"* "$CORDON_STATE"*' EXIT
 
 echo "# scan benchmark: $(nproc) CPUs, kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# tree: $(find "$W/tree" -type f | wc -l) files in $(find "$W/tree" -type d | wc -l) directories"
-for dir in empty tree; do
+for dir in $dirs; do
 	cd "$W/$dir"
 	set --
 	for bin in ${BEFORE:+"$BEFORE"} "$CORDON"; do

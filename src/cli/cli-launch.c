@@ -763,24 +763,28 @@ static int json_has(json_t *a, const char *s)
 	return 0;
 }
 
-/* rel, and why when it is not simply new (cd_plan_planted: after its NUL) */
+/* rel, and why when it is not simply new (cd_plan_planted: after its NUL);
+ * an absolute path lies in a --rw directory outside the working one */
 static void planted_one(json_t *a, const char *rel, const char *why)
 {
+	const char *where = rel[0] == '/' ? "a --rw directory" : "the workspace";
+
 	if (!a || json_has(a, rel))
 		return;
 	if (why && *why)
-		cli_warnf("the command left '%s' in the workspace: %s; git on the host could run "
+		cli_warnf("the command left '%s' in %s: %s; git on the host could run "
 		          "what it planted there: review it",
-		          rel, why);
+		          rel, where, why);
 	else
-		cli_warnf("the command created '%s' in the workspace: it could run later on the "
+		cli_warnf("the command created '%s' in %s: it could run later on the "
 		          "host; review or remove it",
-		          rel);
+		          rel, where);
 	json_array_append_new(a, json_string(rel));
 }
 
 /* The protected paths at the top, and the git control paths and host-run
- * files at any depth (cd_plan_planted), that the run created. */
+ * files at any depth of every writable tree (cd_plan_planted), that the
+ * run created. */
 static json_t *planted_paths(const struct cd_plan *plan, unsigned before)
 {
 	unsigned after = missing_protected(plan->cwd);
@@ -2039,7 +2043,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		          "rlimit (memfds and System V IPC refused, scratch within it)",
 		          mem);
 	}
-	if (prof.workspace_write)
+	if (prof.workspace_write || plan->ntrees)
 		planted = planted_paths(plan, missing_before);
 	if (a.propose)
 		layer_measure(&layer, &plan->limits);

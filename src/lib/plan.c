@@ -137,6 +137,9 @@ void cd_plan_free(struct cd_plan *p)
 	for (i = 0; i < p->ndirs; i++)
 		free(p->dirs[i].rel);
 	free(p->dirs);
+	for (i = 0; i < p->ntrees; i++)
+		free(p->trees[i].root);
+	free(p->trees);
 	free(p);
 }
 

@@ -112,23 +112,31 @@ struct cd_plan {
 	/* seccomp, also refusing memfds and System V IPC: for a memory limit
 	 * that no cgroup enforces (quotas.h) */
 	struct cd_seccomp_prog seccomp_nocg;
-	/* workspace-write: the git control paths and host-run files found in
-	 * the working tree before the run, relative to cwd (cd_plan_planted
-	 * reports the ones that appear).  Each string is "REL\0REASON" (REASON
-	 * empty for an ordinary new path). */
+	/* The trees the sandbox can write and the host runs files from later
+	 * (workspace-write's working tree, --rw directories): the git control
+	 * paths and host-run files found in them before the run, as absolute
+	 * host paths (cd_plan_planted reports the ones that appear).  Each
+	 * string is "PATH\0REASON" (REASON empty for an ordinary new path). */
 	char **host_run;
 	size_t nhost_run;
-	/* ... and every directory of it with its ctime then, sorted by
-	 * path (dirs_complete: all of them), so the check after the run
-	 * reads only the directories that changed. */
+	/* ... and every directory of them with its ctime then, sorted by tree
+	 * and path, so the check after the run reads only the directories
+	 * that changed (a tree not `complete` is walked whole instead). */
+	struct cd_stamped_tree *trees;
+	size_t ntrees;
 	struct cd_dir_stamp *dirs;
 	size_t ndirs;
-	int dirs_complete;
 	int64_t scan_ns; /* CLOCK_REALTIME when the walk began */
 };
 
+struct cd_stamped_tree {
+	char *root;   /* host path, canonical */
+	int complete; /* every directory of it is in cd_plan.dirs */
+};
+
 struct cd_dir_stamp {
-	char *rel;        /* relative to the working directory; "" for itself */
+	char *rel;        /* relative to its tree's root; "" for the root */
+	size_t tree;      /* index in cd_plan.trees */
 	int64_t ctime_ns; /* its ctime when the walk read it */
 	int gitdir;       /* a git directory then (its HEAD must still parse after) */
 };
@@ -198,10 +206,11 @@ void cd_limits_default(struct cd_limits *lim);
  * resolved, -CD_E_LIMIT past the caps in bounds.h. */
 int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err);
 
-/* After a workspace-write run: the git control paths and host-run files
- * (profile.h) now in the working tree that were not there before, relative
- * to it ("." for the tree itself), in *ret (ret_n entries; free each and the
- * vector).  Each string is followed by a second one after its NUL: why,
+/* After a run: the git control paths and host-run files (profile.h) now
+ * in a writable tree (workspace-write's working tree, --rw directories)
+ * that were not there before, in *ret (ret_n entries; free each and the
+ * vector): relative to the working directory for its tree ("." for the
+ * tree itself), absolute host paths for the others.  Each string is followed by a second one after its NUL: why,
  * empty for a new path (else: a directory that became a git directory, a
  * git directory whose HEAD no longer parses, one that cannot be read). */
 int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct cd_err *err);

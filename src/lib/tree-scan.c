@@ -17,7 +17,7 @@
  * front end walks again after the run (cd_plan_planted) and reports any
  * new git control path or host-run file.
  */
-#include "plan-int.h"
+#include "tree-scan-int.h"
 
 #include "bounds.h"
 #include "path.h"
@@ -27,92 +27,61 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define SCAN_MAX_DEPTH    64
 #define MODULES_MAX_DEPTH 16
-#define KEY_SNIFF_BYTES   (1024 * 1024) /* a larger .pem is covered unread */
-#define STAMP_MAX         100000        /* directories remembered for the check after the run */
-#define STAMP_GUARD_NS    1000000000LL  /* changed within 1 s before the walk: read again */
+#define DENTS_BYTES       32768 /* one getdents64 read */
 
-#define WHY_SOCKET     "host socket"
-#define WHY_CREDENTIAL "credential file"
-#define WHY_HOST_RUN   "runs on the host: read-only"
-#define WHY_GIT        "git control path: read-only"
-#define WHY_SETUID     "setuid or setgid file: read-only"
-#define WHY_BECAME_GIT "became a git directory: git run in it or below reads its config"
-#define WHY_BAD_HEAD   "its HEAD no longer parses: git skips it and uses a git directory above"
-#define WHY_UNREADABLE "unreadable directory: contents not checked"
-
-struct cred_pat {
-	const char *full, *base; /* the pattern; the name it ends in */
-	size_t blen;
-	int suffix; /* "*.EXT": base is ".EXT" */
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
 };
 
-struct walk {
-	struct cd_plan *p;
-	const struct cd_plan_opts *o;
-	struct cd_err *err;
-	size_t seen;
-	const char *src, *dest; /* the bind being walked (host, inside) */
-	size_t srclen;          /* 0 when src is "/" */
-	int sockets;            /* cover host sockets */
-	int creds;              /* cover credential files */
-	int protect;            /* keep host-run paths read-only (a writable tree) */
-	int writable;           /* the sandbox can write the tree (also --scratch DIR) */
-	int list_only;          /* cd_plan_planted: list, mount nothing */
-	size_t first;           /* the plan's first user mount */
-	int stamp;              /* remember each directory's ctime (plan->dirs) */
-	struct cred_pat cred[32];
-	size_t ncred;
-	struct stat links[16]; /* covered credentials with other names (st_nlink > 1) */
-	size_t nlinks;
-	int link_pass; /* walking again for those other names only */
-	char ***list;  /* host-run paths found (relative to src), or NULL */
-	size_t *nlist;
-	char path[CD_PATH_MAX];
-};
-
-/* Remember REL (relative to the tree; "" is the tree itself) with why:
- * "REL\0WHY" (WHY empty for an ordinary new path). */
-static int list_add_why(struct walk *w, const char *rel, const char *why)
+/* Remember REL (relative to the tree; "" is the tree itself) with why,
+ * as "SRC/REL\0WHY" (WHY empty for an ordinary new path). */
+int cd_tree_list_add_why(struct walk *w, const char *rel, const char *why)
 {
-	size_t rl, wl;
+	size_t sl, rl, wl;
 	char **v, *s;
+	int root = !strcmp(w->src, "/");
 
 	if (!w->list)
 		return 0;
 	if (*w->nlist >= CD_PLAN_MAX_MOUNTS * 4)
 		return 0; /* enough to warn about; the mounts are what protects */
-	if (!*rel)
-		rel = ".";
+	sl = strlen(w->src);
 	rl = strlen(rel);
 	wl = why ? strlen(why) : 0;
 	v = realloc(*w->list, (*w->nlist + 1) * sizeof *v);
 	if (!v)
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	*w->list = v;
-	if (!(s = malloc(rl + wl + 2)))
+	if (!(s = malloc(sl + 1 + rl + wl + 2)))
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
-	memcpy(s, rel, rl + 1);
-	memcpy(s + rl + 1, why ? why : "", wl + 1);
+	memcpy(s, w->src, sl);
+	if (rl && !root)
+		s[sl++] = '/';
+	memcpy(s + sl, rel, rl + 1);
+	memcpy(s + sl + rl + 1, why ? why : "", wl + 1);
 	v[(*w->nlist)++] = s;
 	return 0;
 }
 
-static int list_add(struct walk *w, const char *host)
+int cd_tree_list_add(struct walk *w, const char *host)
 {
-	return list_add_why(w, host[w->srclen] ? host + w->srclen + 1 : "", NULL);
+	return cd_tree_list_add_why(w, host[w->srclen] ? host + w->srclen + 1 : "", NULL);
 }
 
-static int has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_kind kind)
+int cd_tree_has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_kind kind)
 {
 	size_t i;
 
@@ -124,8 +93,8 @@ static int has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_kin
 }
 
 /* Mount over the host path `host` (below w->src) at its place inside. */
-static int cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsigned flags,
-                 const char *why)
+int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsigned flags,
+                  const char *why)
 {
 	char dest[CD_PATH_MAX];
 	int n;
@@ -140,117 +109,13 @@ static int cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsi
 		        "'%.64s...' is longer than PATH_MAX inside the sandbox: it cannot "
 		        "be covered, so the run is refused",
 		        host);
-	if ((kind != CD_MNT_MASK || w->link_pass) && has_dest(w->p, dest, kind))
+	if ((kind != CD_MNT_MASK || w->link_pass) && cd_tree_has_dest(w->p, dest, kind))
 		return 0;
 	return cd_plan_mount_add(w->p, kind, flags, kind == CD_MNT_BIND ? host : NULL, dest, why,
 	                         w->err);
 }
 
-static int suffix_is(const char *path, size_t len, const char *tail)
-{
-	size_t tl = strlen(tail);
-
-	return len > tl && path[len - tl - 1] == '/' && memcmp(path + len - tl, tail, tl) == 0;
-}
-
-/* A .pem holds a private key when it says so (certificates stay
- * readable); one larger than KEY_SNIFF_BYTES, or unreadable to us, is
- * covered unread. */
-static int pem_is_private(int dfd, const char *name)
-{
-	char *buf;
-	ssize_t n = 0;
-	size_t got = 0;
-	int fd, hit = 1;
-	struct stat st;
-
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return 1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= KEY_SNIFF_BYTES &&
-	    (buf = malloc(KEY_SNIFF_BYTES))) {
-		while (got < KEY_SNIFF_BYTES &&
-		       (n = read(fd, buf + got, KEY_SNIFF_BYTES - got)) > 0)
-			got += (size_t)n;
-		hit = n < 0 || memmem(buf, got, "PRIVATE KEY-----", 16) != NULL;
-		free(buf);
-	}
-	close(fd);
-	return hit;
-}
-
-/* Anything in a .ssh directory but public keys, known hosts, the list of
- * authorized keys and the client's config (not secrets; the config is
- * read-only in a read-only tree and pinned nowhere else): private keys
- * under any name.  And anything below a .aws directory. */
-static int in_ssh_dir(const char *path, size_t len, const char *name, size_t nl)
-{
-	static const char *const open_names[] = { "known_hosts", "known_hosts.old",
-		                                  "authorized_keys", "config", NULL };
-	size_t i;
-
-	/* Anything below a .aws directory: credentials, config and the
-	 * SSO and CLI token caches (.aws/sso/cache/, .aws/cli/cache/). */
-	if (len > nl && memmem(path, len - nl, "/.aws/", 6))
-		return 1;
-	if (len < nl + 6 || memcmp(path + len - nl - 6, "/.ssh/", 6) != 0)
-		return 0;
-	if (nl > 4 && !memcmp(name + nl - 4, ".pub", 4))
-		return 0;
-	for (i = 0; open_names[i]; i++) {
-		if (!strcmp(name, open_names[i]))
-			return 0;
-	}
-	return 1;
-}
-
-/* cd_credential_files, split once per walk so that an entry costs a few
- * integer compares: the name a pattern ends in (its last component, or
- * the extension of "*.EXT"), its length, and the pattern. */
-static void creds_init(struct walk *w)
-{
-	size_t i;
-
-	for (i = 0; i < CD_ARRAY_SIZE(w->cred) && cd_credential_files[i]; i++) {
-		const char *c = cd_credential_files[i], *slash = strrchr(c, '/');
-
-		w->cred[i].full = c;
-		w->cred[i].suffix = c[0] == '*';
-		w->cred[i].base = w->cred[i].suffix ? c + 1 : slash ? slash + 1 : c;
-		w->cred[i].blen = strlen(w->cred[i].base);
-		w->ncred = i + 1;
-	}
-}
-
-static int is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len)
-{
-	const char *rel = w->path + w->srclen + 1;
-	size_t i;
-
-	for (i = 0; i < w->ncred; i++) {
-		const struct cred_pat *c = &w->cred[i];
-
-		if (c->suffix) {
-			if (nl > c->blen && !memcmp(name + nl - c->blen, c->base, c->blen))
-				return 1;
-		} else if (nl == c->blen && name[0] == c->base[0] && !memcmp(name, c->base, nl) &&
-		           (c->base == c->full || suffix_is(w->path, len, c->full))) {
-			return 1;
-		}
-	}
-	if (in_ssh_dir(w->path, len, name, nl))
-		return 1;
-	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4) && pem_is_private(dfd, name))
-		return 1;
-	for (i = 0; i < w->o->ncover_files; i++) {
-		const char *g = w->o->cover_files[i];
-		if (fnmatch(g, strchr(g, '/') ? rel : name, FNM_PATHNAME) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-static int is_host_run(const char *name)
+int cd_tree_is_host_run(const char *name)
 {
 	size_t i;
 
@@ -266,7 +131,7 @@ static int is_host_run(const char *name)
 static int refuse_symlink(struct walk *w, const char *host)
 {
 	if (w->list_only)
-		return list_add(w, host);
+		return cd_tree_list_add(w, host);
 	return cd_err_set(w->err, -CD_E_USAGE,
 	                  "'%s' is a symlink; a writable tree cannot keep it read-only (the host "
 	                  "would run what it points to), so the run is refused",
@@ -281,7 +146,7 @@ static int protect_gitdir(struct walk *w, const char *gd, unsigned depth);
  * to one counts) or a commondir file naming where the objects are.  Wider
  * than git's (which also wants refs and a HEAD that parses): what it
  * wrongly takes for one is only kept read-only or reported. */
-static int is_gitdir(const char *dir)
+int cd_tree_is_gitdir(const char *dir)
 {
 	char c[CD_PATH_MAX];
 	struct stat st;
@@ -303,7 +168,7 @@ static int is_gitdir(const char *dir)
  * ("ref: refs/...", a symlink into refs/, or an object id)?  If not git
  * skips the directory and takes the one above it, which the run may
  * have made.  1 yes, 0 no (or gone). */
-static int head_parses(const char *dir)
+int cd_tree_head_parses(const char *dir)
 {
 	char c[CD_PATH_MAX], buf[256];
 	ssize_t n;
@@ -344,7 +209,7 @@ static int protect_modules(struct walk *w, const char *dir, unsigned depth)
 		return cd_err_set(w->err, -CD_E_LIMIT,
 		                  "'%s': submodules nested deeper than %d levels; refused", dir,
 		                  MODULES_MAX_DEPTH);
-	if ((r = cover(w, dir, CD_MNT_BIND, CD_MNT_RW, NULL)) < 0)
+	if ((r = cd_tree_cover(w, dir, CD_MNT_BIND, CD_MNT_RW, NULL)) < 0)
 		return r;
 	if (!(d = opendir(dir)))
 		return 0;
@@ -386,9 +251,9 @@ static int pin_control(struct walk *w, const char *gd, const char *name)
 		return 0;
 	if (S_ISLNK(st.st_mode))
 		return refuse_symlink(w, c);
-	if (list_add(w, c) < 0)
+	if (cd_tree_list_add(w, c) < 0)
 		return -ENOMEM;
-	return cover(w, c, CD_MNT_REMOUNT_RO, 0, WHY_GIT);
+	return cd_tree_cover(w, c, CD_MNT_REMOUNT_RO, 0, WHY_GIT);
 }
 
 /* A git directory (a repository's .git, a submodule's or worktree's):
@@ -404,7 +269,7 @@ static int protect_gitdir(struct walk *w, const char *gd, unsigned depth)
 	size_t i;
 	int r, n;
 
-	if ((r = cover(w, gd, CD_MNT_BIND, CD_MNT_RW, NULL)) < 0)
+	if ((r = cd_tree_cover(w, gd, CD_MNT_BIND, CD_MNT_RW, NULL)) < 0)
 		return r;
 	for (i = 0; cd_git_control_names[i]; i++) {
 		if ((r = pin_control(w, gd, cd_git_control_names[i])) < 0)
@@ -431,7 +296,7 @@ static int protect_gitfile(struct walk *w, int dfd, const char *name)
 
 	if (w->list_only)
 		return 0;
-	if ((r = cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_GIT)) < 0)
+	if ((r = cd_tree_cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_GIT)) < 0)
 		return r;
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
@@ -468,42 +333,9 @@ static int protect_gitfile(struct walk *w, int dfd, const char *name)
 	}
 	return 0;
 }
-
-/* A covered credential with other names: remember it, so that a second
- * walk of the tree covers those too (a hard link reads the same bytes). */
-static int note_links(struct walk *w, int dfd, const char *name)
-{
-	struct stat st;
-
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_nlink < 2)
-		return 0;
-	if (w->nlinks >= CD_ARRAY_SIZE(w->links))
-		return cd_err_set(w->err, -CD_E_LIMIT,
-		                  "more than %zu credential files under '%s' have other names "
-		                  "(hard links): refused rather than run half-protected",
-		                  CD_ARRAY_SIZE(w->links), w->src);
-	w->links[w->nlinks++] = st;
-	return 0;
-}
-
-static int is_link_of(struct walk *w, int dfd, const char *name)
-{
-	struct stat st;
-	size_t i;
-
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_nlink < 2)
-		return 0;
-	for (i = 0; i < w->nlinks; i++) {
-		if (w->links[i].st_ino == st.st_ino && w->links[i].st_dev == st.st_dev)
-			return 1;
-	}
-	return 0;
-}
-
-static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);
 static int unopenable(struct walk *w, int dfd, const char *name, int e);
 
-static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, size_t len,
+static int visit(struct walk *w, int dfd, const char *name, unsigned char type, size_t len,
                  unsigned depth)
 {
 	size_t nl = strlen(name);
@@ -520,7 +352,7 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 	w->path[len] = '/';
 	memcpy(w->path + len + 1, name, nl + 1);
 	if (type == DT_UNKNOWN) {
-		if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			goto out;
 		type = S_ISDIR(st.st_mode)    ? DT_DIR
 		       : S_ISSOCK(st.st_mode) ? DT_SOCK
@@ -529,55 +361,58 @@ static int visit(struct walk *w, DIR *d, const char *name, unsigned char type, s
 		                              : DT_UNKNOWN;
 	}
 	if (w->link_pass) {
-		if (type == DT_REG && is_link_of(w, dirfd(d), name))
-			r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
+		if (type == DT_REG)
+			r = cd_tree_link_visit(w, dfd, name);
 		if (r == 0 && type == DT_DIR)
 			goto descend;
 		goto out;
 	}
 	if (type == DT_SOCK && w->sockets) {
-		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_SOCKET);
+		r = cd_tree_cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_SOCKET);
+	} else if (type == DT_LNK && w->creds && !w->list_only) {
+		r = cd_tree_credential_link(w, dfd, name, nl, len + 1 + nl);
 	} else if (type == DT_REG && w->creds &&
-	           is_credential(w, dirfd(d), name, nl, len + 1 + nl)) {
-		r = cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
+	           cd_tree_is_credential(w, dfd, name, nl, len + 1 + nl, 0)) {
+		r = cd_tree_cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
 		if (r == 0)
-			r = note_links(w, dirfd(d), name);
+			r = cd_tree_note_links(w, dfd, name);
 	}
 	/* A setuid or setgid file already in a writable tree keeps its bits
 	 * when its content is rewritten through a shared mapping (the kernel
 	 * clears them on write(2), not on page faults), and the seccomp mode
 	 * filter never sees that: such a file is kept read-only. */
-	if (r == 0 && w->writable && !w->list_only && type == DT_REG &&
-	    fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	    (st.st_mode & (S_ISUID | S_ISGID)))
-		r = cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_SETUID);
+	if (r == 0 && w->writable && (w->suid_matters || w->want_shared) && !w->list_only &&
+	    type == DT_REG && (r = cd_tree_is_setid(w, dfd, name)) > 0)
+		r = cd_tree_cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_SETUID);
+	else if (r == 0 && !w->writable && w->shared.n && !w->list_only && type == DT_REG)
+		r = cd_tree_note_ro_link(w, dfd, name);
 	/* A git directory not named .git (a bare repository, one a .git
 	 * file names): found by its HEAD, protected the same way. */
 	if (r == 0 && w->protect && (type == DT_REG || type == DT_LNK) && !strcmp(name, "HEAD") &&
-	    !suffix_is(w->path, len, ".git")) {
+	    !cd_tree_suffix_is(w->path, len, ".git")) {
 		char dir[CD_PATH_MAX];
 
 		memcpy(dir, w->path, len);
 		dir[len] = '\0';
-		if (is_gitdir(dir)) {
+		if (cd_tree_is_gitdir(dir)) {
 			/* after the run, a directory that was not one before */
-			r = list_add_why(w, dir[w->srclen] ? dir + w->srclen + 1 : "",
-			                 WHY_BECAME_GIT);
+			r = cd_tree_list_add_why(w, dir[w->srclen] ? dir + w->srclen + 1 : "",
+			                         WHY_BECAME_GIT);
 			if (r == 0)
 				r = protect_gitdir(w, dir, 0);
 		}
 	}
-	if (r == 0 && w->protect && is_host_run(name)) {
-		if ((r = list_add(w, w->path)) < 0)
+	if (r == 0 && w->protect && cd_tree_is_host_run(name)) {
+		if ((r = cd_tree_list_add(w, w->path)) < 0)
 			goto out;
 		if (type == DT_LNK)
 			r = refuse_symlink(w, w->path);
 		else if (!strcmp(name, ".git") && type == DT_DIR)
 			r = protect_gitdir(w, w->path, 0);
 		else if (!strcmp(name, ".git") && type == DT_REG)
-			r = protect_gitfile(w, dirfd(d), name);
+			r = protect_gitfile(w, dfd, name);
 		else if (!w->list_only)
-			r = cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_HOST_RUN);
+			r = cd_tree_cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_HOST_RUN);
 		if (r == 0 && w->list_only && !strcmp(name, ".git"))
 			goto out; /* listing: the control paths are listed already */
 	}
@@ -592,11 +427,11 @@ descend:
 			        w->path, SCAN_MAX_DEPTH);
 			goto out;
 		}
-		fd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0)
-			r = walk_dir(w, fd, len + 1 + nl, depth + 1);
+			r = cd_tree_walk_dir(w, fd, len + 1 + nl, depth + 1);
 		else if (errno != ENOENT)
-			r = unopenable(w, dirfd(d), name, errno);
+			r = unopenable(w, dfd, name, errno);
 	}
 out:
 	w->path[len] = '\0';
@@ -615,7 +450,7 @@ static int unopenable(struct walk *w, int dfd, const char *name, int e)
 	struct stat st;
 
 	if (w->list_only)
-		return list_add_why(w, w->path + w->srclen + 1, WHY_UNREADABLE);
+		return cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_UNREADABLE);
 	if (w->writable && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    st.st_uid == geteuid())
 		return cd_err_set(w->err, -CD_E_USAGE,
@@ -632,7 +467,7 @@ static int unopenable(struct walk *w, int dfd, const char *name, int e)
 	return 0;
 }
 
-static int64_t ctime_ns(const struct stat *st)
+int64_t cd_tree_ctime_ns(const struct stat *st)
 {
 	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
 }
@@ -648,10 +483,10 @@ static int stamp(struct walk *w, int dfd)
 	struct stat st;
 	const char *rel = w->path[w->srclen] ? w->path + w->srclen + 1 : "";
 
-	if (!p->dirs_complete)
+	if (!p->trees[w->tree].complete)
 		return 0;
 	if (p->ndirs >= STAMP_MAX || fstat(dfd, &st) < 0) {
-		p->dirs_complete = 0; /* the check walks the whole tree instead */
+		p->trees[w->tree].complete = 0; /* the check walks the whole tree instead */
 		return 0;
 	}
 	if (p->ndirs % 256 == 0) {
@@ -663,47 +498,63 @@ static int stamp(struct walk *w, int dfd)
 	if (!(p->dirs[p->ndirs].rel = strdup(rel)))
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	p->dirs[p->ndirs].gitdir = 0;
-	p->dirs[p->ndirs++].ctime_ns = ctime_ns(&st);
+	p->dirs[p->ndirs].tree = w->tree;
+	p->dirs[p->ndirs++].ctime_ns = cd_tree_ctime_ns(&st);
 	return 0;
 }
 
-static int walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
+/* The entries of dfd, read straight with getdents64 into this depth's
+ * buffer (no DIR stream: no allocation and no fcntl calls per directory),
+ * each handed to visit(). */
+int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 {
 	size_t idx = w->p->ndirs;
+	char **buf = &w->dents[depth < SCAN_MAX_DEPTH + 1 ? depth : SCAN_MAX_DEPTH + 1];
 	int r = 0, head = 0;
-	struct dirent *e;
-	DIR *d;
+	long n;
 
-	if (w->stamp && (r = stamp(w, dfd)) < 0) {
-		close(dfd);
-		return r;
+	if (w->stamp && (r = stamp(w, dfd)) < 0)
+		goto out;
+	if (!*buf && !(*buf = malloc(DENTS_BYTES))) {
+		r = cd_err_set(w->err, -ENOMEM, "out of memory");
+		goto out;
 	}
-	d = fdopendir(dfd);
+	while (r == 0 && (n = syscall(SYS_getdents64, dfd, *buf, DENTS_BYTES)) != 0) {
+		long off = 0;
 
-	if (!d) {
-		close(dfd);
-		return cd_err_sys(w->err, -errno, "cannot read '%s'", w->path);
-	}
-	while (r == 0 && (e = readdir(d))) {
-		if (e->d_name[0] == '.' &&
-		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
-			continue;
-		if (++w->seen > CD_SOCKET_SCAN_MAX) {
-			r = cd_err_set(w->err, -CD_E_LIMIT,
-			               "cannot check '%s' for host sockets, git control files and "
-			               "credentials: more than %d entries; run from a smaller "
-			               "directory",
-			               w->src, CD_SOCKET_SCAN_MAX);
+		if (n < 0) {
+			r = cd_err_sys(w->err, -errno,
+			               "cannot read '%s' to check it for host sockets, git control "
+			               "files and credentials; refused",
+			               w->path);
 			break;
 		}
-		head |= !strcmp(e->d_name, "HEAD");
-		r = visit(w, d, e->d_name, e->d_type, len, depth);
+		while (r == 0 && off < n) {
+			const struct linux_dirent64 *e = (const void *)(*buf + off);
+
+			off += e->d_reclen;
+			if (e->d_name[0] == '.' &&
+			    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+				continue;
+			if (++w->seen > CD_SOCKET_SCAN_MAX) {
+				r = cd_err_set(
+				        w->err, -CD_E_LIMIT,
+				        "cannot check '%s' for host sockets, git control files "
+				        "and credentials: more than %d entries; run from a "
+				        "smaller directory",
+				        w->src, CD_SOCKET_SCAN_MAX);
+				break;
+			}
+			head |= e->d_name[0] == 'H' && !strcmp(e->d_name, "HEAD");
+			r = visit(w, dfd, e->d_name, e->d_type, len, depth);
+		}
 	}
-	closedir(d);
 	/* a git directory now: after the run its HEAD must still parse */
-	if (r == 0 && head && w->stamp && w->p->dirs_complete && idx < w->p->ndirs &&
-	    is_gitdir(w->path))
+	if (r == 0 && head && w->stamp && w->p->trees[w->tree].complete && idx < w->p->ndirs &&
+	    cd_tree_is_gitdir(w->path))
 		w->p->dirs[idx].gitdir = 1;
+out:
+	close(dfd);
 	return r;
 }
 
@@ -730,15 +581,15 @@ static int bound_file(struct walk *w, const char *src, const char *dest)
 	memcpy(w->path, src, len + 1);
 	w->src = src;
 	w->srclen = (size_t)(slash - src); /* names relative to its directory */
-	hit = is_credential(w, dfd, slash + 1, strlen(slash + 1), len);
+	hit = cd_tree_is_credential(w, dfd, slash + 1, strlen(slash + 1), len, 0);
 	close(dfd);
-	if (!hit || has_dest(w->p, dest, CD_MNT_MASK))
+	if (!hit || cd_tree_has_dest(w->p, dest, CD_MNT_MASK))
 		return 0;
 	return cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
 	                         w->err);
 }
 
-static int walk_tree(struct walk *w, const char *src, const char *dest)
+int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 {
 	size_t len = strlen(src);
 	int fd;
@@ -747,7 +598,7 @@ static int walk_tree(struct walk *w, const char *src, const char *dest)
 		return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", src);
 	fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == EACCES || errno == EPERM) && (w->list_only || w->writable))
-		return w->list_only ? list_add_why(w, "", WHY_UNREADABLE)
+		return w->list_only ? cd_tree_list_add_why(w, "", WHY_UNREADABLE)
 		                    : cd_err_sys(w->err, -errno,
 		                                 "cannot read '%s' to check it for host sockets, "
 		                                 "git control files and credentials; refused",
@@ -760,12 +611,92 @@ static int walk_tree(struct walk *w, const char *src, const char *dest)
 	w->src = src;
 	w->dest = dest;
 	w->srclen = strcmp(src, "/") ? len : 0;
-	return walk_dir(w, fd, w->srclen, 0);
+	return cd_tree_walk_dir(w, fd, w->srclen, 0);
 }
 
-static int stamp_cmp(const void *a, const void *b)
+void cd_tree_walk_free(struct walk *w)
 {
-	return strcmp(((const struct cd_dir_stamp *)a)->rel, ((const struct cd_dir_stamp *)b)->rel);
+	size_t i;
+
+	for (i = 0; i < CD_ARRAY_SIZE(w->dents); i++)
+		free(w->dents[i]);
+	free(w);
+}
+
+int cd_tree_stamp_cmp(const void *a, const void *b)
+{
+	const struct cd_dir_stamp *x = a, *y = b;
+
+	if (x->tree != y->tree)
+		return x->tree < y->tree ? -1 : 1;
+	return strcmp(x->rel, y->rel);
+}
+
+/* A writable tree whose directories the walk stamps: plan->trees[w->tree]. */
+static int stamped_tree(struct walk *w, const char *root)
+{
+	struct cd_plan *p = w->p;
+	struct cd_stamped_tree *v;
+	struct timespec now;
+
+	if (!(v = realloc(p->trees, (p->ntrees + 1) * sizeof *v)))
+		return cd_err_set(w->err, -ENOMEM, "out of memory");
+	p->trees = v;
+	if (!(v[p->ntrees].root = strdup(root)))
+		return cd_err_set(w->err, -ENOMEM, "out of memory");
+	v[p->ntrees].complete = 1;
+	w->tree = p->ntrees++;
+	if (w->tree == 0) {
+		/* the first tree's start: a later tree is measured against it
+		 * too, which can only read more directories again */
+		clock_gettime(CLOCK_REALTIME, &now);
+		p->scan_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+	}
+	return 0;
+}
+
+/* Is mount i a host tree the walk reads?  *scratch: the --scratch DIR. */
+static int walked(const struct cd_plan *p, size_t i, size_t first, int *scratch)
+{
+	const struct cd_mount *m = &p->mounts[i];
+
+	*scratch = p->scratch_host && m->kind == CD_MNT_BIND && m->src &&
+	           !strcmp(m->src, p->scratch_host) && i < first;
+	return !((i < first && !*scratch) ||
+	         (m->kind != CD_MNT_BIND && m->kind != CD_MNT_OVERLAY) || (m->flags & CD_MNT_DEV) ||
+	         m->why);
+}
+
+static int tree_writable(const struct cd_mount *m)
+{
+	return m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW);
+}
+
+/* Walk mount m (pass 0: find and cover; 1: the other names only). */
+static int walk_mount(struct walk *w, const struct cd_mount *m, int scratch, int pass)
+{
+	struct cd_plan *p = w->p;
+	int r;
+
+	/* workspace-write's tree and --rw binds: the host runs what is
+	 * written there later; the scratch is the sandbox's own. */
+	w->writable = tree_writable(m);
+	w->suid_matters = w->writable && !pass && cd_tree_suid_honoured(m->src);
+	w->protect = w->writable && !scratch && !pass;
+	w->link_pass = pass;
+	w->list = NULL;
+	w->nlist = NULL;
+	w->stamp = w->protect;
+	if (w->stamp) {
+		w->list = &p->host_run;
+		w->nlist = &p->nhost_run;
+		if ((r = stamped_tree(w, m->src)) < 0)
+			return r;
+	}
+	r = cd_tree_walk_tree(w, m->src, m->dest);
+	if (w->stamp && p->ndirs)
+		qsort(p->dirs, p->ndirs, sizeof *p->dirs, cd_tree_stamp_cmp);
+	return r;
 }
 
 int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opts *o,
@@ -773,7 +704,7 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 {
 	size_t i, n = p->nmounts;
 	struct walk *w = calloc(1, sizeof *w);
-	int r = 0;
+	int r = 0, scratch, round, nw = 0, nro = 0;
 
 	if (!w)
 		return cd_err_set(err, -ENOMEM, "out of memory");
@@ -782,272 +713,33 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 	w->err = err;
 	w->sockets = !o->skip_socket_scan;
 	w->creds = 1;
-	creds_init(w);
+	cd_tree_creds_init(w);
 	w->first = first;
-	for (i = 0; i < n && r == 0; i++) {
-		struct cd_mount *m = &p->mounts[i];
-		int scratch = p->scratch_host && m->kind == CD_MNT_BIND && m->src &&
-		              !strcmp(m->src, p->scratch_host) && i < first;
-
-		if ((i < first && !scratch) ||
-		    (m->kind != CD_MNT_BIND && m->kind != CD_MNT_OVERLAY) ||
-		    (m->flags & CD_MNT_DEV) || m->why)
-			continue;
-		/* workspace-write's tree and --rw binds: the host runs what is
-		 * written there later; the scratch is the sandbox's own. */
-		w->writable = m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW);
-		w->protect = w->writable && !scratch;
-		w->list = NULL;
-		w->nlist = NULL;
-		w->stamp = w->protect && !strcmp(m->src, p->cwd);
-		if (w->stamp) {
-			struct timespec now;
-
-			w->list = &p->host_run;
-			w->nlist = &p->nhost_run;
-			clock_gettime(CLOCK_REALTIME, &now);
-			p->scan_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
-			p->dirs_complete = 1;
-		}
-		w->nlinks = 0;
-		r = walk_tree(w, m->src, m->dest);
-		if (r == 0 && w->nlinks) {
-			/* the other names of covered credentials: one more walk */
-			struct walk again = *w;
-
-			again.link_pass = 1;
-			again.stamp = again.protect = 0;
-			again.list = NULL;
-			again.seen = 0;
-			r = walk_tree(&again, m->src, m->dest);
-		}
-		if (w->stamp && p->ndirs)
-			qsort(p->dirs, p->ndirs, sizeof *p->dirs, stamp_cmp);
-	}
-	free(w);
-	return r;
-}
-
-static int in_list(char *const *v, size_t n, const char *s)
-{
-	size_t i;
-
 	for (i = 0; i < n; i++) {
-		if (!strcmp(v[i], s))
-			return 1;
+		if (walked(p, i, first, &scratch))
+			*(tree_writable(&p->mounts[i]) ? &nw : &nro) += 1;
 	}
-	return 0;
-}
-
-static int known_dir(const struct cd_plan *p, const char *rel)
-{
-	struct cd_dir_stamp key = { (char *)rel, 0, 0 };
-
-	return bsearch(&key, p->dirs, p->ndirs, sizeof *p->dirs, stamp_cmp) != NULL;
-}
-
-static int name_in(const char *name, const char *const *names)
-{
-	size_t i;
-
-	for (i = 0; names[i]; i++) {
-		if (!strcmp(name, names[i]))
-			return 1;
-	}
-	return 0;
-}
-
-/* A directory whose entries changed during the run: its new host-run
- * names and git control paths are candidates, its new subdirectories are
- * walked whole; one that became a git directory is reported itself. */
-static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
-{
-	const struct cd_plan *p = w->p;
-	int gd = is_gitdir(w->path), r = 0, fd;
-	struct dirent *e;
-	DIR *d = opendir(w->path);
-
-	if (!d)
-		return errno == ENOENT || errno == ENOTDIR
-		               ? 0 /* gone: its parent changed too */
-		               : list_add_why(w, ds->rel, WHY_UNREADABLE);
-	if (gd && !ds->gitdir)
-		r = list_add_why(w, ds->rel, WHY_BECAME_GIT);
-	while (r == 0 && (e = readdir(d))) {
-		size_t nl = strlen(e->d_name);
-		struct stat st;
-
-		if (e->d_name[0] == '.' &&
-		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
-			continue;
-		if (len + 1 + nl + 1 >= sizeof w->path)
-			continue; /* the walk refused such trees before the run */
-		w->path[len] = '/';
-		memcpy(w->path + len + 1, e->d_name, nl + 1);
-		if (is_host_run(e->d_name) || (gd && name_in(e->d_name, cd_git_control_names)))
-			r = list_add(w, w->path);
-		/* a new .git is reported whole, its insides need no look */
-		if (r == 0 && strcmp(e->d_name, ".git") != 0 &&
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISDIR(st.st_mode) && !known_dir(p, w->path + w->srclen + 1)) {
-			fd = openat(dirfd(d), e->d_name,
-			            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd >= 0)
-				r = walk_dir(w, fd, len + 1 + nl, 1);
-			else if (errno != ENOENT)
-				r = list_add_why(w, w->path + w->srclen + 1, WHY_UNREADABLE);
+	/* Writable trees first, so that a read-only one can be checked for
+	 * other names of their files (a hard link across the trees would
+	 * make the read-only name writable). */
+	w->want_shared = nw && nro;
+	for (round = 0; round < 2 && r == 0; round++) {
+		for (i = 0; i < n && r == 0; i++) {
+			if (walked(p, i, first, &scratch) &&
+			    tree_writable(&p->mounts[i]) == (round == 0))
+				r = walk_mount(w, &p->mounts[i], scratch, 0);
 		}
-		w->path[len] = '\0';
 	}
-	closedir(d);
+	/* The other names of covered credentials, in any tree, and those
+	 * of read-only files in the writable trees: one more walk. */
+	w->seen = 0; /* the entry cap counts over all trees, in each pass */
+	for (i = 0; i < n && r == 0 && (w->credlinks.n || w->ro.n); i++) {
+		if (walked(p, i, first, &scratch))
+			r = walk_mount(w, &p->mounts[i], scratch, 1);
+	}
+	free(w->credlinks.v);
+	free(w->shared.v);
+	free(w->ro.v);
+	cd_tree_walk_free(w);
 	return r;
-}
-
-/* Only the directories whose ctime moved since the walk (or that changed
- * just before it, within the timestamps' granularity) are read; every git
- * directory's HEAD is read too (a write in place moves no directory's
- * ctime). */
-static int changed_dirs(struct walk *w)
-{
-	const struct cd_plan *p = w->p;
-	size_t i;
-	int r = 0, top = open(p->cwd, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (top < 0)
-		return cd_err_sys(w->err, -errno, "cannot open the working directory '%s'", p->cwd);
-	for (i = 0; i < p->ndirs && r == 0; i++) {
-		const struct cd_dir_stamp *ds = &p->dirs[i];
-		struct stat st;
-		int n;
-
-		/* relative to the tree's top: no lookup of its own path each time */
-		if (fstatat(top, ds->rel, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0 ||
-		    !S_ISDIR(st.st_mode))
-			continue; /* gone or replaced: its parent changed */
-		n = snprintf(w->path, sizeof w->path, "%s%s%s", p->cwd, ds->rel[0] ? "/" : "",
-		             ds->rel);
-		if (n < 0 || (size_t)n >= sizeof w->path)
-			continue;
-		if (ds->gitdir && !head_parses(w->path) &&
-		    (r = list_add_why(w, ds->rel, WHY_BAD_HEAD)) < 0)
-			break;
-		if (ctime_ns(&st) == ds->ctime_ns && ds->ctime_ns < p->scan_ns - STAMP_GUARD_NS)
-			continue;
-		r = reread(w, (size_t)n, ds);
-	}
-	close(top);
-	return r;
-}
-
-int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct cd_err *err)
-{
-	struct cd_plan_opts o;
-	struct walk *w;
-	char **now = NULL, **out = NULL;
-	size_t nnow = 0, nout = 0, i;
-	int r;
-
-	memset(&o, 0, sizeof o);
-	if (!(w = calloc(1, sizeof *w)))
-		return cd_err_set(err, -ENOMEM, "out of memory");
-	w->p = (struct cd_plan *)p;
-	w->o = &o;
-	w->err = err;
-	w->protect = 1;
-	w->list_only = 1;
-	w->list = &now;
-	w->nlist = &nnow;
-	if (p->dirs_complete) {
-		w->src = w->dest = p->cwd;
-		w->srclen = strcmp(p->cwd, "/") ? strlen(p->cwd) : 0;
-		r = changed_dirs(w);
-	} else {
-		r = walk_tree(w, p->cwd, p->cwd);
-	}
-	free(w);
-	for (i = 0; r >= 0 && i < nnow; i++) {
-		char **v;
-
-		const char *why = now[i] + strlen(now[i]) + 1;
-
-		/* known before; a HEAD or a directory's mode is checked each time */
-		if (strcmp(why, WHY_BAD_HEAD) && strcmp(why, WHY_UNREADABLE) &&
-		    in_list(p->host_run, p->nhost_run, now[i]))
-			continue;
-		if (!(v = realloc(out, (nout + 1) * sizeof *v))) {
-			r = cd_err_set(err, -ENOMEM, "out of memory");
-			break;
-		}
-		out = v;
-		out[nout++] = now[i];
-		now[i] = NULL;
-	}
-	for (i = 0; i < nnow; i++)
-		free(now[i]);
-	free(now);
-	if (r < 0) {
-		for (i = 0; i < nout; i++)
-			free(out[i]);
-		free(out);
-		return r;
-	}
-	*ret = out;
-	*ret_n = nout;
-	return 0;
-}
-
-static long read_long(const char *path, long dflt)
-{
-	char buf[32];
-	ssize_t n;
-	long v = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), i;
-
-	if (fd < 0)
-		return dflt;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return dflt;
-	for (i = 0; i < n && buf[i] >= '0' && buf[i] <= '9' && v < 1000000000L; i++)
-		v = v * 10 + (buf[i] - '0');
-	return i ? v : dflt;
-}
-
-/* Mounts of our namespace, which the sandbox's new one copies. */
-static long count_mounts(void)
-{
-	char buf[16384];
-	ssize_t n;
-	long lines = 0;
-	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	while ((n = read(fd, buf, sizeof buf)) > 0) {
-		ssize_t i;
-		for (i = 0; i < n; i++)
-			lines += buf[i] == '\n';
-	}
-	close(fd);
-	return n < 0 ? -1 : lines;
-}
-
-int cd_plan_check_mount_max(const struct cd_plan *p, struct cd_err *err)
-{
-	long max = read_long("/proc/sys/fs/mount-max", 100000), have = count_mounts();
-	/* Each plan entry is at most one mount, a bind or recursive
-	 * read-only clone may bring submounts along: count two. */
-	long need = (long)p->nmounts * 2;
-
-	if (have < 0)
-		return cd_err_sys(err, -errno, "cannot count the mounts of this namespace");
-	if (have + need > max)
-		return cd_err_set(err, -CD_E_LIMIT,
-		                  "the sandbox needs about %ld mounts (%zu in its plan, %ld copied "
-		                  "from this namespace), more than the kernel allows in one mount "
-		                  "namespace (/proc/sys/fs/mount-max = %ld): refused rather than "
-		                  "run half-protected",
-		                  have + need, p->nmounts, have, max);
-	return 0;
 }

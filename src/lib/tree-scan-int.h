@@ -1,0 +1,106 @@
+/* tree-scan-int.h — what the tree walk's files share: tree-scan.c (the
+ * walk and what it covers), tree-creds.c (credential files, hard links
+ * across trees, set-id files), tree-planted.c (the check after the run).
+ * Not for other modules. */
+#ifndef CD_TREE_SCAN_INT_H
+#define CD_TREE_SCAN_INT_H
+
+#include "bounds.h"
+#include "plan-int.h"
+
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#define SCAN_MAX_DEPTH  64
+#define KEY_SNIFF_BYTES (1024 * 1024) /* a larger .pem is covered unread */
+#define STAMP_MAX       100000        /* directories remembered for the check after the run */
+#define STAMP_GUARD_NS  1000000000LL  /* changed within 1 s before the walk: read again */
+
+#define WHY_SOCKET     "host socket"
+#define WHY_CREDENTIAL "credential file"
+#define WHY_HOST_RUN   "runs on the host: read-only"
+#define WHY_GIT        "git control path: read-only"
+#define WHY_SETUID     "setuid or setgid file: read-only"
+#define WHY_CRED_LINK  "credential file (a symlink with a credential's name points to it)"
+#define WHY_RO_LINK    "another name of a file in a read-only tree: read-only"
+#define WHY_BECAME_GIT "became a git directory: git run in it or below reads its config"
+#define WHY_BAD_HEAD   "its HEAD no longer parses: git skips it and uses a git directory above"
+#define WHY_UNREADABLE "unreadable directory: contents not checked"
+
+struct ino {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct inoset {
+	struct ino *v;
+	size_t n, cap;
+	int sorted;
+};
+
+struct cred_pat {
+	const char *full, *base; /* the pattern; the name it ends in */
+	size_t blen;
+	int suffix; /* "*.EXT": base is ".EXT" */
+};
+
+struct walk {
+	struct cd_plan *p;
+	const struct cd_plan_opts *o;
+	struct cd_err *err;
+	size_t seen;
+	const char *src, *dest; /* the bind being walked (host, inside) */
+	size_t srclen;          /* 0 when src is "/" */
+	int sockets;            /* cover host sockets */
+	int creds;              /* cover credential files */
+	int protect;            /* keep host-run paths read-only (a writable tree) */
+	int writable;           /* the sandbox can write the tree (also --scratch DIR) */
+	int suid_matters;       /* its filesystem honours setuid on the host (not nosuid) */
+	int list_only;          /* cd_plan_planted: list, mount nothing */
+	size_t first;           /* the plan's first user mount */
+	int stamp;              /* remember each directory's ctime (plan->dirs) */
+	size_t tree;            /* ... as part of plan->trees[tree] */
+	struct cred_pat cred[32];
+	size_t ncred;
+	/* Hard links, across every bound tree (a name in one tree reads and
+	 * writes the same bytes as a name in another): */
+	struct inoset credlinks; /* covered credentials with other names */
+	struct inoset shared;    /* files with other names in the writable trees */
+	struct inoset ro;        /* ... of which one name lies in a read-only tree */
+	int want_shared;         /* a read-only tree is walked too: collect `shared` */
+	int link_pass;           /* walking again for those other names only */
+	char ***list;            /* host-run paths found (relative to src), or NULL */
+	size_t *nlist;
+	char path[CD_PATH_MAX];
+	char *dents[SCAN_MAX_DEPTH + 2]; /* getdents64 buffers, one per depth, made on use */
+};
+
+/* tree-scan.c */
+int cd_tree_list_add_why(struct walk *w, const char *rel, const char *why);
+int cd_tree_list_add(struct walk *w, const char *host);
+int cd_tree_has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_kind kind);
+int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsigned flags,
+                  const char *why);
+int cd_tree_is_host_run(const char *name);
+int cd_tree_is_gitdir(const char *dir);
+int cd_tree_head_parses(const char *dir);
+int64_t cd_tree_ctime_ns(const struct stat *st);
+int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);
+int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest);
+void cd_tree_walk_free(struct walk *w);
+int cd_tree_stamp_cmp(const void *a, const void *b);
+
+/* tree-creds.c */
+int cd_tree_suffix_is(const char *path, size_t len, const char *tail);
+void cd_tree_creds_init(struct walk *w);
+int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
+                          int link);
+int cd_tree_note_links(struct walk *w, int dfd, const char *name);
+int cd_tree_link_visit(struct walk *w, int dfd, const char *name);
+int cd_tree_note_ro_link(struct walk *w, int dfd, const char *name);
+int cd_tree_credential_link(struct walk *w, int dfd, const char *name, size_t nl, size_t len);
+int cd_tree_is_setid(struct walk *w, int dfd, const char *name);
+int cd_tree_suid_honoured(const char *src);
+
+#endif
