@@ -24,7 +24,15 @@
 #    execs, so capset's clearing is all that empties its sets (exec
 #    recomputes the command's own); /proc/1/status shows all five at 0,
 #    and an ambient raise fails with EPERM.
-# CORDON_TEST_PART=scopes|procsys|ipc|caps runs only that part (make mutate).
+#  - the lifeline (the child polls a pidfd of the supervisor right after
+#    arming the parent-death signal): strace holds the child at that first
+#    prctl until the supervisor has let the run start, the supervisor is
+#    killed, and another process holds every descriptor it had (so neither
+#    the sync pipe's EOF nor a failed seccomp-listener hand-over can stop
+#    the child); no process of the run may start.  Control: without the
+#    kill the command starts once the hold ends.
+# CORDON_TEST_PART=scopes|procsys|ipc|caps|lifeline runs only that part
+# (make mutate).
 . "${CORDON_SRC:-.}/tests/lib.sh"
 H=$CORDON_BUILD/tests/helpers
 
@@ -244,7 +252,105 @@ $zero" "$who: the sandbox's init (cordon's code, never exec'd) holds no capabili
 	fi
 }
 
-for part in ${CORDON_TEST_PART:-scopes procsys ipc caps}; do
+# The lifeline.  Holds every descriptor of process $1 (pidfd_getfd) for
+# $2 seconds; prints the kinds it holds (pipe, socket, ...) first.
+cat >"$T/py/hold.py" <<'EOF'
+import ctypes, os, sys, time
+pid = int(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+pfd = os.pidfd_open(pid)
+kinds = set()
+held = []
+for n in os.listdir("/proc/%d/fd" % pid):
+    fd = libc.syscall(438, pfd, int(n), 0)  # pidfd_getfd
+    if fd >= 0:
+        held.append(fd)
+        k = os.readlink("/proc/self/fd/%d" % fd).split(":")[0]
+        kinds.add(k if k in ("pipe", "socket", "anon_inode") else "file")
+print(" ".join(sorted(kinds)), flush=True)
+time.sleep(float(sys.argv[2]))
+EOF
+chmod 0644 "$T/py/hold.py"
+# The live processes with the argument $1 (an ERE), and those of them
+# that are the command (comm sleep).
+with_arg() {
+	grep -l -s -z -x -e "$1" /proc/[0-9]*/cmdline 2>/dev/null | sed -n 's|^/proc/\([0-9]*\)/.*|\1|p'
+}
+command_of() {
+	for p in $(with_arg "$1"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = sleep ] && echo "$p"
+	done
+}
+lifeline_each() {
+	who=$1
+	if [ "$(id -u)" -ne 0 ] || ! command -v strace >/dev/null; then
+		skip "$who: holding the supervisor's descriptors needs root and strace"
+		return
+	fi
+	for case in control kill; do
+		mark=$((mark + 1))
+		m="30.$$$mark"
+		pat="30[.]$$$mark"
+		# The child's first prctl (PR_SET_PDEATHSIG) waits 3 s; so does
+		# cordon's own first one, long before the child starts.
+		$RUN_AS strace -f -o /dev/null -e trace=prctl -e inject=prctl:delay_enter=3000000:when=1 \
+			"$CORDON" run -- sleep "$m" >/dev/null 2>&1 &
+		job=$!
+		# cordon: the process with the marker whose parent is strace.
+		sup="" i=0
+		while [ -z "$sup" ] && [ $i -lt 600 ]; do
+			for p in $(with_arg "$pat"); do
+				pp=$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)
+				[ "$(cat "/proc/$pp/comm" 2>/dev/null)" = strace ] && sup=$p
+			done
+			[ -n "$sup" ] || sleep 0.1
+			i=$((i + 1))
+		done
+		# In its event loop (epoll_wait), the supervisor has said "run".
+		i=0
+		while [ "$(cut -d' ' -f1 "/proc/$sup/syscall" 2>/dev/null)" != 232 ] && [ $i -lt 600 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		if [ "$case" = control ]; then
+			i=0 cmd=""
+			while [ -z "$cmd" ] && [ $i -lt 300 ]; do
+				cmd=$(command_of "$pat")
+				[ -n "$cmd" ] || sleep 0.1
+				i=$((i + 1))
+			done
+			ok "$who: control: held at its first prctl, the child starts the command once let go" \
+				test -n "$cmd"
+			kill -9 "$sup" 2>/dev/null
+		else
+			rm -f "$T/held"
+			/usr/bin/python3 "$T/py/hold.py" "$sup" 20 >"$T/held" 2>&1 &
+			holder=$!
+			i=0
+			while [ ! -s "$T/held" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+			is "$(tr ' ' '\n' <"$T/held" | grep -cx -e pipe -e socket)" 2 \
+				"$who: another process holds the supervisor's pipes and sockets"
+			sed 's/^/# held: /' "$T/held"
+			kill -9 "$sup"
+			# The hold ends 3 s after it began: give the child 10 s more.
+			i=0 cmd=""
+			while [ -z "$cmd" ] && [ $i -lt 100 ]; do
+				cmd=$(command_of "$pat")
+				[ -n "$cmd" ] || sleep 0.1
+				i=$((i + 1))
+			done
+			is "$cmd" "" "$who: supervisor killed before the child's lifeline check: the command never starts"
+			for p in $cmd; do
+				kill -9 "$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status")" "$p" 2>/dev/null
+			done
+			kill "$holder" 2>/dev/null
+			wait "$holder" 2>/dev/null
+		fi
+		wait "$job" 2>/dev/null
+	done
+}
+
+for part in ${CORDON_TEST_PART:-scopes procsys ipc caps lifeline}; do
 	for_each_user "${part}_each"
 done
 done_testing
