@@ -30,7 +30,8 @@
 #    killed, and another process holds every descriptor it had (so neither
 #    the sync pipe's EOF nor a failed seccomp-listener hand-over can stop
 #    the child); no process of the run may start.  Control: without the
-#    kill the command starts once the hold ends.
+#    kill the command starts once the hold ends.  And the parent-death
+#    signal itself: cordon killed while the command runs leaves nothing.
 # CORDON_TEST_PART=scopes|procsys|ipc|caps|lifeline runs only that part
 # (make mutate).
 . "${CORDON_SRC:-.}/tests/lib.sh"
@@ -281,12 +282,46 @@ command_of() {
 		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = sleep ] && echo "$p"
 	done
 }
+# kill -9 of cordon while the command runs: init dies of its parent-death
+# signal, and the kernel ends the rest of its pid namespace.
+running_each() {
+	who=$1
+	mark=$((mark + 1))
+	pat="30[.]$$$mark"
+	$RUN_AS "$CORDON" run -- sleep "30.$$$mark" >/dev/null 2>&1 &
+	job=$!
+	i=0 cmd=""
+	while [ -z "$cmd" ] && [ $i -lt 300 ]; do
+		cmd=$(command_of "$pat")
+		[ -n "$cmd" ] || sleep 0.1
+		i=$((i + 1))
+	done
+	ok "$who: control: the command runs" test -n "$cmd"
+	# cordon: the process with the marker named cordon (init's command
+	# line is blanked by now).
+	for p in $(with_arg "$pat"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = cordon ] && kill -9 "$p"
+	done
+	i=0
+	while [ -n "$cmd" ] && [ $i -lt 100 ]; do
+		cmd=$(command_of "$pat")
+		[ -z "$cmd" ] || sleep 0.1
+		i=$((i + 1))
+	done
+	is "$cmd" "" "$who: kill -9 of cordon while the command runs: nothing of the run is left within 10 s"
+	for p in $cmd; do
+		kill -9 "$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status")" "$p" 2>/dev/null
+	done
+	wait "$job" 2>/dev/null
+}
+
 lifeline_each() {
 	who=$1
 	if [ "$(id -u)" -ne 0 ] || ! command -v strace >/dev/null; then
 		skip "$who: holding the supervisor's descriptors needs root and strace"
 		return
 	fi
+	running_each "$who"
 	for case in control kill; do
 		mark=$((mark + 1))
 		m="30.$$$mark"
