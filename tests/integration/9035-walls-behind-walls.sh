@@ -32,7 +32,12 @@
 #    the child); no process of the run may start.  Control: without the
 #    kill the command starts once the hold ends.  And the parent-death
 #    signal itself: cordon killed while the command runs leaves nothing.
-# CORDON_TEST_PART=scopes|procsys|ipc|caps|lifeline runs only that part
+#  - init's descriptors: the child closes what it inherited at its start,
+#    but the copies it made of its own (stdio, the supervisor's pidfd,
+#    sockets) are close-on-exec, so only init, which never execs, would
+#    keep them: seen from the host, init holds the report socket alone;
+#    control: the command holds its three stdio pipes.
+# CORDON_TEST_PART=scopes|procsys|ipc|caps|lifeline|fds runs only that part
 # (make mutate).
 . "${CORDON_SRC:-.}/tests/lib.sh"
 H=$CORDON_BUILD/tests/helpers
@@ -385,7 +390,35 @@ lifeline_each() {
 	done
 }
 
-for part in ${CORDON_TEST_PART:-scopes procsys ipc caps lifeline}; do
+fds_each() {
+	who=$1
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "$who: reading init's descriptors from the host needs root"
+		return
+	fi
+	mark=$((mark + 1))
+	pat="30[.]$$$mark"
+	$RUN_AS "$CORDON" run -- sleep "30.$$$mark" >/dev/null 2>&1 &
+	job=$!
+	i=0 cmd=""
+	while [ -z "$cmd" ] && [ $i -lt 300 ]; do
+		cmd=$(command_of "$pat")
+		[ -n "$cmd" ] || sleep 0.1
+		i=$((i + 1))
+	done
+	init=$(awk '$1 == "PPid:" { print $2 }' "/proc/$cmd/status" 2>/dev/null)
+	fds() {
+		for f in /proc/"$1"/fd/*; do
+			l=$(readlink "$f" 2>/dev/null) && echo "${f##*/}:${l%%:*}"
+		done | sort | tr '\n' ' '
+	}
+	is "$(fds "$cmd")" "0:pipe 1:pipe 2:pipe " "$who: control: the command holds its three stdio pipes"
+	is "$(fds "$init")" "3:socket " "$who: the sandbox's init holds the report socket and nothing else"
+	kill "$cmd" 2>/dev/null
+	wait "$job" 2>/dev/null
+}
+
+for part in ${CORDON_TEST_PART:-scopes procsys ipc caps lifeline fds}; do
 	for_each_user "${part}_each"
 done
 done_testing
