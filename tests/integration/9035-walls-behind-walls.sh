@@ -47,11 +47,6 @@ V=$T/rw
 mkdir -p "$V" "$T/py"
 chmod 0777 "$V"
 
-# The host uid the sandbox of $RUN_AS runs as (root: the dedicated id).
-host_uid() {
-	$RUN_AS "$CORDON" run -- cat /proc/self/uid_map | awk '{ print $2 }'
-}
-
 # Signal scope.  A process joins the sandbox's pid namespace from outside
 # (nsenter, as root) with the sandbox's host uid, so neither the pid
 # namespace nor the credential check stops a kill(2) from inside.
@@ -62,7 +57,6 @@ signal_each() {
 		skip "$who: joining the sandbox's pid namespace needs root, nsenter and setpriv"
 		return
 	fi
-	uid=$(host_uid)
 	mark=$((mark + 1))
 	rm -f "$V/target" "$V/target.new" "$V/done"
 	# Inside: a sleep of its own as the control, wait for the joined
@@ -86,6 +80,8 @@ signal_each() {
 		[ -n "$sp" ] || sleep 0.1
 		i=$((i + 1))
 	done
+	# The host uid this very run has (a root caller's differs per run).
+	uid=$(awk '$1 == "Uid:" { print $2 }' "/proc/$sp/status" 2>/dev/null)
 	# shellcheck disable=SC2016
 	nsenter -t "$sp" -p -- setpriv --reuid="$uid" --regid="$uid" --clear-groups \
 		sh -c 'echo $$ >"$1/target.new" && exec sleep 60' sh "$V" &
