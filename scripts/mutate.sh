@@ -13,6 +13,11 @@
 # runtime; exits 1 when a mutation survived, an anchor did not match
 # exactly once, a mutant did not build, or the baseline failed.
 #
+# A mutation marked equivalent in the list ('! WHY': no test can tell it
+# from the unmutated code, WHY says which other wall makes it so) is run
+# all the same: its survival is expected and does not fail the run, but
+# its being caught does (the claim is wrong: drop the mark).
+#
 #   MUTATE_FULL=1        run the whole suite (units, then every integration
 #                        file) for each mutation instead of the named files
 #   MUTATE_ONLY=REGEX    only the mutations whose name matches (grep -E)
@@ -69,7 +74,8 @@ def parse(path, src):
             continue
         if line.startswith("= "):
             name, _, tests = line[2:].partition(":")
-            cur = {"name": name.strip(), "tests": tests.split(), "edits": [], "file": None, "at": where}
+            cur = {"name": name.strip(), "tests": tests.split(), "edits": [], "file": None, "at": where,
+                   "equivalent": ""}
             if not cur["tests"]:
                 sys.exit("mutate: %s: no test named" % where)
             muts.append(cur)
@@ -80,13 +86,15 @@ def parse(path, src):
                 for name, nr in table(src, tab):
                     num = nr if nr != "-1" else kernel_nr(name)
                     ent = '{ "%s", %s },' % (name, nr)
-                    muts.append({"name": "seccomp-allow-" + name, "tests": tests, "at": where,
+                    muts.append({"name": "seccomp-allow-" + name, "tests": tests, "at": where, "equivalent": "",
                                  "edits": [("src/lib/seccomp.c", ent, ""),
                                            ("src/lib/seccomp.c", '\t{ "getrandom", -1 },\n};',
                                             '\t{ "getrandom", -1 },\n\t{ "%s", %s },\n};' % (name, num))]})
             cur = None
         elif cur is None:
             sys.exit("mutate: %s: outside a mutation" % where)
+        elif line.startswith("! "):
+            cur["equivalent"] = line[2:].strip()
         elif line.startswith("@ "):
             cur["file"] = line[2:].strip()
         elif line.startswith("- ") or line == "-":
@@ -120,7 +128,7 @@ if cmd == "check":
     sys.exit(bad)
 elif cmd == "list":
     for m in muts:
-        print("%s\t%s" % (m["name"], " ".join(m["tests"])))
+        print("%s\t%s\t%s" % (m["name"], " ".join(m["tests"]), "yes" if m["equivalent"] else ""))
 elif cmd == "apply":
     name, root, orig = sys.argv[4:7]
     m = [x for x in muts if x["name"] == name][0]
@@ -235,8 +243,9 @@ done
 n=0
 survived=0
 errors=0
+equivalent=0
 : >"$LOG/table"
-while IFS='	' read -r name mtests; do
+while IFS='	' read -r name mtests equiv; do
 	n=$((n + 1))
 	t0=$(date +%s)
 	result=""
@@ -264,9 +273,15 @@ while IFS='	' read -r name mtests; do
 				break
 			fi
 		done
-		if [ -z "$result" ]; then
+		if [ -z "$result" ] && [ -n "$equiv" ]; then
+			result="survived (equivalent, as listed)"
+			equivalent=$((equivalent + 1))
+		elif [ -z "$result" ]; then
 			result="SURVIVED"
 			survived=$((survived + 1))
+		elif [ -n "$equiv" ]; then
+			result="CAUGHT, but listed as equivalent: drop its '!' line"
+			errors=$((errors + 1))
 		fi
 	fi
 	# Put the files back (a fresh mtime: make rebuilds them next time).
@@ -287,7 +302,7 @@ while IFS='|' read -r name by result; do
 done <"$LOG/table"
 elapsed=$(($(date +%s) - start))
 echo
-echo "$n mutations: $((n - survived - errors)) caught, $survived survived, $errors could not be applied or built${broken:+; baseline failures:$broken}"
+echo "$n mutations: $((n - survived - errors - equivalent)) caught, $survived survived, $equivalent equivalent (expected to survive), $errors could not be applied or built or were wrongly listed as equivalent${broken:+; baseline failures:$broken}"
 echo "runtime: $((elapsed / 60)) min $((elapsed % 60)) s ($([ "$FULL" = 1 ] && echo 'whole suite' || echo 'named tests') per mutation)"
 [ "$survived" -eq 0 ] && [ "$errors" -eq 0 ] || status=1
 exit $status

@@ -15,6 +15,12 @@
  *   esc-probe alloc MB             allocate and touch MB MiB
  *   esc-probe swap A B MAX         renameat2(A, B, RENAME_EXCHANGE) up to MAX
  *                                  times (host side, for races)
+ *   esc-probe kill PID             kill(PID, SIGTERM)
+ *   esc-probe shm-stat ID          shmctl(ID, IPC_STAT) of a SysV segment
+ *   esc-probe msg-stat ID          msgctl(ID, IPC_STAT) of a SysV queue
+ *   esc-probe shm-create KEY       shmget(KEY, 4096, IPC_CREAT | IPC_EXCL | 0600),
+ *                                  left in place
+ *   esc-probe ambient-raise        raise CAP_NET_BIND_SERVICE in the ambient set
  *
  * Each attempt prints "WHAT=ok" when the kernel let it through, or
  * "WHAT=ERRNONAME", so tests compare the output exactly; exit status 0
@@ -22,14 +28,18 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <netinet/in.h>
 #include <netinet/ip_icmp.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/msg.h>
 #include <sys/ptrace.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -86,11 +96,41 @@ static void status_line(const char *key)
 	fclose(f);
 }
 
+/* Signals, System V IPC, capabilities: the walls that other
+ * walls hide (9035).  -1 when CMD is none of these. */
+static int ipc_probe(const char *cmd, int argc, char **argv)
+{
+	const char *arg = argc > 2 ? argv[2] : "";
+
+	if (argc != 3 && strcmp(cmd, "ambient-raise") != 0)
+		return -1;
+	if (strcmp(cmd, "kill") == 0)
+		return report("kill", kill(atoi(arg), SIGTERM));
+	if (strcmp(cmd, "shm-stat") == 0) {
+		struct shmid_ds ds;
+		return report("shm-stat", shmctl(atoi(arg), IPC_STAT, &ds));
+	}
+	if (strcmp(cmd, "msg-stat") == 0) {
+		struct msqid_ds ds;
+		return report("msg-stat", msgctl(atoi(arg), IPC_STAT, &ds));
+	}
+	if (strcmp(cmd, "shm-create") == 0)
+		return report("shm-create", shmget((key_t)strtol(arg, NULL, 0), 4096,
+		                                   IPC_CREAT | IPC_EXCL | 0600));
+	if (strcmp(cmd, "ambient-raise") == 0 && argc == 2)
+		return report("ambient-raise", prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE,
+		                                     CAP_NET_BIND_SERVICE, 0, 0));
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
+	int r;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if ((r = ipc_probe(cmd, argc, argv)) >= 0)
+		return r;
 	if (strcmp(cmd, "ptrace") == 0 && argc == 3) {
 		pid_t pid = atoi(argv[2]);
 		report("ptrace-attach", ptrace(PTRACE_ATTACH, pid, 0, 0));
@@ -193,6 +233,7 @@ int main(int argc, char **argv)
 		return report("swap", 0);
 	}
 	fprintf(stderr, "usage: esc-probe ptrace|vm-read|open-write|open-read|connect-unix|udp|tcp|"
-	                "tcp-bind|raw|ping|ids|securebits|alloc|swap ARGS\n");
+	                "tcp-bind|raw|ping|ids|securebits|alloc|swap|kill|shm-stat|msg-stat|"
+	                "shm-create|ambient-raise ARGS\n");
 	return 2;
 }
