@@ -20,6 +20,7 @@
 #define CD_AUDIT_H
 
 #include "err.h"
+#include "num.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -131,10 +132,16 @@ void cd_audit_node(const unsigned char prev[CD_AUDIT_HASH_LEN],
 int cd_audit_chain(const unsigned char prev[CD_AUDIT_HASH_LEN], const struct cd_audit_entry *e,
                    unsigned char ret[CD_AUDIT_HASH_LEN]);
 
-/* Lower-case hex of n bytes into out (2n+1 bytes). */
-void cd_audit_hex(const unsigned char *p, size_t n, char *out);
-/* Exactly 2n lower-case hex characters -> n bytes; -CD_E_PARSE otherwise. */
-int cd_audit_unhex(const char *s, size_t slen, unsigned char *out, size_t n);
+/* Lower-case hex of n bytes into out (2n+1 bytes); exactly 2n lower-case
+ * hex characters -> n bytes, -CD_E_PARSE otherwise (num.h). */
+static inline void cd_audit_hex(const unsigned char *p, size_t n, char *out)
+{
+	cd_hex(p, n, out);
+}
+static inline int cd_audit_unhex(const char *s, size_t slen, unsigned char *out, size_t n)
+{
+	return cd_unhex(s, slen, out, n);
+}
 
 /* ---- keys and checkpoints (audit-checkpoint.c) ---------------------- */
 
