@@ -21,22 +21,6 @@ int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **re
 	return st->ops->proposal_load(st, id, ret, err);
 }
 
-void cd_proposal_list_free(struct cd_proposal *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; v && i < n; i++) {
-		free(v[i].agent);
-		free(v[i].task);
-		free(v[i].tree);
-		free(v[i].upper);
-		free(v[i].decided_by);
-		free(v[i].branch);
-		free(v[i].commit);
-	}
-	free(v);
-}
-
 int cd_proposal_list(struct cd_state *s, struct cd_proposal **ret, size_t *ret_n,
                      struct cd_err *err)
 {

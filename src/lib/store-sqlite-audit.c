@@ -15,7 +15,6 @@
  * every row is decoded defensively (row_read). */
 #include "store-sqlite.h"
 
-#include "audit.h"
 #include "buf.h"
 #include "fs.h"
 #include "num.h"
