@@ -154,8 +154,9 @@ struct cd_store_ops {
 
 	/* Proposals (proposal.h).  proposal_save stores a proposal and its
 	 * files in one transaction; proposal_load reads one (files and diffs
-	 * included, in the order proposal.c sorts them; -ENOENT: none) into a
-	 * new struct freed with cd_proposal_free; proposal_list reads every
+	 * included, the flag as stored, in any order; -ENOENT: none) into a
+	 * new struct freed with cd_proposal_free (proposal-store.c checks the
+	 * paths, flags and sorts); proposal_list reads every
 	 * proposal, newest first, without files (nfiles counted), freed with
 	 * cd_proposal_list_free; proposal_finish records the end (status,
 	 * who, when, branch, commit) of a pending or partial proposal and
