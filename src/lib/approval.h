@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* struct cd_approval, one request: store-rows.h. */
+
 /* SHA-256 (hex) over tool NUL action NUL args_json. */
 void cd_approval_hash(const char *tool, const char *action, const char *args_json, char out[65]);
 

@@ -32,6 +32,10 @@ struct cd_buf;
 #define CD_AUDIT_FIELD_MAX   (64 * 1024)   /* one text field */
 #define CD_AUDIT_DETAILS_MAX (1024 * 1024) /* the details JSON */
 
+/* CD_AUDIT_HASH_LEN, CD_AUDIT_LOG_ID_LEN, the text fields (enum
+ * cd_audit_field), a stored record (struct cd_audit_entry) and a query
+ * (struct cd_audit_filter): store-rows.h. */
+
 /* What a caller appends.  NULL strings are absent (distinct from "").
  * `kind` is required: "run.intent", "run.result", "decision", "policy.load",
  * "approval.*", "egress", "mcp.call", "grant.*" ...  ("checkpoint" is

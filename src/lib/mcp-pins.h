@@ -29,6 +29,7 @@ int cd_mcp_pin_check(struct cd_state *s, const char *server, const char *tool, c
                      const char *definition, int64_t now, enum cd_mcp_pin *ret, int *ret_new,
                      int *ret_shadowed, struct cd_err *err);
 
+/* struct cd_mcp_pin_row, one pin: store-rows.h. */
 typedef int (*cd_mcp_pin_fn)(const struct cd_mcp_pin_row *row, void *ctx);
 
 /* Every row (of `server`, or all when NULL; of `tool` when not NULL),

@@ -196,6 +196,8 @@ int cd_policy_test(const struct cd_policy *p, cd_policy_test_fn fn, void *ctx, s
 
 /* ---- temporary grants -------------------------------------------- */
 
+/* enum cd_temp_kind (break-glass, delegated): store-rows.h. */
+
 /* The longest a break-glass grant may live: the policy's
  * `break_glass: {max_ttl: ...}`, 4 hours when absent (seconds). */
 #define CD_BREAK_GLASS_DEFAULT_TTL (4 * 3600)

@@ -37,6 +37,9 @@
 
 struct cd_state;
 
+/* enum cd_prop_op, struct cd_prop_file, struct cd_proposal, CD_PROP_MAX_FILES,
+ * cd_prop_op_name and the frees: store-rows.h. */
+
 /* Caps: a change set, the content a proposal stores, the diffs. */
 #define CD_PROP_MAX_DEPTH  64
 #define CD_PROP_DIFF_INPUT (1024 * 1024)      /* files larger than this get no diff */

@@ -17,6 +17,8 @@
 
 #include <stdint.h>
 
+/* struct cd_temp_grant, one row, and cd_temp_kind_name: store-rows.h. */
+
 /* Active temporary grants a process takes into account, at most. */
 #define CD_TEMP_MAX_ACTIVE 1000
 
