@@ -18,36 +18,12 @@
 
 #include "err.h"
 #include "state.h"
+#include "store-rows.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define CD_APPROVAL_ID_MAX 40
-
-/* One request.  Strings are borrowed (valid during a callback, or owned by
- * the caller of cd_approval_request). */
-struct cd_approval {
-	char id[CD_APPROVAL_ID_MAX]; /* "ap-<16 hex>" */
-	const char *status;          /* pending | approved | denied | expired | used */
-	const char *agent, *task, *tool, *action;
-	const char *args_json; /* canonical JSON of what the call does */
-	char args_sha256[65];  /* cd_approval_hash(tool, action, args_json) */
-	const char *grant_ids; /* comma-separated */
-	const char *approval;  /* "human" or "policy:NAME" */
-	const char *profile;   /* the profile the decision named, or NULL */
-	const char *policy;    /* the policy file's path, for the approver list */
-	const char *policy_sha256;
-	const char *requester; /* JSON: pid, uid, user, front end */
-	const char *run_id;
-	int64_t created, deadline; /* seconds since the epoch */
-	int64_t decided_at;        /* 0 while pending */
-	const char *decided_by, *comment;
-	int64_t used_at, sampled_at;
-	const char *sampled_by;
-	/* JSON {"args", "commitments"}: the arguments as the audit log shows
-	 * them when the grants mask (cd_gate_approval_log_args), or NULL. */
-	const char *log_args;
-};
+/* struct cd_approval, one request: store-rows.h. */
 
 /* SHA-256 (hex) over tool NUL action NUL args_json. */
 void cd_approval_hash(const char *tool, const char *action, const char *args_json, char out[65]);

@@ -20,6 +20,8 @@
 #define CD_AUDIT_H
 
 #include "err.h"
+#include "num.h"
+#include "store-rows.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -29,8 +31,10 @@ struct cd_buf;
 /* Caps on what one record may hold. */
 #define CD_AUDIT_FIELD_MAX   (64 * 1024)   /* one text field */
 #define CD_AUDIT_DETAILS_MAX (1024 * 1024) /* the details JSON */
-#define CD_AUDIT_HASH_LEN    32            /* SHA-256 */
-#define CD_AUDIT_LOG_ID_LEN  32            /* hex characters of the log id */
+
+/* CD_AUDIT_HASH_LEN, CD_AUDIT_LOG_ID_LEN, the text fields (enum
+ * cd_audit_field), a stored record (struct cd_audit_entry) and a query
+ * (struct cd_audit_filter): store-rows.h. */
 
 /* What a caller appends.  NULL strings are absent (distinct from "").
  * `kind` is required: "run.intent", "run.result", "decision", "policy.load",
@@ -61,51 +65,9 @@ struct cd_record {
 	const char *details_json;
 };
 
-/* The text fields of a stored record, in canonical order. */
-enum cd_audit_field {
-	CD_AF_HOST,
-	CD_AF_KIND,
-	CD_AF_RUN_ID,
-	CD_AF_AGENT,
-	CD_AF_TASK,
-	CD_AF_TOOL,
-	CD_AF_ACTION,
-	CD_AF_TARGET,
-	CD_AF_DECISION,
-	CD_AF_GRANT_IDS,
-	CD_AF_REASON,
-	CD_AF_ARGV_SHA256,
-	CD_AF_CODE_SHA256,
-	CD_AF_STDIN_SHA256,
-	CD_AF_STDOUT_SHA256,
-	CD_AF_STDERR_SHA256,
-	CD_AF_DETAILS,
-	CD_AF_NSTR
-};
-
 /* Column / JSON names of the text fields ("host", "kind", "run_id" ...);
  * stable: the jsonl export and the schema use them. */
 extern const char *const cd_audit_field_names[CD_AF_NSTR];
-
-struct cd_audit_str {
-	const char *p; /* NULL when absent; not NUL-terminated in general */
-	size_t len;
-};
-
-/* One stored record as read back (views into the reader's memory, valid
- * during the callback only). */
-struct cd_audit_entry {
-	uint64_t seq;
-	int64_t time_ns; /* UTC, ns since the epoch */
-	int has_exit;
-	int64_t exit_code;
-	int has_duration;
-	uint64_t duration_ms;
-	struct cd_audit_str str[CD_AF_NSTR];
-	unsigned char prev[CD_AUDIT_HASH_LEN]; /* stored predecessor hash */
-	unsigned char hash[CD_AUDIT_HASH_LEN]; /* stored chain hash */
-	int hashes_ok;                         /* both hash columns were 32 bytes */
-};
 
 /* ---- the chain (audit-chain.c) ------------------------------------- */
 
@@ -131,10 +93,16 @@ void cd_audit_node(const unsigned char prev[CD_AUDIT_HASH_LEN],
 int cd_audit_chain(const unsigned char prev[CD_AUDIT_HASH_LEN], const struct cd_audit_entry *e,
                    unsigned char ret[CD_AUDIT_HASH_LEN]);
 
-/* Lower-case hex of n bytes into out (2n+1 bytes). */
-void cd_audit_hex(const unsigned char *p, size_t n, char *out);
-/* Exactly 2n lower-case hex characters -> n bytes; -CD_E_PARSE otherwise. */
-int cd_audit_unhex(const char *s, size_t slen, unsigned char *out, size_t n);
+/* Lower-case hex of n bytes into out (2n+1 bytes); exactly 2n lower-case
+ * hex characters -> n bytes, -CD_E_PARSE otherwise (num.h). */
+static inline void cd_audit_hex(const unsigned char *p, size_t n, char *out)
+{
+	cd_hex(p, n, out);
+}
+static inline int cd_audit_unhex(const char *s, size_t slen, unsigned char *out, size_t n)
+{
+	return cd_unhex(s, slen, out, n);
+}
 
 /* ---- keys and checkpoints (audit-checkpoint.c) ---------------------- */
 
@@ -254,14 +222,6 @@ const char *cd_audit_warning(const struct cd_audit *a);
 
 /* Validate a record as cd_audit_append would, without writing. */
 int cd_audit_record_check(const struct cd_record *r, struct cd_err *err);
-
-/* Reading.  NULL/0 members do not filter.  Times are UTC ns, inclusive. */
-struct cd_audit_filter {
-	const char *agent, *task, *tool, *kind, *decision, *run_id;
-	int64_t since_ns, until_ns; /* 0: unbounded */
-	uint64_t after_seq;         /* only seq > after_seq */
-	uint64_t last;              /* only the last N matches (still in order); 0: all */
-};
 
 /* Calls fn for each stored record matching f, in seq order; stops early
  * when fn returns non-zero (which is returned).  */

@@ -17,6 +17,7 @@
 #include "err.h"
 #include "mcp.h"
 #include "state.h"
+#include "store-rows.h"
 
 #include <stdint.h>
 
@@ -28,10 +29,7 @@ int cd_mcp_pin_check(struct cd_state *s, const char *server, const char *tool, c
                      const char *definition, int64_t now, enum cd_mcp_pin *ret, int *ret_new,
                      int *ret_shadowed, struct cd_err *err);
 
-struct cd_mcp_pin_row {
-	const char *server, *tool, *sha256, *definition, *state, *approved_by;
-	int64_t first_seen, last_seen, approved_at; /* approved_at 0: never */
-};
+/* struct cd_mcp_pin_row, one pin: store-rows.h. */
 typedef int (*cd_mcp_pin_fn)(const struct cd_mcp_pin_row *row, void *ctx);
 
 /* Every row (of `server`, or all when NULL; of `tool` when not NULL),

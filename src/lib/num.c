@@ -1,6 +1,8 @@
 /* num.c — see num.h. */
 #include "num.h"
 
+#include "err.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -94,4 +96,40 @@ int cd_parse_duration_ms(const char *s, uint64_t *ret)
 		}
 	}
 	return -EINVAL;
+}
+
+void cd_hex(const unsigned char *p, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static int nibble(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int cd_unhex(const char *s, size_t slen, unsigned char *out, size_t n)
+{
+	size_t i;
+
+	if (!s || slen != 2 * n)
+		return -CD_E_PARSE;
+	for (i = 0; i < n; i++) {
+		int hi = nibble(s[2 * i]), lo = nibble(s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -CD_E_PARSE;
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 0;
 }

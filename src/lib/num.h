@@ -1,6 +1,6 @@
 /* num.h — the one checked number parser.  Every number that comes from a
  * user, a file or a peer goes through here: decimal digits only, no sign,
- * no whitespace, overflow refused. */
+ * no whitespace, overflow refused.  And hex, both ways. */
 #ifndef CD_NUM_H
 #define CD_NUM_H
 
@@ -18,5 +18,10 @@ int cd_parse_size(const char *s, int allow_zero, uint64_t *ret);
 /* A NUL-terminated duration: "250ms", "30s", "5m", "2h"; a bare number is
  * seconds.  Result in milliseconds. */
 int cd_parse_duration_ms(const char *s, uint64_t *ret);
+
+/* Lower-case hex of n bytes into out (2n+1 bytes). */
+void cd_hex(const unsigned char *p, size_t n, char *out);
+/* Exactly 2n lower-case hex characters -> n bytes; -CD_E_PARSE otherwise. */
+int cd_unhex(const char *s, size_t slen, unsigned char *out, size_t n);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "err.h"
 #include "mask.h"
+#include "store-rows.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -195,14 +196,7 @@ int cd_policy_test(const struct cd_policy *p, cd_policy_test_fn fn, void *ctx, s
 
 /* ---- temporary grants -------------------------------------------- */
 
-/* Grants that live in the state database rather than in the file
- * (temp-grant.h): a break-glass grant (an operator's emergency grant to a
- * declared agent, with a ticket and a hard time cap) and a delegated grant
- * (a sub-agent "PARENT/NAME" receiving part of what PARENT holds). */
-enum cd_temp_kind {
-	CD_TEMP_BREAK_GLASS = 1,
-	CD_TEMP_DELEGATED = 2,
-};
+/* enum cd_temp_kind (break-glass, delegated): store-rows.h. */
 
 /* The longest a break-glass grant may live: the policy's
  * `break_glass: {max_ttl: ...}`, 4 hours when absent (seconds). */

@@ -41,7 +41,6 @@ struct cd_buf;
 int cd_prop_diff(const char *a, size_t alen, const char *b, size_t blen, const char *label_a,
                  const char *label_b, struct cd_buf *out);
 
-void cd_prop_file_release(struct cd_prop_file *f);
 void cd_prop_sort(struct cd_proposal *p);
 
 #endif

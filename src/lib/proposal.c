@@ -44,51 +44,6 @@ struct scan {
 	struct cd_err *err;
 };
 
-const char *cd_prop_op_name(enum cd_prop_op op)
-{
-	switch (op) {
-	case CD_PROP_ADDED:
-		return "added";
-	case CD_PROP_MODIFIED:
-		return "modified";
-	case CD_PROP_DELETED:
-		return "deleted";
-	case CD_PROP_REFUSED:
-		return "refused";
-	case CD_PROP_MKDIR:
-		return "mkdir";
-	case CD_PROP_RMDIR:
-		return "rmdir";
-	}
-	return "?";
-}
-
-void cd_prop_file_release(struct cd_prop_file *f)
-{
-	free(f->path);
-	free(f->note);
-	free(f->diff);
-}
-
-void cd_proposal_free(struct cd_proposal *p)
-{
-	size_t i;
-
-	if (!p)
-		return;
-	for (i = 0; i < p->nfiles; i++)
-		cd_prop_file_release(&p->files[i]);
-	free(p->files);
-	free(p->agent);
-	free(p->task);
-	free(p->tree);
-	free(p->upper);
-	free(p->decided_by);
-	free(p->branch);
-	free(p->commit);
-	free(p);
-}
-
 void cd_proposal_counts(const struct cd_proposal *p, size_t ret_counts[CD_PROP_NOPS],
                         size_t *ret_flagged)
 {

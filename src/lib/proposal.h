@@ -30,68 +30,21 @@
 #define CD_PROPOSAL_H
 
 #include "err.h"
+#include "store-rows.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 struct cd_state;
 
-enum cd_prop_op {
-	CD_PROP_ADDED = 1,
-	CD_PROP_MODIFIED,
-	CD_PROP_DELETED,
-	CD_PROP_REFUSED, /* something the proposal will never apply (note says why) */
-	CD_PROP_MKDIR,   /* a new directory (new_mode) */
-	CD_PROP_RMDIR,   /* a directory of the tree removed (base_mode) */
-};
-#define CD_PROP_NOPS 7 /* counts are indexed by op: 1 .. CD_PROP_RMDIR */
+/* enum cd_prop_op, struct cd_prop_file, struct cd_proposal, CD_PROP_MAX_FILES,
+ * cd_prop_op_name and the frees: store-rows.h. */
 
 /* Caps: a change set, the content a proposal stores, the diffs. */
-#define CD_PROP_MAX_FILES  200000 /* entries (files, directories) of one proposal */
 #define CD_PROP_MAX_DEPTH  64
 #define CD_PROP_DIFF_INPUT (1024 * 1024)      /* files larger than this get no diff */
 #define CD_PROP_DIFF_MAX   (1024 * 1024)      /* a diff larger than this is dropped */
 #define CD_PROP_DIFF_TOTAL (64 * 1024 * 1024) /* diffs of one proposal, together */
-
-struct cd_prop_file {
-	char *path; /* relative to the tree, '/'-separated, any other bytes */
-	size_t path_len;
-	enum cd_prop_op op;
-	char base_sha256[65], new_sha256[65]; /* "" when there is none */
-	unsigned base_mode, new_mode;         /* permission bits; 0 when none */
-	int flagged;                          /* would run later on the host */
-	char *note;                           /* REFUSED: why; else NULL */
-	char *diff;                           /* unified diff for text, or NULL */
-	size_t diff_len;
-	/* Filled by select and apply. */
-	int selected;
-	int applied;
-	char problem[160]; /* why apply refused this file, "" if none */
-	char tmp[64];      /* apply: the staged temporary name, "" if none */
-};
-
-/* The run's layer: its caps and what the run left in it.  size 0: not
- * recorded (a proposal made before layers were capped). */
-struct cd_prop_layer {
-	uint64_t size, inodes;       /* the caps (--propose-size, --propose-inodes) */
-	uint64_t used, used_inodes;  /* in use when the run ended */
-	int bytes_full, inodes_full; /* none was left: a write past it failed (ENOSPC) */
-};
-
-struct cd_proposal {
-	char id[40];
-	char run_id[40];
-	char *agent, *task; /* may be NULL */
-	char *tree;         /* the real tree (canonical host path) */
-	char *upper;        /* the store holding the new content (host directory) */
-	struct cd_prop_layer layer;
-	int64_t created;
-	char status[16]; /* "pending", "applied", "partial", "rejected" */
-	char *decided_by, *branch, *commit;
-	int64_t decided_at;
-	struct cd_prop_file *files; /* sorted by path */
-	size_t nfiles;
-};
 
 /* What a scan reads and where it stores the new content. */
 struct cd_prop_scan_in {
@@ -119,12 +72,6 @@ struct cd_prop_scan_in {
 int cd_proposal_scan(const struct cd_prop_scan_in *in, struct cd_proposal **ret,
                      struct cd_err *err);
 
-void cd_proposal_free(struct cd_proposal *p);
-
-/* The op's name: "added", "modified", "deleted", "refused", "mkdir",
- * "rmdir". */
-const char *cd_prop_op_name(enum cd_prop_op op);
-
 /* Counts by op (index CD_PROP_*) and flagged entries. */
 void cd_proposal_counts(const struct cd_proposal *p, size_t ret_counts[CD_PROP_NOPS],
                         size_t *ret_flagged);
@@ -140,7 +87,6 @@ int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **re
  * an array of *ret_n proposals, freed with cd_proposal_list_free. */
 int cd_proposal_list(struct cd_state *s, struct cd_proposal **ret, size_t *ret_n,
                      struct cd_err *err);
-void cd_proposal_list_free(struct cd_proposal *v, size_t n);
 
 /* Record the end of a proposal: status, who, when, and for a branch its
  * name and commit; marks applied files.  Only a pending (or partial)

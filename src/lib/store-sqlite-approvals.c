@@ -7,8 +7,6 @@
  * every row it uses against the row's own parts. */
 #include "store-sqlite.h"
 
-#include "approval.h"
-
 #include <errno.h>
 #include <string.h>
 

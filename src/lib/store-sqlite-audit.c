@@ -15,9 +15,9 @@
  * every row is decoded defensively (row_read). */
 #include "store-sqlite.h"
 
-#include "audit.h"
 #include "buf.h"
 #include "fs.h"
+#include "num.h"
 #include "util.h"
 
 #include <errno.h>
@@ -282,7 +282,7 @@ static int init_schema(struct sqlite_audit *a, struct cd_err *err)
 	r = a->log_id[0] ? 0 : meta_get(a, "log_id", a->log_id, sizeof a->log_id);
 	if (r == -ENOENT && tx) {
 		randombytes_buf(raw, sizeof raw);
-		cd_audit_hex(raw, sizeof raw, id);
+		cd_hex(raw, sizeof raw, id);
 		n = snprintf(t, sizeof t, "%lld", (long long)now_ns());
 		if (n < 0 || (size_t)n >= sizeof t || meta_set(a, "log_id", id) < 0 ||
 		    meta_set(a, "cp_size", "0") < 0 || meta_set(a, "cp_time", t) < 0 ||
@@ -294,7 +294,7 @@ static int init_schema(struct sqlite_audit *a, struct cd_err *err)
 		r = 0;
 	}
 	if (r < 0 || strlen(a->log_id) != CD_AUDIT_LOG_ID_LEN ||
-	    cd_audit_unhex(a->log_id, CD_AUDIT_LOG_ID_LEN, raw, sizeof raw) < 0) {
+	    cd_unhex(a->log_id, CD_AUDIT_LOG_ID_LEN, raw, sizeof raw) < 0) {
 		r = cd_err_set(err, -CD_E_CORRUPT, "audit log '%s': no valid log id", a->path);
 		goto fail;
 	}

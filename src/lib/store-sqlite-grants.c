@@ -6,8 +6,6 @@
  * temp-grant.c still checks each row as strictly as a written grant. */
 #include "store-sqlite.h"
 
-#include "temp-grant.h"
-
 #include <errno.h>
 #include <string.h>
 

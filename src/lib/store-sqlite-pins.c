@@ -7,8 +7,6 @@
  * listed as valid. */
 #include "store-sqlite.h"
 
-#include "mcp-pins.h"
-
 #include <errno.h>
 #include <string.h>
 

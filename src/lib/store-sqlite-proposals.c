@@ -4,10 +4,9 @@
  *
  * Trust boundary: the database belongs to the operator but may have been
  * edited or damaged; every row read back is checked (op names, hash
- * lengths, path shape) and a bad row refuses the whole proposal. */
+ * lengths) and a bad row refuses the whole proposal.  The path's shape,
+ * the flag and the order are proposal-store.c's to check after a load. */
 #include "store-sqlite.h"
-
-#include "proposal-int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -155,8 +154,7 @@ static int read_file(sqlite3_stmt *st, struct cd_prop_file *f)
 	const void *diff;
 
 	memset(f, 0, sizeof *f);
-	if (!path || !op || !hex64_or_empty(bs) || !hex64_or_empty(ns) ||
-	    !cd_prop_path_ok(path, (size_t)plen))
+	if (!path || !op || !hex64_or_empty(bs) || !hex64_or_empty(ns))
 		return -CD_E_CORRUPT;
 	if (!strcmp((const char *)op, "added"))
 		f->op = CD_PROP_ADDED;
@@ -182,8 +180,9 @@ static int read_file(sqlite3_stmt *st, struct cd_prop_file *f)
 		return -CD_E_CORRUPT;
 	f->base_mode = (unsigned)sqlite3_column_int(st, 4) & 07777;
 	f->new_mode = (unsigned)sqlite3_column_int(st, 5) & 07777;
-	/* Recomputed, not trusted: a hand-edited row cannot unflag a hook. */
-	f->flagged = sqlite3_column_int(st, 6) != 0 || cd_prop_flagged(path, (size_t)plen);
+	/* As stored; proposal-store.c adds what the path says (a
+	 * hand-edited row cannot unflag a hook). */
+	f->flagged = sqlite3_column_int(st, 6) != 0;
 	f->note = col_dup(st, 7);
 	f->applied = sqlite3_column_int(st, 9) != 0;
 	f->path = malloc((size_t)plen + 1);
@@ -275,7 +274,6 @@ int cd_sqlite_proposal_load(struct cd_store *store, const char *id, struct cd_pr
 		goto fail;
 	}
 	sqlite3_finalize(st);
-	cd_prop_sort(p);
 	*ret = p;
 	return 0;
 fail:

@@ -20,22 +20,16 @@
  * err.  Rows handed to callbacks borrow the backend's memory: valid during
  * the callback only.
  *
- * This header names the domain's row types (struct cd_approval, ...) by
- * declaration only; the modules that own them define them. */
+ * The rows (struct cd_approval, ...) are the store's own (store-rows.h):
+ * a backend includes no header of the modules above it. */
 #ifndef CD_STORE_H
 #define CD_STORE_H
 
 #include "err.h"
+#include "store-rows.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-struct cd_temp_grant;
-struct cd_approval;
-struct cd_mcp_pin_row;
-struct cd_proposal;
-struct cd_audit_entry;
-struct cd_audit_filter;
 
 /* A connection to a backend: the first member of every backend's own
  * struct.  Closed with ops->close. */
@@ -160,8 +154,9 @@ struct cd_store_ops {
 
 	/* Proposals (proposal.h).  proposal_save stores a proposal and its
 	 * files in one transaction; proposal_load reads one (files and diffs
-	 * included, in the order proposal.c sorts them; -ENOENT: none) into a
-	 * new struct freed with cd_proposal_free; proposal_list reads every
+	 * included, the flag as stored, in any order; -ENOENT: none) into a
+	 * new struct freed with cd_proposal_free (proposal-store.c checks the
+	 * paths, flags and sorts); proposal_list reads every
 	 * proposal, newest first, without files (nfiles counted), freed with
 	 * cd_proposal_list_free; proposal_finish records the end (status,
 	 * who, when, branch, commit) of a pending or partial proposal and

@@ -10,17 +10,6 @@
 #include <errno.h>
 #include <string.h>
 
-const char *cd_temp_kind_name(enum cd_temp_kind k)
-{
-	switch (k) {
-	case CD_TEMP_BREAK_GLASS:
-		return "break-glass";
-	case CD_TEMP_DELEGATED:
-		return "delegated";
-	}
-	return "?";
-}
-
 int cd_temp_add(struct cd_state *s, struct cd_temp_grant *g, struct cd_err *err)
 {
 	struct cd_store *st = cd_state_store(s);

@@ -13,34 +13,14 @@
 #include "err.h"
 #include "policy.h"
 #include "state.h"
+#include "store-rows.h"
 
 #include <stdint.h>
 
-#define CD_TEMP_ID_MAX 40
+/* struct cd_temp_grant, one row, and cd_temp_kind_name: store-rows.h. */
+
 /* Active temporary grants a process takes into account, at most. */
 #define CD_TEMP_MAX_ACTIVE 1000
-
-/* One row.  Strings are borrowed (valid during a callback, or owned by the
- * caller of cd_temp_add). */
-struct cd_temp_grant {
-	char id[CD_TEMP_ID_MAX];  /* "bg-<16 hex>" or "dg-<16 hex>" */
-	enum cd_temp_kind kind;   /* policy.h */
-	const char *agent, *task; /* task may be NULL */
-	const char *tool;
-	const char *parent;        /* delegated: the delegating agent */
-	const char *grant_json;    /* the grant mapping */
-	const char *ticket;        /* break-glass: the ticket id */
-	const char *by;            /* who created it */
-	const char *policy_sha256; /* of the policy checked at creation, or NULL */
-	int64_t created, expires;  /* seconds since the epoch */
-	const char *ended;         /* NULL while active, "revoked" or "expired" */
-	int64_t ended_at;
-	const char *ended_by;
-	int64_t uses, last_used;
-};
-
-/* "break-glass" / "delegated". */
-const char *cd_temp_kind_name(enum cd_temp_kind k);
 
 /* Store a new grant; g->id is written (a fresh random id).  0 or -errno. */
 int cd_temp_add(struct cd_state *s, struct cd_temp_grant *g, struct cd_err *err);
