@@ -13,6 +13,85 @@
 
 /* ---- agents, tasks, tools ---- */
 
+/* operations: {NAME: ACTION} — a tool's operations and their action classes. */
+static int load_operations(struct lctx *c, const struct cd_ynode *v, struct cd_named *x)
+{
+	const struct cd_ynode *k;
+	enum cd_action a;
+	int r;
+
+	if ((r = cd_pl_expect(c, v, CD_Y_MAP, "operations")) < 0)
+		return r;
+	x->op_names = cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
+	x->op_actions = cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(unsigned));
+	if (!x->op_names || !x->op_actions)
+		return cd_pl_oom(c);
+	for (k = v->child; k; k = k->next->next) {
+		if (k->next->type != CD_Y_SCALAR || cd_action_parse(k->next->s, &a) < 0)
+			return cd_pl_lfail(c, k->next,
+			                   "read, create, update, delete, execute or network",
+			                   "operation '%s' needs an action class", k->s);
+		x->op_names[x->nops] = k->s;
+		x->op_actions[x->nops++] = (unsigned)a;
+	}
+	return 0;
+}
+
+/* args: {NAME: KIND} — what each of a tool's arguments names. */
+static int load_arg_kinds(struct lctx *c, const struct cd_ynode *v, struct cd_named *x)
+{
+	const struct cd_ynode *k;
+	int r;
+
+	if ((r = cd_pl_expect(c, v, CD_Y_MAP, "args")) < 0)
+		return r;
+	x->arg_names = cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
+	x->arg_kinds = cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
+	if (!x->arg_names || !x->arg_kinds)
+		return cd_pl_oom(c);
+	for (k = v->child; k; k = k->next->next) {
+		const struct cd_ynode *t = k->next;
+		if (t->type != CD_Y_SCALAR ||
+		    (strcmp(t->s, "path") && strcmp(t->s, "host") && strcmp(t->s, "port") &&
+		     strcmp(t->s, "record") && strcmp(t->s, "value")))
+			return cd_pl_lfail(c, t, "path, host, port, record or value",
+			                   "argument '%s' needs a kind", k->s);
+		x->arg_names[x->nargkinds] = k->s;
+		x->arg_kinds[x->nargkinds++] = t->s;
+	}
+	return 0;
+}
+
+/* pins: {TOOL: SHA256} — MCP tool definitions approved by the file itself
+ * (lower-case hex of `cordon mcp pins`). */
+static int load_pins(struct lctx *c, const struct cd_ynode *v, struct cd_named *x)
+{
+	const struct cd_ynode *k;
+	int r;
+
+	if ((r = cd_pl_expect(c, v, CD_Y_MAP, "pins")) < 0)
+		return r;
+	if (!x->kind || strcmp(x->kind, "mcp") != 0)
+		return cd_pl_lfail(c, v, "only MCP servers have pins", "pins on a %s tool",
+		                   x->kind ? x->kind : "?");
+	x->pin_names = cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
+	x->pin_shas = cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
+	if (!x->pin_names || !x->pin_shas)
+		return cd_pl_oom(c);
+	for (k = v->child; k; k = k->next->next) {
+		const struct cd_ynode *t = k->next;
+		if (t->type != CD_Y_SCALAR || t->len != 64 ||
+		    strspn(t->s, "0123456789abcdef") != 64)
+			return cd_pl_lfail(c, t,
+			                   "64 lower-case hex digits, as 'cordon mcp "
+			                   "pins list' shows",
+			                   "bad pin for '%s'", k->s);
+		x->pin_names[x->npins] = k->s;
+		x->pin_shas[x->npins++] = t->s;
+	}
+	return 0;
+}
+
 int cd_pl_load_named(struct lctx *c, const struct cd_ynode *seq, const char *what,
                      const struct keyspec *spec, struct cd_named **ret, size_t *ret_n)
 {
@@ -53,77 +132,12 @@ int cd_pl_load_named(struct lctx *c, const struct cd_ynode *seq, const char *wha
 				return cd_pl_lfail(c, v, "command, mcp or http",
 				                   "unknown tool kind '%s'", x->kind);
 		}
-		if ((v = cd_pl_map_get(it, "operations"))) {
-			const struct cd_ynode *k;
-			enum cd_action a;
-			if ((r = cd_pl_expect(c, v, CD_Y_MAP, "operations")) < 0)
-				return r;
-			x->op_names = cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
-			x->op_actions =
-			        cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(unsigned));
-			if (!x->op_names || !x->op_actions)
-				return cd_pl_oom(c);
-			for (k = v->child; k; k = k->next->next) {
-				if (k->next->type != CD_Y_SCALAR ||
-				    cd_action_parse(k->next->s, &a) < 0)
-					return cd_pl_lfail(
-					        c, k->next,
-					        "read, create, update, delete, execute or network",
-					        "operation '%s' needs an action class", k->s);
-				x->op_names[x->nops] = k->s;
-				x->op_actions[x->nops++] = (unsigned)a;
-			}
-		}
-		if ((v = cd_pl_map_get(it, "args"))) {
-			const struct cd_ynode *k;
-			if ((r = cd_pl_expect(c, v, CD_Y_MAP, "args")) < 0)
-				return r;
-			x->arg_names =
-			        cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
-			x->arg_kinds =
-			        cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
-			if (!x->arg_names || !x->arg_kinds)
-				return cd_pl_oom(c);
-			for (k = v->child; k; k = k->next->next) {
-				const struct cd_ynode *t = k->next;
-				if (t->type != CD_Y_SCALAR ||
-				    (strcmp(t->s, "path") && strcmp(t->s, "host") &&
-				     strcmp(t->s, "port") && strcmp(t->s, "record") &&
-				     strcmp(t->s, "value")))
-					return cd_pl_lfail(c, t,
-					                   "path, host, port, record or value",
-					                   "argument '%s' needs a kind", k->s);
-				x->arg_names[x->nargkinds] = k->s;
-				x->arg_kinds[x->nargkinds++] = t->s;
-			}
-		}
-		if ((v = cd_pl_map_get(it, "pins"))) {
-			/* pins: {TOOL: SHA256} — MCP tool definitions approved by
-			 * the file itself (lower-case hex of `cordon mcp pins`). */
-			const struct cd_ynode *k;
-			if ((r = cd_pl_expect(c, v, CD_Y_MAP, "pins")) < 0)
-				return r;
-			if (!x->kind || strcmp(x->kind, "mcp") != 0)
-				return cd_pl_lfail(c, v, "only MCP servers have pins",
-				                   "pins on a %s tool", x->kind ? x->kind : "?");
-			x->pin_names =
-			        cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
-			x->pin_shas = cd_arena_alloc(&c->p->arena, (v->n / 2 + 1) * sizeof(char *));
-			if (!x->pin_names || !x->pin_shas)
-				return cd_pl_oom(c);
-			for (k = v->child; k; k = k->next->next) {
-				const struct cd_ynode *t = k->next;
-				if (t->type != CD_Y_SCALAR || t->len != 64 ||
-				    strspn(t->s, "0123456789abcdef") != 64)
-					return cd_pl_lfail(
-					        c, t,
-					        "64 lower-case hex digits, as 'cordon mcp "
-					        "pins list' shows",
-					        "bad pin for '%s'", k->s);
-				x->pin_names[x->npins] = k->s;
-				x->pin_shas[x->npins++] = t->s;
-			}
-		}
+		if ((v = cd_pl_map_get(it, "operations")) && (r = load_operations(c, v, x)) < 0)
+			return r;
+		if ((v = cd_pl_map_get(it, "args")) && (r = load_arg_kinds(c, v, x)) < 0)
+			return r;
+		if ((v = cd_pl_map_get(it, "pins")) && (r = load_pins(c, v, x)) < 0)
+			return r;
 	}
 	qsort(out, i, sizeof *out, cd_pl_cmp_named);
 	for (size_t j = 1; j < i; j++) {

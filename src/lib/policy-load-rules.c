@@ -467,6 +467,26 @@ static int load_minimize(struct lctx *c, const struct cd_ynode *m, struct cd_rul
 	return 0;
 }
 
+/* approval: none, human or policy:NAME (a rule under approvers.rules). */
+static int load_approval(struct lctx *c, const struct cd_ynode *v, struct cd_rule *g)
+{
+	const char *a;
+	int r;
+
+	if ((r = cd_pl_get_str(c, v, "approval", &a)) < 0)
+		return r;
+	if (!strcmp(a, "human"))
+		g->approval = a;
+	else if (!strncmp(a, "policy:", 7) && a[7] && find_arule(c->p, a + 7))
+		g->approval = a;
+	else if (!strncmp(a, "policy:", 7) && a[7])
+		return cd_pl_lfail(c, v, "declare it under approvers.rules",
+		                   "unknown approver rule '%s'", a + 7);
+	else if (strcmp(a, "none"))
+		return cd_pl_lfail(c, v, "none, human or policy:NAME", "unknown approval '%s'", a);
+	return 0;
+}
+
 int cd_pl_load_rule(struct lctx *c, const struct cd_ynode *m, const struct cd_ynode *tools,
                     int forbid, struct cd_rule *g)
 {
@@ -551,21 +571,8 @@ int cd_pl_load_rule(struct lctx *c, const struct cd_ynode *m, const struct cd_yn
 			                   "unknown profile '%s' (declare it under profiles)",
 			                   g->profile);
 	}
-	if ((v = cd_pl_map_get(m, "approval"))) {
-		const char *a;
-		if ((r = cd_pl_get_str(c, v, "approval", &a)) < 0)
-			return r;
-		if (!strcmp(a, "human"))
-			g->approval = a;
-		else if (!strncmp(a, "policy:", 7) && a[7] && find_arule(c->p, a + 7))
-			g->approval = a;
-		else if (!strncmp(a, "policy:", 7) && a[7])
-			return cd_pl_lfail(c, v, "declare it under approvers.rules",
-			                   "unknown approver rule '%s'", a + 7);
-		else if (strcmp(a, "none"))
-			return cd_pl_lfail(c, v, "none, human or policy:NAME",
-			                   "unknown approval '%s'", a);
-	}
+	if ((v = cd_pl_map_get(m, "approval")) && (r = load_approval(c, v, g)) < 0)
+		return r;
 	if ((r = load_minimize(c, m, g)) < 0)
 		return r;
 	if ((g->actions & (1u << CD_ACTION_DELETE)) && !g->approval)
