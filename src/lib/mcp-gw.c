@@ -156,13 +156,13 @@ const char *cd_mcp_pin_name(enum cd_mcp_pin p)
 
 /* ---- small helpers --------------------------------------------------- */
 
-static int64_t now_ms(struct cd_mcp_gw *gw)
+static int64_t cd_mcpgw_now_ms(struct cd_mcp_gw *gw)
 {
 	return gw->cfg.ops && gw->cfg.ops->now_ms ? gw->cfg.ops->now_ms(gw->cfg.ctx) : 0;
 }
 
 /* The time a decision is made at: now, not when the session started. */
-static int64_t wall_s(struct cd_mcp_gw *gw)
+static int64_t cd_mcpgw_wall_s(struct cd_mcp_gw *gw)
 {
 	return gw->cfg.ops && gw->cfg.ops->wall_s ? gw->cfg.ops->wall_s(gw->cfg.ctx) : gw->cfg.now;
 }
@@ -173,8 +173,8 @@ static int64_t wall_s(struct cd_mcp_gw *gw)
  * the session has taken it out of the policy (decide again: a written
  * grant may still allow the call), else 0 with the decision as it stands
  * (turned into a deny when a grant could not be checked). */
-static int check_temp_uses(struct cd_mcp_gw *gw, struct cd_decision *dec, int64_t now, int retry,
-                           const char **ret_dropped)
+static int cd_mcpgw_check_temp_uses(struct cd_mcp_gw *gw, struct cd_decision *dec, int64_t now,
+                                    int retry, const char **ret_dropped)
 {
 	size_t i;
 	int r;
@@ -206,15 +206,15 @@ static int check_temp_uses(struct cd_mcp_gw *gw, struct cd_decision *dec, int64_
 	return 0;
 }
 
-static int record(struct cd_mcp_gw *gw, const struct cd_mcp_event *ev)
+static int cd_mcpgw_record(struct cd_mcp_gw *gw, const struct cd_mcp_event *ev)
 {
 	if (!gw->cfg.ops || !gw->cfg.ops->record)
 		return 0;
 	return gw->cfg.ops->record(gw->cfg.ctx, ev);
 }
 
-static void protocol_event(struct cd_mcp_gw *gw, const char *dir, const char *method,
-                           const char *reason)
+static void cd_mcpgw_protocol_event(struct cd_mcp_gw *gw, const char *dir, const char *method,
+                                    const char *reason)
 {
 	struct cd_mcp_event ev;
 
@@ -224,42 +224,42 @@ static void protocol_event(struct cd_mcp_gw *gw, const char *dir, const char *me
 	ev.method = method;
 	ev.verdict = "deny";
 	ev.reason = reason;
-	(void)record(gw, &ev); /* the frame is refused either way */
+	(void)cd_mcpgw_record(gw, &ev); /* the frame is refused either way */
 }
 
-static int out(struct cd_buf *b, const char *p, size_t n)
+static int cd_mcpgw_out(struct cd_buf *b, const char *p, size_t n)
 {
 	int r = cd_buf_append(b, p, n);
 	return r == -CD_E_LIMIT ? -ENOBUFS : r;
 }
 
-static int out_line(struct cd_buf *b, const char *p, size_t n)
+static int cd_mcpgw_out_line(struct cd_buf *b, const char *p, size_t n)
 {
-	int r = out(b, p, n);
-	return r ? r : out(b, "\n", 1);
+	int r = cd_mcpgw_out(b, p, n);
+	return r ? r : cd_mcpgw_out(b, "\n", 1);
 }
 
-static int out_owned(struct cd_buf *b, char *s, size_t n)
+static int cd_mcpgw_out_owned(struct cd_buf *b, char *s, size_t n)
 {
 	int r;
 
 	if (!s)
 		return -ENOMEM;
-	r = out(b, s, n);
+	r = cd_mcpgw_out(b, s, n);
 	free(s);
 	return r;
 }
 
-static int reply_error(struct cd_buf *b, const json_t *id, int code, const char *msg)
+static int cd_mcpgw_reply_error(struct cd_buf *b, const json_t *id, int code, const char *msg)
 {
 	size_t n = 0;
 	char *s = cd_jsonrpc_error_line(id, code, msg, &n); /* sets n: not in the call */
 
-	return out_owned(b, s, n);
+	return cd_mcpgw_out_owned(b, s, n);
 }
 
 /* A tool result the model can read: {content:[{type:text,text}],isError}. */
-static int reply_tool_error(struct cd_buf *b, const json_t *id, const char *text)
+static int cd_mcpgw_reply_tool_error(struct cd_buf *b, const json_t *id, const char *text)
 {
 	json_t *res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text,
 	                        "isError", 1);
@@ -270,7 +270,7 @@ static int reply_tool_error(struct cd_buf *b, const json_t *id, const char *text
 		return -ENOMEM;
 	s = cd_jsonrpc_result_line(id, res, &n);
 	json_decref(res);
-	return out_owned(b, s, n);
+	return cd_mcpgw_out_owned(b, s, n);
 }
 
 /* ---- batches ----------------------------------------------------------- */
@@ -293,7 +293,7 @@ static void batch_release(struct batch *b)
 
 /* The batch is answered once all its requests are: one array line (none
  * when it held only notifications and responses). */
-static int batch_maybe_flush(struct cd_mcp_gw *gw, struct batch *b)
+static int cd_mcpgw_batch_maybe_flush(struct cd_mcp_gw *gw, struct batch *b)
 {
 	size_t i = 0;
 	int r = 0, first = 1;
@@ -301,26 +301,26 @@ static int batch_maybe_flush(struct cd_mcp_gw *gw, struct batch *b)
 	if (b->splitting || b->outstanding)
 		return 0;
 	if (b->buf.len)
-		r = out(&gw->to_client, "[", 1);
+		r = cd_mcpgw_out(&gw->to_client, "[", 1);
 	while (r == 0 && i < b->buf.len) {
 		const char *nl = memchr(b->buf.data + i, '\n', b->buf.len - i);
 		size_t n = nl ? (size_t)(nl - b->buf.data) - i : b->buf.len - i;
 		if (!first)
-			r = out(&gw->to_client, ",", 1);
+			r = cd_mcpgw_out(&gw->to_client, ",", 1);
 		if (r == 0)
-			r = out(&gw->to_client, b->buf.data + i, n);
+			r = cd_mcpgw_out(&gw->to_client, b->buf.data + i, n);
 		first = 0;
 		i += n + 1;
 	}
 	if (r == 0 && b->buf.len)
-		r = out(&gw->to_client, "]\n", 2);
+		r = cd_mcpgw_out(&gw->to_client, "]\n", 2);
 	batch_release(b);
 	return r;
 }
 
 /* Answers made from here on go to batch bid's slot (0 or a batch that is
  * no more: to the client directly). */
-static void reply_begin(struct cd_mcp_gw *gw, unsigned bid)
+static void cd_mcpgw_reply_begin(struct cd_mcp_gw *gw, unsigned bid)
 {
 	struct batch *b = batch_find(gw, bid);
 
@@ -332,7 +332,7 @@ static void reply_begin(struct cd_mcp_gw *gw, unsigned bid)
 /* The answer to one request (id) of the current batch is made, or not
  * yet; `counted`: the request is one the batch waits for.  Returns r, or
  * the error of answering the batch. */
-static int reply_end(struct cd_mcp_gw *gw, const json_t *id, int r, int counted)
+static int cd_mcpgw_reply_end(struct cd_mcp_gw *gw, const json_t *id, int r, int counted)
 {
 	struct batch *b = batch_find(gw, gw->cur_batch);
 
@@ -344,20 +344,21 @@ static int reply_end(struct cd_mcp_gw *gw, const json_t *id, int r, int counted)
 		b->buf.len = gw->reply_mark;
 		if (b->buf.data)
 			b->buf.data[b->buf.len] = '\0';
-		r = reply_error(&b->buf, id, CD_JSONRPC_INTERNAL_ERROR,
-		                "cordon: the batch's answer would pass 16 MiB; send this request "
-		                "on its own");
+		r = cd_mcpgw_reply_error(
+		        &b->buf, id, CD_JSONRPC_INTERNAL_ERROR,
+		        "cordon: the batch's answer would pass 16 MiB; send this request "
+		        "on its own");
 	}
 	if (r < 0)
 		return r;
 	if (counted && b->buf.len > gw->reply_mark && b->outstanding)
 		b->outstanding--;
-	return batch_maybe_flush(gw, b);
+	return cd_mcpgw_batch_maybe_flush(gw, b);
 }
 
 /* A request of batch bid will not be answered any more (cancelled by the
  * client): the batch stops waiting for it. */
-static int batch_forget(struct cd_mcp_gw *gw, unsigned bid)
+static int cd_mcpgw_batch_forget(struct cd_mcp_gw *gw, unsigned bid)
 {
 	struct batch *b = batch_find(gw, bid);
 
@@ -365,12 +366,12 @@ static int batch_forget(struct cd_mcp_gw *gw, unsigned bid)
 		return 0;
 	if (b->outstanding)
 		b->outstanding--;
-	return batch_maybe_flush(gw, b);
+	return cd_mcpgw_batch_maybe_flush(gw, b);
 }
 
 /* ---- tables of requests in flight ------------------------------------ */
 
-static struct pending *table_find(struct table *t, const char *key)
+static struct pending *cd_mcpgw_table_find(struct table *t, const char *key)
 {
 	size_t i;
 
@@ -388,7 +389,7 @@ static void pending_release(struct pending *p)
 	free(p->method);
 }
 
-static void table_remove(struct table *t, struct pending *p)
+static void cd_mcpgw_table_remove(struct table *t, struct pending *p)
 {
 	size_t i = (size_t)(p - t->v);
 
@@ -397,7 +398,7 @@ static void table_remove(struct table *t, struct pending *p)
 	t->n--;
 }
 
-static struct pending *table_add(struct table *t, const char *key, enum pending_kind kind)
+static struct pending *cd_mcpgw_table_add(struct table *t, const char *key, enum pending_kind kind)
 {
 	struct pending *p;
 
@@ -430,7 +431,7 @@ static void table_release(struct table *t)
 
 /* ---- tools ------------------------------------------------------------- */
 
-static void tools_release(struct tools *t)
+static void cd_mcpgw_tools_release(struct tools *t)
 {
 	size_t i;
 
@@ -440,7 +441,7 @@ static void tools_release(struct tools *t)
 	memset(t, 0, sizeof *t);
 }
 
-static struct tool *tools_find(struct tools *t, const char *name)
+static struct tool *cd_mcpgw_tools_find(struct tools *t, const char *name)
 {
 	size_t i;
 
@@ -453,7 +454,7 @@ static struct tool *tools_find(struct tools *t, const char *name)
 /* Pin one tool definition and note whether the agent may see it.  Returns
  * 1 when visible, 0 when hidden, negative on a fatal error.  A definition
  * that cannot be pinned (bad name, duplicate) is hidden. */
-static int tool_seen(struct cd_mcp_gw *gw, struct tools *into, json_t *def)
+static int cd_mcpgw_tool_seen(struct cd_mcp_gw *gw, struct tools *into, json_t *def)
 {
 	json_t *name = json_object_get(def, "name");
 	struct cd_buf canon;
@@ -465,7 +466,7 @@ static int tool_seen(struct cd_mcp_gw *gw, struct tools *into, json_t *def)
 	if (!json_is_string(name) ||
 	    !cd_mcp_tool_name_valid(json_string_value(name), json_string_length(name)))
 		return 0;
-	if (tools_find(into, json_string_value(name)) || into->n >= CD_MCP_TOOLS_MAX)
+	if (cd_mcpgw_tools_find(into, json_string_value(name)) || into->n >= CD_MCP_TOOLS_MAX)
 		return 0; /* a second definition of one name is never shown */
 	cd_buf_init(&canon, CD_JSONRPC_LINE_MAX);
 	r = cd_mcp_tool_pin_form(def, &canon, sha);
@@ -492,7 +493,7 @@ static int tool_seen(struct cd_mcp_gw *gw, struct tools *into, json_t *def)
 	memcpy(t->sha256, sha, sizeof sha);
 	t->pin = pin;
 	t->granted = cd_mcp_tool_granted(gw->cfg.policy, gw->cfg.agent, gw->cfg.task,
-	                                 gw->cfg.server, t->name, wall_s(gw));
+	                                 gw->cfg.server, t->name, cd_mcpgw_wall_s(gw));
 	into->n++;
 	return t->pin == CD_MCP_PIN_APPROVED && t->granted;
 }
@@ -522,7 +523,7 @@ static int send_own_list(struct cd_mcp_gw *gw, json_t *cursor)
 	{
 		char *s = cd_jsonrpc_dump_line(msg, &n);
 		json_decref(msg);
-		return out_owned(&gw->to_server, s, n);
+		return cd_mcpgw_out_owned(&gw->to_server, s, n);
 	}
 }
 
@@ -530,7 +531,7 @@ static int start_listing(struct cd_mcp_gw *gw)
 {
 	if (gw->listing)
 		return 0;
-	tools_release(&gw->building);
+	cd_mcpgw_tools_release(&gw->building);
 	gw->listing = 1;
 	gw->pages = 0;
 	gw->listing_generation = gw->generation;
@@ -548,22 +549,22 @@ static int release_held(struct cd_mcp_gw *gw, const char *fail)
 	for (i = 0; i < n; i++) {
 		json_t *m = gw->held[i];
 		if (r == 0) {
-			reply_begin(gw, gw->held_batch[i]);
+			cd_mcpgw_reply_begin(gw, gw->held_batch[i]);
 			if (fail) {
 				gw->stats.denied++;
-				r = reply_error(gw->reply, json_object_get(m, "id"),
-				                CD_JSONRPC_INTERNAL_ERROR, fail);
+				r = cd_mcpgw_reply_error(gw->reply, json_object_get(m, "id"),
+				                         CD_JSONRPC_INTERNAL_ERROR, fail);
 			} else {
 				r = decide_call(gw, m, NULL, 0);
 			}
-			r = reply_end(gw, json_object_get(m, "id"), r, 1);
+			r = cd_mcpgw_reply_end(gw, json_object_get(m, "id"), r, 1);
 		}
 		json_decref(m);
 	}
 	return r;
 }
 
-static int own_list_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m)
+static int cd_mcpgw_own_list_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m)
 {
 	json_t *list, *cursor;
 	size_t i;
@@ -573,22 +574,22 @@ static int own_list_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m)
 	list = m->result ? json_object_get(m->result, "tools") : NULL;
 	if (!json_is_array(list)) {
 		gw->listing = 0;
-		tools_release(&gw->building);
+		cd_mcpgw_tools_release(&gw->building);
 		return release_held(gw, "cordon: the server did not list its tools; call refused");
 	}
 	for (i = 0; i < json_array_size(list); i++)
-		if ((r = tool_seen(gw, &gw->building, json_array_get(list, i))) < 0)
+		if ((r = cd_mcpgw_tool_seen(gw, &gw->building, json_array_get(list, i))) < 0)
 			return r;
 	cursor = json_object_get(m->result, "nextCursor");
 	if (json_is_string(cursor) && ++gw->pages < CD_MCP_PAGES_MAX)
 		return send_own_list(gw, cursor);
 	if (cursor && !json_is_null(cursor)) {
 		gw->listing = 0;
-		tools_release(&gw->building);
+		cd_mcpgw_tools_release(&gw->building);
 		return release_held(gw, "cordon: the server's tool list did not end; call refused");
 	}
 	gw->listing = 0;
-	tools_release(&gw->tools);
+	cd_mcpgw_tools_release(&gw->tools);
 	gw->tools = gw->building;
 	memset(&gw->building, 0, sizeof gw->building);
 	/* A list_changed during the listing: list again before deciding. */
@@ -603,7 +604,7 @@ static int own_list_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m)
 static int deny_call(struct cd_mcp_gw *gw, json_t *id, const char *text)
 {
 	gw->stats.denied++;
-	return reply_tool_error(gw->reply, id, text);
+	return cd_mcpgw_reply_tool_error(gw->reply, id, text);
 }
 
 static void join_ids(const struct cd_decision *d, char *outs, size_t cap)
@@ -687,7 +688,7 @@ static int hold_call(struct cd_mcp_gw *gw, json_t *id, const char *raw, size_t r
 	return 0;
 }
 
-static void held_release(struct held_approval *h)
+static void cd_mcpgw_held_release(struct held_approval *h)
 {
 	json_decref(h->id);
 	free(h->raw);
@@ -715,7 +716,7 @@ int cd_mcp_gw_poll_approvals(struct cd_mcp_gw *gw)
 			i++;
 			continue;
 		}
-		reply_begin(gw, h->batch);
+		cd_mcpgw_reply_begin(gw, h->batch);
 		memset(&ev, 0, sizeof ev);
 		ev.kind = CD_MCP_EV_CALL;
 		ev.direction = "client";
@@ -733,15 +734,15 @@ int cd_mcp_gw_poll_approvals(struct cd_mcp_gw *gw)
 			ev.verdict = "allow";
 			ev.reason = text;
 			/* The intent is durable before the server sees the call. */
-			if (record(gw, &ev) < 0) {
+			if (cd_mcpgw_record(gw, &ev) < 0) {
 				r = deny_call(gw, h->id,
 				              "denied: the audit log could not record the "
 				              "call (no log, no call)");
 			} else if (cd_jsonrpc_idkey(h->id, key) < 0 ||
-			           !(p = table_add(&gw->client_req, key, P_CALL))) {
+			           !(p = cd_mcpgw_table_add(&gw->client_req, key, P_CALL))) {
 				r = deny_call(gw, h->id, "denied: too many requests in flight");
 			} else {
-				p->start_ms = now_ms(gw);
+				p->start_ms = cd_mcpgw_now_ms(gw);
 				p->tool = h->tool;
 				p->policy_tool = h->policy_tool;
 				p->grant_ids = h->grant_ids;
@@ -750,17 +751,17 @@ int cd_mcp_gw_poll_approvals(struct cd_mcp_gw *gw)
 				p->batch = h->batch;
 				h->tool = h->policy_tool = h->grant_ids = NULL;
 				gw->stats.allowed++;
-				r = out_line(&gw->to_server, h->raw, h->rawlen);
+				r = cd_mcpgw_out_line(&gw->to_server, h->raw, h->rawlen);
 			}
 		} else {
 			snprintf(text, sizeof text, "not approved: %s (%s)", why, h->approval_id);
 			ev.verdict = "deny";
 			ev.reason = text;
-			record(gw, &ev);
+			cd_mcpgw_record(gw, &ev);
 			r = deny_call(gw, h->id, text);
 		}
-		r = reply_end(gw, h->id, r, 1);
-		held_release(h);
+		r = cd_mcpgw_reply_end(gw, h->id, r, 1);
+		cd_mcpgw_held_release(h);
 		gw->appr[i] = gw->appr[--gw->nappr];
 		if (r < 0)
 			return r;
@@ -777,7 +778,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	struct cd_decision dec;
 	struct cd_mcp_event ev;
 	struct cd_err err = { 0, "" };
-	struct tool *t = tools_find(&gw->tools, name);
+	struct tool *t = cd_mcpgw_tools_find(&gw->tools, name);
 	char full[300], text[600], ids[1024] = "", key[CD_JSONRPC_IDKEY_MAX], args_sha[65] = "";
 	struct pending *p;
 	struct cd_buf canon;
@@ -807,11 +808,11 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	if (!t) {
 		ev.verdict = "deny";
 		ev.reason = "the server does not offer this tool";
-		record(gw, &ev);
+		cd_mcpgw_record(gw, &ev);
 		gw->stats.denied++;
 		r = snprintf(text, sizeof text, "Unknown tool: %s", name);
-		return reply_error(gw->reply, id, CD_JSONRPC_INVALID_PARAMS,
-		                   r > 0 ? text : "Unknown tool");
+		return cd_mcpgw_reply_error(gw->reply, id, CD_JSONRPC_INVALID_PARAMS,
+		                            r > 0 ? text : "Unknown tool");
 	}
 	memset(&dec, 0, sizeof dec);
 	if (t->pin != CD_MCP_PIN_APPROVED) {
@@ -821,10 +822,10 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 		             full, t->pin == CD_MCP_PIN_NEW ? "new" : "changed", t->sha256);
 		ev.verdict = "deny";
 		ev.reason = text;
-		record(gw, &ev);
+		cd_mcpgw_record(gw, &ev);
 		return deny_call(gw, id, r > 0 ? text : "denied by policy: tool not approved");
 	}
-	now = wall_s(gw);
+	now = cd_mcpgw_wall_s(gw);
 	r = cd_mcp_map_call(gw->cfg.policy, gw->cfg.agent, gw->cfg.task, gw->cfg.server, name, args,
 	                    now, gw->cfg.ops ? gw->cfg.ops->resolve : NULL, gw->cfg.ctx, &mr, &err);
 	if (r == -ENOMEM) {
@@ -836,12 +837,12 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 		r = snprintf(text, sizeof text, "denied by policy: %s", err.msg);
 		ev.verdict = "deny";
 		ev.reason = text;
-		record(gw, &ev);
+		cd_mcpgw_record(gw, &ev);
 		return deny_call(gw, id, r > 0 ? text : "denied by policy");
 	}
 	for (tries = 0;; tries++) {
 		cd_policy_decide(gw->cfg.policy, &mr.req, &dec, &err);
-		if (!check_temp_uses(gw, &dec, now, tries < 8, &dropped))
+		if (!cd_mcpgw_check_temp_uses(gw, &dec, now, tries < 8, &dropped))
 			break;
 	}
 	if (dropped && dec.verdict == CD_VERDICT_DENY) {
@@ -878,7 +879,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 			             why);
 			ev.verdict = "deny";
 			ev.reason = text;
-			record(gw, &ev);
+			cd_mcpgw_record(gw, &ev);
 			cd_mcp_request_release(&mr);
 			return deny_call(gw, id, r > 0 ? text : "not approved");
 		}
@@ -891,7 +892,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 		ev.reason = dec.minimize_overflow
 		                    ? "denied: too many grants scope fields to apply them all"
 		                    : "denied: the grant masks results and masking is unavailable";
-		record(gw, &ev);
+		cd_mcpgw_record(gw, &ev);
 		cd_mcp_request_release(&mr);
 		return deny_call(gw, id, ev.reason);
 	}
@@ -900,7 +901,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 		              cd_action_name(mr.req.action), ids, args_sha, &dec, text,
 		              sizeof text);
 		ev.reason = text;
-		record(gw, &ev);
+		cd_mcpgw_record(gw, &ev);
 		cd_mcp_request_release(&mr);
 		if (r == 0)
 			return 0; /* the answer comes from cd_mcp_gw_poll_approvals */
@@ -909,23 +910,24 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	if (dec.verdict != CD_VERDICT_ALLOW) {
 		r = snprintf(text, sizeof text, "denied by policy: %s", dec.reason);
 		ev.reason = dec.reason;
-		record(gw, &ev);
+		cd_mcpgw_record(gw, &ev);
 		cd_mcp_request_release(&mr);
 		return deny_call(gw, id, r > 0 ? text : "denied by policy");
 	}
 	ev.reason = dec.reason;
 	/* The intent is durable before the server sees the call. */
-	if (record(gw, &ev) < 0) {
+	if (cd_mcpgw_record(gw, &ev) < 0) {
 		cd_mcp_request_release(&mr);
 		return deny_call(
 		        gw, id,
 		        "denied: the audit log could not record the call (no log, no call)");
 	}
-	if (cd_jsonrpc_idkey(id, key) < 0 || !(p = table_add(&gw->client_req, key, P_CALL))) {
+	if (cd_jsonrpc_idkey(id, key) < 0 ||
+	    !(p = cd_mcpgw_table_add(&gw->client_req, key, P_CALL))) {
 		cd_mcp_request_release(&mr);
 		return deny_call(gw, id, "denied: too many requests in flight");
 	}
-	p->start_ms = now_ms(gw);
+	p->start_ms = cd_mcpgw_now_ms(gw);
 	p->tool = strdup(full);
 	p->policy_tool = strdup(mr.req.tool);
 	p->grant_ids = strdup(ids);
@@ -935,16 +937,17 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	cd_mcp_request_release(&mr);
 	gw->stats.allowed++;
 	if (raw)
-		return out_line(&gw->to_server, raw, rawlen);
+		return cd_mcpgw_out_line(&gw->to_server, raw, rawlen);
 	line = cd_jsonrpc_dump_line(msg, &n);
 	if (!line)
 		return -ENOMEM;
-	r = out(&gw->to_server, line, n);
+	r = cd_mcpgw_out(&gw->to_server, line, n);
 	free(line);
 	return r;
 }
 
-static int client_call(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line, size_t len)
+static int cd_mcpgw_client_call(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
+                                size_t len)
 {
 	json_t *name = json_object_get(m->params, "name");
 	json_t *args = json_object_get(m->params, "arguments");
@@ -953,17 +956,18 @@ static int client_call(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const cha
 	    !cd_mcp_tool_name_valid(json_string_value(name), json_string_length(name)) ||
 	    (args && !json_is_object(args))) {
 		gw->stats.malformed++;
-		protocol_event(gw, "client", "tools/call", "malformed tools/call params");
-		return reply_error(gw->reply, m->id, CD_JSONRPC_INVALID_PARAMS,
-		                   "tools/call needs params {name: a tool name, arguments?: an "
-		                   "object}");
+		cd_mcpgw_protocol_event(gw, "client", "tools/call", "malformed tools/call params");
+		return cd_mcpgw_reply_error(
+		        gw->reply, m->id, CD_JSONRPC_INVALID_PARAMS,
+		        "tools/call needs params {name: a tool name, arguments?: an "
+		        "object}");
 	}
 	if (gw->tools_fresh)
 		return decide_call(gw, m->root, line, len);
 	if (gw->nheld >= CD_MCP_HELD_MAX) {
 		gw->stats.denied++;
-		return reply_error(gw->reply, m->id, CD_JSONRPC_INTERNAL_ERROR,
-		                   "cordon: too many calls waiting for the tool list");
+		return cd_mcpgw_reply_error(gw->reply, m->id, CD_JSONRPC_INTERNAL_ERROR,
+		                            "cordon: too many calls waiting for the tool list");
 	}
 	gw->held_batch[gw->nheld] = gw->cur_batch;
 	gw->held[gw->nheld++] = json_incref(m->root);
@@ -984,11 +988,12 @@ static int client_initialize(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, con
 	size_t n = 0;
 
 	if (!json_is_object(m->params) || !json_is_string(ver) || (caps && !json_is_object(caps)))
-		return reply_error(gw->reply, m->id, CD_JSONRPC_INVALID_PARAMS,
-		                   "initialize needs params {protocolVersion, capabilities}");
+		return cd_mcpgw_reply_error(
+		        gw->reply, m->id, CD_JSONRPC_INVALID_PARAMS,
+		        "initialize needs params {protocolVersion, capabilities}");
 	if (gw->initialized)
-		return reply_error(gw->reply, m->id, CD_JSONRPC_INVALID_REQUEST,
-		                   "initialize was already sent in this session");
+		return cd_mcpgw_reply_error(gw->reply, m->id, CD_JSONRPC_INVALID_REQUEST,
+		                            "initialize was already sent in this session");
 	if (caps && (json_object_get(caps, "roots") || json_object_get(caps, "sampling"))) {
 		char *s;
 		int r;
@@ -997,15 +1002,15 @@ static int client_initialize(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, con
 		s = cd_jsonrpc_dump_line(m->root, &n);
 		if (!s)
 			return -ENOMEM;
-		r = out(&gw->to_server, s, n);
+		r = cd_mcpgw_out(&gw->to_server, s, n);
 		free(s);
 		if (r < 0)
 			return r;
-	} else if ((n = 0, out_line(&gw->to_server, line, len)) < 0) {
+	} else if ((n = 0, cd_mcpgw_out_line(&gw->to_server, line, len)) < 0) {
 		return -ENOBUFS;
 	}
 	gw->initialized = 1;
-	return table_add(&gw->client_req, m->idkey, P_INIT) ? 0 : -ENOMEM;
+	return cd_mcpgw_table_add(&gw->client_req, m->idkey, P_INIT) ? 0 : -ENOMEM;
 }
 
 /* A request of the client's with this id is still waiting: for the
@@ -1015,7 +1020,7 @@ static int id_in_flight(struct cd_mcp_gw *gw, const char *key)
 	char k[CD_JSONRPC_IDKEY_MAX];
 	size_t i;
 
-	if (table_find(&gw->client_req, key) || (gw->listing && !strcmp(key, gw->own_key)))
+	if (cd_mcpgw_table_find(&gw->client_req, key) || (gw->listing && !strcmp(key, gw->own_key)))
 		return 1;
 	for (i = 0; i < gw->nheld; i++)
 		if (cd_jsonrpc_idkey(json_object_get(gw->held[i], "id"), k) == 0 && !strcmp(k, key))
@@ -1034,39 +1039,41 @@ static int client_request(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const 
 
 	if (id_in_flight(gw, m->idkey)) {
 		gw->stats.malformed++;
-		protocol_event(gw, "client", m->method, "duplicate id of a request in flight");
-		return reply_error(gw->reply, NULL, CD_JSONRPC_INVALID_REQUEST,
-		                   "duplicate id: a request with this id is still in flight");
+		cd_mcpgw_protocol_event(gw, "client", m->method,
+		                        "duplicate id of a request in flight");
+		return cd_mcpgw_reply_error(
+		        gw->reply, NULL, CD_JSONRPC_INVALID_REQUEST,
+		        "duplicate id: a request with this id is still in flight");
 	}
 	if (!strcmp(m->method, "initialize"))
 		return client_initialize(gw, m, line, len);
 	if (!strcmp(m->method, "server/discover")) {
 		/* The stateless era (2026-07-28) is recognized, not served: a
 		 * dual-era client falls back to initialize on this error. */
-		return reply_error(gw->reply, m->id, CD_JSONRPC_METHOD_NOT_FOUND,
-		                   "Method not found: server/discover (cordon mcp speaks "
-		                   "2024-11-05 to 2025-11-25; use initialize)");
+		return cd_mcpgw_reply_error(gw->reply, m->id, CD_JSONRPC_METHOD_NOT_FOUND,
+		                            "Method not found: server/discover (cordon mcp speaks "
+		                            "2024-11-05 to 2025-11-25; use initialize)");
 	}
 	if (!gw->initialized && strcmp(m->method, "ping") != 0) {
 		gw->stats.malformed++;
-		return reply_error(gw->reply, m->id, CD_JSONRPC_INVALID_REQUEST,
-		                   "initialize first");
+		return cd_mcpgw_reply_error(gw->reply, m->id, CD_JSONRPC_INVALID_REQUEST,
+		                            "initialize first");
 	}
 	if (!strcmp(m->method, "tools/call"))
-		return client_call(gw, m, line, len);
+		return cd_mcpgw_client_call(gw, m, line, len);
 	if (!strcmp(m->method, "tools/list"))
 		kind = P_LIST;
-	p = table_add(&gw->client_req, m->idkey, kind);
+	p = cd_mcpgw_table_add(&gw->client_req, m->idkey, kind);
 	if (!p)
-		return reply_error(gw->reply, m->id, CD_JSONRPC_INTERNAL_ERROR,
-		                   "cordon: too many requests in flight");
+		return cd_mcpgw_reply_error(gw->reply, m->id, CD_JSONRPC_INTERNAL_ERROR,
+		                            "cordon: too many requests in flight");
 	p->batch = gw->cur_batch;
 	if (kind == P_LIST) {
 		json_t *cur = json_object_get(m->params, "cursor");
 		p->generation = gw->generation;
 		p->first_page = cur == NULL || json_is_null(cur);
 	}
-	return out_line(&gw->to_server, line, len);
+	return cd_mcpgw_out_line(&gw->to_server, line, len);
 }
 
 static int client_notification(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
@@ -1077,8 +1084,8 @@ static int client_notification(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, c
 	 * on the method alone undecided and unrecorded. */
 	if (strncmp(m->method, "notifications/", 14) != 0) {
 		gw->stats.malformed++;
-		protocol_event(gw, "client", m->method,
-		               "a request method sent as a notification (no id): dropped");
+		cd_mcpgw_protocol_event(gw, "client", m->method,
+		                        "a request method sent as a notification (no id): dropped");
 		return 0;
 	}
 	/* Roots were stripped from the capabilities: their changes too. */
@@ -1095,7 +1102,7 @@ static int client_notification(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, c
 		int r;
 		if (cd_jsonrpc_idkey(json_object_get(m->params, "requestId"), key) == 0) {
 			char k[CD_JSONRPC_IDKEY_MAX];
-			if ((p = table_find(&gw->client_req, key)) && p->batch) {
+			if ((p = cd_mcpgw_table_find(&gw->client_req, key)) && p->batch) {
 				bid = p->batch;
 				p->batch = 0;
 			}
@@ -1113,33 +1120,34 @@ static int client_notification(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, c
 					gw->appr[i].batch = 0;
 				}
 		}
-		if (bid && (r = batch_forget(gw, bid)) < 0)
+		if (bid && (r = cd_mcpgw_batch_forget(gw, bid)) < 0)
 			return r;
 	}
-	return out_line(&gw->to_server, line, len);
+	return cd_mcpgw_out_line(&gw->to_server, line, len);
 }
 
 /* The client answers a request of the server's. */
 static int client_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
                            size_t len)
 {
-	struct pending *p = table_find(&gw->server_req, m->idkey);
+	struct pending *p = cd_mcpgw_table_find(&gw->server_req, m->idkey);
 
 	if (!p) {
 		gw->stats.dropped++;
-		protocol_event(gw, "client", NULL, "a response to no request of the server's");
+		cd_mcpgw_protocol_event(gw, "client", NULL,
+		                        "a response to no request of the server's");
 		return 0;
 	}
-	table_remove(&gw->server_req, p);
-	return out_line(&gw->to_server, line, len);
+	cd_mcpgw_table_remove(&gw->server_req, p);
+	return cd_mcpgw_out_line(&gw->to_server, line, len);
 }
 
 /* A batch refused as a whole: one error object, not an array. */
 static int batch_refused(struct cd_mcp_gw *gw, const char *why, const char *msg)
 {
 	gw->stats.malformed++;
-	protocol_event(gw, "client", NULL, why);
-	return reply_error(&gw->to_client, NULL, CD_JSONRPC_INVALID_REQUEST, msg);
+	cd_mcpgw_protocol_event(gw, "client", NULL, why);
+	return cd_mcpgw_reply_error(&gw->to_client, NULL, CD_JSONRPC_INVALID_REQUEST, msg);
 }
 
 /* One element of a client's batch, as a line of its own would be; `keys`
@@ -1153,11 +1161,11 @@ static int client_element(struct cd_mcp_gw *gw, struct batch *b, json_t *el,
 	size_t len = 0, i;
 	int r = 0, counted = 0;
 
-	reply_begin(gw, b->id);
+	cd_mcpgw_reply_begin(gw, b->id);
 	if (cd_jsonrpc_classify(el, &m, &err) < 0) {
 		gw->stats.malformed++;
-		protocol_event(gw, "client", NULL, err.msg);
-		r = reply_error(gw->reply, m.id, m.code, err.msg);
+		cd_mcpgw_protocol_event(gw, "client", NULL, err.msg);
+		r = cd_mcpgw_reply_error(gw->reply, m.id, m.code, err.msg);
 		goto done;
 	}
 	if (m.kind == CD_JSONRPC_REQUEST) {
@@ -1167,17 +1175,20 @@ static int client_element(struct cd_mcp_gw *gw, struct batch *b, json_t *el,
 			;
 		if (i < *nkeys) {
 			gw->stats.malformed++;
-			protocol_event(gw, "client", m.method, "duplicate id within a batch");
-			r = reply_error(gw->reply, NULL, CD_JSONRPC_INVALID_REQUEST,
-			                "duplicate id: another request of this batch has this id");
+			cd_mcpgw_protocol_event(gw, "client", m.method,
+			                        "duplicate id within a batch");
+			r = cd_mcpgw_reply_error(
+			        gw->reply, NULL, CD_JSONRPC_INVALID_REQUEST,
+			        "duplicate id: another request of this batch has this id");
 			goto done;
 		}
 		memcpy(keys[(*nkeys)++], m.idkey, sizeof m.idkey);
 		if (!strcmp(m.method, "initialize")) {
 			gw->stats.malformed++;
-			protocol_event(gw, "client", m.method, "initialize inside a batch");
-			r = reply_error(gw->reply, m.id, CD_JSONRPC_INVALID_REQUEST,
-			                "initialize must not be part of a JSON-RPC batch");
+			cd_mcpgw_protocol_event(gw, "client", m.method,
+			                        "initialize inside a batch");
+			r = cd_mcpgw_reply_error(gw->reply, m.id, CD_JSONRPC_INVALID_REQUEST,
+			                         "initialize must not be part of a JSON-RPC batch");
 			goto done;
 		}
 	}
@@ -1196,7 +1207,7 @@ static int client_element(struct cd_mcp_gw *gw, struct batch *b, json_t *el,
 		r = client_response(gw, &m, line, len);
 done:
 	free(line);
-	r = reply_end(gw, m.id, r, counted);
+	r = cd_mcpgw_reply_end(gw, m.id, r, counted);
 	cd_jsonrpc_msg_release(&m);
 	return r;
 }
@@ -1243,7 +1254,7 @@ static int client_batch(struct cd_mcp_gw *gw, json_t *arr)
 	if (r < 0)
 		return r;
 	b->splitting = 0;
-	return batch_maybe_flush(gw, b);
+	return cd_mcpgw_batch_maybe_flush(gw, b);
 }
 
 int cd_mcp_gw_from_client(struct cd_mcp_gw *gw, const char *line, size_t len)
@@ -1259,8 +1270,8 @@ int cd_mcp_gw_from_client(struct cd_mcp_gw *gw, const char *line, size_t len)
 			return r;
 		}
 		gw->stats.malformed++;
-		protocol_event(gw, "client", NULL, err.msg);
-		r = reply_error(&gw->to_client, m.id, m.code, err.msg);
+		cd_mcpgw_protocol_event(gw, "client", NULL, err.msg);
+		r = cd_mcpgw_reply_error(&gw->to_client, m.id, m.code, err.msg);
 		cd_jsonrpc_msg_release(&m);
 		return r;
 	}
@@ -1282,9 +1293,9 @@ int cd_mcp_gw_from_client(struct cd_mcp_gw *gw, const char *line, size_t len)
 int cd_mcp_gw_client_too_long(struct cd_mcp_gw *gw)
 {
 	gw->stats.malformed++;
-	protocol_event(gw, "client", NULL, "line longer than the cap");
-	return reply_error(&gw->to_client, NULL, CD_JSONRPC_INVALID_REQUEST,
-	                   "message too long: cordon mcp takes lines of at most 16 MiB");
+	cd_mcpgw_protocol_event(gw, "client", NULL, "line longer than the cap");
+	return cd_mcpgw_reply_error(&gw->to_client, NULL, CD_JSONRPC_INVALID_REQUEST,
+	                            "message too long: cordon mcp takes lines of at most 16 MiB");
 }
 
 /* ---- from the server -------------------------------------------------- */
@@ -1298,18 +1309,19 @@ static int server_init_result(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, co
 	size_t i;
 
 	if (m->kind == CD_JSONRPC_ERROR)
-		return out_line(gw->reply, line, len);
+		return cd_mcpgw_out_line(gw->reply, line, len);
 	for (i = 0; json_is_string(v) && i < sizeof versions / sizeof versions[0]; i++)
 		if (!strcmp(json_string_value(v), versions[i])) {
 			/* Batches only where the negotiated version has them. */
 			snprintf(gw->version, sizeof gw->version, "%s", versions[i]);
 			gw->batching = !strcmp(versions[i], "2025-03-26");
-			return out_line(gw->reply, line, len);
+			return cd_mcpgw_out_line(gw->reply, line, len);
 		}
-	protocol_event(gw, "server", "initialize", "unsupported protocol version");
-	return reply_error(gw->reply, m->id, CD_JSONRPC_INTERNAL_ERROR,
-	                   "cordon: the server answered with a protocol version cordon mcp does "
-	                   "not speak (2024-11-05 to 2025-11-25)");
+	cd_mcpgw_protocol_event(gw, "server", "initialize", "unsupported protocol version");
+	return cd_mcpgw_reply_error(
+	        gw->reply, m->id, CD_JSONRPC_INTERNAL_ERROR,
+	        "cordon: the server answered with a protocol version cordon mcp does "
+	        "not speak (2024-11-05 to 2025-11-25)");
 }
 
 /* The client's tools/list: only the tools it is granted and whose pinned
@@ -1324,7 +1336,7 @@ static int server_list_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 
 	if (m->kind == CD_JSONRPC_ERROR || !json_is_array(list)) {
 		s = cd_jsonrpc_dump_line(m->root, &n);
-		return out_owned(gw->reply, s, n);
+		return cd_mcpgw_out_owned(gw->reply, s, n);
 	}
 	memset(&seen, 0, sizeof seen);
 	keep = json_array();
@@ -1332,7 +1344,7 @@ static int server_list_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 		return -ENOMEM;
 	for (i = 0; i < json_array_size(list); i++) {
 		json_t *def = json_array_get(list, i);
-		r = tool_seen(gw, &seen, def);
+		r = cd_mcpgw_tool_seen(gw, &seen, def);
 		if (r < 0)
 			break;
 		if (r == 1)
@@ -1342,21 +1354,21 @@ static int server_list_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 	}
 	if (r < 0) {
 		json_decref(keep);
-		tools_release(&seen);
+		cd_mcpgw_tools_release(&seen);
 		return r;
 	}
 	cur = json_object_get(m->result, "nextCursor");
 	complete = p->first_page && (!cur || json_is_null(cur)) && p->generation == gw->generation;
 	if (complete && !gw->listing) {
-		tools_release(&gw->tools);
+		cd_mcpgw_tools_release(&gw->tools);
 		gw->tools = seen;
 		gw->tools_fresh = 1;
 	} else {
-		tools_release(&seen);
+		cd_mcpgw_tools_release(&seen);
 	}
 	json_object_set_new(m->result, "tools", keep);
 	s = cd_jsonrpc_dump_line(m->root, &n);
-	return out_owned(gw->reply, s, n);
+	return cd_mcpgw_out_owned(gw->reply, s, n);
 }
 
 /* The result as the grants let the agent see it, forwarded; or, when it
@@ -1372,13 +1384,13 @@ static int forward_minimized(struct cd_mcp_gw *gw, struct pending *p, struct cd_
 	if (cd_mcp_minimize(gw->cfg.masker, &p->mz, v, m->kind == CD_JSONRPC_ERROR, count, why) ==
 	            0 &&
 	    (out_s = cd_jsonrpc_dump_line(m->root, &n)) != NULL) {
-		*r = out_owned(gw->reply, out_s, n);
+		*r = cd_mcpgw_out_owned(gw->reply, out_s, n);
 		return 0;
 	}
 	if (!*why || !strcmp(*why, "masking failed"))
 		*why = "the result could not be masked";
 	snprintf(text, sizeof text, "result withheld by cordon: %s", *why);
-	*r = reply_tool_error(gw->reply, m->id, text);
+	*r = cd_mcpgw_reply_tool_error(gw->reply, m->id, text);
 	return 1;
 }
 
@@ -1387,7 +1399,7 @@ static int server_call_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 {
 	struct cd_mcp_event ev;
 	char sha[65], note[200] = "";
-	int64_t end = now_ms(gw);
+	int64_t end = cd_mcpgw_now_ms(gw);
 	size_t masked = 0;
 	const char *why = NULL;
 	int withheld = 0, r = 0;
@@ -1395,7 +1407,7 @@ static int server_call_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 	if (cd_mcp_minimize_active(&p->mz))
 		withheld = forward_minimized(gw, p, m, &masked, &why, &r);
 	else
-		r = out_line(gw->reply, line, len);
+		r = cd_mcpgw_out_line(gw->reply, line, len);
 
 	/* Recorded after it was forwarded: the result adds no latency (the
 	 * driver writes what is queued for the client before the record). */
@@ -1426,7 +1438,7 @@ static int server_call_result(struct cd_mcp_gw *gw, struct pending *p, struct cd
 			ev.reason = note;
 	}
 	ev.duration_ms = end > p->start_ms ? (uint64_t)(end - p->start_ms) : 0;
-	record(gw, &ev);
+	cd_mcpgw_record(gw, &ev);
 	return r;
 }
 
@@ -1437,14 +1449,15 @@ static int server_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const
 	int r;
 
 	if (gw->listing && gw->own_key[0] && !strcmp(m->idkey, gw->own_key))
-		return own_list_response(gw, m);
-	p = table_find(&gw->client_req, m->idkey);
+		return cd_mcpgw_own_list_response(gw, m);
+	p = cd_mcpgw_table_find(&gw->client_req, m->idkey);
 	if (!p) {
 		gw->stats.dropped++;
-		protocol_event(gw, "server", NULL, "a response to no request of the client's");
+		cd_mcpgw_protocol_event(gw, "server", NULL,
+		                        "a response to no request of the client's");
 		return 0;
 	}
-	reply_begin(gw, p->batch);
+	cd_mcpgw_reply_begin(gw, p->batch);
 	switch (p->kind) {
 	case P_INIT:
 		r = server_init_result(gw, m, line, len);
@@ -1456,11 +1469,11 @@ static int server_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const
 		r = server_call_result(gw, p, m, line, len);
 		break;
 	default:
-		r = out_line(gw->reply, line, len);
+		r = cd_mcpgw_out_line(gw->reply, line, len);
 		break;
 	}
-	table_remove(&gw->client_req, p);
-	return reply_end(gw, m->id, r, 1);
+	cd_mcpgw_table_remove(&gw->client_req, p);
+	return cd_mcpgw_reply_end(gw, m->id, r, 1);
 }
 
 static int server_request(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
@@ -1472,36 +1485,39 @@ static int server_request(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const 
 	ev.kind = CD_MCP_EV_SERVER;
 	ev.direction = "server";
 	ev.method = m->method;
-	if (table_find(&gw->server_req, m->idkey)) {
+	if (cd_mcpgw_table_find(&gw->server_req, m->idkey)) {
 		gw->stats.malformed++;
-		return reply_error(&gw->to_server, NULL, CD_JSONRPC_INVALID_REQUEST,
-		                   "duplicate id: a request with this id is still in flight");
+		return cd_mcpgw_reply_error(
+		        &gw->to_server, NULL, CD_JSONRPC_INVALID_REQUEST,
+		        "duplicate id: a request with this id is still in flight");
 	}
 	if (!strcmp(m->method, "roots/list")) {
 		/* Never the client's roots: the server keeps the directories
 		 * its granted command line names. */
 		ev.verdict = "deny";
 		ev.reason = "roots are answered by cordon: none are offered";
-		record(gw, &ev);
-		return reply_error(&gw->to_server, m->id, CD_JSONRPC_METHOD_NOT_FOUND,
-		                   "Method not found: roots are not offered through cordon mcp");
+		cd_mcpgw_record(gw, &ev);
+		return cd_mcpgw_reply_error(
+		        &gw->to_server, m->id, CD_JSONRPC_METHOD_NOT_FOUND,
+		        "Method not found: roots are not offered through cordon mcp");
 	}
 	if (!strcmp(m->method, "sampling/createMessage")) {
 		ev.verdict = "deny";
 		ev.reason = "sampling is not granted to tool servers";
-		record(gw, &ev);
-		return reply_error(&gw->to_server, m->id, CD_MCP_E_DENIED,
-		                   "denied by policy: sampling is not granted to this server");
+		cd_mcpgw_record(gw, &ev);
+		return cd_mcpgw_reply_error(
+		        &gw->to_server, m->id, CD_MCP_E_DENIED,
+		        "denied by policy: sampling is not granted to this server");
 	}
 	if (!strcmp(m->method, "elicitation/create")) {
 		ev.verdict = "allow";
 		ev.reason = "elicitation passes to the client";
-		record(gw, &ev);
+		cd_mcpgw_record(gw, &ev);
 	}
-	if (!table_add(&gw->server_req, m->idkey, P_SERVER))
-		return reply_error(&gw->to_server, m->id, CD_JSONRPC_INTERNAL_ERROR,
-		                   "cordon: too many requests in flight");
-	return out_line(&gw->to_client, line, len);
+	if (!cd_mcpgw_table_add(&gw->server_req, m->idkey, P_SERVER))
+		return cd_mcpgw_reply_error(&gw->to_server, m->id, CD_JSONRPC_INTERNAL_ERROR,
+		                            "cordon: too many requests in flight");
+	return cd_mcpgw_out_line(&gw->to_client, line, len);
 }
 
 static int server_notification(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
@@ -1515,10 +1531,11 @@ static int server_notification(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, c
 		char key[CD_JSONRPC_IDKEY_MAX];
 		json_t *rid = json_object_get(m->params, "requestId");
 		struct pending *p;
-		if (cd_jsonrpc_idkey(rid, key) == 0 && (p = table_find(&gw->server_req, key)))
-			table_remove(&gw->server_req, p);
+		if (cd_jsonrpc_idkey(rid, key) == 0 &&
+		    (p = cd_mcpgw_table_find(&gw->server_req, key)))
+			cd_mcpgw_table_remove(&gw->server_req, p);
 	}
-	return out_line(&gw->to_client, line, len);
+	return cd_mcpgw_out_line(&gw->to_client, line, len);
 }
 
 static int server_message(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
@@ -1544,10 +1561,11 @@ static int server_batch(struct cd_mcp_gw *gw, json_t *arr)
 
 	if (!gw->batching || n == 0 || n > CD_MCP_BATCH_MAX) {
 		gw->stats.malformed++;
-		protocol_event(gw, "server", NULL,
-		               !gw->batching ? "a batch array outside protocol version 2025-03-26"
-		               : n == 0      ? "an empty batch"
-		                             : "a batch of too many elements");
+		cd_mcpgw_protocol_event(
+		        gw, "server", NULL,
+		        !gw->batching ? "a batch array outside protocol version 2025-03-26"
+		        : n == 0      ? "an empty batch"
+		                      : "a batch of too many elements");
 		return 0;
 	}
 	for (i = 0; i < n && r == 0; i++) {
@@ -1558,7 +1576,7 @@ static int server_batch(struct cd_mcp_gw *gw, json_t *arr)
 
 		if (cd_jsonrpc_classify(json_array_get(arr, i), &m, &err) < 0) {
 			gw->stats.malformed++;
-			protocol_event(gw, "server", NULL, err.msg);
+			cd_mcpgw_protocol_event(gw, "server", NULL, err.msg);
 		} else if ((line = cd_jsonrpc_dump_line(m.root, &len)) == NULL) {
 			r = -ENOMEM;
 		} else {
@@ -1584,7 +1602,7 @@ int cd_mcp_gw_from_server(struct cd_mcp_gw *gw, const char *line, size_t len)
 		}
 		/* Never forwarded, never answered: servers drop garbage too. */
 		gw->stats.malformed++;
-		protocol_event(gw, "server", NULL, err.msg);
+		cd_mcpgw_protocol_event(gw, "server", NULL, err.msg);
 		cd_jsonrpc_msg_release(&m);
 		return 0;
 	}
@@ -1596,7 +1614,7 @@ int cd_mcp_gw_from_server(struct cd_mcp_gw *gw, const char *line, size_t len)
 int cd_mcp_gw_server_too_long(struct cd_mcp_gw *gw)
 {
 	gw->stats.malformed++;
-	protocol_event(gw, "server", NULL, "line longer than the cap");
+	cd_mcpgw_protocol_event(gw, "server", NULL, "line longer than the cap");
 	return 0;
 }
 
@@ -1646,13 +1664,13 @@ void cd_mcp_gw_free(struct cd_mcp_gw *gw)
 	for (i = 0; i < gw->nheld; i++)
 		json_decref(gw->held[i]);
 	for (i = 0; i < gw->nappr; i++)
-		held_release(&gw->appr[i]);
+		cd_mcpgw_held_release(&gw->appr[i]);
 	for (i = 0; i < CD_MCP_BATCHES_MAX; i++)
 		batch_release(&gw->batches[i]);
 	table_release(&gw->client_req);
 	table_release(&gw->server_req);
-	tools_release(&gw->tools);
-	tools_release(&gw->building);
+	cd_mcpgw_tools_release(&gw->tools);
+	cd_mcpgw_tools_release(&gw->building);
 	cd_buf_release(&gw->to_client);
 	cd_buf_release(&gw->to_server);
 	free(gw);
@@ -1697,5 +1715,5 @@ int cd_mcp_gw_set_policy(struct cd_mcp_gw *gw, const struct cd_policy *p, int64_
 		        p, gw->cfg.agent, gw->cfg.task, gw->cfg.server, gw->tools.v[i].name, now);
 	gw->generation++;
 	gw->tools_fresh = 0;
-	return gw->initialized ? out_line(&gw->to_client, note, sizeof note - 1) : 0;
+	return gw->initialized ? cd_mcpgw_out_line(&gw->to_client, note, sizeof note - 1) : 0;
 }
