@@ -284,6 +284,115 @@ int cd_mcp_gw_poll_approvals(struct cd_mcp_gw *gw)
 	return 0;
 }
 
+/* The record of a tools/call, before its decision: the tool and the hash of
+ * its arguments in canonical form. */
+static void call_event_init(struct cd_mcp_event *ev, const char *full, json_t *args,
+                            char args_sha[65])
+{
+	struct cd_buf canon;
+
+	memset(ev, 0, sizeof *ev);
+	ev->kind = CD_MCP_EV_CALL;
+	ev->direction = "client";
+	ev->method = "tools/call";
+	ev->tool = full;
+	ev->args = args;
+	cd_buf_init(&canon, CD_JSONRPC_LINE_MAX);
+	if (args && cd_mcp_canonical(args, &canon) == 0) {
+		cd_mcp_sha256_hex(canon.data, canon.len, args_sha);
+		ev->args_sha256 = args_sha;
+		ev->args_bytes = canon.len;
+	}
+	cd_buf_release(&canon);
+}
+
+/* Decide, taking a use of each temporary grant the decision rests on (again
+ * when one was revoked meanwhile); a deny says which grant is gone. */
+static void decide_with_temp(struct cd_mcp_gw *gw, const struct cd_request *req, int64_t now,
+                             struct cd_decision *dec, struct cd_err *err)
+{
+	const char *dropped = NULL;
+	int tries;
+
+	for (tries = 0;; tries++) {
+		cd_policy_decide(gw->cfg.policy, req, dec, err);
+		if (!cd_mcpgw_check_temp_uses(gw, dec, now, tries < 8, &dropped))
+			break;
+	}
+	if (dropped && dec->verdict == CD_VERDICT_DENY) {
+		/* Say why a grant that was there is not any more. */
+		char was[sizeof dec->reason];
+		size_t k, wn;
+		memcpy(was, dec->reason, sizeof was);
+		snprintf(dec->reason, sizeof dec->reason,
+		         "temporary grant '%.64s' was revoked or has ended; ", dropped);
+		k = strlen(dec->reason);
+		wn = strnlen(was, sizeof dec->reason - k - 1);
+		memcpy(dec->reason + k, was, wn);
+		dec->reason[k + wn] = '\0';
+	}
+}
+
+/* An approver rule (approval: policy:NAME) decides now, like a grant: 1 when
+ * it approves (dec becomes an allow), 0 when not, with the reason in text. */
+static int approver_decides(struct cd_mcp_gw *gw, const struct cd_request *req,
+                            struct cd_decision *dec, char *text, size_t tn)
+{
+	char why[256];
+	int r;
+
+	if (cd_policy_approver_check(gw->cfg.policy, dec->approval + 7, req, NULL, why,
+	                             sizeof why) == 1) {
+		dec->verdict = CD_VERDICT_ALLOW;
+		snprintf(dec->reason, sizeof dec->reason, "approved by %s: %.128s", dec->approval,
+		         why);
+		return 1;
+	}
+	r = snprintf(text, tn, "not approved by %s: %s", dec->approval, why);
+	if (r <= 0)
+		snprintf(text, tn, "not approved");
+	return 0;
+}
+
+/* An allowed call is in flight until its result comes: the result is matched
+ * to it, minimized as its grants require, and recorded. */
+static int track_call(struct cd_mcp_gw *gw, const json_t *id, const char *full,
+                      const struct cd_request *req, const char *ids, const struct cd_decision *dec)
+{
+	char key[CD_JSONRPC_IDKEY_MAX];
+	struct pending *p;
+
+	if (cd_jsonrpc_idkey(id, key) < 0 ||
+	    !(p = cd_mcpgw_table_add(&gw->client_req, key, P_CALL)))
+		return -1;
+	p->start_ms = cd_mcpgw_now_ms(gw);
+	p->tool = strdup(full);
+	p->policy_tool = strdup(req->tool);
+	p->grant_ids = strdup(ids);
+	p->action = cd_action_name(req->action);
+	p->batch = gw->cur_batch;
+	cd_mcp_minimize_from(&p->mz, dec);
+	return 0;
+}
+
+/* The call goes to the server as the exact bytes the client sent (a batch
+ * element: as its own line). */
+static int send_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_t rawlen)
+{
+	size_t n = 0;
+	char *line;
+	int r;
+
+	if (raw)
+		return cd_mcpgw_out_line(&gw->to_server, raw, rawlen);
+	line = cd_jsonrpc_dump_line(msg, &n);
+	if (!line)
+		return -ENOMEM;
+	r = cd_mcpgw_out(&gw->to_server, line, n);
+	free(line);
+	return r;
+}
+
 static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_t rawlen)
 {
 	json_t *id = json_object_get(msg, "id"), *params = json_object_get(msg, "params");
@@ -294,32 +403,15 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	struct cd_mcp_event ev;
 	struct cd_err err = { 0, "" };
 	struct tool *t = cd_mcpgw_tools_find(&gw->tools, name);
-	char full[300], text[600], ids[1024] = "", key[CD_JSONRPC_IDKEY_MAX], args_sha[65] = "";
-	struct pending *p;
-	struct cd_buf canon;
-	size_t n = 0;
+	char full[300], text[600], ids[1024] = "", args_sha[65] = "";
 	int64_t now;
-	const char *dropped = NULL;
-	char *line;
-	int r, tries;
+	int r;
 
 	gw->stats.calls++;
 	r = snprintf(full, sizeof full, "%s/%s", gw->cfg.server, name);
 	if (r < 0 || (size_t)r >= sizeof full)
 		return deny_call(gw, id, "denied by policy: tool name too long");
-	memset(&ev, 0, sizeof ev);
-	ev.kind = CD_MCP_EV_CALL;
-	ev.direction = "client";
-	ev.method = "tools/call";
-	ev.tool = full;
-	ev.args = args;
-	cd_buf_init(&canon, CD_JSONRPC_LINE_MAX);
-	if (args && cd_mcp_canonical(args, &canon) == 0) {
-		cd_mcp_sha256_hex(canon.data, canon.len, args_sha);
-		ev.args_sha256 = args_sha;
-		ev.args_bytes = canon.len;
-	}
-	cd_buf_release(&canon);
+	call_event_init(&ev, full, args, args_sha);
 	if (!t) {
 		ev.verdict = "deny";
 		ev.reason = "the server does not offer this tool";
@@ -355,23 +447,7 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 		cd_mcpgw_record(gw, &ev);
 		return deny_call(gw, id, r > 0 ? text : "denied by policy");
 	}
-	for (tries = 0;; tries++) {
-		cd_policy_decide(gw->cfg.policy, &mr.req, &dec, &err);
-		if (!cd_mcpgw_check_temp_uses(gw, &dec, now, tries < 8, &dropped))
-			break;
-	}
-	if (dropped && dec.verdict == CD_VERDICT_DENY) {
-		/* Say why a grant that was there is not any more. */
-		char was[sizeof dec.reason];
-		size_t k, wn;
-		memcpy(was, dec.reason, sizeof was);
-		snprintf(dec.reason, sizeof dec.reason,
-		         "temporary grant '%.64s' was revoked or has ended; ", dropped);
-		k = strlen(dec.reason);
-		wn = strnlen(was, sizeof dec.reason - k - 1);
-		memcpy(dec.reason + k, was, wn);
-		dec.reason[k + wn] = '\0';
-	}
+	decide_with_temp(gw, &mr.req, now, &dec, &err);
 	join_ids(&dec, ids, sizeof ids);
 	ev.policy_tool = mr.req.tool;
 	ev.action = cd_action_name(mr.req.action);
@@ -381,22 +457,14 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 	ev.attrs = mr.stored;
 	if (dec.verdict == CD_VERDICT_NEEDS_APPROVAL && dec.approval &&
 	    !strncmp(dec.approval, "policy:", 7)) {
-		/* An approver rule decides now, like a grant. */
-		char why[256];
-		if (cd_policy_approver_check(gw->cfg.policy, dec.approval + 7, &mr.req, NULL, why,
-		                             sizeof why) == 1) {
-			dec.verdict = CD_VERDICT_ALLOW;
-			snprintf(dec.reason, sizeof dec.reason, "approved by %s: %.128s",
-			         dec.approval, why);
+		if (approver_decides(gw, &mr.req, &dec, text, sizeof text)) {
 			ev.verdict = "allow";
 		} else {
-			r = snprintf(text, sizeof text, "not approved by %s: %s", dec.approval,
-			             why);
 			ev.verdict = "deny";
 			ev.reason = text;
 			cd_mcpgw_record(gw, &ev);
 			cd_mcp_request_release(&mr);
-			return deny_call(gw, id, r > 0 ? text : "not approved");
+			return deny_call(gw, id, text);
 		}
 	}
 	if (dec.verdict != CD_VERDICT_DENY &&
@@ -437,28 +505,13 @@ static int decide_call(struct cd_mcp_gw *gw, json_t *msg, const char *raw, size_
 		        gw, id,
 		        "denied: the audit log could not record the call (no log, no call)");
 	}
-	if (cd_jsonrpc_idkey(id, key) < 0 ||
-	    !(p = cd_mcpgw_table_add(&gw->client_req, key, P_CALL))) {
+	if (track_call(gw, id, full, &mr.req, ids, &dec) < 0) {
 		cd_mcp_request_release(&mr);
 		return deny_call(gw, id, "denied: too many requests in flight");
 	}
-	p->start_ms = cd_mcpgw_now_ms(gw);
-	p->tool = strdup(full);
-	p->policy_tool = strdup(mr.req.tool);
-	p->grant_ids = strdup(ids);
-	p->action = cd_action_name(mr.req.action);
-	p->batch = gw->cur_batch;
-	cd_mcp_minimize_from(&p->mz, &dec);
 	cd_mcp_request_release(&mr);
 	gw->stats.allowed++;
-	if (raw)
-		return cd_mcpgw_out_line(&gw->to_server, raw, rawlen);
-	line = cd_jsonrpc_dump_line(msg, &n);
-	if (!line)
-		return -ENOMEM;
-	r = cd_mcpgw_out(&gw->to_server, line, n);
-	free(line);
-	return r;
+	return send_call(gw, msg, raw, rawlen);
 }
 
 int cd_mcpgw_client_call(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
