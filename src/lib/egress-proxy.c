@@ -121,14 +121,14 @@ struct loop {
 	struct cd_err *err;
 };
 
-static uint64_t now_ms(void)
+static uint64_t cd_eproxy_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void set_events(struct loop *l, struct end *e, uint32_t want)
+static void cd_eproxy_set_events(struct loop *l, struct end *e, uint32_t want)
 {
 	struct epoll_event ev;
 
@@ -141,7 +141,7 @@ static void set_events(struct loop *l, struct end *e, uint32_t want)
 		e->events = want;
 }
 
-static int add_end(struct loop *l, struct end *e, uint32_t want)
+static int cd_eproxy_add_end(struct loop *l, struct end *e, uint32_t want)
 {
 	struct epoll_event ev;
 
@@ -156,7 +156,7 @@ static int add_end(struct loop *l, struct end *e, uint32_t want)
 
 /* Write the waiting closing records and then ev (may be NULL), durable
  * together. */
-static int log_event(struct loop *l, const struct cd_egress_event *ev)
+static int cd_eproxy_log_event(struct loop *l, const struct cd_egress_event *ev)
 {
 	struct cd_egress_event evs[CD_EGRESS_RESULTS_PENDING + 1];
 	size_t i, n = 0;
@@ -200,13 +200,13 @@ static void log_result(struct loop *l, const struct cd_egress_event *ev)
 	struct pending *p;
 
 	if (!l->pend) {
-		log_event(l, ev);
+		cd_eproxy_log_event(l, ev);
 		return;
 	}
 	if (l->npend == CD_EGRESS_RESULTS_PENDING)
-		log_event(l, NULL);
+		cd_eproxy_log_event(l, NULL);
 	if (l->npend == 0)
-		l->pend_since_ms = now_ms();
+		l->pend_since_ms = cd_eproxy_now_ms();
 	p = &l->pend[l->npend++];
 	p->ev = *ev;
 	copy_str(p->client, sizeof p->client, &p->ev.client);
@@ -227,7 +227,7 @@ static void log_result(struct loop *l, const struct cd_egress_event *ev)
 /* The relay forwards each write as it comes: Nagle's algorithm would hold
  * a small one back until the previous is acknowledged (up to a delayed
  * ACK, 40 ms) although the endpoint chose to send it now. */
-static void no_delay(int fd)
+static void cd_eproxy_no_delay(int fd)
 {
 	int one = 1;
 
@@ -235,7 +235,7 @@ static void no_delay(int fd)
 }
 
 /* A one-line reason: our own text, but never a control byte. */
-static void reply(int fd, int status, const char *reason)
+static void cd_eproxy_reply(int fd, int status, const char *reason)
 {
 	char head[512], clean[200];
 	const char *phrase;
@@ -286,13 +286,13 @@ static void reply(int fd, int status, const char *reason)
 /* The answer in the client's protocol: an HTTP status line, or a SOCKS5
  * reply whose code stands for the status (the reason is in the record;
  * SOCKS5 has no room for it). */
-static void reply_conn(const struct conn *c, int status, const char *reason)
+static void cd_eproxy_reply_conn(const struct conn *c, int status, const char *reason)
 {
 	unsigned char r[CD_SOCKS_REPLY_LEN];
 	enum cd_socks_reply rep;
 
 	if (!c->socks) {
-		reply(c->cl.fd, status, reason);
+		cd_eproxy_reply(c->cl.fd, status, reason);
 		return;
 	}
 	if (c->answered)
@@ -320,7 +320,7 @@ static void reply_conn(const struct conn *c, int status, const char *reason)
 	(void)send(c->cl.fd, r, sizeof r, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-static void fill_event(const struct conn *c, struct cd_egress_event *ev, const char *kind)
+static void cd_eproxy_fill_event(const struct conn *c, struct cd_egress_event *ev, const char *kind)
 {
 	memset(ev, 0, sizeof *ev);
 	ev->kind = kind;
@@ -334,20 +334,20 @@ static void fill_event(const struct conn *c, struct cd_egress_event *ev, const c
 
 /* Unlink, close both sockets, queue for freeing.  An allowed connection
  * (it has an address) gets its result record. */
-static void conn_close(struct loop *l, struct conn *c, const char *why)
+static void cd_eproxy_conn_close(struct loop *l, struct conn *c, const char *why)
 {
 	if (c->st == ST_DEAD)
 		return;
 	if (c->addr.ss_family) {
 		struct cd_egress_event ev;
-		fill_event(c, &ev, "egress.result");
+		cd_eproxy_fill_event(c, &ev, "egress.result");
 		ev.allow = 1;
 		ev.reason = why;
 		ev.connect = &c->addr;
 		ev.has_result = 1;
 		ev.bytes_up = c->c2u.moved;
 		ev.bytes_down = c->u2c.moved;
-		ev.duration_ms = now_ms() - c->start_ms;
+		ev.duration_ms = cd_eproxy_now_ms() - c->start_ms;
 		log_result(l, &ev);
 	}
 	if (c->job) {
@@ -389,12 +389,12 @@ static void conn_free(struct conn *c)
 }
 
 /* Refuse: log the attempt, answer, close. */
-static void refuse(struct loop *l, struct conn *c, int status, const char *reason)
+static void cd_eproxy_refuse(struct loop *l, struct conn *c, int status, const char *reason)
 {
 	struct cd_egress_event ev;
 	size_t rl = 0;
 
-	fill_event(c, &ev, "egress");
+	cd_eproxy_fill_event(c, &ev, "egress");
 	ev.status = status;
 	ev.reason = reason;
 	if (!c->host[0] && c->head_len) {
@@ -403,13 +403,13 @@ static void refuse(struct loop *l, struct conn *c, int status, const char *reaso
 		ev.request = c->head;
 		ev.request_len = rl;
 	}
-	log_event(l, &ev);
-	reply_conn(c, status, reason);
+	cd_eproxy_log_event(l, &ev);
+	cd_eproxy_reply_conn(c, status, reason);
 	shutdown(c->cl.fd, SHUT_WR);
-	conn_close(l, c, reason);
+	cd_eproxy_conn_close(l, c, reason);
 }
 
-static int status_for(int code)
+static int cd_eproxy_status_for(int code)
 {
 	if (code == -CD_E_DENIED)
 		return 403;
@@ -443,11 +443,11 @@ static int rewrite_head(struct conn *c, const struct cd_http_request *rq)
 }
 
 /* Close after a failure: the status only while the client has none. */
-static void fail(struct loop *l, struct conn *c, int status, const char *why)
+static void cd_eproxy_fail(struct loop *l, struct conn *c, int status, const char *why)
 {
 	if (!c->answered)
-		reply_conn(c, status, why);
-	conn_close(l, c, why);
+		cd_eproxy_reply_conn(c, status, why);
+	cd_eproxy_conn_close(l, c, why);
 }
 
 static void start_connect(struct loop *l, struct conn *c, const struct cd_http_request *rq,
@@ -457,14 +457,14 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 	int fd, r;
 
 	memcpy(c->rule, d->rule, sizeof c->rule);
-	fill_event(c, &ev, "egress");
+	cd_eproxy_fill_event(c, &ev, "egress");
 	ev.allow = 1;
 	ev.reason = d->reason;
 	ev.addrs = d->addrs;
 	ev.naddrs = d->naddrs;
 	ev.connect = &d->connect;
-	if (log_event(l, &ev) < 0) {
-		fail(l, c, 503, "audit log unavailable");
+	if (cd_eproxy_log_event(l, &ev) < 0) {
+		cd_eproxy_fail(l, c, 503, "audit log unavailable");
 		return;
 	}
 	c->addr = d->connect;
@@ -475,8 +475,8 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 		l->pipe_conns++;
 	}
 	if (!c->is_connect && rewrite_head(c, rq) < 0) {
-		reply_conn(c, 431, "request head too large to forward");
-		conn_close(l, c, "request head too large to forward");
+		cd_eproxy_reply_conn(c, 431, "request head too large to forward");
+		cd_eproxy_conn_close(l, c, "request head too large to forward");
 		return;
 	}
 	/* What the client sent after the head (a TLS hello, a body).  For
@@ -492,7 +492,7 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 	if (cd_relay_queue(&c->c2u, early, rest) < 0) {
 		/* Cannot happen (a head and what follows it fit the buffer),
 		 * but never cut bytes short. */
-		fail(l, c, 431, "request too large to forward");
+		cd_eproxy_fail(l, c, 431, "request too large to forward");
 		return;
 	}
 	free(c->head);
@@ -501,43 +501,43 @@ static void start_connect(struct loop *l, struct conn *c, const struct cd_http_r
 
 	fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		fail(l, c, 502, "cannot create a socket");
+		cd_eproxy_fail(l, c, 502, "cannot create a socket");
 		return;
 	}
-	no_delay(fd);
+	cd_eproxy_no_delay(fd);
 	c->up.fd = fd;
 	r = connect(fd, (const struct sockaddr *)&c->addr, cd_addr_len(&c->addr));
 	if (r < 0 && errno != EINPROGRESS) {
-		fail(l, c, 502, "connect failed");
+		cd_eproxy_fail(l, c, 502, "connect failed");
 		return;
 	}
-	if (add_end(l, &c->up, EPOLLOUT) < 0) {
-		fail(l, c, 502, "epoll failed");
+	if (cd_eproxy_add_end(l, &c->up, EPOLLOUT) < 0) {
+		cd_eproxy_fail(l, c, 502, "epoll failed");
 		return;
 	}
-	set_events(l, &c->cl, 0);
+	cd_eproxy_set_events(l, &c->cl, 0);
 	c->st = ST_CONNECTING;
-	c->deadline_ms = now_ms() + l->cfg->connect_timeout_ms;
+	c->deadline_ms = cd_eproxy_now_ms() + l->cfg->connect_timeout_ms;
 }
 
 /* A refusal after the 200: logged, no status, the tunnel closed. */
-static void refuse_tunnel(struct loop *l, struct conn *c, const char *reason)
+static void cd_eproxy_refuse_tunnel(struct loop *l, struct conn *c, const char *reason)
 {
 	struct cd_egress_event ev;
 
-	fill_event(c, &ev, "egress");
+	cd_eproxy_fill_event(c, &ev, "egress");
 	ev.reason = reason;
 	if (c->d) {
 		ev.addrs = c->d->addrs;
 		ev.naddrs = c->d->naddrs;
 	}
-	log_event(l, &ev);
-	conn_close(l, c, reason);
+	cd_eproxy_log_event(l, &ev);
+	cd_eproxy_conn_close(l, c, reason);
 }
 
 /* ST_HELLO: read the first TLS record; a server_name must name the
  * CONNECT target.  Then connect, with the hello as the first bytes up. */
-static void on_hello(struct loop *l, struct conn *c)
+static void cd_eproxy_on_hello(struct loop *l, struct conn *c)
 {
 	char sni[CD_HOST_MAX], why[CD_HOST_MAX * 2 + 64];
 	struct cd_err perr;
@@ -555,7 +555,8 @@ static void on_hello(struct loop *l, struct conn *c)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n <= 0) {
-			refuse_tunnel(l, c, "connection closed before a complete tls client hello");
+			cd_eproxy_refuse_tunnel(
+			        l, c, "connection closed before a complete tls client hello");
 			return;
 		}
 		c->hello_len += (size_t)n;
@@ -571,7 +572,7 @@ static void on_hello(struct loop *l, struct conn *c)
 			                 : "tls sni differs from the CONNECT target";
 		}
 		if (!l->cfg->report_only) {
-			refuse_tunnel(l, c, reason);
+			cd_eproxy_refuse_tunnel(l, c, reason);
 			return;
 		}
 		w = snprintf(c->d->reason, sizeof c->d->reason, "%s", reason);
@@ -634,7 +635,7 @@ static int parse_socks(struct conn *c, struct cd_http_request *rq, struct cd_err
 
 static void start_decision(struct loop *l, struct conn *c);
 
-static void on_head(struct loop *l, struct conn *c)
+static void cd_eproxy_on_head(struct loop *l, struct conn *c)
 {
 	struct cd_http_request *rq = NULL;
 	struct cd_err perr;
@@ -650,14 +651,15 @@ static void on_head(struct loop *l, struct conn *c)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (n <= 0) {
-			refuse(l, c, 400, "connection closed before a complete request head");
+			cd_eproxy_refuse(l, c, 400,
+			                 "connection closed before a complete request head");
 			return;
 		}
 		c->head_len += (size_t)n;
 	}
 	rq = malloc(sizeof *rq);
 	if (!rq) {
-		refuse(l, c, 503, "out of memory");
+		cd_eproxy_refuse(l, c, 503, "out of memory");
 		return;
 	}
 	perr.msg[0] = '\0';
@@ -666,13 +668,14 @@ static void on_head(struct loop *l, struct conn *c)
 	else
 		r = cd_http_parse_head(c->head, c->head_len, rq, &perr);
 	if (r == 0 && c->head_len >= CD_EGRESS_HEAD_MAX) {
-		refuse(l, c, 431, "request too large");
+		cd_eproxy_refuse(l, c, 431, "request too large");
 		goto out;
 	}
 	if (r == 0)
 		goto out;
 	if (r < 0) {
-		refuse(l, c, status_for(r), perr.msg[0] ? perr.msg : "malformed request");
+		cd_eproxy_refuse(l, c, cd_eproxy_status_for(r),
+		                 perr.msg[0] ? perr.msg : "malformed request");
 		goto out;
 	}
 	memcpy(c->method, rq->method, sizeof c->method);
@@ -681,7 +684,7 @@ static void on_head(struct loop *l, struct conn *c)
 	c->is_connect = rq->is_connect;
 	c->minor = rq->minor;
 	if (!rq->is_connect && rq->chunked) {
-		refuse(l, c, 400, "chunked request bodies are not relayed");
+		cd_eproxy_refuse(l, c, 400, "chunked request bodies are not relayed");
 		goto out;
 	}
 	c->rq = rq;
@@ -698,7 +701,7 @@ static void start_decision(struct loop *l, struct conn *c)
 	struct cd_egress_job *job = calloc(1, sizeof *job);
 
 	if (!job) {
-		refuse(l, c, 503, "out of memory");
+		cd_eproxy_refuse(l, c, 503, "out of memory");
 		return;
 	}
 	memcpy(job->host, c->rq->host, sizeof job->host);
@@ -712,26 +715,27 @@ static void start_decision(struct loop *l, struct conn *c)
 	job->owner = c;
 	c->job = job;
 	c->st = ST_RESOLVING;
-	c->deadline_ms = now_ms() + l->cfg->head_timeout_ms + l->cfg->connect_timeout_ms;
-	set_events(l, &c->cl, 0);
+	c->deadline_ms = cd_eproxy_now_ms() + l->cfg->head_timeout_ms + l->cfg->connect_timeout_ms;
+	cd_eproxy_set_events(l, &c->cl, 0);
 	cd_egress_resolver_submit(l->res, job);
 }
 
 /* The threads answered: refuse, or go on to the TLS check or the
  * connect, as the decision says. */
-static void decided(struct loop *l, struct conn *c, struct cd_egress_job *job)
+static void cd_eproxy_decided(struct loop *l, struct conn *c, struct cd_egress_job *job)
 {
 	struct cd_http_request *rq = c->rq;
 	struct cd_egress_decision *d;
 
 	c->job = NULL;
 	if (job->rc < 0) {
-		refuse(l, c, job->rc == -ECANCELED ? 503 : 403, "no decision could be made");
+		cd_eproxy_refuse(l, c, job->rc == -ECANCELED ? 503 : 403,
+		                 "no decision could be made");
 		return;
 	}
 	d = malloc(sizeof *d);
 	if (!d) {
-		refuse(l, c, 503, "out of memory");
+		cd_eproxy_refuse(l, c, 503, "out of memory");
 		return;
 	}
 	memcpy(d, &job->d, sizeof *d);
@@ -741,15 +745,15 @@ static void decided(struct loop *l, struct conn *c, struct cd_egress_job *job)
 	}
 	if (!d->allow) {
 		struct cd_egress_event ev;
-		fill_event(c, &ev, "egress");
+		cd_eproxy_fill_event(c, &ev, "egress");
 		ev.status = 403;
 		ev.reason = d->reason;
 		ev.addrs = d->addrs;
 		ev.naddrs = d->naddrs;
-		log_event(l, &ev);
-		reply_conn(c, 403, d->reason);
+		cd_eproxy_log_event(l, &ev);
+		cd_eproxy_reply_conn(c, 403, d->reason);
 		shutdown(c->cl.fd, SHUT_WR);
-		conn_close(l, c, d->reason);
+		cd_eproxy_conn_close(l, c, d->reason);
 		free(d);
 		return;
 	}
@@ -759,7 +763,7 @@ static void decided(struct loop *l, struct conn *c, struct cd_egress_job *job)
 		c->hello = malloc(CD_TLS_RECORD_MAX);
 		if (!c->hello) {
 			free(d);
-			refuse(l, c, 503, "out of memory");
+			cd_eproxy_refuse(l, c, 503, "out of memory");
 			return;
 		}
 		if (rest > CD_TLS_RECORD_MAX)
@@ -767,12 +771,12 @@ static void decided(struct loop *l, struct conn *c, struct cd_egress_job *job)
 		memcpy(c->hello, c->head + rq->head_len, rest);
 		c->hello_len = rest;
 		c->d = d;
-		reply_conn(c, 200, NULL);
+		cd_eproxy_reply_conn(c, 200, NULL);
 		c->answered = 1;
 		c->st = ST_HELLO;
-		c->deadline_ms = now_ms() + l->cfg->head_timeout_ms;
-		set_events(l, &c->cl, EPOLLIN);
-		on_hello(l, c);
+		c->deadline_ms = cd_eproxy_now_ms() + l->cfg->head_timeout_ms;
+		cd_eproxy_set_events(l, &c->cl, EPOLLIN);
+		cd_eproxy_on_hello(l, c);
 		return;
 	}
 	c->rq = NULL;
@@ -783,19 +787,19 @@ static void decided(struct loop *l, struct conn *c, struct cd_egress_job *job)
 
 /* Take every answer the threads have: an abandoned one (its client left)
  * is freed. */
-static void take_decisions(struct loop *l)
+static void cd_eproxy_take_decisions(struct loop *l)
 {
 	struct cd_egress_job *job;
 
 	while ((job = cd_egress_resolver_done(l->res))) {
 		struct conn *c = job->owner;
 		if (c && c->st == ST_RESOLVING)
-			decided(l, c, job);
+			cd_eproxy_decided(l, c, job);
 		free(job);
 	}
 }
 
-static void on_connected(struct loop *l, struct conn *c)
+static void cd_eproxy_on_connected(struct loop *l, struct conn *c)
 {
 	int e = 0;
 	socklen_t elen = sizeof e;
@@ -805,7 +809,7 @@ static void on_connected(struct loop *l, struct conn *c)
 	if (e == EINPROGRESS)
 		return;
 	if (e != 0) {
-		fail(l, c, 502, "connect failed");
+		cd_eproxy_fail(l, c, 502, "connect failed");
 		return;
 	}
 	if (c->is_connect && !c->answered) {
@@ -816,29 +820,29 @@ static void on_connected(struct loop *l, struct conn *c)
 		q = c->socks ? cd_relay_queue(&c->u2c, sok, sizeof sok)
 		             : cd_relay_queue(&c->u2c, ok, sizeof ok - 1);
 		if (q < 0) {
-			fail(l, c, 503, "out of memory");
+			cd_eproxy_fail(l, c, 503, "out of memory");
 			return;
 		}
 	}
 	c->st = ST_RELAY;
-	c->last_ms = now_ms();
+	c->last_ms = cd_eproxy_now_ms();
 }
 
-static void on_relay(struct loop *l, struct conn *c)
+static void cd_eproxy_on_relay(struct loop *l, struct conn *c)
 {
 	uint32_t cl_ev = 0, up_ev = 0;
 
 	if (cd_relay_pump(&c->c2u, c->cl.fd, c->up.fd, c->body_limited ? &c->body_left : NULL) <
 	            0 ||
 	    cd_relay_pump(&c->u2c, c->up.fd, c->cl.fd, NULL) < 0) {
-		conn_close(l, c, "connection reset");
+		cd_eproxy_conn_close(l, c, "connection reset");
 		return;
 	}
-	c->last_ms = now_ms();
+	c->last_ms = cd_eproxy_now_ms();
 	/* Plain HTTP ends with the upstream's response; a tunnel when both
 	 * directions are done. */
 	if ((c->u2c.shut && (c->c2u.shut || !c->is_connect))) {
-		conn_close(l, c, "closed");
+		cd_eproxy_conn_close(l, c, "closed");
 		return;
 	}
 	if (cd_relay_wants_read(&c->c2u) && (!c->body_limited || c->body_left))
@@ -849,8 +853,8 @@ static void on_relay(struct loop *l, struct conn *c)
 		up_ev |= EPOLLIN;
 	if (cd_relay_pending(&c->u2c))
 		cl_ev |= EPOLLOUT;
-	set_events(l, &c->cl, cl_ev);
-	set_events(l, &c->up, up_ev);
+	cd_eproxy_set_events(l, &c->cl, cl_ev);
+	cd_eproxy_set_events(l, &c->up, up_ev);
 }
 
 /* Connections refused at the cap are logged as one record per second at
@@ -868,7 +872,7 @@ static void log_dropped(struct loop *l, uint64_t now)
 	ev.reason = n > 0 && (size_t)n < sizeof why ? why : "connection cap reached";
 	l->dropped = 0;
 	l->last_cap_log_ms = now;
-	log_event(l, &ev);
+	cd_eproxy_log_event(l, &ev);
 }
 
 /* Past the cap: answer 503 and close.  What the client already sent is
@@ -882,7 +886,7 @@ static void refuse_at_cap(int fd)
 	for (i = 0; i < CD_EGRESS_HEAD_MAX / (int)sizeof sink; i++)
 		if (recv(fd, sink, sizeof sink, MSG_DONTWAIT) <= 0)
 			break;
-	reply(fd, 503, "connection cap reached");
+	cd_eproxy_reply(fd, 503, "connection cap reached");
 	shutdown(fd, SHUT_WR);
 	close(fd);
 }
@@ -894,14 +898,14 @@ static void refuse_at_cap(int fd)
 static void evict_slow_head(struct loop *l)
 {
 	struct conn *c, *oldest = NULL;
-	uint64_t now = now_ms();
+	uint64_t now = cd_eproxy_now_ms();
 
 	for (c = l->conns; c; c = c->next)
 		if (c->st == ST_HEAD && now - c->start_ms >= CD_EGRESS_EVICT_AFTER_MS &&
 		    (!oldest || c->start_ms <= oldest->start_ms))
 			oldest = c;
 	if (oldest)
-		refuse(l, oldest, 408, "request head too slow while the proxy is full");
+		cd_eproxy_refuse(l, oldest, 408, "request head too slow while the proxy is full");
 }
 
 static void accept_all(struct loop *l)
@@ -915,11 +919,11 @@ static void accept_all(struct loop *l)
 		                 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return; /* EAGAIN, or a client gone before accept */
-		no_delay(fd);
+		cd_eproxy_no_delay(fd);
 		if (l->nconns >= l->cfg->max_conns)
 			evict_slow_head(l);
 		if (l->nconns >= l->cfg->max_conns) {
-			uint64_t now = now_ms();
+			uint64_t now = cd_eproxy_now_ms();
 			refuse_at_cap(fd);
 			l->dropped++;
 			if (now - l->last_cap_log_ms >= 1000)
@@ -932,7 +936,7 @@ static void accept_all(struct loop *l)
 		if (!c || !c->head) {
 			if (c)
 				free(c);
-			reply(fd, 503, "out of memory");
+			cd_eproxy_reply(fd, 503, "out of memory");
 			close(fd);
 			continue;
 		}
@@ -953,15 +957,15 @@ static void accept_all(struct loop *l)
 				c->client[0] = '\0';
 		}
 		c->st = ST_HEAD;
-		c->start_ms = c->last_ms = now_ms();
+		c->start_ms = c->last_ms = cd_eproxy_now_ms();
 		c->deadline_ms = c->start_ms + l->cfg->head_timeout_ms;
 		c->next = l->conns;
 		if (l->conns)
 			l->conns->prev = c;
 		l->conns = c;
 		l->nconns++;
-		if (add_end(l, &c->cl, EPOLLIN) < 0)
-			conn_close(l, c, "epoll failed");
+		if (cd_eproxy_add_end(l, &c->cl, EPOLLIN) < 0)
+			cd_eproxy_conn_close(l, c, "epoll failed");
 	}
 }
 
@@ -972,21 +976,22 @@ static void scan_timeouts(struct loop *l, uint64_t now)
 	for (c = l->conns; c; c = next) {
 		next = c->next;
 		if (c->st == ST_HEAD && now >= c->deadline_ms)
-			refuse(l, c, 408, "no complete request head in time");
+			cd_eproxy_refuse(l, c, 408, "no complete request head in time");
 		else if (c->st == ST_RESOLVING && now >= c->deadline_ms)
-			refuse(l, c, 504, "no decision in time: the name did not resolve");
+			cd_eproxy_refuse(l, c, 504,
+			                 "no decision in time: the name did not resolve");
 		else if (c->st == ST_HELLO && now >= c->deadline_ms)
-			refuse_tunnel(l, c, "no complete tls client hello in time");
+			cd_eproxy_refuse_tunnel(l, c, "no complete tls client hello in time");
 		else if (c->st == ST_CONNECTING && now >= c->deadline_ms) {
-			fail(l, c, 504, "connect timed out");
+			cd_eproxy_fail(l, c, 504, "connect timed out");
 		} else if (c->st == ST_RELAY && now - c->last_ms >= l->cfg->idle_timeout_ms) {
-			conn_close(l, c, "idle timeout");
+			cd_eproxy_conn_close(l, c, "idle timeout");
 		}
 	}
 	if (l->dropped && now - l->last_cap_log_ms >= 1000)
 		log_dropped(l, now);
 	if (l->npend && now - l->pend_since_ms >= CD_EGRESS_RESULTS_WAIT_MS)
-		log_event(l, NULL);
+		cd_eproxy_log_event(l, NULL);
 	l->last_scan_ms = now;
 }
 
@@ -1051,12 +1056,13 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 	l.res_end.fd = cd_egress_resolver_fd(l.res);
 	l.listen_end.fd = cfg.listen_fd;
 	l.stop_end.fd = cfg.stop_fd;
-	if (add_end(&l, &l.res_end, EPOLLIN) < 0 || add_end(&l, &l.listen_end, EPOLLIN) < 0 ||
-	    (cfg.stop_fd >= 0 && add_end(&l, &l.stop_end, EPOLLIN) < 0)) {
+	if (cd_eproxy_add_end(&l, &l.res_end, EPOLLIN) < 0 ||
+	    cd_eproxy_add_end(&l, &l.listen_end, EPOLLIN) < 0 ||
+	    (cfg.stop_fd >= 0 && cd_eproxy_add_end(&l, &l.stop_end, EPOLLIN) < 0)) {
 		r = cd_err_sys(err, -errno, "proxy: epoll_ctl");
 		goto out;
 	}
-	l.last_scan_ms = now_ms();
+	l.last_scan_ms = cd_eproxy_now_ms();
 	while (!l.fatal) {
 		int i, n, timeout = (l.conns || l.dropped) ? 250 : -1;
 		uint64_t now;
@@ -1068,7 +1074,7 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0 && l.npend) {
-			log_event(&l, NULL);
+			cd_eproxy_log_event(&l, NULL);
 			continue;
 		}
 		if (n < 0) {
@@ -1085,38 +1091,38 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 				continue;
 			}
 			if (e == &l.res_end) {
-				take_decisions(&l);
+				cd_eproxy_take_decisions(&l);
 				continue;
 			}
 			if (c->st == ST_HEAD)
-				on_head(&l, c);
+				cd_eproxy_on_head(&l, c);
 			else if (c->st == ST_RESOLVING) {
 				/* Not reading: only a hang-up or an error reaches us. */
 				if (evs[i].events & (EPOLLHUP | EPOLLERR))
-					conn_close(&l, c,
-					           "client left while its request was decided");
+					cd_eproxy_conn_close(
+					        &l, c, "client left while its request was decided");
 				continue;
 			} else if (c->st == ST_HELLO)
-				on_hello(&l, c);
+				cd_eproxy_on_hello(&l, c);
 			else if (c->st == ST_CONNECTING && e == &c->up)
-				on_connected(&l, c);
+				cd_eproxy_on_connected(&l, c);
 			else if (c->st == ST_CONNECTING) {
 				/* The client spoke early (kept for later) or left. */
 				if (evs[i].events & (EPOLLHUP | EPOLLERR))
-					conn_close(&l, c, "client left while connecting");
+					cd_eproxy_conn_close(&l, c, "client left while connecting");
 				continue;
 			}
 			if (c->st == ST_RELAY && (evs[i].events & EPOLLERR))
-				conn_close(&l, c, "connection reset");
+				cd_eproxy_conn_close(&l, c, "connection reset");
 			if (c->st == ST_RELAY)
-				on_relay(&l, c);
+				cd_eproxy_on_relay(&l, c);
 		}
 		while (l.dead) {
 			struct conn *c = l.dead;
 			l.dead = c->dead_next;
 			conn_free(c);
 		}
-		now = now_ms();
+		now = cd_eproxy_now_ms();
 		if (now - l.last_scan_ms >= 250)
 			scan_timeouts(&l, now);
 		while (l.dead) {
@@ -1129,9 +1135,9 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 		r = l.fatal;
 out:
 	if (l.dropped && !l.fatal)
-		log_dropped(&l, now_ms());
+		log_dropped(&l, cd_eproxy_now_ms());
 	while (l.conns)
-		conn_close(&l, l.conns, "proxy stopped");
+		cd_eproxy_conn_close(&l, l.conns, "proxy stopped");
 	if (l.res) {
 		struct cd_egress_job *job;
 		cd_egress_resolver_stop(l.res);
@@ -1139,7 +1145,7 @@ out:
 			free(job); /* every owner is closed */
 		cd_egress_resolver_free(l.res);
 	}
-	if (l.npend && !l.fatal && log_event(&l, NULL) < 0 && r == 0)
+	if (l.npend && !l.fatal && cd_eproxy_log_event(&l, NULL) < 0 && r == 0)
 		r = l.fatal;
 	while (l.dead) {
 		struct conn *c = l.dead;
