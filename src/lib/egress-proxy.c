@@ -505,6 +505,57 @@ static unsigned splice_budget(unsigned max_conns)
 	return (unsigned)((rl.rlim_cur - need) / 4);
 }
 
+/* Closed connections are freed once no epoll event left to handle can name
+ * them. */
+static void free_dead(struct loop *l)
+{
+	while (l->dead) {
+		struct conn *c = l->dead;
+		l->dead = c->dead_next;
+		conn_free(c);
+	}
+}
+
+/* One epoll event: the stop descriptor (1: stop), the listening socket, the
+ * resolver's answers, or a connection, handled by its state. */
+static int on_event(struct loop *l, struct end *e, uint32_t events)
+{
+	struct conn *c = e->c;
+
+	if (e == &l->stop_end)
+		return 1;
+	if (e == &l->listen_end) {
+		accept_all(l);
+		return 0;
+	}
+	if (e == &l->res_end) {
+		cd_eproxy_take_decisions(l);
+		return 0;
+	}
+	if (c->st == ST_HEAD)
+		cd_eproxy_on_head(l, c);
+	else if (c->st == ST_RESOLVING) {
+		/* Not reading: only a hang-up or an error reaches us. */
+		if (events & (EPOLLHUP | EPOLLERR))
+			cd_eproxy_conn_close(l, c, "client left while its request was decided");
+		return 0;
+	} else if (c->st == ST_HELLO)
+		cd_eproxy_on_hello(l, c);
+	else if (c->st == ST_CONNECTING && e == &c->up)
+		cd_eproxy_on_connected(l, c);
+	else if (c->st == ST_CONNECTING) {
+		/* The client spoke early (kept for later) or left. */
+		if (events & (EPOLLHUP | EPOLLERR))
+			cd_eproxy_conn_close(l, c, "client left while connecting");
+		return 0;
+	}
+	if (c->st == ST_RELAY && (events & EPOLLERR))
+		cd_eproxy_conn_close(l, c, "connection reset");
+	if (c->st == ST_RELAY)
+		cd_eproxy_on_relay(l, c);
+	return 0;
+}
+
 int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err)
 {
 	struct cd_egress_proxy_cfg cfg = *in;
@@ -572,55 +623,14 @@ int cd_egress_proxy_run(const struct cd_egress_proxy_cfg *in, struct cd_err *err
 			r = cd_err_sys(err, -errno, "proxy: epoll_wait");
 			break;
 		}
-		for (i = 0; i < n && !l.fatal; i++) {
-			struct end *e = evs[i].data.ptr;
-			struct conn *c = e->c;
-			if (e == &l.stop_end)
+		for (i = 0; i < n && !l.fatal; i++)
+			if (on_event(&l, evs[i].data.ptr, evs[i].events))
 				goto out;
-			if (e == &l.listen_end) {
-				accept_all(&l);
-				continue;
-			}
-			if (e == &l.res_end) {
-				cd_eproxy_take_decisions(&l);
-				continue;
-			}
-			if (c->st == ST_HEAD)
-				cd_eproxy_on_head(&l, c);
-			else if (c->st == ST_RESOLVING) {
-				/* Not reading: only a hang-up or an error reaches us. */
-				if (evs[i].events & (EPOLLHUP | EPOLLERR))
-					cd_eproxy_conn_close(
-					        &l, c, "client left while its request was decided");
-				continue;
-			} else if (c->st == ST_HELLO)
-				cd_eproxy_on_hello(&l, c);
-			else if (c->st == ST_CONNECTING && e == &c->up)
-				cd_eproxy_on_connected(&l, c);
-			else if (c->st == ST_CONNECTING) {
-				/* The client spoke early (kept for later) or left. */
-				if (evs[i].events & (EPOLLHUP | EPOLLERR))
-					cd_eproxy_conn_close(&l, c, "client left while connecting");
-				continue;
-			}
-			if (c->st == ST_RELAY && (evs[i].events & EPOLLERR))
-				cd_eproxy_conn_close(&l, c, "connection reset");
-			if (c->st == ST_RELAY)
-				cd_eproxy_on_relay(&l, c);
-		}
-		while (l.dead) {
-			struct conn *c = l.dead;
-			l.dead = c->dead_next;
-			conn_free(c);
-		}
+		free_dead(&l);
 		now = cd_eproxy_now_ms();
 		if (now - l.last_scan_ms >= 250)
 			scan_timeouts(&l, now);
-		while (l.dead) {
-			struct conn *c = l.dead;
-			l.dead = c->dead_next;
-			conn_free(c);
-		}
+		free_dead(&l);
 	}
 	if (l.fatal)
 		r = l.fatal;
@@ -638,11 +648,7 @@ out:
 	}
 	if (l.npend && !l.fatal && cd_eproxy_log_event(&l, NULL) < 0 && r == 0)
 		r = l.fatal;
-	while (l.dead) {
-		struct conn *c = l.dead;
-		l.dead = c->dead_next;
-		conn_free(c);
-	}
+	free_dead(&l);
 	free(l.pend);
 	close(l.ep);
 	return r;
