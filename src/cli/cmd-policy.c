@@ -82,7 +82,7 @@ static const char usage_request[] =
         "                     none when it does not exist)\n"
         "  --no-temp          decide from the policy file alone\n";
 
-static void usage_sub(const char *sub, FILE *f)
+static void policy_usage_sub(const char *sub, FILE *f)
 {
 	if (!strcmp(sub, "lint")) {
 		fprintf(f,
@@ -197,12 +197,12 @@ static const struct option request_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 const struct option *const cli_opts_policy_request = request_opts; /* cordon completion */
-static const struct option json_opts[] = {
+static const struct option policy_json_opts[] = {
 	{ "json", no_argument, NULL, 0 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-const struct option *const cli_opts_policy_json = json_opts; /* cordon completion */
+const struct option *const cli_opts_policy_json = policy_json_opts; /* cordon completion */
 static const struct option review_opts[] = {
 	{ "json", no_argument, NULL, 0 },         { "no-audit", no_argument, NULL, 0 },
 	{ "audit", required_argument, NULL, 0 },  { "soon", required_argument, NULL, 0 },
@@ -211,10 +211,10 @@ static const struct option review_opts[] = {
 };
 const struct option *const cli_opts_policy_review = review_opts; /* cordon completion */
 
-static int opt_missing; /* set when an option lacked its value */
+static int policy_opt_missing; /* set when an option lacked its value */
 
 /* "--name value" or "--name=value"; advances *i past the value. */
-static const char *optval(int argc, char **argv, int *i, const char *name)
+static const char *policy_optval(int argc, char **argv, int *i, const char *name)
 {
 	size_t n = strlen(name);
 	const char *a = argv[*i];
@@ -227,7 +227,7 @@ static const char *optval(int argc, char **argv, int *i, const char *name)
 		return NULL;
 	if (*i + 1 >= argc) {
 		cli_errorf("%s needs a value", name);
-		opt_missing = 1;
+		policy_opt_missing = 1;
 		return "";
 	}
 	return argv[++*i];
@@ -283,15 +283,15 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 			o->json = 1;
 		} else if (!strcmp(a, "--no-temp")) {
 			o->no_temp = 1;
-		} else if ((v = optval(argc, argv, &i, "--state"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--state"))) {
 			o->state = v;
-		} else if ((v = optval(argc, argv, &i, "--agent"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--agent"))) {
 			o->req.agent = v;
-		} else if ((v = optval(argc, argv, &i, "--task"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--task"))) {
 			o->req.task = v;
-		} else if ((v = optval(argc, argv, &i, "--tool"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--tool"))) {
 			o->req.tool = v;
-		} else if ((v = optval(argc, argv, &i, "--action"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--action"))) {
 			if (cd_action_parse(v, &o->req.action) < 0) {
 				cli_errorf(
 				        "--action '%s': use read, create, update, delete, execute "
@@ -300,22 +300,22 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 				return -1;
 			}
 			o->have_action = 1;
-		} else if ((v = optval(argc, argv, &i, "--path"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--path"))) {
 			if (o->req.npaths >= CD_REQ_MAX_PATHS) {
 				cli_errorf("too many --path options");
 				return -1;
 			}
 			o->paths[o->req.npaths++] = v;
-		} else if ((v = optval(argc, argv, &i, "--host"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--host"))) {
 			if (parse_hostport(o, v) < 0)
 				return -1;
-		} else if ((v = optval(argc, argv, &i, "--port"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--port"))) {
 			if (cd_parse_u64(v, strlen(v), 65535, &n) < 0) {
 				cli_errorf("--port '%s': a number from 0 to 65535", v);
 				return -1;
 			}
 			o->req.port = (long)n;
-		} else if ((v = optval(argc, argv, &i, "--arg"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--arg"))) {
 			const char *eq = strchr(v, '=');
 			char *name;
 			if (!eq || eq == v || o->req.nargs >= CD_REQ_MAX_ARGS) {
@@ -329,13 +329,13 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 			}
 			o->args[o->req.nargs].name = name;
 			o->args[o->req.nargs++].value = eq + 1;
-		} else if ((v = optval(argc, argv, &i, "--field"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--field"))) {
 			if (o->req.nfields >= CD_REQ_MAX_ARGS) {
 				cli_errorf("too many --field options");
 				return -1;
 			}
 			o->fields[o->req.nfields++] = v;
-		} else if ((v = optval(argc, argv, &i, "--at"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--at"))) {
 			int64_t t;
 			if (cd_policy_parse_time(v, strlen(v), &t) < 0) {
 				cli_errorf("--at '%s': write " CLI_TIME_FORMS, v);
@@ -346,7 +346,7 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 			cli_opt_unknown(a, request_opts);
 			return -1;
 		}
-		if (opt_missing)
+		if (policy_opt_missing)
 			return -1;
 	}
 	if (!o->req.agent || !o->req.tool || !o->have_action) {
@@ -367,7 +367,7 @@ static void free_request(struct reqopts *o)
 		free((char *)o->args[i].name);
 }
 
-static struct cd_policy *load(const char *file)
+static struct cd_policy *policy_load(const char *file)
 {
 	struct cd_policy *p = NULL;
 	struct cd_err err = { 0 };
@@ -711,7 +711,7 @@ static int decide_cmd(const char *sub, int argc, char **argv)
 
 	if (argc < 2 || argv[1][0] == '-') {
 		if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-			usage_sub(sub, stdout);
+			policy_usage_sub(sub, stdout);
 			return CD_EXIT_OK;
 		}
 		cli_errorf("%s needs a policy FILE first (see --help)", sub);
@@ -721,7 +721,7 @@ static int decide_cmd(const char *sub, int argc, char **argv)
 		free_request(&o);
 		return CD_EXIT_USAGE;
 	}
-	p = load(argv[1]);
+	p = policy_load(argv[1]);
 	if (!p) {
 		free_request(&o);
 		return EXIT_NOPOLICY;
@@ -756,7 +756,7 @@ out:
 }
 
 /* One JSON object on stdout; CD_EXIT_CORDON when it cannot be made. */
-static int print_json(json_t *o, int rc)
+static int policy_print_json(json_t *o, int rc)
 {
 	char *txt = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 
@@ -771,7 +771,7 @@ static int print_json(json_t *o, int rc)
 }
 
 /* A decimal number at *s, which then points past it. */
-static int take_number(const char **s, uint64_t *ret)
+static int policy_take_number(const char **s, uint64_t *ret)
 {
 	size_t n = strspn(*s, "0123456789");
 
@@ -790,8 +790,8 @@ static int lint_json_error(const char *file, const char *msg)
 	uint64_t line = 0, col = 0;
 	json_t *o;
 
-	if (strncmp(msg, file, fl) != 0 || msg[fl] != ':' || take_number(&q, &line) < 0 ||
-	    *q++ != ':' || take_number(&q, &col) < 0 || strncmp(q, ": ", 2) != 0) {
+	if (strncmp(msg, file, fl) != 0 || msg[fl] != ':' || policy_take_number(&q, &line) < 0 ||
+	    *q++ != ':' || policy_take_number(&q, &col) < 0 || strncmp(q, ": ", 2) != 0) {
 		line = col = 0;
 		q = msg;
 	} else {
@@ -802,7 +802,7 @@ static int lint_json_error(const char *file, const char *msg)
 		json_object_set_new(o, "line", json_integer((json_int_t)line));
 		json_object_set_new(o, "column", json_integer((json_int_t)col));
 	}
-	return print_json(o, CD_EXIT_FAIL);
+	return policy_print_json(o, CD_EXIT_FAIL);
 }
 
 struct lint_warn {
@@ -846,7 +846,7 @@ static int lint_json_ok(const char *file, const struct cd_policy *p)
 	              (json_int_t)st.tools, "profiles", (json_int_t)st.profiles, "grants",
 	              (json_int_t)st.grants, "forbids", (json_int_t)st.forbids, "examples",
 	              (json_int_t)st.examples, "sha256", cd_policy_sha256(p), "warnings", lw.arr);
-	return print_json(o, CD_EXIT_OK);
+	return policy_print_json(o, CD_EXIT_OK);
 }
 
 /* One FILE of `policy lint`: 0 ok, 1 failed (reported), 125 out of memory. */
@@ -882,19 +882,19 @@ static int lint_one(const char *file, int json)
 
 /* Every FILE is linted and reported (with --json, one object a line, one
  * per FILE, in order); exit 1 when any failed. */
-static int lint_cmd(int argc, char **argv)
+static int policy_lint_cmd(int argc, char **argv)
 {
 	int i, json = 0, nfiles = 0, rc = CD_EXIT_OK, r;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage_sub("lint", stdout);
+			policy_usage_sub("lint", stdout);
 			return CD_EXIT_OK;
 		}
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
 		} else if (argv[i][0] == '-') {
-			cli_opt_unknown(argv[i], json_opts);
+			cli_opt_unknown(argv[i], policy_json_opts);
 			return CD_EXIT_USAGE;
 		} else {
 			nfiles++;
@@ -941,7 +941,7 @@ static void test_line(int pass, const char *desc, void *ctx)
 	cd_buf_release(&b);
 }
 
-static int test_cmd(int argc, char **argv)
+static int policy_test_cmd(int argc, char **argv)
 {
 	struct cd_policy *p;
 	struct test_ctx t = { 0, NULL };
@@ -951,12 +951,12 @@ static int test_cmd(int argc, char **argv)
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage_sub("test", stdout);
+			policy_usage_sub("test", stdout);
 			return CD_EXIT_OK;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
 		} else if (argv[i][0] == '-') {
-			cli_opt_unknown(argv[i], json_opts);
+			cli_opt_unknown(argv[i], policy_json_opts);
 			return CD_EXIT_USAGE;
 		} else if (file) {
 			cli_errorf("test takes one policy FILE and --json (see --help)");
@@ -969,12 +969,12 @@ static int test_cmd(int argc, char **argv)
 		cli_errorf("test takes one policy FILE (see --help)");
 		return CD_EXIT_USAGE;
 	}
-	p = load(file);
+	p = policy_load(file);
 	if (!p) {
 		if (json)
-			return print_json(json_pack("{s:s, s:b, s:i, s:i}", "file", file, "loaded",
-			                            0, "total", 0, "failed", 0),
-			                  CD_EXIT_FAIL);
+			return policy_print_json(json_pack("{s:s, s:b, s:i, s:i}", "file", file,
+			                                   "loaded", 0, "total", 0, "failed", 0),
+			                         CD_EXIT_FAIL);
 		printf("not ok 1 - %s loads\n1..1\n", file);
 		return CD_EXIT_FAIL;
 	}
@@ -991,11 +991,11 @@ static int test_cmd(int argc, char **argv)
 	}
 	rc = failed ? CD_EXIT_FAIL : CD_EXIT_OK;
 	if (json) {
-		rc = print_json(json_pack("{s:s, s:b, s:s, s:I, s:I, s:o}", "file", file, "loaded",
-		                          1, "policy_sha256", cd_policy_sha256(p), "total",
-		                          (json_int_t)t.n, "failed", (json_int_t)failed, "cases",
-		                          t.cases),
-		                rc);
+		rc = policy_print_json(json_pack("{s:s, s:b, s:s, s:I, s:I, s:o}", "file", file,
+		                                 "loaded", 1, "policy_sha256", cd_policy_sha256(p),
+		                                 "total", (json_int_t)t.n, "failed",
+		                                 (json_int_t)failed, "cases", t.cases),
+		                       rc);
 		cd_policy_free(p);
 		return rc;
 	}
@@ -1030,7 +1030,7 @@ static void diff_line(const struct cd_diff_item *it, void *ctx)
 		json_array_append_new(it->widens ? o->widen : o->narrow, j);
 }
 
-static int diff_cmd(int argc, char **argv)
+static int policy_diff_cmd(int argc, char **argv)
 {
 	struct diff_out o = { 0, NULL, NULL };
 	struct cd_policy *a, *b;
@@ -1040,12 +1040,12 @@ static int diff_cmd(int argc, char **argv)
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage_sub("diff", stdout);
+			policy_usage_sub("diff", stdout);
 			return CD_EXIT_OK;
 		} else if (!strcmp(argv[i], "--json")) {
 			o.json = 1;
 		} else if (argv[i][0] == '-') {
-			cli_opt_unknown(argv[i], json_opts);
+			cli_opt_unknown(argv[i], policy_json_opts);
 			return CD_EXIT_USAGE;
 		} else if (nf == 2) {
 			cli_errorf("diff takes OLD NEW [--json] (see --help)");
@@ -1058,10 +1058,10 @@ static int diff_cmd(int argc, char **argv)
 		cli_errorf("diff takes OLD NEW [--json] (see --help)");
 		return CD_EXIT_USAGE;
 	}
-	a = load(files[0]);
+	a = policy_load(files[0]);
 	if (!a)
 		return EXIT_NOPOLICY;
-	b = load(files[1]);
+	b = policy_load(files[1]);
 	if (!b) {
 		cd_policy_free(a);
 		return EXIT_NOPOLICY;
@@ -1174,7 +1174,7 @@ static void review_line(const struct cd_review_item *it, void *ctx)
 	printf("\n");
 }
 
-static int review_cmd(int argc, char **argv)
+static int policy_review_cmd(int argc, char **argv)
 {
 	struct cd_review_opts ro;
 	struct review_out out = { 0, 0, NULL };
@@ -1194,26 +1194,26 @@ static int review_cmd(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage_sub("review", stdout);
+			policy_usage_sub("review", stdout);
 			return CD_EXIT_OK;
 		} else if (!strcmp(a, "--json")) {
 			out.json = 1;
 		} else if (!strcmp(a, "--no-audit")) {
 			no_audit = 1;
-		} else if ((v = optval(argc, argv, &i, "--audit"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--audit"))) {
 			cfg.path = v;
-		} else if ((v = optval(argc, argv, &i, "--soon"))) {
-			if (!opt_missing && parse_days(v, &ro.soon) < 0) {
+		} else if ((v = policy_optval(argc, argv, &i, "--soon"))) {
+			if (!policy_opt_missing && parse_days(v, &ro.soon) < 0) {
 				cli_errorf("--soon '%s': write Nd, Nh, Nm or Ns", v);
 				return CD_EXIT_USAGE;
 			}
-		} else if ((v = optval(argc, argv, &i, "--unused"))) {
-			if (!opt_missing && parse_days(v, &ro.unused) < 0) {
+		} else if ((v = policy_optval(argc, argv, &i, "--unused"))) {
+			if (!policy_opt_missing && parse_days(v, &ro.unused) < 0) {
 				cli_errorf("--unused '%s': write Nd, Nh, Nm or Ns", v);
 				return CD_EXIT_USAGE;
 			}
-		} else if ((v = optval(argc, argv, &i, "--at"))) {
-			if (!opt_missing && cd_policy_parse_time(v, strlen(v), &ro.at) < 0) {
+		} else if ((v = policy_optval(argc, argv, &i, "--at"))) {
+			if (!policy_opt_missing && cd_policy_parse_time(v, strlen(v), &ro.at) < 0) {
 				cli_errorf("--at '%s': write " CLI_TIME_FORMS, v);
 				return CD_EXIT_USAGE;
 			}
@@ -1226,7 +1226,7 @@ static int review_cmd(int argc, char **argv)
 		} else {
 			file = a;
 		}
-		if (opt_missing)
+		if (policy_opt_missing)
 			return CD_EXIT_USAGE;
 	}
 	if (!file) {
@@ -1237,7 +1237,7 @@ static int review_cmd(int argc, char **argv)
 		cli_errorf("--audit and --no-audit exclude each other");
 		return CD_EXIT_USAGE;
 	}
-	p = load(file);
+	p = policy_load(file);
 	if (!p)
 		return EXIT_NOPOLICY;
 	/* The log is read, never written: a review leaves no trace in it. */
@@ -1300,15 +1300,15 @@ int cmd_policy(int argc, char **argv)
 		return CD_EXIT_OK;
 	}
 	if (!strcmp(sub, "lint"))
-		return lint_cmd(argc - 1, argv + 1);
+		return policy_lint_cmd(argc - 1, argv + 1);
 	if (!strcmp(sub, "test"))
-		return test_cmd(argc - 1, argv + 1);
+		return policy_test_cmd(argc - 1, argv + 1);
 	if (!strcmp(sub, "check") || !strcmp(sub, "explain"))
 		return decide_cmd(sub, argc - 1, argv + 1);
 	if (!strcmp(sub, "diff"))
-		return diff_cmd(argc - 1, argv + 1);
+		return policy_diff_cmd(argc - 1, argv + 1);
 	if (!strcmp(sub, "review"))
-		return review_cmd(argc - 1, argv + 1);
+		return policy_review_cmd(argc - 1, argv + 1);
 	if (!strcmp(sub, "matrix"))
 		return policy_matrix_cmd(argc - 1, argv + 1);
 	cli_errorf("unknown subcommand '%s' (lint, check, explain, test, diff, review, matrix)",
