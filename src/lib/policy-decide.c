@@ -101,8 +101,8 @@ static int cmp_pair_id(const void *x, const void *y)
 	return strcmp(a->id, b->id);
 }
 
-static const struct cd_bucket *ix_find(const struct cd_index *ix, const char *agent,
-                                       const char *tool)
+static const struct cd_bucket *cd_pd_ix_find(const struct cd_index *ix, const char *agent,
+                                             const char *tool)
 {
 	size_t i;
 
@@ -224,7 +224,7 @@ int cd_policy_index_build(struct cd_policy *p)
 size_t cd_policy_grants_of(const struct cd_policy *p, const char *agent, const char *tool,
                            const struct cd_rule *const **ret)
 {
-	const struct cd_bucket *b = ix_find(&p->grants_ix, agent, tool);
+	const struct cd_bucket *b = cd_pd_ix_find(&p->grants_ix, agent, tool);
 
 	*ret = b ? b->rules : NULL;
 	return b ? b->n : 0;
@@ -242,8 +242,8 @@ static int cmp_rule_id(const void *x, const void *y)
  * without paths, those with no path scope.  Written to out (room for
  * b->npkeys + b->nnopath), deduplicated and sorted by id like the bucket;
  * returns the count. */
-static size_t path_candidates(const struct cd_bucket *b, const char *path,
-                              const struct cd_rule **out)
+static size_t cd_pd_path_candidates(const struct cd_bucket *b, const char *path,
+                                    const struct cd_rule **out)
 {
 	size_t n = 0, len, i, k;
 
@@ -660,7 +660,7 @@ static int ancestor_forbids(const struct cd_policy *p, const char *agent, const 
 	while ((slash = strrchr(anc, '/'))) {
 		*slash = '\0';
 		for (t = 0; t < 2; t++) {
-			const struct cd_bucket *b = ix_find(&p->forbids_ix, anc, tools[t]);
+			const struct cd_bucket *b = cd_pd_ix_find(&p->forbids_ix, anc, tools[t]);
 			for (k = 0; b && k < b->n; k++)
 				if (rule_match(b->rules[k], q, NULL, 0))
 					add_id(d, b->rules[k]->id);
@@ -791,7 +791,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 	tools[1] = star;
 	for (a = 0; a < 2; a++) {
 		for (t = 0; t < 2; t++) {
-			b = ix_find(&p->forbids_ix, agents[a], tools[t]);
+			b = cd_pd_ix_find(&p->forbids_ix, agents[a], tools[t]);
 			for (k = 0; b && k < b->n; k++)
 				if (rule_match(b->rules[k], &q, NULL, 0))
 					add_id(d, b->rules[k]->id);
@@ -806,7 +806,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 		return 0;
 	}
 
-	b = ix_find(&p->grants_ix, r->agent, r->tool);
+	b = cd_pd_ix_find(&p->grants_ix, r->agent, r->tool);
 	nb = b ? b->n : 0;
 	rules = b ? b->rules : NULL;
 	if (b && b->n >= PATH_INDEX_MIN) {
@@ -815,7 +815,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 		cand = malloc((b->npkeys + b->nnopath + 1) * sizeof *cand);
 		if (!cand)
 			return deny(d, "out of memory"), -ENOMEM;
-		nb = path_candidates(b, r->npaths ? q.paths[0] : NULL, cand);
+		nb = cd_pd_path_candidates(b, r->npaths ? q.paths[0] : NULL, cand);
 		rules = cand;
 	}
 	if (nb + p->ntemps) {
