@@ -537,15 +537,87 @@ int cd_policy_decide_ex(const struct cd_policy *p, const struct cd_request *r, i
 	return decide_depth(p, r, check_expiry, fn, ctx, d, 0);
 }
 
-static int decide_depth(const struct cd_policy *p, const struct cd_request *r, int check_expiry,
-                        cd_explain_fn fn, void *ctx, struct cd_decision *d, unsigned depth)
+/* Forbid rules: (agent|an agent it descends from|*) x (tool|*).  1 when
+ * one matches (d is its deny), 0 when none does, -ENOMEM. */
+static int check_forbids(const struct cd_policy *p, const struct cd_request *r,
+                         const struct creq *q, struct cd_decision *d)
 {
 	static const char *const star = "*";
 	const char *agents[2], *tools[2];
+	const struct cd_bucket *b;
+	size_t a, t, k;
+	int r_;
+
+	agents[0] = r->agent;
+	agents[1] = star;
+	tools[0] = r->tool;
+	tools[1] = star;
+	for (a = 0; a < 2; a++) {
+		for (t = 0; t < 2; t++) {
+			b = cd_pd_ix_find(&p->forbids_ix, agents[a], tools[t]);
+			for (k = 0; b && k < b->n; k++)
+				if (rule_match(b->rules[k], q, NULL, 0))
+					add_id(d, b->rules[k]->id);
+		}
+	}
+	if (strchr(r->agent, '/') && (r_ = ancestor_forbids(p, r->agent, tools, q, d)) < 0)
+		return deny(d, "out of memory"), r_;
+	if (d->nids_total) {
+		qsort(d->ids, d->nids, sizeof *d->ids, cmp_str);
+		d->forbidden = 1;
+		deny(d, "forbidden by '%s'", d->ids[0]);
+		return 1;
+	}
+	return 0;
+}
+
+/* The verdict from the grants that matched: allowed by those that need no
+ * approval, else needing the strictest approval of the others, else denied
+ * with the most telling reason.  inh: what delegating parents impose, for
+ * an allow [0] and for a needs-approval [1]. */
+static void conclude(struct cd_decision *d, const struct cd_request *r, const struct cd_rule **none,
+                     size_t nnone, const struct cd_rule **appr, size_t nappr, const char *approval,
+                     const char *untasked, const char *pwhy, const struct cd_decision inh[2])
+{
+	if (nnone) {
+		if (pick_profile(none, nnone, &d->profile) < 0) {
+			d->profile = NULL;
+			deny(d, "matching grants name different profiles");
+		} else {
+			d->verdict = CD_VERDICT_ALLOW;
+			whyf(d->reason, sizeof d->reason, "allowed by '%s'", none[0]->id);
+			pick_minimize(none, nnone, d);
+			merge_minimize(d, &inh[0]);
+		}
+	} else if (nappr) {
+		if (pick_profile(appr, nappr, &d->profile) < 0) {
+			d->profile = NULL;
+			deny(d, "matching grants name different profiles");
+		} else {
+			d->verdict = CD_VERDICT_NEEDS_APPROVAL;
+			d->approval = approval;
+			pick_minimize(appr, nappr, d);
+			merge_minimize(d, &inh[1]);
+			whyf(d->reason, sizeof d->reason, "'%s' requires approval (%s)",
+			     appr[0]->id, approval);
+		}
+	} else if (untasked) {
+		deny(d, "grant '%s' requires a task (ticket id) and the call has none", untasked);
+	} else if (pwhy[0]) {
+		deny(d, "%s", pwhy);
+	} else {
+		deny(d, "no grant for agent '%s', tool '%s', action '%s'", r->agent, r->tool,
+		     cd_action_name(r->action));
+	}
+}
+
+static int decide_depth(const struct cd_policy *p, const struct cd_request *r, int check_expiry,
+                        cd_explain_fn fn, void *ctx, struct cd_decision *d, unsigned depth)
+{
 	char pwhy[sizeof d->reason] = "";
 	const struct cd_rule **none = NULL, **appr = NULL, *const * rules;
 	CD_AUTOFREE const struct cd_rule **cand = NULL;
-	size_t nnone = 0, nappr = 0, nb, i, a, t, k;
+	size_t nnone = 0, nappr = 0, nb, i, k;
 	const char *approval = NULL, *untasked = NULL;
 	/* What the parents of the delegated grants that took part impose,
 	 * for an allow [0] and for a needs-approval [1]. */
@@ -577,27 +649,8 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 		explain_bucket(p, &q, fn, ctx);
 	memset(inh, 0, sizeof inh);
 
-	/* Forbid rules: (agent|an agent it descends from|*) x (tool|*). */
-	agents[0] = r->agent;
-	agents[1] = star;
-	tools[0] = r->tool;
-	tools[1] = star;
-	for (a = 0; a < 2; a++) {
-		for (t = 0; t < 2; t++) {
-			b = cd_pd_ix_find(&p->forbids_ix, agents[a], tools[t]);
-			for (k = 0; b && k < b->n; k++)
-				if (rule_match(b->rules[k], &q, NULL, 0))
-					add_id(d, b->rules[k]->id);
-		}
-	}
-	if (strchr(r->agent, '/') && (r_ = ancestor_forbids(p, r->agent, tools, &q, d)) < 0)
-		return deny(d, "out of memory"), r_;
-	if (d->nids_total) {
-		qsort(d->ids, d->nids, sizeof *d->ids, cmp_str);
-		d->forbidden = 1;
-		deny(d, "forbidden by '%s'", d->ids[0]);
-		return 0;
-	}
+	if ((r_ = check_forbids(p, r, &q, d)) != 0)
+		return r_ < 0 ? r_ : 0;
 
 	b = cd_pd_ix_find(&p->grants_ix, r->agent, r->tool);
 	nb = b ? b->n : 0;
@@ -663,36 +716,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 	if (d->nids > 1)
 		qsort(d->ids, d->nids, sizeof *d->ids, cmp_str);
 	r_ = 0;
-	if (nnone) {
-		if (pick_profile(none, nnone, &d->profile) < 0) {
-			d->profile = NULL;
-			deny(d, "matching grants name different profiles");
-		} else {
-			d->verdict = CD_VERDICT_ALLOW;
-			whyf(d->reason, sizeof d->reason, "allowed by '%s'", none[0]->id);
-			pick_minimize(none, nnone, d);
-			merge_minimize(d, &inh[0]);
-		}
-	} else if (nappr) {
-		if (pick_profile(appr, nappr, &d->profile) < 0) {
-			d->profile = NULL;
-			deny(d, "matching grants name different profiles");
-		} else {
-			d->verdict = CD_VERDICT_NEEDS_APPROVAL;
-			d->approval = approval;
-			pick_minimize(appr, nappr, d);
-			merge_minimize(d, &inh[1]);
-			whyf(d->reason, sizeof d->reason, "'%s' requires approval (%s)",
-			     appr[0]->id, approval);
-		}
-	} else if (untasked) {
-		deny(d, "grant '%s' requires a task (ticket id) and the call has none", untasked);
-	} else if (pwhy[0]) {
-		deny(d, "%s", pwhy);
-	} else {
-		deny(d, "no grant for agent '%s', tool '%s', action '%s'", r->agent, r->tool,
-		     cd_action_name(r->action));
-	}
+	conclude(d, r, none, nnone, appr, nappr, approval, untasked, pwhy, inh);
 	free(none);
 	free(appr);
 	for (i = 0; i < sizeof d->reason && d->reason[i]; i++)
