@@ -35,6 +35,56 @@ if ! sh scripts/lint-store.sh .; then
 	rc=1
 fi
 
+# Size: no src/ .c file over 1000 lines, no function over 120 (STYLE.md),
+# except those named in scripts/size-allow.txt ("path[:function] reason").
+# A function starts at its first column-0 line before a column-0 '{' and
+# ends at the next column-0 '}'; its length is counted from its name line.
+# shellcheck disable=SC2016
+hits=$(git ls-files 'src/*.c' 2>/dev/null | xargs awk -v allow=scripts/size-allow.txt '
+BEGIN {
+	while ((getline l < allow) > 0)
+		if (l !~ /^[[:space:]]*(#|$)/) {
+			split(l, f, /[[:space:]]+/)
+			ok[f[1]] = 1
+		}
+}
+FNR == 1 {
+	if (prev != "" && plines > 1000 && !(prev in ok))
+		printf "%s: %d lines (at most 1000)\n", prev, plines
+	prev = FILENAME
+	hdr = 0; infn = 0; pend = 0
+}
+{ plines = FNR }
+/^[A-Za-z_]/ && !infn {
+	if (hdr == 0 || pend) { hdr = FNR; htext = "" }
+	htext = htext $0
+	pend = ($0 ~ /[;}]$/ || $0 ~ /^#/)
+	next
+}
+/^\{/ && !infn {
+	s = htext; sub(/\(.*/, "", s); n = split(s, a, /[^A-Za-z0-9_]+/)
+	name = a[n]; if (name == "" && n > 1) name = a[n - 1]
+	if (!hdr || name == "") { name = "?"; hdr = FNR }
+	infn = 1; start = hdr
+	next
+}
+/^\}/ && infn {
+	if (FNR - start > 120 && !((FILENAME ":" name) in ok))
+		printf "%s:%d: %s() is %d lines (at most 120)\n", FILENAME, start, name, FNR - start
+	infn = 0; hdr = 0
+	next
+}
+/^$/ && !infn { hdr = 0 }
+END {
+	if (prev != "" && plines > 1000 && !(prev in ok))
+		printf "%s: %d lines (at most 1000)\n", prev, plines
+}')
+if [ -n "$hits" ]; then
+	echo "$hits"
+	echo "lint: too long above: split it, or name it in scripts/size-allow.txt with a reason" >&2
+	rc=1
+fi
+
 if ! cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 	--inline-suppr --suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc/lib src 2>&1; then
 	echo "lint: cppcheck findings above" >&2

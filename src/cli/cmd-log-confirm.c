@@ -216,48 +216,47 @@ static const struct option confirm_opts[] = {
 };
 const struct option *const cli_opts_log_confirm = confirm_opts;
 
-int cmd_log_confirm(int argc, char **argv)
+/* What `cordon log confirm` was asked. */
+struct confirm_args {
+	const char *audit_opt, *key_opt, *arguments, *file;
+	char what[16]; /* --file NAME */
+	int use_argv, want_json;
+	uint64_t seq;
+};
+
+/* The command line: options before and after SEQ.  -1 to go on, else the
+ * exit status. */
+static int parse_confirm(int argc, char **argv, struct confirm_args *co)
 {
-	const char *audit_opt = NULL, *key_opt = NULL, *arguments = NULL, *file = NULL;
-	char what[16] = "";
-	struct cli_audit_cfg cfg;
-	struct cd_audit *log = NULL;
-	struct cd_audit_filter f;
-	struct cd_masker *m = NULL;
-	struct cd_err err = { 0, "" };
-	struct found fd;
-	json_t *details = NULL;
-	uint64_t seq = 0;
-	char *value = NULL;
-	struct out o = { 0, NULL };
-	int c, pass, use_argv = 0, want_json = 0, modes, n, rc = CD_EXIT_CORDON;
+	int c, pass;
 
 	opterr = 0;
 	optind = 1;
 	/* Options may come before and after SEQ: two passes, SEQ between. */
 	for (pass = 0; pass < 2; pass++) {
-		while (!use_argv && (c = cli_getopt(argc, argv, "+h", confirm_opts, -1)) != -1) {
+		while (!co->use_argv &&
+		       (c = cli_getopt(argc, argv, "+h", confirm_opts, -1)) != -1) {
 			switch (c) {
 			case 'h':
 				fputs(CONFIRM_USAGE, stdout);
 				return CD_EXIT_OK;
 			case O_AUDIT:
-				audit_opt = optarg;
+				co->audit_opt = optarg;
 				break;
 			case O_KEY:
-				key_opt = optarg;
+				co->key_opt = optarg;
 				break;
 			case O_ARGV:
-				use_argv = 1; /* the rest is the command line */
+				co->use_argv = 1; /* the rest is the command line */
 				break;
 			case O_JSON:
-				want_json = 1;
+				co->want_json = 1;
 				break;
 			case O_ARGUMENTS:
-				arguments = optarg;
+				co->arguments = optarg;
 				break;
 			case O_FILE:
-				if (parse_file(optarg, what, sizeof what, &file) < 0)
+				if (parse_file(optarg, co->what, sizeof co->what, &co->file) < 0)
 					return CD_EXIT_USAGE;
 				break;
 			default:
@@ -269,39 +268,60 @@ int cmd_log_confirm(int argc, char **argv)
 		}
 		if (pass == 0) {
 			if (optind >= argc ||
-			    cd_parse_u64(argv[optind], strlen(argv[optind]), UINT64_MAX, &seq) <
+			    cd_parse_u64(argv[optind], strlen(argv[optind]), UINT64_MAX, &co->seq) <
 			            0 ||
-			    seq == 0) {
+			    co->seq == 0) {
 				fputs(CONFIRM_USAGE, stderr);
 				return CD_EXIT_USAGE;
 			}
 			optind++;
 		}
 	}
+	return -1;
+}
+
+int cmd_log_confirm(int argc, char **argv)
+{
+	struct confirm_args co = { .what = "" };
+	struct cli_audit_cfg cfg;
+	struct cd_audit *log = NULL;
+	struct cd_audit_filter f;
+	struct cd_masker *m = NULL;
+	struct cd_err err = { 0, "" };
+	struct found fd;
+	json_t *details = NULL;
+	char *value = NULL;
+	struct out o = { 0, NULL };
+	int modes, n, rc;
+
+	rc = parse_confirm(argc, argv, &co);
+	if (rc >= 0)
+		return rc;
+	rc = CD_EXIT_CORDON;
 	memset(&fd, 0, sizeof fd);
-	fd.seq = seq;
-	o.seq = seq;
-	modes = use_argv + (arguments != NULL) + (file != NULL);
+	fd.seq = co.seq;
+	o.seq = co.seq;
+	modes = co.use_argv + (co.arguments != NULL) + (co.file != NULL);
 	if (modes > 1) {
 		fputs(CONFIRM_USAGE, stderr);
 		return CD_EXIT_USAGE;
 	}
-	if (use_argv && optind < argc && !strcmp(argv[optind], "--"))
+	if (co.use_argv && optind < argc && !strcmp(argv[optind], "--"))
 		optind++;
-	if ((modes == 0 && optind + 1 != argc) || (use_argv && optind >= argc) ||
-	    ((arguments || file) && optind != argc)) {
+	if ((modes == 0 && optind + 1 != argc) || (co.use_argv && optind >= argc) ||
+	    ((co.arguments || co.file) && optind != argc)) {
 		fputs(CONFIRM_USAGE, stderr);
 		return CD_EXIT_USAGE;
 	}
 	/* The key must exist: a new one would confirm nothing. */
-	if (cli_masker_open_key(key_opt, 0, &m) < 0)
+	if (cli_masker_open_key(co.key_opt, 0, &m) < 0)
 		return CD_EXIT_CORDON;
-	if (want_json && !(o.matches = json_array())) {
+	if (co.want_json && !(o.matches = json_array())) {
 		cli_errorf("out of memory");
 		goto out;
 	}
 	memset(&cfg, 0, sizeof cfg);
-	cfg.path = audit_opt;
+	cfg.path = co.audit_opt;
 	cfg.read_only = 1;
 	if (cli_audit_open_cfg(&cfg, &log) < 0)
 		goto out;
@@ -329,13 +349,13 @@ int cmd_log_confirm(int argc, char **argv)
 	}
 	if (modes) {
 		unsigned char h[32];
-		if (use_argv)
-			snprintf(what, sizeof what, "argv");
-		else if (arguments)
-			snprintf(what, sizeof what, "arguments");
-		if (candidate_hash(what, argv + optind, arguments, file, h) < 0)
+		if (co.use_argv)
+			snprintf(co.what, sizeof co.what, "argv");
+		else if (co.arguments)
+			snprintf(co.what, sizeof co.what, "arguments");
+		if (candidate_hash(co.what, argv + optind, co.arguments, co.file, h) < 0)
 			goto out;
-		n = cd_logmask_confirm(m, details, (const char *)h, sizeof h, what, matched, &o);
+		n = cd_logmask_confirm(m, details, (const char *)h, sizeof h, co.what, matched, &o);
 	} else {
 		value = strcmp(argv[optind], "-") ? strdup(argv[optind]) : value_from_stdin();
 		if (!value) {

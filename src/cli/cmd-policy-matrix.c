@@ -235,13 +235,11 @@ static void table_release(struct table *t)
 
 /* ---- the report ---- */
 
-static int print_matrix(const struct cd_matrix *m, const char *file, const char *sha, int64_t at,
-                        int md)
+/* The title line (the file's name escaped for the format) and the legend. */
+static void print_heading(const char *file, const char *sha, int64_t at, int md)
 {
-	struct table t = { .md = md };
-	char buf[128], when[40];
+	char when[40];
 	struct cd_buf b;
-	size_t r, c;
 
 	fmt_time(at, when, sizeof when);
 	cd_buf_init(&b, 8192);
@@ -266,6 +264,16 @@ static int print_matrix(const struct cd_matrix *m, const char *file, const char 
 		       "allowed, UPPER CASE only with approval, '!' forbidden outright, '-' not "
 		       "granted;\n'~' only within a task, '*' narrowed by a forbid rule; then the "
 		       "first expiry.\n\n");
+}
+
+static int print_matrix(const struct cd_matrix *m, const char *file, const char *sha, int64_t at,
+                        int md)
+{
+	struct table t = { .md = md };
+	char buf[128], when[40];
+	size_t r, c;
+
+	print_heading(file, sha, at, md);
 
 	/* The matrix. */
 	t.ncols = m->ntools + 1;

@@ -16,6 +16,7 @@
 #include "cli.h"
 
 #include "cli-audit.h"
+#include "cmd-policy-int.h"
 #include "cmd-policy-matrix.h"
 
 #include "buf.h"
@@ -34,12 +35,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-
-enum {
-	EXIT_DENY = 1,
-	EXIT_APPROVAL = 3,
-	EXIT_NOPOLICY = 4,
-};
 
 static const char usage_main[] =
         "usage: cordon policy lint FILE... [--json]\n"
@@ -82,7 +77,7 @@ static const char usage_request[] =
         "                     none when it does not exist)\n"
         "  --no-temp          decide from the policy file alone\n";
 
-static void usage_sub(const char *sub, FILE *f)
+void policy_usage_sub(const char *sub, FILE *f)
 {
 	if (!strcmp(sub, "lint")) {
 		fprintf(f,
@@ -197,24 +192,17 @@ static const struct option request_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 const struct option *const cli_opts_policy_request = request_opts; /* cordon completion */
-static const struct option json_opts[] = {
+const struct option policy_json_opts[] = {
 	{ "json", no_argument, NULL, 0 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-const struct option *const cli_opts_policy_json = json_opts; /* cordon completion */
-static const struct option review_opts[] = {
-	{ "json", no_argument, NULL, 0 },         { "no-audit", no_argument, NULL, 0 },
-	{ "audit", required_argument, NULL, 0 },  { "soon", required_argument, NULL, 0 },
-	{ "unused", required_argument, NULL, 0 }, { "at", required_argument, NULL, 0 },
-	{ "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
-};
-const struct option *const cli_opts_policy_review = review_opts; /* cordon completion */
+const struct option *const cli_opts_policy_json = policy_json_opts; /* cordon completion */
 
-static int opt_missing; /* set when an option lacked its value */
+int policy_opt_missing; /* set when an option lacked its value */
 
 /* "--name value" or "--name=value"; advances *i past the value. */
-static const char *optval(int argc, char **argv, int *i, const char *name)
+const char *policy_optval(int argc, char **argv, int *i, const char *name)
 {
 	size_t n = strlen(name);
 	const char *a = argv[*i];
@@ -227,7 +215,7 @@ static const char *optval(int argc, char **argv, int *i, const char *name)
 		return NULL;
 	if (*i + 1 >= argc) {
 		cli_errorf("%s needs a value", name);
-		opt_missing = 1;
+		policy_opt_missing = 1;
 		return "";
 	}
 	return argv[++*i];
@@ -283,15 +271,15 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 			o->json = 1;
 		} else if (!strcmp(a, "--no-temp")) {
 			o->no_temp = 1;
-		} else if ((v = optval(argc, argv, &i, "--state"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--state"))) {
 			o->state = v;
-		} else if ((v = optval(argc, argv, &i, "--agent"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--agent"))) {
 			o->req.agent = v;
-		} else if ((v = optval(argc, argv, &i, "--task"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--task"))) {
 			o->req.task = v;
-		} else if ((v = optval(argc, argv, &i, "--tool"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--tool"))) {
 			o->req.tool = v;
-		} else if ((v = optval(argc, argv, &i, "--action"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--action"))) {
 			if (cd_action_parse(v, &o->req.action) < 0) {
 				cli_errorf(
 				        "--action '%s': use read, create, update, delete, execute "
@@ -300,22 +288,22 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 				return -1;
 			}
 			o->have_action = 1;
-		} else if ((v = optval(argc, argv, &i, "--path"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--path"))) {
 			if (o->req.npaths >= CD_REQ_MAX_PATHS) {
 				cli_errorf("too many --path options");
 				return -1;
 			}
 			o->paths[o->req.npaths++] = v;
-		} else if ((v = optval(argc, argv, &i, "--host"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--host"))) {
 			if (parse_hostport(o, v) < 0)
 				return -1;
-		} else if ((v = optval(argc, argv, &i, "--port"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--port"))) {
 			if (cd_parse_u64(v, strlen(v), 65535, &n) < 0) {
 				cli_errorf("--port '%s': a number from 0 to 65535", v);
 				return -1;
 			}
 			o->req.port = (long)n;
-		} else if ((v = optval(argc, argv, &i, "--arg"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--arg"))) {
 			const char *eq = strchr(v, '=');
 			char *name;
 			if (!eq || eq == v || o->req.nargs >= CD_REQ_MAX_ARGS) {
@@ -329,13 +317,13 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 			}
 			o->args[o->req.nargs].name = name;
 			o->args[o->req.nargs++].value = eq + 1;
-		} else if ((v = optval(argc, argv, &i, "--field"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--field"))) {
 			if (o->req.nfields >= CD_REQ_MAX_ARGS) {
 				cli_errorf("too many --field options");
 				return -1;
 			}
 			o->fields[o->req.nfields++] = v;
-		} else if ((v = optval(argc, argv, &i, "--at"))) {
+		} else if ((v = policy_optval(argc, argv, &i, "--at"))) {
 			int64_t t;
 			if (cd_policy_parse_time(v, strlen(v), &t) < 0) {
 				cli_errorf("--at '%s': write " CLI_TIME_FORMS, v);
@@ -346,7 +334,7 @@ static int parse_request(int argc, char **argv, int start, struct reqopts *o)
 			cli_opt_unknown(a, request_opts);
 			return -1;
 		}
-		if (opt_missing)
+		if (policy_opt_missing)
 			return -1;
 	}
 	if (!o->req.agent || !o->req.tool || !o->have_action) {
@@ -367,7 +355,7 @@ static void free_request(struct reqopts *o)
 		free((char *)o->args[i].name);
 }
 
-static struct cd_policy *load(const char *file)
+struct cd_policy *policy_load(const char *file)
 {
 	struct cd_policy *p = NULL;
 	struct cd_err err = { 0 };
@@ -711,7 +699,7 @@ static int decide_cmd(const char *sub, int argc, char **argv)
 
 	if (argc < 2 || argv[1][0] == '-') {
 		if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-			usage_sub(sub, stdout);
+			policy_usage_sub(sub, stdout);
 			return CD_EXIT_OK;
 		}
 		cli_errorf("%s needs a policy FILE first (see --help)", sub);
@@ -721,7 +709,7 @@ static int decide_cmd(const char *sub, int argc, char **argv)
 		free_request(&o);
 		return CD_EXIT_USAGE;
 	}
-	p = load(argv[1]);
+	p = policy_load(argv[1]);
 	if (!p) {
 		free_request(&o);
 		return EXIT_NOPOLICY;
@@ -756,7 +744,7 @@ out:
 }
 
 /* One JSON object on stdout; CD_EXIT_CORDON when it cannot be made. */
-static int print_json(json_t *o, int rc)
+int policy_print_json(json_t *o, int rc)
 {
 	char *txt = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 
@@ -771,7 +759,7 @@ static int print_json(json_t *o, int rc)
 }
 
 /* A decimal number at *s, which then points past it. */
-static int take_number(const char **s, uint64_t *ret)
+int policy_take_number(const char **s, uint64_t *ret)
 {
 	size_t n = strspn(*s, "0123456789");
 
@@ -779,511 +767,6 @@ static int take_number(const char **s, uint64_t *ret)
 		return -1;
 	*s += n;
 	return 0;
-}
-
-/* `lint --json` of a refused file: the loader's "FILE:LINE:COL: message"
- * split for a program (a CI check, an editor). */
-static int lint_json_error(const char *file, const char *msg)
-{
-	size_t fl = strlen(file);
-	const char *q = msg + fl + 1;
-	uint64_t line = 0, col = 0;
-	json_t *o;
-
-	if (strncmp(msg, file, fl) != 0 || msg[fl] != ':' || take_number(&q, &line) < 0 ||
-	    *q++ != ':' || take_number(&q, &col) < 0 || strncmp(q, ": ", 2) != 0) {
-		line = col = 0;
-		q = msg;
-	} else {
-		q += 2;
-	}
-	o = json_pack("{s:s,s:b,s:s}", "file", file, "ok", 0, "error", q);
-	if (o && line) {
-		json_object_set_new(o, "line", json_integer((json_int_t)line));
-		json_object_set_new(o, "column", json_integer((json_int_t)col));
-	}
-	return print_json(o, CD_EXIT_FAIL);
-}
-
-struct lint_warn {
-	const char *file;
-	json_t *arr; /* --json: the warnings; NULL: printed */
-};
-
-/* FILE:LINE:COL: warning: MSG on stderr, as compilers write them (editors
- * jump to them), or one {line, column, message} for --json. */
-static void lint_warn_one(unsigned line, unsigned col, const char *msg, void *ctx)
-{
-	struct lint_warn *lw = ctx;
-	struct cd_buf f, m;
-
-	if (lw->arr) {
-		json_array_append_new(lw->arr,
-		                      json_pack("{s:I,s:I,s:s}", "line", (json_int_t)line, "column",
-		                                (json_int_t)col, "message", msg));
-		return;
-	}
-	cd_buf_init(&f, 4096);
-	cd_buf_init(&m, 4096);
-	if (cd_buf_escape(&f, lw->file, strlen(lw->file)) == 0 &&
-	    cd_buf_escape(&m, msg, strlen(msg)) == 0)
-		fprintf(stderr, "%s:%u:%u: warning: %s\n", f.data, line, col, m.data);
-	cd_buf_release(&f);
-	cd_buf_release(&m);
-}
-
-static int lint_json_ok(const char *file, const struct cd_policy *p)
-{
-	struct cd_policy_stats st;
-	struct lint_warn lw = { file, json_array() };
-	json_t *o;
-
-	cd_policy_stats(p, &st);
-	if (lw.arr)
-		cd_policy_warnings(p, (int64_t)time(NULL), lint_warn_one, &lw);
-	o = json_pack("{s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:o}", "file", file, "ok", 1,
-	              "agents", (json_int_t)st.agents, "tasks", (json_int_t)st.tasks, "tools",
-	              (json_int_t)st.tools, "profiles", (json_int_t)st.profiles, "grants",
-	              (json_int_t)st.grants, "forbids", (json_int_t)st.forbids, "examples",
-	              (json_int_t)st.examples, "sha256", cd_policy_sha256(p), "warnings", lw.arr);
-	return print_json(o, CD_EXIT_OK);
-}
-
-/* One FILE of `policy lint`: 0 ok, 1 failed (reported), 125 out of memory. */
-static int lint_one(const char *file, int json)
-{
-	struct cd_policy *p = NULL;
-	struct cd_policy_stats st;
-	struct cd_err err = { 0 };
-	struct lint_warn lw = { file, NULL };
-	int rc;
-
-	if (cd_policy_load_file(file, &p, &err) < 0) {
-		if (json)
-			lint_json_error(file, err.msg);
-		cli_errorf("%s", err.msg);
-		return CD_EXIT_FAIL;
-	}
-	if (json) {
-		rc = lint_json_ok(file, p);
-		cd_policy_free(p);
-		return rc;
-	}
-	lw.file = file;
-	cd_policy_warnings(p, (int64_t)time(NULL), lint_warn_one, &lw);
-	cd_policy_stats(p, &st);
-	printf("%s: ok (%zu agents, %zu tasks, %zu tools, %zu profiles, %zu grants, %zu forbid "
-	       "rules, %zu examples; sha256 %s)\n",
-	       file, st.agents, st.tasks, st.tools, st.profiles, st.grants, st.forbids, st.examples,
-	       cd_policy_sha256(p));
-	cd_policy_free(p);
-	return CD_EXIT_OK;
-}
-
-/* Every FILE is linted and reported (with --json, one object a line, one
- * per FILE, in order); exit 1 when any failed. */
-static int lint_cmd(int argc, char **argv)
-{
-	int i, json = 0, nfiles = 0, rc = CD_EXIT_OK, r;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage_sub("lint", stdout);
-			return CD_EXIT_OK;
-		}
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (argv[i][0] == '-') {
-			cli_opt_unknown(argv[i], json_opts);
-			return CD_EXIT_USAGE;
-		} else {
-			nfiles++;
-		}
-	}
-	if (!nfiles) {
-		cli_errorf("lint takes one or more policy FILEs and --json (see --help)");
-		return CD_EXIT_USAGE;
-	}
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			continue;
-		r = lint_one(argv[i], json);
-		if (r == CD_EXIT_CORDON)
-			return r;
-		if (r != CD_EXIT_OK)
-			rc = CD_EXIT_FAIL;
-	}
-	return rc;
-}
-
-struct test_ctx {
-	size_t n;
-	json_t *cases; /* --json: one {"pass", "case"} per case */
-};
-
-static void test_line(int pass, const char *desc, void *ctx)
-{
-	struct test_ctx *t = ctx;
-	struct cd_buf b;
-	json_t *o;
-
-	t->n++;
-	if (t->cases) {
-		o = json_pack("{s:b, s:s}", "pass", pass, "case", desc);
-		if (!o || json_array_append_new(t->cases, o) < 0)
-			cli_errorf("out of memory");
-		return;
-	}
-	cd_buf_init(&b, 2048);
-	if (cd_buf_escape(&b, desc, strlen(desc)) < 0)
-		cd_buf_reset(&b);
-	printf("%sok %zu - %s\n", pass ? "" : "not ", t->n, b.data ? b.data : "");
-	cd_buf_release(&b);
-}
-
-static int test_cmd(int argc, char **argv)
-{
-	struct cd_policy *p;
-	struct test_ctx t = { 0, NULL };
-	const char *file = NULL;
-	size_t failed = 0;
-	int i, json = 0, rc;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage_sub("test", stdout);
-			return CD_EXIT_OK;
-		} else if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (argv[i][0] == '-') {
-			cli_opt_unknown(argv[i], json_opts);
-			return CD_EXIT_USAGE;
-		} else if (file) {
-			cli_errorf("test takes one policy FILE and --json (see --help)");
-			return CD_EXIT_USAGE;
-		} else {
-			file = argv[i];
-		}
-	}
-	if (!file) {
-		cli_errorf("test takes one policy FILE (see --help)");
-		return CD_EXIT_USAGE;
-	}
-	p = load(file);
-	if (!p) {
-		if (json)
-			return print_json(json_pack("{s:s, s:b, s:i, s:i}", "file", file, "loaded",
-			                            0, "total", 0, "failed", 0),
-			                  CD_EXIT_FAIL);
-		printf("not ok 1 - %s loads\n1..1\n", file);
-		return CD_EXIT_FAIL;
-	}
-	if (json && !(t.cases = json_array())) {
-		cli_errorf("out of memory");
-		cd_policy_free(p);
-		return CD_EXIT_CORDON;
-	}
-	if (cd_policy_test(p, test_line, &t, &failed) < 0) {
-		cli_errorf("out of memory");
-		json_decref(t.cases);
-		cd_policy_free(p);
-		return CD_EXIT_FAIL;
-	}
-	rc = failed ? CD_EXIT_FAIL : CD_EXIT_OK;
-	if (json) {
-		rc = print_json(json_pack("{s:s, s:b, s:s, s:I, s:I, s:o}", "file", file, "loaded",
-		                          1, "policy_sha256", cd_policy_sha256(p), "total",
-		                          (json_int_t)t.n, "failed", (json_int_t)failed, "cases",
-		                          t.cases),
-		                rc);
-		cd_policy_free(p);
-		return rc;
-	}
-	printf("1..%zu\n", t.n);
-	if (failed)
-		printf("# %zu of %zu failed\n", failed, t.n);
-	cd_policy_free(p);
-	return rc;
-}
-
-struct diff_out {
-	int json;
-	json_t *widen, *narrow;
-};
-
-static void diff_line(const struct cd_diff_item *it, void *ctx)
-{
-	struct diff_out *o = ctx;
-	json_t *j;
-
-	if (!o->json) {
-		printf("%s %s %s %s: %s\n",
-		       it->widens                       ? "+"
-		       : !strcmp(it->change, "covered") ? "="
-		                                        : "-",
-		       it->kind, it->id, it->change, it->detail);
-		return;
-	}
-	j = json_pack("{s:s, s:s, s:s, s:s}", "kind", it->kind, "id", it->id, "change", it->change,
-	              "detail", it->detail);
-	if (j)
-		json_array_append_new(it->widens ? o->widen : o->narrow, j);
-}
-
-static int diff_cmd(int argc, char **argv)
-{
-	struct diff_out o = { 0, NULL, NULL };
-	struct cd_policy *a, *b;
-	const char *files[2] = { NULL, NULL };
-	size_t nf = 0, widen = 0, narrow = 0;
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage_sub("diff", stdout);
-			return CD_EXIT_OK;
-		} else if (!strcmp(argv[i], "--json")) {
-			o.json = 1;
-		} else if (argv[i][0] == '-') {
-			cli_opt_unknown(argv[i], json_opts);
-			return CD_EXIT_USAGE;
-		} else if (nf == 2) {
-			cli_errorf("diff takes OLD NEW [--json] (see --help)");
-			return CD_EXIT_USAGE;
-		} else {
-			files[nf++] = argv[i];
-		}
-	}
-	if (nf != 2) {
-		cli_errorf("diff takes OLD NEW [--json] (see --help)");
-		return CD_EXIT_USAGE;
-	}
-	a = load(files[0]);
-	if (!a)
-		return EXIT_NOPOLICY;
-	b = load(files[1]);
-	if (!b) {
-		cd_policy_free(a);
-		return EXIT_NOPOLICY;
-	}
-	if (o.json) {
-		o.widen = json_array();
-		o.narrow = json_array();
-	}
-	if ((o.json && (!o.widen || !o.narrow)) ||
-	    cd_policy_diff(a, b, diff_line, &o, &widen, &narrow) < 0) {
-		cli_errorf("out of memory");
-		widen = 1; /* fail closed: an unfinished diff is not "nothing new" */
-	} else if (o.json) {
-		json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:b, s:O, s:O}", "old", files[0], "new",
-		                      files[1], "old_sha256", cd_policy_sha256(a), "new_sha256",
-		                      cd_policy_sha256(b), "widens", widen > 0, "widening", o.widen,
-		                      "narrowing", o.narrow);
-		char *s = r ? json_dumps(r, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-		if (s)
-			printf("%s\n", s);
-		else {
-			cli_errorf("out of memory");
-			widen = 1;
-		}
-		free(s);
-		json_decref(r);
-	} else {
-		printf("%zu widening, %zu narrowing (old sha256 %.16s..., new sha256 %.16s...)\n",
-		       widen, narrow, cd_policy_sha256(a), cd_policy_sha256(b));
-	}
-	json_decref(o.widen);
-	json_decref(o.narrow);
-	cd_policy_free(a);
-	cd_policy_free(b);
-	return widen ? CD_EXIT_FAIL : CD_EXIT_OK;
-}
-
-/* "30d", "12h", "5m", "90s" or a bare number of seconds, into seconds. */
-static int parse_days(const char *v, int64_t *ret)
-{
-	size_t n = strlen(v);
-	uint64_t x;
-
-	if (n > 1 && v[n - 1] == 'd') {
-		if (cd_parse_u64(v, n - 1, 100000, &x) < 0)
-			return -EINVAL;
-		*ret = (int64_t)x * 86400;
-		return 0;
-	}
-	if (cd_parse_duration_ms(v, &x) < 0 || x / 1000 > (uint64_t)100000 * 86400)
-		return -EINVAL;
-	*ret = (int64_t)(x / 1000);
-	return 0;
-}
-
-static void fmt_utc(int64_t t, char *out, size_t n)
-{
-	cd_time_format(t, out, n);
-}
-
-struct review_out {
-	int json;
-	int64_t at;
-	json_t *arr;
-};
-
-static void review_line(const struct cd_review_item *it, void *ctx)
-{
-	struct review_out *o = ctx;
-	char rb[40], ex[40], lu[40];
-	unsigned bit;
-	json_t *j, *fl;
-	struct cd_buf b;
-
-	fmt_utc(it->review_by, rb, sizeof rb);
-	fmt_utc(it->expires, ex, sizeof ex);
-	fmt_utc(it->last_used, lu, sizeof lu);
-	if (o->json) {
-		fl = json_array();
-		for (bit = 1; bit <= CD_REVIEW_UNUSED; bit <<= 1)
-			if (it->flags & bit)
-				json_array_append_new(fl, json_string(cd_review_flag_name(bit)));
-		j = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s, s:s?, s:I, s:o}", "id", it->id,
-		              "agent", it->agent, "tool", it->tool, "owner", it->owner, "review_by",
-		              rb, "expires", ex, "last_used", it->uses ? lu : NULL, "uses",
-		              (json_int_t)it->uses, "attention", fl ? fl : json_array());
-		if (j)
-			json_array_append_new(o->arr, j);
-		return;
-	}
-	if (!it->flags)
-		return;
-	cd_buf_init(&b, 4096);
-	if (cd_buf_escape(&b, it->id, strlen(it->id)) < 0 || !b.data)
-		cd_buf_reset(&b);
-	printf("%s (owner %s):", b.data ? b.data : "?", it->owner ? it->owner : "-");
-	cd_buf_release(&b);
-	if (it->flags & CD_REVIEW_PAST_REVIEW)
-		printf(" past-review (review_by %s);", rb);
-	if (it->flags & CD_REVIEW_EXPIRED)
-		printf(" expired (expires %s);", ex);
-	if (it->flags & CD_REVIEW_EXPIRING)
-		printf(" expiring (expires %s, in %lld days);", ex,
-		       (long long)((it->expires - o->at) / 86400));
-	if (it->flags & CD_REVIEW_NEVER_USED)
-		printf(" never-used;");
-	if (it->flags & CD_REVIEW_UNUSED)
-		printf(" unused (last used %s, %lld days ago);", lu,
-		       (long long)((o->at - it->last_used) / 86400));
-	printf("\n");
-}
-
-static int review_cmd(int argc, char **argv)
-{
-	struct cd_review_opts ro;
-	struct review_out out = { 0, 0, NULL };
-	struct cli_audit_cfg cfg;
-	struct cd_policy *p = NULL;
-	struct cd_audit *log = NULL;
-	struct cd_err err = { 0 };
-	const char *file = NULL, *v;
-	size_t attention = 0;
-	int i, no_audit = 0, rc = EXIT_NOPOLICY;
-
-	memset(&ro, 0, sizeof ro);
-	memset(&cfg, 0, sizeof cfg);
-	ro.at = (int64_t)time(NULL);
-	ro.soon = 30 * 86400;
-	ro.unused = 90 * 86400;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage_sub("review", stdout);
-			return CD_EXIT_OK;
-		} else if (!strcmp(a, "--json")) {
-			out.json = 1;
-		} else if (!strcmp(a, "--no-audit")) {
-			no_audit = 1;
-		} else if ((v = optval(argc, argv, &i, "--audit"))) {
-			cfg.path = v;
-		} else if ((v = optval(argc, argv, &i, "--soon"))) {
-			if (!opt_missing && parse_days(v, &ro.soon) < 0) {
-				cli_errorf("--soon '%s': write Nd, Nh, Nm or Ns", v);
-				return CD_EXIT_USAGE;
-			}
-		} else if ((v = optval(argc, argv, &i, "--unused"))) {
-			if (!opt_missing && parse_days(v, &ro.unused) < 0) {
-				cli_errorf("--unused '%s': write Nd, Nh, Nm or Ns", v);
-				return CD_EXIT_USAGE;
-			}
-		} else if ((v = optval(argc, argv, &i, "--at"))) {
-			if (!opt_missing && cd_policy_parse_time(v, strlen(v), &ro.at) < 0) {
-				cli_errorf("--at '%s': write " CLI_TIME_FORMS, v);
-				return CD_EXIT_USAGE;
-			}
-		} else if (a[0] == '-') {
-			cli_opt_unknown(a, review_opts);
-			return CD_EXIT_USAGE;
-		} else if (file) {
-			cli_errorf("review takes one policy FILE and options (see --help)");
-			return CD_EXIT_USAGE;
-		} else {
-			file = a;
-		}
-		if (opt_missing)
-			return CD_EXIT_USAGE;
-	}
-	if (!file) {
-		cli_errorf("review needs a policy FILE (see --help)");
-		return CD_EXIT_USAGE;
-	}
-	if (no_audit && cfg.path) {
-		cli_errorf("--audit and --no-audit exclude each other");
-		return CD_EXIT_USAGE;
-	}
-	p = load(file);
-	if (!p)
-		return EXIT_NOPOLICY;
-	/* The log is read, never written: a review leaves no trace in it. */
-	cfg.read_only = 1;
-	if (!no_audit && cli_audit_open_cfg(&cfg, &log) < 0)
-		goto out;
-	ro.log = log;
-	out.at = ro.at;
-	if (out.json && !(out.arr = json_array())) {
-		cli_errorf("out of memory");
-		goto out;
-	}
-	if (cd_policy_review(p, &ro, review_line, &out, &attention, &err) < 0) {
-		cli_errorf("%s", err.msg);
-		goto out;
-	}
-	if (out.json) {
-		char at[40];
-		json_t *r;
-		char *s;
-		fmt_utc(ro.at, at, sizeof at);
-		r = json_pack("{s:s, s:s, s:s, s:b, s:I, s:O}", "policy", file, "policy_sha256",
-		              cd_policy_sha256(p), "at", at, "usage_checked", log != NULL,
-		              "attention", (json_int_t)attention, "grants", out.arr);
-		s = r ? json_dumps(r, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-		json_decref(r);
-		if (!s) {
-			cli_errorf("out of memory");
-			goto out;
-		}
-		printf("%s\n", s);
-		free(s);
-	} else {
-		struct cd_policy_stats st;
-		cd_policy_stats(p, &st);
-		printf("%zu of %zu grants need attention%s (policy sha256 %.16s...)\n", attention,
-		       st.grants, log ? "" : "; usage not checked (--no-audit)",
-		       cd_policy_sha256(p));
-	}
-	rc = attention ? CD_EXIT_FAIL : CD_EXIT_OK;
-out:
-	json_decref(out.arr);
-	if (log)
-		cd_audit_close(log);
-	cd_policy_free(p);
-	return rc;
 }
 
 int cmd_policy(int argc, char **argv)
@@ -1300,15 +783,15 @@ int cmd_policy(int argc, char **argv)
 		return CD_EXIT_OK;
 	}
 	if (!strcmp(sub, "lint"))
-		return lint_cmd(argc - 1, argv + 1);
+		return policy_lint_cmd(argc - 1, argv + 1);
 	if (!strcmp(sub, "test"))
-		return test_cmd(argc - 1, argv + 1);
+		return policy_test_cmd(argc - 1, argv + 1);
 	if (!strcmp(sub, "check") || !strcmp(sub, "explain"))
 		return decide_cmd(sub, argc - 1, argv + 1);
 	if (!strcmp(sub, "diff"))
-		return diff_cmd(argc - 1, argv + 1);
+		return policy_diff_cmd(argc - 1, argv + 1);
 	if (!strcmp(sub, "review"))
-		return review_cmd(argc - 1, argv + 1);
+		return policy_review_cmd(argc - 1, argv + 1);
 	if (!strcmp(sub, "matrix"))
 		return policy_matrix_cmd(argc - 1, argv + 1);
 	cli_errorf("unknown subcommand '%s' (lint, check, explain, test, diff, review, matrix)",

@@ -179,77 +179,68 @@ static void raise_nofile(unsigned max_conns)
 	(void)setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-int cmd_proxy(int argc, char **argv)
-{
-	struct cd_egress_policy *policy = NULL;
-	struct cd_egress_proxy_cfg cfg;
-	struct cd_egress_audit log;
+/* What the command line names, besides the proxy's own settings. */
+struct proxy_opts {
+	const char *listen_spec, *audit_path, *agent, *run_id;
+	int given_lfd, given_sfd; /* -1: none */
 	struct cd_mask_rules log_mask;
-	struct cd_masker *masker = NULL;
-	int masked = 0;
-	struct cd_audit *audit = NULL;
-	const char *listen_spec = NULL, *audit_path = NULL, *agent = NULL, *run_id = NULL;
-	int given_lfd = -1, given_sfd = -1;
-	char shown[96];
-	struct cd_err err;
-	sigset_t mask;
-	uint64_t v;
-	int c, r, rc = CD_EXIT_CORDON, lfd = -1, sfd = -1;
+	int masked; /* log_mask masks something */
+};
 
-	memset(&cfg, 0, sizeof cfg);
-	if (cd_egress_policy_new(&policy) < 0) {
-		cli_errorf("out of memory");
-		return CD_EXIT_CORDON;
-	}
+/* The command line, checked: -1 to run the proxy, else the exit status. */
+static int parse_opts(int argc, char **argv, struct proxy_opts *o, struct cd_egress_proxy_cfg *cfg,
+                      struct cd_egress_policy *policy)
+{
+	struct cd_err err;
+	uint64_t v;
+	int c;
+
 	optind = 1;
 	while ((c = cli_getopt(argc, argv, "+h", options, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case OPT_LISTEN:
-			listen_spec = optarg;
+			o->listen_spec = optarg;
 			break;
 		case OPT_LOG_MASK: {
 			json_t *j = json_loads(optarg, 0, NULL);
-			int pr = cd_logmask_rules_parse(j, &log_mask);
+			int pr = cd_logmask_rules_parse(j, &o->log_mask);
 			json_decref(j);
 			if (pr < 0) {
 				cli_errorf("--log-mask: not mask rules: %s", optarg);
-				goto out;
+				return CD_EXIT_CORDON;
 			}
-			masked = cd_mask_rules_active(&log_mask);
+			o->masked = cd_mask_rules_active(&o->log_mask);
 			break;
 		}
 		case OPT_ALLOW_HOST:
 			if (cd_egress_policy_add(policy, optarg, &err) < 0) {
 				cli_errorf("--allow-host: %s", err.msg);
-				rc = CD_EXIT_USAGE;
-				goto out;
+				return CD_EXIT_USAGE;
 			}
 			break;
 		case OPT_AUDIT:
-			audit_path = optarg;
+			o->audit_path = optarg;
 			break;
 		case OPT_AGENT:
-			agent = optarg;
+			o->agent = optarg;
 			break;
 		case OPT_MAX_CONNS:
 			if (cd_parse_u64(optarg, strlen(optarg), CD_EGRESS_CONNS_LIMIT, &v) < 0 ||
 			    v == 0) {
 				cli_errorf("--max-conns: expected 1..%d, got '%s'",
 				           CD_EGRESS_CONNS_LIMIT, optarg);
-				rc = CD_EXIT_USAGE;
-				goto out;
+				return CD_EXIT_USAGE;
 			}
-			cfg.max_conns = (unsigned)v;
+			cfg->max_conns = (unsigned)v;
 			break;
 		case OPT_HEADER_TIMEOUT:
 		case OPT_CONNECT_TIMEOUT:
 		case OPT_IDLE_TIMEOUT:
 			if (duration_opt(options[c - OPT_LISTEN].name, optarg,
-			                 c == OPT_HEADER_TIMEOUT    ? &cfg.head_timeout_ms
-			                 : c == OPT_CONNECT_TIMEOUT ? &cfg.connect_timeout_ms
-			                                            : &cfg.idle_timeout_ms) < 0) {
-				rc = CD_EXIT_USAGE;
-				goto out;
+			                 c == OPT_HEADER_TIMEOUT    ? &cfg->head_timeout_ms
+			                 : c == OPT_CONNECT_TIMEOUT ? &cfg->connect_timeout_ms
+			                                            : &cfg->idle_timeout_ms) < 0) {
+				return CD_EXIT_USAGE;
 			}
 			break;
 		case OPT_LISTEN_FD:
@@ -258,55 +249,76 @@ int cmd_proxy(int argc, char **argv)
 			    fcntl((int)v, F_GETFD) < 0) {
 				cli_errorf("--%s '%s': not an open file descriptor",
 				           c == OPT_LISTEN_FD ? "listen-fd" : "stop-fd", optarg);
-				rc = CD_EXIT_USAGE;
-				goto out;
+				return CD_EXIT_USAGE;
 			}
 			if (c == OPT_LISTEN_FD)
-				given_lfd = (int)v;
+				o->given_lfd = (int)v;
 			else
-				given_sfd = (int)v;
+				o->given_sfd = (int)v;
 			break;
 		case OPT_RUN_ID:
-			run_id = optarg;
+			o->run_id = optarg;
 			break;
 		case OPT_REPORT_ONLY:
-			cfg.report_only = 1;
+			cfg->report_only = 1;
 			break;
 		case 'h':
 			usage(stdout);
-			rc = CD_EXIT_OK;
-			goto out;
+			return CD_EXIT_OK;
 		default:
 			usage(stderr);
-			rc = CD_EXIT_USAGE;
-			goto out;
+			return CD_EXIT_USAGE;
 		}
 	}
-	if (optind != argc || (!listen_spec == (given_lfd < 0))) {
+	if (optind != argc || (!o->listen_spec == (o->given_lfd < 0))) {
 		if (optind != argc)
 			cli_errorf("unexpected argument '%s'", argv[optind]);
 		else
 			cli_errorf("--listen is required (exactly one of --listen, --listen-fd)");
-		rc = CD_EXIT_USAGE;
-		goto out;
+		return CD_EXIT_USAGE;
 	}
 
 	/* Report-only is for rolling out an allowlist with a proxy an operator
 	 * runs; a sandbox's own proxy always enforces. */
-	if (cfg.report_only && given_lfd >= 0) {
+	if (cfg->report_only && o->given_lfd >= 0) {
 		cli_errorf("--report-only cannot be used with --listen-fd (cordon run)");
-		rc = CD_EXIT_USAGE;
+		return CD_EXIT_USAGE;
+	}
+	return -1;
+}
+
+int cmd_proxy(int argc, char **argv)
+{
+	struct cd_egress_policy *policy = NULL;
+	struct cd_egress_proxy_cfg cfg;
+	struct cd_egress_audit log;
+	struct proxy_opts o = { .given_lfd = -1, .given_sfd = -1 };
+	struct cd_masker *masker = NULL;
+	struct cd_audit *audit = NULL;
+	char shown[96];
+	struct cd_err err;
+	sigset_t mask;
+	int r, rc = CD_EXIT_CORDON, lfd = -1, sfd = -1;
+
+	memset(&cfg, 0, sizeof cfg);
+	if (cd_egress_policy_new(&policy) < 0) {
+		cli_errorf("out of memory");
+		return CD_EXIT_CORDON;
+	}
+	r = parse_opts(argc, argv, &o, &cfg, policy);
+	if (r >= 0) {
+		rc = r;
 		goto out;
 	}
 
 	/* No log, no proxy. */
-	if (cli_audit_open(audit_path, &audit) < 0)
+	if (cli_audit_open(o.audit_path, &audit) < 0)
 		goto out;
-	if (given_lfd >= 0) {
-		lfd = given_lfd;
+	if (o.given_lfd >= 0) {
+		lfd = o.given_lfd;
 		memcpy(shown, "the sandbox's 127.0.0.1", sizeof "the sandbox's 127.0.0.1");
 	} else {
-		lfd = listen_on(listen_spec, shown, sizeof shown);
+		lfd = listen_on(o.listen_spec, shown, sizeof shown);
 		if (lfd < 0)
 			goto out;
 	}
@@ -326,23 +338,23 @@ int cmd_proxy(int argc, char **argv)
 
 	memset(&log, 0, sizeof log);
 	log.audit = audit;
-	log.agent = agent;
-	log.run_id = run_id;
-	if (masked) {
+	log.agent = o.agent;
+	log.run_id = o.run_id;
+	if (o.masked) {
 		/* No key: the records withhold what they would mask. */
 		if (cli_masker_open(&masker) < 0)
 			masker = NULL;
-		log.mask = &log_mask;
+		log.mask = &o.log_mask;
 		log.masker = masker;
 	}
 	cfg.listen_fd = lfd;
-	cfg.stop_fd = given_sfd >= 0 ? given_sfd : sfd;
+	cfg.stop_fd = o.given_sfd >= 0 ? o.given_sfd : sfd;
 	cfg.policy = policy;
 	cfg.log = cd_egress_audit_log;
 	cfg.log_many = cd_egress_audit_log_many;
 	cfg.log_ctx = &log;
 
-	if (given_lfd < 0) {
+	if (o.given_lfd < 0) {
 		printf("listening on %s\n", shown);
 		fflush(stdout);
 	}

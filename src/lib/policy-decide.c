@@ -6,7 +6,7 @@
  * (agent, tool), so the cost of a decision depends on the grants of that
  * pair, not on the size of the matrix.  Forbid rules are consulted first
  * and always; the outcome never depends on the order of the file. */
-#include "policy-int.h"
+#include "policy-decide-int.h"
 
 #include "bounds.h"
 #include "buf.h"
@@ -71,213 +71,6 @@ int cd_policy_parse_time(const char *s, size_t len, int64_t *ret)
 		return -EINVAL;
 	*ret = ns / 1000000000;
 	return 0;
-}
-
-/* ---- the index ---- */
-
-static uint64_t hash_pair(const char *a, const char *b)
-{
-	uint64_t h = 1469598103934665603ULL;
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)a; *p; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	h = (h ^ 0x1f) * 1099511628211ULL;
-	for (p = (const unsigned char *)b; *p; p++)
-		h = (h ^ *p) * 1099511628211ULL;
-	return h;
-}
-
-static int cmp_pair_id(const void *x, const void *y)
-{
-	const struct cd_rule *a = *(const struct cd_rule *const *)x;
-	const struct cd_rule *b = *(const struct cd_rule *const *)y;
-	int c = strcmp(a->agent, b->agent);
-	if (c)
-		return c;
-	c = strcmp(a->tool, b->tool);
-	if (c)
-		return c;
-	return strcmp(a->id, b->id);
-}
-
-static const struct cd_bucket *ix_find(const struct cd_index *ix, const char *agent,
-                                       const char *tool)
-{
-	size_t i;
-
-	if (!ix->nslots)
-		return NULL;
-	i = hash_pair(agent, tool) & (ix->nslots - 1);
-	for (;;) {
-		const struct cd_bucket *b = &ix->slots[i];
-		if (!b->agent)
-			return NULL;
-		if (strcmp(b->agent, agent) == 0 && strcmp(b->tool, tool) == 0)
-			return b;
-		i = (i + 1) & (ix->nslots - 1);
-	}
-}
-
-static int ix_build(struct cd_policy *p, struct cd_index *ix, const struct cd_rule *rules, size_t n)
-{
-	const struct cd_rule **sorted;
-	size_t i, start, nslots = 16;
-
-	if (n == 0)
-		return 0;
-	sorted = cd_arena_alloc(&p->arena, n * sizeof *sorted);
-	if (!sorted)
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		sorted[i] = &rules[i];
-	qsort(sorted, n, sizeof *sorted, cmp_pair_id);
-	while (nslots < 2 * n)
-		nslots *= 2;
-	ix->slots = calloc(nslots, sizeof *ix->slots);
-	if (!ix->slots)
-		return -ENOMEM;
-	ix->nslots = nslots;
-	for (start = 0; start < n; start = i) {
-		const struct cd_rule *r = sorted[start];
-		size_t slot = hash_pair(r->agent, r->tool) & (nslots - 1);
-		for (i = start + 1; i < n; i++)
-			if (strcmp(sorted[i]->agent, r->agent) || strcmp(sorted[i]->tool, r->tool))
-				break;
-		while (ix->slots[slot].agent)
-			slot = (slot + 1) & (nslots - 1);
-		ix->slots[slot].agent = r->agent;
-		ix->slots[slot].tool = r->tool;
-		ix->slots[slot].rules = &sorted[start];
-		ix->slots[slot].n = i - start;
-	}
-	return 0;
-}
-
-/* Buckets of at least this many grants get a path index. */
-#define PATH_INDEX_MIN 32
-
-static int cmp_pkey(const void *x, const void *y)
-{
-	const struct cd_path_key *a = x, *b = y;
-	size_t n = a->len < b->len ? a->len : b->len;
-	int c = memcmp(a->dir, b->dir, n);
-	return c ? c : (a->len > b->len) - (a->len < b->len);
-}
-
-/* The directory the literal part of a canonical glob ends in. */
-static size_t glob_dir_len(const char *g)
-{
-	size_t lit = strcspn(g, "*?"), i;
-
-	for (i = lit; i > 0 && g[i - 1] != '/'; i--)
-		;
-	/* g[0..i) ends with '/': drop it, except for the root itself. */
-	return i > 1 ? i - 1 : 1;
-}
-
-static int path_index(struct cd_policy *p, struct cd_bucket *b)
-{
-	size_t i, j, nk = 0, nn = 0;
-
-	for (i = 0; i < b->n; i++) {
-		if (b->rules[i]->npaths)
-			nk += b->rules[i]->npaths;
-		else
-			nn++;
-	}
-	b->pkeys = nk ? cd_arena_alloc(&p->arena, nk * sizeof *b->pkeys) : NULL;
-	b->nopath = nn ? cd_arena_alloc(&p->arena, nn * sizeof *b->nopath) : NULL;
-	if ((nk && !b->pkeys) || (nn && !b->nopath))
-		return -ENOMEM;
-	for (i = 0; i < b->n; i++) {
-		const struct cd_rule *g = b->rules[i];
-		if (!g->npaths)
-			b->nopath[b->nnopath++] = g;
-		for (j = 0; j < g->npaths; j++) {
-			struct cd_path_key *k = &b->pkeys[b->npkeys++];
-			k->dir = g->paths[j];
-			k->len = glob_dir_len(g->paths[j]);
-			k->rule = g;
-		}
-	}
-	qsort(b->pkeys, b->npkeys, sizeof *b->pkeys, cmp_pkey);
-	return 0;
-}
-
-int cd_policy_index_build(struct cd_policy *p)
-{
-	size_t i;
-	int r = ix_build(p, &p->grants_ix, p->rules, p->ngrants);
-
-	if (r < 0)
-		return r;
-	for (i = 0; i < p->grants_ix.nslots; i++) {
-		struct cd_bucket *b = &p->grants_ix.slots[i];
-		if (b->agent && b->n >= PATH_INDEX_MIN && (r = path_index(p, b)) < 0)
-			return r;
-	}
-	cd_policy_mask_union_update(p);
-	return ix_build(p, &p->forbids_ix, p->rules + p->ngrants, p->nforbids);
-}
-
-size_t cd_policy_grants_of(const struct cd_policy *p, const char *agent, const char *tool,
-                           const struct cd_rule *const **ret)
-{
-	const struct cd_bucket *b = ix_find(&p->grants_ix, agent, tool);
-
-	*ret = b ? b->rules : NULL;
-	return b ? b->n : 0;
-}
-
-static int cmp_rule_id(const void *x, const void *y)
-{
-	return strcmp((*(const struct cd_rule *const *)x)->id,
-	              (*(const struct cd_rule *const *)y)->id);
-}
-
-/* The grants of an indexed bucket that can match a request: with paths,
- * those with a glob keyed by the first (canonical) path or a directory
- * above it — a grant must hold every path, so the first narrows enough;
- * without paths, those with no path scope.  Written to out (room for
- * b->npkeys + b->nnopath), deduplicated and sorted by id like the bucket;
- * returns the count. */
-static size_t path_candidates(const struct cd_bucket *b, const char *path,
-                              const struct cd_rule **out)
-{
-	size_t n = 0, len, i, k;
-
-	if (!path) {
-		if (b->nnopath)
-			memcpy(out, b->nopath, b->nnopath * sizeof *out);
-		return b->nnopath;
-	}
-	len = strlen(path);
-	/* Each ancestor: "/", then "/a", "/a/b", ..., the path itself. */
-	for (i = 1; i <= len; i++) {
-		struct cd_path_key key;
-		size_t lo = 0, hi = b->npkeys;
-		if (i > 1 && i < len && path[i] != '/')
-			continue;
-		if (i == 1 && len > 1 && path[1] == '/')
-			continue; /* not canonical: cannot happen */
-		key.dir = path;
-		key.len = i;
-		while (lo < hi) { /* the first key >= the ancestor */
-			size_t mid = lo + (hi - lo) / 2;
-			if (cmp_pkey(&b->pkeys[mid], &key) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (k = lo; k < b->npkeys && cmp_pkey(&b->pkeys[k], &key) == 0; k++)
-			out[n++] = b->pkeys[k].rule;
-	}
-	qsort(out, n, sizeof *out, cmp_rule_id);
-	for (i = k = 0; i < n; i++)
-		if (!k || out[k - 1] != out[i])
-			out[k++] = out[i];
-	return k;
 }
 
 /* ---- one rule against one request ---- */
@@ -660,7 +453,7 @@ static int ancestor_forbids(const struct cd_policy *p, const char *agent, const 
 	while ((slash = strrchr(anc, '/'))) {
 		*slash = '\0';
 		for (t = 0; t < 2; t++) {
-			const struct cd_bucket *b = ix_find(&p->forbids_ix, anc, tools[t]);
+			const struct cd_bucket *b = cd_pd_ix_find(&p->forbids_ix, anc, tools[t]);
 			for (k = 0; b && k < b->n; k++)
 				if (rule_match(b->rules[k], q, NULL, 0))
 					add_id(d, b->rules[k]->id);
@@ -744,15 +537,87 @@ int cd_policy_decide_ex(const struct cd_policy *p, const struct cd_request *r, i
 	return decide_depth(p, r, check_expiry, fn, ctx, d, 0);
 }
 
-static int decide_depth(const struct cd_policy *p, const struct cd_request *r, int check_expiry,
-                        cd_explain_fn fn, void *ctx, struct cd_decision *d, unsigned depth)
+/* Forbid rules: (agent|an agent it descends from|*) x (tool|*).  1 when
+ * one matches (d is its deny), 0 when none does, -ENOMEM. */
+static int check_forbids(const struct cd_policy *p, const struct cd_request *r,
+                         const struct creq *q, struct cd_decision *d)
 {
 	static const char *const star = "*";
 	const char *agents[2], *tools[2];
+	const struct cd_bucket *b;
+	size_t a, t, k;
+	int r_;
+
+	agents[0] = r->agent;
+	agents[1] = star;
+	tools[0] = r->tool;
+	tools[1] = star;
+	for (a = 0; a < 2; a++) {
+		for (t = 0; t < 2; t++) {
+			b = cd_pd_ix_find(&p->forbids_ix, agents[a], tools[t]);
+			for (k = 0; b && k < b->n; k++)
+				if (rule_match(b->rules[k], q, NULL, 0))
+					add_id(d, b->rules[k]->id);
+		}
+	}
+	if (strchr(r->agent, '/') && (r_ = ancestor_forbids(p, r->agent, tools, q, d)) < 0)
+		return deny(d, "out of memory"), r_;
+	if (d->nids_total) {
+		qsort(d->ids, d->nids, sizeof *d->ids, cmp_str);
+		d->forbidden = 1;
+		deny(d, "forbidden by '%s'", d->ids[0]);
+		return 1;
+	}
+	return 0;
+}
+
+/* The verdict from the grants that matched: allowed by those that need no
+ * approval, else needing the strictest approval of the others, else denied
+ * with the most telling reason.  inh: what delegating parents impose, for
+ * an allow [0] and for a needs-approval [1]. */
+static void conclude(struct cd_decision *d, const struct cd_request *r, const struct cd_rule **none,
+                     size_t nnone, const struct cd_rule **appr, size_t nappr, const char *approval,
+                     const char *untasked, const char *pwhy, const struct cd_decision inh[2])
+{
+	if (nnone) {
+		if (pick_profile(none, nnone, &d->profile) < 0) {
+			d->profile = NULL;
+			deny(d, "matching grants name different profiles");
+		} else {
+			d->verdict = CD_VERDICT_ALLOW;
+			whyf(d->reason, sizeof d->reason, "allowed by '%s'", none[0]->id);
+			pick_minimize(none, nnone, d);
+			merge_minimize(d, &inh[0]);
+		}
+	} else if (nappr) {
+		if (pick_profile(appr, nappr, &d->profile) < 0) {
+			d->profile = NULL;
+			deny(d, "matching grants name different profiles");
+		} else {
+			d->verdict = CD_VERDICT_NEEDS_APPROVAL;
+			d->approval = approval;
+			pick_minimize(appr, nappr, d);
+			merge_minimize(d, &inh[1]);
+			whyf(d->reason, sizeof d->reason, "'%s' requires approval (%s)",
+			     appr[0]->id, approval);
+		}
+	} else if (untasked) {
+		deny(d, "grant '%s' requires a task (ticket id) and the call has none", untasked);
+	} else if (pwhy[0]) {
+		deny(d, "%s", pwhy);
+	} else {
+		deny(d, "no grant for agent '%s', tool '%s', action '%s'", r->agent, r->tool,
+		     cd_action_name(r->action));
+	}
+}
+
+static int decide_depth(const struct cd_policy *p, const struct cd_request *r, int check_expiry,
+                        cd_explain_fn fn, void *ctx, struct cd_decision *d, unsigned depth)
+{
 	char pwhy[sizeof d->reason] = "";
 	const struct cd_rule **none = NULL, **appr = NULL, *const * rules;
 	CD_AUTOFREE const struct cd_rule **cand = NULL;
-	size_t nnone = 0, nappr = 0, nb, i, a, t, k;
+	size_t nnone = 0, nappr = 0, nb, i, k;
 	const char *approval = NULL, *untasked = NULL;
 	/* What the parents of the delegated grants that took part impose,
 	 * for an allow [0] and for a needs-approval [1]. */
@@ -784,29 +649,10 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 		explain_bucket(p, &q, fn, ctx);
 	memset(inh, 0, sizeof inh);
 
-	/* Forbid rules: (agent|an agent it descends from|*) x (tool|*). */
-	agents[0] = r->agent;
-	agents[1] = star;
-	tools[0] = r->tool;
-	tools[1] = star;
-	for (a = 0; a < 2; a++) {
-		for (t = 0; t < 2; t++) {
-			b = ix_find(&p->forbids_ix, agents[a], tools[t]);
-			for (k = 0; b && k < b->n; k++)
-				if (rule_match(b->rules[k], &q, NULL, 0))
-					add_id(d, b->rules[k]->id);
-		}
-	}
-	if (strchr(r->agent, '/') && (r_ = ancestor_forbids(p, r->agent, tools, &q, d)) < 0)
-		return deny(d, "out of memory"), r_;
-	if (d->nids_total) {
-		qsort(d->ids, d->nids, sizeof *d->ids, cmp_str);
-		d->forbidden = 1;
-		deny(d, "forbidden by '%s'", d->ids[0]);
-		return 0;
-	}
+	if ((r_ = check_forbids(p, r, &q, d)) != 0)
+		return r_ < 0 ? r_ : 0;
 
-	b = ix_find(&p->grants_ix, r->agent, r->tool);
+	b = cd_pd_ix_find(&p->grants_ix, r->agent, r->tool);
 	nb = b ? b->n : 0;
 	rules = b ? b->rules : NULL;
 	if (b && b->n >= PATH_INDEX_MIN) {
@@ -815,7 +661,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 		cand = malloc((b->npkeys + b->nnopath + 1) * sizeof *cand);
 		if (!cand)
 			return deny(d, "out of memory"), -ENOMEM;
-		nb = path_candidates(b, r->npaths ? q.paths[0] : NULL, cand);
+		nb = cd_pd_path_candidates(b, r->npaths ? q.paths[0] : NULL, cand);
 		rules = cand;
 	}
 	if (nb + p->ntemps) {
@@ -870,36 +716,7 @@ static int decide_depth(const struct cd_policy *p, const struct cd_request *r, i
 	if (d->nids > 1)
 		qsort(d->ids, d->nids, sizeof *d->ids, cmp_str);
 	r_ = 0;
-	if (nnone) {
-		if (pick_profile(none, nnone, &d->profile) < 0) {
-			d->profile = NULL;
-			deny(d, "matching grants name different profiles");
-		} else {
-			d->verdict = CD_VERDICT_ALLOW;
-			whyf(d->reason, sizeof d->reason, "allowed by '%s'", none[0]->id);
-			pick_minimize(none, nnone, d);
-			merge_minimize(d, &inh[0]);
-		}
-	} else if (nappr) {
-		if (pick_profile(appr, nappr, &d->profile) < 0) {
-			d->profile = NULL;
-			deny(d, "matching grants name different profiles");
-		} else {
-			d->verdict = CD_VERDICT_NEEDS_APPROVAL;
-			d->approval = approval;
-			pick_minimize(appr, nappr, d);
-			merge_minimize(d, &inh[1]);
-			whyf(d->reason, sizeof d->reason, "'%s' requires approval (%s)",
-			     appr[0]->id, approval);
-		}
-	} else if (untasked) {
-		deny(d, "grant '%s' requires a task (ticket id) and the call has none", untasked);
-	} else if (pwhy[0]) {
-		deny(d, "%s", pwhy);
-	} else {
-		deny(d, "no grant for agent '%s', tool '%s', action '%s'", r->agent, r->tool,
-		     cd_action_name(r->action));
-	}
+	conclude(d, r, none, nnone, appr, nappr, approval, untasked, pwhy, inh);
 	free(none);
 	free(appr);
 	for (i = 0; i < sizeof d->reason && d->reason[i]; i++)

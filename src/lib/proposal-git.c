@@ -266,6 +266,30 @@ static int has_file_below(const struct cd_proposal *p, size_t i)
 	return 0;
 }
 
+/* The ref of a new branch: a name git accepts, that no branch has yet. */
+static int new_branch_ref(const struct cd_proposal *p, const char *branch, struct cd_buf *ref,
+                          struct cd_err *err)
+{
+	int r;
+
+	if (!branch[0] || branch[0] == '-' || strlen(branch) > 200)
+		return cd_err_set(err, -CD_E_USAGE, "branch name '%s' is not accepted", branch);
+	{
+		const char *a[] = { "check-ref-format", "--branch", branch, NULL };
+		if (git_run(p->tree, a, -1, NULL) != 0)
+			return cd_err_set(err, -CD_E_USAGE, "'%s' is not a valid branch name",
+			                  branch);
+	}
+	if ((r = cd_buf_printf(ref, "refs/heads/%s", branch)) < 0)
+		return r;
+	{
+		const char *a[] = { "rev-parse", "--verify", "--quiet", ref->data, NULL };
+		if (git_run(p->tree, a, -1, NULL) == 0)
+			return cd_err_set(err, -EEXIST, "branch '%s' exists already", branch);
+	}
+	return 0;
+}
+
 int cd_proposal_commit_branch(struct cd_proposal *p, const char *branch, const char *by,
                               char ret_commit[65], struct cd_err *err)
 {
@@ -277,26 +301,8 @@ int cd_proposal_commit_branch(struct cd_proposal *p, const char *branch, const c
 	cd_buf_init(&out, 4096);
 	cd_buf_init(&prefix, 4096);
 	cd_buf_init(&ref, 512);
-	if (!branch[0] || branch[0] == '-' || strlen(branch) > 200) {
-		r = cd_err_set(err, -CD_E_USAGE, "branch name '%s' is not accepted", branch);
+	if ((r = new_branch_ref(p, branch, &ref, err)) < 0)
 		goto out;
-	}
-	{
-		const char *a[] = { "check-ref-format", "--branch", branch, NULL };
-		if (git_run(p->tree, a, -1, NULL) != 0) {
-			r = cd_err_set(err, -CD_E_USAGE, "'%s' is not a valid branch name", branch);
-			goto out;
-		}
-	}
-	if ((r = cd_buf_printf(&ref, "refs/heads/%s", branch)) < 0)
-		goto out;
-	{
-		const char *a[] = { "rev-parse", "--verify", "--quiet", ref.data, NULL };
-		if (git_run(p->tree, a, -1, NULL) == 0) {
-			r = cd_err_set(err, -EEXIST, "branch '%s' exists already", branch);
-			goto out;
-		}
-	}
 	{
 		const char *a[] = { "rev-parse", "--verify", "--quiet", "HEAD^{commit}", NULL };
 		if (git_run(p->tree, a, -1, &out) != 0 || out.len < 40 || out.len > 64) {

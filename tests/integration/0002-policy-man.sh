@@ -10,7 +10,7 @@ MAN="$CORDON_SRC/docs/cordon-policy.5"
 
 # FUNCTION:TABLE KEY REQUIRED, one line per key, read from the code.
 awk '
-/^(static )?int [a-z_]+\(/ { fn = $0; sub(/^(static )?int /, "", fn); sub(/\(.*/, "", fn) }
+/^(static )?int [a-z_]+\(/ { fn = $0; sub(/^(static )?int (cd_pl_)?/, "", fn); sub(/\(.*/, "", fn) }
 /struct keyspec [a-z_]+\[\] = \{/ { tb = $0; sub(/.*struct keyspec /, "", tb); sub(/\[.*/, "", tb); on = 1 }
 on {
 	s = $0
