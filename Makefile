@@ -36,7 +36,9 @@ WARN     += -Werror
 endif
 HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 CFLAGS   ?= -O2 -g
-ALLCFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SANFLAGS) $(CFLAGS) -Isrc/lib -MMD -MP
+# Until the includes name their module (the next commit), every module folder is on the path.
+MODINC   := $(patsubst %/,-I%,$(sort $(dir $(wildcard src/lib/*/*.h))))
+ALLCFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SANFLAGS) $(CFLAGS) -Isrc/lib $(MODINC) -MMD -MP
 LDFLAGS  += -pie -Wl,-z,relro,-z,now $(SANFLAGS)
 # Named directly, not through pkg-config: on a fresh machine the packages
 # are installed by the first rule that runs, after this file is read.
@@ -45,7 +47,7 @@ LDFLAGS  += -pie -Wl,-z,relro,-z,now $(SANFLAGS)
 # needs libunistring after it.
 LDLIBS   := -Wl,-Bstatic -lseccomp -lsodium -lsqlite3 -lyaml -ljansson -lpsl -lidn2 -lunistring -Wl,-Bdynamic -lm
 
-LIB_SRC  := $(sort $(wildcard src/lib/*.c))
+LIB_SRC  := $(sort $(wildcard src/lib/*/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test-*.c))
 HELP_SRC := $(sort $(wildcard tests/helpers/*.c))

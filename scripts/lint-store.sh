@@ -1,6 +1,6 @@
 #!/bin/sh
 # lint-store.sh [ROOT]: SQL and SQLite belong to the store's backend files
-# (src/lib/store.h): no sqlite3_ call, no <sqlite3.h> and no SQL statement
+# (src/lib/store/store.h): no sqlite3_ call, no <sqlite3.h> and no SQL statement
 # text in src/ outside src/lib/store-sqlite*.{c,h} (or a src/lib/store/
 # folder).  Prints each finding; exits 1 when there is one.  Run by
 # scripts/lint.sh; tests/integration/0009-lint-store.sh runs it on a tree

@@ -24,7 +24,7 @@ if [ -n "$hits" ]; then
 	rc=1
 fi
 # getenv belongs to the CLI only.
-hits=$(grep -nE '(^|[^a-z_])(secure_)?getenv[[:space:]]*\(' src/lib/*.c src/lib/*.h 2>/dev/null)
+hits=$(grep -nE '(^|[^a-z_])(secure_)?getenv[[:space:]]*\(' src/lib/*/*.c src/lib/*/*.h 2>/dev/null)
 if [ -n "$hits" ]; then
 	echo "$hits"
 	echo "lint: getenv outside src/cli" >&2

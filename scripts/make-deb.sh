@@ -14,7 +14,7 @@
 # SHELL`, the AppArmor profile (/etc/apparmor.d/cordon, a conffile, see
 # packaging/deb/postinst), the docs and examples under
 # /usr/share/doc/cordon.  Depends comes from dpkg-shlibdeps, plus what
-# cordon opens with dlopen (src/lib/hs-load.c: libvectorscan5's libraries;
+# cordon opens with dlopen (src/lib/mask/hs-load.c: libvectorscan5's libraries;
 # named in packaging/deb/control.in).
 set -eu
 

@@ -49,10 +49,10 @@ def unesc(s):
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), s)
 
 def table(src, name):
-    text = open(os.path.join(src, "src/lib/seccomp.c")).read()
+    text = open(os.path.join(src, "src/lib/sandbox/seccomp.c")).read()
     m = re.search(r"^static const struct sc " + name + r"\[\] = \{\n(.*?)^\};", text, re.M | re.S)
     if not m:
-        sys.exit("mutate: table %s not found in src/lib/seccomp.c" % name)
+        sys.exit("mutate: table %s not found in src/lib/sandbox/seccomp.c" % name)
     ents = re.findall(r'\{ "([a-z0-9_]+)", (-?\d+) \},', m.group(1))
     if not ents:
         sys.exit("mutate: table %s is empty" % name)
@@ -87,8 +87,8 @@ def parse(path, src):
                     num = nr if nr != "-1" else kernel_nr(name)
                     ent = '{ "%s", %s },' % (name, nr)
                     muts.append({"name": "seccomp-allow-" + name, "tests": tests, "at": where, "equivalent": "",
-                                 "edits": [("src/lib/seccomp.c", ent, ""),
-                                           ("src/lib/seccomp.c", '\t{ "getrandom", -1 },\n};',
+                                 "edits": [("src/lib/sandbox/seccomp.c", ent, ""),
+                                           ("src/lib/sandbox/seccomp.c", '\t{ "getrandom", -1 },\n};',
                                             '\t{ "getrandom", -1 },\n\t{ "%s", %s },\n};' % (name, num))]})
             cur = None
         elif cur is None:

@@ -13,13 +13,13 @@ ok "the tree has no SQL outside the store's backend" sh "$LINT" "$CORDON_SRC"
 # A small tree of its own: one backend file, one module, one front end.
 tree() {
 	rm -rf "$T/t"
-	mkdir -p "$T/t/src/lib/store" "$T/t/src/cli"
+	mkdir -p "$T/t/src/lib/store" "$T/t/src/lib/gate" "$T/t/src/cli"
 	printf '#include <sqlite3.h>\nint f(sqlite3 *db) { return sqlite3_exec(db, "SELECT 1 FROM x", 0, 0, 0); }\n' \
 		>"$T/t/src/lib/store-sqlite-x.c"
 	cp "$T/t/src/lib/store-sqlite-x.c" "$T/t/src/lib/store/sqlite-y.c"
-	printf '#include "state.h"\nint g(void) { return 0; }\n' >"$T/t/src/lib/approval.c"
+	printf '#include "state.h"\nint g(void) { return 0; }\n' >"$T/t/src/lib/gate/approval.c"
 	printf 'static const char *m[] = { "DELETE", "GET" };\n' >"$T/t/src/cli/main.c"
-	printf '/* store.h */\nstruct cd_store;\n' >"$T/t/src/lib/store.h"
+	printf '/* store.h */\nstruct cd_store;\n' >"$T/t/src/lib/store/store.h"
 }
 
 tree
@@ -35,11 +35,11 @@ plant() { # FILE TEXT DESCRIPTION
 	is "$?" 0 "$3: the finding names $1, line $n"
 }
 
-plant src/lib/approval.c 'int h(void *db) { return sqlite3_changes(db); }' "a sqlite3_ call in a module"
+plant src/lib/gate/approval.c 'int h(void *db) { return sqlite3_changes(db); }' "a sqlite3_ call in a module"
 plant src/cli/main.c '#include <sqlite3.h>' "#include <sqlite3.h> in a front end"
-plant src/lib/approval.c 'static const char q[] = "UPDATE approvals SET status = ?1";' \
+plant src/lib/gate/approval.c 'static const char q[] = "UPDATE approvals SET status = ?1";' \
 	"an SQL statement in a module"
-plant src/lib/approval.c 'static const char q[] = "PRAGMA data_version";' "a PRAGMA in a module"
-plant src/lib/store.h '#include "sqlite3.h"' "the interface header itself"
+plant src/lib/gate/approval.c 'static const char q[] = "PRAGMA data_version";' "a PRAGMA in a module"
+plant src/lib/store/store.h '#include "sqlite3.h"' "the interface header itself"
 
 done_testing

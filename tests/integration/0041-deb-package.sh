@@ -76,7 +76,7 @@ for lib in $(objdump -p "$T/x/usr/bin/cordon" | awk '$1 == "NEEDED" { print $2 }
 done
 is "$missing" "" "every library the binary needs comes from a package in Depends"
 missing=""
-for lib in $(sed -n 's/.*\.soname = "\([^"]*\)".*/\1/p' "$src/src/lib/hs-load.c"); do
+for lib in $(sed -n 's/.*\.soname = "\([^"]*\)".*/\1/p' "$src/src/lib/mask/hs-load.c"); do
 	pkg=$(pkg_of "$lib")
 	case ", $deps," in *", ${pkg:-?},"*) ;; *) missing="$missing $lib(${pkg:-none})" ;; esac
 done

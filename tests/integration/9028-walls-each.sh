@@ -23,7 +23,7 @@ H=$CORDON_BUILD/tests/helpers
 DENIED=$CORDON_SRC/tests/data/seccomp-denied.txt
 table() {
 	awk -v t="$1" '$0 ~ "^static const struct sc " t "\\[\\] = \\{" { on = 1; next }
-		on && /^};/ { on = 0 } on' "$CORDON_SRC/src/lib/seccomp.c" |
+		on && /^};/ { on = 0 } on' "$CORDON_SRC/src/lib/sandbox/seccomp.c" |
 		grep -o '{ "[a-z_0-9]*", -\{0,1\}[0-9]* }' | tr -d '{}",' | awk '{ print $1 }' | LC_ALL=C sort
 }
 for t in eperm_tab enosys_tab silent_tab; do
