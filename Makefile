@@ -36,9 +36,7 @@ WARN     += -Werror
 endif
 HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 CFLAGS   ?= -O2 -g
-# Until the includes name their module (the next commit), every module folder is on the path.
-MODINC   := $(patsubst %/,-I%,$(sort $(dir $(wildcard src/lib/*/*.h))))
-ALLCFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SANFLAGS) $(CFLAGS) -Isrc/lib $(MODINC) -MMD -MP
+ALLCFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SANFLAGS) $(CFLAGS) -Isrc/lib -MMD -MP
 LDFLAGS  += -pie -Wl,-z,relro,-z,now $(SANFLAGS)
 # Named directly, not through pkg-config: on a fresh machine the packages
 # are installed by the first rule that runs, after this file is read.

@@ -21,10 +21,10 @@ W=$(mktemp -d /tmp/cordon-bench-mask.XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 
 cat >"$W/bench.c" <<'EOF'
-#include "logmask.h"
-#include "mask.h"
-#include "mcp.h"
-#include "scan.h"
+#include "mask/logmask.h"
+#include "mask/mask.h"
+#include "mcp/mcp.h"
+#include "mask/scan.h"
 #include <fcntl.h>
 #include <jansson.h>
 #include <spawn.h>

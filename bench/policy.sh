@@ -16,7 +16,7 @@ W=$(mktemp -d /tmp/cordon-bench-policy.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 
 cat >"$W/bench.c" <<'EOF'
-#include "policy.h"
+#include "policy/policy.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

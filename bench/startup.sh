@@ -171,9 +171,9 @@ B=$(dirname "$CORDON")
 if [ -f "$B/libcordon.a" ] && command -v cc >/dev/null; then
 	mkdir -p "$W/harness"
 	cat >"$W/harness/h.c" <<'EOF'
-#include "cgroup.h"
-#include "limits.h"
-#include "seccomp.h"
+#include "sandbox/cgroup.h"
+#include "util/limits.h"
+#include "sandbox/seccomp.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -34,6 +34,11 @@ fi
 if ! sh scripts/lint-store.sh .; then
 	rc=1
 fi
+# Includes point down the module table of src/lib/README.md.
+if ! sh scripts/lint-layers.sh .; then
+	echo "lint: an include points up the module table (src/lib/README.md)" >&2
+	rc=1
+fi
 
 # Size: no src/ .c file over 1000 lines, no function over 120 (STYLE.md),
 # except those named in scripts/size-allow.txt ("path[:function] reason").

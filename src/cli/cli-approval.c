@@ -4,8 +4,8 @@
  * queues, decides, records and consumes. */
 #include "cli.h"
 
-#include "buf.h"
-#include "gate-approval.h"
+#include "util/buf.h"
+#include "gate/gate-approval.h"
 
 #include <errno.h>
 #include <fcntl.h>

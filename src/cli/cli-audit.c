@@ -2,8 +2,8 @@
  * environment for the audit log's paths. */
 #include "cli-audit.h"
 #include "cli.h"
-#include "mask.h"
-#include "state.h"
+#include "mask/mask.h"
+#include "store/state.h"
 
 #include <sodium.h>
 

@@ -14,7 +14,7 @@
 #ifndef CD_CLI_AUDIT_H
 #define CD_CLI_AUDIT_H
 
-#include "audit.h"
+#include "audit/audit.h"
 
 #include <stddef.h>
 

@@ -13,10 +13,10 @@
 #include "cli-audit.h"
 #include "cli-cache.h"
 
-#include "bounds.h"
-#include "buf.h"
-#include "err.h"
-#include "fs.h"
+#include "util/bounds.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/fs.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -12,8 +12,8 @@
  */
 #include "cli.h"
 
-#include "profile.h"
-#include "util.h"
+#include "sandbox/profile.h"
+#include "util/util.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 
 #include "cli.h"
 
-#include "editdist.h"
+#include "util/editdist.h"
 
 const char *cli_opt_nearest(const char *name, size_t len, const struct option *longopts)
 {

@@ -3,7 +3,7 @@
  * ordinary `cordon run --policy`: decided, recorded, the grant's profile. */
 #include "cli.h"
 
-#include "bounds.h"
+#include "util/bounds.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,12 +12,12 @@
 
 #include "cli-audit.h"
 
-#include "audit.h"
-#include "buf.h"
-#include "gate-approval.h"
-#include "num.h"
-#include "policy.h"
-#include "state.h"
+#include "audit/audit.h"
+#include "util/buf.h"
+#include "gate/gate-approval.h"
+#include "util/num.h"
+#include "policy/policy.h"
+#include "store/state.h"
 
 #include <errno.h>
 #include <getopt.h>

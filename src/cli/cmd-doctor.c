@@ -11,8 +11,8 @@
 #include "cli.h"
 
 #include "cli-audit.h"
-#include "landlock.h"
-#include "userns-why.h"
+#include "sandbox/landlock.h"
+#include "sandbox/userns-why.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -12,13 +12,13 @@
 
 #include "cli-audit.h"
 
-#include "audit.h"
-#include "buf.h"
-#include "num.h"
-#include "policy.h"
-#include "state.h"
-#include "temp-grant.h"
-#include "util.h"
+#include "audit/audit.h"
+#include "util/buf.h"
+#include "util/num.h"
+#include "policy/policy.h"
+#include "store/state.h"
+#include "policy/temp-grant.h"
+#include "util/util.h"
 
 #include <getopt.h>
 #include <jansson.h>

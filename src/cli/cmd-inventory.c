@@ -22,14 +22,14 @@
  * proceed (a pin or its record not written: the report is still printed). */
 #include "cli.h"
 
-#include "buf.h"
+#include "util/buf.h"
 #include "cli-audit.h"
-#include "gate-mcp.h"
-#include "jsonrpc.h"
-#include "mcp-pins.h"
-#include "mcp.h"
-#include "policy.h"
-#include "sandbox.h"
+#include "gate/gate-mcp.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/mcp-pins.h"
+#include "mcp/mcp.h"
+#include "policy/policy.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,13 +9,13 @@
 #include "cli-audit.h"
 #include "cli.h"
 
-#include "audit.h"
-#include "buf.h"
-#include "logmask.h"
-#include "mask.h"
-#include "mcp.h"
-#include "num.h"
-#include "sandbox.h"
+#include "audit/audit.h"
+#include "util/buf.h"
+#include "mask/logmask.h"
+#include "mask/mask.h"
+#include "mcp/mcp.h"
+#include "util/num.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -7,14 +7,14 @@
 #include "cli-audit.h"
 #include "cli.h"
 
-#include "audit.h"
-#include "bounds.h"
-#include "buf.h"
-#include "sandbox.h"
-#include "session.h"
-#include "fs.h"
-#include "num.h"
-#include "util.h"
+#include "audit/audit.h"
+#include "util/bounds.h"
+#include "util/buf.h"
+#include "sandbox/sandbox.h"
+#include "audit/session.h"
+#include "util/fs.h"
+#include "util/num.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <getopt.h>

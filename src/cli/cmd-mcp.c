@@ -19,16 +19,16 @@
 #include "cli.h"
 
 #include "cli-audit.h"
-#include "gate-approval.h"
-#include "gate-mcp.h"
-#include "mcp-pins.h"
-#include "mcp.h"
-#include "num.h"
-#include "path.h"
-#include "policy.h"
-#include "profile.h"
-#include "temp-grant.h"
-#include "util.h"
+#include "gate/gate-approval.h"
+#include "gate/gate-mcp.h"
+#include "mcp/mcp-pins.h"
+#include "mcp/mcp.h"
+#include "util/num.h"
+#include "util/path.h"
+#include "policy/policy.h"
+#include "sandbox/profile.h"
+#include "policy/temp-grant.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

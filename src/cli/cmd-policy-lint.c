@@ -8,7 +8,7 @@
 
 #include "cmd-policy-int.h"
 
-#include "policy-review.h"
+#include "policy/policy-review.h"
 
 #include <string.h>
 #include <time.h>

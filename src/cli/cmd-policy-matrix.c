@@ -11,10 +11,10 @@
 
 #include "cli.h"
 
-#include "buf.h"
-#include "clock-time.h"
-#include "policy-matrix.h"
-#include "policy.h"
+#include "util/buf.h"
+#include "util/clock-time.h"
+#include "policy/policy-matrix.h"
+#include "policy/policy.h"
 
 #include <ctype.h>
 #include <errno.h>

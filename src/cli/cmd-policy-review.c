@@ -10,10 +10,10 @@
 #include "cli-audit.h"
 #include "cmd-policy-int.h"
 
-#include "clock-time.h"
-#include "num.h"
-#include "policy-diff.h"
-#include "policy-review.h"
+#include "util/clock-time.h"
+#include "util/num.h"
+#include "policy/policy-diff.h"
+#include "policy/policy-review.h"
 
 #include <errno.h>
 #include <string.h>

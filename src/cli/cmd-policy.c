@@ -19,14 +19,14 @@
 #include "cmd-policy-int.h"
 #include "cmd-policy-matrix.h"
 
-#include "buf.h"
-#include "clock-time.h"
-#include "num.h"
-#include "policy-diff.h"
-#include "policy-review.h"
-#include "policy.h"
-#include "state.h"
-#include "temp-grant.h"
+#include "util/buf.h"
+#include "util/clock-time.h"
+#include "util/num.h"
+#include "policy/policy-diff.h"
+#include "policy/policy-review.h"
+#include "policy/policy.h"
+#include "store/state.h"
+#include "policy/temp-grant.h"
 
 #include <errno.h>
 #include <getopt.h>

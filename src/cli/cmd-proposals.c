@@ -8,11 +8,11 @@
  * approver may not be the agent that made the proposal. */
 #include "cli.h"
 
-#include "buf.h"
+#include "util/buf.h"
 #include "cli-audit.h"
-#include "proposal.h"
-#include "state.h"
-#include "util.h"
+#include "proposal/proposal.h"
+#include "store/state.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

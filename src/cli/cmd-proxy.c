@@ -7,14 +7,14 @@
  * parser and the decisions live in src/lib/egress-*. */
 #include "cli.h"
 
-#include "bounds.h"
+#include "util/bounds.h"
 #include "cli-audit.h"
-#include "egress-addr.h"
-#include "egress-policy.h"
-#include "egress-proxy.h"
-#include "logmask.h"
-#include "num.h"
-#include "util.h"
+#include "egress/egress-addr.h"
+#include "egress/egress-policy.h"
+#include "egress/egress-proxy.h"
+#include "mask/logmask.h"
+#include "util/num.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

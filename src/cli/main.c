@@ -3,9 +3,9 @@
  * only dispatches. */
 #include "cli.h"
 
-#include "buf.h"
-#include "clock-time.h"
-#include "userns-why.h"
+#include "util/buf.h"
+#include "util/clock-time.h"
+#include "sandbox/userns-why.h"
 
 #include <errno.h>
 #include <pwd.h>

@@ -3,7 +3,7 @@
  *
  * A line that parses must format back to exactly itself, and checking its
  * signature must neither crash nor accept it under an unrelated key. */
-#include "audit.h"
+#include "audit/audit.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * Any input that decodes must re-encode to exactly the same bytes (the
  * encoding has one spelling per record) and hash without error; its JSON
  * form must be one line of valid JSON whatever bytes the fields hold. */
-#include "audit.h"
-#include "buf.h"
+#include "audit/audit.h"
+#include "util/buf.h"
 
 #include <jansson.h>
 #include <stdint.h>

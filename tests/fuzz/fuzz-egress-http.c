@@ -3,8 +3,8 @@
  * head parses the same from exactly its own bytes, its host is normalized
  * and no IP literal in an odd spelling, its port is not 0, and every
  * forwarded field lies inside the head; nothing reads past the length. */
-#include "egress-addr.h"
-#include "egress-http.h"
+#include "egress/egress-addr.h"
+#include "egress/egress-http.h"
 
 #include <stdint.h>
 #include <stdlib.h>

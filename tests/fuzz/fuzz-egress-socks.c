@@ -4,8 +4,8 @@
  * canonical address and a port other than 0, takes no more bytes than it
  * was given, and a complete answer is the same for any longer input with
  * the same start (one byte less: the same answer, or "more"). */
-#include "egress-addr.h"
-#include "egress-socks.h"
+#include "egress/egress-addr.h"
+#include "egress/egress-socks.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * bytes.  Invariants: nothing is read past the length (an exact-size heap
  * copy), a name found is normalized, a complete answer is the same for
  * any longer input with the same start, and a refusal stays a refusal. */
-#include "egress-tls.h"
+#include "egress/egress-tls.h"
 
 #include <stdint.h>
 #include <stdlib.h>

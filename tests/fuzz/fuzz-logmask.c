@@ -4,7 +4,7 @@
  * plain hash member behind, always attaches commitments, and its output
  * is JSON that the confirm reader walks without error; the confirm reader
  * accepts any JSON without crashing. */
-#include "logmask.h"
+#include "mask/logmask.h"
 
 #include <jansson.h>
 #include <stdint.h>

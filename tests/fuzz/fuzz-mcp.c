@@ -5,7 +5,7 @@
  * either side is a sequence of complete lines that each parse as one
  * JSON-RPC message (nothing unchecked is forwarded), except the client's
  * answers to its batches: an array line, of such messages only. */
-#include "mcp.h"
+#include "mcp/mcp.h"
 
 #include <stdint.h>
 #include <stdio.h>

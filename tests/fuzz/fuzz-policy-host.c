@@ -3,8 +3,8 @@
  * a normalized host normalizes to itself and is ASCII (IDNA), a valid
  * pattern matches its own normalization, a canonical path is a fixed
  * point, and neither ever reads past its length. */
-#include "match-host.h"
-#include "match.h"
+#include "policy/match-host.h"
+#include "util/match.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* fuzz-policy-load.c — the policy loader on arbitrary bytes: it either
  * loads (and then decides and self-tests without crashing) or fails with a
  * message; it never crashes, hangs or leaks. */
-#include "policy.h"
+#include "policy/policy.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
  * invariants: every finding lies inside the text with a sane confidence,
  * the scan never fails on any input, and masking never fails and leaves
  * no finding of a masked type behind. */
-#include "mask.h"
-#include "scan.h"
+#include "mask/mask.h"
+#include "mask/scan.h"
 
 #include <stdint.h>
 #include <stdlib.h>

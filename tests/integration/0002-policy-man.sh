@@ -1,6 +1,6 @@
 #!/bin/sh
 # cordon-policy(5) documents every key of the policy file: each key of
-# every keyspec table in src/lib/policy*.c appears as its own '.B KEY' entry
+# every keyspec table in src/lib/policy/policy*.c appears as its own '.B KEY' entry
 # in the man page section for that table, marked "Required." exactly when
 # the loader requires it.  A key added to the loader without its entry, or a
 # new table without a section, fails here: the docs cannot drift.  The
@@ -20,7 +20,7 @@ on {
 	}
 }
 on && /\};/ { on = 0 }
-' "$CORDON_SRC"/src/lib/policy*.c >"$T/keys"
+' "$CORDON_SRC"/src/lib/policy/policy*.c >"$T/keys"
 n=$(wc -l <"$T/keys" | tr -d ' ')
 [ "$n" -ge 70 ]
 is "$?" 0 "the loader's keyspec tables were read ($n keys)"

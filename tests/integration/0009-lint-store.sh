@@ -2,8 +2,8 @@
 # make lint refuses SQL and SQLite outside the store's backend (store.h):
 # scripts/lint-store.sh passes the tree as it is, and fails — naming the
 # file and line — on a copy with a sqlite3_ call, an #include <sqlite3.h>
-# or an SQL statement planted in a module outside src/lib/store-sqlite*.c;
-# the same text inside a backend file (or a future src/lib/store/ folder)
+# or an SQL statement planted in a module outside src/lib/store/store-sqlite*.c
+# (the store's interface included); the same text inside a backend file
 # passes.
 . "${CORDON_SRC:-.}/tests/lib.sh"
 LINT="$CORDON_SRC/scripts/lint-store.sh"
@@ -15,8 +15,8 @@ tree() {
 	rm -rf "$T/t"
 	mkdir -p "$T/t/src/lib/store" "$T/t/src/lib/gate" "$T/t/src/cli"
 	printf '#include <sqlite3.h>\nint f(sqlite3 *db) { return sqlite3_exec(db, "SELECT 1 FROM x", 0, 0, 0); }\n' \
-		>"$T/t/src/lib/store-sqlite-x.c"
-	cp "$T/t/src/lib/store-sqlite-x.c" "$T/t/src/lib/store/sqlite-y.c"
+		>"$T/t/src/lib/store/store-sqlite-x.c"
+	cp "$T/t/src/lib/store/store-sqlite-x.c" "$T/t/src/lib/store/store-sqlite-y.h"
 	printf '#include "state.h"\nint g(void) { return 0; }\n' >"$T/t/src/lib/gate/approval.c"
 	printf 'static const char *m[] = { "DELETE", "GET" };\n' >"$T/t/src/cli/main.c"
 	printf '/* store.h */\nstruct cd_store;\n' >"$T/t/src/lib/store/store.h"

@@ -9,7 +9,7 @@
  * --pairs writes a run.intent and a run.result per iteration, each in its
  * own durable transaction, as `cordon run` does; --bulk writes batches of
  * 1000 in one transaction.  Prints the last seq. */
-#include "audit.h"
+#include "audit/audit.h"
 
 #include <getopt.h>
 #include <stdio.h>

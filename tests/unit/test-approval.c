@@ -3,8 +3,8 @@
  * edited behind cordon's back. */
 #include "../tap.h"
 
-#include "approval.h"
-#include "state.h"
+#include "gate/approval.h"
+#include "store/state.h"
 
 #include <errno.h>
 #include <sqlite3.h>

@@ -1,9 +1,9 @@
 /* test-audit-chain.c — the canonical encoding and the chain hashes. */
 #include "../tap.h"
 
-#include "audit.h"
-#include "buf.h"
-#include "err.h"
+#include "audit/audit.h"
+#include "util/buf.h"
+#include "util/err.h"
 
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* test-audit-store.c — open, append, read back, fail closed, concurrency. */
 #include "../tap.h"
 
-#include "audit.h"
-#include "err.h"
+#include "audit/audit.h"
+#include "util/err.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,8 +2,8 @@
  * untouched logs. */
 #include "../tap.h"
 
-#include "audit.h"
-#include "err.h"
+#include "audit/audit.h"
+#include "util/err.h"
 
 #include <errno.h>
 #include <stdarg.h>

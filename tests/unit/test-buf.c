@@ -2,10 +2,10 @@
  * one time parser and formatter. */
 #include "../tap.h"
 
-#include "buf.h"
-#include "clock-time.h"
-#include "err.h"
-#include "num.h"
+#include "util/buf.h"
+#include "util/clock-time.h"
+#include "util/err.h"
+#include "util/num.h"
 
 #include <errno.h>
 

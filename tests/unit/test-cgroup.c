@@ -5,7 +5,7 @@
  * the fallback is "rlimit" and says so. */
 #include "../tap.h"
 
-#include "cgroup.h"
+#include "sandbox/cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>

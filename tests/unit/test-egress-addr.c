@@ -2,8 +2,8 @@
  * resolved addresses (THREATS rows 20 and 21).  Table-driven. */
 #include "../tap.h"
 
-#include "egress-addr.h"
-#include "err.h"
+#include "egress/egress-addr.h"
+#include "util/err.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -3,7 +3,7 @@
  * Table-driven. */
 #include "../tap.h"
 
-#include "egress-http.h"
+#include "egress/egress-http.h"
 
 #include <errno.h>
 

@@ -2,8 +2,8 @@
  * 20, 22, 24), with an injected resolver: no DNS is used.  Table-driven. */
 #include "../tap.h"
 
-#include "egress-addr.h"
-#include "egress-policy.h"
+#include "egress/egress-addr.h"
+#include "egress/egress-policy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -6,9 +6,9 @@
  * socketpairs and loopback TCP pairs made here. */
 #include "../tap.h"
 
-#include "bounds.h"
-#include "egress-relay.h"
-#include "err.h"
+#include "util/bounds.h"
+#include "egress/egress-relay.h"
+#include "util/err.h"
 
 #include <errno.h>
 #include <fcntl.h>

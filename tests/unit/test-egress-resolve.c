@@ -6,9 +6,9 @@
  * until the test releases them. */
 #include "../tap.h"
 
-#include "egress-policy.h"
-#include "egress-resolve.h"
-#include "err.h"
+#include "egress/egress-policy.h"
+#include "egress/egress-resolve.h"
+#include "util/err.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

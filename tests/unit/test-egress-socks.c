@@ -6,7 +6,7 @@
  * messages are written out byte by byte. */
 #include "../tap.h"
 
-#include "egress-socks.h"
+#include "egress/egress-socks.h"
 
 #include <errno.h>
 

@@ -4,7 +4,7 @@
  * built here, field by field. */
 #include "../tap.h"
 
-#include "egress-tls.h"
+#include "egress/egress-tls.h"
 
 #include <errno.h>
 

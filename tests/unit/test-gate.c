@@ -2,10 +2,10 @@
  * and result records, the code hash of interpreter runs. */
 #include "../tap.h"
 
-#include "audit.h"
-#include "gate.h"
-#include "plan.h"
-#include "sandbox.h"
+#include "audit/audit.h"
+#include "gate/gate.h"
+#include "sandbox/plan.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,8 +4,8 @@
  * caller's trees (bound idmapped). */
 #include "../tap.h"
 
-#include "idmap.h"
-#include "plan.h"
+#include "sandbox/idmap.h"
+#include "sandbox/plan.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * narrow the range. */
 #include "../tap.h"
 
-#include "idslot.h"
+#include "sandbox/idslot.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * makes the assertions, each of which has a positive control. */
 #include "../tap.h"
 
-#include "landlock.h"
+#include "sandbox/landlock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
  * withheld, never kept raw. */
 #include "../tap.h"
 
-#include "logmask.h"
+#include "mask/logmask.h"
 
 #include <errno.h>
 #include <jansson.h>

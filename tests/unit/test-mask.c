@@ -2,8 +2,8 @@
  * file's checks, JSON walking and field scoping. */
 #include "../tap.h"
 
-#include "buf.h"
-#include "mask.h"
+#include "util/buf.h"
+#include "mask/mask.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,9 +2,9 @@
  * globs (row 34), argv prefixes, ports, named arguments.  Table-driven. */
 #include "../tap.h"
 
-#include "err.h"
-#include "match-host.h"
-#include "match.h"
+#include "util/err.h"
+#include "policy/match-host.h"
+#include "util/match.h"
 
 #include <errno.h>
 

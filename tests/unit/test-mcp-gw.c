@@ -2,7 +2,7 @@
  * driven without processes: lines in from a fake client and server, the
  * lines out checked. */
 #include "../tap.h"
-#include "mcp.h"
+#include "mcp/mcp.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* test-plan.c — the plan builder and lexical path handling. */
 #include "../tap.h"
 
-#include "path.h"
-#include "plan.h"
+#include "util/path.h"
+#include "sandbox/plan.h"
 
 #include <errno.h>
 #include <stdlib.h>

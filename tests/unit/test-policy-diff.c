@@ -3,8 +3,8 @@
  * the widenings and narrowings reported), table-driven. */
 #include "../tap.h"
 
-#include "policy-diff.h"
-#include "policy.h"
+#include "policy/policy-diff.h"
+#include "policy/policy.h"
 
 #include <errno.h>
 

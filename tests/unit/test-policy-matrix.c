@@ -4,8 +4,8 @@
  * boundary second, --agent, and grant rows sorted. */
 #include "../tap.h"
 
-#include "policy-matrix.h"
-#include "policy.h"
+#include "policy/policy-matrix.h"
+#include "policy/policy.h"
 
 #include <errno.h>
 

@@ -3,9 +3,9 @@
  * needs-approval decisions of the grant's own agent and tool count). */
 #include "../tap.h"
 
-#include "audit.h"
-#include "policy-review.h"
-#include "policy.h"
+#include "audit/audit.h"
+#include "policy/policy-review.h"
+#include "policy/policy.h"
 
 #include <time.h>
 

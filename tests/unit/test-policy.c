@@ -3,7 +3,7 @@
  * boundary second, approvals, profiles, path and argv tricks). */
 #include "../tap.h"
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -7,8 +7,8 @@
  * refused), then applying directories. */
 #include "../tap.h"
 
-#include "buf.h"
-#include "proposal-int.h"
+#include "util/buf.h"
+#include "proposal/proposal-int.h"
 
 #include <errno.h>
 #include <fcntl.h>

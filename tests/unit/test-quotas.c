@@ -5,10 +5,10 @@
  * checked call by call against the plain one (the control). */
 #include "../tap.h"
 
-#include "bounds.h"
-#include "plan.h"
-#include "quotas.h"
-#include "seccomp.h"
+#include "util/bounds.h"
+#include "sandbox/plan.h"
+#include "sandbox/quotas.h"
+#include "sandbox/seccomp.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  * a file past RLIMIT_FSIZE, a CPU spin, a fork loop as nobody). */
 #include "../tap.h"
 
-#include "rlimits.h"
+#include "sandbox/rlimits.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,8 +3,8 @@
  * hashes come back in the result. */
 #include "../tap.h"
 
-#include "plan.h"
-#include "sandbox.h"
+#include "sandbox/plan.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
  * hostile shapes that must stay linear and in bounds. */
 #include "../tap.h"
 
-#include "scan.h"
+#include "mask/scan.h"
 
 #include <errno.h>
 #include <stdint.h>

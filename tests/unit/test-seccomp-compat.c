@@ -10,9 +10,9 @@
  * run's audit record, or a missing entry in the allowlist). */
 #include "../tap.h"
 
-#include "err.h"
-#include "seccomp.h"
-#include "util.h"
+#include "util/err.h"
+#include "sandbox/seccomp.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

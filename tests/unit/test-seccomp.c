@@ -10,11 +10,11 @@
 #include "../tap.h"
 #include "../helpers/syscall-probes.h"
 
-#include "err.h"
-#include "seccomp.h"
-#include "util.h"
+#include "util/err.h"
+#include "sandbox/seccomp.h"
+#include "util/util.h"
 
-#include <seccomp-sys.h> /* libseccomp, for the table checks */
+#include <seccomp.h> /* libseccomp's: cordon's own is "sandbox/seccomp.h" */
 
 #include <errno.h>
 #include <linux/seccomp.h>

@@ -3,9 +3,9 @@
  * byte it prints. */
 #include "../tap.h"
 
-#include "buf.h"
-#include "err.h"
-#include "session.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "audit/session.h"
 
 #include <fcntl.h>
 #include <sodium.h>

@@ -4,10 +4,10 @@
  * change" wakes for another process's commit and times out without one. */
 #include "../tap.h"
 
-#include "audit-int.h"
-#include "state.h"
-#include "store.h"
-#include "temp-grant.h"
+#include "audit/audit-int.h"
+#include "store/state.h"
+#include "store/store.h"
+#include "policy/temp-grant.h"
 
 #include <stdio.h>
 #include <stdlib.h>

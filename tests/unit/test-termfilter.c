@@ -3,7 +3,7 @@
  * is split; text, CSI colours and other OSCs pass unchanged. */
 #include "../tap.h"
 
-#include "termfilter.h"
+#include "sandbox/termfilter.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * /proc is read instead of it (an Ubuntu host, restricted). */
 #include "../tap.h"
 
-#include "userns-why.h"
+#include "sandbox/userns-why.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -16,8 +16,8 @@
  *   head_n  = SHA-256(0x01 || head_{n-1} || leaf_n)
  * Trust boundary: the input of decode is untrusted bytes. */
 #include "audit.h"
-#include "buf.h"
-#include "err.h"
+#include "util/buf.h"
+#include "util/err.h"
 
 #include <errno.h>
 #include <sodium.h>

@@ -9,9 +9,9 @@
  * have been written by anyone; they are parsed strictly (one spelling per
  * value).  The secret key is wiped before it is freed. */
 #include "audit.h"
-#include "err.h"
-#include "num.h"
-#include "util.h"
+#include "util/err.h"
+#include "util/num.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

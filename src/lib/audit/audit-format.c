@@ -7,10 +7,10 @@
  * and a record cannot break out of its line.
  * Trust boundary: time strings come from the command line. */
 #include "audit.h"
-#include "buf.h"
-#include "clock-time.h"
-#include "err.h"
-#include "num.h"
+#include "util/buf.h"
+#include "util/clock-time.h"
+#include "util/err.h"
+#include "util/num.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -4,7 +4,7 @@
 #define CD_AUDIT_INT_H
 
 #include "audit.h"
-#include "store.h"
+#include "store/store.h"
 
 struct cd_store *cd_audit_store_(struct cd_audit *a);
 const unsigned char *cd_audit_genesis_(const struct cd_audit *a);

@@ -8,10 +8,10 @@
  * shape here and stored as given.  The store may have been edited by
  * hand; it decodes every row defensively. */
 #include "audit-int.h"
-#include "buf.h"
-#include "err.h"
-#include "store-sqlite.h"
-#include "util.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "store/store-sqlite.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

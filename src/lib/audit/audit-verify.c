@@ -17,9 +17,9 @@
  * Trust boundary: everything read here (database rows, the checkpoint file)
  * may be hostile; nothing in it is trusted until its hash or signature is. */
 #include "audit-int.h"
-#include "buf.h"
-#include "err.h"
-#include "util.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -19,9 +19,9 @@
 #ifndef CD_AUDIT_H
 #define CD_AUDIT_H
 
-#include "err.h"
-#include "num.h"
-#include "store-rows.h"
+#include "util/err.h"
+#include "util/num.h"
+#include "store/store-rows.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
  */
 #include "session.h"
 
-#include "util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

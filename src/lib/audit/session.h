@@ -15,8 +15,8 @@
 #ifndef CD_SESSION_H
 #define CD_SESSION_H
 
-#include "buf.h"
-#include "err.h"
+#include "util/buf.h"
+#include "util/err.h"
 
 #include <stddef.h>
 #include <stdint.h>

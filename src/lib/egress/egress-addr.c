@@ -8,8 +8,8 @@
  * classification: a range not listed is public. */
 #include "egress-addr.h"
 
-#include "err.h"
-#include "util.h"
+#include "util/err.h"
+#include "util/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

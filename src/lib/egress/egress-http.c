@@ -8,8 +8,8 @@
 #include "egress-http.h"
 
 #include "egress-addr.h"
-#include "num.h"
-#include "util.h"
+#include "util/num.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <string.h>

@@ -7,8 +7,8 @@
 #include "egress-policy.h"
 
 #include "egress-addr.h"
-#include "num.h"
-#include "util.h"
+#include "util/num.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <netdb.h>

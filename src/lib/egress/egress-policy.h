@@ -25,9 +25,9 @@
 #ifndef CD_EGRESS_POLICY_H
 #define CD_EGRESS_POLICY_H
 
-#include "bounds.h"
-#include "err.h"
-#include "match-host.h"
+#include "util/bounds.h"
+#include "util/err.h"
+#include "policy/match-host.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,10 +6,10 @@
  * are stored as JSON strings (escaped by jansson), never interpreted. */
 #include "egress-proxy.h"
 
-#include "audit.h"
+#include "audit/audit.h"
 #include "egress-addr.h"
-#include "logmask.h"
-#include "util.h"
+#include "mask/logmask.h"
+#include "util/util.h"
 
 #include <jansson.h>
 #include <stdio.h>

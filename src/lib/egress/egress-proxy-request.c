@@ -14,7 +14,7 @@
 #include "egress-resolve.h"
 #include "egress-socks.h"
 #include "egress-tls.h"
-#include "util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -25,16 +25,16 @@
  * epoll events, which may still name them. */
 #include "egress-proxy-int.h"
 
-#include "audit.h"
-#include "buf.h"
+#include "audit/audit.h"
+#include "util/buf.h"
 #include "egress-addr.h"
 #include "egress-http.h"
 #include "egress-relay.h"
 #include "egress-resolve.h"
 #include "egress-socks.h"
 #include "egress-tls.h"
-#include "logmask.h"
-#include "util.h"
+#include "mask/logmask.h"
+#include "util/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -25,8 +25,8 @@
 #define CD_EGRESS_PROXY_H
 
 #include "egress-policy.h"
-#include "err.h"
-#include "mask.h"
+#include "util/err.h"
+#include "mask/mask.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * are read when the caller gives a budget (a plain-HTTP request body). */
 #include "egress-relay.h"
 
-#include "bounds.h"
-#include "err.h"
+#include "util/bounds.h"
+#include "util/err.h"
 
 #include <errno.h>
 #include <fcntl.h>

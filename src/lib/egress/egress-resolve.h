@@ -22,7 +22,7 @@
 #define CD_EGRESS_RESOLVE_H
 
 #include "egress-policy.h"
-#include "match-host.h"
+#include "policy/match-host.h"
 
 #include <stdint.h>
 

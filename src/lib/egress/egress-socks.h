@@ -16,8 +16,8 @@
 #ifndef CD_EGRESS_SOCKS_H
 #define CD_EGRESS_SOCKS_H
 
-#include "err.h"
-#include "match-host.h"
+#include "util/err.h"
+#include "policy/match-host.h"
 
 #include <stddef.h>
 #include <stdint.h>

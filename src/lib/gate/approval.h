@@ -16,9 +16,9 @@
 #ifndef CD_APPROVAL_H
 #define CD_APPROVAL_H
 
-#include "err.h"
-#include "state.h"
-#include "store-rows.h"
+#include "util/err.h"
+#include "store/state.h"
+#include "store/store-rows.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* gate-approval.c — see gate-approval.h. */
 #include "gate-approval.h"
 
-#include "logmask.h"
-#include "temp-grant.h"
+#include "mask/logmask.h"
+#include "policy/temp-grant.h"
 
 #include <errno.h>
 #include <jansson.h>

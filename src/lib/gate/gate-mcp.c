@@ -1,7 +1,7 @@
 /* gate-mcp.c — records for MCP traffic (gate-mcp.h). */
 #include "gate-mcp.h"
 
-#include "logmask.h"
+#include "mask/logmask.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #define CD_GATE_MCP_H
 
 #include "gate.h"
-#include "mcp.h"
+#include "mcp/mcp.h"
 
 /* Record one gateway event for `session_id` (the id of the server's run).
  * 0, or negative when the record could not be made durable (for an allowed

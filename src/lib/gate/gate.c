@@ -1,12 +1,12 @@
 /* gate.c — decision, intent and result records for command runs (gate.h). */
 #include "gate.h"
 
-#include "logmask.h"
-#include "quotas.h"
-#include "temp-grant.h"
+#include "mask/logmask.h"
+#include "sandbox/quotas.h"
+#include "policy/temp-grant.h"
 
-#include "bounds.h"
-#include "util.h"
+#include "util/bounds.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,12 +14,12 @@
 #ifndef CD_GATE_H
 #define CD_GATE_H
 
-#include "audit.h"
-#include "err.h"
-#include "plan.h"
-#include "policy.h"
-#include "sandbox.h"
-#include "state.h"
+#include "audit/audit.h"
+#include "util/err.h"
+#include "sandbox/plan.h"
+#include "policy/policy.h"
+#include "sandbox/sandbox.h"
+#include "store/state.h"
 
 #include <jansson.h>
 #include <stdint.h>

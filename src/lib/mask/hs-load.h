@@ -15,7 +15,7 @@
 #ifndef CD_HS_LOAD_H
 #define CD_HS_LOAD_H
 
-#include "err.h"
+#include "util/err.h"
 
 #include <hs/hs.h>
 

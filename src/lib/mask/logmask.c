@@ -7,7 +7,7 @@
  * replaced by a note, never kept. */
 #include "logmask.h"
 
-#include "buf.h"
+#include "util/buf.h"
 #include "scan.h"
 
 #include <errno.h>

@@ -22,7 +22,7 @@
 #ifndef CD_LOGMASK_H
 #define CD_LOGMASK_H
 
-#include "audit.h"
+#include "audit/audit.h"
 #include "mask.h"
 
 #include <jansson.h>

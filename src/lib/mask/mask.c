@@ -6,7 +6,7 @@
  * Every error is returned so the caller can withhold the output. */
 #include "mask.h"
 
-#include "fs.h"
+#include "util/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>

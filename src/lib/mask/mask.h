@@ -15,8 +15,8 @@
 #ifndef CD_MASK_H
 #define CD_MASK_H
 
-#include "buf.h"
-#include "err.h"
+#include "util/buf.h"
+#include "util/err.h"
 #include "scan.h"
 
 #include <stddef.h>

@@ -11,7 +11,7 @@
 #ifndef CD_SCAN_H
 #define CD_SCAN_H
 
-#include "err.h"
+#include "util/err.h"
 
 #include <stddef.h>
 

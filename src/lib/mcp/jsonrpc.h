@@ -16,9 +16,9 @@
 #ifndef CD_JSONRPC_H
 #define CD_JSONRPC_H
 
-#include "bounds.h"
-#include "buf.h"
-#include "err.h"
+#include "util/bounds.h"
+#include "util/buf.h"
+#include "util/err.h"
 
 #include <jansson.h>
 #include <stddef.h>

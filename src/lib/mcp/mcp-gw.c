@@ -28,7 +28,7 @@
  * unescaped (the driver escapes), and nothing crashes on any input. */
 #include "mcp-gw-int.h"
 
-#include "bounds.h"
+#include "util/bounds.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -10,8 +10,8 @@
  * by CD_REQ_MAX_* and every string is copied with its length. */
 #include "mcp.h"
 
-#include "bounds.h"
-#include "policy-int.h"
+#include "util/bounds.h"
+#include "policy/policy-int.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -14,10 +14,10 @@
 #ifndef CD_MCP_PINS_H
 #define CD_MCP_PINS_H
 
-#include "err.h"
+#include "util/err.h"
 #include "mcp.h"
-#include "state.h"
-#include "store-rows.h"
+#include "store/state.h"
+#include "store/store-rows.h"
 
 #include <stdint.h>
 

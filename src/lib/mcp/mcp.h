@@ -14,10 +14,10 @@
 #ifndef CD_MCP_H
 #define CD_MCP_H
 
-#include "buf.h"
+#include "util/buf.h"
 #include "jsonrpc.h"
-#include "mask.h"
-#include "policy.h"
+#include "mask/mask.h"
+#include "policy/policy.h"
 
 #include <jansson.h>
 #include <stdint.h>

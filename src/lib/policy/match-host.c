@@ -11,7 +11,7 @@
  * ever match an entry for that A-label. */
 #include "match-host.h"
 
-#include "err.h"
+#include "util/err.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

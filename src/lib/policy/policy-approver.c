@@ -6,7 +6,7 @@
  * exponent) does not approve. */
 #include "policy-int.h"
 
-#include "bounds.h"
+#include "util/bounds.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -8,7 +8,7 @@
  * only compared. */
 #include "policy-decide-int.h"
 
-#include "util.h"
+#include "util/util.h"
 
 /* ---- the index ---- */
 

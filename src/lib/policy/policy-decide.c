@@ -8,12 +8,12 @@
  * and always; the outcome never depends on the order of the file. */
 #include "policy-decide-int.h"
 
-#include "bounds.h"
-#include "buf.h"
-#include "clock-time.h"
+#include "util/bounds.h"
+#include "util/buf.h"
+#include "util/clock-time.h"
 #include "match-host.h"
-#include "num.h"
-#include "util.h"
+#include "util/num.h"
+#include "util/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

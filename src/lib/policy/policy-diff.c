@@ -11,9 +11,9 @@
  * checks below are sound, and incomplete only where policy-diff.h says. */
 #include "policy-diff.h"
 
-#include "bounds.h"
-#include "buf.h"
-#include "clock-time.h"
+#include "util/bounds.h"
+#include "util/buf.h"
+#include "util/clock-time.h"
 #include "match-host.h"
 #include "policy-int.h"
 

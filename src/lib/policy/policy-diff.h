@@ -13,7 +13,7 @@
 #ifndef CD_POLICY_DIFF_H
 #define CD_POLICY_DIFF_H
 
-#include "match.h"
+#include "util/match.h"
 #include "policy.h"
 
 #include <stddef.h>

@@ -7,7 +7,7 @@
 #ifndef CD_POLICY_INT_H
 #define CD_POLICY_INT_H
 
-#include "match.h"
+#include "util/match.h"
 #include "policy.h"
 
 #include <stdint.h>

@@ -8,8 +8,8 @@
 #include "policy-load-int.h"
 
 #include "match-host.h"
-#include "num.h"
-#include "util.h"
+#include "util/num.h"
+#include "util/util.h"
 
 /* ---- agents, tasks, tools ---- */
 

@@ -5,7 +5,7 @@
  * against the loaded matrix before the policy is returned. */
 #include "policy-load-int.h"
 
-#include "num.h"
+#include "util/num.h"
 
 /* ---- examples ---- */
 

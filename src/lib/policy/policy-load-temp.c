@@ -6,7 +6,7 @@
  * the grant it inherits from. */
 #include "policy-load-int.h"
 
-#include "util.h"
+#include "util/util.h"
 
 #include <sodium.h>
 

@@ -7,9 +7,9 @@
  * or nothing is loaded.  Errors are "FILE:LINE:COL: message (hint)". */
 #include "policy-load-int.h"
 
-#include "editdist.h"
-#include "num.h"
-#include "util.h"
+#include "util/editdist.h"
+#include "util/num.h"
+#include "util/util.h"
 
 #include <fcntl.h>
 #include <sodium.h>

@@ -7,7 +7,7 @@
 
 #include "policy-int.h"
 
-#include "util.h"
+#include "util/util.h"
 
 static const char letters[CD_ACTION_COUNT] = { 'r', 'c', 'u', 'd', 'x', 'n' };
 

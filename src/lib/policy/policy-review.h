@@ -12,8 +12,8 @@
 #ifndef CD_POLICY_REVIEW_H
 #define CD_POLICY_REVIEW_H
 
-#include "audit.h"
-#include "err.h"
+#include "audit/audit.h"
+#include "util/err.h"
 #include "policy.h"
 
 #include <stddef.h>

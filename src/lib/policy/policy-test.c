@@ -10,9 +10,9 @@
  * other. */
 #include "policy-int.h"
 
-#include "bounds.h"
+#include "util/bounds.h"
 #include "match-host.h"
-#include "util.h"
+#include "util/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

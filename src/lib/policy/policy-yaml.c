@@ -5,7 +5,7 @@
  * for them and they are how "billion laughs" documents grow. */
 #include "policy-yaml.h"
 
-#include "util.h"
+#include "util/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

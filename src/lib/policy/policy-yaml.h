@@ -7,7 +7,7 @@
 #ifndef CD_POLICY_YAML_H
 #define CD_POLICY_YAML_H
 
-#include "err.h"
+#include "util/err.h"
 #include "policy-int.h"
 
 #include <stddef.h>

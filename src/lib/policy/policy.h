@@ -11,9 +11,9 @@
 #ifndef CD_POLICY_H
 #define CD_POLICY_H
 
-#include "err.h"
-#include "mask.h"
-#include "store-rows.h"
+#include "util/err.h"
+#include "mask/mask.h"
+#include "store/store-rows.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,10 +10,10 @@
 #ifndef CD_TEMP_GRANT_H
 #define CD_TEMP_GRANT_H
 
-#include "err.h"
+#include "util/err.h"
 #include "policy.h"
-#include "state.h"
-#include "store-rows.h"
+#include "store/state.h"
+#include "store/store-rows.h"
 
 #include <stdint.h>
 

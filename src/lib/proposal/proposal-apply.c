@@ -14,8 +14,8 @@
  * a removed directory with rmdir, which fails when it is not empty. */
 #include "proposal-int.h"
 
-#include "state.h"
-#include "util.h"
+#include "store/state.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>

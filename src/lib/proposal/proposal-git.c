@@ -17,7 +17,7 @@
  * committed, and says so. */
 #include "proposal-int.h"
 
-#include "buf.h"
+#include "util/buf.h"
 
 #include <errno.h>
 #include <fcntl.h>

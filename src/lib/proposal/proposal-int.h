@@ -4,7 +4,7 @@
 #ifndef CD_PROPOSAL_INT_H
 #define CD_PROPOSAL_INT_H
 
-#include "buf.h"
+#include "util/buf.h"
 #include "proposal.h"
 
 #include <stdint.h>

@@ -2,7 +2,7 @@
  * store keeps them (store.h, store-sqlite-proposals.c). */
 #include "proposal-int.h"
 
-#include "state.h"
+#include "store/state.h"
 
 #include <stdlib.h>
 

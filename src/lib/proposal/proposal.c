@@ -13,12 +13,12 @@
  * CD_PROP_DIFF_TOTAL. */
 #include "proposal.h"
 
-#include "bounds.h"
-#include "buf.h"
-#include "profile.h"
+#include "util/bounds.h"
+#include "util/buf.h"
+#include "sandbox/profile.h"
 #include "proposal-int.h"
-#include "state.h"
-#include "util.h"
+#include "store/state.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>

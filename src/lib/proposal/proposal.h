@@ -29,8 +29,8 @@
 #ifndef CD_PROPOSAL_H
 #define CD_PROPOSAL_H
 
-#include "err.h"
-#include "store-rows.h"
+#include "util/err.h"
+#include "store/store-rows.h"
 
 #include <stddef.h>
 #include <stdint.h>

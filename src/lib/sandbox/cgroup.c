@@ -12,9 +12,9 @@
  * not do behind its caller's back. */
 #include "cgroup.h"
 
-#include "bounds.h"
-#include "num.h"
-#include "util.h"
+#include "util/bounds.h"
+#include "util/num.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>

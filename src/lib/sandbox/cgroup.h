@@ -20,8 +20,8 @@
 #ifndef CD_CGROUP_H
 #define CD_CGROUP_H
 
-#include "err.h"
-#include "limits.h"
+#include "util/err.h"
+#include "util/limits.h"
 
 #include <stdint.h>
 #include <sys/types.h>

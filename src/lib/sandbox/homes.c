@@ -11,8 +11,8 @@
  */
 #include "plan-int.h"
 
-#include "bounds.h"
-#include "path.h"
+#include "util/bounds.h"
+#include "util/path.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -25,7 +25,7 @@
 #ifndef CD_IDMAP_H
 #define CD_IDMAP_H
 
-#include "err.h"
+#include "util/err.h"
 #include "plan.h"
 
 #include <stddef.h>

@@ -7,7 +7,7 @@
  */
 #include "idslot.h"
 
-#include "num.h"
+#include "util/num.h"
 
 #include <errno.h>
 #include <fcntl.h>

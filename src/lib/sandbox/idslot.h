@@ -29,7 +29,7 @@
 #ifndef CD_IDSLOT_H
 #define CD_IDSLOT_H
 
-#include "err.h"
+#include "util/err.h"
 #include "idmap.h"
 
 #include <stdint.h>

@@ -10,12 +10,12 @@
 
 #include "plan-int.h"
 
-#include "bounds.h"
-#include "buf.h"
-#include "path.h"
+#include "util/bounds.h"
+#include "util/buf.h"
+#include "util/path.h"
 #include "profile.h"
 #include "quotas.h"
-#include "util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <jansson.h>

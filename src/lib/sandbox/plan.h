@@ -13,9 +13,9 @@
 #ifndef CD_PLAN_H
 #define CD_PLAN_H
 
-#include "err.h"
+#include "util/err.h"
 #include "landlock.h"
-#include "limits.h"
+#include "util/limits.h"
 #include "seccomp.h"
 
 #include <stddef.h>

@@ -1,9 +1,9 @@
 /* profile.c — see profile.h. */
 #include "profile.h"
 
-#include "num.h"
-#include "policy-yaml.h"
-#include "util.h"
+#include "util/num.h"
+#include "policy/policy-yaml.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

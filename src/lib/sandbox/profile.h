@@ -10,10 +10,10 @@
 #ifndef CD_PROFILE_H
 #define CD_PROFILE_H
 
-#include "err.h"
-#include "limits.h"
+#include "util/err.h"
+#include "util/limits.h"
 #include "plan.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 #define CD_PROFILE_MAX_ITEMS 64
 

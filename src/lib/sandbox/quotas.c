@@ -18,7 +18,7 @@
  * lowering them in the child (rlimits.c) caps the run the same way. */
 #include "quotas.h"
 
-#include "util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

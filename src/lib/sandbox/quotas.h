@@ -37,7 +37,7 @@
 #ifndef CD_QUOTAS_H
 #define CD_QUOTAS_H
 
-#include "limits.h"
+#include "util/limits.h"
 #include "plan.h"
 #include "seccomp.h"
 

@@ -23,7 +23,7 @@
 #ifndef CD_RLIMITS_H
 #define CD_RLIMITS_H
 
-#include "limits.h"
+#include "util/limits.h"
 
 #include <sys/resource.h>
 

@@ -18,7 +18,7 @@
  */
 #include "sandbox-int.h"
 
-#include "bounds.h"
+#include "util/bounds.h"
 #include "landlock.h"
 #include "quotas.h"
 #include "rlimits.h"

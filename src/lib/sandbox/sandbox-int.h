@@ -9,7 +9,7 @@
 #ifndef CD_SANDBOX_INT_H
 #define CD_SANDBOX_INT_H
 
-#include "bounds.h"
+#include "util/bounds.h"
 #include "plan.h"
 
 #include <stdint.h>

@@ -9,14 +9,14 @@
  */
 #include "sandbox.h"
 
-#include "bounds.h"
+#include "util/bounds.h"
 #include "cgroup.h"
 #include "idmap.h"
 #include "quotas.h"
 #include "sandbox-int.h"
 #include "termfilter.h"
 #include "userns-why.h"
-#include "util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -13,8 +13,8 @@
 #ifndef CD_SANDBOX_H
 #define CD_SANDBOX_H
 
-#include "err.h"
-#include "mask.h"
+#include "util/err.h"
+#include "mask/mask.h"
 #include "plan.h"
 #include "seccomp.h"
 

@@ -9,12 +9,12 @@
  * would hand the decision back to the kernel after a time-of-check gap). */
 #include "seccomp.h"
 
-#include "util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
-#include <seccomp-sys.h> /* libseccomp; see that file */
+#include <seccomp.h> /* libseccomp's: cordon's own is "sandbox/seccomp.h" */
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>

@@ -11,14 +11,14 @@
  * they run with no refusal at all). */
 #include "seccomp.h"
 
-#include "util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sched.h>
-#include <seccomp-sys.h> /* libseccomp; see that file */
+#include <seccomp.h> /* libseccomp's: cordon's own is "sandbox/seccomp.h" */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>

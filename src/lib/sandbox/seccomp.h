@@ -21,7 +21,7 @@
 #ifndef CD_SECCOMP_H
 #define CD_SECCOMP_H
 
-#include "err.h"
+#include "util/err.h"
 
 #include <jansson.h>
 #include <linux/filter.h>

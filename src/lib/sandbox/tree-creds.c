@@ -7,10 +7,10 @@
  * in a writable tree. */
 #include "tree-scan-int.h"
 
-#include "bounds.h"
-#include "path.h"
+#include "util/bounds.h"
+#include "util/path.h"
 #include "profile.h"
-#include "util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

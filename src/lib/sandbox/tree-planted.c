@@ -5,10 +5,10 @@
  * check of the plan against the kernel's mount limit. */
 #include "tree-scan-int.h"
 
-#include "bounds.h"
-#include "path.h"
+#include "util/bounds.h"
+#include "util/path.h"
 #include "profile.h"
-#include "util.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -5,7 +5,7 @@
 #ifndef CD_TREE_SCAN_INT_H
 #define CD_TREE_SCAN_INT_H
 
-#include "bounds.h"
+#include "util/bounds.h"
 #include "plan-int.h"
 
 #include <stdint.h>

@@ -19,10 +19,10 @@
  */
 #include "tree-scan-int.h"
 
-#include "bounds.h"
-#include "path.h"
+#include "util/bounds.h"
+#include "util/path.h"
 #include "profile.h"
-#include "util.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>

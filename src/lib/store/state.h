@@ -12,7 +12,7 @@
 #ifndef CD_STATE_H
 #define CD_STATE_H
 
-#include "err.h"
+#include "util/err.h"
 #include "store.h"
 
 #include <stddef.h>

@@ -15,10 +15,10 @@
  * every row is decoded defensively (row_read). */
 #include "store-sqlite.h"
 
-#include "buf.h"
-#include "fs.h"
-#include "num.h"
-#include "util.h"
+#include "util/buf.h"
+#include "util/fs.h"
+#include "util/num.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
  * Trust boundary: as store.h. */
 #include "store-sqlite.h"
 
-#include "fs.h"
+#include "util/fs.h"
 
 #include <errno.h>
 #include <sodium.h>

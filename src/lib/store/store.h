@@ -25,7 +25,7 @@
 #ifndef CD_STORE_H
 #define CD_STORE_H
 
-#include "err.h"
+#include "util/err.h"
 #include "store-rows.h"
 
 #include <stddef.h>
