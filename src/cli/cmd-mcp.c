@@ -19,6 +19,7 @@
 #include "cli.h"
 
 #include "cli-audit.h"
+#include "cmd-mcp.h"
 #include "gate/gate-approval.h"
 #include "gate/gate-mcp.h"
 #include "mcp/mcp-pins.h"
@@ -48,7 +49,7 @@
 
 #define SHUTDOWN_GRACE_MS 2000
 
-static void usage(FILE *f)
+void mcp_usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: cordon mcp --policy FILE --agent ID [--task ID] [--server NAME]\n"
@@ -101,7 +102,7 @@ static void usage(FILE *f)
 
 /* ---- paths ------------------------------------------------------------- */
 
-static int open_state(const char *opt, struct cd_state **ret)
+int mcp_open_state(const char *opt, struct cd_state **ret)
 {
 	char path[CD_PATH_MAX];
 	struct cd_err err = { 0, "" };
@@ -834,7 +835,7 @@ static int gateway(int argc, char **argv)
 			s.approval_timeout_s = (int64_t)(ms / 1000);
 			break;
 		case 'h':
-			usage(stdout);
+			mcp_usage(stdout);
 			return CD_EXIT_OK;
 		default:
 			cli_errorf("unknown or incomplete option '%s' (see --help)",
@@ -865,7 +866,7 @@ static int gateway(int argc, char **argv)
 		}
 		s.server = s.server_buf;
 	}
-	if (cli_audit_open(s.audit_opt, &s.audit) < 0 || open_state(s.state_opt, &s.state) < 0)
+	if (cli_audit_open(s.audit_opt, &s.audit) < 0 || mcp_open_state(s.state_opt, &s.state) < 0)
 		goto out;
 	/* Every allowed call fsyncs an intent: let those fsyncs overwrite the
 	 * WAL in place rather than grow it (an optimization only). */
@@ -991,7 +992,7 @@ static int pins_args(int argc, char **argv, struct pins_opts *o)
 			o->json = 1;
 			break;
 		case 'h':
-			usage(stdout);
+			mcp_usage(stdout);
 			exit(CD_EXIT_OK);
 		default:
 			cli_errorf("unknown or incomplete option '%s' (see --help)",
@@ -1140,7 +1141,7 @@ static void show_diff(json_t *a, json_t *b)
 	}
 }
 
-static int pins(int argc, char **argv)
+int mcp_pins_cmd(int argc, char **argv)
 {
 	struct pins_opts o;
 	struct cd_state *st = NULL;
@@ -1149,7 +1150,7 @@ static int pins(int argc, char **argv)
 	int rc = CD_EXIT_CORDON, i;
 
 	if (!sub || !strcmp(sub, "--help") || !strcmp(sub, "-h")) {
-		usage(sub ? stdout : stderr);
+		mcp_usage(sub ? stdout : stderr);
 		return sub ? CD_EXIT_OK : CD_EXIT_USAGE;
 	}
 	if (pins_args(argc - 1, argv + 1, &o) < 0)
@@ -1158,7 +1159,7 @@ static int pins(int argc, char **argv)
 		cli_errorf("pins %s needs --server NAME", sub);
 		return CD_EXIT_USAGE;
 	}
-	if (open_state(o.state, &st) < 0)
+	if (mcp_open_state(o.state, &st) < 0)
 		return CD_EXIT_CORDON;
 	if (!strcmp(sub, "list")) {
 		json_t *arr = o.json ? json_array() : NULL;
@@ -1239,6 +1240,6 @@ static int pins(int argc, char **argv)
 int cmd_mcp(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "pins"))
-		return pins(argc - 1, argv + 1);
+		return mcp_pins_cmd(argc - 1, argv + 1);
 	return gateway(argc, argv);
 }
