@@ -789,41 +789,37 @@ static const struct option gateway_opts[] = {
 };
 const struct option *const cli_opts_mcp = gateway_opts;
 
-static int gateway(int argc, char **argv)
+/* The options and CMD into s: the exit status to leave with (usage,
+ * --help), or -1 to go on. */
+static int gateway_args(int argc, char **argv, struct session *s)
 {
-	struct session s;
 	uint64_t ms;
-	struct cd_mcp_gw_config cfg;
-	struct cd_err err = { 0, "" };
-	int c, rc = CD_EXIT_CORDON, sfd = -1, r;
+	int c;
 
-	memset(&s, 0, sizeof s);
-	s.to_srv = s.from_srv = s.err_srv = -1;
-	s.approval_timeout_s = 600;
 	optind = 1;
 	opterr = 0;
 	while ((c = cli_getopt(argc, argv, "+h", gateway_opts, CD_EXIT_USAGE)) != -1) {
 		switch (c) {
 		case 'p':
-			s.policy_path = optarg;
+			s->policy_path = optarg;
 			break;
 		case 'a':
-			s.agent = optarg;
+			s->agent = optarg;
 			break;
 		case 't':
-			s.task = optarg;
+			s->task = optarg;
 			break;
 		case 's':
-			s.server = optarg;
+			s->server = optarg;
 			break;
 		case 'A':
-			s.audit_opt = optarg;
+			s->audit_opt = optarg;
 			break;
 		case 'S':
-			s.state_opt = optarg;
+			s->state_opt = optarg;
 			break;
 		case 'C':
-			s.cwd_opt = optarg;
+			s->cwd_opt = optarg;
 			break;
 		case 'T':
 			if (cd_parse_duration_ms(optarg, &ms) < 0 || ms < 1000 || ms > 86400000) {
@@ -831,7 +827,7 @@ static int gateway(int argc, char **argv)
 				           optarg);
 				return CD_EXIT_USAGE;
 			}
-			s.approval_timeout_s = (int64_t)(ms / 1000);
+			s->approval_timeout_s = (int64_t)(ms / 1000);
 			break;
 		case 'h':
 			mcp_usage(stdout);
@@ -842,12 +838,27 @@ static int gateway(int argc, char **argv)
 			return CD_EXIT_USAGE;
 		}
 	}
-	if (!s.policy_path || !s.agent || optind >= argc) {
+	if (!s->policy_path || !s->agent || optind >= argc) {
 		cli_errorf("usage: cordon mcp --policy FILE --agent ID [--server NAME] -- CMD "
 		           "[ARG...]");
 		return CD_EXIT_USAGE;
 	}
-	s.cmd = argv + optind;
+	s->cmd = argv + optind;
+	return -1;
+}
+
+static int gateway(int argc, char **argv)
+{
+	struct session s;
+	struct cd_mcp_gw_config cfg;
+	struct cd_err err = { 0, "" };
+	int rc = CD_EXIT_CORDON, sfd = -1, r;
+
+	memset(&s, 0, sizeof s);
+	s.to_srv = s.from_srv = s.err_srv = -1;
+	s.approval_timeout_s = 600;
+	if ((r = gateway_args(argc, argv, &s)) >= 0)
+		return r;
 	if (cd_policy_load_file(s.policy_path, &s.policy, &err) < 0) {
 		cli_errorf("policy: %s", err.msg);
 		goto out;
