@@ -739,7 +739,7 @@ static int v_keyvalue(const struct cand *c, struct hit *h)
 
 #define SOM HS_FLAG_SOM_LEFTMOST
 
-static const struct pattern patterns[] = {
+static const struct pattern cd_scan_patterns[] = {
 	{ "[A-Za-z0-9._%+\\-]@[A-Za-z0-9\\-]{1,63}\\.[A-Za-z]", SOM, CD_SCAN_EMAIL, v_email,
 	  "email" },
 	{ "\\+[1-9]", SOM, CD_SCAN_PHONE, v_e164, "e164" },
@@ -773,13 +773,13 @@ static const struct pattern patterns[] = {
 	  SOM | HS_FLAG_CASELESS, CD_SCAN_SECRET, v_keyvalue, "high-entropy" },
 };
 
-#define NPATTERNS (sizeof patterns / sizeof patterns[0])
+#define CD_SCAN_NPATTERNS (sizeof cd_scan_patterns / sizeof cd_scan_patterns[0])
 
 struct scan_ctx {
 	const char *t;
 	size_t len;
 	unsigned types;
-	size_t floor[NPATTERNS]; /* end of the last span judged, per pattern */
+	size_t floor[CD_SCAN_NPATTERNS]; /* end of the last span judged, per pattern */
 	cd_scan_fn fn;
 	void *ctx;
 	int err;
@@ -796,9 +796,9 @@ static int on_match(unsigned int id, unsigned long long from, unsigned long long
 	int r;
 
 	(void)flags;
-	if (id >= NPATTERNS)
+	if (id >= CD_SCAN_NPATTERNS)
 		return 0;
-	p = &patterns[id];
+	p = &cd_scan_patterns[id];
 	if (!(sc->types & (1u << p->type)) || to <= sc->floor[id] || to > sc->len)
 		return 0;
 	c.t = sc->t;
@@ -840,16 +840,16 @@ static int table_digest(unsigned char out[CD_SCAN_TABLE_DIGEST])
 		return -EIO;
 	crypto_hash_sha256_init(&st);
 	crypto_hash_sha256_update(&st, (const unsigned char *)"cordon scan table 1", 20);
-	for (i = 0; i < NPATTERNS; i++) {
-		unsigned f = patterns[i].flags;
+	for (i = 0; i < CD_SCAN_NPATTERNS; i++) {
+		unsigned f = cd_scan_patterns[i].flags;
 		w[0] = (unsigned char)i;
 		w[1] = (unsigned char)(f >> 24);
 		w[2] = (unsigned char)(f >> 16);
 		w[3] = (unsigned char)(f >> 8);
 		w[4] = (unsigned char)f;
 		crypto_hash_sha256_update(&st, w, sizeof w);
-		crypto_hash_sha256_update(&st, (const unsigned char *)patterns[i].re,
-		                          strlen(patterns[i].re) + 1);
+		crypto_hash_sha256_update(&st, (const unsigned char *)cd_scan_patterns[i].re,
+		                          strlen(cd_scan_patterns[i].re) + 1);
 	}
 	crypto_hash_sha256_final(&st, out);
 	return 0;
@@ -858,19 +858,19 @@ static int table_digest(unsigned char out[CD_SCAN_TABLE_DIGEST])
 static int compile(const struct cd_hs *hs, const hs_platform_info_t *platform, hs_database_t **ret,
                    struct cd_err *err)
 {
-	const char *exprs[NPATTERNS];
-	unsigned flags[NPATTERNS], ids[NPATTERNS];
+	const char *exprs[CD_SCAN_NPATTERNS];
+	unsigned flags[CD_SCAN_NPATTERNS], ids[CD_SCAN_NPATTERNS];
 	hs_compile_error_t *cerr = NULL;
 	size_t i;
 	int r;
 
-	for (i = 0; i < NPATTERNS; i++) {
-		exprs[i] = patterns[i].re;
-		flags[i] = patterns[i].flags;
+	for (i = 0; i < CD_SCAN_NPATTERNS; i++) {
+		exprs[i] = cd_scan_patterns[i].re;
+		flags[i] = cd_scan_patterns[i].flags;
 		ids[i] = (unsigned)i;
 	}
-	if (hs->compile_multi(exprs, flags, ids, (unsigned)NPATTERNS, HS_MODE_BLOCK, platform, ret,
-	                      &cerr) == HS_SUCCESS)
+	if (hs->compile_multi(exprs, flags, ids, (unsigned)CD_SCAN_NPATTERNS, HS_MODE_BLOCK,
+	                      platform, ret, &cerr) == HS_SUCCESS)
 		return 0;
 	r = cd_err_set(err, -EIO, "scanner: pattern %d: %s", cerr ? cerr->expression : -1,
 	               cerr && cerr->message ? cerr->message : "compile failed");
