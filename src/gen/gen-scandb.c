@@ -4,13 +4,13 @@
  * Compiling the database costs ~80 ms of CPU (more in a fresh process), paid
  * by every `cordon mcp` session and `cordon run` that masks.  The patterns
  * do not change between runs, so the build runs this generator once: it
- * compiles scan.c's own table for any CPU of the architecture (generic
- * tuning, no optional features) and prints the serialized database as C,
- * with the digest of the table, for the cordon binary.  The scanner loads
- * it when table, vectorscan version and platform match and compiles at run
- * time otherwise.  When vectorscan is missing here, the output holds no
- * database and cordon compiles at run time (or refuses to mask there, if
- * it is missing too). */
+ * compiles the scanner's own table (scan-patterns.c) for any CPU of the
+ * architecture (generic tuning, no optional features) and prints the
+ * serialized database as C, with the digest of the table, for the cordon
+ * binary.  The scanner loads it when table, vectorscan version and
+ * platform match and compiles at run time otherwise.  When vectorscan is
+ * missing here, the output holds no database and cordon compiles at run
+ * time (or refuses to mask there, if it is missing too). */
 #include "mask/scan.h"
 
 #include <stdio.h>

@@ -264,6 +264,105 @@ static int consume(const struct cd_gate *g, struct cd_state *s, const struct cd_
 	                           &c, err);
 }
 
+/* The grant ids of dec, comma-separated, as many as fit in out. */
+static void join_ids(const struct cd_decision *dec, char *out, size_t outlen)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < dec->nids; i++) {
+		int k = snprintf(out + n, outlen - n, "%s%s", i ? "," : "", dec->ids[i]);
+		if (k < 0 || (size_t)k >= outlen - n)
+			break;
+		n += (size_t)k;
+	}
+}
+
+/* An approver rule decides now, like a grant: its verdict in
+ * *ret_verdict (set before the request is settled), its reason in why. */
+static int decide_by_rule(const struct cd_gate *g, const struct cd_run_request *rq, const char *cwd,
+                          const struct cd_decision *dec, struct cd_state *st, struct cd_approval *a,
+                          int *ret_verdict, char *why, size_t whylen, struct cd_err *err)
+{
+	struct cd_request req;
+	const char *rule = dec->approval + 7;
+	size_t argc = 0;
+
+	while (rq->argv[argc])
+		argc++;
+	cd_request_init(&req);
+	req.agent = rq->agent;
+	req.task = rq->task;
+	req.tool = rq->tool;
+	req.action = CD_ACTION_EXECUTE;
+	req.argv = (const char *const *)rq->argv;
+	req.argc = argc;
+	req.now = g->now;
+	*ret_verdict = cd_policy_approver_check(g->policy, rule, &req, cwd, why, whylen);
+	return settle(g, st, a, *ret_verdict, dec->approval, why, err);
+}
+
+/* A person answers: on the terminal (w->prompt), or through the queue
+ * until the deadline; the answer as the queue holds it in *c. */
+static int wait_answer(const struct cd_gate *g, const struct cd_approval_wait *w,
+                       struct cd_approval *a, struct rec_ctx *c, char *by, size_t bylen,
+                       struct cd_err *err)
+{
+	int r;
+
+	if (w->queued)
+		w->queued(a, w->ctx);
+	if (w->prompt) {
+		int v = w->prompt(a, w->ctx, by, bylen);
+		if (v >= 0) {
+			r = settle(g, w->state, a, v, by,
+			           v ? "approved on the terminal" : "denied on the terminal", err);
+			/* Someone may have answered through the queue
+			 * meanwhile: then the queue's answer stands. */
+			if (r < 0 && r != -ESTALE)
+				return r;
+		}
+	}
+	for (;;) {
+		memset(c, 0, sizeof *c);
+		if ((r = cd_approval_get(w->state, a->id, status_cb, c, err)) < 0)
+			return r;
+		if (c->status >= 0)
+			break;
+		if ((int64_t)time(NULL) >= a->deadline) {
+			if ((r = cd_gate_approvals_expire(g->audit, w->state, (int64_t)time(NULL),
+			                                  err)) < 0)
+				return r;
+			continue;
+		}
+		/* Until the next poll, or sooner when another process
+		 * changes the state database (an answer). */
+		cd_state_wait(w->state, w->poll_ms ? w->poll_ms : 200);
+	}
+	return 0;
+}
+
+/* The wait may have outlasted a temporary grant the call rests on:
+ * revoked or ended meanwhile, the approval is not used.  1 (dec is then a
+ * denial, on the record) or 0. */
+static int temp_lapsed(const struct cd_gate *g, struct cd_state *st, const struct cd_approval *a,
+                       struct cd_decision *dec)
+{
+	size_t i;
+
+	for (i = 0; i < dec->ntemp_ids; i++) {
+		struct cd_err te = { 0, "" };
+		if (cd_temp_in_force(st, dec->temp_ids[i], (int64_t)time(NULL), &te) == 0)
+			continue;
+		dec->verdict = CD_VERDICT_DENY;
+		dec->profile = NULL;
+		set_reason(dec, "temporary grant '%.64s' was revoked or has ended while %s waited",
+		           dec->temp_ids[i], a->id);
+		cd_gate_approval_record(g->audit, "approval.refused", a, NULL, dec->reason, NULL);
+		return 1;
+	}
+	return 0;
+}
+
 int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request *rq,
                            const char *cwd, struct cd_decision *dec,
                            const struct cd_approval_wait *w, char approval_id[CD_APPROVAL_ID_MAX],
@@ -273,7 +372,6 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 	struct rec_ctx c;
 	char ids[1024] = "", why[256], by[128];
 	char *args = NULL, *log_args = NULL;
-	size_t i, n = 0, argc = 0;
 	int r, verdict = -1;
 
 	approval_id[0] = '\0';
@@ -282,12 +380,7 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 		return cd_err_set(err, -EINVAL, "nothing to approve");
 	if (!w || !w->state || !g->policy)
 		return cd_err_set(err, -EINVAL, "approvals need the state database and a policy");
-	for (i = 0; i < dec->nids; i++) {
-		int k = snprintf(ids + n, sizeof ids - n, "%s%s", i ? "," : "", dec->ids[i]);
-		if (k < 0 || (size_t)k >= sizeof ids - n)
-			break;
-		n += (size_t)k;
-	}
+	join_ids(dec, ids, sizeof ids);
 	args = cd_gate_run_args_json(rq, dec->profile);
 	if (!args)
 		return cd_err_set(err, -ENOMEM, "out of memory");
@@ -325,55 +418,13 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 	memcpy(approval_id, a.id, sizeof a.id);
 
 	if (!strncmp(dec->approval, "policy:", 7)) {
-		/* An approver rule decides now, like a grant. */
-		struct cd_request req;
-		const char *rule = dec->approval + 7;
-		while (rq->argv[argc])
-			argc++;
-		cd_request_init(&req);
-		req.agent = rq->agent;
-		req.task = rq->task;
-		req.tool = rq->tool;
-		req.action = CD_ACTION_EXECUTE;
-		req.argv = (const char *const *)rq->argv;
-		req.argc = argc;
-		req.now = g->now;
-		verdict = cd_policy_approver_check(g->policy, rule, &req, cwd, why, sizeof why);
-		if ((r = settle(g, w->state, &a, verdict, dec->approval, why, err)) < 0)
+		if ((r = decide_by_rule(g, rq, cwd, dec, w->state, &a, &verdict, why, sizeof why,
+		                        err)) < 0)
 			goto out;
 		snprintf(by, sizeof by, "%s", dec->approval);
 	} else {
-		if (w->queued)
-			w->queued(&a, w->ctx);
-		if (w->prompt) {
-			int v = w->prompt(&a, w->ctx, by, sizeof by);
-			if (v >= 0) {
-				r = settle(g, w->state, &a, v, by,
-				           v ? "approved on the terminal"
-				             : "denied on the terminal",
-				           err);
-				/* Someone may have answered through the queue
-				 * meanwhile: then the queue's answer stands. */
-				if (r < 0 && r != -ESTALE)
-					goto out;
-			}
-		}
-		for (;;) {
-			memset(&c, 0, sizeof c);
-			if ((r = cd_approval_get(w->state, a.id, status_cb, &c, err)) < 0)
-				goto out;
-			if (c.status >= 0)
-				break;
-			if ((int64_t)time(NULL) >= a.deadline) {
-				if ((r = cd_gate_approvals_expire(g->audit, w->state,
-				                                  (int64_t)time(NULL), err)) < 0)
-					goto out;
-				continue;
-			}
-			/* Until the next poll, or sooner when another process
-			 * changes the state database (an answer). */
-			cd_state_wait(w->state, w->poll_ms ? w->poll_ms : 200);
-		}
+		if ((r = wait_answer(g, w, &a, &c, by, sizeof by, err)) < 0)
+			goto out;
 		verdict = c.status == 1;
 		snprintf(by, sizeof by, "%s", c.by_seen);
 		if (c.status == 2)
@@ -382,21 +433,7 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 			snprintf(why, sizeof why, "%s", c.comment);
 	}
 	if (verdict == 1) {
-		/* The wait may have outlasted a temporary grant the call rests
-		 * on: revoked or ended meanwhile, the approval is not used. */
-		for (i = 0; i < dec->ntemp_ids; i++) {
-			struct cd_err te = { 0, "" };
-			if (cd_temp_in_force(w->state, dec->temp_ids[i], (int64_t)time(NULL),
-			                     &te) == 0)
-				continue;
-			dec->verdict = CD_VERDICT_DENY;
-			dec->profile = NULL;
-			set_reason(
-			        dec,
-			        "temporary grant '%.64s' was revoked or has ended while %s waited",
-			        dec->temp_ids[i], a.id);
-			cd_gate_approval_record(g->audit, "approval.refused", &a, NULL, dec->reason,
-			                        NULL);
+		if (temp_lapsed(g, w->state, &a, dec)) {
 			r = 0;
 			goto out;
 		}
