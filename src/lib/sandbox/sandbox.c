@@ -38,7 +38,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#define RELAY_CHUNK (64 * 1024)
+#define CD_RELAY_CHUNK (64 * 1024)
 
 const char *cd_reason_name(enum cd_reason r)
 {
@@ -74,7 +74,7 @@ int cd_run_id_new(char out[CD_RUN_ID_LEN + 1])
 	return 0;
 }
 
-static void hex_digest(crypto_hash_sha256_state *st, char out[65])
+static void cd_sup_hex_digest(crypto_hash_sha256_state *st, char out[65])
 {
 	unsigned char d[crypto_hash_sha256_BYTES];
 
@@ -90,7 +90,7 @@ void cd_argv_sha256(char *const *argv, char out[65])
 	crypto_hash_sha256_init(&st);
 	for (i = 0; argv[i]; i++)
 		crypto_hash_sha256_update(&st, (const unsigned char *)argv[i], strlen(argv[i]) + 1);
-	hex_digest(&st, out);
+	cd_sup_hex_digest(&st, out);
 }
 
 static uint64_t now_ms(void)
@@ -116,7 +116,7 @@ static void u64_dec(uint64_t v, char *out, size_t cap)
 }
 
 /* One relayed stream: the command's output toward the caller's fd. */
-struct stream {
+struct cd_stream {
 	int from; /* our end of the pipe, -1 when closed */
 	int to;   /* caller's fd; -1 after a write error (keep draining) */
 	uint64_t bytes;
@@ -130,13 +130,13 @@ struct stream {
 
 /* Write what the command printed toward the caller's fd, through the
  * terminal filter when asked.  -1 when the write failed. */
-static int write_out(struct stream *st, const char *buf, size_t len)
+static int write_out(struct cd_stream *st, const char *buf, size_t len)
 {
-	char fbuf[RELAY_CHUNK + CD_TERMFILTER_HOLD];
+	char fbuf[CD_RELAY_CHUNK + CD_TERMFILTER_HOLD];
 	size_t off = 0;
 
 	while (off < len) {
-		size_t take = len - off < RELAY_CHUNK ? len - off : RELAY_CHUNK, n = take;
+		size_t take = len - off < CD_RELAY_CHUNK ? len - off : CD_RELAY_CHUNK, n = take;
 		const char *p = buf + off;
 
 		if (st->filter) {
@@ -152,17 +152,17 @@ static int write_out(struct stream *st, const char *buf, size_t len)
 	return 0;
 }
 
-struct supervisor {
+struct cd_supervisor {
 	const struct cd_plan *plan;
 	const struct cd_sandbox_io *io;
 	struct cd_result *res;
 	int epfd, pidfd, timerfd, report_fd;
-	struct stream out, err;
+	struct cd_stream out, err;
 	/* stdin toward the command */
 	int in_to;       /* our end of the command's stdin pipe, -1 when closed */
 	int in_from;     /* caller's stdin, -1 at EOF */
 	int in_pollable; /* the caller's stdin works with epoll */
-	char *in_buf;    /* RELAY_CHUNK bytes, on the heap: untouched (no page
+	char *in_buf;    /* CD_RELAY_CHUNK bytes, on the heap: untouched (no page
 	               * faults) unless stdin carries data */
 	size_t in_len, in_off;
 	uint64_t in_bytes;
@@ -181,23 +181,23 @@ struct supervisor {
 };
 
 enum {
-	EV_OUT = 1,
-	EV_ERR,
-	EV_IN_FROM,
-	EV_IN_TO,
-	EV_PID,
-	EV_TIMER,
-	EV_REPORT,
-	EV_SIGNAL,
-	EV_LSOCK,
-	EV_LISTENER,
-	EV_PROXY,
-	EV_PTY,
+	CD_EV_OUT = 1,
+	CD_EV_ERR,
+	CD_EV_IN_FROM,
+	CD_EV_IN_TO,
+	CD_EV_PID,
+	CD_EV_TIMER,
+	CD_EV_REPORT,
+	CD_EV_SIGNAL,
+	CD_EV_LSOCK,
+	CD_EV_LISTENER,
+	CD_EV_PROXY,
+	CD_EV_PTY,
 };
 
-static int set_nonblock(int fd);
+static int cd_sup_set_nonblock(int fd);
 
-static int ep_add(int epfd, int fd, uint32_t events, uint64_t tag)
+static int cd_sup_ep_add(int epfd, int fd, uint32_t events, uint64_t tag)
 {
 	struct epoll_event ev;
 
@@ -207,7 +207,7 @@ static int ep_add(int epfd, int fd, uint32_t events, uint64_t tag)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
-static void kill_sandbox(struct supervisor *s)
+static void cd_sup_kill_sandbox(struct cd_supervisor *s)
 {
 	/* SIGKILL to the init kills the whole pid namespace; the cgroup kill
 	 * catches anything that got out of it. */
@@ -217,15 +217,15 @@ static void kill_sandbox(struct supervisor *s)
 }
 
 /* The sandbox's init sends the seccomp listener once, over its own socket. */
-static void receive_listener(struct supervisor *s)
+static void receive_listener(struct cd_supervisor *s)
 {
 	int fd = -1;
 
 	if (cd_fd_recv(s->lsock, &fd) == 0) {
 		s->listener = fd;
-		if (ep_add(s->epfd, fd, EPOLLIN, EV_LISTENER) < 0) {
+		if (cd_sup_ep_add(s->epfd, fd, EPOLLIN, CD_EV_LISTENER) < 0) {
 			/* Unanswered notifications would hang the command: stop the run. */
-			kill_sandbox(s);
+			cd_sup_kill_sandbox(s);
 		}
 	}
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->lsock, NULL);
@@ -234,7 +234,7 @@ static void receive_listener(struct supervisor *s)
 }
 
 /* The egress proxy's listening socket arrives once; the caller serves it. */
-static void receive_proxy(struct supervisor *s)
+static void receive_proxy(struct cd_supervisor *s)
 {
 	int fd = -1;
 
@@ -245,7 +245,7 @@ static void receive_proxy(struct supervisor *s)
 	s->psock = -1;
 }
 
-static int plan_overlay(const struct cd_plan *p)
+static int cd_sup_plan_overlay(const struct cd_plan *p)
 {
 	size_t i;
 
@@ -260,15 +260,15 @@ static int plan_overlay(const struct cd_plan *p)
  * built the sandbox, waits in the socket; read it once the run is over
  * (the sandbox's processes are gone: nothing writes to it any more).  It
  * must be the root directory of a tmpfs, or it is dropped. */
-static void receive_layer(struct supervisor *s)
+static void cd_sup_receive_layer(struct cd_supervisor *s)
 {
 	struct statfs sf;
 	struct stat st;
 	int fd = -1;
 
-	if (s->laysock < 0 || !plan_overlay(s->plan))
+	if (s->laysock < 0 || !cd_sup_plan_overlay(s->plan))
 		return;
-	if (set_nonblock(s->laysock) == 0 && cd_fd_recv(s->laysock, &fd) == 0) {
+	if (cd_sup_set_nonblock(s->laysock) == 0 && cd_fd_recv(s->laysock, &fd) == 0) {
 		if (fstatfs(fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC && fstat(fd, &st) == 0 &&
 		    S_ISDIR(st.st_mode))
 			s->io->on_layer(fd, s->io->layer_ctx);
@@ -279,7 +279,7 @@ static void receive_layer(struct supervisor *s)
 	s->laysock = -1;
 }
 
-static void close_listener(struct supervisor *s)
+static void cd_sup_close_listener(struct cd_supervisor *s)
 {
 	if (s->listener >= 0) {
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->listener, NULL);
@@ -288,19 +288,19 @@ static void close_listener(struct supervisor *s)
 	}
 }
 
-static void answer_seccomp(struct supervisor *s, uint32_t events)
+static void answer_seccomp(struct cd_supervisor *s, uint32_t events)
 {
 	if (events & EPOLLIN) {
 		int r = cd_seccomp_notify_handle(s->listener, s->prog, &s->res->denied);
 		if (r < 0 && r != -EINTR && r != -EAGAIN)
-			close_listener(s);
+			cd_sup_close_listener(s);
 		return;
 	}
 	if (events & (EPOLLHUP | EPOLLERR))
-		close_listener(s); /* no process uses the filter any more */
+		cd_sup_close_listener(s); /* no process uses the filter any more */
 }
 
-static void close_stream(struct supervisor *s, struct stream *st)
+static void cd_sup_close_stream(struct cd_supervisor *s, struct cd_stream *st)
 {
 	if (st->from >= 0 && st->from == s->ptm)
 		s->ptm = -1;
@@ -311,9 +311,9 @@ static void close_stream(struct supervisor *s, struct stream *st)
 	}
 }
 
-static void relay_out(struct supervisor *s, struct stream *st)
+static void relay_out(struct cd_supervisor *s, struct cd_stream *st)
 {
-	char buf[RELAY_CHUNK];
+	char buf[CD_RELAY_CHUNK];
 	uint64_t cap = s->plan->limits.output_limit;
 
 	for (;;) {
@@ -325,11 +325,11 @@ static void relay_out(struct supervisor *s, struct stream *st)
 				continue;
 			if (errno == EAGAIN)
 				return;
-			close_stream(s, st);
+			cd_sup_close_stream(s, st);
 			return;
 		}
 		if (n == 0) {
-			close_stream(s, st);
+			cd_sup_close_stream(s, st);
 			return;
 		}
 		keep = (size_t)n;
@@ -337,7 +337,7 @@ static void relay_out(struct supervisor *s, struct stream *st)
 			keep = (size_t)(cap - st->bytes);
 			if (!s->killed_output) {
 				s->killed_output = 1;
-				kill_sandbox(s);
+				cd_sup_kill_sandbox(s);
 			}
 		}
 		if (keep) {
@@ -353,14 +353,14 @@ static void relay_out(struct supervisor *s, struct stream *st)
 			}
 		}
 		if (keep < (size_t)n) {
-			close_stream(s, st);
+			cd_sup_close_stream(s, st);
 			return;
 		}
 	}
 }
 
 /* Masking: write what a stream held, masked, or withhold it all. */
-static void flush_masked(struct supervisor *s, struct stream *st, const char *name)
+static void cd_sup_flush_masked(struct cd_supervisor *s, struct cd_stream *st, const char *name)
 {
 	struct cd_buf out;
 	int r = -CD_E_LIMIT;
@@ -387,7 +387,7 @@ static void flush_masked(struct supervisor *s, struct stream *st, const char *na
 	st->holding = 0;
 }
 
-static void close_stdin_pipe(struct supervisor *s)
+static void cd_sup_close_stdin_pipe(struct cd_supervisor *s)
 {
 	if (s->in_to >= 0) {
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->in_to, NULL);
@@ -401,7 +401,7 @@ static void close_stdin_pipe(struct supervisor *s)
 
 /* Move what we have of stdin into the command's pipe; read more when the
  * buffer is empty.  Returns when the pipe is full or stdin has nothing. */
-static void pump_stdin(struct supervisor *s)
+static void cd_sup_pump_stdin(struct cd_supervisor *s)
 {
 	struct epoll_event ev;
 
@@ -410,7 +410,7 @@ static void pump_stdin(struct supervisor *s)
 			ssize_t n;
 
 			if (s->in_from < 0) {
-				close_stdin_pipe(s); /* EOF reaches the command */
+				cd_sup_close_stdin_pipe(s); /* EOF reaches the command */
 				return;
 			}
 			/* The caller's stdin is not ours to make non-blocking (the
@@ -421,13 +421,13 @@ static void pump_stdin(struct supervisor *s)
 				if (poll(&pfd, 1, 0) == 0)
 					break;
 			}
-			n = read(s->in_from, s->in_buf, RELAY_CHUNK);
+			n = read(s->in_from, s->in_buf, CD_RELAY_CHUNK);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0 && errno == EAGAIN)
 				break;
 			if (n <= 0) {
-				close_stdin_pipe(s);
+				cd_sup_close_stdin_pipe(s);
 				return;
 			}
 			crypto_hash_sha256_update(&s->in_hash, (unsigned char *)s->in_buf,
@@ -445,7 +445,7 @@ static void pump_stdin(struct supervisor *s)
 			if (w < 0 && errno == EAGAIN)
 				break;
 			if (w < 0) { /* the command closed its stdin */
-				close_stdin_pipe(s);
+				cd_sup_close_stdin_pipe(s);
 				return;
 			}
 			s->in_off += (size_t)w;
@@ -456,11 +456,11 @@ static void pump_stdin(struct supervisor *s)
 	/* Wait for room in the pipe when we hold data (or the caller's stdin
 	 * cannot be polled); otherwise wait for the caller's stdin. */
 	memset(&ev, 0, sizeof ev);
-	ev.data.u64 = EV_IN_TO;
+	ev.data.u64 = CD_EV_IN_TO;
 	ev.events = (s->in_off < s->in_len || !s->in_pollable) ? EPOLLOUT : 0;
 	epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->in_to, &ev);
 	if (s->in_from >= 0 && s->in_pollable) {
-		ev.data.u64 = EV_IN_FROM;
+		ev.data.u64 = CD_EV_IN_FROM;
 		ev.events = s->in_off < s->in_len ? 0 : EPOLLIN;
 		epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->in_from, &ev);
 	}
@@ -478,7 +478,7 @@ static void describe_failure(struct cd_result *res, const struct cd_report *r)
 		res->error[0] = '\0';
 }
 
-static void read_reports(struct supervisor *s)
+static void cd_sup_read_reports(struct cd_supervisor *s)
 {
 	for (;;) {
 		struct cd_report r;
@@ -523,7 +523,7 @@ static void read_reports(struct supervisor *s)
 
 /* The person's terminal size onto the session pty; the kernel tells the
  * pty's foreground process group (SIGWINCH) when it changed. */
-static void copy_winsize(struct supervisor *s)
+static void copy_winsize(struct cd_supervisor *s)
 {
 	struct winsize ws;
 	uint16_t rec[2];
@@ -546,29 +546,30 @@ static void copy_winsize(struct supervisor *s)
 
 /* The session pty's controller arrives once from the sandbox's init; from
  * then on it is both the command's stdout (out.from) and stdin (in_to). */
-static void receive_pty(struct supervisor *s)
+static void receive_pty(struct cd_supervisor *s)
 {
 	int fd = -1, in = -1;
 
 	if (cd_fd_recv(s->ptysock, &fd) == 0) {
 		in = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-		if (in < 0 || set_nonblock(fd) < 0 || ep_add(s->epfd, fd, EPOLLIN, EV_OUT) < 0 ||
-		    ep_add(s->epfd, in, 0, EV_IN_TO) < 0) {
+		if (in < 0 || cd_sup_set_nonblock(fd) < 0 ||
+		    cd_sup_ep_add(s->epfd, fd, EPOLLIN, CD_EV_OUT) < 0 ||
+		    cd_sup_ep_add(s->epfd, in, 0, CD_EV_IN_TO) < 0) {
 			cd_closep(&fd);
 			cd_closep(&in);
-			kill_sandbox(s);
+			cd_sup_kill_sandbox(s);
 		} else {
 			s->ptm = fd;
 			s->out.from = fd;
 			s->in_to = in;
 			copy_winsize(s);
 			if (s->in_from >= 0) {
-				int r = ep_add(s->epfd, s->in_from, EPOLLIN, EV_IN_FROM);
+				int r = cd_sup_ep_add(s->epfd, s->in_from, EPOLLIN, CD_EV_IN_FROM);
 				s->in_pollable = r == 0;
 				if (r < 0 && r != -EPERM)
-					kill_sandbox(s);
+					cd_sup_kill_sandbox(s);
 			}
-			pump_stdin(s);
+			cd_sup_pump_stdin(s);
 		}
 	}
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->ptysock, NULL);
@@ -576,7 +577,7 @@ static void receive_pty(struct supervisor *s)
 	s->ptysock = -1;
 }
 
-static void forward_signals(struct supervisor *s)
+static void forward_signals(struct cd_supervisor *s)
 {
 	struct signalfd_siginfo si;
 
@@ -584,13 +585,13 @@ static void forward_signals(struct supervisor *s)
 		if (si.ssi_signo == SIGWINCH && s->plan->tty)
 			copy_winsize(s);
 		else if (si.ssi_signo == SIGKILL)
-			kill_sandbox(s);
+			cd_sup_kill_sandbox(s);
 		else
 			syscall(SYS_pidfd_send_signal, s->pidfd, (int)si.ssi_signo, NULL, 0);
 	}
 }
 
-static void reap(struct supervisor *s)
+static void cd_sup_reap(struct cd_supervisor *s)
 {
 	siginfo_t info;
 	struct rusage ru;
@@ -607,13 +608,13 @@ static void reap(struct supervisor *s)
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->pidfd, NULL);
 }
 
-static void finish_result(struct supervisor *s)
+static void cd_sup_finish_result(struct cd_supervisor *s)
 {
 	struct cd_result *res = s->res;
 
-	hex_digest(&s->out.hash, res->stdout_sha256);
-	hex_digest(&s->err.hash, res->stderr_sha256);
-	hex_digest(&s->in_hash, res->stdin_sha256);
+	cd_sup_hex_digest(&s->out.hash, res->stdout_sha256);
+	cd_sup_hex_digest(&s->err.hash, res->stderr_sha256);
+	cd_sup_hex_digest(&s->in_hash, res->stdin_sha256);
 	/* A stream handed over was never seen here: no hash to claim. */
 	if (s->io->direct_stdin)
 		res->stdin_sha256[0] = '\0';
@@ -643,7 +644,7 @@ static void finish_result(struct supervisor *s)
 	/* The sandbox's init died while the command ran: only the kernel can
 	 * kill it, and the OOM killer does when a tmpfs or a memfd, charged to
 	 * the run's cgroup but to no process, fills it.  The tree went with it:
-	 * a kill, which account_limits() can name. */
+	 * a kill, which cd_sup_account_limits() can name. */
 	if (res->reason != CD_REASON_SETUP_ERROR && s->started && !s->got_status) {
 		s->status = SIGKILL; /* the wait status of a SIGKILL */
 		s->got_status = 1;
@@ -671,7 +672,7 @@ static void finish_result(struct supervisor *s)
 
 /* What the cgroup saw, which mechanism enforced what, and whether the
  * kernel's refusal explains the end of the run better than a bare signal. */
-static void account_limits(struct supervisor *s)
+static void cd_sup_account_limits(struct cd_supervisor *s)
 {
 	struct cd_result *res = s->res;
 	struct cd_cgroup_stats st;
@@ -698,7 +699,7 @@ static void account_limits(struct supervisor *s)
 		res->reason = CD_REASON_PIDS;
 }
 
-static void loop(struct supervisor *s)
+static void cd_sup_loop(struct cd_supervisor *s)
 {
 	struct epoll_event evs[8];
 
@@ -710,58 +711,58 @@ static void loop(struct supervisor *s)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			kill_sandbox(s);
+			cd_sup_kill_sandbox(s);
 			break;
 		}
 		for (i = 0; i < n; i++) {
 			switch (evs[i].data.u64) {
-			case EV_OUT:
+			case CD_EV_OUT:
 				relay_out(s, &s->out);
 				break;
-			case EV_ERR:
+			case CD_EV_ERR:
 				relay_out(s, &s->err);
 				break;
-			case EV_IN_FROM:
-			case EV_IN_TO:
-				pump_stdin(s);
+			case CD_EV_IN_FROM:
+			case CD_EV_IN_TO:
+				cd_sup_pump_stdin(s);
 				break;
-			case EV_REPORT:
-				read_reports(s);
+			case CD_EV_REPORT:
+				cd_sup_read_reports(s);
 				break;
-			case EV_SIGNAL:
+			case CD_EV_SIGNAL:
 				forward_signals(s);
 				break;
-			case EV_LSOCK:
+			case CD_EV_LSOCK:
 				receive_listener(s);
 				break;
-			case EV_LISTENER:
+			case CD_EV_LISTENER:
 				answer_seccomp(s, evs[i].events);
 				break;
-			case EV_PROXY:
+			case CD_EV_PROXY:
 				receive_proxy(s);
 				break;
-			case EV_PTY:
+			case CD_EV_PTY:
 				receive_pty(s);
 				break;
-			case EV_TIMER:
+			case CD_EV_TIMER:
 				if (!s->child_done) {
 					s->killed_timeout = 1;
-					kill_sandbox(s);
+					cd_sup_kill_sandbox(s);
 				}
 				epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->timerfd, NULL);
 				break;
-			case EV_PID:
-				reap(s);
+			case CD_EV_PID:
+				cd_sup_reap(s);
 				/* Anything still holding the pipes died with the namespace;
 				 * stdin has no reader any more. */
-				close_stdin_pipe(s);
+				cd_sup_close_stdin_pipe(s);
 				break;
 			}
 		}
 	}
 }
 
-static int set_nonblock(int fd)
+static int cd_sup_set_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
@@ -932,7 +933,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
                    struct cd_result *res, struct cd_err *err)
 {
 	struct cd_child_ctx ctx;
-	struct supervisor s;
+	struct cd_supervisor s;
 	char hint[512];
 	struct clone_args ca;
 	struct fds f;
@@ -950,7 +951,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	if (plan->proxy_port && !io->on_proxy)
 		return setup_fail(res, err, -EINVAL,
 		                  "the plan has an egress proxy but nothing serves it");
-	if (plan_overlay(plan) && !io->on_layer)
+	if (cd_sup_plan_overlay(plan) && !io->on_layer)
 		return setup_fail(res, err, -EINVAL,
 		                  "the plan has an overlay but nothing takes its layer");
 	if (run_id)
@@ -964,7 +965,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		return setup_fail(
 		        res, err, r,
 		        "direct stdio: only pipes, never with a terminal or masked output");
-	s.in_buf = malloc(RELAY_CHUNK);
+	s.in_buf = malloc(CD_RELAY_CHUNK);
 	if (!s.in_buf)
 		return setup_fail(res, err, -ENOMEM, "allocate the stdin buffer");
 	if ((r = make_fds(&f)) < 0) {
@@ -1080,7 +1081,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	}
 	if (plan->tty) {
 		/* The pty carries all three streams; the pipes stay unused. */
-		if ((r = ep_add(s.epfd, s.ptysock, EPOLLIN, EV_PTY)) < 0)
+		if ((r = cd_sup_ep_add(s.epfd, s.ptysock, EPOLLIN, CD_EV_PTY)) < 0)
 			goto abort;
 	} else {
 		cd_closep(&s.ptysock); /* no pty: nothing will come */
@@ -1089,21 +1090,23 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		s.err.from = f.err[0];
 		s.in_to = f.in[1];
 		f.out[0] = f.err[0] = f.in[1] = -1;
-		if ((s.out.from >= 0 && set_nonblock(s.out.from) < 0) ||
-		    set_nonblock(s.err.from) < 0 || (s.in_to >= 0 && set_nonblock(s.in_to) < 0)) {
+		if ((s.out.from >= 0 && cd_sup_set_nonblock(s.out.from) < 0) ||
+		    cd_sup_set_nonblock(s.err.from) < 0 ||
+		    (s.in_to >= 0 && cd_sup_set_nonblock(s.in_to) < 0)) {
 			r = -errno;
 			goto abort;
 		}
-		if ((s.out.from >= 0 && (r = ep_add(s.epfd, s.out.from, EPOLLIN, EV_OUT)) < 0) ||
-		    (r = ep_add(s.epfd, s.err.from, EPOLLIN, EV_ERR)) < 0 ||
-		    (s.in_to >= 0 && (r = ep_add(s.epfd, s.in_to, 0, EV_IN_TO)) < 0))
+		if ((s.out.from >= 0 &&
+		     (r = cd_sup_ep_add(s.epfd, s.out.from, EPOLLIN, CD_EV_OUT)) < 0) ||
+		    (r = cd_sup_ep_add(s.epfd, s.err.from, EPOLLIN, CD_EV_ERR)) < 0 ||
+		    (s.in_to >= 0 && (r = cd_sup_ep_add(s.epfd, s.in_to, 0, CD_EV_IN_TO)) < 0))
 			goto abort;
 	}
-	if ((r = ep_add(s.epfd, s.report_fd, EPOLLIN, EV_REPORT)) < 0 ||
-	    (r = ep_add(s.epfd, s.pidfd, EPOLLIN, EV_PID)) < 0 ||
-	    (r = ep_add(s.epfd, s.lsock, EPOLLIN, EV_LSOCK)) < 0)
+	if ((r = cd_sup_ep_add(s.epfd, s.report_fd, EPOLLIN, CD_EV_REPORT)) < 0 ||
+	    (r = cd_sup_ep_add(s.epfd, s.pidfd, EPOLLIN, CD_EV_PID)) < 0 ||
+	    (r = cd_sup_ep_add(s.epfd, s.lsock, EPOLLIN, CD_EV_LSOCK)) < 0)
 		goto abort;
-	if (plan->proxy_port && (r = ep_add(s.epfd, s.psock, EPOLLIN, EV_PROXY)) < 0)
+	if (plan->proxy_port && (r = cd_sup_ep_add(s.epfd, s.psock, EPOLLIN, CD_EV_PROXY)) < 0)
 		goto abort;
 	/* The child builds the sandbox's filesystem meanwhile; it waits for
 	 * CD_SYNC_PLACED before anything the limits must cover can start. */
@@ -1113,10 +1116,11 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	}
 	if ((r = cd_cgroup_attach(s.cg, (pid_t)pid, err)) < 0)
 		goto abort;
-	if (io->signal_fd >= 0 && (r = ep_add(s.epfd, io->signal_fd, EPOLLIN, EV_SIGNAL)) < 0)
+	if (io->signal_fd >= 0 &&
+	    (r = cd_sup_ep_add(s.epfd, io->signal_fd, EPOLLIN, CD_EV_SIGNAL)) < 0)
 		goto abort;
 	if (s.in_from >= 0 && !plan->tty) {
-		r = ep_add(s.epfd, s.in_from, EPOLLIN, EV_IN_FROM);
+		r = cd_sup_ep_add(s.epfd, s.in_from, EPOLLIN, CD_EV_IN_FROM);
 		if (r == -EPERM)
 			s.in_pollable = 0; /* a regular file or /dev/null: always ready */
 		else if (r < 0)
@@ -1132,7 +1136,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		its.it_value.tv_nsec = (long)(plan->limits.timeout_ms % 1000) * 1000000L;
 		s.timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 		if (s.timerfd < 0 || timerfd_settime(s.timerfd, 0, &its, NULL) < 0 ||
-		    (r = ep_add(s.epfd, s.timerfd, EPOLLIN, EV_TIMER)) < 0) {
+		    (r = cd_sup_ep_add(s.epfd, s.timerfd, EPOLLIN, CD_EV_TIMER)) < 0) {
 			r = s.timerfd < 0 ? -errno : r;
 			goto abort;
 		}
@@ -1165,31 +1169,31 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	}
 	cd_closep(&f.sync[1]);
 	f.sync[1] = -1;
-	pump_stdin(&s);
-	loop(&s);
+	cd_sup_pump_stdin(&s);
+	cd_sup_loop(&s);
 	if (s.report_fd >= 0)
-		read_reports(&s);
+		cd_sup_read_reports(&s);
 	if (!s.child_done)
-		reap(&s);
-	receive_layer(&s);
-	flush_masked(&s, &s.out, "stdout");
-	flush_masked(&s, &s.err, "stderr");
-	finish_result(&s);
-	account_limits(&s);
+		cd_sup_reap(&s);
+	cd_sup_receive_layer(&s);
+	cd_sup_flush_masked(&s, &s.out, "stdout");
+	cd_sup_flush_masked(&s, &s.err, "stderr");
+	cd_sup_finish_result(&s);
+	cd_sup_account_limits(&s);
 	res->wall_ms = now_ms() - t0;
 	r = 0;
 	if (res->reason == CD_REASON_SETUP_ERROR)
 		r = cd_err_set(err, -CD_E_KERNEL, "%s", res->error);
 	goto out;
 abort:
-	kill_sandbox(&s);
+	cd_sup_kill_sandbox(&s);
 	if (!s.child_done)
-		reap(&s);
+		cd_sup_reap(&s);
 	/* A child that failed first (a bind source swapped for a symlink, a
 	 * mount refused) left its reason on the report socket: that, not the
 	 * broken pipe or the vanished process it left us, is what happened. */
 	if (s.report_fd >= 0)
-		read_reports(&s);
+		cd_sup_read_reports(&s);
 	if (res->reason == CD_REASON_SETUP_ERROR && res->error[0]) {
 		res->exit_code = 125;
 		r = cd_err_set(err, -CD_E_KERNEL, "%s", res->error);
@@ -1197,9 +1201,9 @@ abort:
 		setup_fail(res, err, r, what);
 	}
 out:
-	close_stream(&s, &s.out);
-	close_stream(&s, &s.err);
-	close_stdin_pipe(&s);
+	cd_sup_close_stream(&s, &s.out);
+	cd_sup_close_stream(&s, &s.err);
+	cd_sup_close_stdin_pipe(&s);
 	if (s.report_fd >= 0)
 		close(s.report_fd);
 	if (s.timerfd >= 0)
@@ -1210,7 +1214,7 @@ out:
 	cd_closep(&s.psock);
 	cd_closep(&s.ptysock);
 	cd_closep(&s.laysock);
-	close_listener(&s);
+	cd_sup_close_listener(&s);
 	cd_closep(&f.in[1]);
 	cd_closep(&f.out[0]);
 	cd_closep(&f.err[0]);
