@@ -149,6 +149,10 @@ void cd_sup_reap(struct cd_supervisor *s);
 void cd_sup_finish_result(struct cd_supervisor *s);
 void cd_sup_account_limits(struct cd_supervisor *s);
 void cd_sup_loop(struct cd_supervisor *s);
+/* The command is started: relay until it and its streams end, reap the
+ * sandbox, take the overlay's layer, then fill in the result and what the
+ * limits saw. */
+void cd_sup_run(struct cd_supervisor *s);
 
 /* --- The child (sandbox-child.c), and its filesystem (sandbox-mount.c) --- */
 

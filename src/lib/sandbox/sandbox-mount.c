@@ -317,11 +317,60 @@ static int open_existing(int pfd, const char *name, const struct cd_mount *m, in
 	return 1;
 }
 
+/* CD_MNT_MASK: cover an existing path with an empty read-only tmpfs (a
+ * directory) or /dev/null (anything else).  *tfd and *mfd, when opened,
+ * are the caller's to close.  0 or -errno. */
+static int mount_mask(int pfd, const char *name, const struct cd_mount *m, int nullfd, int *tfd,
+                      int *mfd)
+{
+	int r, is_dir;
+
+	if ((r = open_existing(pfd, name, m, tfd)) <= 0)
+		return r;
+	r = 0;
+	is_dir = fd_is_dir(*tfd);
+	if (is_dir)
+		*mfd = new_fs("tmpfs", "0", "0555",
+		              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+		                      MOUNT_ATTR_NOEXEC);
+	else
+		*mfd = (int)syscall(SYS_open_tree, nullfd, "",
+		                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (*mfd < 0)
+		return *mfd == -1 ? -errno : *mfd;
+	if (!is_dir)
+		r = set_attr(*mfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0);
+	if (r == 0)
+		r = attach(*mfd, *tfd);
+	return r;
+}
+
+/* CD_MNT_REMOUNT_RO: make an existing path read-only, in place when it is
+ * a mount's root, else as a read-only recursive copy attached over it.
+ * *tfd and *mfd, when opened, are the caller's to close.  0 or -errno. */
+static int remount_ro(int pfd, const char *name, const struct cd_mount *m, int *tfd, int *mfd)
+{
+	int r;
+
+	if ((r = open_existing(pfd, name, m, tfd)) <= 0)
+		return r;
+	if (is_mount_root(*tfd))
+		return set_attr(*tfd, MOUNT_ATTR_RDONLY, 0);
+	*mfd = (int)syscall(SYS_open_tree, *tfd, "",
+	                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (*mfd < 0)
+		return -errno;
+	r = set_attr(*mfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 1);
+	if (r == 0)
+		r = attach(*mfd, *tfd);
+	return r;
+}
+
 static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 {
 	const struct cd_mount *m = &cd_child_g_ctx->plan->mounts[i];
 	char name[256];
-	int pfd, tfd = -1, mfd = -1, r = 0, fd, is_dir;
+	int pfd, tfd = -1, mfd = -1, r = 0, fd;
 	const char *what = "mount";
 
 	if (strcmp(m->dest, "/") == 0) {
@@ -400,26 +449,7 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		break;
 	case CD_MNT_MASK:
 		what = "mask";
-		if ((r = open_existing(pfd, name, m, &tfd)) <= 0)
-			break;
-		r = 0;
-		is_dir = fd_is_dir(tfd);
-		if (is_dir)
-			mfd = new_fs("tmpfs", "0", "0555",
-			             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-			                     MOUNT_ATTR_NOEXEC);
-		else
-			mfd = (int)syscall(SYS_open_tree, nullfd, "",
-			                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-		if (mfd < 0) {
-			r = mfd == -1 ? -errno : mfd;
-			break;
-		}
-		if (!is_dir)
-			r = set_attr(mfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
-			             0);
-		if (r == 0)
-			r = attach(mfd, tfd);
+		r = mount_mask(pfd, name, m, nullfd, &tfd, &mfd);
 		break;
 	case CD_MNT_DEVPTS:
 		what = "mount devpts at";
@@ -429,23 +459,7 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		break;
 	case CD_MNT_REMOUNT_RO:
 		what = "make read-only";
-		if ((r = open_existing(pfd, name, m, &tfd)) <= 0)
-			break;
-		r = 0;
-		if (is_mount_root(tfd)) {
-			r = set_attr(tfd, MOUNT_ATTR_RDONLY, 0);
-			break;
-		}
-		mfd = (int)syscall(SYS_open_tree, tfd, "",
-		                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-		                           AT_RECURSIVE);
-		if (mfd < 0) {
-			r = -errno;
-			break;
-		}
-		r = set_attr(mfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 1);
-		if (r == 0)
-			r = attach(mfd, tfd);
+		r = remount_ro(pfd, name, m, &tfd, &mfd);
 		break;
 	}
 	if (mfd >= 0)

@@ -629,3 +629,18 @@ int cd_sup_set_nonblock(int fd)
 		return -errno;
 	return 0;
 }
+
+void cd_sup_run(struct cd_supervisor *s)
+{
+	cd_sup_pump_stdin(s);
+	cd_sup_loop(s);
+	if (s->report_fd >= 0)
+		cd_sup_read_reports(s);
+	if (!s->child_done)
+		cd_sup_reap(s);
+	cd_sup_receive_layer(s);
+	cd_sup_flush_masked(s, &s->out, "stdout");
+	cd_sup_flush_masked(s, &s->err, "stderr");
+	cd_sup_finish_result(s);
+	cd_sup_account_limits(s);
+}

@@ -273,6 +273,278 @@ static const char *clone_hint(int e, char *buf, size_t n)
 	return buf;
 }
 
+/* The child's context: its ends of the pipes and sockets, the id maps,
+ * and the mounts' sizes as text (the child allocates nothing).  -EINVAL
+ * when an id map does not fit. */
+static int fill_ctx(const struct cd_plan *plan, const struct cd_sandbox_io *io, const struct fds *f,
+                    struct cd_child_ctx *ctx)
+{
+	size_t i;
+	int n1, n2;
+
+	memset(ctx, 0, sizeof *ctx);
+	ctx->plan = plan;
+	ctx->report_fd = f->rep[1];
+	ctx->sync_fd = f->sync[0];
+	ctx->lifeline_fd = f->life;
+	ctx->stdio[0] = io->direct_stdin ? io->stdin_fd : f->in[0];
+	ctx->stdio[1] = io->direct_stdout ? io->stdout_fd : f->out[1];
+	ctx->stdio[2] = f->err[1];
+	n1 = snprintf(ctx->uid_map, sizeof ctx->uid_map, "%u %u 1\n", (unsigned)plan->uid,
+	              (unsigned)plan->host_uid);
+	n2 = snprintf(ctx->gid_map, sizeof ctx->gid_map, "%u %u 1\n", (unsigned)plan->gid,
+	              (unsigned)plan->host_gid);
+	if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof ctx->uid_map ||
+	    (size_t)n2 >= sizeof ctx->gid_map)
+		return -EINVAL;
+	for (i = 0; i < plan->nmounts && i < CD_PLAN_MAX_MOUNTS; i++) {
+		u64_dec(plan->mounts[i].size, ctx->tmpfs_size[i], sizeof ctx->tmpfs_size[i]);
+		if (plan->mounts[i].kind == CD_MNT_OVERLAY)
+			u64_dec(plan->mounts[i].inodes, ctx->layer_inodes,
+			        sizeof ctx->layer_inodes);
+	}
+	ctx->layer_fd = f->lay[1];
+	ctx->listener_fd = f->lis[1];
+	ctx->proxy_fd = f->prx[1];
+	ctx->pty_fd = f->pty[1];
+	return 0;
+}
+
+/* After the clone: the child's ends belong to the child now; our ends of
+ * the sockets pass from `f` to the supervisor. */
+static void hand_over(struct fds *f, struct cd_child_ctx *ctx, struct cd_supervisor *s)
+{
+	close_trees(ctx);
+	cd_closep(&f->in[0]);
+	cd_closep(&f->out[1]);
+	cd_closep(&f->err[1]);
+	cd_closep(&f->rep[1]);
+	cd_closep(&f->sync[0]);
+	cd_closep(&f->life);
+	f->life = -1;
+	cd_closep(&f->lis[1]);
+	cd_closep(&f->prx[1]);
+	f->prx[1] = -1;
+	cd_closep(&f->pty[1]);
+	f->pty[1] = -1;
+	cd_closep(&f->lay[1]);
+	f->lay[1] = -1;
+	s->laysock = f->lay[0];
+	f->lay[0] = -1;
+	s->ptysock = f->pty[0];
+	f->pty[0] = -1;
+	s->psock = f->prx[0];
+	f->prx[0] = -1;
+	f->in[0] = f->out[1] = f->err[1] = f->rep[1] = f->sync[0] = f->lis[1] = -1;
+	s->lsock = f->lis[0];
+	f->lis[0] = -1;
+}
+
+/* The supervisor's view of the run: where each stream goes, whether it
+ * is filtered or held for masking; no fd is opened here. */
+static void init_supervisor(struct cd_supervisor *s, const struct cd_plan *plan,
+                            const struct cd_sandbox_io *io, struct cd_result *res, int pidfd,
+                            const struct fds *f)
+{
+	s->plan = plan;
+	s->io = io;
+	s->res = res;
+	s->pidfd = pidfd;
+	s->report_fd = f->rep[0];
+	s->out.to = io->stdout_fd;
+	s->err.to = io->stderr_fd;
+	s->out.filter = io->filter_stdout != 0;
+	s->err.filter = io->filter_stderr != 0;
+	cd_termfilter_init(&s->out.tf);
+	cd_termfilter_init(&s->err.tf);
+	if (io->mask && cd_mask_rules_active(io->mask)) {
+		uint64_t cap = plan->limits.output_limit;
+		size_t hc = cap && cap < CD_SANDBOX_MASK_MAX ? (size_t)cap : CD_SANDBOX_MASK_MAX;
+		cd_buf_init(&s->out.held, hc);
+		cd_buf_init(&s->err.held, hc);
+		s->out.holding = s->err.holding = 1;
+	}
+	s->in_from = io->direct_stdin ? -1 : io->stdin_fd;
+	s->timerfd = -1;
+	s->out.from = s->err.from = s->in_to = -1;
+}
+
+/* Our ends of the pipes and sockets, the caller's signals and stdin and
+ * the wall clock on one epoll set; the run's cgroup made and the child
+ * moved in.  -1 to abort the run, with its error in *rp (and what failed
+ * in *what when it is not the supervision). */
+static int watch_fds(struct cd_supervisor *s, const struct cd_plan *plan,
+                     const struct cd_sandbox_io *io, struct fds *f, long pid, const char **what,
+                     int *rp, struct cd_err *err)
+{
+	int r = *rp;
+
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0) {
+		r = -errno;
+		goto abort;
+	}
+	if (plan->tty) {
+		/* The pty carries all three streams; the pipes stay unused. */
+		if ((r = cd_sup_ep_add(s->epfd, s->ptysock, EPOLLIN, CD_EV_PTY)) < 0)
+			goto abort;
+	} else {
+		cd_closep(&s->ptysock); /* no pty: nothing will come */
+		s->ptysock = -1;
+		s->out.from = f->out[0];
+		s->err.from = f->err[0];
+		s->in_to = f->in[1];
+		f->out[0] = f->err[0] = f->in[1] = -1;
+		if ((s->out.from >= 0 && cd_sup_set_nonblock(s->out.from) < 0) ||
+		    cd_sup_set_nonblock(s->err.from) < 0 ||
+		    (s->in_to >= 0 && cd_sup_set_nonblock(s->in_to) < 0)) {
+			r = -errno;
+			goto abort;
+		}
+		if ((s->out.from >= 0 &&
+		     (r = cd_sup_ep_add(s->epfd, s->out.from, EPOLLIN, CD_EV_OUT)) < 0) ||
+		    (r = cd_sup_ep_add(s->epfd, s->err.from, EPOLLIN, CD_EV_ERR)) < 0 ||
+		    (s->in_to >= 0 && (r = cd_sup_ep_add(s->epfd, s->in_to, 0, CD_EV_IN_TO)) < 0))
+			goto abort;
+	}
+	if ((r = cd_sup_ep_add(s->epfd, s->report_fd, EPOLLIN, CD_EV_REPORT)) < 0 ||
+	    (r = cd_sup_ep_add(s->epfd, s->pidfd, EPOLLIN, CD_EV_PID)) < 0 ||
+	    (r = cd_sup_ep_add(s->epfd, s->lsock, EPOLLIN, CD_EV_LSOCK)) < 0)
+		goto abort;
+	if (plan->proxy_port && (r = cd_sup_ep_add(s->epfd, s->psock, EPOLLIN, CD_EV_PROXY)) < 0)
+		goto abort;
+	/* The child builds the sandbox's filesystem meanwhile; it waits for
+	 * CD_SYNC_PLACED before anything the limits must cover can start. */
+	if ((r = cd_cgroup_create(s->res->run_id, &plan->limits, &s->cg, err)) < 0) {
+		*what = "create the run's cgroup";
+		goto abort;
+	}
+	if ((r = cd_cgroup_attach(s->cg, (pid_t)pid, err)) < 0)
+		goto abort;
+	if (io->signal_fd >= 0 &&
+	    (r = cd_sup_ep_add(s->epfd, io->signal_fd, EPOLLIN, CD_EV_SIGNAL)) < 0)
+		goto abort;
+	if (s->in_from >= 0 && !plan->tty) {
+		r = cd_sup_ep_add(s->epfd, s->in_from, EPOLLIN, CD_EV_IN_FROM);
+		if (r == -EPERM)
+			s->in_pollable = 0; /* a regular file or /dev/null: always ready */
+		else if (r < 0)
+			goto abort;
+		else
+			s->in_pollable = 1;
+	}
+	if (plan->limits.timeout_ms) {
+		struct itimerspec its;
+
+		memset(&its, 0, sizeof its);
+		its.it_value.tv_sec = (time_t)(plan->limits.timeout_ms / 1000);
+		its.it_value.tv_nsec = (long)(plan->limits.timeout_ms % 1000) * 1000000L;
+		s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (s->timerfd < 0 || timerfd_settime(s->timerfd, 0, &its, NULL) < 0 ||
+		    (r = cd_sup_ep_add(s->epfd, s->timerfd, EPOLLIN, CD_EV_TIMER)) < 0) {
+			r = s->timerfd < 0 ? -errno : r;
+			goto abort;
+		}
+	}
+	*rp = r;
+	return 0;
+abort:
+	*rp = r;
+	return -1;
+}
+
+/* Tell the child it is placed (with the limits its cgroup enforces), let
+ * the caller record the run, then say "run" (or close the pipe: the child
+ * exits without the command).  -1 to abort the run, with its error in
+ * *rp. */
+static int start_command(struct cd_supervisor *s, const struct cd_plan *plan,
+                         const struct cd_sandbox_io *io, struct cd_result *res, struct fds *f,
+                         int *rp)
+{
+	char placed, run = CD_SYNC_RUN;
+
+	/* Everything is in place: let the child raise its walls, then (once
+	 * the caller has recorded the run) let it start the command. */
+	placed = CD_SYNC_PLACED | (cd_cgroup_enforces(s->cg, "memory") ? CD_SYNC_CG_MEMORY : 0) |
+	         (cd_cgroup_enforces(s->cg, "pids") ? CD_SYNC_CG_PIDS : 0);
+	s->prog = cd_quotas_prog(plan, (placed & CD_SYNC_CG_MEMORY) != 0);
+	if (write(f->sync[1], &placed, 1) != 1) {
+		*rp = -errno;
+		return -1;
+	}
+	if (io->before_exec) {
+		if (io->before_exec(io->before_exec_ctx, res->error, sizeof res->error) < 0) {
+			if (!res->error[0]) {
+				int n = snprintf(res->error, sizeof res->error,
+				                 "the run could not be recorded");
+				if (n < 0)
+					res->error[0] = '\0';
+			}
+			res->reason = CD_REASON_SETUP_ERROR;
+			cd_closep(&f->sync[1]); /* EOF: the child exits without the command */
+			f->sync[1] = -1;
+		}
+	}
+	if (f->sync[1] >= 0 && write(f->sync[1], &run, 1) != 1 && errno != EPIPE) {
+		*rp = -errno;
+		return -1;
+	}
+	cd_closep(&f->sync[1]);
+	f->sync[1] = -1;
+	return 0;
+}
+
+/* The run failed before the command ended: kill and reap the sandbox,
+ * and say why.  Returns the run's error. */
+static int abort_run(struct cd_supervisor *s, int r, const char *what, struct cd_err *err)
+{
+	struct cd_result *res = s->res;
+
+	cd_sup_kill_sandbox(s);
+	if (!s->child_done)
+		cd_sup_reap(s);
+	/* A child that failed first (a bind source swapped for a symlink, a
+	 * mount refused) left its reason on the report socket: that, not the
+	 * broken pipe or the vanished process it left us, is what happened. */
+	if (s->report_fd >= 0)
+		cd_sup_read_reports(s);
+	if (res->reason == CD_REASON_SETUP_ERROR && res->error[0]) {
+		res->exit_code = 125;
+		r = cd_err_set(err, -CD_E_KERNEL, "%s", res->error);
+	} else {
+		setup_fail(res, err, r, what);
+	}
+	return r;
+}
+
+/* Close everything the run opened and still holds, whichever way it
+ * ended. */
+static void release(struct cd_supervisor *s, struct fds *f, int *pidfd)
+{
+	cd_sup_close_stream(s, &s->out);
+	cd_sup_close_stream(s, &s->err);
+	cd_sup_close_stdin_pipe(s);
+	if (s->report_fd >= 0)
+		close(s->report_fd);
+	if (s->timerfd >= 0)
+		close(s->timerfd);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	cd_closep(&s->lsock);
+	cd_closep(&s->psock);
+	cd_closep(&s->ptysock);
+	cd_closep(&s->laysock);
+	cd_sup_close_listener(s);
+	cd_closep(&f->in[1]);
+	cd_closep(&f->out[0]);
+	cd_closep(&f->err[0]);
+	cd_cgroup_destroy(s->cg);
+	cd_closep(pidfd);
+	cd_closep(&f->sync[1]);
+	cd_closep(&f->life);
+	free(s->in_buf);
+}
+
 int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct cd_sandbox_io *io,
                    struct cd_result *res, struct cd_err *err)
 {
@@ -283,9 +555,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	struct fds f;
 	uint64_t t0 = now_ms();
 	const char *what = "supervise the sandbox";
-	char placed, run = CD_SYNC_RUN;
-	int pidfd = -1, n1, n2, r;
-	size_t i;
+	int pidfd = -1, r;
 	long pid;
 
 	memset(res, 0, sizeof *res);
@@ -322,33 +592,11 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	if (io->direct_stdout)
 		close_pair(f.out);
 
-	memset(&ctx, 0, sizeof ctx);
-	ctx.plan = plan;
-	ctx.report_fd = f.rep[1];
-	ctx.sync_fd = f.sync[0];
-	ctx.lifeline_fd = f.life;
-	ctx.stdio[0] = io->direct_stdin ? io->stdin_fd : f.in[0];
-	ctx.stdio[1] = io->direct_stdout ? io->stdout_fd : f.out[1];
-	ctx.stdio[2] = f.err[1];
-	n1 = snprintf(ctx.uid_map, sizeof ctx.uid_map, "%u %u 1\n", (unsigned)plan->uid,
-	              (unsigned)plan->host_uid);
-	n2 = snprintf(ctx.gid_map, sizeof ctx.gid_map, "%u %u 1\n", (unsigned)plan->gid,
-	              (unsigned)plan->host_gid);
-	if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof ctx.uid_map ||
-	    (size_t)n2 >= sizeof ctx.gid_map) {
+	if (fill_ctx(plan, io, &f, &ctx) < 0) {
 		close_all(&f);
 		free(s.in_buf);
 		return setup_fail(res, err, -EINVAL, "format the id maps");
 	}
-	for (i = 0; i < plan->nmounts && i < CD_PLAN_MAX_MOUNTS; i++) {
-		u64_dec(plan->mounts[i].size, ctx.tmpfs_size[i], sizeof ctx.tmpfs_size[i]);
-		if (plan->mounts[i].kind == CD_MNT_OVERLAY)
-			u64_dec(plan->mounts[i].inodes, ctx.layer_inodes, sizeof ctx.layer_inodes);
-	}
-	ctx.layer_fd = f.lay[1];
-	ctx.listener_fd = f.lis[1];
-	ctx.proxy_fd = f.prx[1];
-	ctx.pty_fd = f.pty[1];
 	if ((r = open_trees(plan, &ctx, res, err)) < 0) {
 		close_all(&f);
 		free(s.in_buf);
@@ -371,201 +619,21 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	if (pid == 0)
 		cd_child_main(&ctx); /* never returns */
 
-	/* The child's ends belong to the child now. */
-	close_trees(&ctx);
-	cd_closep(&f.in[0]);
-	cd_closep(&f.out[1]);
-	cd_closep(&f.err[1]);
-	cd_closep(&f.rep[1]);
-	cd_closep(&f.sync[0]);
-	cd_closep(&f.life);
-	f.life = -1;
-	cd_closep(&f.lis[1]);
-	cd_closep(&f.prx[1]);
-	f.prx[1] = -1;
-	cd_closep(&f.pty[1]);
-	f.pty[1] = -1;
-	cd_closep(&f.lay[1]);
-	f.lay[1] = -1;
-	s.laysock = f.lay[0];
-	f.lay[0] = -1;
-	s.ptysock = f.pty[0];
-	f.pty[0] = -1;
-	s.psock = f.prx[0];
-	f.prx[0] = -1;
-	f.in[0] = f.out[1] = f.err[1] = f.rep[1] = f.sync[0] = f.lis[1] = -1;
-	s.lsock = f.lis[0];
-	f.lis[0] = -1;
-
-	s.plan = plan;
-	s.io = io;
-	s.res = res;
-	s.pidfd = pidfd;
-	s.report_fd = f.rep[0];
-	s.out.to = io->stdout_fd;
-	s.err.to = io->stderr_fd;
-	s.out.filter = io->filter_stdout != 0;
-	s.err.filter = io->filter_stderr != 0;
-	cd_termfilter_init(&s.out.tf);
-	cd_termfilter_init(&s.err.tf);
-	if (io->mask && cd_mask_rules_active(io->mask)) {
-		uint64_t cap = plan->limits.output_limit;
-		size_t hc = cap && cap < CD_SANDBOX_MASK_MAX ? (size_t)cap : CD_SANDBOX_MASK_MAX;
-		cd_buf_init(&s.out.held, hc);
-		cd_buf_init(&s.err.held, hc);
-		s.out.holding = s.err.holding = 1;
-	}
-	s.in_from = io->direct_stdin ? -1 : io->stdin_fd;
-	s.timerfd = -1;
-	s.out.from = s.err.from = s.in_to = -1;
-	s.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (s.epfd < 0) {
-		r = -errno;
+	hand_over(&f, &ctx, &s);
+	init_supervisor(&s, plan, io, res, pidfd, &f);
+	if (watch_fds(&s, plan, io, &f, pid, &what, &r, err) < 0)
 		goto abort;
-	}
-	if (plan->tty) {
-		/* The pty carries all three streams; the pipes stay unused. */
-		if ((r = cd_sup_ep_add(s.epfd, s.ptysock, EPOLLIN, CD_EV_PTY)) < 0)
-			goto abort;
-	} else {
-		cd_closep(&s.ptysock); /* no pty: nothing will come */
-		s.ptysock = -1;
-		s.out.from = f.out[0];
-		s.err.from = f.err[0];
-		s.in_to = f.in[1];
-		f.out[0] = f.err[0] = f.in[1] = -1;
-		if ((s.out.from >= 0 && cd_sup_set_nonblock(s.out.from) < 0) ||
-		    cd_sup_set_nonblock(s.err.from) < 0 ||
-		    (s.in_to >= 0 && cd_sup_set_nonblock(s.in_to) < 0)) {
-			r = -errno;
-			goto abort;
-		}
-		if ((s.out.from >= 0 &&
-		     (r = cd_sup_ep_add(s.epfd, s.out.from, EPOLLIN, CD_EV_OUT)) < 0) ||
-		    (r = cd_sup_ep_add(s.epfd, s.err.from, EPOLLIN, CD_EV_ERR)) < 0 ||
-		    (s.in_to >= 0 && (r = cd_sup_ep_add(s.epfd, s.in_to, 0, CD_EV_IN_TO)) < 0))
-			goto abort;
-	}
-	if ((r = cd_sup_ep_add(s.epfd, s.report_fd, EPOLLIN, CD_EV_REPORT)) < 0 ||
-	    (r = cd_sup_ep_add(s.epfd, s.pidfd, EPOLLIN, CD_EV_PID)) < 0 ||
-	    (r = cd_sup_ep_add(s.epfd, s.lsock, EPOLLIN, CD_EV_LSOCK)) < 0)
+	if (start_command(&s, plan, io, res, &f, &r) < 0)
 		goto abort;
-	if (plan->proxy_port && (r = cd_sup_ep_add(s.epfd, s.psock, EPOLLIN, CD_EV_PROXY)) < 0)
-		goto abort;
-	/* The child builds the sandbox's filesystem meanwhile; it waits for
-	 * CD_SYNC_PLACED before anything the limits must cover can start. */
-	if ((r = cd_cgroup_create(res->run_id, &plan->limits, &s.cg, err)) < 0) {
-		what = "create the run's cgroup";
-		goto abort;
-	}
-	if ((r = cd_cgroup_attach(s.cg, (pid_t)pid, err)) < 0)
-		goto abort;
-	if (io->signal_fd >= 0 &&
-	    (r = cd_sup_ep_add(s.epfd, io->signal_fd, EPOLLIN, CD_EV_SIGNAL)) < 0)
-		goto abort;
-	if (s.in_from >= 0 && !plan->tty) {
-		r = cd_sup_ep_add(s.epfd, s.in_from, EPOLLIN, CD_EV_IN_FROM);
-		if (r == -EPERM)
-			s.in_pollable = 0; /* a regular file or /dev/null: always ready */
-		else if (r < 0)
-			goto abort;
-		else
-			s.in_pollable = 1;
-	}
-	if (plan->limits.timeout_ms) {
-		struct itimerspec its;
-
-		memset(&its, 0, sizeof its);
-		its.it_value.tv_sec = (time_t)(plan->limits.timeout_ms / 1000);
-		its.it_value.tv_nsec = (long)(plan->limits.timeout_ms % 1000) * 1000000L;
-		s.timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-		if (s.timerfd < 0 || timerfd_settime(s.timerfd, 0, &its, NULL) < 0 ||
-		    (r = cd_sup_ep_add(s.epfd, s.timerfd, EPOLLIN, CD_EV_TIMER)) < 0) {
-			r = s.timerfd < 0 ? -errno : r;
-			goto abort;
-		}
-	}
-	/* Everything is in place: let the child raise its walls, then (once
-	 * the caller has recorded the run) let it start the command. */
-	placed = CD_SYNC_PLACED | (cd_cgroup_enforces(s.cg, "memory") ? CD_SYNC_CG_MEMORY : 0) |
-	         (cd_cgroup_enforces(s.cg, "pids") ? CD_SYNC_CG_PIDS : 0);
-	s.prog = cd_quotas_prog(plan, (placed & CD_SYNC_CG_MEMORY) != 0);
-	if (write(f.sync[1], &placed, 1) != 1) {
-		r = -errno;
-		goto abort;
-	}
-	if (io->before_exec) {
-		if (io->before_exec(io->before_exec_ctx, res->error, sizeof res->error) < 0) {
-			if (!res->error[0]) {
-				int n = snprintf(res->error, sizeof res->error,
-				                 "the run could not be recorded");
-				if (n < 0)
-					res->error[0] = '\0';
-			}
-			res->reason = CD_REASON_SETUP_ERROR;
-			cd_closep(&f.sync[1]); /* EOF: the child exits without the command */
-			f.sync[1] = -1;
-		}
-	}
-	if (f.sync[1] >= 0 && write(f.sync[1], &run, 1) != 1 && errno != EPIPE) {
-		r = -errno;
-		goto abort;
-	}
-	cd_closep(&f.sync[1]);
-	f.sync[1] = -1;
-	cd_sup_pump_stdin(&s);
-	cd_sup_loop(&s);
-	if (s.report_fd >= 0)
-		cd_sup_read_reports(&s);
-	if (!s.child_done)
-		cd_sup_reap(&s);
-	cd_sup_receive_layer(&s);
-	cd_sup_flush_masked(&s, &s.out, "stdout");
-	cd_sup_flush_masked(&s, &s.err, "stderr");
-	cd_sup_finish_result(&s);
-	cd_sup_account_limits(&s);
+	cd_sup_run(&s);
 	res->wall_ms = now_ms() - t0;
 	r = 0;
 	if (res->reason == CD_REASON_SETUP_ERROR)
 		r = cd_err_set(err, -CD_E_KERNEL, "%s", res->error);
 	goto out;
 abort:
-	cd_sup_kill_sandbox(&s);
-	if (!s.child_done)
-		cd_sup_reap(&s);
-	/* A child that failed first (a bind source swapped for a symlink, a
-	 * mount refused) left its reason on the report socket: that, not the
-	 * broken pipe or the vanished process it left us, is what happened. */
-	if (s.report_fd >= 0)
-		cd_sup_read_reports(&s);
-	if (res->reason == CD_REASON_SETUP_ERROR && res->error[0]) {
-		res->exit_code = 125;
-		r = cd_err_set(err, -CD_E_KERNEL, "%s", res->error);
-	} else {
-		setup_fail(res, err, r, what);
-	}
+	r = abort_run(&s, r, what, err);
 out:
-	cd_sup_close_stream(&s, &s.out);
-	cd_sup_close_stream(&s, &s.err);
-	cd_sup_close_stdin_pipe(&s);
-	if (s.report_fd >= 0)
-		close(s.report_fd);
-	if (s.timerfd >= 0)
-		close(s.timerfd);
-	if (s.epfd >= 0)
-		close(s.epfd);
-	cd_closep(&s.lsock);
-	cd_closep(&s.psock);
-	cd_closep(&s.ptysock);
-	cd_closep(&s.laysock);
-	cd_sup_close_listener(&s);
-	cd_closep(&f.in[1]);
-	cd_closep(&f.out[0]);
-	cd_closep(&f.err[0]);
-	cd_cgroup_destroy(s.cg);
-	cd_closep(&pidfd);
-	cd_closep(&f.sync[1]);
-	cd_closep(&f.life);
-	free(s.in_buf);
+	release(&s, &f, &pidfd);
 	return r;
 }
