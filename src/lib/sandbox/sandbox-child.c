@@ -11,10 +11,8 @@
  * build the new root, pivot, close fds, drop capabilities, no_new_privs,
  * (Landlock, seccomp last), then fork the command under init.
  *
- * Host paths are hostile at mount time: each source is opened with
- * RESOLVE_NO_SYMLINKS (the plan holds canonical paths, so a symlink there
- * now means someone swapped it in) and mounted by fd; each destination is
- * walked one component at a time without following symlinks.
+ * The mounts and the new root are built in sandbox-mount.c, where host
+ * paths are treated as hostile.
  */
 #include "sandbox-int.h"
 
@@ -46,19 +44,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define NEWROOT "/tmp" /* where the new root is built before pivot_root */
-
 /* Exit codes of the child when it cannot report (the supervisor maps
  * these, but the record is what carries the reason). */
 #define CHILD_EXIT_SETUP 125
 
-static const struct cd_child_ctx *g_ctx;
+const struct cd_child_ctx *cd_child_g_ctx;
 static volatile pid_t g_cmd_pid;
 static int g_report_fd = -1;
 static int g_listener_fd = -1;
 static int g_sync_fd = -1;
 static int g_lifeline_fd = -1;          /* pidfd of the supervisor (see hold_lifeline) */
-static int g_pty_follower = -1;         /* plan->tty: the session pty's follower side */
+int cd_child_g_pty_follower = -1;       /* plan->tty: the session pty's follower side */
 static int g_stdio[3] = { -1, -1, -1 }; /* the command's stdio, lifted above 15 */
 
 static size_t copy_str(char *dst, size_t cap, size_t at, const char *src)
@@ -92,13 +88,13 @@ static void report(uint32_t type, int err, int status, uint32_t walls, const cha
 	} while (w < 0 && errno == EINTR);
 }
 
-__attribute__((noreturn)) static void fail(const char *what, const char *subject, int err)
+__attribute__((noreturn)) void cd_child_fail(const char *what, const char *subject, int err)
 {
 	report(CD_REPORT_SETUP_FAIL, err, 0, 0, what, subject);
 	_exit(CHILD_EXIT_SETUP);
 }
 
-static int xopenat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
+int cd_child_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
 {
 	struct open_how how;
 
@@ -128,673 +124,25 @@ static int write_file(const char *path, const char *data)
 
 static void set_identity(void)
 {
-	const struct cd_plan *p = g_ctx->plan;
+	const struct cd_plan *p = cd_child_g_ctx->plan;
 	int r;
 
 	/* A root caller's child was cloned with the dedicated id as its
 	 * effective id (idmap.h), which left it non-dumpable: its /proc/self
 	 * files would be root's and closed to it.  Init turns it off again. */
 	if (p->idmap && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
-		fail("make the child dumpable to write its id maps", NULL, errno);
+		cd_child_fail("make the child dumpable to write its id maps", NULL, errno);
 	if ((r = write_file("/proc/self/setgroups", "deny")) < 0)
-		fail("write /proc/self/setgroups", NULL, -r);
-	if ((r = write_file("/proc/self/uid_map", g_ctx->uid_map)) < 0)
-		fail("write /proc/self/uid_map", NULL, -r);
-	if ((r = write_file("/proc/self/gid_map", g_ctx->gid_map)) < 0)
-		fail("write /proc/self/gid_map", NULL, -r);
+		cd_child_fail("write /proc/self/setgroups", NULL, -r);
+	if ((r = write_file("/proc/self/uid_map", cd_child_g_ctx->uid_map)) < 0)
+		cd_child_fail("write /proc/self/uid_map", NULL, -r);
+	if ((r = write_file("/proc/self/gid_map", cd_child_g_ctx->gid_map)) < 0)
+		cd_child_fail("write /proc/self/gid_map", NULL, -r);
 	/* Its real and saved ids were still root's: RLIMIT_NPROC and the
 	 * other per-user counts follow the real id. */
 	if (p->idmap && (syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0 ||
 	                 syscall(SYS_setresuid, p->uid, p->uid, p->uid) < 0))
-		fail("take the sandbox's ids", NULL, errno);
-}
-
-/* Open the directory holding `dest` (relative to the new root), creating
- * missing directories, never following a symlink.  The last component is
- * written to `name`.  Returns an O_PATH fd or -errno. */
-static int open_parent(int rootfd, const char *dest, char *name, size_t namecap)
-{
-	const char *p = dest;
-	int dfd = dup(rootfd);
-
-	if (dfd < 0)
-		return -errno;
-	for (;;) {
-		size_t len = 0;
-		char comp[256];
-		int nfd;
-
-		while (*p == '/')
-			p++;
-		while (p[len] && p[len] != '/')
-			len++;
-		if (len == 0 || len >= sizeof comp || len >= namecap) {
-			close(dfd);
-			return -ENAMETOOLONG;
-		}
-		memcpy(comp, p, len);
-		comp[len] = '\0';
-		p += len;
-		while (*p == '/')
-			p++;
-		if (*p == '\0') {
-			memcpy(name, comp, len + 1);
-			return dfd;
-		}
-		if (mkdirat(dfd, comp, 0755) < 0 && errno != EEXIST) {
-			int e = errno;
-			close(dfd);
-			return -e;
-		}
-		nfd = xopenat2(dfd, comp, O_PATH | O_DIRECTORY | O_CLOEXEC,
-		               RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
-		close(dfd);
-		if (nfd < 0)
-			return -errno;
-		dfd = nfd;
-	}
-}
-
-/* The parent directory of the last mount point (an O_PATH fd owned here):
- * the plan's mounts come in runs under one directory (/etc, /dev, /proc),
- * so most mounts reuse it instead of walking from the root again.  Any
- * mount attached at the cached directory or above it drops it, since the
- * fd would still name the directory underneath. */
-static struct {
-	char path[CD_PATH_MAX]; /* "" for the root, else "/a/b" */
-	int fd;
-} g_parent = { "", -1 };
-
-static void parent_drop(void)
-{
-	if (g_parent.fd >= 0)
-		close(g_parent.fd);
-	g_parent.fd = -1;
-	g_parent.path[0] = '\0';
-}
-
-/* After a mount was attached at `dest`. */
-static void parent_covered(const char *dest)
-{
-	size_t n = strlen(dest);
-
-	if (g_parent.fd >= 0 && strncmp(g_parent.path, dest, n) == 0 &&
-	    (g_parent.path[n] == '\0' || g_parent.path[n] == '/'))
-		parent_drop();
-}
-
-/* open_parent() through the cache: the fd is borrowed (never closed by
- * the caller). */
-static int parent_of(int rootfd, const char *dest, char *name, size_t namecap)
-{
-	const char *slash = strrchr(dest, '/');
-	size_t plen = slash ? (size_t)(slash - dest) : 0, nlen;
-	int fd;
-
-	if (slash && g_parent.fd >= 0 && strlen(g_parent.path) == plen &&
-	    memcmp(g_parent.path, dest, plen) == 0) {
-		nlen = strlen(slash + 1);
-		if (nlen == 0 || nlen >= 256 || nlen >= namecap)
-			return -ENAMETOOLONG;
-		memcpy(name, slash + 1, nlen + 1);
-		return g_parent.fd;
-	}
-	fd = open_parent(rootfd, dest, name, namecap);
-	if (fd < 0)
-		return fd;
-	parent_drop();
-	if (slash && plen < sizeof g_parent.path) {
-		memcpy(g_parent.path, dest, plen);
-		g_parent.path[plen] = '\0';
-	} else {
-		g_parent.path[0] = '\x01'; /* matches no dest: used once */
-		g_parent.path[1] = '\0';
-	}
-	g_parent.fd = fd;
-	return fd;
-}
-
-/* Create the mount point for a bind of a directory or a file, and open
- * it without following symlinks. */
-static int make_target(int pfd, const char *name, int is_dir)
-{
-	int fd;
-
-	if (is_dir) {
-		if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST)
-			return -errno;
-	} else {
-		fd = openat(pfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-		            0644);
-		if (fd < 0 && errno != EEXIST && errno != EISDIR && errno != EROFS &&
-		    errno != EACCES)
-			return -errno;
-		if (fd >= 0)
-			close(fd);
-	}
-	fd = xopenat2(pfd, name, O_PATH | O_CLOEXEC | (is_dir ? O_DIRECTORY : 0),
-	              RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
-	return fd < 0 ? -errno : fd;
-}
-
-static int attach(int mntfd, int tfd)
-{
-	if (syscall(SYS_move_mount, mntfd, "", tfd, "",
-	            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		return -errno;
-	return 0;
-}
-
-static int set_attr(int fd, uint64_t set, int recursive)
-{
-	struct mount_attr a;
-
-	memset(&a, 0, sizeof a);
-	a.attr_set = set;
-	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a,
-	            sizeof a) < 0)
-		return -errno;
-	return 0;
-}
-
-/* A new superblock (tmpfs, proc) as a detached mount fd. */
-static int new_fs(const char *type, const char *size, const char *mode, uint64_t attrs)
-{
-	int fs = (int)syscall(SYS_fsopen, type, FSOPEN_CLOEXEC), m;
-
-	if (fs < 0)
-		return -errno;
-	if ((size && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", size, 0) < 0) ||
-	    (mode && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0) ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		int e = errno;
-		close(fs);
-		return -e;
-	}
-	m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
-	if (m < 0) {
-		int e = errno;
-		close(fs);
-		return -e;
-	}
-	close(fs);
-	return m;
-}
-
-/* A devpts instance of the sandbox's own (every devpts mount is a new
- * instance since Linux 4.7): its ptys are not the host's, and nothing of
- * the host's terminals is reachable through it. */
-static int new_devpts(void)
-{
-	int fs = (int)syscall(SYS_fsopen, "devpts", FSOPEN_CLOEXEC), m;
-
-	if (fs < 0)
-		return -errno;
-	/* max: a sandbox may open a few ptys of its own (tmux, script), but
-	 * not exhaust the host-wide kernel.pty.max. */
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "max", CD_SANDBOX_PTY_MAX, 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		int e = errno;
-		close(fs);
-		return -e;
-	}
-	m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
-	if (m < 0) {
-		int e = errno;
-		close(fs);
-		return -e;
-	}
-	close(fs);
-	return m;
-}
-
-/* cordon shell: make the session's pty in the sandbox's devpts (after
- * pivot_root, so it is the sandbox's instance), keep the follower for the
- * command's stdio and hand the controller to the supervisor.  Nothing in
- * the sandbox keeps the controller: the command can only write to its own
- * terminal, and cordon relays what the person types. */
-static void make_pty(void)
-{
-	int ptm, pts, unlock = 0, r;
-
-	if (!g_ctx->plan->tty)
-		return;
-	ptm = xopenat2(AT_FDCWD, "/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC,
-	               RESOLVE_NO_SYMLINKS);
-	if (ptm < 0)
-		fail("open the sandbox's pty multiplexer", "/dev/pts/ptmx", errno);
-	if (ioctl(ptm, TIOCSPTLCK, &unlock) < 0)
-		fail("unlock the session pty", NULL, errno);
-	pts = ioctl(ptm, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (pts < 0)
-		fail("open the session pty's follower", NULL, errno);
-	r = cd_fd_send(g_ctx->pty_fd, ptm);
-	close(ptm);
-	if (r < 0)
-		fail("hand the session pty to the supervisor", NULL, -r);
-	close(g_ctx->pty_fd);
-	g_pty_follower = pts;
-}
-
-/* A detached, recursive clone of a host path opened without symlinks. */
-static int clone_source(const char *path)
-{
-	int fd = xopenat2(AT_FDCWD, path, O_PATH | O_CLOEXEC,
-	                  RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	int tree;
-
-	if (fd < 0)
-		return -errno;
-	tree = (int)syscall(SYS_open_tree, fd, "",
-	                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-	if (tree < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
-	close(fd);
-	return tree;
-}
-
-static int is_mount_root(int fd)
-{
-	struct statx stx;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) < 0)
-		return 0;
-	return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
-	       (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
-}
-
-static int fd_is_dir(int fd)
-{
-	struct stat st;
-	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* Open an existing mount target without following symlinks: 1 and *ret,
- * 0 when it is absent and the mount is optional, -errno otherwise. */
-static int open_existing(int pfd, const char *name, const struct cd_mount *m, int *ret)
-{
-	int fd = xopenat2(pfd, name, O_PATH | O_CLOEXEC, RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
-
-	if (fd < 0) {
-		if (errno == ENOENT && (m->flags & CD_MNT_OPTIONAL))
-			return 0;
-		return -errno;
-	}
-	*ret = fd;
-	return 1;
-}
-
-static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
-{
-	const struct cd_mount *m = &g_ctx->plan->mounts[i];
-	char name[256];
-	int pfd, tfd = -1, mfd = -1, r = 0, fd, is_dir;
-	const char *what = "mount";
-
-	if (strcmp(m->dest, "/") == 0) {
-		/* Only the final remount applies to the root itself. */
-		if ((r = set_attr(rootfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-		                  0)) < 0)
-			fail("make the sandbox root read-only", NULL, -r);
-		return;
-	}
-	pfd = parent_of(rootfd, m->dest, name, sizeof name);
-	if (pfd < 0)
-		fail("create mount point for", m->dest, -pfd);
-
-	switch (m->kind) {
-	case CD_MNT_OVERLAY:
-		tfd = make_target(pfd, name, 1);
-		what = "attach the overlay at";
-		r = tfd < 0 ? tfd : attach(srcfd, tfd);
-		break;
-	case CD_MNT_BIND:
-		if (srcfd < 0) {
-			if ((m->flags & CD_MNT_OPTIONAL) && srcfd == -ENOENT)
-				return;
-			fail("open bind source", m->src, -srcfd);
-		}
-		tfd = make_target(pfd, name, fd_is_dir(srcfd));
-		if (tfd < 0) {
-			r = tfd;
-			what = "create bind target";
-			break;
-		}
-		what = "bind";
-		r = attach(srcfd, tfd);
-		break;
-	case CD_MNT_TMPFS: {
-		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-		if (!(m->flags & CD_MNT_EXEC))
-			attrs |= MOUNT_ATTR_NOEXEC;
-		what = "mount tmpfs at";
-		tfd = make_target(pfd, name, 1);
-		mfd = tfd < 0 ? tfd
-		              : new_fs("tmpfs", g_ctx->tmpfs_size[i],
-		                       (m->mode == 0700) ? "0700" : "0755", attrs);
-		r = mfd < 0 ? mfd : attach(mfd, tfd);
-		break;
-	}
-	case CD_MNT_PROC:
-		what = "mount proc at";
-		tfd = make_target(pfd, name, 1);
-		mfd = tfd < 0 ? tfd
-		              : new_fs("proc", NULL, NULL,
-		                       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-		r = mfd < 0 ? mfd : attach(mfd, tfd);
-		break;
-	case CD_MNT_SYMLINK:
-		what = "create symlink";
-		if (symlinkat(m->src, pfd, name) < 0 && errno != EEXIST)
-			r = -errno;
-		break;
-	case CD_MNT_DIR:
-		what = "create directory";
-		if (mkdirat(pfd, name, m->mode) < 0 && errno != EEXIST)
-			r = -errno;
-		break;
-	case CD_MNT_FILE:
-		what = "write file";
-		fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		            m->mode);
-		if (fd < 0) {
-			r = -errno;
-			break;
-		}
-		if (write(fd, m->content, m->content_len) != (ssize_t)m->content_len)
-			r = -EIO;
-		close(fd);
-		break;
-	case CD_MNT_MASK:
-		what = "mask";
-		if ((r = open_existing(pfd, name, m, &tfd)) <= 0)
-			break;
-		r = 0;
-		is_dir = fd_is_dir(tfd);
-		if (is_dir)
-			mfd = new_fs("tmpfs", "0", "0555",
-			             MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-			                     MOUNT_ATTR_NOEXEC);
-		else
-			mfd = (int)syscall(SYS_open_tree, nullfd, "",
-			                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-		if (mfd < 0) {
-			r = mfd == -1 ? -errno : mfd;
-			break;
-		}
-		if (!is_dir)
-			r = set_attr(mfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
-			             0);
-		if (r == 0)
-			r = attach(mfd, tfd);
-		break;
-	case CD_MNT_DEVPTS:
-		what = "mount devpts at";
-		tfd = make_target(pfd, name, 1);
-		mfd = tfd < 0 ? tfd : new_devpts();
-		r = mfd < 0 ? mfd : attach(mfd, tfd);
-		break;
-	case CD_MNT_REMOUNT_RO:
-		what = "make read-only";
-		if ((r = open_existing(pfd, name, m, &tfd)) <= 0)
-			break;
-		r = 0;
-		if (is_mount_root(tfd)) {
-			r = set_attr(tfd, MOUNT_ATTR_RDONLY, 0);
-			break;
-		}
-		mfd = (int)syscall(SYS_open_tree, tfd, "",
-		                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-		                           AT_RECURSIVE);
-		if (mfd < 0) {
-			r = -errno;
-			break;
-		}
-		r = set_attr(mfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 1);
-		if (r == 0)
-			r = attach(mfd, tfd);
-		break;
-	}
-	if (mfd >= 0)
-		close(mfd);
-	if (tfd >= 0)
-		close(tfd);
-	if (r < 0)
-		fail(what, m->dest, -r);
-	if (m->kind != CD_MNT_SYMLINK && m->kind != CD_MNT_DIR && m->kind != CD_MNT_FILE)
-		parent_covered(m->dest);
-}
-
-/* Proposal mode: the layer, a tmpfs made here, inside the sandbox's user
- * namespace (tmpfs mounts need no privilege there), capped in bytes and
- * inodes: the agent's writes through the overlay land in it and fail
- * with ENOSPC past the caps; the host's disk is never written during the
- * run.  Holds `upper` (given the lower root's mode, so the working
- * directory looks the same inside) and `work`.  *what says which step
- * failed. */
-static int layer_tmpfs(size_t i, int lo, const char **what)
-{
-	struct stat st;
-	int fs, mnt;
-
-	*what = "make the proposal layer (a tmpfs inside the sandbox)";
-	if (fstat(lo, &st) < 0)
-		return -errno;
-	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
-	if (fs < 0)
-		return -errno;
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", g_ctx->tmpfs_size[i], 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", g_ctx->layer_inodes, 0) <
-	            0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		int e = errno;
-		close(fs);
-		return -e;
-	}
-	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-	                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-	close(fs);
-	if (mnt < 0)
-		return -errno;
-	if (mkdirat(mnt, "upper", 0700) < 0 || mkdirat(mnt, "work", 0700) < 0 ||
-	    fchmodat(mnt, "upper", st.st_mode & 07777, 0) < 0) {
-		int e = errno;
-		close(mnt);
-		return -e;
-	}
-	return mnt;
-}
-
-/* The proposal's lower layer, O_PATH; -1 and errno on failure.  A root
- * caller's comes as an idmapped detached tree (idmap.h), but overlayfs
- * takes only a layer attached in our own mount namespace: it is attached
- * on a scratch tmpfs at NEWROOT, detached again once the overlay holds its
- * own clone of it. */
-static int lower_open(size_t i, const struct cd_mount *m)
-{
-	int tfd, r;
-
-	if (g_ctx->tree_fd[i] < 0)
-		return xopenat2(AT_FDCWD, m->src, O_PATH | O_DIRECTORY | O_CLOEXEC,
-		                RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	if (mount("cordon-lower", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	          "mode=0700,size=4k") < 0 ||
-	    mkdir(NEWROOT "/lower", 0700) < 0)
-		return -1;
-	tfd = open(NEWROOT "/lower", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (tfd < 0)
-		return -1;
-	r = attach(g_ctx->tree_fd[i], tfd);
-	close(tfd);
-	if (r < 0) {
-		errno = -r;
-		return -1;
-	}
-	return open(NEWROOT "/lower", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
-/* Proposal mode: a detached overlayfs whose layers are given by fd
- * (opened without following symlinks), so no path is parsed twice and no
- * layer option string needs escaping.  userxattr: the only way overlayfs
- * works in a user namespace (whiteouts and opaque marks as user.overlay.*;
- * no redirects, no metacopy; tmpfs holds user xattrs since Linux 6.6).
- * Layers by fd need Linux 6.13.  The layer goes to the supervisor at
- * once; the child keeps no copy (the overlay holds its own). */
-static int overlay_source(size_t i, const struct cd_mount *m, const char **what)
-{
-	int lo, layer = -1, up = -1, wk = -1, fs, mnt = -1, e = 0, r;
-
-	*what = "open the working directory for the proposal overlay";
-	lo = lower_open(i, m);
-	if (lo < 0)
-		return -errno;
-	layer = layer_tmpfs(i, lo, what);
-	if (layer < 0) {
-		close(lo);
-		return layer;
-	}
-	up = xopenat2(layer, "upper", O_PATH | O_DIRECTORY | O_CLOEXEC,
-	              RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
-	wk = xopenat2(layer, "work", O_PATH | O_DIRECTORY | O_CLOEXEC,
-	              RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
-	if (up < 0 || wk < 0) {
-		e = errno;
-		goto out;
-	}
-	*what = "mount the proposal overlay (overlayfs in a user namespace with layers by fd: "
-	        "Linux 6.13+) over";
-	fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
-	if (fs < 0) {
-		e = errno;
-		goto out;
-	}
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_FD, "lowerdir+", NULL, lo) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_FD, "upperdir", NULL, up) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_FD, "workdir", NULL, wk) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		e = errno;
-		close(fs);
-		goto out;
-	}
-	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-	if (mnt < 0)
-		e = errno;
-	close(fs);
-	if (mnt >= 0) {
-		*what = "hand the proposal layer to the supervisor";
-		r = cd_fd_send(g_ctx->layer_fd, layer);
-		if (r < 0) {
-			e = -r;
-			close(mnt);
-			mnt = -1;
-		}
-	}
-out:
-	close(lo);
-	if (g_ctx->tree_fd[i] >= 0)
-		umount2(NEWROOT, MNT_DETACH); /* the overlay holds its own clone */
-	close(layer);
-	if (up >= 0)
-		close(up);
-	if (wk >= 0)
-		close(wk);
-	return mnt >= 0 ? mnt : -e;
-}
-
-/* Open (and clone) every bind source before the new root covers NEWROOT:
- * a source may live under it. */
-static void open_sources(int *srcfds)
-{
-	const struct cd_plan *p = g_ctx->plan;
-	size_t i;
-
-	for (i = 0; i < p->nmounts; i++) {
-		const struct cd_mount *m = &p->mounts[i];
-		uint64_t attrs = MOUNT_ATTR_NOSUID;
-		int fd, r;
-
-		srcfds[i] = -1;
-		if (m->kind == CD_MNT_OVERLAY) {
-			const char *what = "";
-
-			fd = overlay_source(i, m, &what);
-			if (fd < 0)
-				fail(what, m->src, -fd);
-			srcfds[i] = fd;
-			continue;
-		}
-		if (m->kind != CD_MNT_BIND)
-			continue;
-		if (g_ctx->tree_fd[i] >= 0) {
-			srcfds[i] = g_ctx->tree_fd[i]; /* idmapped, flags set (idmap.h) */
-			continue;
-		}
-		fd = clone_source(m->src);
-		if (fd < 0) {
-			if (fd == -ELOOP || fd == -EXDEV)
-				fail("bind source changed into a symlink since it was checked",
-				     m->src, -fd);
-			if (!(m->flags & CD_MNT_OPTIONAL))
-				fail("open bind source", m->src, -fd);
-			srcfds[i] = fd; /* -ENOENT etc.: skipped if optional */
-			continue;
-		}
-		if (!(m->flags & CD_MNT_RW))
-			attrs |= MOUNT_ATTR_RDONLY;
-		if (!(m->flags & CD_MNT_DEV))
-			attrs |= MOUNT_ATTR_NODEV;
-		else
-			attrs |= MOUNT_ATTR_NOEXEC;
-		r = set_attr(fd, attrs, 1);
-		if (r < 0)
-			fail("set mount flags on", m->src, -r);
-		srcfds[i] = fd;
-	}
-}
-
-static void build_root(void)
-{
-	const struct cd_plan *p = g_ctx->plan;
-	int srcfds[CD_PLAN_MAX_MOUNTS];
-	int rootfd, nullfd;
-	size_t i;
-
-	/* Nothing we mount may propagate back to the host. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		fail("make mounts private", NULL, errno);
-	open_sources(srcfds);
-	close(g_ctx->layer_fd); /* the layer went over it, or none will */
-	nullfd = xopenat2(AT_FDCWD, "/dev/null", O_PATH | O_CLOEXEC, RESOLVE_NO_SYMLINKS);
-	if (nullfd < 0)
-		fail("open", "/dev/null", errno);
-	if (mount("cordon", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") < 0)
-		fail("mount the root tmpfs", NULL, errno);
-	rootfd = open(NEWROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		fail("open the new root", NULL, errno);
-	for (i = 0; i < p->nmounts; i++) {
-		do_mount(rootfd, i, srcfds[i], nullfd);
-		if (srcfds[i] >= 0)
-			close(srcfds[i]);
-	}
-	close(nullfd);
-	parent_drop();
-	if (fchdir(rootfd) < 0)
-		fail("enter the new root", NULL, errno);
-	close(rootfd);
-	if (syscall(SYS_pivot_root, ".", ".") < 0)
-		fail("pivot_root", NULL, errno);
-	if (umount2(".", MNT_DETACH) < 0)
-		fail("detach the host root", NULL, errno);
-	if (chdir("/") < 0)
-		fail("chdir /", NULL, errno);
+		cd_child_fail("take the sandbox's ids", NULL, errno);
 }
 
 static void loopback_up(void)
@@ -803,14 +151,14 @@ static void loopback_up(void)
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	if (s < 0)
-		fail("open a socket to bring up lo", NULL, errno);
+		cd_child_fail("open a socket to bring up lo", NULL, errno);
 	memset(&ifr, 0, sizeof ifr);
 	memcpy(ifr.ifr_name, "lo", 3);
 	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-		fail("read flags of lo", NULL, errno);
+		cd_child_fail("read flags of lo", NULL, errno);
 	ifr.ifr_flags |= IFF_UP;
 	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-		fail("bring up lo", NULL, errno);
+		cd_child_fail("bring up lo", NULL, errno);
 	close(s);
 }
 
@@ -865,22 +213,22 @@ static void proxy_listener(void)
 	struct sockaddr_in sin;
 	int s, r, one = 1;
 
-	if (!g_ctx->plan->proxy_port)
+	if (!cd_child_g_ctx->plan->proxy_port)
 		return;
 	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
-		fail("create the egress proxy socket", NULL, errno);
+		cd_child_fail("create the egress proxy socket", NULL, errno);
 	memset(&sin, 0, sizeof sin);
 	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)g_ctx->plan->proxy_port);
+	sin.sin_port = htons((uint16_t)cd_child_g_ctx->plan->proxy_port);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
 	    bind(s, (struct sockaddr *)&sin, sizeof sin) < 0 || listen(s, 64) < 0)
-		fail("listen for the egress proxy on 127.0.0.1", NULL, errno);
-	r = cd_fd_send(g_ctx->proxy_fd, s);
+		cd_child_fail("listen for the egress proxy on 127.0.0.1", NULL, errno);
+	r = cd_fd_send(cd_child_g_ctx->proxy_fd, s);
 	close(s);
 	if (r < 0)
-		fail("hand the egress proxy socket to the supervisor", NULL, -r);
+		cd_child_fail("hand the egress proxy socket to the supervisor", NULL, -r);
 }
 
 static void drop_privileges(void)
@@ -896,21 +244,21 @@ static void drop_privileges(void)
 	                                     SECBIT_NO_SETUID_FIXUP_LOCKED |
 	                                     SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
 	                                     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
-		fail("set securebits", NULL, errno);
+		cd_child_fail("set securebits", NULL, errno);
 	for (cap = 0; cap < 64; cap++) {
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
 			if (errno == EINVAL)
 				break;
-			fail("drop capability bounding set", NULL, errno);
+			cd_child_fail("drop capability bounding set", NULL, errno);
 		}
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-		fail("clear ambient capabilities", NULL, errno);
+		cd_child_fail("clear ambient capabilities", NULL, errno);
 	memset(data, 0, sizeof data);
 	if (syscall(SYS_capset, &hdr, data) < 0)
-		fail("clear capabilities", NULL, errno);
+		cd_child_fail("clear capabilities", NULL, errno);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		fail("set no_new_privs", NULL, errno);
+		cd_child_fail("set no_new_privs", NULL, errno);
 }
 
 /* Keep fds 0-2 (the command's pipes), the report socket (moved to 3), the
@@ -925,8 +273,8 @@ static void close_fds(void)
 	    (g_listener_fd = fcntl(g_listener_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
 	    (g_sync_fd = fcntl(g_sync_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
 	    (g_lifeline_fd = fcntl(g_lifeline_fd, F_DUPFD_CLOEXEC, 16)) < 0 ||
-	    (g_pty_follower >= 0 &&
-	     (g_pty_follower = fcntl(g_pty_follower, F_DUPFD_CLOEXEC, 16)) < 0))
+	    (cd_child_g_pty_follower >= 0 &&
+	     (cd_child_g_pty_follower = fcntl(cd_child_g_pty_follower, F_DUPFD_CLOEXEC, 16)) < 0))
 		_exit(CHILD_EXIT_SETUP);
 
 	/* A direct stream may already be one of 0-2 (cordon run's own stdin
@@ -934,29 +282,30 @@ static void close_fds(void)
 	 * dup2 below clobbers another, and dup2 always makes a fresh fd 0-2
 	 * without close-on-exec. */
 	for (i = 0; i < 3; i++)
-		if (g_pty_follower < 0 &&
-		    (g_stdio[i] = fcntl(g_ctx->stdio[i], F_DUPFD_CLOEXEC, 16)) < 0)
-			fail("set up stdio", NULL, errno);
+		if (cd_child_g_pty_follower < 0 &&
+		    (g_stdio[i] = fcntl(cd_child_g_ctx->stdio[i], F_DUPFD_CLOEXEC, 16)) < 0)
+			cd_child_fail("set up stdio", NULL, errno);
 	for (i = 0; i < 3; i++) {
-		if (dup2(g_pty_follower >= 0 ? g_pty_follower : g_stdio[i], i) < 0)
-			fail("set up stdio", NULL, errno);
+		if (dup2(cd_child_g_pty_follower >= 0 ? cd_child_g_pty_follower : g_stdio[i], i) <
+		    0)
+			cd_child_fail("set up stdio", NULL, errno);
 	}
 	if (g_report_fd != 3) {
 		if (dup3(g_report_fd, 3, O_CLOEXEC) < 0)
-			fail("move the report socket", NULL, errno);
+			cd_child_fail("move the report socket", NULL, errno);
 		g_report_fd = 3;
 	}
 	if (dup3(g_listener_fd, 4, O_CLOEXEC) < 0)
-		fail("move the listener socket", NULL, errno);
+		cd_child_fail("move the listener socket", NULL, errno);
 	g_listener_fd = 4;
 	if (dup3(g_sync_fd, 5, O_CLOEXEC) < 0)
-		fail("move the sync pipe", NULL, errno);
+		cd_child_fail("move the sync pipe", NULL, errno);
 	g_sync_fd = 5;
 	if (dup3(g_lifeline_fd, 6, O_CLOEXEC) < 0)
-		fail("move the lifeline", NULL, errno);
+		cd_child_fail("move the lifeline", NULL, errno);
 	g_lifeline_fd = 6;
 	if (syscall(SYS_close_range, 7, ~0U, 0) < 0)
-		fail("close inherited fds", NULL, errno);
+		cd_child_fail("close inherited fds", NULL, errno);
 }
 
 static void reset_signals(void)
@@ -984,7 +333,7 @@ static size_t path_join(char *out, size_t cap, const char *dir, const char *file
 
 __attribute__((noreturn)) static void exec_command(void)
 {
-	const struct cd_plan *p = g_ctx->plan;
+	const struct cd_plan *p = cd_child_g_ctx->plan;
 	const char *arg0 = p->argv[0];
 	char path[CD_PATH_MAX];
 	int saw_eacces = 0, e = ENOENT;
@@ -1058,7 +407,8 @@ __attribute__((noreturn)) static void run_init(uint32_t walls)
 			n = read(g_sync_fd, &go, 1);
 		} while (n < 0 && errno == EINTR);
 		if (n != 1 || go != CD_SYNC_RUN)
-			fail("wait for the run to be recorded", NULL, n < 0 ? errno : EPIPE);
+			cd_child_fail("wait for the run to be recorded", NULL,
+			              n < 0 ? errno : EPIPE);
 		close(g_sync_fd);
 	}
 	/* vfork semantics: the command borrows init's memory until its execve
@@ -1069,7 +419,7 @@ __attribute__((noreturn)) static void run_init(uint32_t walls)
 	pid = clone(spawn_command, cmd_stack + sizeof cmd_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
 	            NULL);
 	if (pid < 0)
-		fail("fork the command", NULL, errno);
+		cd_child_fail("fork the command", NULL, errno);
 	g_cmd_pid = pid;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = forward_signal;
@@ -1144,7 +494,7 @@ static size_t child_keep(const struct cd_child_ctx *ctx, int *keep, size_t cap)
 			keep[n++] = fds[i];
 	}
 	/* The caller's trees, idmapped by the supervisor (idmap.h): mounted
-	 * by build_root(), each closed there once attached. */
+	 * by cd_child_build_root(), each closed there once attached. */
 	for (i = 0; ctx->plan->idmap && i < ctx->plan->nmounts && i < CD_PLAN_MAX_MOUNTS && n < cap;
 	     i++) {
 		if (ctx->tree_fd[i] >= 0)
@@ -1196,34 +546,34 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	 * hold cordon's audit and state databases (and their WAL and SHM),
 	 * the other end of each of its pipes and the caller's terminal. */
 	hold_lifeline(ctx->lifeline_fd);
-	g_ctx = ctx;
+	cd_child_g_ctx = ctx;
 	g_report_fd = ctx->report_fd;
 	g_listener_fd = ctx->listener_fd;
 	g_lifeline_fd = ctx->lifeline_fd;
 	nkeep = child_keep(ctx, keep, sizeof keep / sizeof keep[0]);
 	if ((r = close_all_but(keep, nkeep)) < 0)
-		fail("close the fds inherited from cordon", NULL, -r);
+		cd_child_fail("close the fds inherited from cordon", NULL, -r);
 	if (setsid() < 0)
-		fail("setsid", NULL, errno);
+		cd_child_fail("setsid", NULL, errno);
 	set_identity();
 	/* /proc/sys/user of our user namespace, opened while the host's
 	 * /proc is here; written once our cgroup namespace exists. */
 	if ((quota_fd = cd_quotas_open()) < 0)
-		fail("open /proc/sys/user", NULL, -quota_fd);
+		cd_child_fail("open /proc/sys/user", NULL, -quota_fd);
 	/* The filesystem, hostname and network are built while the supervisor
 	 * makes the run's cgroup and moves us in: nothing here runs code of
 	 * the command's, and nothing the command can reach starts before we
 	 * are placed. */
 	g_sync_fd = ctx->sync_fd;
-	build_root();
+	cd_child_build_root();
 	if (chdir(ctx->plan->cwd) < 0)
-		fail("enter the working directory", ctx->plan->cwd, errno);
+		cd_child_fail("enter the working directory", ctx->plan->cwd, errno);
 	if (sethostname(ctx->plan->hostname, strlen(ctx->plan->hostname)) < 0)
-		fail("set the hostname", NULL, errno);
+		cd_child_fail("set the hostname", NULL, errno);
 	loopback_up();
 	proxy_listener();
 	close(ctx->proxy_fd);
-	make_pty();
+	cd_child_make_pty();
 	/* Wait until the supervisor has placed us (cgroups); EOF means it
 	 * could not, and nothing starts. */
 	do {
@@ -1233,21 +583,21 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 		_exit(CHILD_EXIT_SETUP);
 	/* Now inside the run's cgroup: make it the root of our cgroup view. */
 	if (unshare(CLONE_NEWCGROUP) < 0)
-		fail("create the cgroup namespace", NULL, errno);
+		cd_child_fail("create the cgroup namespace", NULL, errno);
 	if ((r = cd_quotas_apply(quota_fd, &ctx->plan->limits)) < 0)
-		fail("set the kernel object quotas in /proc/sys/user", NULL, -r);
+		cd_child_fail("set the kernel object quotas in /proc/sys/user", NULL, -r);
 	close(quota_fd);
 	close_fds();
 	if ((r = cd_rlimits_apply(&ctx->plan->limits, (go & CD_SYNC_CG_MEMORY) != 0,
 	                          (go & CD_SYNC_CG_PIDS) != 0)) < 0)
-		fail("set resource limits", NULL, -r);
+		cd_child_fail("set resource limits", NULL, -r);
 	drop_privileges();
 	walls = ctx->plan->walls &
 	        (CD_WALL_USERNS | CD_WALL_MOUNTNS | CD_WALL_PIDNS | CD_WALL_NETNS | CD_WALL_IPCNS |
 	         CD_WALL_UTSNS | CD_WALL_CGROUPNS | CD_WALL_NNP | CD_WALL_CAPS);
 	if (ctx->plan->landlock_abi > 0) {
 		if ((r = cd_landlock_apply(&ctx->plan->landlock, ctx->plan->landlock_abi)) < 0)
-			fail("apply Landlock rules", NULL, -r);
+			cd_child_fail("apply Landlock rules", NULL, -r);
 		walls |= CD_WALL_LANDLOCK;
 	}
 	/* Past the last change of credentials: arm the lifeline again, in
@@ -1257,7 +607,7 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	/* Init holds nothing the command may not have: non-dumpable, so
 	 * /proc/1/mem and /proc/1/exe are closed to it (THREATS row 2). */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		fail("make init non-dumpable", NULL, errno);
+		cd_child_fail("make init non-dumpable", NULL, errno);
 	/* seccomp last: the listener goes to the supervisor and is closed here
 	 * before the command exists. */
 	if (ctx->plan->seccomp.len > 0) {
@@ -1266,12 +616,13 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 		int listener = -1;
 
 		if ((r = cd_seccomp_install(prog, &listener)) < 0)
-			fail("install the seccomp filter", NULL, -r);
+			cd_child_fail("install the seccomp filter", NULL, -r);
 		if (listener >= 0) {
 			r = cd_fd_send(g_listener_fd, listener);
 			close(listener);
 			if (r < 0)
-				fail("hand the seccomp listener to the supervisor", NULL, -r);
+				cd_child_fail("hand the seccomp listener to the supervisor", NULL,
+				              -r);
 		}
 		walls |= CD_WALL_SECCOMP;
 	}

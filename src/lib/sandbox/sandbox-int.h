@@ -1,5 +1,6 @@
-/* sandbox-int.h — what the supervisor (sandbox.c) and the child
- * (sandbox-child.c) share.  Not part of the library's interface.
+/* sandbox-int.h — what the supervisor (sandbox.c, sandbox-supervise.c)
+ * and the child (sandbox-child.c, sandbox-mount.c) share.  Not part of
+ * the library's interface.
  *
  * Trust boundary: the child runs in the new namespaces and becomes the
  * sandbox's init; everything it sends back over the report socket is
@@ -11,7 +12,11 @@
 
 #include "util/bounds.h"
 #include "plan.h"
+#include "sandbox.h"
+#include "termfilter.h"
+#include "util/buf.h"
 
+#include <sodium.h>
 #include <stdint.h>
 
 enum cd_report_type {
@@ -64,5 +69,105 @@ struct cd_child_ctx {
 
 /* The child's whole life: never returns. */
 __attribute__((noreturn)) void cd_child_main(const struct cd_child_ctx *ctx);
+
+/* --- The supervisor (sandbox.c runs it, sandbox-supervise.c is its loop) --- */
+
+#define CD_RELAY_CHUNK (64 * 1024)
+
+/* One relayed stream: the command's output toward the caller's fd. */
+struct cd_stream {
+	int from; /* our end of the pipe, -1 when closed */
+	int to;   /* caller's fd; -1 after a write error (keep draining) */
+	uint64_t bytes;
+	crypto_hash_sha256_state hash;
+	struct cd_buf held; /* masking: the output until the command ends */
+	int holding, overflow;
+	int open_line; /* the last byte written to `to` was not a newline */
+	int filter;    /* `to` is a terminal: through the filter (termfilter.h) */
+	struct cd_termfilter tf;
+};
+
+struct cd_supervisor {
+	const struct cd_plan *plan;
+	const struct cd_sandbox_io *io;
+	struct cd_result *res;
+	int epfd, pidfd, timerfd, report_fd;
+	struct cd_stream out, err;
+	/* stdin toward the command */
+	int in_to;       /* our end of the command's stdin pipe, -1 when closed */
+	int in_from;     /* caller's stdin, -1 at EOF */
+	int in_pollable; /* the caller's stdin works with epoll */
+	char *in_buf;    /* CD_RELAY_CHUNK bytes, on the heap: untouched (no page
+	               * faults) unless stdin carries data */
+	size_t in_len, in_off;
+	uint64_t in_bytes;
+	crypto_hash_sha256_state in_hash;
+	int psock;    /* our end of the proxy socket, -1 once the listener came */
+	int lsock;    /* our end of the listener socket, -1 once the listener came */
+	int listener; /* seccomp user-notification fd, -1 when none */
+	int ptysock;  /* plan->tty: our end of the pty socket, -1 once the controller came */
+	int ptm;      /* plan->tty: the pty's controller side (a copy is out.from), or -1 */
+	int laysock;  /* overlay: our end of the layer socket, read once after the run */
+	struct cd_cgroup *cg;
+	int child_done, killed_timeout, killed_output, got_status, status, started;
+	uint32_t walls;
+	/* The seccomp program the child installs (quotas.h), for the answers. */
+	const struct cd_seccomp_prog *prog;
+};
+
+enum {
+	CD_EV_OUT = 1,
+	CD_EV_ERR,
+	CD_EV_IN_FROM,
+	CD_EV_IN_TO,
+	CD_EV_PID,
+	CD_EV_TIMER,
+	CD_EV_REPORT,
+	CD_EV_SIGNAL,
+	CD_EV_LSOCK,
+	CD_EV_LISTENER,
+	CD_EV_PROXY,
+	CD_EV_PTY,
+};
+
+/* The hex SHA-256 of what `st` hashed (sandbox.c). */
+void cd_sup_hex_digest(crypto_hash_sha256_state *st, char out[65]);
+
+/* sandbox-supervise.c: the loop and its pieces cd_sandbox_run() calls. */
+int cd_sup_set_nonblock(int fd);
+int cd_sup_ep_add(int epfd, int fd, uint32_t events, uint64_t tag);
+void cd_sup_kill_sandbox(struct cd_supervisor *s);
+int cd_sup_plan_overlay(const struct cd_plan *p);
+void cd_sup_receive_layer(struct cd_supervisor *s);
+void cd_sup_close_listener(struct cd_supervisor *s);
+void cd_sup_close_stream(struct cd_supervisor *s, struct cd_stream *st);
+void cd_sup_flush_masked(struct cd_supervisor *s, struct cd_stream *st, const char *name);
+void cd_sup_close_stdin_pipe(struct cd_supervisor *s);
+void cd_sup_pump_stdin(struct cd_supervisor *s);
+void cd_sup_read_reports(struct cd_supervisor *s);
+void cd_sup_reap(struct cd_supervisor *s);
+void cd_sup_finish_result(struct cd_supervisor *s);
+void cd_sup_account_limits(struct cd_supervisor *s);
+void cd_sup_loop(struct cd_supervisor *s);
+/* The command is started: relay until it and its streams end, reap the
+ * sandbox, take the overlay's layer, then fill in the result and what the
+ * limits saw. */
+void cd_sup_run(struct cd_supervisor *s);
+
+/* --- The child (sandbox-child.c), and its filesystem (sandbox-mount.c) --- */
+
+#define CD_CHILD_NEWROOT "/tmp" /* where the new root is built before pivot_root */
+
+extern const struct cd_child_ctx *cd_child_g_ctx; /* the context, set at the child's start */
+extern int cd_child_g_pty_follower;               /* plan->tty: the session pty's follower side */
+
+/* Report a setup failure on the report socket and exit. */
+__attribute__((noreturn)) void cd_child_fail(const char *what, const char *subject, int err);
+/* openat2(2) with `flags` and `resolve`: an fd or -1 (errno). */
+int cd_child_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve);
+/* Open every source, build the new root from the plan's mounts, pivot. */
+void cd_child_build_root(void);
+/* plan->tty: open the session pty in the new /dev/pts (cd_child_g_pty_follower). */
+void cd_child_make_pty(void);
 
 #endif
