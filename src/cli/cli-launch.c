@@ -176,7 +176,7 @@ enum {
 	SET_PROPOSE_SIZE = 1u << 6,
 };
 
-static void args_release(struct run_args *a)
+static void launch_args_release(struct run_args *a)
 {
 	size_t i;
 
@@ -204,7 +204,7 @@ static int valid_name(const char *s, size_t n)
 }
 
 /* PATH[:DEST]: the split is at the last ':' followed by '/'. */
-static int add_bind(struct run_args *a, const char *arg, int rw)
+static int launch_add_bind(struct run_args *a, const char *arg, int rw)
 {
 	const char *colon = strrchr(arg, ':');
 	struct cd_plan_bind *b;
@@ -232,7 +232,7 @@ static int add_bind(struct run_args *a, const char *arg, int rw)
 	return 0;
 }
 
-static int add_env(struct run_args *a, const char *arg)
+static int launch_add_env(struct run_args *a, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	size_t nl = eq ? (size_t)(eq - arg) : strlen(arg);
@@ -361,7 +361,7 @@ static int parse_size_opt(const char *name, const char *v, uint64_t *out)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct run_args *a)
+static int launch_parse_args(int argc, char **argv, struct run_args *a)
 {
 	uint64_t v;
 	int c;
@@ -391,7 +391,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			exit(CD_EXIT_OK);
 		case OPT_RO:
 		case OPT_RW:
-			if (add_bind(a, optarg, c == OPT_RW) < 0)
+			if (launch_add_bind(a, optarg, c == OPT_RW) < 0)
 				return -1;
 			break;
 		case OPT_SCRATCH:
@@ -403,7 +403,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 				return -1;
 			break;
 		case OPT_ENV:
-			if (add_env(a, optarg) < 0)
+			if (launch_add_env(a, optarg) < 0)
 				return -1;
 			break;
 		case OPT_SECRET:
@@ -642,9 +642,9 @@ static int bound_tmpfs(struct run_args *a)
 
 /* The profile is the base; limits given as options win; its binds and env
  * are added to the options' own. */
-static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
-                         const struct cd_policy *policy, const char *granted,
-                         struct cd_arena *arena)
+static int launch_apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
+                                const struct cd_policy *policy, const char *granted,
+                                struct cd_arena *arena)
 {
 	struct cd_err err = { 0, "" };
 	struct cd_limits mine = a->limits;
@@ -721,11 +721,11 @@ static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
 	if (bound_tmpfs(a) < 0)
 		return -1;
 	for (i = 0; i < prof->nbinds; i++) {
-		if (add_bind(a, prof->binds[i], prof->bind_rw[i]) < 0)
+		if (launch_add_bind(a, prof->binds[i], prof->bind_rw[i]) < 0)
 			return -1;
 	}
 	for (i = 0; i < prof->nenv; i++) {
-		if (add_env(a, prof->env[i]) < 0)
+		if (launch_add_env(a, prof->env[i]) < 0)
 			return -1;
 	}
 	return 0;
@@ -735,7 +735,7 @@ static int apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
  * a path that did not exist can be created by the command.  Note which are
  * missing before the run and report any that appear: they would run later
  * on the host, so the operator must look at them. */
-static unsigned missing_protected(const char *cwd)
+static unsigned launch_missing_protected(const char *cwd)
 {
 	char path[CD_PATH_MAX];
 	struct stat st;
@@ -785,9 +785,9 @@ static void planted_one(json_t *a, const char *rel, const char *why)
 /* The protected paths at the top, and the git control paths and host-run
  * files at any depth of every writable tree (cd_plan_planted), that the
  * run created. */
-static json_t *planted_paths(const struct cd_plan *plan, unsigned before)
+static json_t *launch_planted_paths(const struct cd_plan *plan, unsigned before)
 {
-	unsigned after = missing_protected(plan->cwd);
+	unsigned after = launch_missing_protected(plan->cwd);
 	json_t *a = json_array();
 	struct cd_err err;
 	char **v = NULL;
@@ -809,7 +809,7 @@ static json_t *planted_paths(const struct cd_plan *plan, unsigned before)
 }
 
 /* What the plan covered or kept read-only inside bound trees, and why. */
-static json_t *covered_paths(const struct cd_plan *p)
+static json_t *launch_covered_paths(const struct cd_plan *p)
 {
 	json_t *a = json_array();
 	size_t i;
@@ -849,8 +849,8 @@ static json_t *walls_json(unsigned w)
 }
 
 struct layer;
-static json_t *layer_json(const struct layer *l);
-static int is_pipe(int fd)
+static json_t *launch_layer_json(const struct layer *l);
+static int launch_is_pipe(int fd)
 {
 	struct stat st;
 
@@ -865,8 +865,8 @@ static int same_file(int a, int b)
 	       x.st_ino == y.st_ino;
 }
 
-static int emit_result(const struct run_args *a, const struct cd_plan *p, const struct cd_result *r,
-                       json_t *planted, const struct layer *layer)
+static int launch_emit_result(const struct run_args *a, const struct cd_plan *p,
+                              const struct cd_result *r, json_t *planted, const struct layer *layer)
 {
 	json_t *o = json_object();
 	char *s;
@@ -904,9 +904,9 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 	}
 	if (planted)
 		json_object_set(o, "planted_paths", planted);
-	json_object_set_new(o, "covered_paths", covered_paths(p));
+	json_object_set_new(o, "covered_paths", launch_covered_paths(p));
 	if (layer)
-		json_object_set_new(o, "proposal_layer", layer_json(layer));
+		json_object_set_new(o, "proposal_layer", launch_layer_json(layer));
 	json_object_set_new(o, "walls", walls_json(r->walls));
 	json_object_set_new(o, "landlock_abi", json_integer(r->landlock_abi));
 	{
@@ -962,7 +962,7 @@ static int emit_result(const struct run_args *a, const struct cd_plan *p, const 
 
 /* Signals for the command are read from a signalfd and forwarded by the
  * sandbox; blocking them here keeps cordon alive to report. */
-static int signals_setup(sigset_t *old, int tty)
+static int launch_signals_setup(sigset_t *old, int tty)
 {
 	sigset_t set;
 
@@ -1051,7 +1051,7 @@ __attribute__((noreturn)) static void egress_child(struct egress *e, int listen_
 	_exit(CD_EXIT_CORDON);
 }
 
-static void egress_serve(int listen_fd, void *ctx)
+static void launch_egress_serve(int listen_fd, void *ctx)
 {
 	struct egress *e = ctx;
 	pid_t self = getpid(), pid = fork();
@@ -1064,7 +1064,7 @@ static void egress_serve(int listen_fd, void *ctx)
 	close(listen_fd);
 }
 
-static void egress_stop(struct egress *e)
+static void launch_egress_stop(struct egress *e)
 {
 	int st;
 
@@ -1083,7 +1083,7 @@ static void egress_stop(struct egress *e)
 	}
 }
 
-static int egress_policy(const struct run_args *a, struct cd_egress_policy **ret)
+static int launch_egress_policy(const struct run_args *a, struct cd_egress_policy **ret)
 {
 	struct cd_err err = { 0, "" };
 	size_t i;
@@ -1128,7 +1128,8 @@ static int record_intent(void *ctx, char *msg, size_t msglen)
 
 /* A refusal before anything ran: one line on stderr, and the JSON record
  * when asked for, with reason "denied" or "setup-error". */
-static int refuse(const struct run_args *a, const char *run_id, enum cd_reason why, const char *msg)
+static int launch_refuse(const struct run_args *a, const char *run_id, enum cd_reason why,
+                         const char *msg)
 {
 	cli_errorf("%s", msg);
 	if (a->json) {
@@ -1148,8 +1149,8 @@ static int refuse(const struct run_args *a, const char *run_id, enum cd_reason w
 /* cordon's own files, which the plan keeps out of the sandbox: the audit
  * log, its checkpoint file, the signing key, the state database and the
  * mask key. */
-static void private_paths(const struct run_args *a, char *v[5], char buf[5][CD_PATH_MAX],
-                          size_t *ret_n)
+static void launch_private_paths(const struct run_args *a, char *v[5], char buf[5][CD_PATH_MAX],
+                                 size_t *ret_n)
 {
 	size_t n = 0;
 
@@ -1176,8 +1177,8 @@ static void private_paths(const struct run_args *a, char *v[5], char buf[5][CD_P
 	*ret_n = n;
 }
 
-static int load_policy(const struct run_args *a, struct cd_audit *audit, const char *run_id,
-                       struct cd_policy **ret)
+static int launch_load_policy(const struct run_args *a, struct cd_audit *audit, const char *run_id,
+                              struct cd_policy **ret)
 {
 	struct cd_err err = { 0, "" }, rerr = { 0, "" };
 
@@ -1208,7 +1209,7 @@ struct layer {
 	struct cd_prop_layer use;
 };
 
-static int layer_make(struct layer *l, const char *run_id)
+static int launch_layer_make(struct layer *l, const char *run_id)
 {
 	struct cd_err err = { 0, "" };
 	int r = cli_proposal_layer_dir(NULL, run_id, l->dir, sizeof l->dir);
@@ -1231,7 +1232,7 @@ static int layer_make(struct layer *l, const char *run_id)
 }
 
 /* The sandbox hands the layer over once the run has ended. */
-static void layer_take(int fd, void *ctx)
+static void launch_layer_take(int fd, void *ctx)
 {
 	struct layer *l = ctx;
 
@@ -1245,7 +1246,7 @@ static void layer_take(int fd, void *ctx)
  * inside.  (A failed write whose partial output was removed afterwards,
  * as overlayfs does with a copy-up that did not fit, leaves the layer
  * below its cap and is not seen here.) */
-static void layer_measure(struct layer *l, const struct cd_limits *lim)
+static void launch_layer_measure(struct layer *l, const struct cd_limits *lim)
 {
 	struct statfs sf;
 
@@ -1280,7 +1281,7 @@ static void layer_measure(struct layer *l, const struct cd_limits *lim)
 	}
 }
 
-static json_t *layer_json(const struct layer *l)
+static json_t *launch_layer_json(const struct layer *l)
 {
 	return json_pack("{s:I,s:I,s:I,s:I,s:b,s:b}", "size", (json_int_t)l->use.size, "inodes",
 	                 (json_int_t)l->use.inodes, "used", (json_int_t)l->use.used, "used_inodes",
@@ -1288,7 +1289,7 @@ static json_t *layer_json(const struct layer *l)
 	                 "inodes_full", l->use.inodes_full);
 }
 
-static void layer_done(struct layer *l)
+static void launch_layer_done(struct layer *l)
 {
 	if (l->fd >= 0)
 		close(l->fd); /* the tmpfs goes with its last reference */
@@ -1300,9 +1301,10 @@ static void layer_done(struct layer *l)
 
 /* After a --propose run: the change set, its content stored, recorded.
  * 0, or -1 (reported): the proposal is lost, cordon fails. */
-static int make_proposal(struct layer *l, const struct cd_plan *plan, const struct run_args *a,
-                         const char *run_id, const struct cd_result *res, struct cd_state *state,
-                         struct cd_audit *audit)
+static int launch_make_proposal(struct layer *l, const struct cd_plan *plan,
+                                const struct run_args *a, const char *run_id,
+                                const struct cd_result *res, struct cd_state *state,
+                                struct cd_audit *audit)
 {
 	struct cd_err err = { 0, "" };
 	struct cd_proposal *p = NULL;
@@ -1371,7 +1373,7 @@ static int make_proposal(struct layer *l, const struct cd_plan *plan, const stru
 	return 0;
 }
 
-static void explain_refusal(const struct cd_decision *d, char *out, size_t cap)
+static void launch_explain_refusal(const struct cd_decision *d, char *out, size_t cap)
 {
 	int n;
 
@@ -1392,7 +1394,7 @@ static void explain_refusal(const struct cd_decision *d, char *out, size_t cap)
  * own decision (tool "install" under a policy) and its own records, run
  * before the command; its output goes to cordon's stderr, its stdin is
  * empty.  Returns its exit status, or -1 when it could not be started. */
-static int run_install(const struct run_args *a, char **argv)
+static int launch_run_install(const struct run_args *a, char **argv)
 {
 	const char *av[4 * MAX_OPT_ITEMS * 2 + 16];
 	size_t n = 0, i;
@@ -1452,7 +1454,7 @@ static int run_install(const struct run_args *a, char **argv)
 
 /* --cache NAME:DEST: the agent's cache directory bound at DEST, writable
  * unless the run has an install step (then only that step writes). */
-static int add_caches(struct run_args *a)
+static int launch_add_caches(struct run_args *a)
 {
 	char dir[CD_PATH_MAX];
 	size_t i;
@@ -1486,7 +1488,7 @@ static int add_caches(struct run_args *a)
  * /bin/sh; interactive either way. */
 static char *shell_argv[3];
 
-static char **default_shell(void)
+static char **launch_default_shell(void)
 {
 	const char *sh = getenv("SHELL");
 
@@ -1504,7 +1506,7 @@ static char **default_shell(void)
 static struct termios tty_saved;
 static int tty_saved_fd = -1;
 
-static void tty_restore(void)
+static void launch_tty_restore(void)
 {
 	if (tty_saved_fd >= 0) {
 		tcsetattr(tty_saved_fd, TCSADRAIN, &tty_saved);
@@ -1522,7 +1524,7 @@ static void tty_fatal(int sig)
 	raise(sig);
 }
 
-static int tty_raw(int fd)
+static int launch_tty_raw(int fd)
 {
 	static const int fatal[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
 	static int registered;
@@ -1535,7 +1537,7 @@ static int tty_raw(int fd)
 	if (tcgetattr(fd, &tty_saved) < 0)
 		return -errno;
 	if (!registered) {
-		if (atexit(tty_restore) != 0)
+		if (atexit(launch_tty_restore) != 0)
 			return -ENOMEM;
 		memset(&sa, 0, sizeof sa);
 		sa.sa_handler = tty_fatal;
@@ -1561,7 +1563,7 @@ static int tty_raw(int fd)
 
 /* The session's file next to the audit log, sessions/RUN_ID.rec, made
  * before the session starts: no recording, no session. */
-static int session_open(const struct run_args *a, const char *run_id, char *path, size_t cap)
+static int launch_session_open(const struct run_args *a, const char *run_id, char *path, size_t cap)
 {
 	char *slash;
 	int n, fd;
@@ -1593,7 +1595,7 @@ static int session_open(const struct run_args *a, const char *run_id, char *path
 
 /* Save the session and name it, with its SHA-256, in the result record's
  * details. */
-static json_t *session_save(int fd, const char *path, const struct cd_session *sess)
+static json_t *launch_session_save(int fd, const char *path, const struct cd_session *sess)
 {
 	struct cd_err err = { 0, "" };
 	char sha[65];
@@ -1613,7 +1615,7 @@ static json_t *session_save(int fd, const char *path, const struct cd_session *s
  * range, held until cordon exits (idmap.h, idslot.h).  The test seam
  * CORDON_TEST_ID_SLOTS=[FIRST:]COUNT narrows the slots a root run may take
  * and can never widen them: a window outside the range refuses the run. */
-static int host_ids(struct cd_plan_opts *po, struct cd_idslot *slot, struct cd_err *err)
+static int launch_host_ids(struct cd_plan_opts *po, struct cd_idslot *slot, struct cd_err *err)
 {
 	struct cd_idmap_range range;
 	const char *w = getenv("CORDON_TEST_ID_SLOTS");
@@ -1681,10 +1683,10 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	cd_session_init(&sess, 0);
 	memset(&eg, 0, sizeof eg);
 	eg.stop[0] = eg.stop[1] = -1;
-	first = parse_args(argc, argv, &a);
+	first = launch_parse_args(argc, argv, &a);
 	if (first < 0)
 		goto out;
-	cmd = first < argc ? argv + first : default_shell();
+	cmd = first < argc ? argv + first : launch_default_shell();
 	if (tty) {
 		cd_session_release(&sess);
 		cd_session_init(&sess, a.record_limit);
@@ -1701,7 +1703,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		goto out;
 	}
 	if (a.direct_stdio &&
-	    (tty || a.install || !is_pipe(STDIN_FILENO) || !is_pipe(STDOUT_FILENO))) {
+	    (tty || a.install || !launch_is_pipe(STDIN_FILENO) || !launch_is_pipe(STDOUT_FILENO))) {
 		cli_errorf("--direct-stdio hands cordon's stdin and stdout to the command: both "
 		           "must be pipes (never a terminal), and not with a shell or --install");
 		goto out;
@@ -1720,7 +1722,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	 * policy's load — or its refusal — is the first record. */
 	if (!a.dry_run && cli_audit_open(a.audit, &audit) < 0)
 		goto out;
-	if (load_policy(&a, audit, run_id, &policy) < 0)
+	if (launch_load_policy(&a, audit, run_id, &policy) < 0)
 		goto out;
 	if (a.nallow && a.net_none) {
 		cli_errorf("--net none and --allow-host contradict each other");
@@ -1762,7 +1764,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	/* A dry run decides too (the grant's profile is what it shows) but
 	 * records nothing: gate.audit is NULL then. */
 	if (cd_gate_decide_run(&gate, &rq, &dec, &err) < 0) {
-		rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
+		rc = launch_refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
 		goto out;
 	}
 	if (dec.verdict == CD_VERDICT_NEEDS_APPROVAL && state) {
@@ -1772,16 +1774,16 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		            &gate, &rq, &dec, state,
 		            a.approval_timeout_ms ? (int64_t)(a.approval_timeout_ms / 1000) : 600,
 		            a.approve_interactive, approval_id) < 0) {
-			rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR,
-			            "approval could not be handled");
+			rc = launch_refuse(&a, run_id, CD_REASON_SETUP_ERROR,
+			                   "approval could not be handled");
 			goto out;
 		}
 		if (approval_id[0])
 			rq.approval_id = approval_id;
 	}
 	if (dec.verdict != CD_VERDICT_ALLOW) {
-		explain_refusal(&dec, msg, sizeof msg);
-		rc = refuse(&a, run_id, CD_REASON_DENIED, msg);
+		launch_explain_refusal(&dec, msg, sizeof msg);
+		rc = launch_refuse(&a, run_id, CD_REASON_DENIED, msg);
 		goto out;
 	}
 	if (a.install) {
@@ -1789,7 +1791,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		 * runs with the caches read-only and without the install's
 		 * egress: the run's own network setting, none by default. */
 		if (!a.dry_run) {
-			int st = run_install(&a, argv);
+			int st = launch_run_install(&a, argv);
 
 			if (st != 0) {
 				n_msg = snprintf(
@@ -1799,7 +1801,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 				        st);
 				if (n_msg < 0)
 					msg[0] = '\0';
-				rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, msg);
+				rc = launch_refuse(&a, run_id, CD_REASON_SETUP_ERROR, msg);
 				goto out;
 			}
 		}
@@ -1808,7 +1810,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		a.nallow = 0;
 	}
 	if (dec.nfield_lists || dec.minimize_overflow) {
-		rc = refuse(
+		rc = launch_refuse(
 		        &a, run_id, CD_REASON_DENIED,
 		        "the grant scopes fields of JSON results, which cordon run cannot apply "
 		        "to a command's output");
@@ -1817,32 +1819,34 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	if (a.propose && cd_mask_rules_active(&dec.mask)) {
 		/* A proposal keeps the agent's files, their paths and hashes
 		 * as written, in the state database and the audit log. */
-		rc = refuse(&a, run_id, CD_REASON_DENIED,
-		            "the grant masks output, which proposal mode would keep unmasked "
-		            "(files, paths and hashes): --propose refused");
+		rc = launch_refuse(
+		        &a, run_id, CD_REASON_DENIED,
+		        "the grant masks output, which proposal mode would keep unmasked "
+		        "(files, paths and hashes): --propose refused");
 		goto out;
 	}
 	if (tty && cd_mask_rules_active(&dec.mask)) {
 		/* Masking holds the output until the command ends, and the
 		 * session recording would keep it raw: no interactive use. */
-		rc = refuse(&a, run_id, CD_REASON_DENIED,
-		            "the grant masks output, which an interactive session cannot do "
-		            "(use cordon run)");
+		rc = launch_refuse(&a, run_id, CD_REASON_DENIED,
+		                   "the grant masks output, which an interactive session cannot do "
+		                   "(use cordon run)");
 		goto out;
 	}
 	if (cd_mask_rules_active(&dec.mask) && !masker && cli_masker_open(&masker) < 0) {
-		rc = refuse(&a, run_id, CD_REASON_DENIED,
-		            "the grant masks output and the mask key cannot be used");
+		rc = launch_refuse(&a, run_id, CD_REASON_DENIED,
+		                   "the grant masks output and the mask key cannot be used");
 		goto out;
 	}
 	if (cd_mask_rules_active(&dec.mask) && cd_masker_prepare(masker, &err) < 0) {
 		n_msg = snprintf(msg, sizeof msg,
 		                 "the grant masks output and masking is unavailable: %s", err.msg);
-		rc = refuse(&a, run_id, CD_REASON_DENIED,
-		            n_msg > 0 ? msg : "the grant masks output and masking is unavailable");
+		rc = launch_refuse(&a, run_id, CD_REASON_DENIED,
+		                   n_msg > 0 ? msg
+		                             : "the grant masks output and masking is unavailable");
 		goto out;
 	}
-	if (apply_profile(&a, &prof, policy, policy ? dec.profile : NULL, &arena) < 0)
+	if (launch_apply_profile(&a, &prof, policy, policy ? dec.profile : NULL, &arena) < 0)
 		goto out;
 	/* The profile's allow_hosts (a granted profile under --policy, or a
 	 * profile file) join the run's egress allowlist; then the proxy's
@@ -1858,9 +1862,9 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		cli_errorf("--net none and the profile's allow_hosts contradict each other");
 		goto out;
 	}
-	if (a.nallow && egress_policy(&a, &epol) < 0)
+	if (a.nallow && launch_egress_policy(&a, &epol) < 0)
 		goto out;
-	if (add_caches(&a) < 0)
+	if (launch_add_caches(&a) < 0)
 		goto out;
 	/* An interactive session outlasts a command: an hour unless told, and
 	 * never longer than a granted profile says. */
@@ -1869,13 +1873,14 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	memset(&po, 0, sizeof po);
 	if (a.propose) {
 		if (prof.workspace_write) {
-			rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR,
-			            "--propose and a workspace-write profile exclude each other: "
-			            "in proposal mode every write is proposed");
+			rc = launch_refuse(
+			        &a, run_id, CD_REASON_SETUP_ERROR,
+			        "--propose and a workspace-write profile exclude each other: "
+			        "in proposal mode every write is proposed");
 			goto out;
 		}
 		if (!a.dry_run && ((!state && cli_state_open(NULL, &state) < 0) ||
-		                   layer_make(&layer, run_id) < 0))
+		                   launch_layer_make(&layer, run_id) < 0))
 			goto out;
 		po.overlay = 1;
 	} else if (a.propose_caps) {
@@ -1900,8 +1905,8 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	po.lc_all = getenv("LC_ALL");
 	po.scratch_host = a.scratch;
 	po.limits = &a.limits;
-	if (host_ids(&po, &slot, &err) < 0) {
-		rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
+	if (launch_host_ids(&po, &slot, &err) < 0) {
+		rc = launch_refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
 		goto out;
 	}
 	po.allow_degraded = a.allow_degraded;
@@ -1911,10 +1916,10 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	po.cover_files = prof.cover_files;
 	po.ncover_files = prof.ncover;
 	po.egress = a.nallow > 0;
-	private_paths(&a, priv, privbuf, &po.nprivate);
+	launch_private_paths(&a, priv, privbuf, &po.nprivate);
 	po.private_paths = (const char *const *)priv;
 	if (cd_plan_build(&po, &plan, &err) < 0) {
-		rc = refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
+		rc = launch_refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
 		goto out;
 	}
 	if (a.dry_run) {
@@ -1934,14 +1939,14 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	intent.plan = plan;
 	intent.dec = &dec;
 	intent.done = 0;
-	sfd = signals_setup(&oldmask, tty);
+	sfd = launch_signals_setup(&oldmask, tty);
 	if (sfd < 0) {
 		cli_errorf("cannot set up signal forwarding: %s", cd_strerror(-errno));
 		goto out;
 	}
 	fflush(stdout);
 	if (prof.workspace_write)
-		missing_before = missing_protected(plan->cwd);
+		missing_before = launch_missing_protected(plan->cwd);
 	io.stdin_fd = STDIN_FILENO;
 	io.stdout_fd = STDOUT_FILENO;
 	io.stderr_fd = STDERR_FILENO;
@@ -1954,7 +1959,7 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	io.winsize_fd = -1;
 	io.record = NULL;
 	io.record_ctx = NULL;
-	io.on_layer = a.propose ? layer_take : NULL;
+	io.on_layer = a.propose ? launch_layer_take : NULL;
 	io.layer_ctx = &layer;
 	if (tty) {
 		io.winsize_fd = isatty(STDIN_FILENO)    ? STDIN_FILENO
@@ -1992,16 +1997,16 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 			cli_errorf("egress proxy: %s", cd_strerror(-errno));
 			goto out;
 		}
-		io.on_proxy = egress_serve;
+		io.on_proxy = launch_egress_serve;
 		io.proxy_ctx = &eg;
 	}
 	if (tty) {
 		int r;
 
-		sess_fd = session_open(&a, run_id, sess_path, sizeof sess_path);
+		sess_fd = launch_session_open(&a, run_id, sess_path, sizeof sess_path);
 		if (sess_fd < 0)
 			goto out;
-		r = tty_raw(STDIN_FILENO);
+		r = launch_tty_raw(STDIN_FILENO);
 		if (r < 0) {
 			cli_errorf("cannot put the terminal in raw mode: %s", cd_strerror(r));
 			goto out;
@@ -2010,17 +2015,17 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	}
 	cd_sandbox_run(plan, run_id, &io, &res, &err);
 	if (raw) {
-		tty_restore();
+		launch_tty_restore();
 		raw = 0;
 	}
-	egress_stop(&eg);
+	launch_egress_stop(&eg);
 	if (!intent.done) {
 		/* Nothing ran; without an intent there is nothing to pair a
 		 * result with: the refusal is the record-less outcome. */
 		cli_errorf("%s", res.error[0] ? res.error : "the run could not be recorded");
 		rc = CD_EXIT_CORDON;
 		if (a.json)
-			refuse(&a, run_id, CD_REASON_SETUP_ERROR, res.error);
+			launch_refuse(&a, run_id, CD_REASON_SETUP_ERROR, res.error);
 		goto out;
 	}
 	rc = res.exit_code;
@@ -2044,19 +2049,19 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		          mem);
 	}
 	if (prof.workspace_write || plan->ntrees)
-		planted = planted_paths(plan, missing_before);
+		planted = launch_planted_paths(plan, missing_before);
 	if (a.propose)
-		layer_measure(&layer, &plan->limits);
+		launch_layer_measure(&layer, &plan->limits);
 	extra = json_object();
 	if (extra && layer.measured)
-		json_object_set_new(extra, "proposal_layer", layer_json(&layer));
+		json_object_set_new(extra, "proposal_layer", launch_layer_json(&layer));
 	if (extra && planted)
 		json_object_set(extra, "planted_paths", planted);
 	if (extra)
-		json_object_set_new(extra, "covered_paths", covered_paths(plan));
+		json_object_set_new(extra, "covered_paths", launch_covered_paths(plan));
 	if (extra && tty) {
 		json_object_set_new(extra, "tty", json_true());
-		session = session_save(sess_fd, sess_path, &sess);
+		session = launch_session_save(sess_fd, sess_path, &sess);
 		if (session)
 			json_object_set_new(extra, "session", session);
 	}
@@ -2066,14 +2071,15 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 		rc = CD_EXIT_CORDON;
 	}
 	json_decref(extra);
-	if (a.propose && make_proposal(&layer, plan, &a, run_id, &res, state, audit) < 0)
+	if (a.propose && launch_make_proposal(&layer, plan, &a, run_id, &res, state, audit) < 0)
 		rc = CD_EXIT_CORDON;
-	if (a.json && emit_result(&a, plan, &res, planted, layer.measured ? &layer : NULL) < 0)
+	if (a.json &&
+	    launch_emit_result(&a, plan, &res, planted, layer.measured ? &layer : NULL) < 0)
 		cli_warnf("could not write the result record");
 out:
-	layer_done(&layer);
-	tty_restore();
-	egress_stop(&eg);
+	launch_layer_done(&layer);
+	launch_tty_restore();
+	launch_egress_stop(&eg);
 	free(eg.log_mask);
 	cd_session_release(&sess);
 	if (sess_fd >= 0) {
@@ -2090,7 +2096,7 @@ out:
 	cd_policy_free(policy);
 	cd_state_close(state);
 	cd_audit_close(audit);
-	args_release(&a);
+	launch_args_release(&a);
 	cd_arena_release(&arena);
 	/* Last: the run's host id is free once nothing of the run is left. */
 	cd_idslot_release(&slot);
