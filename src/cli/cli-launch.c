@@ -62,158 +62,196 @@ static int record_intent(void *ctx, char *msg, size_t msglen)
 	return 0;
 }
 
-int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
-{
+/* The run's state, carried through the steps of cli_launch().  Each step
+ * returns 0 to go on, or -1 to stop: the exit status is then l->rc
+ * (CD_EXIT_CORDON unless the step set it), and finish() releases what
+ * the steps took. */
+struct launch {
 	struct run_args a;
 	struct cd_plan_opts po;
 	struct cd_sandbox_profile prof;
 	struct cd_arena arena;
-	struct cd_plan *plan = NULL;
-	struct cd_policy *policy = NULL;
-	struct cd_audit *audit = NULL;
-	struct cd_state *state = NULL;
+	struct cd_plan *plan;
+	struct cd_policy *policy;
+	struct cd_audit *audit;
+	struct cd_state *state;
 	char privbuf[5][CD_PATH_MAX], *priv[5];
-	char approval_id[64] = "";
+	char approval_id[64];
 	struct cd_gate gate;
 	struct cd_run_request rq;
 	struct cd_decision dec;
 	struct intent intent;
 	struct cd_sandbox_io io;
-	struct cd_masker *masker = NULL;
-	struct cd_egress_policy *epol = NULL;
+	struct cd_masker *masker;
+	struct cd_egress_policy *epol;
 	struct egress eg;
 	struct cd_result res;
-	struct cd_err err = { 0, "" };
-	struct cd_idslot slot = { .fd = -1 };
-	char run_id[CD_RUN_ID_LEN + 1] = "", msg[512];
+	struct cd_err err;
+	struct cd_idslot slot;
+	char run_id[CD_RUN_ID_LEN + 1];
 	sigset_t oldmask;
-	int first, rc = CD_EXIT_CORDON, sfd = -1;
-	unsigned missing_before = 0;
-	json_t *planted = NULL, *extra, *session = NULL;
+	int rc, sfd;
+	unsigned missing_before;
+	json_t *planted, *session;
 	char cwd[CD_PATH_MAX];
 	char **cmd;
 	struct cd_session sess;
 	struct layer layer;
-	int tty = mode->tty, raw = 0, sess_fd = -1, n_msg;
-	char sess_path[CD_PATH_MAX] = "";
+	int tty, raw, sess_fd;
+	char sess_path[CD_PATH_MAX];
+};
 
-	memset(&a, 0, sizeof a);
-	memset(&layer, 0, sizeof layer);
-	layer.fd = -1;
-	a.mode = mode;
-	memset(&arena, 0, sizeof arena);
-	cd_session_init(&sess, 0);
-	memset(&eg, 0, sizeof eg);
-	eg.stop[0] = eg.stop[1] = -1;
-	first = launch_parse_args(argc, argv, &a);
+static void launch_init(struct launch *l, const struct cli_launch_mode *mode)
+{
+	memset(l, 0, sizeof *l);
+	l->slot.fd = -1;
+	l->rc = CD_EXIT_CORDON;
+	l->sfd = -1;
+	l->tty = mode->tty;
+	l->sess_fd = -1;
+	l->layer.fd = -1;
+	l->a.mode = mode;
+	cd_session_init(&l->sess, 0);
+	l->eg.stop[0] = l->eg.stop[1] = -1;
+}
+
+/* The options parsed and checked, the command chosen, the run id made. */
+static int check_options(struct launch *l, int argc, char **argv)
+{
+	int first;
+
+	first = launch_parse_args(argc, argv, &l->a);
 	if (first < 0)
-		goto out;
-	cmd = first < argc ? argv + first : launch_default_shell();
-	if (tty) {
-		cd_session_release(&sess);
-		cd_session_init(&sess, a.record_limit);
+		return -1;
+	l->cmd = first < argc ? argv + first : launch_default_shell();
+	if (l->tty) {
+		cd_session_release(&l->sess);
+		cd_session_init(&l->sess, l->a.record_limit);
 	}
-	if (!a.cwd) {
-		if (!getcwd(cwd, sizeof cwd)) {
+	if (!l->a.cwd) {
+		if (!getcwd(l->cwd, sizeof l->cwd)) {
 			cli_errorf("cannot read the current directory: %s", cd_strerror(-errno));
-			goto out;
+			return -1;
 		}
-		a.cwd = cwd;
+		l->a.cwd = l->cwd;
 	}
-	if (a.policy && !a.agent) {
+	if (l->a.policy && !l->a.agent) {
 		cli_errorf("--policy needs --agent ID: every decision names its agent");
-		goto out;
+		return -1;
 	}
-	if (a.direct_stdio &&
-	    (tty || a.install || !launch_is_pipe(STDIN_FILENO) || !launch_is_pipe(STDOUT_FILENO))) {
+	if (l->a.direct_stdio && (l->tty || l->a.install || !launch_is_pipe(STDIN_FILENO) ||
+	                          !launch_is_pipe(STDOUT_FILENO))) {
 		cli_errorf("--direct-stdio hands cordon's stdin and stdout to the command: both "
 		           "must be pipes (never a terminal), and not with a shell or --install");
-		goto out;
+		return -1;
 	}
-	if (a.direct_stdio && a.json && a.json_fd < 0) {
+	if (l->a.direct_stdio && l->a.json && l->a.json_fd < 0) {
 		/* The record would land in the command's own output stream. */
 		cli_errorf("--direct-stdio with --json needs --json-fd FD: stdout is the "
 		           "command's");
-		goto out;
+		return -1;
 	}
-	if (cd_run_id_new(run_id) < 0) {
+	if (cd_run_id_new(l->run_id) < 0) {
 		cli_errorf("cannot make a run id: no randomness");
-		goto out;
+		return -1;
 	}
-	/* No log, no run: the log opens before anything is decided, and the
-	 * policy's load — or its refusal — is the first record. */
-	if (!a.dry_run && cli_audit_open(a.audit, &audit) < 0)
-		goto out;
-	if (launch_load_policy(&a, audit, run_id, &policy) < 0)
-		goto out;
-	if (a.nallow && a.net_none) {
+	return 0;
+}
+
+/* No log, no run: the log opens before anything is decided, and the
+ * policy's load — or its refusal — is the first record. */
+static int open_policy(struct launch *l)
+{
+	if (!l->a.dry_run && cli_audit_open(l->a.audit, &l->audit) < 0)
+		return -1;
+	if (launch_load_policy(&l->a, l->audit, l->run_id, &l->policy) < 0)
+		return -1;
+	if (l->a.nallow && l->a.net_none) {
 		cli_errorf("--net none and --allow-host contradict each other");
-		goto out;
+		return -1;
 	}
-	if (a.nallow && policy) {
+	if (l->a.nallow && l->policy) {
 		cli_errorf("with --policy, egress comes from the grant's profile (allow_hosts): "
 		           "--allow-host is refused");
-		goto out;
+		return -1;
 	}
 	/* Break-glass and delegated grants join the policy for this run. */
-	if (policy && !a.dry_run &&
-	    (cli_state_open(NULL, &state) < 0 ||
-	     cli_temp_join(state, audit, policy, (int64_t)time(NULL)) < 0))
-		goto out;
+	if (l->policy && !l->a.dry_run &&
+	    (cli_state_open(NULL, &l->state) < 0 ||
+	     cli_temp_join(l->state, l->audit, l->policy, (int64_t)time(NULL)) < 0))
+		return -1;
+	return 0;
+}
 
-	memset(&rq, 0, sizeof rq);
-	rq.run_id = run_id;
-	rq.agent = a.agent;
-	rq.task = a.task;
-	rq.tool = a.tool ? a.tool : "shell";
-	rq.argv = cmd;
-	rq.cwd = a.cwd;
-	memset(&gate, 0, sizeof gate);
-	gate.audit = audit;
-	gate.policy = policy;
-	gate.policy_path = a.policy;
-	gate.now = (int64_t)time(NULL);
-	gate.state = state;
+/* The gate's decision, and its approval when the grant asks for one. */
+static int decide(struct launch *l)
+{
+	char msg[512];
+
+	memset(&l->rq, 0, sizeof l->rq);
+	l->rq.run_id = l->run_id;
+	l->rq.agent = l->a.agent;
+	l->rq.task = l->a.task;
+	l->rq.tool = l->a.tool ? l->a.tool : "shell";
+	l->rq.argv = l->cmd;
+	l->rq.cwd = l->a.cwd;
+	memset(&l->gate, 0, sizeof l->gate);
+	l->gate.audit = l->audit;
+	l->gate.policy = l->policy;
+	l->gate.policy_path = l->a.policy;
+	l->gate.now = (int64_t)time(NULL);
+	l->gate.state = l->state;
 	/* A policy that masks anything needs the key before the decision: the
 	 * records of a run, a refused one too, are minimized with it.  If the
 	 * key cannot be used they withhold the arguments, and a run whose
 	 * grant masks is refused below. */
-	if (audit && cd_policy_masks(policy) && cli_masker_open(&masker) < 0)
-		masker = NULL;
-	gate.masker = masker;
-	memset(&dec, 0, sizeof dec);
-	rq.decision = &dec;
+	if (l->audit && cd_policy_masks(l->policy) && cli_masker_open(&l->masker) < 0)
+		l->masker = NULL;
+	l->gate.masker = l->masker;
+	memset(&l->dec, 0, sizeof l->dec);
+	l->rq.decision = &l->dec;
 	/* A dry run decides too (the grant's profile is what it shows) but
 	 * records nothing: gate.audit is NULL then. */
-	if (cd_gate_decide_run(&gate, &rq, &dec, &err) < 0) {
-		rc = launch_refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
-		goto out;
+	if (cd_gate_decide_run(&l->gate, &l->rq, &l->dec, &l->err) < 0) {
+		l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_SETUP_ERROR, l->err.msg);
+		return -1;
 	}
-	if (dec.verdict == CD_VERDICT_NEEDS_APPROVAL && state) {
+	if (l->dec.verdict == CD_VERDICT_NEEDS_APPROVAL && l->state) {
 		/* Held: an approver rule, a person through the queue, or the
 		 * operator's terminal decides; the decision's profile stays. */
-		if (cli_await_approval(
-		            &gate, &rq, &dec, state,
-		            a.approval_timeout_ms ? (int64_t)(a.approval_timeout_ms / 1000) : 600,
-		            a.approve_interactive, approval_id) < 0) {
-			rc = launch_refuse(&a, run_id, CD_REASON_SETUP_ERROR,
-			                   "approval could not be handled");
-			goto out;
+		if (cli_await_approval(&l->gate, &l->rq, &l->dec, l->state,
+		                       l->a.approval_timeout_ms
+		                               ? (int64_t)(l->a.approval_timeout_ms / 1000)
+		                               : 600,
+		                       l->a.approve_interactive, l->approval_id) < 0) {
+			l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_SETUP_ERROR,
+			                      "approval could not be handled");
+			return -1;
 		}
-		if (approval_id[0])
-			rq.approval_id = approval_id;
+		if (l->approval_id[0])
+			l->rq.approval_id = l->approval_id;
 	}
-	if (dec.verdict != CD_VERDICT_ALLOW) {
-		launch_explain_refusal(&dec, msg, sizeof msg);
-		rc = launch_refuse(&a, run_id, CD_REASON_DENIED, msg);
-		goto out;
+	if (l->dec.verdict != CD_VERDICT_ALLOW) {
+		launch_explain_refusal(&l->dec, msg, sizeof msg);
+		l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_DENIED, msg);
+		return -1;
 	}
-	if (a.install) {
+	return 0;
+}
+
+/* What the grant allows and the run cannot do refuses it; the install
+ * step runs here, before the command. */
+static int check_grant(struct launch *l, char **argv)
+{
+	char msg[512];
+	int n_msg;
+
+	if (l->a.install) {
 		/* The install step first (not for a dry run); the command then
 		 * runs with the caches read-only and without the install's
 		 * egress: the run's own network setting, none by default. */
-		if (!a.dry_run) {
-			int st = launch_run_install(&a, argv);
+		if (!l->a.dry_run) {
+			int st = launch_run_install(&l->a, argv);
 
 			if (st != 0) {
 				n_msg = snprintf(
@@ -223,304 +261,367 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 				        st);
 				if (n_msg < 0)
 					msg[0] = '\0';
-				rc = launch_refuse(&a, run_id, CD_REASON_SETUP_ERROR, msg);
-				goto out;
+				l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_SETUP_ERROR, msg);
+				return -1;
 			}
 		}
-		cd_egress_policy_free(epol);
-		epol = NULL;
-		a.nallow = 0;
+		cd_egress_policy_free(l->epol);
+		l->epol = NULL;
+		l->a.nallow = 0;
 	}
-	if (dec.nfield_lists || dec.minimize_overflow) {
-		rc = launch_refuse(
-		        &a, run_id, CD_REASON_DENIED,
+	if (l->dec.nfield_lists || l->dec.minimize_overflow) {
+		l->rc = launch_refuse(
+		        &l->a, l->run_id, CD_REASON_DENIED,
 		        "the grant scopes fields of JSON results, which cordon run cannot apply "
 		        "to a command's output");
-		goto out;
+		return -1;
 	}
-	if (a.propose && cd_mask_rules_active(&dec.mask)) {
+	if (l->a.propose && cd_mask_rules_active(&l->dec.mask)) {
 		/* A proposal keeps the agent's files, their paths and hashes
 		 * as written, in the state database and the audit log. */
-		rc = launch_refuse(
-		        &a, run_id, CD_REASON_DENIED,
+		l->rc = launch_refuse(
+		        &l->a, l->run_id, CD_REASON_DENIED,
 		        "the grant masks output, which proposal mode would keep unmasked "
 		        "(files, paths and hashes): --propose refused");
-		goto out;
+		return -1;
 	}
-	if (tty && cd_mask_rules_active(&dec.mask)) {
+	if (l->tty && cd_mask_rules_active(&l->dec.mask)) {
 		/* Masking holds the output until the command ends, and the
 		 * session recording would keep it raw: no interactive use. */
-		rc = launch_refuse(&a, run_id, CD_REASON_DENIED,
-		                   "the grant masks output, which an interactive session cannot do "
-		                   "(use cordon run)");
-		goto out;
+		l->rc = launch_refuse(
+		        &l->a, l->run_id, CD_REASON_DENIED,
+		        "the grant masks output, which an interactive session cannot do "
+		        "(use cordon run)");
+		return -1;
 	}
-	if (cd_mask_rules_active(&dec.mask) && !masker && cli_masker_open(&masker) < 0) {
-		rc = launch_refuse(&a, run_id, CD_REASON_DENIED,
-		                   "the grant masks output and the mask key cannot be used");
-		goto out;
+	if (cd_mask_rules_active(&l->dec.mask) && !l->masker && cli_masker_open(&l->masker) < 0) {
+		l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_DENIED,
+		                      "the grant masks output and the mask key cannot be used");
+		return -1;
 	}
-	if (cd_mask_rules_active(&dec.mask) && cd_masker_prepare(masker, &err) < 0) {
+	if (cd_mask_rules_active(&l->dec.mask) && cd_masker_prepare(l->masker, &l->err) < 0) {
 		n_msg = snprintf(msg, sizeof msg,
-		                 "the grant masks output and masking is unavailable: %s", err.msg);
-		rc = launch_refuse(&a, run_id, CD_REASON_DENIED,
-		                   n_msg > 0 ? msg
-		                             : "the grant masks output and masking is unavailable");
-		goto out;
+		                 "the grant masks output and masking is unavailable: %s",
+		                 l->err.msg);
+		l->rc = launch_refuse(
+		        &l->a, l->run_id, CD_REASON_DENIED,
+		        n_msg > 0 ? msg : "the grant masks output and masking is unavailable");
+		return -1;
 	}
-	if (launch_apply_profile(&a, &prof, policy, policy ? dec.profile : NULL, &arena) < 0)
-		goto out;
+	return 0;
+}
+
+/* The sandbox's profile and limits, the egress allowlist, the caches. */
+static int shape(struct launch *l)
+{
+	if (launch_apply_profile(&l->a, &l->prof, l->policy, l->policy ? l->dec.profile : NULL,
+	                         &l->arena) < 0)
+		return -1;
 	/* The profile's allow_hosts (a granted profile under --policy, or a
 	 * profile file) join the run's egress allowlist; then the proxy's
 	 * allowlist is built and checked, before anything starts. */
-	for (size_t h = 0; h < prof.nallow; h++) {
-		if (a.nallow >= MAX_OPT_ITEMS) {
+	for (size_t h = 0; h < l->prof.nallow; h++) {
+		if (l->a.nallow >= MAX_OPT_ITEMS) {
 			cli_errorf("too many allowed hosts");
-			goto out;
+			return -1;
 		}
-		a.allow_hosts[a.nallow++] = prof.allow_hosts[h];
+		l->a.allow_hosts[l->a.nallow++] = l->prof.allow_hosts[h];
 	}
-	if (a.nallow && a.net_none) {
+	if (l->a.nallow && l->a.net_none) {
 		cli_errorf("--net none and the profile's allow_hosts contradict each other");
-		goto out;
+		return -1;
 	}
-	if (a.nallow && launch_egress_policy(&a, &epol) < 0)
-		goto out;
-	if (launch_add_caches(&a) < 0)
-		goto out;
+	if (l->a.nallow && launch_egress_policy(&l->a, &l->epol) < 0)
+		return -1;
+	if (launch_add_caches(&l->a) < 0)
+		return -1;
 	/* An interactive session outlasts a command: an hour unless told, and
 	 * never longer than a granted profile says. */
-	if (tty && !policy && !(a.set & SET_TIMEOUT) && !(a.profile && strchr(a.profile, '/')))
-		a.limits.timeout_ms = 3600 * 1000;
-	memset(&po, 0, sizeof po);
-	if (a.propose) {
-		if (prof.workspace_write) {
-			rc = launch_refuse(
-			        &a, run_id, CD_REASON_SETUP_ERROR,
+	if (l->tty && !l->policy && !(l->a.set & SET_TIMEOUT) &&
+	    !(l->a.profile && strchr(l->a.profile, '/')))
+		l->a.limits.timeout_ms = 3600 * 1000;
+	return 0;
+}
+
+/* The plan's options from the run's, and the plan built and checked. */
+static int build_plan(struct launch *l)
+{
+	memset(&l->po, 0, sizeof l->po);
+	if (l->a.propose) {
+		if (l->prof.workspace_write) {
+			l->rc = launch_refuse(
+			        &l->a, l->run_id, CD_REASON_SETUP_ERROR,
 			        "--propose and a workspace-write profile exclude each other: "
 			        "in proposal mode every write is proposed");
-			goto out;
+			return -1;
 		}
-		if (!a.dry_run && ((!state && cli_state_open(NULL, &state) < 0) ||
-		                   launch_layer_make(&layer, run_id) < 0))
-			goto out;
-		po.overlay = 1;
-	} else if (a.propose_caps) {
+		if (!l->a.dry_run && ((!l->state && cli_state_open(NULL, &l->state) < 0) ||
+		                      launch_layer_make(&l->layer, l->run_id) < 0))
+			return -1;
+		l->po.overlay = 1;
+	} else if (l->a.propose_caps) {
 		cli_errorf("--propose-size and --propose-inodes go with --propose");
-		goto out;
+		return -1;
 	}
-	po.cwd_writable = prof.workspace_write;
-	po.profile = prof.name;
-	po.argv = cmd;
-	po.host_cwd = a.cwd;
-	po.binds = a.binds;
-	po.nbinds = a.nbinds;
-	po.env = a.env;
-	po.nenv = a.nenv;
-	po.secrets = a.secrets;
-	po.nsecrets = a.nsecrets;
-	po.lang = getenv("LANG");
-	po.term = getenv("TERM");
-	if (tty && !po.term)
-		po.term = "vt100";
-	po.tty = tty;
-	po.lc_all = getenv("LC_ALL");
-	po.scratch_host = a.scratch;
-	po.limits = &a.limits;
-	if (launch_host_ids(&po, &slot, &err) < 0) {
-		rc = launch_refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
-		goto out;
+	l->po.cwd_writable = l->prof.workspace_write;
+	l->po.profile = l->prof.name;
+	l->po.argv = l->cmd;
+	l->po.host_cwd = l->a.cwd;
+	l->po.binds = l->a.binds;
+	l->po.nbinds = l->a.nbinds;
+	l->po.env = l->a.env;
+	l->po.nenv = l->a.nenv;
+	l->po.secrets = l->a.secrets;
+	l->po.nsecrets = l->a.nsecrets;
+	l->po.lang = getenv("LANG");
+	l->po.term = getenv("TERM");
+	if (l->tty && !l->po.term)
+		l->po.term = "vt100";
+	l->po.tty = l->tty;
+	l->po.lc_all = getenv("LC_ALL");
+	l->po.scratch_host = l->a.scratch;
+	l->po.limits = &l->a.limits;
+	if (launch_host_ids(&l->po, &l->slot, &l->err) < 0) {
+		l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_SETUP_ERROR, l->err.msg);
+		return -1;
 	}
-	po.allow_degraded = a.allow_degraded;
-	po.skip_socket_scan = a.skip_socket_scan;
-	po.allow_home = a.allow_home;
-	po.caller_home = getenv("HOME");
-	po.cover_files = prof.cover_files;
-	po.ncover_files = prof.ncover;
-	po.egress = a.nallow > 0;
-	launch_private_paths(&a, priv, privbuf, &po.nprivate);
-	po.private_paths = (const char *const *)priv;
-	if (cd_plan_build(&po, &plan, &err) < 0) {
-		rc = launch_refuse(&a, run_id, CD_REASON_SETUP_ERROR, err.msg);
-		goto out;
+	l->po.allow_degraded = l->a.allow_degraded;
+	l->po.skip_socket_scan = l->a.skip_socket_scan;
+	l->po.allow_home = l->a.allow_home;
+	l->po.caller_home = getenv("HOME");
+	l->po.cover_files = l->prof.cover_files;
+	l->po.ncover_files = l->prof.ncover;
+	l->po.egress = l->a.nallow > 0;
+	launch_private_paths(&l->a, l->priv, l->privbuf, &l->po.nprivate);
+	l->po.private_paths = (const char *const *)l->priv;
+	if (cd_plan_build(&l->po, &l->plan, &l->err) < 0) {
+		l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_SETUP_ERROR, l->err.msg);
+		return -1;
 	}
-	if (a.dry_run) {
-		char *d = cd_plan_describe(plan);
-		if (!d) {
-			cli_errorf("out of memory");
-			goto out;
-		}
-		printf("%s\n", d);
-		free(d);
-		rc = CD_EXIT_OK;
-		goto out;
+	return 0;
+}
+
+/* --dry-run: the plan as JSON, nothing run. */
+static int print_plan(const struct launch *l)
+{
+	char *d = cd_plan_describe(l->plan);
+	if (!d) {
+		cli_errorf("out of memory");
+		return CD_EXIT_CORDON;
 	}
-	rq.cwd = plan->cwd;
-	intent.gate = &gate;
-	intent.rq = &rq;
-	intent.plan = plan;
-	intent.dec = &dec;
-	intent.done = 0;
-	sfd = launch_signals_setup(&oldmask, tty);
-	if (sfd < 0) {
+	printf("%s\n", d);
+	free(d);
+	return CD_EXIT_OK;
+}
+
+/* The intent, the signals and the sandbox's stdio, hooks and egress. */
+static int setup_io(struct launch *l)
+{
+	l->rq.cwd = l->plan->cwd;
+	l->intent.gate = &l->gate;
+	l->intent.rq = &l->rq;
+	l->intent.plan = l->plan;
+	l->intent.dec = &l->dec;
+	l->intent.done = 0;
+	l->sfd = launch_signals_setup(&l->oldmask, l->tty);
+	if (l->sfd < 0) {
 		cli_errorf("cannot set up signal forwarding: %s", cd_strerror(-errno));
-		goto out;
+		return -1;
 	}
 	fflush(stdout);
-	if (prof.workspace_write)
-		missing_before = launch_missing_protected(plan->cwd);
-	io.stdin_fd = STDIN_FILENO;
-	io.stdout_fd = STDOUT_FILENO;
-	io.stderr_fd = STDERR_FILENO;
+	if (l->prof.workspace_write)
+		l->missing_before = launch_missing_protected(l->plan->cwd);
+	l->io.stdin_fd = STDIN_FILENO;
+	l->io.stdout_fd = STDOUT_FILENO;
+	l->io.stderr_fd = STDERR_FILENO;
 	/* A terminal gets no clipboard or title strings from the sandbox. */
-	io.filter_stdout = isatty(STDOUT_FILENO);
-	io.filter_stderr = isatty(STDERR_FILENO);
-	io.signal_fd = sfd;
-	io.on_proxy = NULL;
-	io.proxy_ctx = NULL;
-	io.winsize_fd = -1;
-	io.record = NULL;
-	io.record_ctx = NULL;
-	io.on_layer = a.propose ? launch_layer_take : NULL;
-	io.layer_ctx = &layer;
-	if (tty) {
-		io.winsize_fd = isatty(STDIN_FILENO)    ? STDIN_FILENO
-		                : isatty(STDOUT_FILENO) ? STDOUT_FILENO
-		                                        : -1;
-		io.record = cd_session_add;
-		io.record_ctx = &sess;
+	l->io.filter_stdout = isatty(STDOUT_FILENO);
+	l->io.filter_stderr = isatty(STDERR_FILENO);
+	l->io.signal_fd = l->sfd;
+	l->io.on_proxy = NULL;
+	l->io.proxy_ctx = NULL;
+	l->io.winsize_fd = -1;
+	l->io.record = NULL;
+	l->io.record_ctx = NULL;
+	l->io.on_layer = l->a.propose ? launch_layer_take : NULL;
+	l->io.layer_ctx = &l->layer;
+	if (l->tty) {
+		l->io.winsize_fd = isatty(STDIN_FILENO)    ? STDIN_FILENO
+		                   : isatty(STDOUT_FILENO) ? STDOUT_FILENO
+		                                           : -1;
+		l->io.record = cd_session_add;
+		l->io.record_ctx = &l->sess;
 	}
 	/* The intent becomes durable while the child builds the sandbox; the
 	 * command starts only after. */
-	io.before_exec = record_intent;
-	io.before_exec_ctx = &intent;
-	io.masker = masker;
-	io.mask = masker ? &dec.mask : NULL;
+	l->io.before_exec = record_intent;
+	l->io.before_exec_ctx = &l->intent;
+	l->io.masker = l->masker;
+	l->io.mask = l->masker ? &l->dec.mask : NULL;
 	/* Masked output is held until the end: that stream stays relayed. */
-	io.direct_stdin = a.direct_stdio;
-	io.direct_stdout = a.direct_stdio && !(io.mask && cd_mask_rules_active(io.mask));
-	if (epol) {
-		eg.a = &a;
-		eg.run_id = run_id;
-		if (cd_mask_rules_active(&dec.mask)) {
+	l->io.direct_stdin = l->a.direct_stdio;
+	l->io.direct_stdout =
+	        l->a.direct_stdio && !(l->io.mask && cd_mask_rules_active(l->io.mask));
+	if (l->epol) {
+		l->eg.a = &l->a;
+		l->eg.run_id = l->run_id;
+		if (cd_mask_rules_active(&l->dec.mask)) {
 			/* A name or a URL can carry what the grant masks: the
 			 * proxy's records are minimized as the run's are. */
-			json_t *j = cd_logmask_rules_json(&dec.mask);
-			eg.log_mask = j ? json_dumps(j, JSON_COMPACT) : NULL;
+			json_t *j = cd_logmask_rules_json(&l->dec.mask);
+			l->eg.log_mask = j ? json_dumps(j, JSON_COMPACT) : NULL;
 			json_decref(j);
-			if (!eg.log_mask) {
+			if (!l->eg.log_mask) {
 				cli_errorf("egress proxy: out of memory");
-				goto out;
+				return -1;
 			}
 		}
 		/* The stop pipe's read end goes to the proxy: not close-on-exec
 		 * there (dup2 clears it), close-on-exec everywhere else. */
-		if (pipe2(eg.stop, O_CLOEXEC) < 0) {
+		if (pipe2(l->eg.stop, O_CLOEXEC) < 0) {
 			cli_errorf("egress proxy: %s", cd_strerror(-errno));
-			goto out;
+			return -1;
 		}
-		io.on_proxy = launch_egress_serve;
-		io.proxy_ctx = &eg;
+		l->io.on_proxy = launch_egress_serve;
+		l->io.proxy_ctx = &l->eg;
 	}
-	if (tty) {
+	return 0;
+}
+
+/* The session's terminal and the run; -1 when nothing ran (no intent). */
+static int run(struct launch *l)
+{
+	if (l->tty) {
 		int r;
 
-		sess_fd = launch_session_open(&a, run_id, sess_path, sizeof sess_path);
-		if (sess_fd < 0)
-			goto out;
+		l->sess_fd =
+		        launch_session_open(&l->a, l->run_id, l->sess_path, sizeof l->sess_path);
+		if (l->sess_fd < 0)
+			return -1;
 		r = launch_tty_raw(STDIN_FILENO);
 		if (r < 0) {
 			cli_errorf("cannot put the terminal in raw mode: %s", cd_strerror(r));
-			goto out;
+			return -1;
 		}
-		raw = 1;
+		l->raw = 1;
 	}
-	cd_sandbox_run(plan, run_id, &io, &res, &err);
-	if (raw) {
+	cd_sandbox_run(l->plan, l->run_id, &l->io, &l->res, &l->err);
+	if (l->raw) {
 		launch_tty_restore();
-		raw = 0;
+		l->raw = 0;
 	}
-	launch_egress_stop(&eg);
-	if (!intent.done) {
+	launch_egress_stop(&l->eg);
+	if (!l->intent.done) {
 		/* Nothing ran; without an intent there is nothing to pair a
 		 * result with: the refusal is the record-less outcome. */
-		cli_errorf("%s", res.error[0] ? res.error : "the run could not be recorded");
-		rc = CD_EXIT_CORDON;
-		if (a.json)
-			launch_refuse(&a, run_id, CD_REASON_SETUP_ERROR, res.error);
-		goto out;
+		cli_errorf("%s", l->res.error[0] ? l->res.error : "the run could not be recorded");
+		l->rc = CD_EXIT_CORDON;
+		if (l->a.json)
+			launch_refuse(&l->a, l->run_id, CD_REASON_SETUP_ERROR, l->res.error);
+		return -1;
 	}
-	rc = res.exit_code;
-	if (res.reason == CD_REASON_SETUP_ERROR)
-		cli_errorf("%s", res.error);
-	else if (res.error[0])
-		cli_errorf("%s", res.error); /* exec failure: not found, not executable */
-	else if (res.reason == CD_REASON_TIMEOUT)
+	return 0;
+}
+
+/* The outcome said, recorded (the result record, the proposal) and
+ * printed as JSON when asked for. */
+static void record(struct launch *l)
+{
+	json_t *extra;
+
+	l->rc = l->res.exit_code;
+	if (l->res.reason == CD_REASON_SETUP_ERROR)
+		cli_errorf("%s", l->res.error);
+	else if (l->res.error[0])
+		cli_errorf("%s", l->res.error); /* exec failure: not found, not executable */
+	else if (l->res.reason == CD_REASON_TIMEOUT)
 		cli_errorf("timeout: killed after %llu ms",
-		           (unsigned long long)plan->limits.timeout_ms);
-	else if (res.reason == CD_REASON_OUTPUT_LIMIT)
+		           (unsigned long long)l->plan->limits.timeout_ms);
+	else if (l->res.reason == CD_REASON_OUTPUT_LIMIT)
 		cli_errorf("output limit: killed after %llu bytes on one stream",
-		           (unsigned long long)plan->limits.output_limit);
-	if ((a.set & SET_MEMORY) && res.reason != CD_REASON_SETUP_ERROR &&
-	    strcmp(cd_quotas_memory_cap(res.mech_memory), "approximate") == 0) {
+		           (unsigned long long)l->plan->limits.output_limit);
+	if ((l->a.set & SET_MEMORY) && l->res.reason != CD_REASON_SETUP_ERROR &&
+	    strcmp(cd_quotas_memory_cap(l->res.mech_memory), "approximate") == 0) {
 		char mem[32];
 
-		cli_size_human(plan->limits.memory, mem, sizeof mem);
+		cli_size_human(l->plan->limits.memory, mem, sizeof mem);
 		cli_warnf("--memory %s is approximate: no writable cgroup, so it is a per-process "
 		          "rlimit (memfds and System V IPC refused, scratch within it)",
 		          mem);
 	}
-	if (prof.workspace_write || plan->ntrees)
-		planted = launch_planted_paths(plan, missing_before);
-	if (a.propose)
-		launch_layer_measure(&layer, &plan->limits);
+	if (l->prof.workspace_write || l->plan->ntrees)
+		l->planted = launch_planted_paths(l->plan, l->missing_before);
+	if (l->a.propose)
+		launch_layer_measure(&l->layer, &l->plan->limits);
 	extra = json_object();
-	if (extra && layer.measured)
-		json_object_set_new(extra, "proposal_layer", launch_layer_json(&layer));
-	if (extra && planted)
-		json_object_set(extra, "planted_paths", planted);
+	if (extra && l->layer.measured)
+		json_object_set_new(extra, "proposal_layer", launch_layer_json(&l->layer));
+	if (extra && l->planted)
+		json_object_set(extra, "planted_paths", l->planted);
 	if (extra)
-		json_object_set_new(extra, "covered_paths", launch_covered_paths(plan));
-	if (extra && tty) {
+		json_object_set_new(extra, "covered_paths", launch_covered_paths(l->plan));
+	if (extra && l->tty) {
 		json_object_set_new(extra, "tty", json_true());
-		session = launch_session_save(sess_fd, sess_path, &sess);
-		if (session)
-			json_object_set_new(extra, "session", session);
+		l->session = launch_session_save(l->sess_fd, l->sess_path, &l->sess);
+		if (l->session)
+			json_object_set_new(extra, "session", l->session);
 	}
-	if (cd_gate_run_result(&gate, &rq, plan, &res, extra, &err) < 0) {
+	if (cd_gate_run_result(&l->gate, &l->rq, l->plan, &l->res, extra, &l->err) < 0) {
 		cli_errorf("the run finished (exit %d) but its result could not be recorded: %s",
-		           res.exit_code, err.msg);
-		rc = CD_EXIT_CORDON;
+		           l->res.exit_code, l->err.msg);
+		l->rc = CD_EXIT_CORDON;
 	}
 	json_decref(extra);
-	if (a.propose && launch_make_proposal(&layer, plan, &a, run_id, &res, state, audit) < 0)
-		rc = CD_EXIT_CORDON;
-	if (a.json &&
-	    launch_emit_result(&a, plan, &res, planted, layer.measured ? &layer : NULL) < 0)
+	if (l->a.propose && launch_make_proposal(&l->layer, l->plan, &l->a, l->run_id, &l->res,
+	                                         l->state, l->audit) < 0)
+		l->rc = CD_EXIT_CORDON;
+	if (l->a.json && launch_emit_result(&l->a, l->plan, &l->res, l->planted,
+	                                    l->layer.measured ? &l->layer : NULL) < 0)
 		cli_warnf("could not write the result record");
-out:
-	launch_layer_done(&layer);
+}
+
+/* Everything of the run released, its host id last; the exit status. */
+static int finish(struct launch *l)
+{
+	launch_layer_done(&l->layer);
 	launch_tty_restore();
-	launch_egress_stop(&eg);
-	free(eg.log_mask);
-	cd_session_release(&sess);
-	if (sess_fd >= 0) {
-		close(sess_fd);
-		if (!session)
-			unlink(sess_path); /* nothing ran: no recording to keep */
+	launch_egress_stop(&l->eg);
+	free(l->eg.log_mask);
+	cd_session_release(&l->sess);
+	if (l->sess_fd >= 0) {
+		close(l->sess_fd);
+		if (!l->session)
+			unlink(l->sess_path); /* nothing ran: no recording to keep */
 	}
-	cd_egress_policy_free(epol);
-	json_decref(planted);
-	if (sfd >= 0)
-		close(sfd);
-	cd_plan_free(plan);
-	cd_masker_free(masker);
-	cd_policy_free(policy);
-	cd_state_close(state);
-	cd_audit_close(audit);
-	launch_args_release(&a);
-	cd_arena_release(&arena);
+	cd_egress_policy_free(l->epol);
+	json_decref(l->planted);
+	if (l->sfd >= 0)
+		close(l->sfd);
+	cd_plan_free(l->plan);
+	cd_masker_free(l->masker);
+	cd_policy_free(l->policy);
+	cd_state_close(l->state);
+	cd_audit_close(l->audit);
+	launch_args_release(&l->a);
+	cd_arena_release(&l->arena);
 	/* Last: the run's host id is free once nothing of the run is left. */
-	cd_idslot_release(&slot);
-	return rc;
+	cd_idslot_release(&l->slot);
+	return l->rc;
+}
+
+int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
+{
+	struct launch l;
+
+	launch_init(&l, mode);
+	if (check_options(&l, argc, argv) < 0 || open_policy(&l) < 0 || decide(&l) < 0 ||
+	    check_grant(&l, argv) < 0 || shape(&l) < 0 || build_plan(&l) < 0)
+		return finish(&l);
+	if (l.a.dry_run) {
+		l.rc = print_plan(&l);
+		return finish(&l);
+	}
+	if (setup_io(&l) == 0 && run(&l) == 0)
+		record(&l);
+	return finish(&l);
 }
