@@ -249,10 +249,245 @@ static int parse_size_opt(const char *name, const char *v, uint64_t *out)
 	return 0;
 }
 
-int launch_parse_args(int argc, char **argv, struct run_args *a)
+/* The options that shape the sandbox: binds, environment, secrets, the
+ * profile, the network, caches and the proposal mode.  0, -1 (reported),
+ * or 1: not one of these. */
+static int opt_sandbox(struct run_args *a, int c)
+{
+	switch (c) {
+	case OPT_RO:
+	case OPT_RW:
+		if (launch_add_bind(a, optarg, c == OPT_RW) < 0)
+			return -1;
+		break;
+	case OPT_SCRATCH:
+		a->scratch = optarg;
+		break;
+	case OPT_ENV:
+		if (launch_add_env(a, optarg) < 0)
+			return -1;
+		break;
+	case OPT_SECRET:
+		if (add_secret(a, optarg) < 0)
+			return -1;
+		break;
+	case OPT_CWD:
+		a->cwd = optarg;
+		break;
+	case OPT_PROPOSE:
+		a->propose = 1;
+		break;
+	case OPT_ALLOW_DEGRADED:
+		a->allow_degraded = 1;
+		break;
+	case OPT_PROFILE:
+		a->profile = optarg;
+		break;
+	case OPT_SKIP_SOCKET_SCAN:
+		a->skip_socket_scan = 1;
+		break;
+	case OPT_ALLOW_HOME:
+		a->allow_home = 1;
+		break;
+	case OPT_ALLOW_HOST:
+		if (a->nallow >= MAX_OPT_ITEMS) {
+			cli_errorf("too many --allow-host options (max %d)", MAX_OPT_ITEMS);
+			return -1;
+		}
+		a->allow_hosts[a->nallow++] = optarg;
+		break;
+	case OPT_CACHE: {
+		const char *colon = strchr(optarg, ':');
+
+		if (!colon || colon[1] != '/') {
+			cli_errorf("--cache '%s': expected NAME:/DEST", optarg);
+			return -1;
+		}
+		if (a->ncaches >= MAX_CACHES) {
+			cli_errorf("too many --cache options (max %d)", MAX_CACHES);
+			return -1;
+		}
+		a->caches[a->ncaches++] = optarg;
+		break;
+	}
+	case OPT_INSTALL:
+		if (a->install || !optarg[0]) {
+			cli_errorf("--install: one non-empty install command");
+			return -1;
+		}
+		a->install = optarg;
+		break;
+	case OPT_NET:
+		if (strcmp(optarg, "none") != 0) {
+			cli_errorf("--net '%s': only 'none' (the default); egress is "
+			           "--allow-host HOST[:PORT]",
+			           optarg);
+			return -1;
+		}
+		a->net_none = 1;
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* The limits: sizes, durations and counts, each checked against its
+ * range.  0, -1 (reported), or 1: not one of these. */
+static int opt_limits(struct run_args *a, int c)
 {
 	uint64_t v;
-	int c;
+
+	switch (c) {
+	case OPT_SCRATCH_SIZE:
+		a->set |= SET_SCRATCH;
+		if (parse_size_opt("--scratch-size", optarg, &a->limits.scratch_size) < 0)
+			return -1;
+		break;
+	case OPT_TIMEOUT:
+		a->set |= SET_TIMEOUT;
+		if (strcmp(optarg, "0") == 0) {
+			a->limits.timeout_ms = 0;
+		} else if (cd_parse_duration_ms(optarg, &a->limits.timeout_ms) < 0) {
+			cli_errorf("--timeout '%s': expected a duration like 30s or 5m", optarg);
+			return -1;
+		}
+		break;
+	case OPT_CPU_TIME:
+		a->set |= SET_CPU;
+		if (cd_parse_duration_ms(optarg, &a->limits.cpu_ms) < 0) {
+			cli_errorf("--cpu-time '%s': expected a duration like 10s", optarg);
+			return -1;
+		}
+		break;
+	case OPT_OUTPUT_LIMIT:
+		a->set |= SET_OUTPUT;
+		if (parse_size_opt("--output-limit", optarg, &a->limits.output_limit) < 0)
+			return -1;
+		break;
+	case OPT_MEMORY:
+		a->set |= SET_MEMORY;
+		if (parse_size_opt("--memory", optarg, &a->limits.memory) < 0)
+			return -1;
+		break;
+	case OPT_PIDS:
+		a->set |= SET_PIDS;
+		if (cd_parse_u64(optarg, strlen(optarg), 1000000, &v) < 0 || v == 0) {
+			cli_errorf("--pids '%s': expected a number from 1 to 1000000", optarg);
+			return -1;
+		}
+		a->limits.pids = v;
+		break;
+	case OPT_PROPOSE_SIZE:
+		a->propose_caps = 1;
+		a->set |= SET_PROPOSE_SIZE;
+		if (parse_size_opt("--propose-size", optarg, &a->limits.propose_size) < 0)
+			return -1;
+		if (a->limits.propose_size > CD_PROPOSE_SIZE_MAX) {
+			cli_errorf("--propose-size '%s': at most %lluG", optarg,
+			           (unsigned long long)(CD_PROPOSE_SIZE_MAX / CD_GIB));
+			return -1;
+		}
+		break;
+	case OPT_PROPOSE_INODES:
+		a->propose_caps = 1;
+		if (cd_parse_u64(optarg, strlen(optarg), CD_PROPOSE_INODES_MAX, &v) < 0 || v < 16) {
+			cli_errorf("--propose-inodes '%s': expected a number from 16 to %d", optarg,
+			           CD_PROPOSE_INODES_MAX);
+			return -1;
+		}
+		a->limits.propose_inodes = v;
+		break;
+	case OPT_RECORD_LIMIT:
+		if (!a->mode->tty) {
+			cli_errorf("--record-limit is for cordon shell (run records hashes)");
+			return -1;
+		}
+		if (parse_size_opt("--record-limit", optarg, &a->record_limit) < 0)
+			return -1;
+		if (a->record_limit > CD_SESSION_MAX) {
+			cli_errorf("--record-limit: at most %lluM",
+			           (unsigned long long)(CD_SESSION_MAX >> 20));
+			return -1;
+		}
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* The run's own options: help, output, the decision's names, approval,
+ * audit and state.  0, -1 (reported), or 1: not one of these. */
+static int opt_run(struct run_args *a, int c)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'h':
+		a->mode->usage(stdout);
+		exit(CD_EXIT_OK);
+	case OPT_JSON:
+		a->json = 1;
+		break;
+	case OPT_JSON_FD:
+		if (cd_parse_u64(optarg, strlen(optarg), 1 << 20, &v) < 0 ||
+		    fcntl((int)v, F_GETFD) < 0) {
+			cli_errorf("--json-fd '%s': not an open file descriptor", optarg);
+			return -1;
+		}
+		a->json = 1;
+		a->json_fd = (int)v;
+		break;
+	case OPT_DRY_RUN:
+		a->dry_run = 1;
+		break;
+	case OPT_DIRECT_STDIO:
+		a->direct_stdio = 1;
+		break;
+	case OPT_APPROVAL_TIMEOUT:
+		if (cd_parse_duration_ms(optarg, &a->approval_timeout_ms) < 0 ||
+		    a->approval_timeout_ms < 1000 || a->approval_timeout_ms > 86400000) {
+			cli_errorf("--approval-timeout '%s': expected a duration from 1s "
+			           "to 24h",
+			           optarg);
+			return -1;
+		}
+		break;
+	case OPT_APPROVE_INTERACTIVE:
+		a->approve_interactive = 1;
+		break;
+	case OPT_POLICY:
+		a->policy = optarg;
+		break;
+	case OPT_AGENT:
+		a->agent = optarg;
+		break;
+	case OPT_TASK:
+		a->task = optarg;
+		break;
+	case OPT_TOOL:
+		a->tool = optarg;
+		break;
+	case OPT_AUDIT:
+		a->audit = optarg;
+		break;
+	case OPT_STATE:
+		if (!optarg[0]) {
+			cli_errorf("--state: an empty path");
+			return -1;
+		}
+		cli_state_set_default(optarg);
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+int launch_parse_args(int argc, char **argv, struct run_args *a)
+{
+	int c, r;
 
 	cd_limits_default(&a->limits);
 	a->json_fd = -1;
@@ -273,210 +508,14 @@ int launch_parse_args(int argc, char **argv, struct run_args *a)
 			cli_errorf("too many options");
 			return -1;
 		}
-		switch (c) {
-		case 'h':
-			a->mode->usage(stdout);
-			exit(CD_EXIT_OK);
-		case OPT_RO:
-		case OPT_RW:
-			if (launch_add_bind(a, optarg, c == OPT_RW) < 0)
-				return -1;
-			break;
-		case OPT_SCRATCH:
-			a->scratch = optarg;
-			break;
-		case OPT_SCRATCH_SIZE:
-			a->set |= SET_SCRATCH;
-			if (parse_size_opt("--scratch-size", optarg, &a->limits.scratch_size) < 0)
-				return -1;
-			break;
-		case OPT_ENV:
-			if (launch_add_env(a, optarg) < 0)
-				return -1;
-			break;
-		case OPT_SECRET:
-			if (add_secret(a, optarg) < 0)
-				return -1;
-			break;
-		case OPT_CWD:
-			a->cwd = optarg;
-			break;
-		case OPT_TIMEOUT:
-			a->set |= SET_TIMEOUT;
-			if (strcmp(optarg, "0") == 0) {
-				a->limits.timeout_ms = 0;
-			} else if (cd_parse_duration_ms(optarg, &a->limits.timeout_ms) < 0) {
-				cli_errorf("--timeout '%s': expected a duration like 30s or 5m",
-				           optarg);
-				return -1;
-			}
-			break;
-		case OPT_CPU_TIME:
-			a->set |= SET_CPU;
-			if (cd_parse_duration_ms(optarg, &a->limits.cpu_ms) < 0) {
-				cli_errorf("--cpu-time '%s': expected a duration like 10s", optarg);
-				return -1;
-			}
-			break;
-		case OPT_OUTPUT_LIMIT:
-			a->set |= SET_OUTPUT;
-			if (parse_size_opt("--output-limit", optarg, &a->limits.output_limit) < 0)
-				return -1;
-			break;
-		case OPT_MEMORY:
-			a->set |= SET_MEMORY;
-			if (parse_size_opt("--memory", optarg, &a->limits.memory) < 0)
-				return -1;
-			break;
-		case OPT_PIDS:
-			a->set |= SET_PIDS;
-			if (cd_parse_u64(optarg, strlen(optarg), 1000000, &v) < 0 || v == 0) {
-				cli_errorf("--pids '%s': expected a number from 1 to 1000000",
-				           optarg);
-				return -1;
-			}
-			a->limits.pids = v;
-			break;
-		case OPT_JSON:
-			a->json = 1;
-			break;
-		case OPT_JSON_FD:
-			if (cd_parse_u64(optarg, strlen(optarg), 1 << 20, &v) < 0 ||
-			    fcntl((int)v, F_GETFD) < 0) {
-				cli_errorf("--json-fd '%s': not an open file descriptor", optarg);
-				return -1;
-			}
-			a->json = 1;
-			a->json_fd = (int)v;
-			break;
-		case OPT_DRY_RUN:
-			a->dry_run = 1;
-			break;
-		case OPT_DIRECT_STDIO:
-			a->direct_stdio = 1;
-			break;
-		case OPT_APPROVAL_TIMEOUT:
-			if (cd_parse_duration_ms(optarg, &a->approval_timeout_ms) < 0 ||
-			    a->approval_timeout_ms < 1000 || a->approval_timeout_ms > 86400000) {
-				cli_errorf("--approval-timeout '%s': expected a duration from 1s "
-				           "to 24h",
-				           optarg);
-				return -1;
-			}
-			break;
-		case OPT_PROPOSE:
-			a->propose = 1;
-			break;
-		case OPT_PROPOSE_SIZE:
-			a->propose_caps = 1;
-			a->set |= SET_PROPOSE_SIZE;
-			if (parse_size_opt("--propose-size", optarg, &a->limits.propose_size) < 0)
-				return -1;
-			if (a->limits.propose_size > CD_PROPOSE_SIZE_MAX) {
-				cli_errorf("--propose-size '%s': at most %lluG", optarg,
-				           (unsigned long long)(CD_PROPOSE_SIZE_MAX / CD_GIB));
-				return -1;
-			}
-			break;
-		case OPT_PROPOSE_INODES:
-			a->propose_caps = 1;
-			if (cd_parse_u64(optarg, strlen(optarg), CD_PROPOSE_INODES_MAX, &v) < 0 ||
-			    v < 16) {
-				cli_errorf("--propose-inodes '%s': expected a number from 16 to %d",
-				           optarg, CD_PROPOSE_INODES_MAX);
-				return -1;
-			}
-			a->limits.propose_inodes = v;
-			break;
-		case OPT_APPROVE_INTERACTIVE:
-			a->approve_interactive = 1;
-			break;
-		case OPT_ALLOW_DEGRADED:
-			a->allow_degraded = 1;
-			break;
-		case OPT_PROFILE:
-			a->profile = optarg;
-			break;
-		case OPT_POLICY:
-			a->policy = optarg;
-			break;
-		case OPT_AGENT:
-			a->agent = optarg;
-			break;
-		case OPT_TASK:
-			a->task = optarg;
-			break;
-		case OPT_TOOL:
-			a->tool = optarg;
-			break;
-		case OPT_AUDIT:
-			a->audit = optarg;
-			break;
-		case OPT_STATE:
-			if (!optarg[0]) {
-				cli_errorf("--state: an empty path");
-				return -1;
-			}
-			cli_state_set_default(optarg);
-			break;
-		case OPT_SKIP_SOCKET_SCAN:
-			a->skip_socket_scan = 1;
-			break;
-		case OPT_ALLOW_HOME:
-			a->allow_home = 1;
-			break;
-		case OPT_ALLOW_HOST:
-			if (a->nallow >= MAX_OPT_ITEMS) {
-				cli_errorf("too many --allow-host options (max %d)", MAX_OPT_ITEMS);
-				return -1;
-			}
-			a->allow_hosts[a->nallow++] = optarg;
-			break;
-		case OPT_RECORD_LIMIT:
-			if (!a->mode->tty) {
-				cli_errorf(
-				        "--record-limit is for cordon shell (run records hashes)");
-				return -1;
-			}
-			if (parse_size_opt("--record-limit", optarg, &a->record_limit) < 0)
-				return -1;
-			if (a->record_limit > CD_SESSION_MAX) {
-				cli_errorf("--record-limit: at most %lluM",
-				           (unsigned long long)(CD_SESSION_MAX >> 20));
-				return -1;
-			}
-			break;
-		case OPT_CACHE: {
-			const char *colon = strchr(optarg, ':');
-
-			if (!colon || colon[1] != '/') {
-				cli_errorf("--cache '%s': expected NAME:/DEST", optarg);
-				return -1;
-			}
-			if (a->ncaches >= MAX_CACHES) {
-				cli_errorf("too many --cache options (max %d)", MAX_CACHES);
-				return -1;
-			}
-			a->caches[a->ncaches++] = optarg;
-			break;
-		}
-		case OPT_INSTALL:
-			if (a->install || !optarg[0]) {
-				cli_errorf("--install: one non-empty install command");
-				return -1;
-			}
-			a->install = optarg;
-			break;
-		case OPT_NET:
-			if (strcmp(optarg, "none") != 0) {
-				cli_errorf("--net '%s': only 'none' (the default); egress is "
-				           "--allow-host HOST[:PORT]",
-				           optarg);
-				return -1;
-			}
-			a->net_none = 1;
-			break;
-		default:
+		r = opt_sandbox(a, c);
+		if (r > 0)
+			r = opt_limits(a, c);
+		if (r > 0)
+			r = opt_run(a, c);
+		if (r < 0)
+			return -1;
+		if (r > 0) {
 			if (optopt)
 				cli_errorf("unknown or incomplete option '-%c' (see --help)",
 				           optopt);
