@@ -12,7 +12,7 @@ ok "cordon --help lists every command" sh -c "'$CORDON' --help | grep -q run && 
 "$CORDON" shell --help >"$T/shell-help"
 sed 's/\\//g' "$CORDON_SRC/docs/cordon.1" >"$T/man"
 # The options the code accepts, read from its option table.
-opts=$(sed -n '/^static const struct option options\[\] = {/,/^};/p' "$CORDON_SRC/src/cli/cli-launch.c" |
+opts=$(sed -n '/^static const struct option options\[\] = {/,/^};/p' "$CORDON_SRC/src/cli/cli-launch-opts.c" |
 	grep -o '{ "[a-z-]*"' | cut -d'"' -f2 | grep -v '^help$')
 n=0
 for o in $opts; do
