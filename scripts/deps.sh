@@ -9,6 +9,10 @@
 set -eu
 
 pkgs_build="gcc make pkg-config libc6-dev libseccomp-dev libsodium-dev libsqlite3-dev libyaml-dev libjansson-dev libvectorscan-dev libidn2-dev libunistring-dev libpsl-dev"
+# Headers only: libpq, libcurl and libmicrohttpd are loaded on first use
+# (src/lib/util/dl.h), so the binary links none of them; libarchive for
+# image roots.
+pkgs_build="$pkgs_build libpq-dev libcurl4-openssl-dev libmicrohttpd-dev libarchive-dev"
 pkgs_demo="python3 util-linux"
 # Every command the tests drive: prove (perl), setpriv/unshare/script
 # (util-linux, bsdutils), ip (iproute2), jq, node and npm (the MCP SDK
@@ -19,6 +23,10 @@ pkgs_test="perl util-linux bsdutils iproute2 python3 git sqlite3 procps coreutil
 # The shells whose completion scripts 0008 loads and queries (bash is
 # essential), and asciinema, which 1201 asks to parse a session export.
 pkgs_test="$pkgs_test zsh fish asciinema"
+# The real peers of the new front ends: a PostgreSQL server the tests start
+# (the shared store), containerd and a static busybox for the images the OCI
+# tests build, chromium for the console's browser tests.
+pkgs_test="$pkgs_test postgresql containerd busybox-static chromium"
 pkgs_bench="hyperfine bubblewrap firejail crun tinyproxy squid"
 pkgs_lint="clang-format cppcheck"
 pkgs_fuzz="clang"
