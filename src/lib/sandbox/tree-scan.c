@@ -677,15 +677,14 @@ static int tree_writable(const struct cd_mount *m)
  * more than the sandbox's own host identity?  The sandbox rewrites only
  * files its writes are allowed on.  A rootless caller's sandbox writes
  * as the caller, with the caller's groups: the set-id files it can
- * rewrite are the caller's own (they grant the caller's uid and groups,
- * which every file it writes already carries to whoever runs it), or
- * another id's that the caller can write (a hole every process of the
- * caller can use without cordon: the kernel keeps the bits on mapped
- * writes for anyone).  A root caller's sandbox is an id of its own, but
- * the caller's trees are idmapped to it: through them it writes
- * root-owned files, and a rewritten setuid-root file would give root to
- * any local account that runs it.  So: root callers only (and any run
- * of cordon with euid 0, however its ids were chosen). */
+ * rewrite are the caller's own, which grant only ids the sandbox itself
+ * has on the host, or another id's left writable to the caller (a hole
+ * every process of the caller can use without cordon: the kernel keeps
+ * the bits on mapped writes for anyone).  A root caller's sandbox is an
+ * id of its own, but the caller's trees are idmapped to it: through them
+ * it writes root-owned files, and a rewritten setuid-root file would
+ * give root to any local account that runs it.  So: root callers only
+ * (and any run of cordon with euid 0, however its ids were chosen). */
 static int suid_grants_more(const struct walk *w)
 {
 	return w->o->idmap || geteuid() == 0;
