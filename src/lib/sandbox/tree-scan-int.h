@@ -56,7 +56,7 @@ struct walk {
 	int creds;              /* cover credential files */
 	int protect;            /* keep host-run paths read-only (a writable tree) */
 	int writable;           /* the sandbox can write the tree (also --scratch DIR) */
-	int suid_matters;       /* its filesystem honours setuid on the host (not nosuid) */
+	int suid_matters;       /* root caller, and the host honours setuid there (not nosuid) */
 	int list_only;          /* cd_plan_planted: list, mount nothing */
 	size_t first;           /* the plan's first user mount */
 	int stamp;              /* remember each directory's ctime (plan->dirs) */

@@ -380,7 +380,8 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	/* A setuid or setgid file already in a writable tree keeps its bits
 	 * when its content is rewritten through a shared mapping (the kernel
 	 * clears them on write(2), not on page faults), and the seccomp mode
-	 * filter never sees that: such a file is kept read-only. */
+	 * filter never sees that: such a file is kept read-only, where that
+	 * would grant more than the sandbox's own host ids (suid_matters). */
 	if (r == 0 && w->writable && (w->suid_matters || w->want_shared) && !w->list_only &&
 	    type == DT_REG && (r = cd_tree_is_setid(w, dfd, name)) > 0)
 		r = cd_tree_cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_SETUID);
@@ -672,6 +673,23 @@ static int tree_writable(const struct cd_mount *m)
 	return m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW);
 }
 
+/* Could a set-id file the sandbox rewrites in a writable tree grant
+ * more than the sandbox's own host identity?  The sandbox rewrites only
+ * files its writes are allowed on.  A rootless caller's sandbox writes
+ * as the caller, with the caller's groups: the set-id files it can
+ * rewrite are the caller's own, which grant only ids the sandbox itself
+ * has on the host, or another id's left writable to the caller (a hole
+ * every process of the caller can use without cordon: the kernel keeps
+ * the bits on mapped writes for anyone).  A root caller's sandbox is an
+ * id of its own, but the caller's trees are idmapped to it: through them
+ * it writes root-owned files, and a rewritten setuid-root file would
+ * give root to any local account that runs it.  So: root callers only
+ * (and any run of cordon with euid 0, however its ids were chosen). */
+static int suid_grants_more(const struct walk *w)
+{
+	return w->o->idmap || geteuid() == 0;
+}
+
 /* Walk mount m (pass 0: find and cover; 1: the other names only). */
 static int walk_mount(struct walk *w, const struct cd_mount *m, int scratch, int pass)
 {
@@ -681,7 +699,8 @@ static int walk_mount(struct walk *w, const struct cd_mount *m, int scratch, int
 	/* workspace-write's tree and --rw binds: the host runs what is
 	 * written there later; the scratch is the sandbox's own. */
 	w->writable = tree_writable(m);
-	w->suid_matters = w->writable && !pass && cd_tree_suid_honoured(m->src);
+	w->suid_matters =
+	        w->writable && !pass && suid_grants_more(w) && cd_tree_suid_honoured(m->src);
 	w->protect = w->writable && !scratch && !pass;
 	w->link_pass = pass;
 	w->list = NULL;
