@@ -159,7 +159,6 @@ int launch_load_policy(const struct run_args *a, struct cd_audit *audit, const c
 void launch_explain_refusal(const struct cd_decision *d, char *out, size_t cap);
 int launch_run_install(const struct run_args *a, char **argv);
 int launch_add_caches(struct run_args *a);
-int launch_host_ids(struct cd_plan_opts *po, struct cd_idslot *slot, struct cd_err *err);
 
 /* cli-launch-report.c */
 unsigned launch_missing_protected(const char *cwd);

@@ -585,6 +585,11 @@ int cd_oci_spec_parse(const char *text, size_t len, const char *bundle, struct c
 		r = parse_linux(json_object_get(o, "linux"), ret, err);
 	if (r == 0)
 		r = parse_annotations(json_object_get(o, "annotations"), ret, err);
+	v = json_object_get(o, "hooks");
+	if (r == 0 && v && (!json_is_object(v) || json_object_size(v) > 0))
+		r = cd_err_set(err, -CD_E_DENIED,
+		               "config.json: hooks run host programs as root beside the container: "
+		               "cordon refuses them");
 	json_decref(o);
 	if (r < 0)
 		cd_oci_spec_free(ret);
