@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "cmd-oci.h"
 
+#include "util/fs.h"
 #include "util/util.h"
 
 #include <ctype.h>
@@ -328,6 +329,9 @@ static int spawn_supervisor(struct oci_ctr *c, struct cd_oci_spec *spec, const c
 	        strcmp(buf + got - (sizeof OCI_READY - 1), OCI_READY) == 0;
 	while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == '\001'))
 		buf[--got] = '\0';
+	/* The supervisor's lines carry cordon's prefix; ours is added again. */
+	if (strncmp(buf, "cordon oci: ", 12) == 0)
+		memmove(buf, buf + 12, strlen(buf + 12) + 1);
 	if (ready && created(c, spec, pid, pid_file) == 0)
 		return 0;
 	if (ready)
@@ -391,7 +395,7 @@ static int oci_create(int argc, char **argv)
 		return 1;
 	}
 	(void)console; /* a terminal is refused by the spec check */
-	if ((mkdir(g.root, 0711) < 0 && errno != EEXIST) || mkdir(c.dir, 0700) < 0) {
+	if (cd_mkdir_parents(c.dir, &err) < 0 || mkdir(c.dir, 0700) < 0) {
 		if (errno == EEXIST)
 			oci_errorf("container with id %s exists already", id);
 		else

@@ -139,6 +139,20 @@ static int parse_caps(json_t *caps, struct cd_oci_spec *s, struct cd_err *err)
 		return 0;
 	if (!json_is_object(caps))
 		return bad(err, "process.capabilities", "an object");
+	/* A privileged container asks for everything: name the one that
+	 * matters most. */
+	for (i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+		json_t *a = json_object_get(caps, sets[i]), *e;
+
+		json_array_foreach(a, j, e)
+		{
+			if (json_is_string(e) && strcmp(json_string_value(e), "CAP_SYS_ADMIN") == 0)
+				return cd_err_set(err, -CD_E_DENIED,
+				                  "cordon refuses privileged containers: "
+				                  "process.capabilities.%s asks for CAP_SYS_ADMIN",
+				                  sets[i]);
+		}
+	}
 	for (i = 0; i < sizeof sets / sizeof sets[0]; i++) {
 		json_t *a = json_object_get(caps, sets[i]), *e;
 
