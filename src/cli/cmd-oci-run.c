@@ -108,9 +108,10 @@ static int load_policy(struct sup *s)
 
 	if (s->spec->policy) {
 		if (!name_ok(s->spec->policy)) {
-			cli_errorf("annotation cordon.policy '%s': a policy name (letters, digits, - "
-			           "and _), not a path",
-			           s->spec->policy);
+			cli_errorf(
+			        "annotation cordon.policy '%s': a policy name (letters, digits, - "
+			        "and _), not a path",
+			        s->spec->policy);
 			return -1;
 		}
 		n = snprintf(s->policy_path, sizeof s->policy_path, "%s/%s.yaml",
@@ -260,7 +261,8 @@ static int wait_start(struct sup *s)
 			return -1;
 		if (pf[1].revents & POLLIN && read(s->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
 			close(fd);
-			return 128 + ((int)si.ssi_signo == OCI_KILL_SIGNAL ? SIGKILL : (int)si.ssi_signo);
+			return 128 +
+			       ((int)si.ssi_signo == OCI_KILL_SIGNAL ? SIGKILL : (int)si.ssi_signo);
 		}
 		if (!(pf[0].revents & (POLLIN | POLLHUP)))
 			continue;

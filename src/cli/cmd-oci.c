@@ -34,8 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define OCI_VERSION     "1.0.2"
-#define OCI_CONFIG_MAX  (4u * 1024 * 1024)
+#define OCI_VERSION      "1.0.2"
+#define OCI_CONFIG_MAX   (4u * 1024 * 1024)
 #define OCI_ROOT_DEFAULT "/run/cordon-oci"
 
 static struct {
@@ -172,8 +172,8 @@ static int state_save(const struct oci_ctr *c, json_t *st)
 static const char *status_of(const struct oci_ctr *c, json_t *st, pid_t *ret_pid)
 {
 	pid_t pid = (pid_t)json_integer_value(json_object_get(st, "pid"));
-	unsigned long long want = (unsigned long long)json_integer_value(
-	        json_object_get(st, "pid_start"));
+	unsigned long long want =
+	        (unsigned long long)json_integer_value(json_object_get(st, "pid_start"));
 	int zombie = 0;
 	struct stat sb;
 
@@ -499,9 +499,9 @@ static int parse_signal(const char *s)
 	static const struct {
 		const char *name;
 		int sig;
-	} names[] = { { "HUP", SIGHUP },   { "INT", SIGINT },   { "QUIT", SIGQUIT },
-		      { "KILL", SIGKILL }, { "TERM", SIGTERM }, { "USR1", SIGUSR1 },
-		      { "USR2", SIGUSR2 }, { "STOP", SIGSTOP }, { "CONT", SIGCONT },
+	} names[] = { { "HUP", SIGHUP },     { "INT", SIGINT },   { "QUIT", SIGQUIT },
+		      { "KILL", SIGKILL },   { "TERM", SIGTERM }, { "USR1", SIGUSR1 },
+		      { "USR2", SIGUSR2 },   { "STOP", SIGSTOP }, { "CONT", SIGCONT },
 		      { "WINCH", SIGWINCH }, { "ALRM", SIGALRM }, { "PIPE", SIGPIPE } };
 	char *end;
 	long v;
@@ -660,7 +660,7 @@ static void oci_usage(FILE *f)
 
 int cmd_oci(int argc, char **argv)
 {
-	static const char *const refused[] = { "exec",   "ps",     "pause",   "resume",
+	static const char *const refused[] = { "exec",   "ps",     "pause",      "resume",
 		                               "update", "events", "checkpoint", "restore",
 		                               "run",    "spec",   "list" };
 	const char *fmt = "text", *v;

@@ -21,9 +21,10 @@
  * container and dropped here.  Anything beyond it is a privileged
  * container, refused. */
 static const char *const default_caps[] = {
-	"CAP_CHOWN",  "CAP_DAC_OVERRIDE", "CAP_FSETID",     "CAP_FOWNER",           "CAP_MKNOD",
-	"CAP_NET_RAW", "CAP_SETGID",      "CAP_SETUID",     "CAP_SETFCAP",          "CAP_SETPCAP",
-	"CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE",
+	"CAP_CHOWN",   "CAP_DAC_OVERRIDE", "CAP_FSETID",           "CAP_FOWNER",
+	"CAP_MKNOD",   "CAP_NET_RAW",      "CAP_SETGID",           "CAP_SETUID",
+	"CAP_SETFCAP", "CAP_SETPCAP",      "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
+	"CAP_KILL",    "CAP_AUDIT_WRITE",
 };
 
 /* The devices every container has, which cordon's /dev provides. */
@@ -75,8 +76,7 @@ static int opt_obj(json_t *o, const char *key, const char *field, json_t **ret, 
 	return 0;
 }
 
-static int opt_u64(json_t *o, const char *key, const char *field, uint64_t *ret,
-                   struct cd_err *err)
+static int opt_u64(json_t *o, const char *key, const char *field, uint64_t *ret, struct cd_err *err)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -163,7 +163,8 @@ static int parse_caps(json_t *caps, struct cd_oci_spec *s, struct cd_err *err)
 		json_array_foreach(a, j, e)
 		{
 			if (!json_is_string(e))
-				return bad(err, "process.capabilities", "an object of string arrays");
+				return bad(err, "process.capabilities",
+				           "an object of string arrays");
 			if (!in_list(json_string_value(e), default_caps,
 			             sizeof default_caps / sizeof default_caps[0]))
 				return cd_err_set(
@@ -273,7 +274,7 @@ static int parse_process(json_t *p, struct cd_oci_spec *s, struct cd_err *err)
  * would be there anyway? */
 static int cordon_mount(const char *dest, const char *type)
 {
-	static const char *const types[] = { "proc",  "tmpfs",   "devpts", "mqueue",
+	static const char *const types[] = { "proc",  "tmpfs",  "devpts", "mqueue",
 		                             "sysfs", "cgroup", "cgroup2" };
 
 	if (!type || !in_list(type, types, sizeof types / sizeof types[0]))
@@ -361,9 +362,9 @@ static int parse_mounts(json_t *a, const char *bundle, struct cd_oci_spec *s, st
 
 static const char *ns_proc_name(const char *type)
 {
-	static const char *const map[][2] = { { "pid", "pid" },   { "network", "net" },
-		                              { "ipc", "ipc" },   { "uts", "uts" },
-		                              { "mount", "mnt" }, { "user", "user" },
+	static const char *const map[][2] = { { "pid", "pid" },       { "network", "net" },
+		                              { "ipc", "ipc" },       { "uts", "uts" },
+		                              { "mount", "mnt" },     { "user", "user" },
 		                              { "cgroup", "cgroup" }, { "time", "time" } };
 	size_t i;
 
@@ -408,7 +409,8 @@ static int parse_namespaces(json_t *a, struct cd_err *err)
 		json_t *t = json_object_get(e, "type"), *p = json_object_get(e, "path");
 
 		if (!json_is_object(e) || !json_is_string(t) || (p && !json_is_string(p)))
-			return bad(err, "linux.namespaces[]", "objects with a string type and path");
+			return bad(err, "linux.namespaces[]",
+			           "objects with a string type and path");
 		if (!ns_proc_name(json_string_value(t)))
 			return cd_err_set(err, -CD_E_PARSE,
 			                  "config.json: linux.namespaces: unknown type '%s'",
@@ -447,10 +449,11 @@ static int parse_devices(json_t *a, struct cd_err *err)
 			return bad(err, "linux.devices[]", "objects with a string path");
 		if (!in_list(json_string_value(p), default_devices,
 		             sizeof default_devices / sizeof default_devices[0]))
-			return cd_err_set(err, -CD_E_DENIED,
-			                  "cordon refuses device %s (linux.devices): containers get "
-			                  "only null, zero, full, random, urandom and tty",
-			                  json_string_value(p));
+			return cd_err_set(
+			        err, -CD_E_DENIED,
+			        "cordon refuses device %s (linux.devices): containers get "
+			        "only null, zero, full, random, urandom and tty",
+			        json_string_value(p));
 	}
 	return 0;
 }

@@ -39,12 +39,12 @@ struct cd_oci_mount {
 };
 
 struct cd_oci_spec {
-	char *root;      /* absolute host path of root.path */
-	int root_rw;     /* root.readonly false (cordon keeps it read-only anyway) */
-	char **args;     /* NULL-terminated, at least one entry */
-	char **env;      /* NULL-terminated NAME=VALUE */
+	char *root;  /* absolute host path of root.path */
+	int root_rw; /* root.readonly false (cordon keeps it read-only anyway) */
+	char **args; /* NULL-terminated, at least one entry */
+	char **env;  /* NULL-terminated NAME=VALUE */
 	size_t nenv;
-	char *cwd;       /* absolute */
+	char *cwd; /* absolute */
 	uint32_t uid, gid;
 	uint64_t nofile; /* RLIMIT_NOFILE hard, 0 when not given */
 	struct cd_oci_mount mounts[CD_OCI_MAX_MOUNTS];
