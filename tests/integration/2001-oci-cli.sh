@@ -143,6 +143,47 @@ intents 4" "$who: the audit log has each container's intent and result (exit, si
 }
 for_each_user oci_user
 
+# A policy the operator keeps (CORDON_OCI_POLICY_DIR), chosen by the
+# container's annotations: the grant decides, a pod never brings its own.
+mkdir -p "$T/policies"
+cat >"$T/policies/agents.yaml" <<'YAML'
+version: 1
+agents:
+  - id: builder
+    owner: ops@example.com
+tools:
+  - id: container
+    kind: command
+grants:
+  - id: builder-echo
+    agent: builder
+    tool: container
+    actions: [execute]
+    scope:
+      argv: [/bin/echo]
+    owner: ops@example.com
+    justification: the builder prints
+    review_by: 2030-01-01
+    expires: 2030-06-30
+YAML
+export CORDON_OCI_POLICY_DIR=$T/policies
+P=$T/pol
+mkdir -p "$P"
+ann="c['annotations'] = {'cordon.policy': 'agents', 'cordon.agent': 'builder'}"
+bundle "$P/g1" "c['process']['args'] = ['/bin/echo', 'granted']; $ann"
+out=$(/usr/bin/python3 "$SHIM" "$OCI" "$P/root" "$P/g1" g1 2>&1)
+is "$out" "state=created
+granted
+exit=0
+after=stopped" "policy: the granted command runs"
+ok "policy: its decision names the grant" sh -c "'$CORDON' log show --kind decision --json | grep -q '\"grant_ids\":\"builder-echo\"'"
+bundle "$P/g2" "c['process']['args'] = ['/bin/sh', '-c', 'echo not granted']; $ann"
+refused "policy: another command is denied at create, with the reason" "error=denied by policy: no grant for agent 'builder'" /usr/bin/python3 "$SHIM" "$OCI" "$P/root" "$P/g2" g2
+bundle "$P/g3" "c['process']['args'] = ['/bin/echo', 'x']; c['annotations'] = {'cordon.policy': '../../tmp/own', 'cordon.agent': 'builder'}"
+refused "policy: an annotation naming a path is refused" "error=annotation cordon.policy '../../tmp/own': a policy name" /usr/bin/python3 "$SHIM" "$OCI" "$P/root" "$P/g3" g3
+bundle "$P/g4" "c['process']['args'] = ['/bin/echo', 'x']; c['annotations'] = {'cordon.policy': 'agents'}"
+refused "policy: without an agent the container is refused" 'error=the policy .* decides per agent' /usr/bin/python3 "$SHIM" "$OCI" "$P/root" "$P/g4" g4
+
 # Control: the probes see capabilities and raw sockets where they exist.
 ok "control: outside, root's raw socket works (the probe can tell)" sh -c "'$H/esc-probe' raw | grep -qx raw=ok"
 
