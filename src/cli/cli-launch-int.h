@@ -76,6 +76,7 @@ enum {
 	OPT_CACHE,
 	OPT_INSTALL,
 	OPT_DIRECT_STDIO,
+	OPT_ROOTFS,
 };
 
 struct run_args {
@@ -86,6 +87,7 @@ struct run_args {
 	char *secrets[MAX_OPT_ITEMS];
 	size_t nsecrets;
 	const char *cwd, *scratch;
+	const char *rootfs; /* --rootfs DIR: an image's root in place of the host's */
 	struct cd_limits limits;
 	int json, json_fd, dry_run, allow_degraded, skip_socket_scan, allow_home;
 	int direct_stdio; /* stdin and stdout handed to the command, not relayed */

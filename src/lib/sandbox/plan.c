@@ -830,15 +830,15 @@ static int add_overlay(struct cd_plan *p, const char *cwd, int cwd_writable, str
 	return 0;
 }
 
-/* The working directory: with an image's root a path inside it (nothing
- * bound); else the host directory, resolved once and checked (the child
+/* The working directory: with an image's root and inside_cwd a path
+ * inside it (nothing bound); else the host directory, resolved once and checked (the child
  * refuses it if it has turned into a symlink since), copied to `cwd`. */
 static int set_cwd(struct cd_plan *p, const struct cd_plan_opts *o, char *cwd, struct cd_err *err)
 {
 	int r;
 
-	if (o->rootfs) {
-		if (cd_path_normalize(o->inside_cwd ? o->inside_cwd : "/", cwd, CD_PATH_MAX) < 0)
+	if (o->rootfs && o->inside_cwd) {
+		if (cd_path_normalize(o->inside_cwd, cwd, CD_PATH_MAX) < 0)
 			return cd_err_set(err, -CD_E_USAGE,
 			                  "working directory '%s' must be an absolute path",
 			                  o->inside_cwd);
@@ -913,7 +913,7 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 		goto fail;
 
 	first_user = p->nmounts;
-	if (o->rootfs) {
+	if (o->rootfs && o->inside_cwd) {
 		if (o->overlay || o->cwd_writable) {
 			r = cd_err_set(err, -CD_E_USAGE,
 			               "an image's root has no host working directory to propose "

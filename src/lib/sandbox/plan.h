@@ -196,14 +196,15 @@ struct cd_plan_opts {
 	 * name at any depth, with '/' against the path below the bind. */
 	const char *const *cover_files;
 	size_t ncover_files;
-	/* An image's root (the OCI runtime's bundle): its top-level entries
-	 * are bound read-only in place of the host's system directories and
-	 * cordon's /etc, with cordon's /proc, /dev and /tmp; host_cwd is then
-	 * unused (nothing of the host is bound unless `binds` says so) and
-	 * inside_cwd is the working directory inside.  Binds may then go
-	 * under /etc (the image's). */
+	/* An image's root (the OCI runtime's bundle, cordon run --rootfs):
+	 * its top-level entries are bound read-only in place of the host's
+	 * system directories and cordon's /etc, with cordon's /proc, /dev and
+	 * /tmp.  With inside_cwd (the OCI runtime) host_cwd is unused and
+	 * nothing of the host is bound unless `binds` says so; without it the
+	 * host working directory is bound on top as in any run.  Binds may
+	 * then go under /etc (the image's). */
 	const char *rootfs;
-	const char *inside_cwd; /* with rootfs: absolute; NULL: "/" */
+	const char *inside_cwd; /* with rootfs: the working directory inside, or NULL */
 	const char *hostname;   /* NULL: "cordon" */
 	/* Fresh writable tmpfs directories (noexec, the scratch size each)
 	 * at these absolute paths, e.g. an image's /run. */
