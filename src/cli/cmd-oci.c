@@ -571,6 +571,16 @@ static int oci_kill(int argc, char **argv)
 		oci_errorf("kill: usage: kill [--all] ID [SIGNAL] (a name or a number)");
 		return 1;
 	}
+	/* Only what the supervisor forwards (or turns into a kill that is
+	 * still recorded): any other signal would hit the supervisor itself. */
+	if (sig != SIGKILL && sig != SIGTERM && sig != SIGINT && sig != SIGHUP && sig != SIGQUIT &&
+	    sig != SIGUSR1 && sig != SIGUSR2) {
+		oci_errorf(
+		        "kill: signal %s: cordon-oci passes KILL, TERM, INT, HUP, QUIT, USR1 and "
+		        "USR2 only",
+		        sigs);
+		return 1;
+	}
 	st = ctr_open(&c, id, 0);
 	if (!st)
 		return 1;
