@@ -62,7 +62,7 @@ DEPSTAMP := $(B)/.deps-build
 
 .PHONY: all deps demo check lint mutate fuzz bench install deb clean print-ldlibs
 .SECONDARY:
-all: $(BIN)
+all: $(BIN) $(B)/cordon-oci
 
 # The project's own files install what it needs: missing Debian packages are
 # installed as root, or named with the exact apt-get command otherwise.
@@ -111,6 +111,10 @@ GEN_OBJ  := $(B)/gen/seccomp-prebuilt.o $(B)/gen/scan-db.o
 $(BIN): $(CLI_OBJ) $(GEN_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(GEN_OBJ) $(LIB) $(LDLIBS)
 
+# The OCI runtime is the same binary under another name (cmd-oci.c).
+$(B)/cordon-oci: $(BIN)
+	ln -sf cordon $@
+
 $(B)/tests/unit/test-%: $(B)/tests/unit/test-%.o $(B)/gen/scan-db.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(B)/gen/scan-db.o $(LIB) $(LDLIBS)
 
@@ -131,7 +135,7 @@ demo: $(BIN)
 	@sh scripts/deps.sh demo
 	@sh scripts/demo.sh $(BIN)
 
-check: $(BIN) $(UNITS) $(HELPERS) $(REPLAYS) $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(wildcard tests/tools/*.c))
+check: $(BIN) $(B)/cordon-oci $(UNITS) $(HELPERS) $(REPLAYS) $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(wildcard tests/tools/*.c))
 	@sh scripts/deps.sh test
 	@rm -f $(B)/test-skips.log
 	@echo "cordon: the MCP SDK and servers (npm ci, once, before the tests' timeouts run)"
@@ -165,6 +169,7 @@ bench: $(BIN) $(HELPERS)
 
 install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/cordon
+	ln -sf cordon $(DESTDIR)$(PREFIX)/bin/cordon-oci
 	install -D -m 0644 docs/cordon.1 $(DESTDIR)$(PREFIX)/share/man/man1/cordon.1
 	install -D -m 0644 docs/cordon-policy.5 $(DESTDIR)$(PREFIX)/share/man/man5/cordon-policy.5
 

@@ -47,6 +47,7 @@ mkdir -p "$root/DEBIAN" "$doc"
 # The binary, stripped as Debian policy wants (the build keeps -g).
 install -D -m 0755 "$bin" "$root/usr/bin/cordon"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/cordon"
+ln -s cordon "$root/usr/bin/cordon-oci" # the OCI runtime (multi-call)
 
 # Man pages by their section suffix, compressed.
 for m in "$src"/docs/*.[1-8]; do

@@ -100,6 +100,7 @@ static const struct cpl_hint {
 	{ NULL, "profile", VAL_PROFILE, NULL },
 	{ NULL, "cwd", VAL_DIR, NULL },
 	{ NULL, "scratch", VAL_DIR, NULL },
+	{ NULL, "rootfs", VAL_DIR, NULL },
 	{ NULL, "ro", VAL_FILE, NULL },
 	{ NULL, "rw", VAL_FILE, NULL },
 	{ NULL, "policy", VAL_FILE, NULL },

@@ -76,6 +76,7 @@ enum {
 	OPT_CACHE,
 	OPT_INSTALL,
 	OPT_DIRECT_STDIO,
+	OPT_ROOTFS,
 };
 
 struct run_args {
@@ -86,6 +87,7 @@ struct run_args {
 	char *secrets[MAX_OPT_ITEMS];
 	size_t nsecrets;
 	const char *cwd, *scratch;
+	const char *rootfs; /* --rootfs DIR: an image's root in place of the host's */
 	struct cd_limits limits;
 	int json, json_fd, dry_run, allow_degraded, skip_socket_scan, allow_home;
 	int direct_stdio; /* stdin and stdout handed to the command, not relayed */
@@ -159,7 +161,6 @@ int launch_load_policy(const struct run_args *a, struct cd_audit *audit, const c
 void launch_explain_refusal(const struct cd_decision *d, char *out, size_t cap);
 int launch_run_install(const struct run_args *a, char **argv);
 int launch_add_caches(struct run_args *a);
-int launch_host_ids(struct cd_plan_opts *po, struct cd_idslot *slot, struct cd_err *err);
 
 /* cli-launch-report.c */
 unsigned launch_missing_protected(const char *cwd);

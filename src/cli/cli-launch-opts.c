@@ -26,6 +26,7 @@ static const struct option options[] = {
 	{ "ro", required_argument, NULL, OPT_RO },
 	{ "rw", required_argument, NULL, OPT_RW },
 	{ "scratch", required_argument, NULL, OPT_SCRATCH },
+	{ "rootfs", required_argument, NULL, OPT_ROOTFS },
 	{ "scratch-size", required_argument, NULL, OPT_SCRATCH_SIZE },
 	{ "env", required_argument, NULL, OPT_ENV },
 	{ "secret", required_argument, NULL, OPT_SECRET },
@@ -262,6 +263,9 @@ static int opt_sandbox(struct run_args *a, int c)
 		break;
 	case OPT_SCRATCH:
 		a->scratch = optarg;
+		break;
+	case OPT_ROOTFS:
+		a->rootfs = optarg;
 		break;
 	case OPT_ENV:
 		if (launch_add_env(a, optarg) < 0)
@@ -540,6 +544,10 @@ void cli_launch_options_help(FILE *f)
 	      "  --rw PATH[:DEST]      bind PATH writable at DEST (run by root: idmapped, so\n"
 	      "                        files land owned by root; refused where the filesystem\n"
 	      "                        cannot be idmapped; see Host identity in cordon(1))\n"
+	      "  --rootfs DIR          an unpacked image as the system: DIR's entries read-only\n"
+	      "                        in place of the host's /usr, /bin, /lib and /etc,\n"
+	      "                        with cordon's /proc, /dev, scratch and the working\n"
+	      "                        directory on top\n"
 	      "  --scratch DIR         use host DIR as the scratch (kept after the run)\n"
 	      "  --scratch-size SIZE   size of the scratch tmpfs (default 256M, at most\n"
 	      "                        --memory)\n"

@@ -380,6 +380,7 @@ static int build_plan(struct launch *l)
 	l->po.tty = l->tty;
 	l->po.lc_all = getenv("LC_ALL");
 	l->po.scratch_host = l->a.scratch;
+	l->po.rootfs = l->a.rootfs;
 	l->po.limits = &l->a.limits;
 	if (launch_host_ids(&l->po, &l->slot, &l->err) < 0) {
 		l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_SETUP_ERROR, l->err.msg);

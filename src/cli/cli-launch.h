@@ -22,4 +22,12 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *m);
 /* The run options' part of --help, shared by run and shell. */
 void cli_launch_options_help(FILE *f);
 
+/* The run's host ids into po: the caller's own, or for a root caller a
+ * slot of root's range taken into *slot (idslot.h; the caller releases
+ * it after the run).  Also used by the OCI runtime (cmd-oci-run.c). */
+struct cd_plan_opts;
+struct cd_idslot;
+struct cd_err;
+int launch_host_ids(struct cd_plan_opts *po, struct cd_idslot *slot, struct cd_err *err);
+
 #endif

@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#ifndef CORDON_VERSION
+#define CORDON_VERSION "0.1.0"
+#endif
+
 /* Exit statuses every subcommand uses (cordon run passes the command's
  * own status through; see cordon(1)). */
 enum {
@@ -31,6 +35,7 @@ struct cd_cmd {
 
 int cmd_run(int argc, char **argv);
 int cmd_shell(int argc, char **argv);
+int cmd_oci(int argc, char **argv); /* argv[0] is `cordon-oci` (cmd-oci.c) */
 int cmd_cache(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_log_confirm(int argc, char **argv); /* cordon log confirm */

@@ -16,10 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef CORDON_VERSION
-#define CORDON_VERSION "0.1.0"
-#endif
-
 static const struct cd_cmd commands[] = {
 	{ "run", cmd_run, "run a command in a throwaway sandbox" },
 	{ "cache", cmd_cache, "list or clear the package caches of --cache" },
@@ -162,6 +158,13 @@ int main(int argc, char **argv)
 	size_t i;
 
 	ensure_stdio();
+	/* A multi-call binary: as `cordon-oci` (a link beside it) it is the
+	 * OCI runtime, with runc's command line (cmd-oci.c). */
+	v = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	if (argc > 0 && strcmp(v ? v + 1 : argv[0], "cordon-oci") == 0) {
+		cli_set_prog("oci");
+		return cmd_oci(argc, argv);
+	}
 	/* Tests only: the sysctls that name why a user namespace was refused
 	 * are read below this directory instead of /proc (a message is all it
 	 * changes; see userns-why.h). */

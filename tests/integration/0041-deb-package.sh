@@ -96,6 +96,7 @@ is "$(awk '$2 != "root/root"' "$T/list")" "" "every file is root's"
 lacks "no VCS file is shipped" '\.git(ignore|attributes)?$' "$T/list" 'examples/project/Makefile'
 is "$(awk '$1 ~ /^-..x/ && $NF ~ /^\.\/usr\/bin\// { print $NF }' "$T/list")" "./usr/bin/cordon" \
 	"/usr/bin/cordon is executable, alone in /usr/bin"
+is "$(readlink "$T/x/usr/bin/cordon-oci")" cordon "/usr/bin/cordon-oci is a link to cordon (the OCI runtime)"
 is "$(readelf -S "$T/x/usr/bin/cordon" | grep -c '\.debug_')" 0 "the binary is stripped"
 ok "the extracted man page is docs/cordon.1" sh -c 'gzip -dc "$1" | cmp -s - "$2"' sh \
 	"$T/x/usr/share/man/man1/cordon.1.gz" "$src/docs/cordon.1"

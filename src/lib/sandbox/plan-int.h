@@ -30,4 +30,13 @@ int cd_plan_check_mount_max(const struct cd_plan *p, struct cd_err *err);
  * `caller_home`; `what` names the option in the message. */
 int cd_home_check(const char *path, const char *what, const char *caller_home, struct cd_err *err);
 
+/* An image's root (cd_plan_opts.rootfs): its top-level entries bound
+ * read-only, symlinks recreated; proc, dev, sys and tmp left to cordon. */
+int cd_plan_add_rootfs(struct cd_plan *p, const char *rootfs, struct cd_err *err);
+
+/* o->tmpfs_dirs as writable noexec tmpfs mounts of the scratch size;
+ * refused over '/', /proc or /dev or where a mount from `first` on is. */
+int cd_plan_add_tmpfs(struct cd_plan *p, const struct cd_plan_opts *o, size_t first,
+                      struct cd_err *err);
+
 #endif

@@ -129,6 +129,7 @@ void cd_plan_free(struct cd_plan *p)
 	cd_seccomp_prog_release(&p->seccomp_nocg);
 	free(p->cwd);
 	free(p->hostname);
+	free(p->rootfs);
 	free(p->scratch_host);
 	free(p->profile);
 	for (i = 0; i < p->nhost_run; i++)
@@ -396,14 +397,14 @@ static int protect_workspace(struct cd_plan *p, const char *cwd, struct cd_err *
 	return 0;
 }
 
-static int dest_ok(const char *dest, struct cd_err *err)
+static int dest_ok(const char *dest, int rootfs, struct cd_err *err)
 {
 	static const char *const reserved[] = { "/proc", "/dev", "/etc" };
-	size_t i;
+	size_t i, n = CD_ARRAY_SIZE(reserved) - (rootfs ? 1 : 0); /* an image's /etc */
 
 	if (strcmp(dest, "/") == 0)
 		return cd_err_set(err, -CD_E_USAGE, "cannot mount over the sandbox root '/'");
-	for (i = 0; i < CD_ARRAY_SIZE(reserved); i++) {
+	for (i = 0; i < n; i++) {
 		if (cd_path_is_under(dest, reserved[i]))
 			return cd_err_set(err, -CD_E_USAGE,
 			                  "mount destination '%s' is under %s, which cordon builds "
@@ -432,7 +433,7 @@ static int add_user_binds(struct cd_plan *p, const struct cd_plan_opts *o, size_
 			                  "%s: destination '%s' must be an absolute path without "
 			                  "'..' above '/'",
 			                  b->rw ? "--rw" : "--ro", b->dest ? b->dest : src);
-		if ((r = dest_ok(dest, err)) < 0)
+		if ((r = dest_ok(dest, p->rootfs != NULL, err)) < 0)
 			return r;
 		if (!o->allow_home &&
 		    (r = cd_home_check(src, b->rw ? "--rw" : "--ro", o->caller_home, err)) < 0)
@@ -829,6 +830,36 @@ static int add_overlay(struct cd_plan *p, const char *cwd, int cwd_writable, str
 	return 0;
 }
 
+/* The working directory: with an image's root and inside_cwd a path
+ * inside it (nothing bound); else the host directory, resolved once and checked (the child
+ * refuses it if it has turned into a symlink since), copied to `cwd`. */
+static int set_cwd(struct cd_plan *p, const struct cd_plan_opts *o, char *cwd, struct cd_err *err)
+{
+	int r;
+
+	if (o->rootfs && o->inside_cwd) {
+		if (cd_path_normalize(o->inside_cwd, cwd, CD_PATH_MAX) < 0)
+			return cd_err_set(err, -CD_E_USAGE,
+			                  "working directory '%s' must be an absolute path",
+			                  o->inside_cwd);
+	} else {
+		if (!o->host_cwd)
+			return cd_err_set(err, -CD_E_USAGE, "no working directory");
+		r = cd_path_canonical(o->host_cwd, cwd, CD_PATH_MAX);
+		if (r < 0)
+			return cd_err_sys(err, r, "working directory '%s'", o->host_cwd);
+		if ((r = check_cwd(cwd, err)) < 0)
+			return r;
+		if (!o->allow_home &&
+		    (r = cd_home_check(cwd, "working directory", o->caller_home, err)) < 0)
+			return r;
+	}
+	p->cwd = strdup(cwd);
+	if (!p->cwd)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
 int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err)
 {
 	char cwd[CD_PATH_MAX];
@@ -846,7 +877,7 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	p->host_gid = o->host_gid;
 	p->id_slot = o->id_slot;
 	p->idmap = o->idmap;
-	p->hostname = strdup("cordon");
+	p->hostname = strdup(o->hostname ? o->hostname : "cordon");
 	p->profile = strdup(o->profile ? o->profile : "strict");
 	p->allow_degraded = o->allow_degraded;
 	p->proxy_port = o->egress ? CD_PROXY_PORT : 0;
@@ -864,38 +895,32 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	if ((r = build_argv(p, o, err)) < 0)
 		goto fail;
 
-	/* The working directory, resolved once; the child refuses it if it
-	 * has turned into a symlink since. */
-	if (!o->host_cwd) {
-		r = cd_err_set(err, -CD_E_USAGE, "no working directory");
+	if ((r = set_cwd(p, o, cwd, err)) < 0)
 		goto fail;
-	}
-	r = cd_path_canonical(o->host_cwd, cwd, sizeof cwd);
-	if (r < 0) {
-		cd_err_sys(err, r, "working directory '%s'", o->host_cwd);
-		goto fail;
-	}
-	if ((r = check_cwd(cwd, err)) < 0)
-		goto fail;
-	if (!o->allow_home &&
-	    (r = cd_home_check(cwd, "working directory", o->caller_home, err)) < 0)
-		goto fail;
-	p->cwd = strdup(cwd);
-	if (!p->cwd) {
-		r = cd_err_set(err, -ENOMEM, "out of memory");
-		goto fail;
-	}
-
-	for (i = 0; i < CD_ARRAY_SIZE(system_dirs); i++) {
-		if ((r = add_host_entry(p, system_dirs[i], err)) < 0)
+	if (o->rootfs) {
+		if ((r = cd_plan_add_rootfs(p, o->rootfs, err)) < 0)
+			goto fail;
+	} else {
+		for (i = 0; i < CD_ARRAY_SIZE(system_dirs); i++) {
+			if ((r = add_host_entry(p, system_dirs[i], err)) < 0)
+				goto fail;
+		}
+		if ((r = add_etc(p, err)) < 0)
 			goto fail;
 	}
-	if ((r = add_etc(p, err)) < 0 || (r = add_dev(p, o->tty, err)) < 0 ||
-	    (r = add_proc(p, err)) < 0 || (r = add_scratch(p, o, err)) < 0)
+	if ((r = add_dev(p, o->tty, err)) < 0 || (r = add_proc(p, err)) < 0 ||
+	    (r = add_scratch(p, o, err)) < 0)
 		goto fail;
 
 	first_user = p->nmounts;
-	if (o->overlay) {
+	if (o->rootfs && o->inside_cwd) {
+		if (o->overlay || o->cwd_writable) {
+			r = cd_err_set(err, -CD_E_USAGE,
+			               "an image's root has no host working directory to propose "
+			               "changes to or write");
+			goto fail;
+		}
+	} else if (o->overlay) {
 		if ((r = add_overlay(p, cwd, o->cwd_writable, err)) < 0)
 			goto fail;
 	} else if ((r = add_mount(p, CD_MNT_BIND, o->cwd_writable ? CD_MNT_RW : 0, cwd, cwd, err)) <
@@ -904,7 +929,8 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	}
 	if (o->cwd_writable && (r = protect_workspace(p, cwd, err)) < 0)
 		goto fail;
-	if ((r = add_user_binds(p, o, first_user, err)) < 0)
+	if ((r = add_user_binds(p, o, first_user, err)) < 0 ||
+	    (r = cd_plan_add_tmpfs(p, o, first_user, err)) < 0)
 		goto fail;
 	if ((r = cd_plan_scan_trees(p, first_user, o, err)) < 0)
 		goto fail;

@@ -92,6 +92,7 @@ struct cd_plan {
 	int idmap;                /* root caller: the caller's trees are bound
 				   * through idmapped mounts (idmap.h) */
 	char *hostname;
+	char *rootfs; /* an image's root (canonical host path), or NULL */
 
 	struct cd_limits limits;
 	unsigned walls; /* CD_WALL_* requested */
@@ -195,6 +196,20 @@ struct cd_plan_opts {
 	 * name at any depth, with '/' against the path below the bind. */
 	const char *const *cover_files;
 	size_t ncover_files;
+	/* An image's root (the OCI runtime's bundle, cordon run --rootfs):
+	 * its top-level entries are bound read-only in place of the host's
+	 * system directories and cordon's /etc, with cordon's /proc, /dev and
+	 * /tmp.  With inside_cwd (the OCI runtime) host_cwd is unused and
+	 * nothing of the host is bound unless `binds` says so; without it the
+	 * host working directory is bound on top as in any run.  Binds may
+	 * then go under /etc (the image's). */
+	const char *rootfs;
+	const char *inside_cwd; /* with rootfs: the working directory inside, or NULL */
+	const char *hostname;   /* NULL: "cordon" */
+	/* Fresh writable tmpfs directories (noexec, the scratch size each)
+	 * at these absolute paths, e.g. an image's /run. */
+	const char *const *tmpfs_dirs;
+	size_t ntmpfs;
 };
 
 /* Fill `lim` with the strict profile's defaults. */

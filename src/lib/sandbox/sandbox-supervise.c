@@ -444,7 +444,8 @@ static void forward_signals(struct cd_supervisor *s)
 	while (read(s->io->signal_fd, &si, sizeof si) == (ssize_t)sizeof si) {
 		if (si.ssi_signo == SIGWINCH && s->plan->tty)
 			copy_winsize(s);
-		else if (si.ssi_signo == SIGKILL)
+		else if (si.ssi_signo == SIGKILL ||
+		         (s->io->kill_signo > 0 && si.ssi_signo == (uint32_t)s->io->kill_signo))
 			cd_sup_kill_sandbox(s);
 		else
 			syscall(SYS_pidfd_send_signal, s->pidfd, (int)si.ssi_signo, NULL, 0);

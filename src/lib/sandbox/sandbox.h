@@ -126,6 +126,10 @@ struct cd_sandbox_io {
 	 * is written there (see termfilter.h).  The hashes, byte counts and
 	 * the record callback keep the command's raw bytes: what it wrote. */
 	int filter_stdout, filter_stderr;
+	/* When > 0, this signal read from signal_fd is not forwarded: it
+	 * kills the sandbox as SIGKILL would (SIGKILL itself cannot reach a
+	 * signalfd; the OCI runtime's `kill ID KILL` sends this one). */
+	int kill_signo;
 };
 
 /* A fresh random run id (hex).  Returns -errno only if the kernel's random

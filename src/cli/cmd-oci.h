@@ -1,0 +1,49 @@
+/* cmd-oci.h — cordon as an OCI runtime (`cordon-oci`, issue 20): what
+ * the command line (cmd-oci.c) shares with the container's supervisor
+ * (cmd-oci-run.c).
+ *
+ * The contract is runc's, as containerd's runc shim (io.containerd.runc.v2,
+ * through go-runc) drives it: `create --bundle B --pid-file P ID` returns
+ * once the container is ready to start and leaves one process behind,
+ * whose pid is in P; the shim, a child subreaper, reaps that process and
+ * reports its exit status as the container's.  Here that process is
+ * cordon's supervisor: it has decided the run and built the plan before
+ * create returns, waits on the state directory's fifo for `start`, makes
+ * the intent durable, runs the sandbox, records the result and exits
+ * with the container's status (128+signal for a signal).
+ */
+#ifndef CD_CMD_OCI_H
+#define CD_CMD_OCI_H
+
+#include "oci/oci-spec.h"
+
+#include <signal.h>
+#include <stddef.h>
+
+/* `kill ID KILL` reaches the supervisor as this signal: it kills the
+ * sandbox and still records the result (SIGKILL itself would not). */
+#define OCI_KILL_SIGNAL (SIGRTMIN + 3)
+
+/* What the supervisor says on create's pipe when the container is ready
+ * (after any warning lines). */
+#define OCI_READY "\001ready"
+
+/* The state directory of one container: DIR/ID. */
+struct oci_ctr {
+	char dir[4096];
+	char fifo[4096 + 16];
+	const char *id;
+	const char *bundle; /* absolute */
+};
+
+/* Log an error as runc does: one line on stderr and, with --log, one
+ * JSON line {"level":"error","msg":...,"time":...} (the shim shows the
+ * last one as the reason create failed). */
+void oci_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The supervisor, in the process create forked: decide, plan, report
+ * "ok" (or the reason it refuses) on report_fd and close it, wait for
+ * start, run, record.  Returns the exit status. */
+int oci_supervise(const struct oci_ctr *c, struct cd_oci_spec *spec, int report_fd);
+
+#endif

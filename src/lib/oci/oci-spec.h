@@ -1,0 +1,80 @@
+/* oci-spec.h — an OCI runtime bundle's config.json, read strictly and
+ * checked against what cordon allows (the OCI runtime, issue 20).
+ *
+ * Trust: config.json comes from the container manager (containerd, from
+ * an image and a pod spec anyone who may schedule a pod writes): it is
+ * untrusted input.  A field of the wrong type, a value out of range or a
+ * request cordon does not grant (capabilities beyond containerd's default
+ * set, a namespace joined by path, a missing namespace, devices beyond
+ * the default ones, a terminal) refuses the container with a one-line
+ * reason.  Nothing the spec says widens cordon's walls: the capabilities
+ * it asks for are dropped, its seccomp profile, AppArmor and SELinux
+ * labels are not applied (cordon's own allowlist and Landlock are), its
+ * masked and read-only paths add to cordon's, never replace them.
+ */
+#ifndef CD_OCI_SPEC_H
+#define CD_OCI_SPEC_H
+
+#include "util/err.h"
+#include "util/limits.h"
+#include "sandbox/plan.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CD_OCI_MAX_MOUNTS 64
+#define CD_OCI_MAX_ARGS   4096 /* entries of process.args and process.env each */
+
+enum cd_oci_mount_use {
+	CD_OCI_MNT_CORDON, /* /proc, /dev, /sys and the like: cordon builds its own */
+	CD_OCI_MNT_BIND,   /* a host path bound */
+	CD_OCI_MNT_TMPFS,  /* a fresh tmpfs */
+};
+
+struct cd_oci_mount {
+	enum cd_oci_mount_use use;
+	char *dest; /* absolute, normalized */
+	char *src;  /* BIND: absolute host path (relative ones against the bundle) */
+	int rw;     /* BIND: writable (no "ro" option) */
+};
+
+struct cd_oci_spec {
+	char *root;  /* absolute host path of root.path */
+	int root_rw; /* root.readonly false (cordon keeps it read-only anyway) */
+	char **args; /* NULL-terminated, at least one entry */
+	char **env;  /* NULL-terminated NAME=VALUE */
+	size_t nenv;
+	char *cwd; /* absolute */
+	uint32_t uid, gid;
+	uint64_t nofile; /* RLIMIT_NOFILE hard, 0 when not given */
+	struct cd_oci_mount mounts[CD_OCI_MAX_MOUNTS];
+	size_t nmounts;
+	char *hostname;     /* NULL when not given */
+	char *cgroups_path; /* NULL when not given */
+	uint64_t memory;    /* linux.resources.memory.limit, 0 when not given */
+	uint64_t pids;      /* linux.resources.pids.limit, 0 when not given */
+	uint64_t cpu_pct;   /* cpu quota / period in percent of one CPU, 0 when not given */
+	char *agent, *policy, *task, *tool; /* annotations cordon.* (NULL when absent) */
+	char *annotations;                  /* the annotations object as JSON text ("{}") */
+	unsigned ncaps_dropped;             /* capabilities asked for and dropped */
+};
+
+/* Parse and check config.json (`len` bytes) of the bundle at `bundle`
+ * (absolute).  0 and *ret filled (free with cd_oci_spec_free), or
+ * -CD_E_PARSE (malformed), -CD_E_DENIED (a request cordon refuses),
+ * -ENOMEM, with err->msg saying which field and why. */
+int cd_oci_spec_parse(const char *text, size_t len, const char *bundle, struct cd_oci_spec *ret,
+                      struct cd_err *err);
+
+void cd_oci_spec_free(struct cd_oci_spec *s);
+
+/* The plan's options from a parsed spec: rootfs, argv, env, cwd,
+ * hostname, binds and tmpfs directories (vectors allocated into *binds
+ * and *tmpfs, freed by the caller with free()), limits from cordon's
+ * defaults narrowed by the spec's resources; a container has no wall
+ * clock and no output cap unless the operator sets them.  Fields of `po`
+ * the spec has nothing to say about are left as they were. */
+int cd_oci_plan_opts(const struct cd_oci_spec *s, struct cd_plan_opts *po, struct cd_limits *lim,
+                     struct cd_plan_bind **binds, const char ***tmpfs, struct cd_err *err);
+
+#endif

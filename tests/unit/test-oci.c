@@ -1,0 +1,230 @@
+/* test-oci.c — config.json read and checked (oci-spec.c), mapped onto
+ * the plan's options (oci-plan.c), and the plan built on an image's root
+ * (plan-rootfs.c): nothing of the host's system directories, the image's
+ * entries read-only, cordon's /proc, /dev and /tmp. */
+#include "../tap.h"
+
+#include "oci/oci-spec.h"
+#include "sandbox/plan.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NS                                                                                         \
+	"\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"},{\"type\":\"ipc\"},"            \
+	"{\"type\":\"uts\"},{\"type\":\"mount\"}]"
+
+static int parse(const char *text, struct cd_oci_spec *s, struct cd_err *err)
+{
+	return cd_oci_spec_parse(text, strlen(text), "/bundle", s, err);
+}
+
+static void test_good(void)
+{
+	static const char text[] =
+	        "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+	        "\"process\":{\"args\":[\"/bin/sh\",\"-c\",\"x\"],\"env\":[\"A=1\"],\"cwd\":\"/w/"
+	        "../x\","
+	        "\"user\":{\"uid\":0,\"gid\":0},\"capabilities\":{\"bounding\":[\"CAP_CHOWN\","
+	        "\"CAP_KILL\"]},\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":100,\"soft\":50}]"
+	        "},"
+	        "\"hostname\":\"h1\",\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\"},"
+	        "{\"destination\":\"/run\",\"type\":\"tmpfs\",\"source\":\"tmpfs\"},"
+	        "{\"destination\":\"/"
+	        "data\",\"type\":\"bind\",\"source\":\"vol\",\"options\":[\"rbind\","
+	        "\"ro\"]}],\"linux\":{" NS ",\"resources\":{\"memory\":{\"limit\":1048576},"
+	        "\"pids\":{\"limit\":10},\"cpu\":{\"quota\":50000,\"period\":100000}},"
+	        "\"cgroupsPath\":\"/k/"
+	        "x\"},\"annotations\":{\"cordon.agent\":\"a1\",\"other\":\"v\"}}";
+	struct cd_oci_spec s;
+	struct cd_err err = { 0, "" };
+	struct cd_plan_opts po;
+	struct cd_limits lim;
+	struct cd_plan_bind *binds = NULL;
+	const char **tmpfs = NULL;
+
+	if (!ok(parse(text, &s, &err) == 0, "containerd-like spec parses (%s)", err.msg))
+		return;
+	is_str(s.root, "/bundle/rootfs", "root.path is taken against the bundle");
+	is_str(s.cwd, "/x", "cwd is normalized");
+	is_str(s.args[2], "x", "args");
+	is_int((int)s.nenv, 1, "env");
+	is_int((int)s.ncaps_dropped, 2, "the two capabilities asked for are counted as dropped");
+	is_int((int)s.nofile, 100, "RLIMIT_NOFILE hard");
+	is_str(s.hostname, "h1", "hostname");
+	is_str(s.agent, "a1", "annotation cordon.agent");
+	ok(s.policy == NULL, "no cordon.policy annotation");
+	is_int((int)s.cpu_pct, 50, "cpu quota/period in percent");
+	is_int((int)s.mounts[0].use, CD_OCI_MNT_CORDON, "/proc is cordon's own");
+	is_int((int)s.mounts[1].use, CD_OCI_MNT_TMPFS, "/run is a tmpfs");
+	is_int((int)s.mounts[2].use, CD_OCI_MNT_BIND, "/data is a bind");
+	is_str(s.mounts[2].src, "/bundle/vol",
+	       "a relative bind source is taken against the bundle");
+	is_int(s.mounts[2].rw, 0, "ro bind");
+	memset(&po, 0, sizeof po);
+	is_int(cd_oci_plan_opts(&s, &po, &lim, &binds, &tmpfs, &err), 0, "plan options");
+	is_int((int)po.nbinds, 1, "one bind");
+	is_int((int)po.ntmpfs, 1, "one tmpfs");
+	is_int((int)lim.memory, 1048576, "the spec's memory limit");
+	is_int((int)lim.pids, 10, "the spec's pids limit");
+	is_int((int)lim.nofile, 100, "RLIMIT_NOFILE: the lower of the spec's and cordon's");
+	ok(lim.timeout_ms == 0 && lim.output_limit == 0, "no wall clock, no output cap");
+	free(binds);
+	free(tmpfs);
+	cd_oci_spec_free(&s);
+}
+
+static void refused(const char *what, const char *process, const char *linux_part,
+                    const char *extra, int code, const char *want)
+{
+	char text[4096];
+	struct cd_oci_spec s;
+	struct cd_err err = { 0, "" };
+	int r;
+
+	snprintf(text, sizeof text,
+	         "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"/r\"},\"process\":{%s},"
+	         "\"linux\":{%s}%s}",
+	         process, linux_part, extra);
+	r = parse(text, &s, &err);
+	is_int(r, code, "%s: refused", what);
+	ok(strstr(err.msg, want) != NULL, "%s: says '%s' (%s)", what, want, err.msg);
+	if (r == 0)
+		cd_oci_spec_free(&s);
+}
+
+static void test_refusals(void)
+{
+	static const char *const P = "\"args\":[\"/bin/true\"]";
+
+	refused("CAP_SYS_ADMIN",
+	        "\"args\":[\"x\"],\"capabilities\":{\"permitted\":[\"CAP_SYS_ADMIN\"]}", NS, "",
+	        -CD_E_DENIED, "CAP_SYS_ADMIN");
+	refused("CAP_NET_ADMIN",
+	        "\"args\":[\"x\"],\"capabilities\":{\"bounding\":[\"CAP_NET_ADMIN\"]}", NS, "",
+	        -CD_E_DENIED, "refuses privileged containers: capability CAP_NET_ADMIN");
+	refused("no network namespace", P,
+	        "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},"
+	        "{\"type\":\"mount\"}]",
+	        "", -CD_E_DENIED, "no network namespace");
+	refused("no namespaces at all", P, "\"x\":1", "", -CD_E_PARSE, "linux.namespaces must be");
+	refused("host pid namespace by path", P,
+	        "\"namespaces\":[{\"type\":\"pid\",\"path\":\"/proc/self/ns/pid\"}]", "",
+	        -CD_E_DENIED, "joins the host's");
+	refused("a device", P, NS ",\"devices\":[{\"path\":\"/dev/mem\"}]", "", -CD_E_DENIED,
+	        "device /dev/mem");
+	refused("id mappings", P, NS ",\"uidMappings\":[]", "", -CD_E_DENIED, "uidMappings");
+	refused("hooks", P, NS, ",\"hooks\":{\"prestart\":[]}", -CD_E_DENIED, "hooks");
+	refused("a terminal", "\"args\":[\"x\"],\"terminal\":true", NS, "", -CD_E_DENIED,
+	        "terminal");
+	refused("empty args", "\"args\":[]", NS, "", -CD_E_PARSE, "process.args");
+	refused("args with a NUL", "\"args\":[\"a\\u0000b\"]", NS, "", -CD_E_PARSE, "NUL");
+	refused("env without '='", "\"args\":[\"x\"],\"env\":[\"NOEQ\"]", NS, "", -CD_E_PARSE,
+	        "NAME=VALUE");
+	refused("relative cwd", "\"args\":[\"x\"],\"cwd\":\"w\"", NS, "", -CD_E_PARSE,
+	        "process.cwd");
+	refused("soft rlimit above hard",
+	        "\"args\":[\"x\"],\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1,\"soft\":2}]",
+	        NS, "", -CD_E_PARSE, "soft");
+	refused("an nfs mount", P, NS,
+	        ",\"mounts\":[{\"destination\":\"/m\",\"type\":\"nfs\",\"source\":\"h:/\"}]",
+	        -CD_E_DENIED, "type nfs");
+	refused("a mount over /", P, NS,
+	        ",\"mounts\":[{\"destination\":\"/\",\"type\":\"bind\",\"source\":\"/\","
+	        "\"options\":[\"rbind\"]}]",
+	        -CD_E_DENIED, "over '/'");
+	refused("annotations not strings", P, NS, ",\"annotations\":{\"a\":1}", -CD_E_PARSE,
+	        "annotations");
+	refused("ociVersion 2", P, NS, ",\"ociVersion\":\"2.0\"", -CD_E_PARSE, "");
+}
+
+static void test_rootfs_plan(const char *dir)
+{
+	char root[256], path[300];
+	struct cd_plan_opts o;
+	struct cd_plan *p = NULL;
+	struct cd_err err = { 0, "" };
+	char *argv[] = { "/bin/sh", NULL };
+	int host_usr = 0, img_bin = 0, proc = 0, tmp = 0, rw = 0, link = 0;
+	size_t i;
+
+	snprintf(root, sizeof root, "%s/rootfs", dir);
+	mkdir(root, 0755);
+	snprintf(path, sizeof path, "%s/bin", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/proc", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/lib", root);
+	if (symlink("usr/lib", path) < 0 && errno != EEXIST)
+		diag("symlink: %s", strerror(errno));
+	memset(&o, 0, sizeof o);
+	o.argv = argv;
+	o.rootfs = root;
+	o.inside_cwd = "/bin";
+	o.host_uid = getuid();
+	o.host_gid = getgid();
+	o.allow_degraded = 1;
+	if (!ok(cd_plan_build(&o, &p, &err) == 0, "a plan on an image's root (%s)", err.msg))
+		return;
+	is_str(p->cwd, "/bin", "the working directory is inside the image");
+	for (i = 0; i < p->nmounts; i++) {
+		const struct cd_mount *m = &p->mounts[i];
+
+		if (m->kind == CD_MNT_BIND && strcmp(m->dest, "/usr") == 0)
+			host_usr = 1;
+		if (m->kind == CD_MNT_BIND && strcmp(m->dest, "/bin") == 0 &&
+		    strncmp(m->src, root, strlen(root)) == 0)
+			img_bin = 1;
+		if (m->kind == CD_MNT_BIND && strncmp(m->src, root, strlen(root)) == 0 &&
+		    (m->flags & CD_MNT_RW))
+			rw = 1;
+		if (m->kind == CD_MNT_SYMLINK && strcmp(m->dest, "/lib") == 0)
+			link = 1;
+		if (m->kind == CD_MNT_PROC)
+			proc++;
+		if (m->kind == CD_MNT_BIND && strcmp(m->dest, "/proc") == 0)
+			proc += 10;
+		if (m->kind == CD_MNT_TMPFS && strcmp(m->dest, "/tmp") == 0)
+			tmp = 1;
+	}
+	ok(!host_usr, "nothing of the host's /usr");
+	ok(img_bin, "the image's /bin is bound");
+	ok(!rw, "every entry of the image is read-only");
+	ok(link, "a top-level symlink is recreated");
+	is_int(proc, 1, "/proc is cordon's, the image's is not bound");
+	ok(tmp, "cordon's /tmp");
+	ok(strcmp(p->rootfs, root) == 0, "the plan names the root");
+	cd_plan_free(p);
+	o.rootfs = "/";
+	is_int(cd_plan_build(&o, &p, &err), -CD_E_USAGE, "the host's own root is refused");
+}
+
+int main(void)
+{
+	char tmpl[] = "/tmp/cordon-test-oci.XXXXXX";
+	char *dir;
+
+	tap_start(30);
+	test_good();
+	test_refusals();
+	dir = mkdtemp(tmpl);
+	if (dir) {
+		static const char *const made[] = { "rootfs/bin", "rootfs/proc", "rootfs/lib",
+			                            "rootfs" };
+		char path[300];
+		size_t i;
+
+		test_rootfs_plan(dir);
+		for (i = 0; i < sizeof made / sizeof made[0]; i++) {
+			snprintf(path, sizeof path, "%s/%s", dir, made[i]);
+			if (unlink(path) < 0)
+				rmdir(path);
+		}
+		rmdir(dir);
+	}
+	return tap_done();
+}
