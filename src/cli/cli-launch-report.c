@@ -58,8 +58,8 @@ static void planted_one(json_t *a, const char *rel, const char *why)
 	if (!a || json_has(a, rel))
 		return;
 	if (why && *why)
-		cli_warnf("the command left '%s' in %s: %s; git on the host could run "
-		          "what it planted there: review it",
+		cli_warnf("the command left '%s' in %s: %s; git or another tool on the "
+		          "host could run what is there: review it",
 		          rel, where, why);
 	else
 		cli_warnf("the command created '%s' in %s: it could run later on the "

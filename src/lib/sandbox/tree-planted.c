@@ -211,10 +211,19 @@ static char *entry(const char *abs, const char *why)
 	return s;
 }
 
+/* Append s (taken) unless its path is there already (found twice: the
+ * first why stays). */
 static int push(char ***out, size_t *nout, char *s)
 {
 	char **v;
+	size_t i;
 
+	for (i = 0; s && i < *nout; i++) {
+		if (!strcmp((*out)[i], s)) {
+			free(s);
+			return 0;
+		}
+	}
 	if (!s || !(v = realloc(*out, (*nout + 1) * sizeof *v))) {
 		free(s);
 		return -ENOMEM;
@@ -233,23 +242,13 @@ static int judge(const struct cd_plan *p, char **now, size_t nnow, char ***ret, 
 {
 	char **out = NULL, *s;
 	unsigned char *met = calloc(p->nhost_run + 1, 1);
-	size_t nout = 0, i, k;
+	size_t nout = 0, i;
 	int r = met ? 0 : -ENOMEM;
 
-	for (i = 0; r == 0 && i < nnow; i++) {
-		for (k = 0; k < i && (!now[k] || strcmp(now[k], now[i])); k++)
-			;
-		if (k < i) {
-			free(now[i]); /* found twice */
-			now[i] = NULL;
-		}
-	}
 	for (i = 0; r == 0 && i < nnow; i++) {
 		const char *why, *how;
 		long j;
 
-		if (!now[i])
-			continue;
 		why = now[i] + strlen(now[i]) + 1;
 		j = pre_index(p, now[i]);
 		if (j >= 0)

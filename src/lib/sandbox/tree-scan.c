@@ -121,9 +121,15 @@ int cd_tree_list_add_why(struct walk *w, const char *rel, const char *why)
  * why, and the first such reason kept for the record. */
 int cd_tree_incomplete(struct walk *w, const char *rel, const char *why)
 {
-	if (!w->incomplete[0])
-		snprintf(w->incomplete, sizeof w->incomplete, "'%.150s%s%.60s' %s", w->src,
-		         rel[0] && w->srclen ? "/" : "", rel, why);
+	size_t k = sizeof w->incomplete;
+	int n;
+
+	if (!w->incomplete[0]) {
+		n = snprintf(w->incomplete, k, "%s: '%s%s%s'", why, w->src,
+		             rel[0] && w->srclen ? "/" : "", rel);
+		if (n < 0 || (size_t)n >= k)
+			memcpy(w->incomplete + k - 5, "...'", 5); /* cut: say so */
+	}
 	return cd_tree_list_add_why(w, rel, why);
 }
 
