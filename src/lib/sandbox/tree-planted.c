@@ -22,8 +22,7 @@
 /* Was rel the same directory (st) when the walk stamped it?  Another
  * directory now at a stamped path (the one there renamed away, or two
  * exchanged) is new to the check: read whole. */
-static int known_dir(const struct cd_plan *p, size_t tree, const char *rel,
-                     const struct stat *st)
+static int known_dir(const struct cd_plan *p, size_t tree, const char *rel, const struct stat *st)
 {
 	struct cd_dir_stamp key = { (char *)rel, tree, 0, 0, 0, 0 };
 	const struct cd_dir_stamp *ds =

@@ -76,7 +76,7 @@ struct walk {
 	int link_pass;           /* walking again for those other names only */
 	char ***list;            /* host-run paths found (relative to src), or NULL */
 	size_t *nlist;
-	char incomplete[256];    /* list_only: why the check missed something ("" if not) */
+	char incomplete[256]; /* list_only: why the check missed something ("" if not) */
 	char path[CD_PATH_MAX];
 	char *dents[SCAN_MAX_DEPTH + 2]; /* getdents64 buffers, one per depth, made on use */
 };
