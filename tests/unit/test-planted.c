@@ -136,6 +136,10 @@ static void test_renames(void)
 		diag("link: %s", strerror(errno));
 	dir("plain");
 	put("plain/f", "p\n");
+	dir("ln");
+	put("ln/.envrc", "export L=1\n");
+	dir("dl");
+	put("dl/.envrc", "export L=1\n");
 	if (!(p = plan())) {
 		ok(0, "the plan of a --rw tree builds");
 		return;
@@ -159,6 +163,14 @@ static void test_renames(void)
 	put("notes.txt", "echo evil\n");
 	in_tree("plain", "plainX", 0);
 	dir("plain");
+	in_tree("ln", "lnX", 0);
+	snprintf(other, sizeof other, "%s/tree/ln", base);
+	if (symlink("/tmp/cordon-test-planted-elsewhere", other) < 0)
+		diag("symlink: %s", strerror(errno));
+	in_tree("dl", "dlX", 0);
+	snprintf(other, sizeof other, "%s/tree/dl", base);
+	if (symlink("dlX", other) < 0)
+		diag("symlink: %s", strerror(errno));
 	v = NULL;
 	n = 0;
 	r = cd_plan_planted(p, &v, &n, &err);
@@ -180,6 +192,12 @@ static void test_renames(void)
 	   w ? w : "not listed");
 	w = why_of(v, n, "keep/.envrc");
 	ok(w && strstr(w, "rewritten"), "keep/.envrc rewritten through notes.txt (%s)",
+	   w ? w : "not listed");
+	w = why_of(v, n, "ln/.envrc");
+	ok(w && strstr(w, "now a symlink"), "ln replaced by a dangling symlink: ln/.envrc (%s)",
+	   w ? w : "not listed");
+	w = why_of(v, n, "dl/.envrc");
+	ok(w && strstr(w, "now a symlink"), "dl replaced by a symlink to its renamed self (%s)",
 	   w ? w : "not listed");
 	w = why_of(v, n, "dX/.envrc");
 	ok(w && !*w, "the renamed original dX/.envrc: new (%s)", w ? w : "not listed");

@@ -182,12 +182,39 @@ static long pre_index(const struct cd_plan *p, const char *path)
 	return -1;
 }
 
+/* Does a directory above path (which the walk met with no symlink in it)
+ * now go through a symlink?  The host would follow it elsewhere, even
+ * where it dangles now (its target can appear later). */
+static int through_link(const char *path)
+{
+	char buf[CD_PATH_MAX];
+	size_t n = strlen(path), i;
+	struct stat st;
+
+	if (n >= sizeof buf)
+		return 0;
+	memcpy(buf, path, n + 1);
+	for (i = 1; i < n; i++) {
+		if (buf[i] != '/')
+			continue;
+		buf[i] = '\0';
+		if (lstat(buf, &st) < 0)
+			return 0; /* gone */
+		if (S_ISLNK(st.st_mode))
+			return 1;
+		buf[i] = '/';
+	}
+	return 0;
+}
+
 /* How the file at path differs from what the walk saw there (NULL: the
  * same, or gone now). */
 static const char *how_changed(const struct cd_file_id *was, const char *path)
 {
 	struct stat st;
 
+	if (through_link(path))
+		return WHY_VIA_LINK;
 	if (lstat(path, &st) < 0)
 		return NULL;
 	if (!was->known || st.st_dev != was->dev || st.st_ino != was->ino)

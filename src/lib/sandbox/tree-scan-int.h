@@ -28,6 +28,7 @@
 #define WHY_BAD_HEAD   "its HEAD no longer parses: git skips it and uses a git directory above"
 #define WHY_UNREADABLE "unreadable directory: contents not checked"
 #define WHY_REPLACED   "another file than before the run now has this path (replaced or renamed in)"
+#define WHY_VIA_LINK   "a directory above it is now a symlink: the host follows it elsewhere"
 #define WHY_REWRITTEN  "rewritten during the run (through another name)"
 #define WHY_TOO_DEEP   "nested too deep to check: contents not checked"
 #define WHY_TOO_LONG   "holds a path longer than PATH_MAX: contents not checked"
