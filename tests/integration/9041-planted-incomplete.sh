@@ -13,12 +13,18 @@
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
 
-field() {
-	python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-v = r.get(sys.argv[2], "absent")
-print(" ".join(sorted(v)) if isinstance(v, list) else v)' "$T/rec" "$1" 2>&1
+# record: the --json record's fields, read once (python starts slowly)
+record() {
+	eval "$(python3 -c '
+import json, shlex, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    r = {"planted_check": "no record: %s" % e}
+for k in ("planted_paths", "planted_check", "exit_code"):
+    v = r.get(k, "absent")
+    v = " ".join(sorted(v)) if isinstance(v, list) else str(v)
+    print("rec_%s=%s" % (k, shlex.quote(v)))' "$T/rec")"
 }
 
 DEEP='p=deep; i=0; while [ $i -lt 80 ]; do p=$p/d; i=$((i+1)); done; mkdir -p $p && echo evil >$p/.envrc || exit 11'
@@ -51,8 +57,9 @@ incomplete() {
 				"cd '$d/tree' && mkdir a && echo evil >a/.envrc && $plant" \
 				3>"$T/rec" 2>"$T/err"
 			is "$?" 125 "$who/$mode/$what: the run exits 125: the check was incomplete"
-			is "$(field exit_code)" 0 "$who/$mode/$what: the command's own status, 0, is in the record"
-			got=" $(field planted_paths) "
+			record
+			is "$rec_exit_code" 0 "$who/$mode/$what: the command's own status, 0, is in the record"
+			got=" $rec_planted_paths "
 			case $got in *" ${pre}a/.envrc "*) r=yes ;; *) r="no: $got" ;; esac
 			is "$r" yes "$who/$mode/$what: the shallow a/.envrc is still in planted_paths"
 			case "$what:$got" in
@@ -61,9 +68,9 @@ incomplete() {
 			*) r="no: $got" ;;
 			esac
 			is "$r" yes "$who/$mode/$what: the directory left unchecked is in planted_paths"
-			case $(field planted_check) in
+			case $rec_planted_check in
 			"incomplete: "*"contents not checked: '$d/tree/"*) r=yes ;;
-			*) r="no: $(field planted_check)" ;;
+			*) r="no: $rec_planted_check" ;;
 			esac
 			is "$r" yes "$who/$mode/$what: planted_check says incomplete, and why"
 			ok "$who/$mode/$what: one line on stderr says the check was incomplete" \
@@ -74,8 +81,9 @@ incomplete() {
 		$RUN_AS "$CORDON" run "$@" --json-fd 3 -- sh -c \
 			"cd '$d/tree' && mkdir a && echo evil >a/.envrc" 3>"$T/rec" 2>"$T/err"
 		is "$?" 0 "$who/$mode: control: without the deep tree the run exits 0"
-		is "$(field planted_paths)" "${pre}a/.envrc" "$who/$mode: control: ... reports a/.envrc alone"
-		is "$(field planted_check)" complete "$who/$mode: control: ... and its check was complete"
+		record
+		is "$rec_planted_paths" "${pre}a/.envrc" "$who/$mode: control: ... reports a/.envrc alone"
+		is "$rec_planted_check" complete "$who/$mode: control: ... and its check was complete"
 		cd "$T" || exit 1
 	done
 }
