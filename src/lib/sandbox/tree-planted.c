@@ -55,7 +55,7 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 	if (!d)
 		return errno == ENOENT || errno == ENOTDIR
 		               ? 0 /* gone: its parent changed too */
-		               : cd_tree_list_add_why(w, ds->rel, WHY_UNREADABLE);
+		               : cd_tree_incomplete(w, ds->rel, WHY_UNREADABLE);
 	if (gd && !ds->gitdir)
 		r = cd_tree_list_add_why(w, ds->rel, WHY_BECAME_GIT);
 	while (r == 0 && (e = readdir(d))) {
@@ -83,8 +83,7 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 			if (fd >= 0)
 				r = cd_tree_walk_dir(w, fd, len + 1 + nl, 1);
 			else if (errno != ENOENT)
-				r = cd_tree_list_add_why(w, w->path + w->srclen + 1,
-				                         WHY_UNREADABLE);
+				r = cd_tree_unopenable(w, dirfd(d), e->d_name, errno);
 		}
 		w->path[len] = '\0';
 	}
@@ -106,7 +105,7 @@ static int changed_dirs(struct walk *w)
 	if (top < 0)
 		return errno == ENOENT || errno == ENOTDIR
 		               ? 0 /* gone, or a file bound by itself: no tree to check */
-		               : cd_tree_list_add_why(w, "", WHY_UNREADABLE);
+		               : cd_tree_incomplete(w, "", WHY_UNREADABLE);
 	for (i = 0; i < p->ndirs && r == 0; i++) {
 		const struct cd_dir_stamp *ds = &p->dirs[i];
 		struct stat st;

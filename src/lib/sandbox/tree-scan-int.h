@@ -95,6 +95,7 @@ int cd_tree_head_parses(const char *dir);
 int64_t cd_tree_ctime_ns(const struct stat *st);
 void cd_tree_file_id(const struct stat *st, struct cd_file_id *ret);
 int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);
+int cd_tree_unopenable(struct walk *w, int dfd, const char *name, int e);
 int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest);
 void cd_tree_walk_free(struct walk *w);
 int cd_tree_stamp_cmp(const void *a, const void *b);

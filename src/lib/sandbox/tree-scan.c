@@ -390,7 +390,6 @@ static int protect_gitfile(struct walk *w, int dfd, const char *name)
 	}
 	return 0;
 }
-static int unopenable(struct walk *w, int dfd, const char *name, int e);
 
 static int visit(struct walk *w, int dfd, const char *name, unsigned char type, size_t len,
                  unsigned depth)
@@ -495,7 +494,7 @@ descend:
 		if (fd >= 0)
 			r = cd_tree_walk_dir(w, fd, len + 1 + nl, depth + 1);
 		else if (errno != ENOENT)
-			r = unopenable(w, dfd, name, errno);
+			r = cd_tree_unopenable(w, dfd, name, errno);
 	}
 out:
 	w->path[len] = '\0';
@@ -503,18 +502,25 @@ out:
 }
 
 /* w->path (entry `name` of dfd), a directory, cannot be opened (err).
- * After the run: reported, never skipped.  Before it, in a tree the
+ * After the run: one the sandbox could have made (the caller's, or
+ * searchable) is reported and makes the check incomplete; another user's
+ * unsearchable one is passed over, as before the run.  Before it, in a tree the
  * sandbox can write, one the caller owns is refused: the sandbox could
  * chmod it and reach what the walk never saw (a credential, a git
  * config).  Elsewhere (a read-only tree, or another user's directory) the
  * sandbox cannot make it readable either: skipped, as long as it cannot
  * be searched (names inside would be reachable). */
-static int unopenable(struct walk *w, int dfd, const char *name, int e)
+int cd_tree_unopenable(struct walk *w, int dfd, const char *name, int e)
 {
 	struct stat st;
 
+	/* after the run: what the sandbox could have made (the caller's) is
+	 * left unchecked, what it could not is passed over as before it */
+	if (w->list_only && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    st.st_uid != geteuid() && e == EACCES && faccessat(dfd, name, X_OK, AT_EACCESS) < 0)
+		return 0;
 	if (w->list_only)
-		return cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_UNREADABLE);
+		return cd_tree_incomplete(w, w->path + w->srclen + 1, WHY_UNREADABLE);
 	if (w->writable && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    st.st_uid == geteuid())
 		return cd_err_set(w->err, -CD_E_USAGE,
@@ -669,7 +675,7 @@ int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 		return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", src);
 	fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == EACCES || errno == EPERM) && (w->list_only || w->writable))
-		return w->list_only ? cd_tree_list_add_why(w, "", WHY_UNREADABLE)
+		return w->list_only ? cd_tree_incomplete(w, "", WHY_UNREADABLE)
 		                    : cd_err_sys(w->err, -errno,
 		                                 "cannot read '%s' to check it for host sockets, "
 		                                 "git control files and credentials; refused",
