@@ -164,11 +164,11 @@ int launch_add_caches(struct run_args *a);
 
 /* cli-launch-report.c */
 unsigned launch_missing_protected(const char *cwd);
-json_t *launch_planted_paths(const struct cd_plan *plan, unsigned before);
+json_t *launch_planted_paths(const struct cd_plan *plan, unsigned before, json_t **ret_check);
 json_t *launch_covered_paths(const struct cd_plan *p);
 int launch_is_pipe(int fd);
 int launch_emit_result(const struct run_args *a, const struct cd_plan *p, const struct cd_result *r,
-                       json_t *planted, const struct layer *layer);
+                       json_t *planted, json_t *check, const struct layer *layer);
 int launch_refuse(const struct run_args *a, const char *run_id, enum cd_reason why,
                   const char *msg);
 

@@ -58,8 +58,8 @@ static void planted_one(json_t *a, const char *rel, const char *why)
 	if (!a || json_has(a, rel))
 		return;
 	if (why && *why)
-		cli_warnf("the command left '%s' in %s: %s; git on the host could run "
-		          "what it planted there: review it",
+		cli_warnf("the command left '%s' in %s: %s; git or another tool on the "
+		          "host could run what is there: review it",
 		          rel, where, why);
 	else
 		cli_warnf("the command created '%s' in %s: it could run later on the "
@@ -70,27 +70,32 @@ static void planted_one(json_t *a, const char *rel, const char *why)
 
 /* The protected paths at the top, and the git control paths and host-run
  * files at any depth of every writable tree (cd_plan_planted), that the
- * run created. */
-json_t *launch_planted_paths(const struct cd_plan *plan, unsigned before)
+ * run created or replaced.  *ret_check: "complete", or "incomplete: WHY"
+ * when some of a tree could not be checked (what was found is kept and
+ * reported all the same; the caller fails the run). */
+json_t *launch_planted_paths(const struct cd_plan *plan, unsigned before, json_t **ret_check)
 {
 	unsigned after = launch_missing_protected(plan->cwd);
 	json_t *a = json_array();
 	struct cd_err err;
-	char **v = NULL;
+	char **v = NULL, why[sizeof err.msg + 16];
 	size_t i, n = 0;
+	int r;
 
 	for (i = 0; a && i < 32 && cd_protected_workspace_paths[i]; i++) {
 		if ((before & (1u << i)) && !(after & (1u << i)))
 			planted_one(a, cd_protected_workspace_paths[i], NULL);
 	}
-	if (cd_plan_planted(plan, &v, &n, &err) < 0)
-		cli_warnf("could not check the workspace for planted git or host-run files: %s",
-		          err.msg);
-	for (i = 0; i < n; i++) {
+	r = cd_plan_planted(plan, &v, &n, &err);
+	for (i = 0; r >= 0 && i < n; i++) {
 		planted_one(a, v[i], v[i] + strlen(v[i]) + 1);
 		free(v[i]);
 	}
-	free(v);
+	if (r >= 0)
+		free(v);
+	if (r != 0)
+		snprintf(why, sizeof why, "incomplete: %s", err.msg);
+	*ret_check = json_string(r == 0 ? "complete" : why);
 	return a;
 }
 
@@ -150,7 +155,7 @@ static int same_file(int a, int b)
 }
 
 int launch_emit_result(const struct run_args *a, const struct cd_plan *p, const struct cd_result *r,
-                       json_t *planted, const struct layer *layer)
+                       json_t *planted, json_t *check, const struct layer *layer)
 {
 	json_t *o = json_object();
 	char *s;
@@ -188,6 +193,8 @@ int launch_emit_result(const struct run_args *a, const struct cd_plan *p, const 
 	}
 	if (planted)
 		json_object_set(o, "planted_paths", planted);
+	if (check)
+		json_object_set(o, "planted_check", check);
 	json_object_set_new(o, "covered_paths", launch_covered_paths(p));
 	if (layer)
 		json_object_set_new(o, "proposal_layer", launch_layer_json(layer));

@@ -92,7 +92,7 @@ struct launch {
 	sigset_t oldmask;
 	int rc, sfd;
 	unsigned missing_before;
-	json_t *planted, *session;
+	json_t *planted, *planted_check, *session;
 	char cwd[CD_PATH_MAX];
 	char **cmd;
 	struct cd_session sess;
@@ -550,8 +550,18 @@ static void record(struct launch *l)
 		          "rlimit (memfds and System V IPC refused, scratch within it)",
 		          mem);
 	}
-	if (l->prof.workspace_write || l->plan->ntrees)
-		l->planted = launch_planted_paths(l->plan, l->missing_before);
+	if (l->prof.workspace_write || l->plan->ntrees) {
+		l->planted = launch_planted_paths(l->plan, l->missing_before, &l->planted_check);
+		/* fail closed: an unchecked tree may hold what the host runs */
+		const char *c = json_string_value(l->planted_check);
+
+		if (!c || strcmp(c, "complete") != 0) {
+			cli_errorf("the check for planted git or host-run files was %s; exit %d "
+			           "(the command's own status is in the record)",
+			           c ? c : "not recorded", CD_EXIT_CORDON);
+			l->rc = CD_EXIT_CORDON;
+		}
+	}
 	if (l->a.propose)
 		launch_layer_measure(&l->layer, &l->plan->limits);
 	extra = json_object();
@@ -559,6 +569,8 @@ static void record(struct launch *l)
 		json_object_set_new(extra, "proposal_layer", launch_layer_json(&l->layer));
 	if (extra && l->planted)
 		json_object_set(extra, "planted_paths", l->planted);
+	if (extra && l->planted_check)
+		json_object_set(extra, "planted_check", l->planted_check);
 	if (extra)
 		json_object_set_new(extra, "covered_paths", launch_covered_paths(l->plan));
 	if (extra && l->tty) {
@@ -576,7 +588,7 @@ static void record(struct launch *l)
 	if (l->a.propose && launch_make_proposal(&l->layer, l->plan, &l->a, l->run_id, &l->res,
 	                                         l->state, l->audit) < 0)
 		l->rc = CD_EXIT_CORDON;
-	if (l->a.json && launch_emit_result(&l->a, l->plan, &l->res, l->planted,
+	if (l->a.json && launch_emit_result(&l->a, l->plan, &l->res, l->planted, l->planted_check,
 	                                    l->layer.measured ? &l->layer : NULL) < 0)
 		cli_warnf("could not write the result record");
 }
@@ -596,6 +608,7 @@ static int finish(struct launch *l)
 	}
 	cd_egress_policy_free(l->epol);
 	json_decref(l->planted);
+	json_decref(l->planted_check);
 	if (l->sfd >= 0)
 		close(l->sfd);
 	cd_plan_free(l->plan);

@@ -135,6 +135,7 @@ void cd_plan_free(struct cd_plan *p)
 	for (i = 0; i < p->nhost_run; i++)
 		free(p->host_run[i]);
 	free(p->host_run);
+	free(p->host_run_id);
 	for (i = 0; i < p->ndirs; i++)
 		free(p->dirs[i].rel);
 	free(p->dirs);

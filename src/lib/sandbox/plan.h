@@ -120,6 +120,7 @@ struct cd_plan {
 	 * string is "PATH\0REASON" (REASON empty for an ordinary new path). */
 	char **host_run;
 	size_t nhost_run;
+	struct cd_file_id *host_run_id; /* what each of them was (host_run[i]) */
 	/* ... and every directory of them with its ctime then, sorted by tree
 	 * and path, so the check after the run reads only the directories
 	 * that changed (a tree not `complete` is walked whole instead). */
@@ -140,6 +141,20 @@ struct cd_dir_stamp {
 	size_t tree;      /* index in cd_plan.trees */
 	int64_t ctime_ns; /* its ctime when the walk read it */
 	int gitdir;       /* a git directory then (its HEAD must still parse after) */
+	dev_t dev;        /* the directory itself: one renamed away and replaced */
+	ino_t ino;        /* by another at the same path is read whole */
+};
+
+/* A file as lstat saw it: the same path after the run may name another
+ * file (the directory above renamed and rebuilt), or the same inode may
+ * have been rewritten through another name (its ctime moves; a
+ * directory's ctime moves with every entry, so only its inode counts). */
+struct cd_file_id {
+	dev_t dev;
+	ino_t ino;
+	int64_t ctime_ns;
+	int dir;
+	int known; /* lstat succeeded */
 };
 
 /* What the caller (the CLI, later the gate) asks for.  Everything is
@@ -223,11 +238,17 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 
 /* After a run: the git control paths and host-run files (profile.h) now
  * in a writable tree (workspace-write's working tree, --rw directories)
- * that were not there before, in *ret (ret_n entries; free each and the
- * vector): relative to the working directory for its tree ("." for the
- * tree itself), absolute host paths for the others.  Each string is followed by a second one after its NUL: why,
- * empty for a new path (else: a directory that became a git directory, a
- * git directory whose HEAD no longer parses, one that cannot be read). */
+ * that were not there before, or that are another file than before (by
+ * device and inode; a file by its ctime too), in *ret (ret_n entries;
+ * free each and the vector): relative to the working directory for its
+ * tree ("." for the tree itself), absolute host paths for the others.
+ * Each string is followed by a second one after its NUL: why, empty for a
+ * new path (else: replaced or rewritten, a directory that became a git
+ * directory, a git directory whose HEAD no longer parses, one that cannot
+ * be read, one that was not checked).
+ * Returns 0 when every writable tree was checked whole, 1 when the check
+ * is incomplete (err says why; *ret still holds everything found, which
+ * includes the directories left unchecked), -ENOMEM with nothing. */
 int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct cd_err *err);
 
 /* Free a plan, wiping secret environment entries.  NULL-safe. */

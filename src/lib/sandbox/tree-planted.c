@@ -19,22 +19,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int in_list(char *const *v, size_t n, const char *s)
+/* Was rel the same directory (st) when the walk stamped it?  Another
+ * directory now at a stamped path (the one there renamed away, or two
+ * exchanged) is new to the check: read whole. */
+static int known_dir(const struct cd_plan *p, size_t tree, const char *rel, const struct stat *st)
 {
-	size_t i;
+	struct cd_dir_stamp key = { (char *)rel, tree, 0, 0, 0, 0 };
+	const struct cd_dir_stamp *ds =
+	        bsearch(&key, p->dirs, p->ndirs, sizeof *p->dirs, cd_tree_stamp_cmp);
 
-	for (i = 0; i < n; i++) {
-		if (!strcmp(v[i], s))
-			return 1;
-	}
-	return 0;
-}
-
-static int known_dir(const struct cd_plan *p, size_t tree, const char *rel)
-{
-	struct cd_dir_stamp key = { (char *)rel, tree, 0, 0 };
-
-	return bsearch(&key, p->dirs, p->ndirs, sizeof *p->dirs, cd_tree_stamp_cmp) != NULL;
+	return ds && ds->dev == st->st_dev && ds->ino == st->st_ino;
 }
 
 static int name_in(const char *name, const char *const *names)
@@ -61,7 +55,7 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 	if (!d)
 		return errno == ENOENT || errno == ENOTDIR
 		               ? 0 /* gone: its parent changed too */
-		               : cd_tree_list_add_why(w, ds->rel, WHY_UNREADABLE);
+		               : cd_tree_incomplete(w, ds->rel, WHY_UNREADABLE);
 	if (gd && !ds->gitdir)
 		r = cd_tree_list_add_why(w, ds->rel, WHY_BECAME_GIT);
 	while (r == 0 && (e = readdir(d))) {
@@ -71,8 +65,10 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 		if (e->d_name[0] == '.' &&
 		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
 			continue;
-		if (len + 1 + nl + 1 >= sizeof w->path)
-			continue; /* the walk refused such trees before the run */
+		if (len + 1 + nl + 1 >= sizeof w->path) {
+			r = cd_tree_incomplete(w, ds->rel, WHY_TOO_LONG);
+			continue;
+		}
 		w->path[len] = '/';
 		memcpy(w->path + len + 1, e->d_name, nl + 1);
 		if (cd_tree_is_host_run(e->d_name) ||
@@ -81,14 +77,13 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 		/* a new .git is reported whole, its insides need no look */
 		if (r == 0 && strcmp(e->d_name, ".git") != 0 &&
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISDIR(st.st_mode) && !known_dir(p, w->tree, w->path + w->srclen + 1)) {
+		    S_ISDIR(st.st_mode) && !known_dir(p, w->tree, w->path + w->srclen + 1, &st)) {
 			fd = openat(dirfd(d), e->d_name,
 			            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd >= 0)
 				r = cd_tree_walk_dir(w, fd, len + 1 + nl, 1);
 			else if (errno != ENOENT)
-				r = cd_tree_list_add_why(w, w->path + w->srclen + 1,
-				                         WHY_UNREADABLE);
+				r = cd_tree_unopenable(w, dirfd(d), e->d_name, errno);
 		}
 		w->path[len] = '\0';
 	}
@@ -110,7 +105,7 @@ static int changed_dirs(struct walk *w)
 	if (top < 0)
 		return errno == ENOENT || errno == ENOTDIR
 		               ? 0 /* gone, or a file bound by itself: no tree to check */
-		               : cd_tree_list_add_why(w, "", WHY_UNREADABLE);
+		               : cd_tree_incomplete(w, "", WHY_UNREADABLE);
 	for (i = 0; i < p->ndirs && r == 0; i++) {
 		const struct cd_dir_stamp *ds = &p->dirs[i];
 		struct stat st;
@@ -122,10 +117,22 @@ static int changed_dirs(struct walk *w)
 		if (fstatat(top, ds->rel, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0 ||
 		    !S_ISDIR(st.st_mode))
 			continue; /* gone or replaced: its parent changed */
+		if (st.st_dev != ds->dev || st.st_ino != ds->ino) {
+			/* Another directory at this path: the nearest one above
+			 * that is still the same changed (an entry of it was
+			 * renamed or replaced), and its reread walks this whole.
+			 * The top itself replaced (on the host): walk it all. */
+			if (ds->rel[0])
+				continue;
+			r = cd_tree_walk_tree(w, root, root);
+			break;
+		}
 		n = snprintf(w->path, sizeof w->path, "%s%s%s", w->srclen ? root : "",
 		             ds->rel[0] || !w->srclen ? "/" : "", ds->rel);
-		if (n < 0 || (size_t)n >= sizeof w->path)
+		if (n < 0 || (size_t)n >= sizeof w->path) {
+			r = cd_tree_incomplete(w, ds->rel, WHY_TOO_LONG);
 			continue;
+		}
 		if (ds->gitdir && !cd_tree_head_parses(w->path) &&
 		    (r = cd_tree_list_add_why(w, ds->rel, WHY_BAD_HEAD)) < 0)
 			break;
@@ -138,31 +145,176 @@ static int changed_dirs(struct walk *w)
 	return r;
 }
 
-/* "ABS\0WHY" as the record shows it: relative to the working directory
- * when below it ("." for itself). */
+/* "ABS\0WHY" (taken; NULL-safe) as the record shows it: relative to the
+ * working directory when below it ("." for itself). */
 static char *shown(const struct cd_plan *p, char *abs)
 {
-	size_t cl = strlen(p->cwd), al = strlen(abs), wl = strlen(abs + al + 1);
+	size_t cl, al, wl;
 	const char *rel;
 	char *s;
 
-	if (!cd_path_is_under(abs, p->cwd))
+	if (!abs || !cd_path_is_under(abs, p->cwd))
 		return abs;
+	cl = strlen(p->cwd);
+	al = strlen(abs);
+	wl = strlen(abs + al + 1);
 	rel = al == cl ? "." : abs + cl + (strcmp(p->cwd, "/") != 0);
-	if (!(s = malloc(strlen(rel) + wl + 2)))
+	if (!(s = malloc(strlen(rel) + wl + 2))) {
+		free(abs);
 		return NULL;
+	}
 	memcpy(s, rel, strlen(rel) + 1);
 	memcpy(s + strlen(rel) + 1, abs + al + 1, wl + 1);
 	free(abs);
 	return s;
 }
 
+/* Which pre-run entry is path ("ABS\0WHY"), or -1. */
+static long pre_index(const struct cd_plan *p, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < p->nhost_run; i++) {
+		if (!strcmp(p->host_run[i], path))
+			return (long)i;
+	}
+	return -1;
+}
+
+/* Does a directory above path (which the walk met with no symlink in it)
+ * now go through a symlink?  The host would follow it elsewhere, even
+ * where it dangles now (its target can appear later). */
+static int through_link(const char *path)
+{
+	char buf[CD_PATH_MAX];
+	size_t n = strlen(path), i;
+	struct stat st;
+
+	if (n >= sizeof buf)
+		return 0;
+	memcpy(buf, path, n + 1);
+	for (i = 1; i < n; i++) {
+		if (buf[i] != '/')
+			continue;
+		buf[i] = '\0';
+		if (lstat(buf, &st) < 0)
+			return 0; /* gone */
+		if (S_ISLNK(st.st_mode))
+			return 1;
+		buf[i] = '/';
+	}
+	return 0;
+}
+
+/* How the file at path differs from what the walk saw there (NULL: the
+ * same, or gone now). */
+static const char *how_changed(const struct cd_file_id *was, const char *path)
+{
+	struct stat st;
+
+	if (through_link(path))
+		return WHY_VIA_LINK;
+	if (lstat(path, &st) < 0)
+		return NULL;
+	if (!was->known || st.st_dev != was->dev || st.st_ino != was->ino)
+		return WHY_REPLACED;
+	if (!S_ISDIR(st.st_mode) && cd_tree_ctime_ns(&st) != was->ctime_ns)
+		return WHY_REWRITTEN;
+	return NULL;
+}
+
+/* "ABS\0WHY" in a new allocation. */
+static char *entry(const char *abs, const char *why)
+{
+	size_t al = strlen(abs), wl = strlen(why);
+	char *s = malloc(al + wl + 2);
+
+	if (s) {
+		memcpy(s, abs, al + 1);
+		memcpy(s + al + 1, why, wl + 1);
+	}
+	return s;
+}
+
+/* Append s (taken) unless its path is there already (found twice: the
+ * first why stays). */
+static int push(char ***out, size_t *nout, char *s)
+{
+	char **v;
+	size_t i;
+
+	for (i = 0; s && i < *nout; i++) {
+		if (!strcmp((*out)[i], s)) {
+			free(s);
+			return 0;
+		}
+	}
+	if (!s || !(v = realloc(*out, (*nout + 1) * sizeof *v))) {
+		free(s);
+		return -ENOMEM;
+	}
+	*out = v;
+	v[(*nout)++] = s;
+	return 0;
+}
+
+/* What to report of now[] (taken, set NULL), as the record shows it: a
+ * path found that was not there before; one that was, if another file
+ * has it now or the file was rewritten; what could not be checked.  Then
+ * each path from before the run that the walk did not meet again (its
+ * directory unchanged) but whose file changed all the same. */
+static int judge(const struct cd_plan *p, char **now, size_t nnow, char ***ret, size_t *ret_n)
+{
+	char **out = NULL, *s;
+	unsigned char *met = calloc(p->nhost_run + 1, 1);
+	size_t nout = 0, i;
+	int r = met ? 0 : -ENOMEM;
+
+	for (i = 0; r == 0 && i < nnow; i++) {
+		const char *why, *how;
+		long j;
+
+		why = now[i] + strlen(now[i]) + 1;
+		j = pre_index(p, now[i]);
+		if (j >= 0)
+			met[j] = 1;
+		/* a HEAD, or a directory that could not be checked: each time */
+		if (j >= 0 && strcmp(why, WHY_BAD_HEAD) && strcmp(why, WHY_UNREADABLE) &&
+		    strcmp(why, WHY_TOO_DEEP) && strcmp(why, WHY_TOO_LONG)) {
+			if ((how = how_changed(&p->host_run_id[j], now[i])))
+				r = push(&out, &nout, shown(p, entry(now[i], how)));
+			continue;
+		}
+		s = now[i];
+		now[i] = NULL;
+		r = push(&out, &nout, shown(p, s));
+	}
+	for (i = 0; r == 0 && i < p->nhost_run; i++) {
+		const char *how;
+
+		if (met[i] || pre_index(p, p->host_run[i]) != (long)i ||
+		    !(how = how_changed(&p->host_run_id[i], p->host_run[i])))
+			continue;
+		r = push(&out, &nout, shown(p, entry(p->host_run[i], how)));
+	}
+	free(met);
+	if (r < 0) {
+		for (i = 0; i < nout; i++)
+			free(out[i]);
+		free(out);
+		return r;
+	}
+	*ret = out;
+	*ret_n = nout;
+	return 0;
+}
+
 int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct cd_err *err)
 {
 	struct cd_plan_opts o;
 	struct walk *w;
-	char **now = NULL, **out = NULL;
-	size_t nnow = 0, nout = 0, i, t;
+	char **now = NULL, why[sizeof w->incomplete];
+	size_t nnow = 0, i, t;
 	int r = 0;
 
 	memset(&o, 0, sizeof o);
@@ -175,46 +327,30 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 	w->list_only = 1;
 	w->list = &now;
 	w->nlist = &nnow;
-	/* every tree the sandbox could write, the working tree and --rw ones */
-	for (t = 0; r >= 0 && t < p->ntrees; t++) {
+	/* Every tree the sandbox could write, the working tree and --rw ones.
+	 * A tree whose check fails keeps what it found, and the failure is
+	 * told: nothing found is ever dropped for it. */
+	for (t = 0; t < p->ntrees; t++) {
 		const char *root = p->trees[t].root;
 
 		w->src = w->dest = root;
 		w->srclen = strcmp(root, "/") ? strlen(root) : 0;
 		w->tree = t;
 		r = p->trees[t].complete ? changed_dirs(w) : cd_tree_walk_tree(w, root, root);
+		if (r < 0 && !w->incomplete[0])
+			snprintf(w->incomplete, sizeof w->incomplete, "%.*s",
+			         (int)sizeof w->incomplete - 1, err ? err->msg : "failed");
 	}
+	memcpy(why, w->incomplete, sizeof why);
 	cd_tree_walk_free(w);
-	for (i = 0; r >= 0 && i < nnow; i++) {
-		char **v;
-
-		const char *why = now[i] + strlen(now[i]) + 1;
-
-		/* known before; a HEAD or a directory's mode is checked each time */
-		if (strcmp(why, WHY_BAD_HEAD) && strcmp(why, WHY_UNREADABLE) &&
-		    in_list(p->host_run, p->nhost_run, now[i]))
-			continue;
-		if (!(v = realloc(out, (nout + 1) * sizeof *v)) || !(v[nout] = shown(p, now[i]))) {
-			if (v)
-				out = v;
-			r = cd_err_set(err, -ENOMEM, "out of memory");
-			break;
-		}
-		out = v;
-		nout++;
-		now[i] = NULL;
-	}
+	r = judge(p, now, nnow, ret, ret_n);
 	for (i = 0; i < nnow; i++)
 		free(now[i]);
 	free(now);
-	if (r < 0) {
-		for (i = 0; i < nout; i++)
-			free(out[i]);
-		free(out);
-		return r;
-	}
-	*ret = out;
-	*ret_n = nout;
+	if (r < 0)
+		return cd_err_set(err, r, "out of memory");
+	if (why[0])
+		return cd_err_set(err, 1, "%s", why);
 	return 0;
 }
 

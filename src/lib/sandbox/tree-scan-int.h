@@ -27,6 +27,11 @@
 #define WHY_BECAME_GIT "became a git directory: git run in it or below reads its config"
 #define WHY_BAD_HEAD   "its HEAD no longer parses: git skips it and uses a git directory above"
 #define WHY_UNREADABLE "unreadable directory: contents not checked"
+#define WHY_REPLACED   "another file than before the run now has this path (replaced or renamed in)"
+#define WHY_VIA_LINK   "a directory above it is now a symlink: the host follows it elsewhere"
+#define WHY_REWRITTEN  "rewritten during the run (through another name)"
+#define WHY_TOO_DEEP   "nested too deep to check: contents not checked"
+#define WHY_TOO_LONG   "holds a path longer than PATH_MAX: contents not checked"
 
 struct ino {
 	dev_t dev;
@@ -72,6 +77,7 @@ struct walk {
 	int link_pass;           /* walking again for those other names only */
 	char ***list;            /* host-run paths found (relative to src), or NULL */
 	size_t *nlist;
+	char incomplete[256]; /* list_only: why the check missed something ("" if not) */
 	char path[CD_PATH_MAX];
 	char *dents[SCAN_MAX_DEPTH + 2]; /* getdents64 buffers, one per depth, made on use */
 };
@@ -79,6 +85,7 @@ struct walk {
 /* tree-scan.c */
 int cd_tree_list_add_why(struct walk *w, const char *rel, const char *why);
 int cd_tree_list_add(struct walk *w, const char *host);
+int cd_tree_incomplete(struct walk *w, const char *rel, const char *why);
 int cd_tree_has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_kind kind);
 int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsigned flags,
                   const char *why);
@@ -86,7 +93,9 @@ int cd_tree_is_host_run(const char *name);
 int cd_tree_is_gitdir(const char *dir);
 int cd_tree_head_parses(const char *dir);
 int64_t cd_tree_ctime_ns(const struct stat *st);
+void cd_tree_file_id(const struct stat *st, struct cd_file_id *ret);
 int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);
+int cd_tree_unopenable(struct walk *w, int dfd, const char *name, int e);
 int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest);
 void cd_tree_walk_free(struct walk *w);
 int cd_tree_stamp_cmp(const void *a, const void *b);

@@ -46,18 +46,57 @@ struct linux_dirent64 {
 	char d_name[];
 };
 
+void cd_tree_file_id(const struct stat *st, struct cd_file_id *ret)
+{
+	ret->dev = st->st_dev;
+	ret->ino = st->st_ino;
+	ret->ctime_ns = cd_tree_ctime_ns(st);
+	ret->dir = S_ISDIR(st->st_mode);
+	ret->known = 1;
+}
+
+static void file_id(const char *path, struct cd_file_id *ret)
+{
+	struct stat st;
+
+	memset(ret, 0, sizeof *ret);
+	if (lstat(path, &st) == 0)
+		cd_tree_file_id(&st, ret);
+}
+
+/* Room for one more entry in plan->host_run_id (which follows host_run). */
+static int note_id(struct cd_plan *p)
+{
+	struct cd_file_id *v;
+
+	if (p->nhost_run % 64)
+		return 0;
+	if (!(v = realloc(p->host_run_id, (p->nhost_run + 64) * sizeof *v)))
+		return -ENOMEM;
+	p->host_run_id = v;
+	return 0;
+}
+
 /* Remember REL (relative to the tree; "" is the tree itself) with why,
  * as "SRC/REL\0WHY" (WHY empty for an ordinary new path). */
 int cd_tree_list_add_why(struct walk *w, const char *rel, const char *why)
 {
 	size_t sl, rl, wl;
 	char **v, *s;
-	int root = !strcmp(w->src, "/");
+	int root = !strcmp(w->src, "/"), r;
 
 	if (!w->list)
 		return 0;
-	if (*w->nlist >= CD_PLAN_MAX_MOUNTS * 4)
-		return 0; /* enough to warn about; the mounts are what protects */
+	if (*w->nlist >= CD_PLAN_MAX_MOUNTS * 4) {
+		/* enough to warn about; the mounts are what protects */
+		if (w->list_only && !w->incomplete[0])
+			snprintf(w->incomplete, sizeof w->incomplete,
+			         "more than %d paths to report: the rest not listed",
+			         CD_PLAN_MAX_MOUNTS * 4);
+		return 0;
+	}
+	if (w->list == &w->p->host_run && (r = note_id(w->p)) < 0)
+		return cd_err_set(w->err, r, "out of memory");
 	sl = strlen(w->src);
 	rl = strlen(rel);
 	wl = why ? strlen(why) : 0;
@@ -72,8 +111,26 @@ int cd_tree_list_add_why(struct walk *w, const char *rel, const char *why)
 		s[sl++] = '/';
 	memcpy(s + sl, rel, rl + 1);
 	memcpy(s + sl + rl + 1, why ? why : "", wl + 1);
+	if (w->list == &w->p->host_run)
+		file_id(s, &w->p->host_run_id[*w->nlist]);
 	v[(*w->nlist)++] = s;
 	return 0;
+}
+
+/* list_only: rel (a directory) could not be checked whole; listed with
+ * why, and the first such reason kept for the record. */
+int cd_tree_incomplete(struct walk *w, const char *rel, const char *why)
+{
+	size_t k = sizeof w->incomplete;
+	int n;
+
+	if (!w->incomplete[0]) {
+		n = snprintf(w->incomplete, k, "%s: '%s%s%s'", why, w->src,
+		             rel[0] && w->srclen ? "/" : "", rel);
+		if (n < 0 || (size_t)n >= k)
+			memcpy(w->incomplete + k - 5, "...'", 5); /* cut: say so */
+	}
+	return cd_tree_list_add_why(w, rel, why);
 }
 
 int cd_tree_list_add(struct walk *w, const char *host)
@@ -333,7 +390,6 @@ static int protect_gitfile(struct walk *w, int dfd, const char *name)
 	}
 	return 0;
 }
-static int unopenable(struct walk *w, int dfd, const char *name, int e);
 
 static int visit(struct walk *w, int dfd, const char *name, unsigned char type, size_t len,
                  unsigned depth)
@@ -342,6 +398,9 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	struct stat st;
 	int r = 0, fd;
 
+	if (len + 1 + nl + 1 >= sizeof w->path && w->list_only)
+		return cd_tree_incomplete(w, w->path[w->srclen] ? w->path + w->srclen + 1 : "",
+		                          WHY_TOO_LONG);
 	if (len + 1 + nl + 1 >= sizeof w->path)
 		return cd_err_set(
 		        w->err, -ENAMETOOLONG,
@@ -419,6 +478,10 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	}
 descend:
 	if (r == 0 && type == DT_DIR) {
+		if (depth + 1 > SCAN_MAX_DEPTH && w->list_only) {
+			r = cd_tree_incomplete(w, w->path + w->srclen + 1, WHY_TOO_DEEP);
+			goto out;
+		}
 		if (depth + 1 > SCAN_MAX_DEPTH) {
 			r = cd_err_set(
 			        w->err, -CD_E_LIMIT,
@@ -432,7 +495,7 @@ descend:
 		if (fd >= 0)
 			r = cd_tree_walk_dir(w, fd, len + 1 + nl, depth + 1);
 		else if (errno != ENOENT)
-			r = unopenable(w, dfd, name, errno);
+			r = cd_tree_unopenable(w, dfd, name, errno);
 	}
 out:
 	w->path[len] = '\0';
@@ -440,18 +503,25 @@ out:
 }
 
 /* w->path (entry `name` of dfd), a directory, cannot be opened (err).
- * After the run: reported, never skipped.  Before it, in a tree the
+ * After the run: one the sandbox could have made (the caller's, or
+ * searchable) is reported and makes the check incomplete; another user's
+ * unsearchable one is passed over, as before the run.  Before it, in a tree the
  * sandbox can write, one the caller owns is refused: the sandbox could
  * chmod it and reach what the walk never saw (a credential, a git
  * config).  Elsewhere (a read-only tree, or another user's directory) the
  * sandbox cannot make it readable either: skipped, as long as it cannot
  * be searched (names inside would be reachable). */
-static int unopenable(struct walk *w, int dfd, const char *name, int e)
+int cd_tree_unopenable(struct walk *w, int dfd, const char *name, int e)
 {
 	struct stat st;
 
+	/* after the run: what the sandbox could have made (the caller's) is
+	 * left unchecked, what it could not is passed over as before it */
+	if (w->list_only && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    st.st_uid != geteuid() && e == EACCES && faccessat(dfd, name, X_OK, AT_EACCESS) < 0)
+		return 0;
 	if (w->list_only)
-		return cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_UNREADABLE);
+		return cd_tree_incomplete(w, w->path + w->srclen + 1, WHY_UNREADABLE);
 	if (w->writable && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    st.st_uid == geteuid())
 		return cd_err_set(w->err, -CD_E_USAGE,
@@ -499,6 +569,8 @@ static int stamp(struct walk *w, int dfd)
 	if (!(p->dirs[p->ndirs].rel = strdup(rel)))
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	p->dirs[p->ndirs].gitdir = 0;
+	p->dirs[p->ndirs].dev = st.st_dev;
+	p->dirs[p->ndirs].ino = st.st_ino;
 	p->dirs[p->ndirs].tree = w->tree;
 	p->dirs[p->ndirs++].ctime_ns = cd_tree_ctime_ns(&st);
 	return 0;
@@ -523,6 +595,11 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 	while (r == 0 && (n = syscall(SYS_getdents64, dfd, *buf, DENTS_BYTES)) != 0) {
 		long off = 0;
 
+		if (n < 0 && w->list_only) {
+			r = cd_tree_incomplete(w, w->path[w->srclen] ? w->path + w->srclen + 1 : "",
+			                       WHY_UNREADABLE);
+			break;
+		}
 		if (n < 0) {
 			r = cd_err_sys(w->err, -errno,
 			               "cannot read '%s' to check it for host sockets, git control "
@@ -599,7 +676,7 @@ int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 		return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", src);
 	fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == EACCES || errno == EPERM) && (w->list_only || w->writable))
-		return w->list_only ? cd_tree_list_add_why(w, "", WHY_UNREADABLE)
+		return w->list_only ? cd_tree_incomplete(w, "", WHY_UNREADABLE)
 		                    : cd_err_sys(w->err, -errno,
 		                                 "cannot read '%s' to check it for host sockets, "
 		                                 "git control files and credentials; refused",
