@@ -12,7 +12,10 @@
 #      forbids user namespaces, which cordon needs), /proc, /dev, /sys
 #      mounted;
 #   4. the README's first code block run there as written, with prove
-#      verbose (PROVE_FLAGS=-v) so that every test line is in the log;
+#      verbose (PROVE_FLAGS=-v) so that every test line is in the log,
+#      each test file given 600 s (CORDON_TEST_TIMEOUT) rather than 120:
+#      this check is about what gets installed, and it often runs beside
+#      other work on a loaded machine;
 #   5. then the package: `make deb`, `dpkg -i` of it, `cordon doctor` from
 #      /usr/bin, the AppArmor profile disabled (Debian 12's AppArmor 3
 #      cannot parse it), and `dpkg --purge` taking the disable link away.
@@ -137,7 +140,8 @@ unshare --mount --pid --fork --propagation private sh -euc '
 	cd /root/cordon
 	exec env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/sh TERM=dumb \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		PROVE_FLAGS=-v sh -c "sh -e /root/readme-block.sh && sh -e /root/deb-check.sh"
+		PROVE_FLAGS=-v CORDON_TEST_TIMEOUT="${CORDON_TEST_TIMEOUT:-600}" \
+		sh -c "sh -e /root/readme-block.sh && sh -e /root/deb-check.sh"
 ' sh "$root" </dev/null >"$log" 2>&1 || rc=$?
 
 skips=$(grep -cE '# SKIP|skipped:' "$log" || true)
