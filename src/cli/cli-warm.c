@@ -264,16 +264,32 @@ static void start_service(void)
 	if (pid < 0)
 		return;
 	if (pid == 0) {
-		char *argv[] = { "cordon", "service", NULL };
+		static const char *const keep[] = { "HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME",
+			                            "CORDON_SERVICE_DIR", "CORDON_SERVICE_IDLE" };
+		char *argv[] = { "cordon", "service", NULL }, *envp[6];
+		size_t i, k = 0;
 		int nul;
 		if (setsid() < 0 || fork() != 0)
 			_exit(0);
+		/* Only what finds its directory: no secret of the run's
+		 * environment lives on in the service. */
+		for (i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+			const char *v = getenv(keep[i]);
+			size_t a = strlen(keep[i]), b = v ? strlen(v) : 0;
+			if (v && (envp[k] = malloc(a + b + 2))) {
+				memcpy(envp[k], keep[i], a);
+				envp[k][a] = '=';
+				memcpy(envp[k] + a + 1, v, b + 1);
+				k++;
+			}
+		}
+		envp[k] = NULL;
 		nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
 			_exit(1);
 		closefrom(3);
 		signal(SIGPIPE, SIG_DFL);
-		execv("/proc/self/exe", argv);
+		execve("/proc/self/exe", argv, envp);
 		_exit(127);
 	}
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
