@@ -62,7 +62,7 @@ warm() {
 	is "$(last_path "$db")" cold "$who: it found no service, so it recorded the run itself"
 	ok "$who: and started the service" wait_sock $uid
 	is "$(stat -c '%a %u' "$S/.svc/$uid")" "700 $uid" "$who: the service's directory is 0700 and the user's"
-	is "$(stat -c %u "/proc/$(svc_pid $uid)")" "$uid" "$who: the service runs as the user"
+	is "$(stat -c %u "/proc/$(svc_pid $uid)/status")" "$uid" "$who: the service runs as the user"
 	$RUN_AS "$CORDON" run -- sh -c 'exit 4'
 	is $? 4 "$who: a warm run passes the exit status through"
 	is "$(last_path "$db")" warm "$who: the next run went through the service"
