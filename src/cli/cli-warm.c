@@ -90,6 +90,24 @@ long cli_warm_peer_uid(int fd)
 	return (long)uc.uid;
 }
 
+/* send() with MSG_NOSIGNAL: a service that died never kills the run
+ * with SIGPIPE (the run goes cold instead). */
+static int send_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int cli_warm_send(int fd, json_t *msg)
 {
 	char *s = json_dumps(msg, JSON_COMPACT);
@@ -108,9 +126,9 @@ int cli_warm_send(int fd, json_t *msg)
 	hdr[1] = (unsigned char)(n >> 8);
 	hdr[2] = (unsigned char)(n >> 16);
 	hdr[3] = (unsigned char)(n >> 24);
-	r = cd_write_all(fd, hdr, 4);
+	r = send_all(fd, hdr, 4);
 	if (r == 0)
-		r = cd_write_all(fd, s, n);
+		r = send_all(fd, s, n);
 	free(s);
 	return r;
 }
