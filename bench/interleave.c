@@ -9,8 +9,10 @@
  *
  * Each command string is split on spaces (no quoting).  stdin and stdout
  * are /dev/null, stderr is kept.  Five warm-up rounds are not counted.
- * Prints min, p10, p25 and the median in ms per command; a command that
- * exits non-zero is reported on stderr (its time still counts). */
+ * Prints min, p10, p25, the median and p99 in ms per command, and with
+ * INTERLEAVE_BASE=K (0-based) the median and p99 as ratios to command K's;
+ * a command that exits non-zero is reported on stderr (its time still
+ * counts). */
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -59,7 +61,7 @@ static double run_once(char *const *argv, const posix_spawn_file_actions_t *fa)
 int main(int argc, char **argv)
 {
 	posix_spawn_file_actions_t fa;
-	int rounds, ncmd, c, i;
+	int rounds, ncmd, c, i, base;
 	char ***cmds;
 	double **t;
 
@@ -101,10 +103,17 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	for (c = 0; c < ncmd; c++) {
+	for (c = 0; c < ncmd; c++)
 		qsort(t[c], (size_t)rounds, sizeof **t, by_value);
-		printf("%8.2f min %8.2f p10 %8.2f p25 %8.2f median  %s\n", t[c][0],
-		       t[c][rounds / 10], t[c][rounds / 4], t[c][rounds / 2], argv[c + 2]);
+	base = getenv("INTERLEAVE_BASE") ? atoi(getenv("INTERLEAVE_BASE")) : -1;
+	for (c = 0; c < ncmd; c++) {
+		int p99 = rounds * 99 / 100 < rounds ? rounds * 99 / 100 : rounds - 1;
+		printf("%8.2f min %8.2f p10 %8.2f p25 %8.2f median %8.2f p99", t[c][0],
+		       t[c][rounds / 10], t[c][rounds / 4], t[c][rounds / 2], t[c][p99]);
+		if (base >= 0 && base < ncmd)
+			printf("  %5.2fx %5.2fx", t[c][rounds / 2] / t[base][rounds / 2],
+			       t[c][p99] / t[base][p99]);
+		printf("  %s\n", argv[c + 2]);
 	}
 	return 0;
 }

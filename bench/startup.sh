@@ -7,7 +7,8 @@
 #
 #   sh bench/startup.sh [CORDON]        (default: build/cordon)
 #
-# Environment: RUNS (200), WARMUP (20), OUT (a directory for the hyperfine
+# Environment: RUNS (200), WARMUP (20), ROUNDS (100, the warm/cold turns),
+# OUT (a directory for the hyperfine
 # JSON; default a fresh temp dir, kept and printed), BREAKDOWN=0 skips the
 # breakdown.  Needs hyperfine, bwrap; firejail and crun are used when they
 # work here (the reason is printed when they do not).  Benchmarks only: no
@@ -123,6 +124,39 @@ for label, path in (("as root", sys.argv[1]), ("rootless (uid 65534, via setpriv
                 print(f"{c}/{peer} (medians): {m[c] / m[peer]:.2f}x;"
                       f" minus the /bin/true baseline: {(m[c] - base) / (m[peer] - base):.2f}x")
 PY
+
+# --- warm and cold, in turns ------------------------------------------------
+# The warm path (a per-user `cordon service` holding the log open and
+# group-committing records) against the cold one (CORDON_WARM=0: the run
+# opens the log itself), log on disk and on tmpfs, beside bwrap, in turns
+# (bench/interleave.c; ratios to bwrap's median and p99); then runs per
+# second with 8 concurrent callers, and the service's memory.
+echo
+echo "## warm and cold, in turns (${ROUNDS:-100} rounds; ratios to bwrap)"
+cc -O2 -o "$W/interleave" "$SRC/bench/interleave.c"
+export CORDON_SERVICE_DIR="$W/svc" CORDON_SERVICE_IDLE=600
+mkdir -p "$W/svc" && chmod 1777 "$W/svc"
+CORDON_WARM=1 "$CORDON" run --audit "$W/warm.db" -- /bin/true
+CORDON_WARM=1 "$CORDON" run --audit "$SHM/warm.db" -- /bin/true
+sleep 1
+INTERLEAVE_BASE=1 "$W/interleave" "${ROUNDS:-100}" "env CORDON_WARM=0 /bin/true" \
+	"env CORDON_WARM=0 $BWRAP" \
+	"env CORDON_WARM=0 $CORDON run --audit $W/cold.db -- /bin/true" \
+	"env CORDON_WARM=1 $CORDON run --audit $W/warm.db -- /bin/true" \
+	"env CORDON_WARM=0 $CORDON run --audit $SHM/cold.db -- /bin/true" \
+	"env CORDON_WARM=1 $CORDON run --audit $SHM/warm.db -- /bin/true"
+echo "## 8 concurrent callers, 10 runs each, log on disk: runs per second"
+for w in 0 1; do
+	t0=$(date +%s.%N)
+	for a in 1 2 3 4 5 6 7 8; do
+		(for i in 1 2 3 4 5 6 7 8 9 10; do CORDON_WARM=$w "$CORDON" run --audit "$W/conc-$w.db" -- /bin/true; done) &
+	done
+	wait
+	echo "CORDON_WARM=$w: $(echo "$t0 $(date +%s.%N)" | awk '{ printf "%.1f", 80 / ($2 - $1) }') runs/s"
+done
+pid=$(cat "$W/svc/$(id -u)/service.lock")
+echo "service (pid $pid, 3 logs open, no templates): $(awk '/VmRSS/ { print $2, $3 }' "/proc/$pid/status") RSS"
+kill "$pid"
 
 # --- memory -------------------------------------------------------------------
 # /usr/bin/time's "Maximum resident set size" is wait4's ru_maxrss: the peak

@@ -58,6 +58,10 @@ chmod 0755 "$S"
 _tap_stage=""
 _tap_cleanup() {
 	kill "${_tap_watchdog:-}" 2>/dev/null
+	# the warm path's services this test started (each lock names its pid)
+	for _l in "$S"/.svc/*/service.lock; do
+		[ -s "$_l" ] && kill -9 "$(cat "$_l")" 2>/dev/null
+	done
 	rm -rf "$T" "$S" ${_tap_stage:+"$_tap_stage"}
 }
 trap _tap_cleanup EXIT
@@ -302,6 +306,17 @@ mkdir -p "$S/.state-root" "$S/.state-nobody"
 chown 65534:65534 "$S/.state-nobody" 2>/dev/null
 export CORDON_AUDIT="$S/.state-$(id -u | sed 's/^0$/root/')/audit.db"
 export CORDON_STATE="$S/.state-$(id -u | sed 's/^0$/root/')/state.db"
+
+# The warm path (a per-user `cordon service`, cli-warm.h): off unless
+# CORDON_TEST_WARM=1, so that the whole suite runs both ways.  When on,
+# each test has its own services (one per uid, under $S/.svc), stopped
+# on exit.
+if [ "${CORDON_TEST_WARM:-0}" = 1 ]; then
+	mkdir -p "$S/.svc" && chmod 1777 "$S/.svc"
+	export CORDON_WARM=1 CORDON_SERVICE_DIR="$S/.svc" CORDON_SERVICE_IDLE=30
+else
+	export CORDON_WARM=0
+fi
 
 # The script (tests/helpers/as-nobody) does the work, so that the same
 # checks hold inside `sh -c` strings (where this function does not exist).

@@ -1,6 +1,7 @@
 /* cli-audit.c — see cli-audit.h.  The only place that reads the
  * environment for the audit log's paths. */
 #include "cli-audit.h"
+#include "cli-warm.h"
 #include "cli.h"
 #include "mask/mask.h"
 #include "store/state.h"
@@ -215,6 +216,8 @@ int cli_audit_open_cfg(const struct cli_audit_cfg *cfg, struct cd_audit **ret)
 		o.checkpoint_every = CLI_AUDIT_CHECKPOINT_EVERY;
 		o.checkpoint_secs = CLI_AUDIT_CHECKPOINT_SECS;
 	}
+	if (cfg->warm && cli_warm_audit_open(db, &o, ret) == 0)
+		return 0;
 	r = cd_audit_open(db, &o, ret, &err);
 	if (r < 0) {
 		cli_errorf("%s", err.msg);
@@ -229,5 +232,15 @@ int cli_audit_open(const char *opt, struct cd_audit **ret)
 
 	memset(&cfg, 0, sizeof cfg);
 	cfg.path = opt;
+	return cli_audit_open_cfg(&cfg, ret);
+}
+
+int cli_audit_open_warm(const char *opt, struct cd_audit **ret)
+{
+	struct cli_audit_cfg cfg;
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.path = opt;
+	cfg.warm = 1;
 	return cli_audit_open_cfg(&cfg, ret);
 }

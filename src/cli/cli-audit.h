@@ -50,6 +50,7 @@ struct cli_audit_cfg {
 	const char *checkpoint_out; /* --checkpoint-out, or NULL for the default */
 	int read_only;
 	int need_key; /* fail when there is no signing key */
+	int warm;     /* through the per-user service when it answers (cli-warm.h) */
 };
 
 /* Open the log for appending, signing checkpoints with the default key
@@ -58,6 +59,8 @@ struct cli_audit_cfg {
  * (exit 125). */
 int cli_audit_open(const char *opt, struct cd_audit **ret);
 int cli_audit_open_cfg(const struct cli_audit_cfg *cfg, struct cd_audit **ret);
+/* cli_audit_open through the service (cordon run, shell). */
+int cli_audit_open_warm(const char *opt, struct cd_audit **ret);
 
 /* The state database (state.h): its path, and opening it with a one-line
  * reason on failure (the caller refuses, exit 125). */

@@ -17,6 +17,7 @@
 #include "cli-launch-int.h"
 
 #include "cli-audit.h"
+#include "cli-warm.h"
 #include "egress/egress-proxy.h"
 #include "gate/gate.h"
 #include "mask/logmask.h"
@@ -162,7 +163,7 @@ static int check_options(struct launch *l, int argc, char **argv)
  * policy's load — or its refusal — is the first record. */
 static int open_policy(struct launch *l)
 {
-	if (!l->a.dry_run && cli_audit_open(l->a.audit, &l->audit) < 0)
+	if (!l->a.dry_run && cli_audit_open_warm(l->a.audit, &l->audit) < 0)
 		return -1;
 	if (launch_load_policy(&l->a, l->audit, l->run_id, &l->policy) < 0)
 		return -1;
@@ -573,6 +574,9 @@ static void record(struct launch *l)
 		json_object_set(extra, "planted_check", l->planted_check);
 	if (extra)
 		json_object_set_new(extra, "covered_paths", launch_covered_paths(l->plan));
+	/* Which path recorded the run: the service's or the run's own. */
+	if (extra && l->audit)
+		json_object_set_new(extra, "path", json_string(cli_warm_path()));
 	if (extra && l->tty) {
 		json_object_set_new(extra, "tty", json_true());
 		l->session = launch_session_save(l->sess_fd, l->sess_path, &l->sess);

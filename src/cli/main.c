@@ -2,6 +2,7 @@
  * plumbing.  Everything a subcommand decides lives in src/lib; this file
  * only dispatches. */
 #include "cli.h"
+#include "cli-warm.h"
 
 #include "util/buf.h"
 #include "util/clock-time.h"
@@ -192,6 +193,11 @@ int main(int argc, char **argv)
 			cli_set_prog(commands[i].name);
 			return commands[i].fn(argc - 1, argv + 1);
 		}
+	}
+	/* Not in the table: started by cordon run, never typed (cli-warm.h). */
+	if (strcmp(argv[1], "service") == 0) {
+		cli_set_prog("service");
+		return cmd_service(argc - 1, argv + 1);
 	}
 	cli_errorf("unknown command '%s' (see 'cordon --help')", argv[1]);
 	return CD_EXIT_USAGE;

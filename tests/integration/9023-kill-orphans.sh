@@ -18,6 +18,9 @@ case $loops in '' | *[!0-9]*) loops=60 ;; esac
 : "${CORDON_TEST_TIMEOUT:=$((180 + loops * 6))}"
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
+# Cold always: the control below needs cordon to hold its log itself (a
+# warm run holds a socket to its service instead, CLOEXEC like the rest).
+export CORDON_WARM=0
 
 iter=0
 

@@ -40,6 +40,9 @@ struct cd_audit {
 	 * the checkpoint file after COMMIT. */
 	char pending[4][CD_AUDIT_CP_LINE_MAX];
 	int npending;
+	/* Set for a log another process appends to (cd_audit_open_remote):
+	 * no store then. */
+	struct cd_audit_remote remote;
 };
 
 struct cd_store *cd_audit_store_(struct cd_audit *a)
@@ -78,6 +81,8 @@ void cd_audit_close(struct cd_audit *a)
 {
 	if (!a)
 		return;
+	if (a->remote.close)
+		a->remote.close(a->remote.ctx);
 	if (a->store)
 		a->store->ops->close(a->store);
 	cd_audit_key_free(a->key);
@@ -128,6 +133,41 @@ int cd_audit_open(const char *db_path, const struct cd_audit_opts *opts, struct 
 fail:
 	cd_audit_close(a);
 	return r;
+}
+
+int cd_audit_open_remote(const char *db_path, const char *log_id, const struct cd_audit_remote *rm,
+                         struct cd_audit **ret, struct cd_err *err)
+{
+	struct cd_audit *a;
+	unsigned char id[CD_AUDIT_LOG_ID_LEN / 2];
+
+	if (!db_path || !log_id || !rm || !rm->append)
+		return cd_err_set(err, -EINVAL, "no remote audit log");
+	if (strlen(log_id) != CD_AUDIT_LOG_ID_LEN ||
+	    cd_audit_unhex(log_id, CD_AUDIT_LOG_ID_LEN, id, sizeof id) < 0)
+		return cd_err_set(err, -CD_E_PARSE, "audit log: malformed log id");
+	a = calloc(1, sizeof *a);
+	if (!a || !(a->path = strdup(db_path))) {
+		free(a);
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	}
+	memcpy(a->log_id, log_id, CD_AUDIT_LOG_ID_LEN);
+	cd_audit_genesis(a->log_id, a->genesis);
+	a->remote = *rm;
+	*ret = a;
+	return 0;
+}
+
+int cd_audit_is_remote(const struct cd_audit *a)
+{
+	return a && a->remote.append;
+}
+
+/* A remote log answers appends only. */
+static int no_store(const struct cd_audit *a, struct cd_err *err)
+{
+	return a->store ? 0
+	                : cd_err_set(err, -ENOTSUP, "audit log '%s': appends only here", a->path);
 }
 
 /* ---- validation --------------------------------------------------- */
@@ -360,6 +400,8 @@ static int append_tx(struct cd_audit *a, const struct cd_record *recs, size_t n,
 	}
 	a->warning[0] = '\0';
 	a->npending = 0;
+	if (a->remote.append)
+		return a->remote.append(a->remote.ctx, recs, n, lazy, ret_last, err);
 	/* A lazy commit skips the WAL fsync; the next durable one covers it
 	 * (the store's journal is written in order). */
 	r = st->ops->audit_begin(st, lazy, err);
@@ -415,11 +457,15 @@ int cd_audit_append_lazy(struct cd_audit *a, const struct cd_record *r, struct c
 
 int cd_audit_sync(struct cd_audit *a, struct cd_err *err)
 {
+	if (no_store(a, err) < 0)
+		return err ? err->code : -ENOTSUP;
 	return a->store->ops->audit_sync(a->store, err);
 }
 
 int cd_audit_wait(struct cd_audit *a, unsigned timeout_ms)
 {
+	if (!a->store)
+		return -ENOTSUP;
 	return a->store->ops->wait_change(a->store, timeout_ms);
 }
 
@@ -427,6 +473,8 @@ int cd_audit_presize_wal(struct cd_audit *a, struct cd_err *err)
 {
 	if (a->read_only)
 		return cd_err_set(err, -EROFS, "audit log '%s' is open read-only", a->path);
+	if (!a->store)
+		return 0; /* the service's own log: nothing to do here */
 	return a->store->ops->audit_presize(a->store, err);
 }
 
@@ -462,11 +510,15 @@ int cd_audit_checkpoint(struct cd_audit *a, uint64_t *ret_size, struct cd_err *e
 
 int cd_audit_size(struct cd_audit *a, uint64_t *ret, struct cd_err *err)
 {
+	if (no_store(a, err) < 0)
+		return -ENOTSUP;
 	return a->store->ops->audit_size(a->store, ret, err);
 }
 
 int cd_audit_query(struct cd_audit *a, const struct cd_audit_filter *f, cd_audit_entry_fn fn,
                    void *ctx, struct cd_err *err)
 {
+	if (no_store(a, err) < 0)
+		return -ENOTSUP;
 	return a->store->ops->audit_query(a->store, f, fn, ctx, err);
 }

@@ -177,6 +177,25 @@ int cd_audit_open(const char *db_path, const struct cd_audit_opts *opts, struct 
                   struct cd_err *err);
 void cd_audit_close(struct cd_audit *a);
 
+/* A log whose records another process appends: the per-user service
+ * (src/cli/cmd-service.c), which holds the real log open and commits
+ * concurrent runs' records together.  `append` must return 0 only once
+ * the records are durable (lazy: committed), writing *ret_last (the seq of
+ * the last one; may be NULL); records are checked here before it is
+ * called.  `close` (may be NULL) is called by cd_audit_close.  Such a log
+ * answers appends only: query, size, sync and wait fail with -ENOTSUP,
+ * checkpoints with -ENOKEY. */
+struct cd_audit_remote {
+	int (*append)(void *ctx, const struct cd_record *r, size_t n, int lazy, uint64_t *ret_last,
+	              struct cd_err *err);
+	void (*close)(void *ctx);
+	void *ctx;
+};
+int cd_audit_open_remote(const char *db_path, const char *log_id, const struct cd_audit_remote *rm,
+                         struct cd_audit **ret, struct cd_err *err);
+/* 1 for a log opened with cd_audit_open_remote. */
+int cd_audit_is_remote(const struct cd_audit *a);
+
 /* The log's random id (32 hex characters). */
 const char *cd_audit_log_id(const struct cd_audit *a);
 
