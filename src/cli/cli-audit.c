@@ -173,6 +173,16 @@ int cli_checkpoint_path(const char *opt, const char *db_path, char *out, size_t 
 		return put(out, outlen, opt, "", "");
 	if (v && *v)
 		return put(out, outlen, v, "", "");
+	/* A shared store's checkpoints (this host's chain) stay on this
+	 * host, under its state directory. */
+	if (cd_store_is_uri(db_path)) {
+		v = xdg("XDG_STATE_HOME");
+		if (v)
+			return put(out, outlen, v, "/cordon/audit-pg.checkpoints", "");
+		if (!(v = home()))
+			return -ENOENT;
+		return put(out, outlen, v, "/.local/state/cordon/audit-pg.checkpoints", "");
+	}
 	return put(out, outlen, db_path, ".checkpoints", "");
 }
 
