@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "mask/mask.h"
 #include "store/state.h"
+#include "store/store.h"
 
 #include <sodium.h>
 
@@ -85,6 +86,39 @@ int cli_state_path(const char *opt, char *out, size_t outlen)
 	if (!v)
 		return -ENOENT;
 	return put(out, outlen, v, "/.local/state/cordon/state.db", "");
+}
+
+/* For a shared store (a URI), NAME in this host's own state directory;
+ * else the path as it is. */
+static int local_of(const char *path, const char *name, char *out, size_t outlen)
+{
+	const char *v;
+	char tmp[4096];
+
+	if (!cd_store_is_uri(path))
+		return 0;
+	if ((v = xdg("XDG_STATE_HOME")) != NULL) {
+		if (put(tmp, sizeof tmp, v, "/cordon/", name) < 0)
+			return -ENAMETOOLONG;
+	} else if ((v = home()) != NULL) {
+		if (put(tmp, sizeof tmp, v, "/.local/state/cordon/", name) < 0)
+			return -ENAMETOOLONG;
+	} else {
+		return -ENOENT;
+	}
+	return put(out, outlen, tmp, "", "");
+}
+
+int cli_state_local(const char *opt, char *out, size_t outlen)
+{
+	int r = cli_state_path(opt, out, outlen);
+	return r < 0 ? r : local_of(out, "state.local", out, outlen);
+}
+
+int cli_audit_local(const char *opt, char *out, size_t outlen)
+{
+	int r = cli_audit_path(opt, out, outlen);
+	return r < 0 ? r : local_of(out, "audit.local", out, outlen);
 }
 
 int cli_state_open(const char *opt, struct cd_state **ret)

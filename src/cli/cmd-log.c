@@ -311,7 +311,7 @@ static int replay(struct args *a)
 		return CD_EXIT_FAIL;
 	}
 	/* The path comes from the run id (checked above), not from the record. */
-	if (cli_audit_path(a->audit, path, sizeof path) < 0 || !(slash = strrchr(path, '/'))) {
+	if (cli_audit_local(a->audit, path, sizeof path) < 0 || !(slash = strrchr(path, '/'))) {
 		json_decref(rc.details);
 		return CD_EXIT_FAIL;
 	}
