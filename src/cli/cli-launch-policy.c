@@ -169,9 +169,9 @@ static void store_secrets(const char *uri, char *v[], char buf[][CD_PATH_MAX], s
 		}
 	}
 	if (*n < LAUNCH_NPRIVATE) {
-		k = h && *h == '/'
-		            ? snprintf(buf[*n], CD_PATH_MAX, "%.*s/.s.PGSQL", (int)strcspn(h, "&"), h)
-		            : snprintf(buf[*n], CD_PATH_MAX, "/run/postgresql/.s.PGSQL");
+		k = h && *h == '/' ? snprintf(buf[*n], CD_PATH_MAX, "%.*s/.s.PGSQL",
+		                              (int)strcspn(h, "&"), h)
+		                   : snprintf(buf[*n], CD_PATH_MAX, "/run/postgresql/.s.PGSQL");
 		if (k > 0 && k < CD_PATH_MAX) {
 			v[*n] = buf[*n];
 			(*n)++;
@@ -186,8 +186,8 @@ static void store_secrets(const char *uri, char *v[], char buf[][CD_PATH_MAX], s
 	env = getenv("PGPASSFILE");
 	if (*n < LAUNCH_NPRIVATE) {
 		k = env && env[0] == '/' ? snprintf(buf[*n], CD_PATH_MAX, "%s", env)
-		    : getenv("HOME")     ? snprintf(buf[*n], CD_PATH_MAX, "%s/.pgpass", getenv("HOME"))
-		                         : -1;
+		    : getenv("HOME") ? snprintf(buf[*n], CD_PATH_MAX, "%s/.pgpass", getenv("HOME"))
+		                     : -1;
 		if (k > 0 && k < CD_PATH_MAX) {
 			v[*n] = buf[*n];
 			(*n)++;
