@@ -41,6 +41,7 @@ static const struct cd_dl_sym syms[] = {
 	SYM(socket, "PQsocket"),
 	SYM(consumeInput, "PQconsumeInput"),
 	SYM(notifies, "PQnotifies"),
+	SYM(backendPID, "PQbackendPID"),
 	SYM(freemem, "PQfreemem"),
 	SYM(transactionStatus, "PQtransactionStatus"),
 	SYM(setNoticeProcessor, "PQsetNoticeProcessor"),
@@ -242,32 +243,47 @@ void cd_pg_rollback(struct cd_store *st)
 		cd_pg_cmd(pg, "ROLLBACK", NULL, "rollback", NULL);
 }
 
-/* A notification already received, or one arriving within timeout_ms. */
+/* Drain the notifications received so far: 1 when one came from another
+ * connection (our own changes notify us too), -1 when the connection is
+ * lost. */
+static int drain(struct cd_pg *pg)
+{
+	PGnotify *n;
+	int other = 0, me = cd_pq.backendPID(pg->conn);
+
+	if (cd_pq.socket(pg->conn) < 0 || !cd_pq.consumeInput(pg->conn))
+		return -1;
+	while ((n = cd_pq.notifies(pg->conn)) != NULL) {
+		if (n->be_pid != me)
+			other = 1;
+		cd_pq.freemem(n);
+	}
+	return other;
+}
+
+/* Like the SQLite backend's data version: what was committed before the
+ * call is not a change; a notification from another connection within
+ * timeout_ms is. */
 int cd_pg_wait_change(struct cd_store *st, unsigned timeout_ms)
 {
 	struct cd_pg *pg = cd_pg_of(st);
 	struct timespec t0, t;
-	PGnotify *n;
-	int got = 0;
+	int r;
 
+	if (drain(pg) < 0)
+		return 1; /* connection lost: "may have" changed */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		struct pollfd pfd = { cd_pq.socket(pg->conn), POLLIN, 0 };
 		int64_t spent;
 
-		if (pfd.fd < 0 || !cd_pq.consumeInput(pg->conn))
-			return 1; /* connection lost: "may have" changed */
-		while ((n = cd_pq.notifies(pg->conn)) != NULL) {
-			cd_pq.freemem(n);
-			got = 1;
-		}
-		if (got)
-			return 1;
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		spent = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
 		if (spent >= (int64_t)timeout_ms)
 			return 0;
 		if (poll(&pfd, 1, (int)((int64_t)timeout_ms - spent)) < 0)
+			return 1;
+		if ((r = drain(pg)) != 0)
 			return 1;
 	}
 }

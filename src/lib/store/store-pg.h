@@ -36,6 +36,7 @@ struct cd_pq {
 	__typeof__(PQsocket) *socket;
 	__typeof__(PQconsumeInput) *consumeInput;
 	__typeof__(PQnotifies) *notifies;
+	__typeof__(PQbackendPID) *backendPID;
 	__typeof__(PQfreemem) *freemem;
 	__typeof__(PQtransactionStatus) *transactionStatus;
 	__typeof__(PQsetNoticeProcessor) *setNoticeProcessor;
