@@ -302,6 +302,12 @@ mkdir -p "$S/.state-root" "$S/.state-nobody"
 chown 65534:65534 "$S/.state-nobody" 2>/dev/null
 export CORDON_AUDIT="$S/.state-$(id -u | sed 's/^0$/root/')/audit.db"
 export CORDON_STATE="$S/.state-$(id -u | sed 's/^0$/root/')/state.db"
+# CORDON_TEST_PG_URI (set by 4102, which starts the server): the invoking
+# user's state and audit log live in that PostgreSQL database instead.
+if [ -n "${CORDON_TEST_PG_URI:-}" ]; then
+	CORDON_AUDIT=$CORDON_TEST_PG_URI
+	CORDON_STATE=$CORDON_TEST_PG_URI
+fi
 
 # The script (tests/helpers/as-nobody) does the work, so that the same
 # checks hold inside `sh -c` strings (where this function does not exist).

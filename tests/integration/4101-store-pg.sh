@@ -14,6 +14,8 @@
 #   - the store stopped: the next run is refused (125) and nothing runs;
 #   - the connection secrets (PGPASSWORD, .pgpass, the socket) never reach
 #     the sandbox.
+: "${CORDON_TEST_TIMEOUT:=240}" # a server, and a suite inside
+export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/helpers/pg-start.sh"
 
