@@ -298,6 +298,16 @@ static int migrate(struct cd_pg *pg, struct cd_err *err)
 	int v = 0, i, r;
 	struct cd_pg_params p = { .n = 0 };
 
+	/* Every open but the first: one query finds it current. */
+	res = cd_pg_query(pg,
+	                  "SELECT CASE WHEN to_regclass('cordon_schema') IS NULL THEN 0"
+	                  " ELSE (SELECT max(version) FROM cordon_schema) END",
+	                  NULL, "schema", NULL);
+	if (res && cd_pg_int(res, 0, 0) == SCHEMA_VERSION) {
+		cd_pq.clear(res);
+		return 0;
+	}
+	cd_pq.clear(res);
 	if ((r = cd_pg_begin(&pg->base, err)) < 0)
 		return r;
 	res = cd_pg_query(pg,
