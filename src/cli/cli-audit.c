@@ -5,6 +5,7 @@
 #include "mask/mask.h"
 #include "store/state.h"
 #include "store/store.h"
+#include "util/fs.h"
 
 #include <sodium.h>
 
@@ -254,6 +255,12 @@ int cli_audit_open_cfg(const struct cli_audit_cfg *cfg, struct cd_audit **ret)
 		if (r < 0) {
 			cli_errorf("checkpoint file path too long");
 			return r;
+		}
+		/* A shared store's checkpoint file is this host's, in its
+		 * local state directory (made 0700 on first use). */
+		if (cd_store_is_uri(db) && cd_mkdir_parents(cp, &err) < 0) {
+			cli_errorf("%s", err.msg);
+			return err.code;
 		}
 		o.checkpoint_out = cp;
 		o.checkpoint_every = CLI_AUDIT_CHECKPOINT_EVERY;

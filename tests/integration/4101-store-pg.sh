@@ -7,7 +7,8 @@
 #     another host's chain (row-level security), and cordon on a host its
 #     role is not mapped to cannot run;
 #   - a record changed by the database owner is caught, and verify names
-#     the broken chain;
+#     the broken chain; so is a chain cut below this host's signed
+#     checkpoint (the file stays in the host's local state directory);
 #   - a call held on one host is approved from the other and runs; two
 #     approvers racing for one request: one wins, the call runs once;
 #   - a break-glass grant revoked on one host stops on the other;
@@ -27,7 +28,8 @@ ok "the owner's first connection makes the schema" env PGPASSWORD="$PG_ADMIN_PW"
 pg_sql "$(cat "$CORDON_SRC/docs/postgresql-roles.sql")
 CREATE ROLE host_a LOGIN PASSWORD 'pw-a' IN ROLE cordon_writer;
 CREATE ROLE host_b LOGIN PASSWORD 'pw-b' IN ROLE cordon_writer;
-INSERT INTO audit_writers VALUES ('host_a', 'host-a'), ('host_b', 'host-b');" ||
+CREATE ROLE host_c LOGIN PASSWORD 'pw-c' IN ROLE cordon_writer;
+INSERT INTO audit_writers VALUES ('host_a', 'host-a'), ('host_b', 'host-b'), ('host_c', 'host-c');" ||
 	nok "the roles of docs/postgresql-roles.sql are made" false
 
 # on HOST ROLE CMD...: CMD as host HOST (its own UTS namespace), connected
@@ -169,14 +171,35 @@ case $out in *"chain 'host-b': seq 1: modified"*) ok "... naming the chain and t
 pg_sql "UPDATE audit_records SET reason = \$\$$was\$\$ WHERE host = 'host-b' AND seq = 1"
 ok "put back, it verifies again" verify
 
+# ---- signed checkpoints: this host's file, in its local state dir ----
+K=$T/ck
+mkdir -p "$K/w" && chmod -R 0755 "$K"
+(
+	export HOME="$K" XDG_CONFIG_HOME="$K/cfg" XDG_STATE_HOME="$K/st"
+	cd "$K/w" || exit 1
+	"$CORDON" log keygen >/dev/null
+	for i in 1 2 3; do on host-c host_c "$CORDON" run -- /bin/true; done
+	on host-c host_c "$CORDON" log checkpoint >/dev/null
+)
+ok "the checkpoint file of a shared store is written in the local state dir" \
+	test -s "$K/st/cordon/audit-pg.checkpoints"
+ck() { env HOME="$K" XDG_CONFIG_HOME="$K/cfg" XDG_STATE_HOME="$K/st" sh -c '. "$0"; cd "$1" && on host-c host_c "$CORDON" log verify' "$T/on.sh" "$K/w"; }
+ok "host-c's chain verifies against its checkpoints (control)" ck
+pg_sql "DELETE FROM audit_records WHERE host = 'host-c' AND seq > 4"
+out=$(ck 2>&1)
+is "$?" 1 "the owner cutting host-c's chain below a signed checkpoint fails verify"
+case $out in *"chain 'host-c'"*"signed checkpoint covers"*) ok "... naming the chain and the checkpoint" true ;;
+*) nok "... naming the chain and the checkpoint ($out)" true ;; esac
+pg_sql "DELETE FROM audit_records WHERE host = 'host-c'"
+
 # ---- connection secrets never reach the sandbox ----------------------
 H=$T/home
 mkdir -p "$H" && chmod 0755 "$H"
 printf '*:*:*:host_a:pw-a\n' >"$H/.pgpass" && chmod 0600 "$H/.pgpass"
 refused "a sandbox that would write the directory holding .pgpass is refused" "cordon's own file" \
-	env HOME="$H" sh -c '. "$0"; on host-a host_a "$CORDON" run --allow-home --rw "$HOME" -- true' "$T/on.sh"
+	env HOME="$H" XDG_STATE_HOME="$S/xdg" sh -c '. "$0"; on host-a host_a "$CORDON" run --allow-home --rw "$HOME" -- true' "$T/on.sh"
 # Binds that show the home's directory and the socket's.
-inside=$(HOME=$H on host-a host_a "$CORDON" run --allow-home --ro "$T" --ro "$PG_DIR" -- sh -c \
+inside=$(HOME=$H XDG_STATE_HOME="$S/xdg" on host-a host_a "$CORDON" run --allow-home --ro "$T" --ro "$PG_DIR" -- sh -c \
 	'echo ran; env | grep -c "^PG" ; ls -A "$0" 2>&1; cat "$1/.pgpass" 2>&1' "$PG_SOCK" "$H" 2>&1)
 case $inside in ran*) ok "the probe ran inside" true ;; *) nok "the probe ran inside ($inside)" true ;; esac
 case $inside in *pw-a*) nok "the .pgpass is hidden inside ($inside)" true ;;
