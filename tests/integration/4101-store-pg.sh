@@ -217,6 +217,14 @@ is "$?" 125 "the store stopped: the next run is refused (125)"
 is "$?" 0 "... and nothing ran"
 case $out in *"cannot connect"*) ok "... saying the store cannot be reached" true ;;
 *) nok "... saying the store cannot be reached ($out)" true ;; esac
+out=$(env CORDON_AUDIT="postgresql://host_a:pw-secret@/cordon?host=$PG_SOCK" "$CORDON" run -- true 2>&1)
+case $out in *pw-secret*) nok "a password in the URI is never printed ($out)" true ;;
+*"cannot connect"*) ok "a password in the URI is never printed" true ;;
+*) nok "a password in the URI is never printed: no refusal ($out)" true ;; esac
+out=$(env CORDON_AUDIT="postgresql:///cordon?host=$PG_SOCK&user=host_a&password=pw-secret" "$CORDON" run -- true 2>&1)
+case $out in *pw-secret*) nok "... nor one among its parameters ($out)" true ;;
+*"cannot connect"*) ok "... nor one among its parameters" true ;;
+*) nok "... nor one among its parameters: no refusal ($out)" true ;; esac
 pg_start
 is "$(on host-a host_a "$CORDON" run -- echo back 2>&1)" back "the store back: runs resume (control)"
 ok "and the log verifies" verify

@@ -352,15 +352,20 @@ fail:
 static char *where_of(const char *uri)
 {
 	const char *s = strstr(uri, "://"), *at = s ? strchr(s + 3, '@') : NULL;
-	char *w;
+	char *w, *q;
 
-	if (!s || !at)
-		return strdup(uri);
-	w = malloc((size_t)(s - uri) + 3 + strlen(at + 1) + 1);
-	if (w) {
-		memcpy(w, uri, (size_t)(s - uri) + 3);
-		memcpy(w + (s - uri) + 3, at + 1, strlen(at + 1) + 1);
+	if (!s || !at || (strchr(uri, '?') && at > strchr(uri, '?'))) {
+		w = strdup(uri);
+	} else {
+		w = malloc((size_t)(s - uri) + 3 + strlen(at + 1) + 1);
+		if (w) {
+			memcpy(w, uri, (size_t)(s - uri) + 3);
+			memcpy(w + (s - uri) + 3, at + 1, strlen(at + 1) + 1);
+		}
 	}
+	/* A password among the parameters: none of them is shown. */
+	if (w && strstr(w, "password=") && (q = strchr(w, '?')) != NULL)
+		*q = '\0';
 	return w;
 }
 
