@@ -36,7 +36,9 @@ WARN     += -Werror
 endif
 HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 CFLAGS   ?= -O2 -g
-ALLCFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SANFLAGS) $(CFLAGS) -Isrc/lib -MMD -MP
+# libpq's header only: the library is loaded on first use (util/dl.h).
+ALLCFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(SANFLAGS) $(CFLAGS) -Isrc/lib \
+            -I/usr/include/postgresql -MMD -MP
 LDFLAGS  += -pie -Wl,-z,relro,-z,now $(SANFLAGS)
 # Named directly, not through pkg-config: on a fresh machine the packages
 # are installed by the first rule that runs, after this file is read.

@@ -15,7 +15,8 @@
 # packaging/deb/postinst), the docs and examples under
 # /usr/share/doc/cordon.  Depends comes from dpkg-shlibdeps, plus what
 # cordon opens with dlopen (src/lib/mask/hs-load.c: libvectorscan5's libraries;
-# named in packaging/deb/control.in).
+# named in packaging/deb/control.in); Recommends: libpq5, opened with dlopen
+# only when a postgresql:// URI names the store (src/lib/store/store-pg-conn.c).
 set -eu
 
 die() {

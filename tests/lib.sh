@@ -306,6 +306,12 @@ mkdir -p "$S/.state-root" "$S/.state-nobody"
 chown 65534:65534 "$S/.state-nobody" 2>/dev/null
 export CORDON_AUDIT="$S/.state-$(id -u | sed 's/^0$/root/')/audit.db"
 export CORDON_STATE="$S/.state-$(id -u | sed 's/^0$/root/')/state.db"
+# CORDON_TEST_PG_URI (set by 4102, which starts the server): the invoking
+# user's state and audit log live in that PostgreSQL database instead.
+if [ -n "${CORDON_TEST_PG_URI:-}" ]; then
+	CORDON_AUDIT=$CORDON_TEST_PG_URI
+	CORDON_STATE=$CORDON_TEST_PG_URI
+fi
 
 # The warm path (a per-user `cordon service`, cli-warm.h): off unless
 # CORDON_TEST_WARM=1, so that the whole suite runs both ways.  When on,

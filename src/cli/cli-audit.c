@@ -5,6 +5,8 @@
 #include "cli.h"
 #include "mask/mask.h"
 #include "store/state.h"
+#include "store/store.h"
+#include "util/fs.h"
 
 #include <sodium.h>
 
@@ -86,6 +88,39 @@ int cli_state_path(const char *opt, char *out, size_t outlen)
 	if (!v)
 		return -ENOENT;
 	return put(out, outlen, v, "/.local/state/cordon/state.db", "");
+}
+
+/* For a shared store (a URI), NAME in this host's own state directory;
+ * else the path as it is. */
+static int local_of(const char *path, const char *name, char *out, size_t outlen)
+{
+	const char *v;
+	char tmp[4096];
+
+	if (!cd_store_is_uri(path))
+		return 0;
+	if ((v = xdg("XDG_STATE_HOME")) != NULL) {
+		if (put(tmp, sizeof tmp, v, "/cordon/", name) < 0)
+			return -ENAMETOOLONG;
+	} else if ((v = home()) != NULL) {
+		if (put(tmp, sizeof tmp, v, "/.local/state/cordon/", name) < 0)
+			return -ENAMETOOLONG;
+	} else {
+		return -ENOENT;
+	}
+	return put(out, outlen, tmp, "", "");
+}
+
+int cli_state_local(const char *opt, char *out, size_t outlen)
+{
+	int r = cli_state_path(opt, out, outlen);
+	return r < 0 ? r : local_of(out, "state.local", out, outlen);
+}
+
+int cli_audit_local(const char *opt, char *out, size_t outlen)
+{
+	int r = cli_audit_path(opt, out, outlen);
+	return r < 0 ? r : local_of(out, "audit.local", out, outlen);
 }
 
 int cli_state_open(const char *opt, struct cd_state **ret)
@@ -174,6 +209,16 @@ int cli_checkpoint_path(const char *opt, const char *db_path, char *out, size_t 
 		return put(out, outlen, opt, "", "");
 	if (v && *v)
 		return put(out, outlen, v, "", "");
+	/* A shared store's checkpoints (this host's chain) stay on this
+	 * host, under its state directory. */
+	if (cd_store_is_uri(db_path)) {
+		v = xdg("XDG_STATE_HOME");
+		if (v)
+			return put(out, outlen, v, "/cordon/audit-pg.checkpoints", "");
+		if (!(v = home()))
+			return -ENOENT;
+		return put(out, outlen, v, "/.local/state/cordon/audit-pg.checkpoints", "");
+	}
 	return put(out, outlen, db_path, ".checkpoints", "");
 }
 
@@ -211,6 +256,12 @@ int cli_audit_open_cfg(const struct cli_audit_cfg *cfg, struct cd_audit **ret)
 		if (r < 0) {
 			cli_errorf("checkpoint file path too long");
 			return r;
+		}
+		/* A shared store's checkpoint file is this host's, in its
+		 * local state directory (made 0700 on first use). */
+		if (cd_store_is_uri(db) && cd_mkdir_parents(cp, &err) < 0) {
+			cli_errorf("%s", err.msg);
+			return err.code;
 		}
 		o.checkpoint_out = cp;
 		o.checkpoint_every = CLI_AUDIT_CHECKPOINT_EVERY;

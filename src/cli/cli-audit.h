@@ -66,6 +66,13 @@ int cli_audit_open_warm(const char *opt, struct cd_audit **ret);
  * reason on failure (the caller refuses, exit 125). */
 struct cd_state;
 int cli_state_path(const char *opt, char *out, size_t outlen);
+/* A path whose directory is where this host keeps its local files beside
+ * the state database (caches, proposals' layers) or the audit log
+ * (session recordings): the path itself for a file; for a shared store
+ * (a postgresql:// URI) a name in the local state directory
+ * ($XDG_STATE_HOME/cordon, ~/.local/state/cordon), which stays on disk. */
+int cli_state_local(const char *opt, char *out, size_t outlen);
+int cli_audit_local(const char *opt, char *out, size_t outlen);
 /* `run --state PATH` and `shell --state PATH`: every later
  * cli_state_path(NULL, ...) of this process (the decision's temporary
  * grants, approvals, proposals, caches, the paths kept out of the

@@ -53,7 +53,7 @@ static int cache_root(char *out, size_t cap)
 	char *slash;
 	size_t len;
 
-	if (cli_state_path(NULL, out, cap) < 0 || !(slash = strrchr(out, '/'))) {
+	if (cli_state_local(NULL, out, cap) < 0 || !(slash = strrchr(out, '/'))) {
 		cli_errorf("cache: no state directory (set CORDON_STATE or HOME)");
 		return -1;
 	}

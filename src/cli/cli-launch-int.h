@@ -154,8 +154,9 @@ int launch_parse_args(int argc, char **argv, struct run_args *a);
 int launch_apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
                          const struct cd_policy *policy, const char *granted,
                          struct cd_arena *arena);
-void launch_private_paths(const struct run_args *a, char *v[5], char buf[5][CD_PATH_MAX],
-                          size_t *ret_n);
+#define LAUNCH_NPRIVATE 12
+void launch_private_paths(const struct run_args *a, char *v[LAUNCH_NPRIVATE],
+                          char buf[LAUNCH_NPRIVATE][CD_PATH_MAX], size_t *ret_n);
 int launch_load_policy(const struct run_args *a, struct cd_audit *audit, const char *run_id,
                        struct cd_policy **ret);
 void launch_explain_refusal(const struct cd_decision *d, char *out, size_t cap);

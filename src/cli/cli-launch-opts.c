@@ -602,6 +602,8 @@ void cli_launch_options_help(FILE *f)
 	      "  --state PATH          the state database: temporary grants, approvals,\n"
 	      "                        proposals, caches beside it (default $CORDON_STATE,\n"
 	      "                        else $XDG_STATE_HOME/cordon/state.db)\n"
+	      "                        Either may be a postgresql:// URI: a store shared\n"
+	      "                        by many hosts (local files stay in the state dir)\n"
 	      "Walls:\n"
 	      "  --allow-degraded      run even when the kernel lacks Landlock or seccomp;\n"
 	      "                        the result records which walls were up\n"

@@ -7,6 +7,7 @@
  */
 #include "cli.h"
 #include "cli-launch-int.h"
+#include "store/store.h"
 
 #include "cli-audit.h"
 #include "cli-cache.h"
@@ -151,18 +152,71 @@ int launch_apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
 	return 0;
 }
 
+/* A shared store's connection secrets, kept out of the sandbox like
+ * cordon's own files: the socket directory a URI names (host=/dir, or
+ * libpq's default when it names none), PGHOST when it is a directory, and
+ * the password file (PGPASSFILE, ~/.pgpass).  Each is given as a file in
+ * the directory to hide. */
+static void store_secrets(const char *uri, char *v[], char buf[][CD_PATH_MAX], size_t *n)
+{
+	const char *q = strchr(uri, '?'), *h = NULL, *env;
+	int k;
+
+	for (; q && *q; q = strchr(q + 1, '&')) {
+		if (strncmp(q + 1, "host=", 5) == 0) {
+			h = q + 6;
+			break;
+		}
+	}
+	if (*n < LAUNCH_NPRIVATE) {
+		k = h && *h == '/' ? snprintf(buf[*n], CD_PATH_MAX, "%.*s/.s.PGSQL",
+		                              (int)strcspn(h, "&"), h)
+		                   : snprintf(buf[*n], CD_PATH_MAX, "/run/postgresql/.s.PGSQL");
+		if (k > 0 && k < CD_PATH_MAX) {
+			v[*n] = buf[*n];
+			(*n)++;
+		}
+	}
+	env = getenv("PGHOST");
+	if (env && env[0] == '/' && *n < LAUNCH_NPRIVATE &&
+	    (k = snprintf(buf[*n], CD_PATH_MAX, "%s/.s.PGSQL", env)) > 0 && k < CD_PATH_MAX) {
+		v[*n] = buf[*n];
+		(*n)++;
+	}
+	env = getenv("PGPASSFILE");
+	if (*n < LAUNCH_NPRIVATE) {
+		k = env && env[0] == '/' ? snprintf(buf[*n], CD_PATH_MAX, "%s", env)
+		    : getenv("HOME") ? snprintf(buf[*n], CD_PATH_MAX, "%s/.pgpass", getenv("HOME"))
+		                     : -1;
+		if (k > 0 && k < CD_PATH_MAX) {
+			v[*n] = buf[*n];
+			(*n)++;
+		}
+	}
+}
+
 /* cordon's own files, which the plan keeps out of the sandbox: the audit
  * log, its checkpoint file, the signing key, the state database and the
- * mask key. */
-void launch_private_paths(const struct run_args *a, char *v[5], char buf[5][CD_PATH_MAX],
-                          size_t *ret_n)
+ * mask key (for a shared store: this host's local state directory, and
+ * the store's connection secrets). */
+void launch_private_paths(const struct run_args *a, char *v[LAUNCH_NPRIVATE],
+                          char buf[LAUNCH_NPRIVATE][CD_PATH_MAX], size_t *ret_n)
 {
+	char au[CD_PATH_MAX], su[CD_PATH_MAX];
+	int have_au = cli_audit_path(a->audit, au, sizeof au) == 0;
+	int have_su = cli_state_path(NULL, su, sizeof su) == 0;
 	size_t n = 0;
 
-	if (cli_audit_path(a->audit, buf[n], CD_PATH_MAX) == 0) {
+	if (have_au && cd_store_is_uri(au))
+		store_secrets(au, v, buf, &n);
+	if (have_su && cd_store_is_uri(su) && !(have_au && strcmp(au, su) == 0))
+		store_secrets(su, v, buf, &n);
+	if (n + 5 > LAUNCH_NPRIVATE)
+		n = LAUNCH_NPRIVATE - 5;
+	if (have_au && cli_audit_local(a->audit, buf[n], CD_PATH_MAX) == 0) {
 		v[n] = buf[n];
 		n++;
-		if (cli_checkpoint_path(NULL, buf[n - 1], buf[n], CD_PATH_MAX) == 0) {
+		if (cli_checkpoint_path(NULL, au, buf[n], CD_PATH_MAX) == 0) {
 			v[n] = buf[n];
 			n++;
 		}
@@ -171,7 +225,7 @@ void launch_private_paths(const struct run_args *a, char *v[5], char buf[5][CD_P
 		v[n] = buf[n];
 		n++;
 	}
-	if (cli_state_path(NULL, buf[n], CD_PATH_MAX) == 0) {
+	if (cli_state_local(NULL, buf[n], CD_PATH_MAX) == 0) {
 		v[n] = buf[n];
 		n++;
 	}

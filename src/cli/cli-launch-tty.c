@@ -127,7 +127,7 @@ int launch_session_open(const struct run_args *a, const char *run_id, char *path
 	char *slash;
 	int n, fd;
 
-	if (cli_audit_path(a->audit, path, cap) < 0 || !(slash = strrchr(path, '/'))) {
+	if (cli_audit_local(a->audit, path, cap) < 0 || !(slash = strrchr(path, '/'))) {
 		cli_errorf("session recording: no audit directory");
 		return -1;
 	}

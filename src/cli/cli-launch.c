@@ -76,7 +76,7 @@ struct launch {
 	struct cd_policy *policy;
 	struct cd_audit *audit;
 	struct cd_state *state;
-	char privbuf[5][CD_PATH_MAX], *priv[5];
+	char privbuf[LAUNCH_NPRIVATE][CD_PATH_MAX], *priv[LAUNCH_NPRIVATE];
 	char approval_id[64];
 	struct cd_gate gate;
 	struct cd_run_request rq;

@@ -311,7 +311,7 @@ static int replay(struct args *a)
 		return CD_EXIT_FAIL;
 	}
 	/* The path comes from the run id (checked above), not from the record. */
-	if (cli_audit_path(a->audit, path, sizeof path) < 0 || !(slash = strrchr(path, '/'))) {
+	if (cli_audit_local(a->audit, path, sizeof path) < 0 || !(slash = strrchr(path, '/'))) {
 		json_decref(rc.details);
 		return CD_EXIT_FAIL;
 	}
@@ -404,7 +404,11 @@ static int verify_json(const struct cd_audit_verify_opts *vo, const struct cd_au
 		json_object_set_new(o, "bad_seq", json_integer((json_int_t)rep->bad_seq));
 		json_object_set_new(o, "problem", json_string(cd_audit_problem_name(rep->problem)));
 		json_object_set_new(o, "what", json_string(rep->what));
+		if (rep->chain[0])
+			json_object_set_new(o, "chain", json_string(rep->chain));
 	}
+	if (o && rep->chains)
+		json_object_set_new(o, "chains", json_integer((json_int_t)rep->chains));
 	txt = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 	json_decref(o);
 	if (!txt) {
@@ -480,12 +484,25 @@ static int do_verify(struct args *a)
 		printf("interrupted: %llu more\n",
 		       (unsigned long long)(rep.interrupted - CD_AUDIT_REPORT_INTERRUPTED));
 	if (rep.problem != CD_AUDIT_INTACT) {
-		printf("FAILED: seq %llu: %s: %s\n", (unsigned long long)rep.bad_seq,
-		       cd_audit_problem_name(rep.problem), rep.what);
-		cli_errorf("seq %llu: %s: %s", (unsigned long long)rep.bad_seq,
-		           cd_audit_problem_name(rep.problem), rep.what);
+		struct cd_buf c;
+		cd_buf_init(&c, 1024);
+		/* The chain's name is the store's (a host name): escaped. */
+		if (rep.chain[0] && (cd_buf_puts(&c, "chain '") < 0 ||
+		                     cd_buf_escape(&c, rep.chain, strlen(rep.chain)) < 0 ||
+		                     cd_buf_puts(&c, "': ") < 0))
+			c.len = 0;
+		printf("FAILED: %sseq %llu: %s: %s\n", c.len ? c.data : "",
+		       (unsigned long long)rep.bad_seq, cd_audit_problem_name(rep.problem),
+		       rep.what);
+		cli_errorf("%sseq %llu: %s: %s", c.len ? c.data : "",
+		           (unsigned long long)rep.bad_seq, cd_audit_problem_name(rep.problem),
+		           rep.what);
+		cd_buf_release(&c);
 		return CD_EXIT_FAIL;
 	}
+	if (rep.chains)
+		printf("chains: %llu (one per host), each verified\n",
+		       (unsigned long long)rep.chains);
 	printf("intact: %llu records (last seq %llu), %llu checkpoints in the log, %llu in the "
 	       "checkpoint file (covering %llu), %llu signatures verified\n",
 	       (unsigned long long)rep.records, (unsigned long long)rep.last_seq,

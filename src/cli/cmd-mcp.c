@@ -439,8 +439,8 @@ static int check_reach(struct session *s)
 		           "fields: on the grants of its tools)");
 		return -1;
 	}
-	if (cli_state_path(s->state_opt, state, sizeof state) < 0 ||
-	    cli_audit_path(s->audit_opt, audit, sizeof audit) < 0 ||
+	if (cli_state_local(s->state_opt, state, sizeof state) < 0 ||
+	    cli_audit_local(s->audit_opt, audit, sizeof audit) < 0 ||
 	    !(s->cwd_opt ? realpath(s->cwd_opt, cwd) : getcwd(cwd, sizeof cwd))) {
 		cli_errorf("cannot resolve the state, audit or working directory paths");
 		return -1;

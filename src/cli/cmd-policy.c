@@ -26,6 +26,7 @@
 #include "policy/policy-review.h"
 #include "policy/policy.h"
 #include "store/state.h"
+#include "store/store.h"
 #include "policy/temp-grant.h"
 
 #include <errno.h>
@@ -469,7 +470,7 @@ static int temps_join(const struct reqopts *o, struct cd_policy *p, struct temps
 		           cd_strerror(r));
 		return -1;
 	}
-	if (stat(path, &st) < 0 && errno == ENOENT && !o->state)
+	if (!cd_store_is_uri(path) && stat(path, &st) < 0 && errno == ENOENT && !o->state)
 		return 0;
 	if (cd_state_open(path, &state, &err) < 0 ||
 	    cd_temp_list(state, 0, now, keep_row, t, &err) < 0 ||

@@ -359,7 +359,7 @@ int cli_proposal_layer_dir(const char *state_opt, const char *run_id, char *out,
 	char *slash;
 	int n;
 
-	if (cli_state_path(state_opt, st, sizeof st) < 0)
+	if (cli_state_local(state_opt, st, sizeof st) < 0)
 		return -ENOENT;
 	slash = strrchr(st, '/');
 	if (!slash)

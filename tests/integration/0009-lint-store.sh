@@ -20,10 +20,12 @@ tree() {
 	printf '#include "state.h"\nint g(void) { return 0; }\n' >"$T/t/src/lib/gate/approval.c"
 	printf 'static const char *m[] = { "DELETE", "GET" };\n' >"$T/t/src/cli/main.c"
 	printf '/* store.h */\nstruct cd_store;\n' >"$T/t/src/lib/store/store.h"
+	printf '#include <libpq-fe.h>\nvoid *f(void *c) { return PQexec(c, "SELECT 1 FROM x"); }\n' \
+		>"$T/t/src/lib/store/store-pg-x.c"
 }
 
 tree
-ok "backend files may hold SQL and SQLite calls (and HTTP's DELETE is no SQL)" sh "$LINT" "$T/t"
+ok "backend files (SQLite and PostgreSQL) may hold SQL, SQLite and libpq calls (and HTTP's DELETE is no SQL)" sh "$LINT" "$T/t"
 
 plant() { # FILE TEXT DESCRIPTION
 	tree
@@ -41,5 +43,7 @@ plant src/lib/gate/approval.c 'static const char q[] = "UPDATE approvals SET sta
 	"an SQL statement in a module"
 plant src/lib/gate/approval.c 'static const char q[] = "PRAGMA data_version";' "a PRAGMA in a module"
 plant src/lib/store/store.h '#include "sqlite3.h"' "the interface header itself"
+plant src/lib/gate/approval.c '#include <libpq-fe.h>' "#include <libpq-fe.h> in a module"
+plant src/cli/main.c 'int h(void *c) { return PQstatus(c); }' "a libpq call in a front end"
 
 done_testing

@@ -118,7 +118,11 @@ ap() {
 	id4=$(pending victim3)
 	state=${CORDON_STATE}
 	[ -n "$RUN_AS" ] && state="$S/.state-nobody/state.db"
-	sqlite3 "$state" "UPDATE approvals SET args_json = replace(args_json, 'victim3', 'victim9'), args_sha256 = '$(printf '%064d' 0)' WHERE id = '$id4'"
+	q="UPDATE approvals SET args_json = replace(args_json, 'victim3', 'victim9'), args_sha256 = '$(printf '%064d' 0)' WHERE id = '$id4'"
+	case $state in
+	postgres*) psql -X -qAt "$state" -c "$q" ;; # 4102: the store in PostgreSQL
+	*) sqlite3 "$state" "$q" ;;
+	esac
 	$RUN_AS "$CORDON" approvals approve "$id4" --as alice >/dev/null 2>&1
 	wait $bg_pids; bg_pids=""
 	is "$(cat "$T/rc4-$who")" 125 "$who: an approval for other arguments is not used"

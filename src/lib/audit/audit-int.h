@@ -8,5 +8,7 @@
 
 struct cd_store *cd_audit_store_(struct cd_audit *a);
 const unsigned char *cd_audit_genesis_(const struct cd_audit *a);
+/* This writer's host name (its chain in a store with one per host). */
+const char *cd_audit_host_(const struct cd_audit *a);
 
 #endif

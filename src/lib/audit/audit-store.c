@@ -10,7 +10,7 @@
 #include "audit-int.h"
 #include "util/buf.h"
 #include "util/err.h"
-#include "store/store-sqlite.h"
+#include "store/store.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -53,6 +53,11 @@ struct cd_store *cd_audit_store_(struct cd_audit *a)
 const unsigned char *cd_audit_genesis_(const struct cd_audit *a)
 {
 	return a->genesis;
+}
+
+const char *cd_audit_host_(const struct cd_audit *a)
+{
+	return a->host;
 }
 
 const char *cd_audit_log_id(const struct cd_audit *a)
@@ -122,8 +127,8 @@ int cd_audit_open(const char *db_path, const struct cd_audit_opts *opts, struct 
 		if (r < 0)
 			goto fail;
 	}
-	r = cd_sqlite_audit_open(db_path, a->read_only,
-	                         opts->busy_ms ? opts->busy_ms : DEFAULT_BUSY_MS, &a->store, err);
+	r = cd_store_audit_open(db_path, a->read_only, a->host,
+	                        opts->busy_ms ? opts->busy_ms : DEFAULT_BUSY_MS, &a->store, err);
 	if (r < 0)
 		goto fail;
 	memcpy(a->log_id, a->store->ops->audit_log_id(a->store), sizeof a->log_id);

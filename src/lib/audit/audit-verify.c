@@ -27,6 +27,7 @@
 #include <stdarg.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -484,6 +485,68 @@ static void check_tail(struct walk *w, const struct cpfile *f)
 		     (long long)counter);
 }
 
+/* The names of a store's chains, collected before walking them. */
+struct chain_names {
+	char (*v)[256];
+	size_t n, cap;
+};
+
+static int chain_add(const char *host, void *ctx)
+{
+	struct chain_names *c = ctx;
+
+	if (strlen(host) >= sizeof c->v[0])
+		return -ENAMETOOLONG;
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? 2 * c->cap : 16;
+		char(*nv)[256] = realloc(c->v, nc * sizeof *nv);
+		if (!nv)
+			return -ENOMEM;
+		c->v = nv;
+		c->cap = nc;
+	}
+	memcpy(c->v[c->n++], host, strlen(host) + 1);
+	return 0;
+}
+
+/* One walk per chain (a store with one chain per host), in one snapshot,
+ * stopping at the first broken chain, which the report names.  The
+ * checkpoint file is this host's: it is checked against this host's
+ * chain only. */
+static int walk_chains(struct walk *w, const struct cpfile *f, struct cd_err *err)
+{
+	static const struct cpfile none = { NULL, 0, 0 };
+	struct cd_audit_report *rep = w->rep;
+	struct chain_names c = { NULL, 0, 0 };
+	uint64_t last = 0;
+	size_t i;
+	int r;
+
+	r = w->store->ops->audit_chains(w->store, chain_add, &c, err);
+	if (r < 0 && !(err && err->code))
+		r = cd_err_set(err, r, "audit log: cannot list its chains");
+	for (i = 0; r == 0 && i < c.n; i++) {
+		w->store->ops->audit_chain(w->store, c.v[i]);
+		w->expect = 1;
+		memcpy(w->head, cd_audit_genesis_(w->a), CD_AUDIT_HASH_LEN);
+		rep->last_seq = 0;
+		rep->chains++;
+		r = walk_rows(w, err);
+		if (r == 0 && rep->problem == CD_AUDIT_INTACT)
+			check_tail(w, strcmp(c.v[i], cd_audit_host_(w->a)) == 0 ? f : &none);
+		if (rep->last_seq > last)
+			last = rep->last_seq;
+		if (r == 0 && rep->problem != CD_AUDIT_INTACT) {
+			memcpy(rep->chain, c.v[i], strlen(c.v[i]) + 1);
+			break;
+		}
+	}
+	if (rep->problem == CD_AUDIT_INTACT)
+		rep->last_seq = last;
+	free(c.v);
+	return r;
+}
+
 int cd_audit_verify(struct cd_audit *a, const struct cd_audit_verify_opts *o,
                     struct cd_audit_report *ret, struct cd_err *err)
 {
@@ -511,9 +574,13 @@ int cd_audit_verify(struct cd_audit *a, const struct cd_audit_verify_opts *o,
 	if (r == 0)
 		r = w->store->ops->audit_read_begin(w->store, err);
 	if (r == 0) {
-		r = walk_rows(w, err);
-		if (r == 0 && ret->problem == CD_AUDIT_INTACT)
-			check_tail(w, &f);
+		if (w->store->ops->audit_chains)
+			r = walk_chains(w, &f, err);
+		else {
+			r = walk_rows(w, err);
+			if (r == 0 && ret->problem == CD_AUDIT_INTACT)
+				check_tail(w, &f);
+		}
 		w->store->ops->audit_read_end(w->store);
 	}
 	if (intents_finish(&w->open, ret) < 0 && r == 0)

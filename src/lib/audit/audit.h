@@ -303,6 +303,11 @@ struct cd_audit_report {
 		uint64_t seq;
 		char run_id[64];
 	} interrupted_runs[CD_AUDIT_REPORT_INTERRUPTED];
+	/* A store with one chain per host (PostgreSQL): how many were
+	 * checked, and the one that is broken ("" when none, or with one
+	 * chain); seq numbers are then that chain's. */
+	uint64_t chains;
+	char chain[256];
 };
 
 /* Verify the whole log.  Returns 0 when verification ran (the outcome is in

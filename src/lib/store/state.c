@@ -2,8 +2,6 @@
  * the database holds is the backend's (store-sqlite-state.c). */
 #include "state.h"
 
-#include "store-sqlite.h"
-
 #include <errno.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -23,7 +21,7 @@ int cd_state_open(const char *path, struct cd_state **ret, struct cd_err *err)
 	s = calloc(1, sizeof *s);
 	if (!s)
 		return cd_err_set(err, -ENOMEM, "state database: out of memory");
-	if ((r = cd_sqlite_state_open(path, &s->store, err)) < 0) {
+	if ((r = cd_store_state_open(path, &s->store, err)) < 0) {
 		free(s);
 		return r;
 	}

@@ -21,7 +21,8 @@
 struct cd_state;
 
 /* Open (creating directories 0700 and the file 0600, the schema of every
- * table) the database at `path` (an SQLite file).  A database written by a
+ * table) the database at `path`: an SQLite file, or a PostgreSQL URI
+ * ("postgresql://...", shared by many hosts; store-pg-*.c).  A database written by a
  * newer cordon (higher schema version) is refused.  Free with
  * cd_state_close. */
 int cd_state_open(const char *path, struct cd_state **ret, struct cd_err *err);

@@ -8,7 +8,8 @@
  * end in the same transaction", "consume this approval if it still checks",
  * "wait for another process's change".  Every operation that reads then
  * writes is atomic in the backend (SQLite: BEGIN IMMEDIATE; PostgreSQL:
- * a transaction with SELECT ... FOR UPDATE), and a callback the caller
+ * a transaction with SELECT ... FOR UPDATE on state rows, an advisory
+ * lock on the audit chain), and a callback the caller
  * passes runs inside it, so a change is never stored without its audit
  * record.  No SQL text and no call into SQLite appear outside the backend
  * files (scripts/lint.sh checks).
@@ -213,6 +214,26 @@ struct cd_store_ops {
 	 * durable commits are cheap (may do nothing). */
 	int (*audit_sync)(struct cd_store *st, struct cd_err *err);
 	int (*audit_presize)(struct cd_store *st, struct cd_err *err);
+	/* Chains: a backend that keeps one hash chain per writer (PostgreSQL:
+	 * one per host name) lists their names (inside audit_read_begin) and
+	 * audit_chain scopes audit_scan, follows, seq_used and hash_at to one
+	 * of them.  NULL in a backend with one chain (SQLite). */
+	int (*audit_chains)(struct cd_store *st, int (*fn)(const char *host, void *ctx), void *ctx,
+	                    struct cd_err *err);
+	int (*audit_chain)(struct cd_store *st, const char *host);
 };
+
+/* Is `path` a store URI ("postgresql://..." or "postgres://...") rather
+ * than a file? */
+int cd_store_is_uri(const char *path);
+
+/* Open the state database or the audit log at `path`: an SQLite file, or
+ * a PostgreSQL URI (store-pg-*.c; libpq loaded on first use).  `host` is
+ * the audit writer's chain (the records' host field; PostgreSQL keeps one
+ * chain per host).  Fails closed with a one-line reason: a store that
+ * cannot be reached is an error, never an empty log. */
+int cd_store_state_open(const char *path, struct cd_store **ret, struct cd_err *err);
+int cd_store_audit_open(const char *path, int read_only, const char *host, unsigned busy_ms,
+                        struct cd_store **ret, struct cd_err *err);
 
 #endif
