@@ -64,10 +64,9 @@ static int check_and_record(const struct cd_approval *a, void *ctx)
 	               : 0;
 }
 
-int cd_gate_approval_decide(struct cd_audit *audit, struct cd_state *s, const char *id,
-                            int approve, const char *by, const char *comment,
-                            const char *policy_path, int64_t now, char *refusal,
-                            size_t refusal_len, struct cd_err *err)
+int cd_gate_approval_decide(struct cd_audit *audit, struct cd_state *s, const char *id, int approve,
+                            const char *by, const char *comment, const char *policy_path,
+                            int64_t now, char *refusal, size_t refusal_len, struct cd_err *err)
 {
 	struct decide_ctx d;
 	int r;

@@ -79,7 +79,8 @@ int cd_http_route_find(const struct cd_http_route *routes, size_t n, const char 
 	for (i = 0; i < n; i++) {
 		const char *p = routes[i].path;
 		len = strlen(p);
-		if (len && p[len - 1] == '*' ? strncmp(p, path, len - 1) != 0 : strcmp(p, path) != 0)
+		if (len && p[len - 1] == '*' ? strncmp(p, path, len - 1) != 0
+		                             : strcmp(p, path) != 0)
 			continue;
 		if (!strcmp(routes[i].method, method))
 			return (int)i;
@@ -124,7 +125,8 @@ int cd_http_parse_listen(const char *s, char *addr, size_t addrlen, uint16_t *re
 			return -EINVAL;
 		alen = (size_t)(colon - s);
 	}
-	if (alen == 0 || alen >= addrlen || cd_parse_u64(colon + 1, strlen(colon + 1), 65535, &port) < 0)
+	if (alen == 0 || alen >= addrlen ||
+	    cd_parse_u64(colon + 1, strlen(colon + 1), 65535, &port) < 0)
 		return -EINVAL;
 	memcpy(addr, a, alen);
 	addr[alen] = '\0';
@@ -278,7 +280,8 @@ static enum MHD_Result send_text(struct cd_httpd *h, struct MHD_Connection *conn
 	cd_buf_init(&rs.body, 4096);
 	cd_http_resp_text(&rs, status, msg);
 	ret = send_resp(h, conn, &rs,
-	                p_MHD_create_response_from_buffer(rs.body.len, rs.body.data ? rs.body.data : "",
+	                p_MHD_create_response_from_buffer(rs.body.len,
+	                                                  rs.body.data ? rs.body.data : "",
 	                                                  MHD_RESPMEM_MUST_COPY));
 	cd_buf_release(&rs.body);
 	return ret;
@@ -297,8 +300,8 @@ struct sse_stream {
 static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct sse_stream *ss = cls;
-	unsigned keep = ss->h->c.sse_keepalive_ms ? ss->h->c.sse_keepalive_ms
-	                                          : CD_HTTPD_SSE_KEEPALIVE_MS;
+	unsigned keep =
+	        ss->h->c.sse_keepalive_ms ? ss->h->c.sse_keepalive_ms : CD_HTTPD_SSE_KEEPALIVE_MS;
 	(void)pos;
 
 	while (ss->off >= ss->pending.len) {
@@ -441,9 +444,9 @@ static enum MHD_Result dispatch(struct cd_httpd *h, struct MHD_Connection *conn,
 		ret = send_sse(h, conn, &rs);
 	else
 		ret = send_resp(h, conn, &rs,
-		                p_MHD_create_response_from_buffer(
-		                        rs.body.len, rs.body.data ? rs.body.data : "",
-		                        MHD_RESPMEM_MUST_COPY));
+		                p_MHD_create_response_from_buffer(rs.body.len,
+		                                                  rs.body.data ? rs.body.data : "",
+		                                                  MHD_RESPMEM_MUST_COPY));
 	cd_buf_release(&rs.body);
 	return ret;
 }
@@ -544,10 +547,11 @@ static int load_tls(struct cd_httpd *h, struct cd_err *err)
 		return cd_err_set(err, -EINVAL, "give both --tls-cert and --tls-key, or neither");
 	if (!c->tls_cert) {
 		if (!lo)
-			return cd_err_set(err, -CD_E_DENIED,
-			                  "'%s' is not a loopback address: serving it without TLS "
-			                  "would send logins in clear (give --tls-cert and --tls-key)",
-			                  c->addr);
+			return cd_err_set(
+			        err, -CD_E_DENIED,
+			        "'%s' is not a loopback address: serving it without TLS "
+			        "would send logins in clear (give --tls-cert and --tls-key)",
+			        c->addr);
 		return 0;
 	}
 	if (read_pem(c->tls_cert, &h->cert, err) < 0 || read_pem(c->tls_key, &h->key, err) < 0)
@@ -596,12 +600,12 @@ int cd_httpd_start(const struct cd_httpd_conf *c, struct cd_httpd **ret, struct 
 	{
 		struct MHD_OptionItem o[] = {
 			{ MHD_OPTION_SOCK_ADDR, 0, &ss },
-			{ MHD_OPTION_CONNECTION_LIMIT, c->max_conns ? c->max_conns : CD_HTTPD_MAX_CONNS,
-			  NULL },
+			{ MHD_OPTION_CONNECTION_LIMIT,
+			  c->max_conns ? c->max_conns : CD_HTTPD_MAX_CONNS, NULL },
 			{ MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 			  c->max_per_ip ? c->max_per_ip : CD_HTTPD_MAX_PER_IP, NULL },
-			{ MHD_OPTION_CONNECTION_TIMEOUT, c->timeout_s ? c->timeout_s : CD_HTTPD_TIMEOUT_S,
-			  NULL },
+			{ MHD_OPTION_CONNECTION_TIMEOUT,
+			  c->timeout_s ? c->timeout_s : CD_HTTPD_TIMEOUT_S, NULL },
 			{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, 32 * 1024, NULL },
 			{ MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert },
 			{ MHD_OPTION_HTTPS_MEM_KEY, 0, h->key },

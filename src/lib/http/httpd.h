@@ -109,8 +109,8 @@ int cd_http_parse_listen(const char *s, char *addr, size_t addrlen, uint16_t *re
 
 /* The server's configuration.  Zero limits take the defaults below. */
 struct cd_httpd_conf {
-	const char *addr; /* an IP literal */
-	uint16_t port;    /* 0: any free port (cd_httpd_port says which) */
+	const char *addr;               /* an IP literal */
+	uint16_t port;                  /* 0: any free port (cd_httpd_port says which) */
 	const char *tls_cert, *tls_key; /* PEM file paths, both or neither */
 	size_t max_body;                /* bytes of a request body */
 	unsigned max_headers;           /* header lines of a request */
@@ -128,11 +128,11 @@ struct cd_httpd_conf {
 	void *ctx; /* handed to every handler */
 };
 
-#define CD_HTTPD_MAX_BODY (64 * 1024)
-#define CD_HTTPD_MAX_HEADERS 64
-#define CD_HTTPD_MAX_CONNS 64
-#define CD_HTTPD_MAX_PER_IP 16
-#define CD_HTTPD_TIMEOUT_S 60
+#define CD_HTTPD_MAX_BODY         (64 * 1024)
+#define CD_HTTPD_MAX_HEADERS      64
+#define CD_HTTPD_MAX_CONNS        64
+#define CD_HTTPD_MAX_PER_IP       16
+#define CD_HTTPD_TIMEOUT_S        60
 #define CD_HTTPD_SSE_KEEPALIVE_MS 15000
 /* Scripts and styles only from the server's own files, no inline script,
  * no framing, no plugins, forms only to the server. */
