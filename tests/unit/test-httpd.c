@@ -65,7 +65,8 @@ static void test_routes(void)
 	is_int(cd_http_route_find(routes, 4, "GET", "/"), 0, "GET / is route 0");
 	is_int(cd_http_route_find(routes, 4, "POST", "/echo"), 1, "POST /echo is route 1");
 	is_int(cd_http_route_find(routes, 4, "GET", "/echo"), -EPERM, "GET /echo: wrong method");
-	is_int(cd_http_route_find(routes, 4, "GET", "/echo/x"), -ENOENT, "no prefix match on /echo");
+	is_int(cd_http_route_find(routes, 4, "GET", "/echo/x"), -ENOENT,
+	       "no prefix match on /echo");
 	is_int(cd_http_route_find(routes, 4, "GET", "/files/a/b"), 3, "a star route matches below");
 	is_int(cd_http_route_find(routes, 4, "GET", "/file"), -ENOENT, "... not a shorter path");
 	is_int(cd_http_route_find(routes, 4, "GET", "//"), -ENOENT, "unknown path: 404");
@@ -163,9 +164,10 @@ static void test_server(void)
 	ok(strstr(out, "Content-Security-Policy: default-src 'none'; script-src 'self'") &&
 	           strstr(out, "frame-ancestors 'none'"),
 	   "... the strict CSP");
-	ok(strstr(out, "X-Content-Type-Options: nosniff") && strstr(out, "Cache-Control: no-store") &&
-	           strstr(out, "Referrer-Policy: no-referrer"),
-	   "... nosniff, no-store, no-referrer");
+	ok(strstr(out, "X-Content-Type-Options: nosniff") &&
+	           strstr(out, "Cache-Control: no-store") &&
+	           strstr(out, "Referrer-Policy: same-origin"),
+	   "... nosniff, no-store, same-origin referrers");
 	raw(port, "GET / HTTP/1.0\r\nHost: evil.test:1\r\n\r\n", out, sizeof out);
 	ok(strstr(out, " 421 ") && !strstr(out, "hello"), "an unknown Host is 421");
 	raw(port, "GET /nope HTTP/1.0\r\nHost: ok.test:1\r\n\r\n", out, sizeof out);
@@ -177,8 +179,9 @@ static void test_server(void)
 	    "application/x-www-form-urlencoded\r\nContent-Length: 6\r\n\r\nx=a%21",
 	    out, sizeof out);
 	ok(strstr(out, " 200 ") && strstr(out, "X-Echo: a!"), "a form body reaches the handler");
-	n = (size_t)snprintf(req, sizeof req,
-	                     "POST /echo HTTP/1.0\r\nHost: ok.test:1\r\nContent-Length: 200\r\n\r\n");
+	n = (size_t)snprintf(
+	        req, sizeof req,
+	        "POST /echo HTTP/1.0\r\nHost: ok.test:1\r\nContent-Length: 200\r\n\r\n");
 	for (i = 0; i < 200; i++)
 		req[n + i] = 'x';
 	req[n + 200] = '\0';

@@ -244,7 +244,10 @@ static void security_headers(const struct cd_httpd *h, struct MHD_Response *r)
 	p_MHD_add_response_header(r, "Content-Security-Policy", h->c.csp ? h->c.csp : CD_HTTPD_CSP);
 	p_MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	p_MHD_add_response_header(r, "X-Frame-Options", "DENY");
-	p_MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	/* same-origin, not no-referrer: with no-referrer a browser sends
+	 * "Origin: null" on a same-origin form post, and the Origin check of
+	 * a front end could not tell it from a foreign one. */
+	p_MHD_add_response_header(r, "Referrer-Policy", "same-origin");
 	p_MHD_add_response_header(r, "Cache-Control", "no-store");
 	p_MHD_add_response_header(r, "Cross-Origin-Opener-Policy", "same-origin");
 	p_MHD_add_response_header(r, "Cross-Origin-Resource-Policy", "same-origin");
