@@ -169,6 +169,9 @@ static void test_live(const char *dir)
 	ok(strstr(out, " 403 ") != NULL, "logout from another Origin: 403");
 	post(port, "/logout", origin, cookie, "csrf=00", out, sizeof out);
 	ok(strstr(out, " 403 ") && strstr(out, "CSRF"), "logout with a wrong CSRF token: 403");
+	snprintf(body, sizeof body, "csrf=%064d&decision=approve", 7);
+	post(port, "/calls/ap-0000000000000000", origin, cookie, body, out, sizeof out);
+	ok(strstr(out, " 403 ") && strstr(out, "CSRF"), "a decision with a wrong 64-digit token: 403");
 	post(port, "/calls/ap-00", origin, cookie, "decision=approve", out, sizeof out);
 	ok(strstr(out, " 403 ") && strstr(out, "CSRF"), "a decision without the token: 403");
 	snprintf(body, sizeof body, "csrf=%s&decision=approve", csrf);
