@@ -43,15 +43,18 @@ static void test_escape(void)
 	is_str(H("a\nb\r"), "a<span class=\"esc\">\\x0a</span>b<span class=\"esc\">\\x0d</span>",
 	       "newlines are visible (one line of HTML for an event)");
 	is_str(H("x\x7f"), "x<span class=\"esc\">\\x7f</span>", "DEL is visible");
-	is_str(H("\xe2\x80\xae" "evil"), "<span class=\"esc\">\\u202E</span>evil",
-	       "a right-to-left override is visible");
+	is_str(H("\xe2\x80\xae"
+	         "evil"),
+	       "<span class=\"esc\">\\u202E</span>evil", "a right-to-left override is visible");
 	is_str(H("\xe2\x81\xa6x\xe2\x81\xa9"),
 	       "<span class=\"esc\">\\u2066</span>x<span class=\"esc\">\\u2069</span>",
 	       "bidi isolates are visible");
-	is_str(H("a\xe2\x80\x8b" "b"), "a<span class=\"esc\">\\u200B</span>b",
-	       "a zero-width space is visible");
-	is_str(H("\xc2\x9b" "31m"), "<span class=\"esc\">\\u009B</span>31m",
-	       "a C1 CSI is visible");
+	is_str(H("a\xe2\x80\x8b"
+	         "b"),
+	       "a<span class=\"esc\">\\u200B</span>b", "a zero-width space is visible");
+	is_str(H("\xc2\x9b"
+	         "31m"),
+	       "<span class=\"esc\">\\u009B</span>31m", "a C1 CSI is visible");
 	is_str(H("\xef\xbb\xbf"), "<span class=\"esc\">\\uFEFF</span>", "a BOM is visible");
 	is_str(H("\xff\xfe"), "<span class=\"esc\">\\xff</span><span class=\"esc\">\\xfe</span>",
 	       "invalid UTF-8 is visible bytes");
@@ -171,7 +174,8 @@ static void test_live(const char *dir)
 	ok(strstr(out, " 403 ") && strstr(out, "CSRF"), "logout with a wrong CSRF token: 403");
 	snprintf(body, sizeof body, "csrf=%064d&decision=approve", 7);
 	post(port, "/calls/ap-0000000000000000", origin, cookie, body, out, sizeof out);
-	ok(strstr(out, " 403 ") && strstr(out, "CSRF"), "a decision with a wrong 64-digit token: 403");
+	ok(strstr(out, " 403 ") && strstr(out, "CSRF"),
+	   "a decision with a wrong 64-digit token: 403");
 	post(port, "/calls/ap-00", origin, cookie, "decision=approve", out, sizeof out);
 	ok(strstr(out, " 403 ") && strstr(out, "CSRF"), "a decision without the token: 403");
 	snprintf(body, sizeof body, "csrf=%s&decision=approve", csrf);

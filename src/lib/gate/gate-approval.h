@@ -66,10 +66,9 @@ int cd_gate_approval_record(struct cd_audit *audit, const char *kind, const stru
  * -CD_E_DENIED with the refusal (also in refusal, refusal_len > 0),
  * -ENOENT no such request, -ESTALE not pending or past its deadline,
  * another negative code when the stores failed. */
-int cd_gate_approval_decide(struct cd_audit *audit, struct cd_state *s, const char *id,
-                            int approve, const char *by, const char *comment,
-                            const char *policy_path, int64_t now, char *refusal,
-                            size_t refusal_len, struct cd_err *err);
+int cd_gate_approval_decide(struct cd_audit *audit, struct cd_state *s, const char *id, int approve,
+                            const char *by, const char *comment, const char *policy_path,
+                            int64_t now, char *refusal, size_t refusal_len, struct cd_err *err);
 
 /* Expire the requests past their deadline, each with its record. */
 int cd_gate_approvals_expire(struct cd_audit *audit, struct cd_state *s, int64_t now,
