@@ -46,6 +46,8 @@ grants: []
 YAML
 P="$T/p.yaml"
 
+ldd "$CORDON" | grep -q microhttpd
+is "$?" 1 "the binary does not link libmicrohttpd (loaded by serve only)"
 nok "a non-loopback address without TLS is refused" "$CORDON" serve --listen 0.0.0.0:0 --policy "$P"
 out=$("$CORDON" serve --listen 0.0.0.0:0 --policy "$P" 2>&1)
 case $out in *"not a loopback address"*--tls-cert*) ok "... saying why and how to fix it" true ;;
