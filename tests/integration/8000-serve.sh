@@ -5,8 +5,9 @@
 # and a person the policy does not list cannot approve; an approval through
 # HTTP lets the held `cordon run` finish at once, with its audit record;
 # hostile arguments come back escaped; a non-loopback address without TLS
-# is refused.  (Root only: the console is the operator's; the held run's
-# sandbox cases as uid 65534 are 7001-approvals.sh's.)
+# is refused; under TLS the cookie is __Host- and Secure.  (Root only: the
+# console is the operator's; the held run's sandbox cases as uid 65534
+# are 7001-approvals.sh's.)
 . "${CORDON_SRC:-.}/tests/lib.sh"
 
 cat >"$T/p.yaml" <<'YAML'
@@ -229,4 +230,28 @@ is "$c" 429 "the twelfth failed login within a minute is 429"
 kill $serve_pid
 wait $serve_pid
 is "$?" 0 "serve stops on SIGTERM with exit 0"
+
+# Under TLS: https links, a __Host- cookie marked Secure, HSTS.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T/k.pem" \
+	-out "$T/c.pem" -days 2 -subj /CN=127.0.0.1 -addext "subjectAltName=IP:127.0.0.1" 2>/dev/null
+ok "a test certificate" test -s "$T/c.pem"
+"$CORDON" serve --listen 127.0.0.1:0 --tls-cert "$T/c.pem" --tls-key "$T/k.pem" --policy "$P" \
+	>"$T/link2" 2>"$T/serve2.err" &
+serve_pid=$!
+i=0
+while [ ! -s "$T/link2" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+link=$(head -1 "$T/link2")
+origin=${link%%/login*}
+case $link in https://127.0.0.1:*) ok "under TLS the link is https ($origin)" true ;;
+*) nok "under TLS the link is https ($link; $(cat "$T/serve2.err"))" true ;; esac
+isb "$(code --cacert "$T/c.pem" -X POST -H "Origin: $origin" --data "t=${link#*t=}" "$origin/login")" \
+	303 "the link logs in over TLS"
+grep -qi '^Set-Cookie: __Host-cordon_session=[0-9a-f]*; Path=/; HttpOnly; SameSite=Strict; Secure' "$H"
+is "$?" 0 "... with a __Host- cookie marked Secure"
+grep -qi '^Strict-Transport-Security:' "$H"
+is "$?" 0 "... and HSTS"
+is "$(curl -s -o /dev/null -w '%{http_code}' "http://${origin#https://}/")" 000 \
+	"plain HTTP to the TLS port gets no page"
+kill $serve_pid
+wait $serve_pid
 done_testing
