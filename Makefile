@@ -174,6 +174,7 @@ install: $(BIN)
 	ln -sf cordon $(DESTDIR)$(PREFIX)/bin/cordon-oci
 	install -D -m 0644 docs/cordon.1 $(DESTDIR)$(PREFIX)/share/man/man1/cordon.1
 	install -D -m 0644 docs/cordon-policy.5 $(DESTDIR)$(PREFIX)/share/man/man5/cordon-policy.5
+	install -D -m 0644 docs/cordon-serve.1 $(DESTDIR)$(PREFIX)/share/man/man1/cordon-serve.1
 
 # cordon_VERSION_ARCH.deb in $(B)/, with dpkg's tools: the binary, man
 # pages, completions, the AppArmor profile, docs and examples.

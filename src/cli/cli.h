@@ -65,6 +65,7 @@ extern const struct option *const cli_opts_policy_matrix;
 extern const struct option *const cli_opts_proxy;
 extern const struct option *const cli_opts_grant; /* grant and delegate */
 extern const struct option *const cli_opts_approvals;
+extern const struct option *const cli_opts_serve;
 extern const struct option *const cli_opts_inventory;
 extern const struct option *const cli_opts_proposals;
 extern const struct option *const cli_opts_mcp;
@@ -119,6 +120,7 @@ struct cd_gate;
 struct cd_run_request;
 struct cd_decision;
 int cmd_approvals(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cli_await_approval(const struct cd_gate *g, struct cd_run_request *rq, struct cd_decision *dec,
                        struct cd_state *state, int64_t timeout_s, int interactive,
                        char approval_id[64]);

@@ -306,75 +306,17 @@ static int show_one(const struct cd_approval *a, void *ctx)
 	return 0;
 }
 
-struct decide_ctx {
-	struct cd_audit *audit;
-	const char *by, *why, *policy_opt;
-	int approve;
-	char refusal[CD_ERR_MSG_MAX];
-	struct cd_err *err;
-};
-
-/* Inside the transaction: is this person allowed to decide this request?
- * Then the record. */
-static int check_and_record(const struct cd_approval *a, void *ctx)
-{
-	struct decide_ctx *d = ctx;
-	const char *path = d->policy_opt ? d->policy_opt : a->policy;
-	struct cd_policy *p = NULL;
-	struct cd_err perr = { 0, "" };
-	char why[256];
-	int ok;
-
-	if (strncmp(a->approval, "policy:", 7) == 0) {
-		snprintf(d->refusal, sizeof d->refusal,
-		         "request %s is for approver rule '%s', not a person", a->id,
-		         a->approval + 7);
-		return 1;
-	}
-	if (!path) {
-		snprintf(d->refusal, sizeof d->refusal,
-		         "request %s names no policy to check the approver against (give --policy)",
-		         a->id);
-		return 1;
-	}
-	if (cd_policy_load_file(path, &p, &perr) < 0) {
-		snprintf(d->refusal, sizeof d->refusal, "cannot check the approver: policy: %s",
-		         perr.msg);
-		return 1;
-	}
-	ok = cd_policy_approver_person(p, d->by, a->agent, why, sizeof why);
-	cd_policy_free(p);
-	if (!ok) {
-		snprintf(d->refusal, sizeof d->refusal, "%s", why);
-		return 1;
-	}
-	return cd_gate_approval_record(
-	               d->audit, d->approve ? "approval.approved" : "approval.denied", a, d->by,
-	               d->why       ? d->why
-	               : d->approve ? "approved"
-	                            : "denied",
-	               d->err) < 0
-	               ? -EIO
-	               : 0;
-}
-
 static int decide_cmd(struct env *v, const struct aopts *o, const char *id, int approve)
 {
 	struct cd_err err = { 0, "" };
-	struct decide_ctx d;
+	char refusal[CD_ERR_MSG_MAX];
+	const char *by = o->as ? o->as : cli_login_name();
 	int r;
 
-	memset(&d, 0, sizeof d);
-	d.audit = v->audit;
-	d.by = o->as ? o->as : cli_login_name();
-	d.why = o->comment;
-	d.policy_opt = o->policy;
-	d.approve = approve;
-	d.err = &err;
-	r = cd_approval_decide(v->state, id, approve, d.by, o->comment, v->now, check_and_record,
-	                       &d, &err);
-	if (d.refusal[0]) {
-		cli_errorf("refused: %s", d.refusal);
+	r = cd_gate_approval_decide(v->audit, v->state, id, approve, by, o->comment, o->policy,
+	                            v->now, refusal, sizeof refusal, &err);
+	if (refusal[0]) {
+		cli_errorf("refused: %s", refusal);
 		return CD_EXIT_FAIL;
 	}
 	if (r == -ENOENT || r == -ESTALE) {
@@ -385,7 +327,7 @@ static int decide_cmd(struct env *v, const struct aopts *o, const char *id, int 
 		cli_errorf("%s", err.msg[0] ? err.msg : "failed");
 		return CD_EXIT_CORDON;
 	}
-	printf("%s\t%s by %s\n", id, approve ? "approved" : "denied", d.by);
+	printf("%s\t%s by %s\n", id, approve ? "approved" : "denied", by);
 	return CD_EXIT_OK;
 }
 

@@ -28,6 +28,7 @@ static const struct cd_cmd commands[] = {
 	{ "grant", cmd_grant, "break-glass grants: add, list, revoke temporary grants" },
 	{ "delegate", cmd_delegate, "hand part of an agent's grants to a sub-agent" },
 	{ "approvals", cmd_approvals, "list, show, approve, deny, sample held calls" },
+	{ "serve", cmd_serve, "a web console: approve or deny held calls in a browser" },
 	{ "inventory", cmd_inventory, "what each MCP server really offers, per agent" },
 	{ "proposals", cmd_proposals,
 	  "review, apply or reject the file changes of --propose runs" },

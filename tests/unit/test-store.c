@@ -43,6 +43,8 @@ static void state_ops(const struct cd_store_ops *o)
 	HAS(o, proposal_load);
 	HAS(o, proposal_list);
 	HAS(o, proposal_finish);
+	HAS(o, console_login_add);
+	HAS(o, console_login_take);
 }
 
 static void audit_ops(const struct cd_store_ops *o)

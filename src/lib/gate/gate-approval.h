@@ -57,6 +57,19 @@ char *cd_gate_approval_log_args(const struct cd_gate *g, const struct cd_decisio
 int cd_gate_approval_record(struct cd_audit *audit, const char *kind, const struct cd_approval *a,
                             const char *by, const char *reason, struct cd_err *err);
 
+/* A person's decision on request `id`: approve (1) or deny (0) by `by`
+ * with an optional comment.  Inside the transaction that changes the
+ * request it is refused when the request is for an approver rule, or when
+ * the policy (policy_path, else the one that made the request) does not
+ * accept `by` as an approver of the requesting agent (self-approval, an
+ * agent, someone not in approvers.people); then the audit record.  0;
+ * -CD_E_DENIED with the refusal (also in refusal, refusal_len > 0),
+ * -ENOENT no such request, -ESTALE not pending or past its deadline,
+ * another negative code when the stores failed. */
+int cd_gate_approval_decide(struct cd_audit *audit, struct cd_state *s, const char *id, int approve,
+                            const char *by, const char *comment, const char *policy_path,
+                            int64_t now, char *refusal, size_t refusal_len, struct cd_err *err);
+
 /* Expire the requests past their deadline, each with its record. */
 int cd_gate_approvals_expire(struct cd_audit *audit, struct cd_state *s, int64_t now,
                              struct cd_err *err);

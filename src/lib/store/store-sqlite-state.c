@@ -77,6 +77,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE proposals ADD COLUMN layer_used INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE proposals ADD COLUMN layer_used_inodes INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE proposals ADD COLUMN layer_full INTEGER NOT NULL DEFAULT 0;",
+	/* 7: one-time login links of the console (cordon serve): the SHA-256
+	 * of the link's secret, never the secret. */
+	"CREATE TABLE console_logins ("
+	" hash TEXT PRIMARY KEY, person TEXT NOT NULL,"
+	" created INTEGER NOT NULL, expires INTEGER NOT NULL);",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
@@ -308,6 +313,8 @@ static const struct cd_store_ops sqlite_state_ops = {
 	.proposal_load = cd_sqlite_proposal_load,
 	.proposal_list = cd_sqlite_proposal_list,
 	.proposal_finish = cd_sqlite_proposal_finish,
+	.console_login_add = cd_sqlite_console_login_add,
+	.console_login_take = cd_sqlite_console_login_take,
 };
 
 int cd_sqlite_state_open(const char *path, struct cd_store **ret, struct cd_err *err)

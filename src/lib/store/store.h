@@ -171,6 +171,18 @@ struct cd_store_ops {
 	int (*proposal_finish)(struct cd_store *st, const struct cd_proposal *p, const char *status,
 	                       const char *by, int64_t now, struct cd_err *err);
 
+	/* The console's one-time login links (cordon serve).
+	 * console_login_add stores the SHA-256 (hex) of a link's secret with
+	 * the person it logs in and its expiry; console_login_take, in one
+	 * transaction, reads the row of `hash` not expired at now (the person
+	 * into ret_person, len bytes with the NUL) and deletes it and every
+	 * expired row: -ENOENT when there was none (used, expired, never
+	 * made). */
+	int (*console_login_add)(struct cd_store *st, const char *hash, const char *person,
+	                         int64_t now, int64_t expires, struct cd_err *err);
+	int (*console_login_take)(struct cd_store *st, const char *hash, int64_t now,
+	                          char *ret_person, size_t len, struct cd_err *err);
+
 	/* ---- the audit log (audit.h) ---------------------------------- */
 
 	/* The log's id (CD_AUDIT_LOG_ID_LEN hex digits), made when the log

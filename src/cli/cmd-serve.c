@@ -1,0 +1,270 @@
+/* cmd-serve.c — `cordon serve [login NAME]`: the web console for the
+ * people in the loop (console/console.h).  `serve` listens, prints a
+ * one-time login link for the operator and serves until SIGINT or
+ * SIGTERM; `serve login NAME` prints a one-time link for an approver of
+ * the policy.  Options, messages and exit codes are all this file does.
+ *
+ * Exit statuses: 0 done (stopped by a signal), 1 refused (NAME may not
+ * approve), 2 usage, 125 the console could not start (address, TLS, state
+ * database, audit log, libmicrohttpd). */
+#include "cli.h"
+
+#include "cli-audit.h"
+
+#include "console/console.h"
+#include "http/httpd.h"
+#include "policy/policy.h"
+#include "store/state.h"
+#include "util/num.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+        "usage: cordon serve [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE]\n"
+        "                    [--origin URL] [--policy FILE] [--state PATH] [--audit PATH]\n"
+        "       cordon serve login NAME [--listen ADDR:PORT | --origin URL] [--policy FILE]\n"
+        "                    [--ttl SECONDS] [--state PATH]\n"
+        "\n"
+        "A web console for the people in the loop: the calls held for approval\n"
+        "by any cordon process on this host (runs, MCP sessions) appear live, with\n"
+        "their agent, task, tool, action, arguments (masked as the audit log masks\n"
+        "them), grant, binding SHA-256 and deadline, and Approve and Deny buttons\n"
+        "that decide exactly as 'cordon approvals approve|deny' does: the approver\n"
+        "must be among the policy's approvers.people and never the requesting agent,\n"
+        "and every decision is in the audit log.\n"
+        "\n"
+        "'serve' listens on --listen (default 127.0.0.1:8750; port 0 picks a free\n"
+        "one) and prints a one-time login link for the operator (single use, valid\n"
+        "10 minutes, stored hashed in the state database).  An address that is not\n"
+        "loopback is refused without --tls-cert and --tls-key (PEM).  --origin URL\n"
+        "is the scheme://host:port browsers use when a name or a proxy stands in\n"
+        "front.  'serve login NAME' prints a link for approver NAME (checked\n"
+        "against --policy's approvers.people) for the console at --listen or\n"
+        "--origin over the same state database.\n"
+        "Exit 0 stopped by a signal, 1 refused, 2 usage, 125 could not start.\n";
+
+struct sopts {
+	const char *listen, *cert, *key, *origin, *policy, *state, *audit;
+	int64_t ttl;
+};
+
+enum {
+	OPT_LISTEN = 256,
+	OPT_CERT,
+	OPT_KEY,
+	OPT_ORIGIN,
+	OPT_POLICY,
+	OPT_STATE,
+	OPT_AUDIT,
+	OPT_TTL,
+	OPT_HELP,
+};
+
+static const struct option long_opts[] = {
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "tls-cert", required_argument, NULL, OPT_CERT },
+	{ "tls-key", required_argument, NULL, OPT_KEY },
+	{ "origin", required_argument, NULL, OPT_ORIGIN },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "audit", required_argument, NULL, OPT_AUDIT },
+	{ "ttl", required_argument, NULL, OPT_TTL },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+const struct option *const cli_opts_serve = long_opts; /* cordon completion */
+
+/* 0 parsed, 1 --help, -1 usage error (reported). */
+static int parse(int argc, char **argv, struct sopts *o)
+{
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof *o);
+	o->listen = "127.0.0.1:8750";
+	optind = 1;
+	opterr = 0;
+	while ((c = cli_getopt(argc, argv, "h", long_opts, CD_EXIT_USAGE)) != -1) {
+		switch (c) {
+		case OPT_LISTEN:
+			o->listen = optarg;
+			break;
+		case OPT_CERT:
+			o->cert = optarg;
+			break;
+		case OPT_KEY:
+			o->key = optarg;
+			break;
+		case OPT_ORIGIN:
+			o->origin = optarg;
+			break;
+		case OPT_POLICY:
+			o->policy = optarg;
+			break;
+		case OPT_STATE:
+			o->state = optarg;
+			break;
+		case OPT_AUDIT:
+			o->audit = optarg;
+			break;
+		case OPT_TTL:
+			if (cd_parse_u64(optarg, strlen(optarg), 86400, &v) < 0 || v == 0) {
+				cli_errorf("--ttl is a number of seconds from 1 to 86400");
+				return -1;
+			}
+			o->ttl = (int64_t)v;
+			break;
+		case 'h':
+		case OPT_HELP:
+			fputs(usage, stdout);
+			return 1;
+		default:
+			cli_errorf("unknown or incomplete option '%s' (see --help)",
+			           argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (o->origin && strncmp(o->origin, "http://", 7) && strncmp(o->origin, "https://", 8)) {
+		cli_errorf("--origin is http://HOST:PORT or https://HOST:PORT");
+		return -1;
+	}
+	return 0;
+}
+
+/* A link for NAME (`serve login NAME`, or the operator at start). */
+static int print_link(struct cd_state *st, const char *origin, const char *person, int64_t ttl)
+{
+	struct cd_err err = { 0, "" };
+	char link[512];
+
+	if (cd_console_login_link(st, origin, person, (int64_t)time(NULL), ttl, link, sizeof link,
+	                          &err) < 0) {
+		cli_errorf("login link: %s", err.msg);
+		return CD_EXIT_CORDON;
+	}
+	printf("%s\n", link);
+	fflush(stdout);
+	return CD_EXIT_OK;
+}
+
+static int login_cmd(const struct sopts *o, const char *name)
+{
+	struct cd_policy *p = NULL;
+	struct cd_state *st = NULL;
+	struct cd_err err = { 0, "" };
+	char addr[256], origin[300], why[256];
+	uint16_t port;
+	int ok, rc;
+
+	if (!o->policy) {
+		cli_errorf("login: give --policy, whose approvers.people must name '%s'", name);
+		return CD_EXIT_USAGE;
+	}
+	if (cd_policy_load_file(o->policy, &p, &err) < 0) {
+		cli_errorf("policy: %s", err.msg);
+		return CD_EXIT_CORDON;
+	}
+	ok = cd_policy_approver_person(p, name, "", why, sizeof why);
+	cd_policy_free(p);
+	if (!ok) {
+		cli_errorf("refused: %s", why);
+		return CD_EXIT_FAIL;
+	}
+	if (o->origin) {
+		snprintf(origin, sizeof origin, "%s", o->origin);
+	} else if (cd_http_parse_listen(o->listen, addr, sizeof addr, &port) < 0 ||
+	           cd_console_make_origin(addr, port, o->cert != NULL, origin, sizeof origin) < 0) {
+		cli_errorf("--listen '%s': write ADDR:PORT or [V6]:PORT", o->listen);
+		return CD_EXIT_USAGE;
+	}
+	if (cli_state_open(o->state, &st) < 0)
+		return CD_EXIT_CORDON;
+	rc = print_link(st, origin, name, o->ttl);
+	cd_state_close(st);
+	return rc;
+}
+
+static int serve_cmd(const struct sopts *o)
+{
+	struct cd_console_conf c;
+	struct cd_console *con = NULL;
+	struct cd_state *st = NULL;
+	struct cd_audit *audit = NULL;
+	struct cd_err err = { 0, "" };
+	char addr[256];
+	sigset_t set;
+	int sig, rc = CD_EXIT_CORDON;
+
+	memset(&c, 0, sizeof c);
+	if (cd_http_parse_listen(o->listen, addr, sizeof addr, &c.port) < 0) {
+		cli_errorf("--listen '%s': write ADDR:PORT or [V6]:PORT", o->listen);
+		return CD_EXIT_USAGE;
+	}
+	if (cli_audit_open(o->audit, &audit) < 0 || cli_state_open(o->state, &st) < 0)
+		goto out;
+	c.addr = addr;
+	c.tls_cert = o->cert;
+	c.tls_key = o->key;
+	c.origin = o->origin;
+	c.policy = o->policy;
+	c.state = st;
+	c.audit = audit;
+	/* The server's threads inherit this mask: the signals come here. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (cd_console_start(&c, &con, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		goto out;
+	}
+	fprintf(stderr, "cordon serve: listening on %s; log in as %s with:\n",
+	        cd_console_origin(con), cli_login_name());
+	{
+		char link[512];
+		if (cd_console_link(con, cli_login_name(), o->ttl, link, sizeof link, &err) < 0) {
+			cli_errorf("login link: %s", err.msg);
+			goto out;
+		}
+		printf("%s\n", link);
+		fflush(stdout);
+	}
+	sigwait(&set, &sig);
+	fprintf(stderr, "cordon serve: stopping (%s)\n", strsignal(sig));
+	rc = CD_EXIT_OK;
+out:
+	cd_console_stop(con);
+	cd_state_close(st);
+	cd_audit_close(audit);
+	return rc;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct sopts o;
+	int r, login = argc > 1 && !strcmp(argv[1], "login");
+
+	r = login ? parse(argc - 1, argv + 1, &o) : parse(argc, argv, &o);
+	if (r)
+		return r > 0 ? CD_EXIT_OK : CD_EXIT_USAGE;
+	if (login) {
+		if (argc - 1 - optind != 1) {
+			cli_errorf("login: give one NAME (see --help)");
+			return CD_EXIT_USAGE;
+		}
+		return login_cmd(&o, argv[1 + optind]);
+	}
+	if (optind != argc) {
+		cli_errorf("unexpected argument '%s' (see --help)", argv[optind]);
+		return CD_EXIT_USAGE;
+	}
+	return serve_cmd(&o);
+}

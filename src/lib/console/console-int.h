@@ -1,0 +1,74 @@
+/* console-int.h — shared by the console's files only. */
+#ifndef CD_CONSOLE_INT_H
+#define CD_CONSOLE_INT_H
+
+#include "console.h"
+
+#include "http/httpd.h"
+
+#include <pthread.h>
+
+/* A logged-in browser.  The cookie's secret is kept only as its SHA-256. */
+struct console_session {
+	int used;
+	unsigned char key[32];
+	char person[128];
+	char csrf[65];
+	int64_t expires;
+};
+
+struct console_fail {
+	char peer[64];
+	int64_t window; /* the minute it counts */
+	unsigned n;
+};
+
+struct cd_console {
+	struct cd_console_conf conf;
+	struct cd_httpd *httpd;
+	int tls;
+	char origin[300];
+	char host_addr[300], host_origin[300];
+	const char *hosts[3];
+
+	pthread_mutex_t mu; /* everything below, and the stores */
+	pthread_cond_t cv;  /* gen changed, or stopping */
+	uint64_t gen;       /* bumped when the held calls change */
+	unsigned char held_fp[32];
+	int stopping;
+	pthread_t watcher;
+	int watcher_started;
+	struct console_session sessions[CD_CONSOLE_MAX_SESSIONS];
+	struct console_fail fails[64];
+};
+
+/* console-html.c */
+int console_page_start(struct cd_buf *b, const char *title, const char *person, const char *csrf);
+int console_page_end(struct cd_buf *b);
+/* The held calls as one line of HTML (c->mu held). */
+int console_render_held(struct cd_console *c, struct cd_buf *b, const char *csrf);
+extern const char console_js[], console_css[];
+
+/* console-held.c: the held-calls page, its event stream, the decisions,
+ * and the watcher thread. */
+int console_h_index(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_events(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_decide(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+void *console_watch(void *arg);
+
+/* console.c: who is asking.  console_auth copies the session of the
+ * request into *ret (c->mu held): 1, or 0 with rs filled (401).  For a
+ * state-changing request, console_check_post first refuses a wrong or
+ * missing Origin (403), then a missing session, then a wrong CSRF token
+ * (403): 1 when everything holds. */
+int console_auth(struct cd_console *c, const struct cd_http_req *rq, struct cd_http_resp *rs,
+                 struct console_session *ret);
+int console_check_post(struct cd_console *c, const struct cd_http_req *rq, struct cd_http_resp *rs,
+                       struct console_session *ret);
+/* A whole page with one message (escaped). */
+void console_message(struct cd_http_resp *rs, int status, const char *title, const char *msg,
+                     const struct console_session *s);
+/* An audit record of the console ("console.login" ...). */
+void console_record(struct cd_console *c, const char *kind, const char *person, const char *reason);
+
+#endif

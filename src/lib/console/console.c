@@ -1,0 +1,479 @@
+/* console.c — the console's server (console.h): start and stop, the
+ * routes, login links, sessions, CSRF tokens, the Origin check and the
+ * login rate limit.  The held-calls page is console-held.c, the HTML
+ * console-html.c.
+ *
+ * Trust boundary: console.h.  Secrets (login links, session cookies) are
+ * 32 random bytes; only their SHA-256 is kept, and they are compared in
+ * constant time. */
+#include "console-int.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define SESSION_COOKIE     "cordon_session"
+#define SESSION_COOKIE_TLS "__Host-cordon_session"
+#define SECRET_HEX         64
+
+static int64_t now_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+int cd_console_make_origin(const char *addr, uint16_t port, int tls, char *out, size_t outlen)
+{
+	int v6 = strchr(addr, ':') != NULL;
+	int n = snprintf(out, outlen, "%s://%s%s%s:%u", tls ? "https" : "http", v6 ? "[" : "", addr,
+	                 v6 ? "]" : "", (unsigned)port);
+	return n < 0 || (size_t)n >= outlen ? -CD_E_LIMIT : 0;
+}
+
+/* A 64-digit lower-case hex string? */
+static int is_secret(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < SECRET_HEX; i++)
+		if (!s[i] || !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[SECRET_HEX] == '\0';
+}
+
+static void sha256_hex(const char *s, char out[65])
+{
+	unsigned char h[32];
+
+	crypto_hash_sha256(h, (const unsigned char *)s, strlen(s));
+	sodium_bin2hex(out, 65, h, sizeof h);
+}
+
+static void new_secret(char out[SECRET_HEX + 1])
+{
+	unsigned char b[32];
+
+	randombytes_buf(b, sizeof b);
+	sodium_bin2hex(out, SECRET_HEX + 1, b, sizeof b);
+	sodium_memzero(b, sizeof b);
+}
+
+int cd_console_login_link(struct cd_state *s, const char *origin, const char *person, int64_t now,
+                          int64_t ttl_s, char *out, size_t outlen, struct cd_err *err)
+{
+	struct cd_store *st = cd_state_store(s);
+	char secret[SECRET_HEX + 1], hash[65];
+	int r, n;
+
+	if (sodium_init() < 0)
+		return cd_err_set(err, -EIO, "libsodium failed to start");
+	if (!person || !*person || strlen(person) >= sizeof((struct console_session *)0)->person)
+		return cd_err_set(err, -EINVAL, "no person or a name too long");
+	new_secret(secret);
+	sha256_hex(secret, hash);
+	n = snprintf(out, outlen, "%s/login?t=%s", origin, secret);
+	sodium_memzero(secret, sizeof secret);
+	if (n < 0 || (size_t)n >= outlen)
+		return cd_err_set(err, -CD_E_LIMIT, "login link too long");
+	r = st->ops->console_login_add(st, hash, person, now,
+	                               now + (ttl_s > 0 ? ttl_s : CD_CONSOLE_LOGIN_TTL_S), err);
+	if (r < 0)
+		sodium_memzero(out, outlen);
+	return r;
+}
+
+int cd_console_link(struct cd_console *c, const char *person, int64_t ttl_s, char *out,
+                    size_t outlen, struct cd_err *err)
+{
+	int r;
+
+	pthread_mutex_lock(&c->mu);
+	r = cd_console_login_link(c->conf.state, c->origin, person, now_s(), ttl_s, out, outlen,
+	                          err);
+	pthread_mutex_unlock(&c->mu);
+	return r;
+}
+
+/* ---- sessions ----------------------------------------------------- */
+
+static struct console_session *session_find(struct cd_console *c, const char *cookie)
+{
+	unsigned char key[32];
+	size_t i;
+	int64_t now = now_s();
+
+	if (!cookie || !is_secret(cookie))
+		return NULL;
+	crypto_hash_sha256(key, (const unsigned char *)cookie, SECRET_HEX);
+	for (i = 0; i < CD_CONSOLE_MAX_SESSIONS; i++) {
+		struct console_session *s = &c->sessions[i];
+		if (s->used && s->expires <= now)
+			memset(s, 0, sizeof *s);
+		if (s->used && sodium_memcmp(s->key, key, sizeof key) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+/* A new session for person; its cookie secret into secret.  NULL when
+ * every slot is taken by a live session. */
+static struct console_session *session_new(struct cd_console *c, const char *person,
+                                           char secret[SECRET_HEX + 1])
+{
+	struct console_session *s = NULL, *oldest = NULL;
+	int64_t now = now_s();
+	size_t i;
+
+	for (i = 0; i < CD_CONSOLE_MAX_SESSIONS && !s; i++) {
+		struct console_session *x = &c->sessions[i];
+		if (!x->used || x->expires <= now)
+			s = x;
+		else if (!oldest || x->expires < oldest->expires)
+			oldest = x;
+	}
+	if (!s)
+		return NULL;
+	memset(s, 0, sizeof *s);
+	new_secret(secret);
+	crypto_hash_sha256(s->key, (const unsigned char *)secret, SECRET_HEX);
+	new_secret(s->csrf);
+	snprintf(s->person, sizeof s->person, "%s", person);
+	s->expires = now +
+	             (c->conf.session_ttl_s > 0 ? c->conf.session_ttl_s : CD_CONSOLE_SESSION_TTL_S);
+	s->used = 1;
+	return s;
+}
+
+static const char *cookie_name(const struct cd_console *c)
+{
+	return c->tls ? SESSION_COOKIE_TLS : SESSION_COOKIE;
+}
+
+void console_message(struct cd_http_resp *rs, int status, const char *title, const char *msg,
+                     const struct console_session *s)
+{
+	int r;
+
+	rs->status = status;
+	rs->ctype = "text/html; charset=utf-8";
+	cd_buf_reset(&rs->body);
+	r = console_page_start(&rs->body, title, s ? s->person : NULL, s ? s->csrf : NULL);
+	r = r ?: cd_buf_puts(&rs->body, "<p class=\"message\">");
+	r = r ?: cd_console_html_escape(&rs->body, msg, strlen(msg));
+	r = r ?: cd_buf_puts(&rs->body, "</p><p><a href=\"/\">Back to the held calls</a></p>");
+	if (r || console_page_end(&rs->body))
+		cd_http_resp_text(rs, status, msg);
+}
+
+int console_auth(struct cd_console *c, const struct cd_http_req *rq, struct cd_http_resp *rs,
+                 struct console_session *ret)
+{
+	struct console_session *s = session_find(c, cd_http_cookie(rq, cookie_name(c)));
+
+	if (!s) {
+		console_message(rs, 401, "Log in",
+		                "You are not logged in.  Ask the operator for a login link: "
+		                "cordon serve login NAME prints one.",
+		                NULL);
+		return 0;
+	}
+	*ret = *s;
+	return 1;
+}
+
+/* The Origin of a state-changing request must be the console's own: a
+ * page elsewhere cannot post here even with the user's cookie. */
+static int origin_ok(const struct cd_console *c, const struct cd_http_req *rq)
+{
+	const char *o = cd_http_header(rq, "Origin");
+
+	return o && !strcmp(o, c->origin);
+}
+
+int console_check_post(struct cd_console *c, const struct cd_http_req *rq, struct cd_http_resp *rs,
+                       struct console_session *ret)
+{
+	char token[SECRET_HEX + 2];
+
+	if (!origin_ok(c, rq)) {
+		cd_http_resp_text(rs, 403, "forbidden: the request's Origin is not this console\n");
+		return 0;
+	}
+	if (!console_auth(c, rq, rs, ret))
+		return 0;
+	if (cd_http_form_get(rq->body, rq->body_len, "csrf", token, sizeof token) < 0 ||
+	    strlen(token) != SECRET_HEX || sodium_memcmp(token, ret->csrf, SECRET_HEX) != 0) {
+		cd_http_resp_text(rs, 403, "forbidden: missing or wrong CSRF token\n");
+		return 0;
+	}
+	return 1;
+}
+
+void console_record(struct cd_console *c, const char *kind, const char *person, const char *reason)
+{
+	struct cd_record rec;
+	struct cd_err err = { 0, "" };
+
+	if (!c->conf.audit)
+		return;
+	memset(&rec, 0, sizeof rec);
+	rec.kind = kind;
+	rec.tool = "console";
+	rec.target = person;
+	rec.reason = reason;
+	(void)cd_audit_append(c->conf.audit, &rec, NULL, &err);
+}
+
+/* ---- login -------------------------------------------------------- */
+
+/* Count a failed login of peer; 1 when it is over the limit. */
+static int login_limited(struct cd_console *c, const char *peer, int fail)
+{
+	int64_t minute = now_s() / 60;
+	struct console_fail *f = NULL, *free_slot = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof c->fails / sizeof c->fails[0]; i++) {
+		struct console_fail *x = &c->fails[i];
+		if (x->window != minute)
+			memset(x, 0, sizeof *x);
+		if (x->n && !strcmp(x->peer, peer))
+			f = x;
+		else if (!x->n && !free_slot)
+			free_slot = x;
+	}
+	if (!f && fail && free_slot) {
+		f = free_slot;
+		snprintf(f->peer, sizeof f->peer, "%s", peer);
+		f->window = minute;
+	}
+	if (!f)
+		return fail && !free_slot; /* every slot busy: refuse */
+	if (fail)
+		f->n++;
+	return f->n > CD_CONSOLE_LOGIN_FAILS;
+}
+
+/* GET /login?t=SECRET: a page with a button that posts the secret, so a
+ * link preview fetching the URL does not spend it. */
+static int h_login_page(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
+{
+	const char *t = cd_http_query(rq, "t");
+	int r;
+	(void)ctx;
+
+	if (!t || !is_secret(t)) {
+		console_message(rs, 400, "Log in", "This is not a login link.", NULL);
+		return 0;
+	}
+	rs->ctype = "text/html; charset=utf-8";
+	r = console_page_start(&rs->body, "Log in", NULL, NULL);
+	r = r
+	            ?: cd_buf_printf(
+	                       &rs->body,
+	                       "<form method=\"post\" action=\"/login\"><input type=\"hidden\" "
+	                       "name=\"t\" value=\"%s\"><button id=\"login\">Log "
+	                       "in</button></form>",
+	                       t);
+	return r ?: console_page_end(&rs->body);
+}
+
+static int h_login(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
+{
+	struct cd_console *c = ctx;
+	struct cd_store *st = cd_state_store(c->conf.state);
+	struct cd_err err = { 0, "" };
+	struct console_session *s;
+	char t[SECRET_HEX + 2], hash[65], person[128], secret[SECRET_HEX + 1], cookie[256];
+	int r;
+
+	if (!origin_ok(c, rq)) {
+		cd_http_resp_text(rs, 403, "forbidden: the request's Origin is not this console\n");
+		return 0;
+	}
+	pthread_mutex_lock(&c->mu);
+	if (login_limited(c, rq->peer, 0)) {
+		pthread_mutex_unlock(&c->mu);
+		cd_http_resp_text(rs, 429,
+		                  "too many failed logins from this address: wait a minute\n");
+		return 0;
+	}
+	if (cd_http_form_get(rq->body, rq->body_len, "t", t, sizeof t) < 0 || !is_secret(t)) {
+		login_limited(c, rq->peer, 1);
+		pthread_mutex_unlock(&c->mu);
+		console_message(rs, 400, "Log in", "This is not a login link.", NULL);
+		return 0;
+	}
+	sha256_hex(t, hash);
+	sodium_memzero(t, sizeof t);
+	r = st->ops->console_login_take(st, hash, now_s(), person, sizeof person, &err);
+	if (r < 0) {
+		login_limited(c, rq->peer, 1);
+		pthread_mutex_unlock(&c->mu);
+		console_message(rs, r == -ENOENT ? 403 : 500, "Log in",
+		                r == -ENOENT ? "This login link was used already, has expired, or "
+		                               "never existed.  Ask for a new one."
+		                             : err.msg,
+		                NULL);
+		return 0;
+	}
+	if (!(s = session_new(c, person, secret))) {
+		pthread_mutex_unlock(&c->mu);
+		cd_http_resp_text(rs, 503, "too many sessions\n");
+		return 0;
+	}
+	snprintf(cookie, sizeof cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s",
+	         cookie_name(c), secret, c->tls ? "; Secure" : "");
+	sodium_memzero(secret, sizeof secret);
+	console_record(c, "console.login", person, "logged in with a one-time link");
+	pthread_mutex_unlock(&c->mu);
+	cd_http_resp_header(rs, "Set-Cookie", cookie);
+	sodium_memzero(cookie, sizeof cookie);
+	cd_http_resp_header(rs, "Location", "/");
+	cd_http_resp_text(rs, 303, "logged in\n");
+	return 0;
+}
+
+static int h_logout(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
+{
+	struct cd_console *c = ctx;
+	struct console_session s, *live;
+	char cookie[128];
+
+	pthread_mutex_lock(&c->mu);
+	if (console_check_post(c, rq, rs, &s) &&
+	    (live = session_find(c, cd_http_cookie(rq, cookie_name(c)))) != NULL) {
+		memset(live, 0, sizeof *live);
+		snprintf(cookie, sizeof cookie,
+		         "%s=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0%s", cookie_name(c),
+		         c->tls ? "; Secure" : "");
+		cd_http_resp_header(rs, "Set-Cookie", cookie);
+		cd_http_resp_header(rs, "Location", "/");
+		cd_http_resp_text(rs, 303, "logged out\n");
+	}
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+static int h_js(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
+{
+	(void)ctx;
+	(void)rq;
+	rs->ctype = "text/javascript; charset=utf-8";
+	return cd_buf_puts(&rs->body, console_js);
+}
+
+static int h_css(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
+{
+	(void)ctx;
+	(void)rq;
+	rs->ctype = "text/css; charset=utf-8";
+	return cd_buf_puts(&rs->body, console_css);
+}
+
+static const struct cd_http_route routes[] = {
+	{ "GET", "/", console_h_index },
+	{ "GET", "/events", console_h_events },
+	{ "POST", "/calls/*", console_h_decide },
+	{ "GET", "/login", h_login_page },
+	{ "POST", "/login", h_login },
+	{ "POST", "/logout", h_logout },
+	{ "GET", "/static/console.js", h_js },
+	{ "GET", "/static/console.css", h_css },
+};
+
+/* ---- start and stop ----------------------------------------------- */
+
+/* The Host values browsers send: ADDR:PORT, and the origin's host. */
+static int set_hosts(struct cd_console *c, uint16_t port)
+{
+	const char *h = strstr(c->origin, "://");
+	int v6 = strchr(c->conf.addr, ':') != NULL;
+	int n = snprintf(c->host_addr, sizeof c->host_addr, "%s%s%s:%u", v6 ? "[" : "",
+	                 c->conf.addr, v6 ? "]" : "", (unsigned)port);
+
+	if (n < 0 || (size_t)n >= sizeof c->host_addr || !h)
+		return -CD_E_LIMIT;
+	snprintf(c->host_origin, sizeof c->host_origin, "%s", h + 3);
+	c->hosts[0] = c->host_addr;
+	c->hosts[1] = c->host_origin;
+	c->hosts[2] = NULL;
+	return 0;
+}
+
+int cd_console_start(const struct cd_console_conf *conf, struct cd_console **ret,
+                     struct cd_err *err)
+{
+	struct cd_console *c;
+	struct cd_httpd_conf hc;
+	int r;
+
+	if (sodium_init() < 0)
+		return cd_err_set(err, -EIO, "libsodium failed to start");
+	if (!conf->state)
+		return cd_err_set(err, -EINVAL, "the console needs the state database");
+	if (!(c = calloc(1, sizeof *c)))
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	c->conf = *conf;
+	c->tls = conf->tls_cert != NULL;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	memset(&hc, 0, sizeof hc);
+	hc.addr = conf->addr;
+	hc.port = conf->port;
+	hc.tls_cert = conf->tls_cert;
+	hc.tls_key = conf->tls_key;
+	hc.hosts = c->hosts;
+	hc.routes = routes;
+	hc.nroutes = sizeof routes / sizeof routes[0];
+	hc.ctx = c;
+	/* The Host list is filled once the port is known; until then no
+	 * Host matches (hosts[0] is NULL), so nothing is served early. */
+	if ((r = cd_httpd_start(&hc, &c->httpd, err)) < 0)
+		goto fail;
+	if (conf->origin) {
+		if (snprintf(c->origin, sizeof c->origin, "%s", conf->origin) >=
+		    (int)sizeof c->origin)
+			r = -CD_E_LIMIT;
+	} else {
+		r = cd_console_make_origin(conf->addr, cd_httpd_port(c->httpd), c->tls, c->origin,
+		                           sizeof c->origin);
+	}
+	if (r < 0 || (r = set_hosts(c, cd_httpd_port(c->httpd))) < 0) {
+		cd_err_set(err, r, "the console's origin is too long");
+		goto fail;
+	}
+	if (pthread_create(&c->watcher, NULL, console_watch, c) != 0) {
+		r = cd_err_set(err, -EAGAIN, "cannot start the console's watcher thread");
+		goto fail;
+	}
+	c->watcher_started = 1;
+	*ret = c;
+	return 0;
+fail:
+	cd_console_stop(c);
+	return r;
+}
+
+const char *cd_console_origin(const struct cd_console *c)
+{
+	return c->origin;
+}
+
+void cd_console_stop(struct cd_console *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->mu);
+	c->stopping = 1;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	cd_httpd_stop(c->httpd);
+	if (c->watcher_started)
+		pthread_join(c->watcher, NULL);
+	sodium_memzero(c->sessions, sizeof c->sessions);
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}

@@ -1,0 +1,87 @@
+/* console.h — the web console of `cordon serve`: the people in the loop
+ * (approvers.people of the policy) see the calls held for approval, live,
+ * and approve or deny them in a browser, through the same gate function
+ * as `cordon approvals approve|deny` (cd_gate_approval_decide).
+ *
+ * Who gets in: a one-time login link (its secret's SHA-256 kept in the
+ * state database, short-lived, taken once) becomes a session cookie
+ * (HttpOnly, SameSite=Strict, Secure and __Host- under TLS).  Every
+ * state-changing request needs the session, its CSRF token and an Origin
+ * header equal to the console's own; logins are rate-limited per address.
+ * Every piece of agent-controlled text is escaped (console-html.c).
+ *
+ * Trust boundary: the browser's requests (through http/httpd.h) and the
+ * rows of the state database (written by agents' calls: their arguments
+ * are hostile text).  The console never exits or prints; it refuses with
+ * an HTTP status and a one-line reason. */
+#ifndef CD_CONSOLE_H
+#define CD_CONSOLE_H
+
+#include "audit/audit.h"
+#include "store/state.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cd_console;
+
+struct cd_console_conf {
+	const char *addr; /* IP literal to listen on */
+	uint16_t port;    /* 0: any free port */
+	const char *tls_cert, *tls_key;
+	/* The origin browsers see ("https://console.example:8750"), when a
+	 * proxy or a name stands in front; NULL: scheme://ADDR:PORT. */
+	const char *origin;
+	/* The policy approvers are checked against; NULL: the one that made
+	 * each request (as `cordon approvals approve` without --policy). */
+	const char *policy;
+	/* The state database and the audit log; the caller keeps and closes
+	 * them after cd_console_stop.  One connection to the state database
+	 * only: opening a second one in the same process (cd_create_private
+	 * opens and closes the file) drops the POSIX locks SQLite holds
+	 * through the first, and other processes may then rebuild the WAL
+	 * index under it. */
+	struct cd_state *state;
+	struct cd_audit *audit;
+	int64_t session_ttl_s; /* 0: CD_CONSOLE_SESSION_TTL_S */
+};
+
+#define CD_CONSOLE_SESSION_TTL_S (8 * 3600)
+#define CD_CONSOLE_LOGIN_TTL_S   600
+#define CD_CONSOLE_MAX_SESSIONS  256
+/* Failed logins allowed per address per minute, then 429. */
+#define CD_CONSOLE_LOGIN_FAILS 10
+
+/* Start serving.  Free with cd_console_stop. */
+int cd_console_start(const struct cd_console_conf *c, struct cd_console **ret, struct cd_err *err);
+void cd_console_stop(struct cd_console *c);
+
+/* The console's origin ("http://127.0.0.1:8750"). */
+const char *cd_console_origin(const struct cd_console *c);
+
+/* Make a login link for `person` valid for ttl_s seconds (0:
+ * CD_CONSOLE_LOGIN_TTL_S): a random secret whose SHA-256 goes into the
+ * state database; out gets ORIGIN/login?t=SECRET.  The caller checks that
+ * the person may log in. */
+int cd_console_login_link(struct cd_state *s, const char *origin, const char *person, int64_t now,
+                          int64_t ttl_s, char *out, size_t outlen, struct cd_err *err);
+
+/* The same, for the running console's own origin and state connection
+ * (taken under its lock: the connection is shared with its threads). */
+int cd_console_link(struct cd_console *c, const char *person, int64_t ttl_s, char *out,
+                    size_t outlen, struct cd_err *err);
+
+/* "http://ADDR:PORT" or "https://[V6]:PORT" into out.  0 or -CD_E_LIMIT. */
+int cd_console_make_origin(const char *addr, uint16_t port, int tls, char *out, size_t outlen);
+
+/* ---- HTML (console-html.c) ----------------------------------------- */
+
+/* Append untrusted text for an HTML text node or a quoted attribute:
+ * & < > " ' as entities; control bytes, DEL and invalid UTF-8 as visible
+ * \xNN; C1 controls, bidirectional overrides and isolates, zero-width and
+ * BOM characters as visible \uNNNN.  0 or -CD_E_LIMIT. */
+int cd_console_html_escape(struct cd_buf *b, const char *s, size_t n);
+
+#endif

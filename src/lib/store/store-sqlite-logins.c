@@ -1,0 +1,89 @@
+/* store-sqlite-logins.c — the console's one-time login links in the SQLite
+ * state database (store.h, table console_logins): only the SHA-256 of a
+ * link's secret is stored, with the person it logs in and its expiry.
+ *
+ * Trust boundary: as store.h.  A row is taken (deleted) in the same
+ * transaction that reads it, so a link logs in once however many requests
+ * race for it. */
+#include "store-sqlite.h"
+
+#include <errno.h>
+#include <string.h>
+
+int cd_sqlite_console_login_add(struct cd_store *store, const char *hash, const char *person,
+                                int64_t now, int64_t expires, struct cd_err *err)
+{
+	struct cd_sqlite *s = cd_sqlite_of(store);
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db,
+	                       "INSERT INTO console_logins (hash, person, created, expires)"
+	                       " VALUES (?,?,?,?)",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return cd_sqlite_err(s, err, "store login link");
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, person, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, now);
+	sqlite3_bind_int64(st, 4, expires);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return cd_sqlite_err(s, err, "store login link");
+	return 0;
+}
+
+/* Run one statement with ?1 = text a and ?2 = now. */
+static int run(struct cd_sqlite *s, const char *sql, const char *a, int64_t now)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, now);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int cd_sqlite_console_login_take(struct cd_store *store, const char *hash, int64_t now,
+                                 char *ret_person, size_t len, struct cd_err *err)
+{
+	struct cd_sqlite *s = cd_sqlite_of(store);
+	sqlite3_stmt *st = NULL;
+	const char *person;
+	int r, rc, found = 0;
+
+	if ((r = cd_sqlite_begin(store, err)) < 0)
+		return r;
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT person FROM console_logins WHERE hash = ? AND expires > ?",
+	                       -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, now);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && (person = cd_sqlite_col(st, 0)) && *person &&
+	    strlen(person) < len) {
+		memcpy(ret_person, person, strlen(person) + 1);
+		found = 1;
+	} else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		goto fail;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	/* The link goes whether it was good or not, and every expired one
+	 * with it. */
+	if (run(s, "DELETE FROM console_logins WHERE hash = ?1 OR expires <= ?2", hash, now) < 0)
+		goto fail;
+	if ((r = cd_sqlite_commit(store, err)) < 0)
+		return r;
+	return found ? 0 : cd_err_set(err, -ENOENT, "no such login link, used or expired");
+fail:
+	r = cd_sqlite_err(s, err, "take login link");
+	sqlite3_finalize(st);
+	cd_sqlite_rollback(store);
+	return r;
+}
