@@ -14,8 +14,13 @@
 #include <linux/limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <grp.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define IDSLOT_DEPTH_MAX 16 /* components of the lock directory's path */
@@ -152,6 +157,83 @@ static int try_lock(int dirfd, const char *dir, uid_t uid, int *ret_fd, struct c
 	return 1;
 }
 
+/* The keeper (idslot.h), in the child: become uid/gid, fork once under
+ * RLIMIT_NPROC 2, tell the parent ('k' alone, 'b' busy, 'e' failed), then
+ * wait for EOF on fd 0. */
+static void keeper_main(pid_t parent, uid_t uid, gid_t gid)
+{
+	struct rlimit rl = { 2, 2 };
+	char c = 'e';
+	pid_t probe;
+
+	if (close_range(2, ~0U, 0) < 0 || prctl(PR_SET_KEEPCAPS, 0) < 0 || setgroups(0, NULL) < 0 ||
+	    setresgid(gid, gid, gid) < 0 || setrlimit(RLIMIT_NPROC, &rl) < 0 ||
+	    setresuid(uid, uid, uid) < 0)
+		_exit(1);
+	/* after the id change: a credential change clears the signal */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
+	probe = fork();
+	if (probe == 0)
+		_exit(0);
+	if (probe > 0 && waitpid(probe, NULL, 0) == probe)
+		c = 'k';
+	else if (probe < 0 && errno == EAGAIN)
+		c = 'b';
+	if (write(1, &c, 1) != 1)
+		_exit(1);
+	close(1);
+	while (read(0, &c, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* Is `uid` used by no process of the user namespace (idslot.h)?  1 with
+ * the keeper in *s, 0 when busy. */
+static int keep(struct cd_idslot *s, uid_t uid, gid_t gid, struct cd_err *err)
+{
+	int ctl[2], rep[2], r;
+	pid_t parent = getpid(), pid;
+	char c = 'e';
+
+	if (pipe2(ctl, O_CLOEXEC) < 0)
+		return cd_err_sys(err, -errno, "pipe for the keeper of id %u", (unsigned)uid);
+	if (pipe2(rep, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(ctl[0]);
+		close(ctl[1]);
+		return cd_err_sys(err, r, "pipe for the keeper of id %u", (unsigned)uid);
+	}
+	pid = fork();
+	if (pid == 0) {
+		if (dup2(ctl[0], 0) < 0 || dup2(rep[1], 1) < 0)
+			_exit(1);
+		keeper_main(parent, uid, gid);
+	}
+	r = pid < 0 ? -errno : 0;
+	close(ctl[0]);
+	close(rep[1]);
+	if (pid > 0)
+		while (read(rep[0], &c, 1) < 0 && errno == EINTR)
+			;
+	close(rep[0]);
+	if (pid > 0 && c == 'k') {
+		s->keeper = pid;
+		s->keeper_fd = ctl[1];
+		return 1;
+	}
+	close(ctl[1]);
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	if (c == 'b')
+		return 0;
+	return cd_err_sys(err, r ? r : -ECHILD,
+	                  "cannot check that host id %u is used nowhere else (its keeper "
+	                  "failed); refused",
+	                  (unsigned)uid);
+}
+
 int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t first,
                    uint32_t count, struct cd_idslot *ret, struct cd_err *err)
 {
@@ -167,8 +249,16 @@ int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t
 		                  (unsigned)first, (unsigned)count, (unsigned)range->count);
 	if ((dirfd = open_dir(dir, err)) < 0)
 		return dirfd;
+	ret->keeper = 0;
+	ret->keeper_fd = -1;
 	for (i = first; i - first < count; i++) {
 		r = try_lock(dirfd, dir, (uid_t)(range->uid + i), &fd, err);
+		/* root: also unused beyond this /run (idslot.h) */
+		if (r > 0 && geteuid() == 0 &&
+		    (r = keep(ret, (uid_t)(range->uid + i), (gid_t)(range->gid + i), err)) <= 0) {
+			close(fd);
+			fd = -1;
+		}
 		if (r != 0)
 			break;
 	}
@@ -190,9 +280,17 @@ int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t
 
 void cd_idslot_release(struct cd_idslot *s)
 {
-	if (s->fd >= 0)
-		close(s->fd);
+	if (s->fd < 0)
+		return;
+	if (s->keeper_fd >= 0)
+		close(s->keeper_fd);
+	if (s->keeper > 0)
+		while (waitpid(s->keeper, NULL, 0) < 0 && errno == EINTR)
+			;
+	close(s->fd);
 	s->fd = -1;
+	s->keeper_fd = -1;
+	s->keeper = 0;
 }
 
 int cd_idslot_parse_window(const char *s, uint32_t *ret_first, uint32_t *ret_count)
