@@ -219,20 +219,31 @@ static const struct cd_mount *find_kind(const struct cd_plan *p, const char *dir
  * read-only (.npmrc, a credential too, is covered instead). */
 static void test_cred_names(const char *dir)
 {
-	static const char *const dirs[] = { "c", "c/p", "c/p/.config", "c/p/.config/gcloud",
+	static const char *const dirs[] = { "c",
+		                            "c/p",
+		                            "c/p/.config",
+		                            "c/p/.config/gcloud",
 		                            "c/p/.config/gcloud/legacy_credentials",
-		                            "c/p/.azure", "c/p/.cargo", "c/q", NULL };
+		                            "c/p/.azure",
+		                            "c/p/.cargo",
+		                            "c/q",
+		                            NULL };
 	static const char *const covered[] = {
-		"p/.env", "p/.env.local", "p/.env.production",
+		"p/.env",
+		"p/.env.local",
+		"p/.env.production",
 		"p/.config/gcloud/credentials.db",
 		"p/.config/gcloud/legacy_credentials/adc.json",
-		"p/.azure/msal_token_cache.json", "p/.cargo/credentials",
-		"p/.cargo/credentials.toml", NULL,
+		"p/.azure/msal_token_cache.json",
+		"p/.cargo/credentials",
+		"p/.cargo/credentials.toml",
+		NULL,
 	};
-	static const char *const open_files[] = { "p/.env.example", "p/.env.sample",
-		                                  "p/.env.template", "p/.envrc.txt",
-		                                  "p/.environment", "p/.cargo/config.toml",
-		                                  "p/.config/other.conf", "p/Makefile", NULL };
+	static const char *const open_files[] = {
+		"p/.env.example",       "p/.env.sample",  "p/.env.template",
+		"p/.envrc.txt",         "p/.environment", "p/.cargo/config.toml",
+		"p/.config/other.conf", "p/Makefile",     NULL
+	};
 	char *argv[] = { "true", NULL };
 	char cwd[300];
 	struct cd_plan_opts o;
@@ -266,7 +277,8 @@ static void test_cred_names(const char *dir)
 		ok(find_kind(p, cwd, covered[i], CD_MNT_MASK), "%s is covered", covered[i]);
 	for (i = 0; open_files[i]; i++)
 		ok(!find_kind(p, cwd, open_files[i], CD_MNT_MASK), "%s is not", open_files[i]);
-	ok(find_kind(p, cwd, "q/.yarnrc.yml", CD_MNT_REMOUNT_RO), ".yarnrc.yml at depth is read-only");
+	ok(find_kind(p, cwd, "q/.yarnrc.yml", CD_MNT_REMOUNT_RO),
+	   ".yarnrc.yml at depth is read-only");
 	ok(find_kind(p, cwd, "q/.yarnrc", CD_MNT_REMOUNT_RO), ".yarnrc at depth is read-only");
 	ok(find_kind(p, cwd, "q/.npmrc", CD_MNT_MASK) &&
 	           !find_kind(p, cwd, "q/.npmrc", CD_MNT_REMOUNT_RO),

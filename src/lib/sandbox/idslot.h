@@ -25,8 +25,14 @@
  * mount or pid namespace: a keeper process becomes the id with
  * RLIMIT_NPROC 2 and forks once, which the kernel refuses (EAGAIN) while
  * any other process of that id exists (a run elsewhere, its sandbox, or
- * one left over from a killed run).  Then the slot counts as held and the
- * next is tried.  The keeper lives as long as the slot (a second keeper
+ * one left over from a killed run that is still dying).  Then the slot
+ * counts as held and the next is tried.  Zombies of the id that this pid
+ * namespace shows are allowed for (a killed run's keeper and sandbox init,
+ * kept for ever by a pid 1 that does not reap): counted first, the check
+ * run with that many more allowed, and the same zombies found again after
+ * it, so that none was reaped while the kernel counted.  A zombie in
+ * another pid namespace is not seen and keeps its id's slot held until it
+ * is reaped.  The keeper lives as long as the slot (a second keeper
  * of the id sees it), and dies with cordon (parent-death signal, and EOF
  * on its pipe).  Two keepers of one id checking at once both see each
  * other and both move on: never a shared id.

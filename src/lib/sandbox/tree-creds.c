@@ -255,7 +255,8 @@ static int count_name(struct walk *w, struct ino *e, const char *host)
 		if (!strcmp(w->names[i], key))
 			return 0;
 	}
-	if (!(v = realloc(w->names, (w->nnames + 1) * sizeof *v)) || !(v[w->nnames] = strdup(key))) {
+	if (!(v = realloc(w->names, (w->nnames + 1) * sizeof *v)) ||
+	    !(v[w->nnames] = strdup(key))) {
 		if (v)
 			w->names = v;
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
@@ -272,7 +273,8 @@ int cd_tree_links_missing(const struct walk *w, dev_t dev)
 	size_t i;
 
 	for (i = 0; i < w->credlinks.n; i++) {
-		if (w->credlinks.v[i].dev == dev && w->credlinks.v[i].found < w->credlinks.v[i].nlink)
+		if (w->credlinks.v[i].dev == dev &&
+		    w->credlinks.v[i].found < w->credlinks.v[i].nlink)
 			return 1;
 	}
 	return 0;
@@ -374,7 +376,8 @@ int cd_tree_shadowed(const struct cd_plan *p, size_t first, size_t i, const char
 		int after;
 
 		if (j == i || o->kind == CD_MNT_REMOUNT_RO || o->kind == CD_MNT_SYMLINK ||
-		    o->kind == CD_MNT_DIR || o->kind == CD_MNT_FILE || !cd_path_is_under(dest, o->dest))
+		    o->kind == CD_MNT_DIR || o->kind == CD_MNT_FILE ||
+		    !cd_path_is_under(dest, o->dest))
 			continue;
 		od = cd_path_depth(o->dest);
 		if ((j >= first) != (i >= first))
@@ -412,10 +415,11 @@ int cd_tree_cover_views(struct walk *w, const char *host, const char *why)
 		n = snprintf(inside, sizeof inside, "%s%s",
 		             strcmp(m->dest, "/") || !host[sl] ? m->dest : "", host + sl);
 		if (n < 0 || (size_t)n >= sizeof inside)
-			return cd_err_set(w->err, -ENAMETOOLONG,
-			                  "'%.64s...' is longer than PATH_MAX inside the sandbox: it "
-			                  "cannot be covered, so the run is refused",
-			                  host);
+			return cd_err_set(
+			        w->err, -ENAMETOOLONG,
+			        "'%.64s...' is longer than PATH_MAX inside the sandbox: it "
+			        "cannot be covered, so the run is refused",
+			        host);
 		if (cd_tree_shadowed(w->p, w->first, i, inside))
 			continue;
 		if ((r = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, inside, why,
@@ -517,7 +521,8 @@ static int link_rests(struct walk *w, const char *canon, size_t len, int *hit)
 				if (!cd_tree_suffix_is(w->path, len, pre))
 					continue;
 				*hit = 1;
-				if (snprintf(sub, sizeof sub, "%s%s", canon, c + k) >= (int)sizeof sub ||
+				if (snprintf(sub, sizeof sub, "%s%s", canon, c + k) >=
+				            (int)sizeof sub ||
 				    cd_path_canonical(sub, real, sizeof real) < 0)
 					continue; /* nothing there */
 				if ((r = cover_target(w, real, NULL, 0)) < 0)

@@ -77,8 +77,8 @@ struct walk {
 	int link_pass;           /* walking again for those other names only */
 	char **names;            /* the credlinks names met: "DEV:INO:PATH", each once */
 	size_t nnames;
-	size_t cred_seen;        /* entries read in linked credential directories */
-	char ***list;            /* host-run paths found (relative to src), or NULL */
+	size_t cred_seen; /* entries read in linked credential directories */
+	char ***list;     /* host-run paths found (relative to src), or NULL */
 	size_t *nlist;
 	char path[CD_PATH_MAX];
 	char *dents[SCAN_MAX_DEPTH + 2]; /* getdents64 buffers, one per depth, made on use */
