@@ -442,6 +442,8 @@ static int cover_target(struct walk *w, const char *target, const char *root, un
 
 	if (root && cd_path_is_under(target, root))
 		return 0;
+	if (!root)
+		w->cred_seen = 0; /* the cap is per linked directory */
 	if (stat(target, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
 		return 0; /* dangling: nothing to read */
 	if ((r = cd_tree_cover_views(w, target, WHY_CRED_LINK)) < 0)
