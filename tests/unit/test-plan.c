@@ -3,8 +3,10 @@
 
 #include "util/path.h"
 #include "sandbox/plan.h"
+#include "util/util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -176,6 +178,126 @@ static void test_refusals(const char *dir)
 	expect_refusal(dir, b, 1, "a missing bind source");
 }
 
+static void put(const char *dir, const char *rel)
+{
+	char path[512];
+	FILE *f;
+
+	if (snprintf(path, sizeof path, "%s/%s", dir, rel) >= (int)sizeof path)
+		return;
+	if ((f = fopen(path, "w"))) {
+		fputs("x\n", f);
+		fclose(f);
+	}
+}
+
+static void unlink_in(const char *dir, const char *rel)
+{
+	char path[512];
+
+	if (snprintf(path, sizeof path, "%s/%s", dir, rel) < (int)sizeof path)
+		unlink(path);
+}
+
+static const struct cd_mount *find_kind(const struct cd_plan *p, const char *dir, const char *rel,
+                                        enum cd_mount_kind kind)
+{
+	char path[512];
+	size_t i;
+
+	snprintf(path, sizeof path, "%s/%s", dir, rel);
+	for (i = 0; i < p->nmounts; i++) {
+		if (p->mounts[i].kind == kind && strcmp(p->mounts[i].dest, path) == 0)
+			return &p->mounts[i];
+	}
+	return NULL;
+}
+
+/* The credential names of issue 16's review (dotenv files, gcloud, azure,
+ * cargo) are covered at any depth, the dotenv templates are not; in a
+ * writable tree the package managers' run-control files are kept
+ * read-only (.npmrc, a credential too, is covered instead). */
+static void test_cred_names(const char *dir)
+{
+	static const char *const dirs[] = { "c",
+		                            "c/p",
+		                            "c/p/.config",
+		                            "c/p/.config/gcloud",
+		                            "c/p/.config/gcloud/legacy_credentials",
+		                            "c/p/.azure",
+		                            "c/p/.cargo",
+		                            "c/q",
+		                            NULL };
+	static const char *const covered[] = {
+		"p/.env",
+		"p/.env.local",
+		"p/.env.production",
+		"p/.config/gcloud/credentials.db",
+		"p/.config/gcloud/legacy_credentials/adc.json",
+		"p/.azure/msal_token_cache.json",
+		"p/.cargo/credentials",
+		"p/.cargo/credentials.toml",
+		NULL,
+	};
+	static const char *const open_files[] = {
+		"p/.env.example",       "p/.env.sample",  "p/.env.template",
+		"p/.envrc.txt",         "p/.environment", "p/.cargo/config.toml",
+		"p/.config/other.conf", "p/Makefile",     NULL
+	};
+	char *argv[] = { "true", NULL };
+	char cwd[300];
+	struct cd_plan_opts o;
+	struct cd_plan *p = NULL;
+	struct cd_err err = { 0, "" };
+	size_t i;
+
+	for (i = 0; dirs[i]; i++) {
+		snprintf(cwd, sizeof cwd, "%s/%s", dir, dirs[i]);
+		mkdir(cwd, 0755);
+	}
+	snprintf(cwd, sizeof cwd, "%s/c", dir);
+	for (i = 0; covered[i]; i++)
+		put(cwd, covered[i]);
+	for (i = 0; open_files[i]; i++)
+		put(cwd, open_files[i]);
+	put(cwd, "q/.yarnrc.yml");
+	put(cwd, "q/.yarnrc");
+	put(cwd, "q/.npmrc");
+	memset(&o, 0, sizeof o);
+	o.argv = argv;
+	o.host_cwd = cwd;
+	o.host_uid = getuid();
+	o.host_gid = getgid();
+	o.allow_degraded = 1;
+	o.cwd_writable = 1;
+	is_int(cd_plan_build(&o, &p, &err), 0, "a plan over credential names builds (%s)", err.msg);
+	if (!p)
+		return;
+	for (i = 0; covered[i]; i++)
+		ok(find_kind(p, cwd, covered[i], CD_MNT_MASK), "%s is covered", covered[i]);
+	for (i = 0; open_files[i]; i++)
+		ok(!find_kind(p, cwd, open_files[i], CD_MNT_MASK), "%s is not", open_files[i]);
+	ok(find_kind(p, cwd, "q/.yarnrc.yml", CD_MNT_REMOUNT_RO),
+	   ".yarnrc.yml at depth is read-only");
+	ok(find_kind(p, cwd, "q/.yarnrc", CD_MNT_REMOUNT_RO), ".yarnrc at depth is read-only");
+	ok(find_kind(p, cwd, "q/.npmrc", CD_MNT_MASK) &&
+	           !find_kind(p, cwd, "q/.npmrc", CD_MNT_REMOUNT_RO),
+	   ".npmrc at depth is covered (a mount point: not replaced, not written)");
+	ok(!find_kind(p, cwd, "p/Makefile", CD_MNT_REMOUNT_RO), "a Makefile stays writable");
+	cd_plan_free(p);
+	for (i = 0; covered[i]; i++)
+		unlink_in(cwd, covered[i]);
+	for (i = 0; open_files[i]; i++)
+		unlink_in(cwd, open_files[i]);
+	unlink_in(cwd, "q/.yarnrc.yml");
+	unlink_in(cwd, "q/.yarnrc");
+	unlink_in(cwd, "q/.npmrc");
+	for (i = CD_ARRAY_SIZE(dirs) - 1; i-- > 0;) {
+		snprintf(cwd, sizeof cwd, "%s/%s", dir, dirs[i]);
+		rmdir(cwd);
+	}
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/cordon-test-plan.XXXXXX";
@@ -190,6 +312,7 @@ int main(void)
 	}
 	test_default_plan(dir);
 	test_refusals(dir);
+	test_cred_names(dir);
 	{
 		char home[300], ssh[310];
 		int n1 = snprintf(home, sizeof home, "%s/home", dir);

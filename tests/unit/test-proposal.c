@@ -252,5 +252,9 @@ int main(void)
 	ok(cd_prop_flagged(".git/worktrees/w/commondir", 26), "a worktree's commondir is flagged");
 	ok(!cd_prop_flagged(".git/objects/ab/cdef", 20), "git objects are not flagged");
 	ok(!cd_prop_flagged(".git/refs/heads/main", 20), "git refs are not flagged");
+	ok(cd_prop_flagged("pkg/.npmrc", 10), "an .npmrc at depth is flagged (node-options)");
+	ok(cd_prop_flagged("a/.yarnrc.yml", 13), "a .yarnrc.yml at depth is flagged (yarnPath)");
+	ok(cd_prop_flagged("a/.yarnrc", 9), "a .yarnrc at depth is flagged (yarn-path)");
+	ok(!cd_prop_flagged("a/Makefile", 10), "a Makefile is not flagged (project code)");
 	return tap_done();
 }

@@ -9,16 +9,34 @@
 
 #include "util/num.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <linux/limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <grp.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define IDSLOT_DEPTH_MAX 16 /* components of the lock directory's path */
+
+static void release_keeper(struct cd_idslot *s)
+{
+	if (s->keeper_fd >= 0)
+		close(s->keeper_fd);
+	if (s->keeper > 0)
+		while (waitpid(s->keeper, NULL, 0) < 0 && errno == EINTR)
+			;
+	s->keeper_fd = -1;
+	s->keeper = 0;
+}
 
 /* May the directory just opened as `fd` lead to the locks?  Intermediate
  * ones: root's or ours, not writable by group or others unless sticky (no
@@ -152,6 +170,157 @@ static int try_lock(int dirfd, const char *dir, uid_t uid, int *ret_fd, struct c
 	return 1;
 }
 
+/* The keeper (idslot.h), in the child: become uid/gid, fork once under
+ * RLIMIT_NPROC `limit`, tell the parent ('k' alone, 'b' busy, 'e' failed), then
+ * wait for EOF on fd 0. */
+static void keeper_main(pid_t parent, uid_t uid, gid_t gid, rlim_t limit)
+{
+	struct rlimit rl = { limit, limit };
+	char c = 'e';
+	pid_t probe;
+
+	if (close_range(2, ~0U, 0) < 0 || prctl(PR_SET_KEEPCAPS, 0) < 0 || setgroups(0, NULL) < 0 ||
+	    setresgid(gid, gid, gid) < 0 || setrlimit(RLIMIT_NPROC, &rl) < 0 ||
+	    setresuid(uid, uid, uid) < 0)
+		_exit(1);
+	/* after the id change: a credential change clears the signal */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
+	probe = fork();
+	if (probe == 0)
+		_exit(0);
+	if (probe > 0 && waitpid(probe, NULL, 0) == probe)
+		c = 'k';
+	else if (probe < 0 && errno == EAGAIN)
+		c = 'b';
+	if (write(1, &c, 1) != 1)
+		_exit(1);
+	close(1);
+	while (read(0, &c, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+#define ZOMBIES_MAX 64
+
+/* The zombies of `uid` this pid namespace shows (a killed run's keeper
+ * and sandbox init, which a pid 1 that does not reap keeps for ever):
+ * their pids in v, sorted by /proc's order; their number, or -1. */
+static int zombies(uid_t uid, pid_t *v)
+{
+	char p[64], line[512];
+	const char *f;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		unsigned long u = 0;
+		int z = 0, fd;
+		ssize_t len;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+		    snprintf(p, sizeof p, "/proc/%s/status", e->d_name) >= (int)sizeof p ||
+		    (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		len = read(fd, line, sizeof line - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		line[len] = '\0';
+		z = strstr(line, "\nState:\tZ") != NULL;
+		if (z && (f = strstr(line, "\nUid:\t")))
+			u = strtoul(f + 6, NULL, 10);
+		if (z && u == uid) {
+			if (n == ZOMBIES_MAX) {
+				n = -1;
+				break;
+			}
+			v[n++] = (pid_t)strtol(e->d_name, NULL, 10);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* One keeper of `uid` allowing `others` other processes of it: 1 with the
+ * keeper in *s, 0 when more exist, or -errno. */
+static int keeper(struct cd_idslot *s, uid_t uid, gid_t gid, int others, struct cd_err *err)
+{
+	int ctl[2], rep[2], r;
+	pid_t parent = getpid(), pid;
+	char c = 'e';
+
+	if (pipe2(ctl, O_CLOEXEC) < 0)
+		return cd_err_sys(err, -errno, "pipe for the keeper of id %u", (unsigned)uid);
+	if (pipe2(rep, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(ctl[0]);
+		close(ctl[1]);
+		return cd_err_sys(err, r, "pipe for the keeper of id %u", (unsigned)uid);
+	}
+	pid = fork();
+	if (pid == 0) {
+		if (dup2(ctl[0], 0) < 0 || dup2(rep[1], 1) < 0)
+			_exit(1);
+		keeper_main(parent, uid, gid, (rlim_t)others + 2);
+	}
+	r = pid < 0 ? -errno : 0;
+	close(ctl[0]);
+	close(rep[1]);
+	if (pid > 0)
+		while (read(rep[0], &c, 1) < 0 && errno == EINTR)
+			;
+	close(rep[0]);
+	if (pid > 0 && c == 'k') {
+		s->keeper = pid;
+		s->keeper_fd = ctl[1];
+		return 1;
+	}
+	close(ctl[1]);
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	if (c == 'b')
+		return 0;
+	return cd_err_sys(err, r ? r : -ECHILD,
+	                  "cannot check that host id %u is used nowhere else (its keeper "
+	                  "failed); refused",
+	                  (unsigned)uid);
+}
+
+/* Is `uid` used by no live process of the user namespace (idslot.h)?  1
+ * with the keeper in *s, 0 when busy.  Zombies this pid namespace shows
+ * are allowed for (a killed run's, our /run's lock being free): counted
+ * before the check, and still the same zombies after it, so that none
+ * was reaped while the kernel counted (a live process elsewhere would
+ * then have taken its place in the count). */
+static int keep(struct cd_idslot *s, uid_t uid, gid_t gid, struct cd_err *err)
+{
+	pid_t z1[ZOMBIES_MAX], z2[ZOMBIES_MAX];
+	int r = keeper(s, uid, gid, 0, err), n1, n2, i, j;
+
+	if (r != 0)
+		return r;
+	if ((n1 = zombies(uid, z1)) <= 0)
+		return 0;
+	if ((r = keeper(s, uid, gid, n1, err)) <= 0)
+		return r;
+	n2 = zombies(uid, z2);
+	for (i = 0; n2 >= 0 && i < n1; i++) {
+		for (j = 0; j < n2 && z2[j] != z1[i]; j++)
+			;
+		if (j == n2)
+			break;
+	}
+	if (n2 >= 0 && i == n1)
+		return 1;
+	release_keeper(s);
+	return 0;
+}
+
 int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t first,
                    uint32_t count, struct cd_idslot *ret, struct cd_err *err)
 {
@@ -167,8 +336,16 @@ int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t
 		                  (unsigned)first, (unsigned)count, (unsigned)range->count);
 	if ((dirfd = open_dir(dir, err)) < 0)
 		return dirfd;
+	ret->keeper = 0;
+	ret->keeper_fd = -1;
 	for (i = first; i - first < count; i++) {
 		r = try_lock(dirfd, dir, (uid_t)(range->uid + i), &fd, err);
+		/* root: also unused beyond this /run (idslot.h) */
+		if (r > 0 && geteuid() == 0 &&
+		    (r = keep(ret, (uid_t)(range->uid + i), (gid_t)(range->gid + i), err)) <= 0) {
+			close(fd);
+			fd = -1;
+		}
 		if (r != 0)
 			break;
 	}
@@ -190,8 +367,10 @@ int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t
 
 void cd_idslot_release(struct cd_idslot *s)
 {
-	if (s->fd >= 0)
-		close(s->fd);
+	if (s->fd < 0)
+		return;
+	release_keeper(s);
+	close(s->fd);
 	s->fd = -1;
 }
 

@@ -16,10 +16,26 @@
  * open, fstat and flock per held slot (about 30 us each on a loaded
  * host), so the range is capped at CD_IDMAP_SLOTS_MAX.
  *
- * When cordon dies its files are closed before its children get their
- * parent-death signal, so a new run may take the id while the old
- * sandbox's processes are being killed: for those few microseconds they
- * share the id's quotas, in other pid namespaces, never seeing each other.
+ * A lock in /run is seen only by the runs that see that /run: root runs
+ * in containers that share the host's user namespace but not its /run
+ * (each its own mount namespace) would take the same id and share its
+ * per-user kernel budgets, as one id for all runs would.  So a slot
+ * whose lock is taken is also checked against the kernel, which counts
+ * each user's processes over the whole user namespace, whatever the
+ * mount or pid namespace: a keeper process becomes the id with
+ * RLIMIT_NPROC 2 and forks once, which the kernel refuses (EAGAIN) while
+ * any other process of that id exists (a run elsewhere, its sandbox, or
+ * one left over from a killed run that is still dying).  Then the slot
+ * counts as held and the next is tried.  Zombies of the id that this pid
+ * namespace shows are allowed for (a killed run's keeper and sandbox init,
+ * kept for ever by a pid 1 that does not reap): counted first, the check
+ * run with that many more allowed, and the same zombies found again after
+ * it, so that none was reaped while the kernel counted.  A zombie in
+ * another pid namespace is not seen and keeps its id's slot held until it
+ * is reaped.  The keeper lives as long as the slot (a second keeper
+ * of the id sees it), and dies with cordon (parent-death signal, and EOF
+ * on its pipe).  Two keepers of one id checking at once both see each
+ * other and both move on: never a shared id.
  *
  * Trust boundary: the supervisor (host root) opens the directory one
  * component at a time without following symlinks; it must be its own
@@ -40,6 +56,8 @@
 
 struct cd_idslot {
 	int fd;         /* the locked file; -1 when none is held */
+	int keeper_fd;  /* root: the keeper's pipe (close to end it), else -1 */
+	pid_t keeper;   /* root: the keeper process, else 0 */
 	uint32_t index; /* the slot: uid = range.uid + index */
 	uid_t uid;
 	gid_t gid;
@@ -59,7 +77,8 @@ struct cd_idslot {
 int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t first,
                    uint32_t count, struct cd_idslot *ret, struct cd_err *err);
 
-/* Free the slot (close its lock); accepts a slot never taken (fd -1). */
+/* Free the slot (close its lock, end and reap its keeper); accepts a
+ * slot never taken (fd -1). */
 void cd_idslot_release(struct cd_idslot *s);
 
 /* Parse a test window "COUNT" or "FIRST:COUNT" (decimal, COUNT >= 1):

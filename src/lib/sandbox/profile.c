@@ -42,6 +42,9 @@ const char *const cd_host_run_names[] = {
 	".pre-commit-config.yaml",
 	".cursor",
 	".claude",
+	".npmrc",      /* node-options, script-shell: run by any npm command */
+	".yarnrc",     /* yarn-path: the yarn that runs */
+	".yarnrc.yml", /* yarnPath, plugins: the same for yarn 2+ */
 	NULL,
 };
 
@@ -64,6 +67,8 @@ const char *const cd_credential_files[] = {
 	".aws/credentials",
 	".aws/config", /* credential_process, sso sessions */
 	".config/gh/hosts.yml",
+	".cargo/credentials",
+	".cargo/credentials.toml",
 	"id_rsa",
 	"id_dsa",
 	"id_ecdsa",
@@ -71,6 +76,13 @@ const char *const cd_credential_files[] = {
 	"id_ecdsa_sk",
 	"id_ed25519_sk",
 	"*.key",
+	NULL,
+};
+
+const char *const cd_credential_dirs[] = {
+	".aws",
+	".azure",
+	".config/gcloud",
 	NULL,
 };
 

@@ -75,4 +75,10 @@ extern const char *const cd_git_control_names[];
  * name, "DIR/NAME" matched as the path's tail, or "*.EXT".  NULL-terminated. */
 extern const char *const cd_credential_files[];
 
+/* Directories whose every file is a credential (a cloud CLI's keys, its
+ * config and token caches), covered at any depth; .env and .env.NAME
+ * files (not the .example, .sample, .template copies) are credentials
+ * too.  NULL-terminated. */
+extern const char *const cd_credential_dirs[];
+
 #endif

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <fnmatch.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
@@ -56,10 +57,26 @@ static int pem_is_private(int dfd, const char *name, int follow)
 	return hit;
 }
 
+/* Does `path` (plen bytes, ending in a '/') pass through the directory
+ * `dir` ("A" or "A/B", matched as whole components)? */
+static int below_dir(const char *path, size_t plen, const char *dir)
+{
+	size_t dl = strlen(dir);
+	const char *p = path, *end = path + plen;
+
+	while ((p = memmem(p, (size_t)(end - p), dir, dl))) {
+		if (p > path && p[-1] == '/' && p + dl < end && p[dl] == '/')
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
 /* Anything in a .ssh directory but public keys, known hosts, the list of
  * authorized keys and the client's config (not secrets; the config is
  * read-only in a read-only tree and pinned nowhere else): private keys
- * under any name.  And anything below a .aws directory. */
+ * under any name.  And anything below a directory of cd_credential_dirs
+ * (.aws, .azure, .config/gcloud). */
 static int in_ssh_dir(const char *path, size_t len, const char *name, size_t nl)
 {
 	static const char *const open_names[] = { "known_hosts", "known_hosts.old",
@@ -67,15 +84,40 @@ static int in_ssh_dir(const char *path, size_t len, const char *name, size_t nl)
 	size_t i;
 
 	/* Anything below a .aws directory: credentials, config and the
-	 * SSO and CLI token caches (.aws/sso/cache/, .aws/cli/cache/). */
-	if (len > nl && memmem(path, len - nl, "/.aws/", 6))
-		return 1;
+	 * SSO and CLI token caches (.aws/sso/cache/, .aws/cli/cache/); the
+	 * same for azure's and gcloud's token caches. */
+	for (i = 0; len > nl && cd_credential_dirs[i]; i++) {
+		if (below_dir(path, len - nl, cd_credential_dirs[i]))
+			return 1;
+	}
 	if (len < nl + 6 || memcmp(path + len - nl - 6, "/.ssh/", 6) != 0)
 		return 0;
 	if (nl > 4 && !memcmp(name + nl - 4, ".pub", 4))
 		return 0;
 	for (i = 0; open_names[i]; i++) {
 		if (!strcmp(name, open_names[i]))
+			return 0;
+	}
+	return 1;
+}
+
+/* .env and .env.NAME (.env.local, .env.production): dotenv files hold
+ * the project's keys.  The templates committed beside them for others to
+ * copy (.env.example, .env.sample, .env.template) hold names, not
+ * values, and stay readable. */
+static int env_file(const char *name, size_t nl)
+{
+	static const char *const templates[] = { "example", "sample", "template", NULL };
+	size_t i;
+
+	if (nl < 4 || memcmp(name, ".env", 4) != 0)
+		return 0;
+	if (nl == 4)
+		return 1;
+	if (name[4] != '.' || nl == 5)
+		return 0; /* .envrc, .environment: not dotenv files */
+	for (i = 0; templates[i]; i++) {
+		if (!strcmp(name + 5, templates[i]))
 			return 0;
 	}
 	return 1;
@@ -118,7 +160,7 @@ int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, 
 			return 1;
 		}
 	}
-	if (in_ssh_dir(w->path, len, name, nl))
+	if (in_ssh_dir(w->path, len, name, nl) || env_file(name, nl))
 		return 1;
 	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4) && pem_is_private(dfd, name, link))
 		return 1;
@@ -139,7 +181,7 @@ static int ino_cmp(const void *a, const void *b)
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-static int inoset_add(struct walk *w, struct inoset *s, dev_t dev, ino_t ino)
+static int inoset_add(struct walk *w, struct inoset *s, dev_t dev, ino_t ino, nlink_t nlink)
 {
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 64;
@@ -151,34 +193,103 @@ static int inoset_add(struct walk *w, struct inoset *s, dev_t dev, ino_t ino)
 		s->cap = cap;
 	}
 	s->v[s->n].dev = dev;
-	s->v[s->n++].ino = ino;
+	s->v[s->n].ino = ino;
+	s->v[s->n].nlink = nlink;
+	s->v[s->n++].found = 0;
 	s->sorted = 0;
 	return 0;
 }
 
-static int inoset_has(struct inoset *s, dev_t dev, ino_t ino)
+static struct ino *inoset_find(struct inoset *s, dev_t dev, ino_t ino)
 {
-	struct ino key = { dev, ino };
+	struct ino key = { dev, ino, 0, 0 };
 
 	if (!s->n)
-		return 0;
+		return NULL;
 	if (!s->sorted) {
 		qsort(s->v, s->n, sizeof *s->v, ino_cmp);
 		s->sorted = 1;
 	}
-	return bsearch(&key, s->v, s->n, sizeof *s->v, ino_cmp) != NULL;
+	return bsearch(&key, s->v, s->n, sizeof *s->v, ino_cmp);
 }
 
-/* A covered credential with other names: remember it, so that a second
- * walk of every bound tree covers those too (a hard link reads the same
- * bytes). */
+static int inoset_has(struct inoset *s, dev_t dev, ino_t ino)
+{
+	return inoset_find(s, dev, ino) != NULL;
+}
+
+/* A credential (a covered file, the target of a credential-named link, a
+ * file of a linked credential directory) with other names: remember it,
+ * so that a second walk of every bound tree covers those too (a hard
+ * link reads the same bytes), and counts them. */
+int cd_tree_note_cred(struct walk *w, const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode) || st->st_nlink < 2 ||
+	    inoset_has(&w->credlinks, st->st_dev, st->st_ino))
+		return 0;
+	return inoset_add(w, &w->credlinks, st->st_dev, st->st_ino, st->st_nlink);
+}
+
 int cd_tree_note_links(struct walk *w, int dfd, const char *name)
 {
 	struct stat st;
 
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_nlink < 2)
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
-	return inoset_add(w, &w->credlinks, st.st_dev, st.st_ino);
+	return cd_tree_note_cred(w, &st);
+}
+
+/* A name of credential `e` met at host path `host`: counted once, however
+ * many bound trees show it (trees overlap: the working directory and a
+ * --rw bind of one of its directories). */
+static int count_name(struct walk *w, struct ino *e, const char *host)
+{
+	char key[CD_PATH_MAX + 48], **v;
+	size_t i;
+	int n = snprintf(key, sizeof key, "%llx:%llx:%s", (unsigned long long)e->dev,
+	                 (unsigned long long)e->ino, host);
+
+	if (n < 0 || (size_t)n >= sizeof key || w->nnames >= CRED_NAMES_MAX)
+		return 0; /* not counted: the names are then looked for further */
+	for (i = 0; i < w->nnames; i++) {
+		if (!strcmp(w->names[i], key))
+			return 0;
+	}
+	if (!(v = realloc(w->names, (w->nnames + 1) * sizeof *v)) ||
+	    !(v[w->nnames] = strdup(key))) {
+		if (v)
+			w->names = v;
+		return cd_err_set(w->err, -ENOMEM, "out of memory");
+	}
+	w->names = v;
+	w->nnames++;
+	e->found++;
+	return 0;
+}
+
+/* Does a credential on device `dev` have names the walks have not met? */
+int cd_tree_links_missing(const struct walk *w, dev_t dev)
+{
+	size_t i;
+
+	for (i = 0; i < w->credlinks.n; i++) {
+		if (w->credlinks.v[i].dev == dev &&
+		    w->credlinks.v[i].found < w->credlinks.v[i].nlink)
+			return 1;
+	}
+	return 0;
+}
+
+void cd_tree_creds_free(struct walk *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nnames; i++)
+		free(w->names[i]);
+	free(w->names);
+	free(w->credlinks.v);
+	free(w->shared.v);
+	free(w->ro.v);
 }
 
 /* The second walk: a regular file that is another name of a covered
@@ -187,15 +298,40 @@ int cd_tree_note_links(struct walk *w, int dfd, const char *name)
 int cd_tree_link_visit(struct walk *w, int dfd, const char *name)
 {
 	struct stat st;
+	struct ino *e;
+	int r;
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_nlink < 2)
 		return 0;
-	if (inoset_has(&w->credlinks, st.st_dev, st.st_ino))
+	if ((e = inoset_find(&w->credlinks, st.st_dev, st.st_ino))) {
+		if ((r = count_name(w, e, w->path)) < 0)
+			return r;
 		return cd_tree_cover(w, w->path, CD_MNT_MASK, CD_MNT_OPTIONAL, WHY_CREDENTIAL);
+	}
 	if (w->writable && inoset_has(&w->ro, st.st_dev, st.st_ino))
 		return cd_tree_cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_RO_LINK);
 	return 0;
+}
+
+/* The second walk meets a file bound by itself (--ro FILE, or a file of
+ * the system's such as /etc/gitconfig): covered when it is another name
+ * of a credential. */
+int cd_tree_cred_bound_file(struct walk *w, const char *src, const char *dest)
+{
+	struct stat st;
+	struct ino *e;
+	int r;
+
+	if (lstat(src, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    !(e = inoset_find(&w->credlinks, st.st_dev, st.st_ino)))
+		return 0;
+	if ((r = count_name(w, e, src)) < 0)
+		return r;
+	if (cd_tree_shadowed(w->p, w->first, w->mount, dest))
+		return 0;
+	return cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
+	                         w->err);
 }
 
 /* In a read-only tree, while writable trees hold files with other names:
@@ -207,75 +343,227 @@ int cd_tree_note_ro_link(struct walk *w, int dfd, const char *name)
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_nlink < 2 || !inoset_has(&w->shared, st.st_dev, st.st_ino))
 		return 0;
-	return inoset_add(w, &w->ro, st.st_dev, st.st_ino);
+	return inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
 }
 
-/* Where a host path lies inside the sandbox: under the bound tree with
- * the longest source holding it.  0, or -1 when no tree holds it. */
-static int inside_path(const struct walk *w, const char *host, char *out, size_t outlen)
+/* The host path that sandbox path `dest` shows through mount m (dest
+ * lies under m->dest), or -1. */
+static int host_of(const struct cd_mount *m, const char *dest, char *out, size_t outlen)
 {
-	const struct cd_mount *best = NULL;
-	size_t i, bl = 0, sl;
-	int n;
+	size_t dl = strcmp(m->dest, "/") ? strlen(m->dest) : 0;
+	int n = snprintf(out, outlen, "%s%s", strcmp(m->src, "/") || !dest[dl] ? m->src : "",
+	                 dest + dl);
 
-	for (i = w->first; i < w->p->nmounts; i++) {
-		const struct cd_mount *m = &w->p->mounts[i];
-
-		if ((m->kind != CD_MNT_BIND && m->kind != CD_MNT_OVERLAY) || !m->src || m->why ||
-		    (m->flags & CD_MNT_DEV) || !cd_path_is_under(host, m->src))
-			continue;
-		if (!best || strlen(m->src) > bl) {
-			best = m;
-			bl = strlen(m->src);
-		}
-	}
-	if (!best)
-		return -1;
-	sl = strcmp(best->src, "/") ? bl : 0;
-	n = snprintf(out, outlen, "%s%s", strcmp(best->dest, "/") || !host[sl] ? best->dest : "",
-	             host + sl);
 	return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }
 
+/* Is sandbox path `dest`, seen through mount i, hidden by a mount placed
+ * over it after mount i (the plan's user mounts come after the system
+ * ones and are sorted by depth, a deeper destination mounted later)?  A
+ * mount that shows the same host path there (a git directory bound over
+ * itself) hides nothing; a mask there means it is covered already.  The
+ * walk covers nothing in such a place: the file is not seen there, and
+ * making the mount point would create directories in the tree on top. */
+int cd_tree_shadowed(const struct cd_plan *p, size_t first, size_t i, const char *dest)
+{
+	const struct cd_mount *m = &p->mounts[i];
+	char a[CD_PATH_MAX], b[CD_PATH_MAX];
+	size_t j, md = cd_path_depth(m->dest);
+
+	for (j = 0; j < p->nmounts; j++) {
+		const struct cd_mount *o = &p->mounts[j];
+		size_t od;
+		int after;
+
+		if (j == i || o->kind == CD_MNT_REMOUNT_RO || o->kind == CD_MNT_SYMLINK ||
+		    o->kind == CD_MNT_DIR || o->kind == CD_MNT_FILE ||
+		    !cd_path_is_under(dest, o->dest))
+			continue;
+		od = cd_path_depth(o->dest);
+		if ((j >= first) != (i >= first))
+			after = j >= first;
+		else
+			after = od != md ? od > md : j > i;
+		if (!after)
+			continue;
+		if ((o->kind == CD_MNT_BIND || o->kind == CD_MNT_OVERLAY) && o->src && m->src &&
+		    host_of(o, dest, a, sizeof a) == 0 && host_of(m, dest, b, sizeof b) == 0 &&
+		    !strcmp(a, b))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
+/* Cover the host file or directory `host` (canonical) wherever the
+ * sandbox sees it: under every bind whose source holds it (the working
+ * directory and a --rw bind of one of its directories both show a file
+ * of that directory), and in the system directories. */
+int cd_tree_cover_views(struct walk *w, const char *host, const char *why)
+{
+	char inside[CD_PATH_MAX];
+	size_t i, sl;
+	int n, r;
+
+	for (i = 0; i < w->p->nmounts; i++) {
+		const struct cd_mount *m = &w->p->mounts[i];
+
+		if ((m->kind != CD_MNT_BIND && m->kind != CD_MNT_OVERLAY) || !m->src ||
+		    (m->flags & CD_MNT_DEV) || !cd_path_is_under(host, m->src))
+			continue;
+		sl = strcmp(m->src, "/") ? strlen(m->src) : 0;
+		n = snprintf(inside, sizeof inside, "%s%s",
+		             strcmp(m->dest, "/") || !host[sl] ? m->dest : "", host + sl);
+		if (n < 0 || (size_t)n >= sizeof inside)
+			return cd_err_set(
+			        w->err, -ENAMETOOLONG,
+			        "'%.64s...' is longer than PATH_MAX inside the sandbox: it "
+			        "cannot be covered, so the run is refused",
+			        host);
+		if (cd_tree_shadowed(w->p, w->first, i, inside))
+			continue;
+		if ((r = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, inside, why,
+		                           w->err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int cred_dir(struct walk *w, const char *dir, const char *root, unsigned depth);
+
+/* A credential at host path `target` (canonical): a file is covered
+ * wherever it is seen and its other names looked for; a directory the
+ * same, and what is in it (cred_dir).  `root`: the credential directory
+ * being read, whose own insides need no second look. */
+static int cover_target(struct walk *w, const char *target, const char *root, unsigned depth)
+{
+	struct stat st;
+	int r;
+
+	if (root && cd_path_is_under(target, root))
+		return 0;
+	if (!root)
+		w->cred_seen = 0; /* the cap is per linked directory */
+	if (stat(target, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)))
+		return 0; /* dangling: nothing to read */
+	if ((r = cd_tree_cover_views(w, target, WHY_CRED_LINK)) < 0)
+		return r;
+	if (S_ISREG(st.st_mode))
+		return cd_tree_note_cred(w, &st);
+	return cred_dir(w, target, root ? root : target, depth + 1);
+}
+
+/* What a credential directory reached through a link holds (.aws ->
+ * cloud/, or one outside every bound tree): its files' other names and
+ * where its symlinks lead are credentials too.  Fails closed past
+ * CRED_DIR_MAX entries or SCAN_MAX_DEPTH levels. */
+static int cred_dir(struct walk *w, const char *dir, const char *root, unsigned depth)
+{
+	char sub[CD_PATH_MAX], canon[CD_PATH_MAX];
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+	int r = 0, n;
+
+	if (depth > SCAN_MAX_DEPTH)
+		return cd_err_set(w->err, -CD_E_LIMIT,
+		                  "'%.200s' (a credential directory) is nested deeper than %d "
+		                  "levels or links into itself; refused",
+		                  dir, SCAN_MAX_DEPTH);
+	if (!(d = opendir(dir)))
+		return 0; /* unreadable to us: its names are not reachable through it either */
+	while (r == 0 && (e = readdir(d))) {
+		if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
+			continue;
+		if (++w->cred_seen > CRED_DIR_MAX) {
+			r = cd_err_set(w->err, -CD_E_LIMIT,
+			               "'%.200s': a credential directory reached through a link "
+			               "holds more than %d entries; refused",
+			               root, CRED_DIR_MAX);
+			break;
+		}
+		n = snprintf(sub, sizeof sub, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name);
+		if (n < 0 || (size_t)n >= sizeof sub) {
+			r = cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", dir);
+			break;
+		}
+		if (lstat(sub, &st) < 0)
+			continue;
+		if (S_ISREG(st.st_mode))
+			r = cd_tree_note_cred(w, &st);
+		else if (S_ISDIR(st.st_mode))
+			r = cred_dir(w, sub, root, depth + 1);
+		else if (S_ISLNK(st.st_mode) && cd_path_canonical(sub, canon, sizeof canon) == 0)
+			r = cover_target(w, canon, root, depth);
+	}
+	closedir(d);
+	return r;
+}
+
+/* The link at w->path (name, nl; path length len) is the directory part
+ * of a credential "DIR/NAME" (.docker of .docker/config.json, .config of
+ * .config/gh/hosts.yml or .config/gcloud): cover what the target holds at
+ * each such NAME. */
+static int link_rests(struct walk *w, const char *canon, size_t len, int *hit)
+{
+	const char *const *lists[] = { cd_credential_files, cd_credential_dirs };
+	char sub[CD_PATH_MAX], real[CD_PATH_MAX], pre[CD_PATH_MAX];
+	size_t l, i, k;
+	int r;
+
+	for (l = 0; l < CD_ARRAY_SIZE(lists); l++) {
+		for (i = 0; lists[l][i]; i++) {
+			const char *c = lists[l][i];
+
+			for (k = 1; c[k]; k++) {
+				if (c[k] != '/' || k >= sizeof pre)
+					continue;
+				memcpy(pre, c, k);
+				pre[k] = '\0';
+				if (!cd_tree_suffix_is(w->path, len, pre))
+					continue;
+				*hit = 1;
+				if (snprintf(sub, sizeof sub, "%s%s", canon, c + k) >=
+				            (int)sizeof sub ||
+				    cd_path_canonical(sub, real, sizeof real) < 0)
+					continue; /* nothing there */
+				if ((r = cover_target(w, real, NULL, 0)) < 0)
+					return r;
+			}
+		}
+	}
+	return 0;
+}
+
 /* A symlink with a credential's name (.netrc -> notes/token, .aws ->
- * ../cloud): the host's tools read what it points to, so that is the
- * credential.  The host resolves it once, here; when the target lies in
- * a bound tree it is covered there (a directory named .ssh or .aws whole,
- * the file a pattern names below a .docker, .kube or .config link).  A
- * target outside every bound tree is not there to read inside (the
- * sandbox sees no host path but the bound trees and the system
- * directories), and one that does not resolve holds nothing yet. */
+ * ../cloud), or in a credential directory (.aws/sso -> elsewhere): the
+ * host's tools read what it points to, so that is the credential.  The
+ * host resolves it once, here, and it is covered wherever the sandbox
+ * sees it (cover_target): a directory named .ssh, .aws, .azure or
+ * .config/gcloud whole, with what it holds; the file a pattern names
+ * below a .docker, .kube, .cargo or .config link.  A target outside
+ * every bound tree is not there to read inside, though its other names
+ * may be; one that does not resolve holds nothing yet. */
 int cd_tree_credential_link(struct walk *w, int dfd, const char *name, size_t nl, size_t len)
 {
-	char canon[CD_PATH_MAX], inside[CD_PATH_MAX], sub[CD_PATH_MAX];
-	const char *rest = NULL;
+	char canon[CD_PATH_MAX];
 	struct stat st;
 	size_t i;
-	int whole = !strcmp(name, ".ssh") || !strcmp(name, ".aws");
+	int whole = !strcmp(name, ".ssh"), hit = 0, r;
 
-	for (i = 0; !whole && !rest && i < w->ncred; i++) {
-		const char *c = w->cred[i].full;
-
-		if (!strncmp(c, name, nl) && c[nl] == '/')
-			rest = c + nl; /* "/config.json" */
-	}
-	if (!whole && !rest && !cd_tree_is_credential(w, dfd, name, nl, len, 1))
-		return 0;
+	for (i = 0; !whole && cd_credential_dirs[i]; i++)
+		whole = cd_tree_suffix_is(w->path, len, cd_credential_dirs[i]);
 	if (cd_path_canonical(w->path, canon, sizeof canon) < 0 || stat(canon, &st) < 0)
 		return 0; /* dangling: nothing to read */
-	if (S_ISDIR(st.st_mode) != (whole || rest != NULL))
-		return 0; /* .netrc -> a directory, .ssh -> a file: nothing a tool reads */
-	if (rest) {
-		if (snprintf(sub, sizeof sub, "%s%s", canon, rest) >= (int)sizeof sub ||
-		    lstat(sub, &st) < 0 || !S_ISREG(st.st_mode))
-			return 0;
-		memcpy(canon, sub, strlen(sub) + 1);
-	}
-	if (inside_path(w, canon, inside, sizeof inside) < 0 ||
-	    cd_tree_has_dest(w->p, inside, CD_MNT_MASK))
-		return 0;
-	return cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, inside, WHY_CRED_LINK,
-	                         w->err);
+	if (whole)
+		return S_ISDIR(st.st_mode) ? cover_target(w, canon, NULL, 0) : 0;
+	if ((r = link_rests(w, canon, len, &hit)) < 0 || hit)
+		return r;
+	if (in_ssh_dir(w->path, len, name, nl))
+		return cover_target(w, canon, NULL, 0); /* .aws/sso -> a directory too */
+	if (!S_ISREG(st.st_mode) || !cd_tree_is_credential(w, dfd, name, nl, len, 1))
+		return 0; /* .netrc -> a directory: nothing a tool reads */
+	return cover_target(w, canon, NULL, 0);
 }
 
 /* The one metadata read the walk makes per regular file, and only in a
@@ -296,7 +584,8 @@ int cd_tree_is_setid(struct walk *w, int dfd, const char *name)
 	    (STATX_MODE | STATX_NLINK | STATX_INO))
 		return w->suid_matters;
 	if (w->want_shared && S_ISREG(sx.stx_mode) && sx.stx_nlink > 1 &&
-	    inoset_add(w, &w->shared, makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino) < 0)
+	    inoset_add(w, &w->shared, makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino,
+	               sx.stx_nlink) < 0)
 		return -ENOMEM;
 	return S_ISREG(sx.stx_mode) && (sx.stx_mode & (S_ISUID | S_ISGID)) && w->suid_matters;
 }

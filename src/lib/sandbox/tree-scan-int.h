@@ -16,6 +16,8 @@
 #define KEY_SNIFF_BYTES (1024 * 1024) /* a larger .pem is covered unread */
 #define STAMP_MAX       100000        /* directories remembered for the check after the run */
 #define STAMP_GUARD_NS  1000000000LL  /* changed within 1 s before the walk: read again */
+#define CRED_DIR_MAX    10000         /* entries of a linked credential directory */
+#define CRED_NAMES_MAX  4096          /* names of credentials with other names, remembered */
 
 #define WHY_SOCKET     "host socket"
 #define WHY_CREDENTIAL "credential file"
@@ -36,6 +38,8 @@
 struct ino {
 	dev_t dev;
 	ino_t ino;
+	nlink_t nlink; /* credlinks: the names it has ... */
+	size_t found;  /* ... and how many of them the walks met */
 };
 
 struct inoset {
@@ -64,6 +68,7 @@ struct walk {
 	int suid_matters;       /* root caller, and the host honours setuid there (not nosuid) */
 	int list_only;          /* cd_plan_planted: list, mount nothing */
 	size_t first;           /* the plan's first user mount */
+	size_t mount;           /* the mount being walked (plan->mounts[mount]) */
 	int stamp;              /* remember each directory's ctime (plan->dirs) */
 	size_t tree;            /* ... as part of plan->trees[tree] */
 	struct cred_pat cred[32];
@@ -75,7 +80,10 @@ struct walk {
 	struct inoset ro;        /* ... of which one name lies in a read-only tree */
 	int want_shared;         /* a read-only tree is walked too: collect `shared` */
 	int link_pass;           /* walking again for those other names only */
-	char ***list;            /* host-run paths found (relative to src), or NULL */
+	char **names;            /* the credlinks names met: "DEV:INO:PATH", each once */
+	size_t nnames;
+	size_t cred_seen; /* entries read in linked credential directories */
+	char ***list;     /* host-run paths found (relative to src), or NULL */
 	size_t *nlist;
 	char incomplete[256]; /* list_only: why the check missed something ("" if not) */
 	char path[CD_PATH_MAX];
@@ -106,6 +114,12 @@ void cd_tree_creds_init(struct walk *w);
 int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
                           int link);
 int cd_tree_note_links(struct walk *w, int dfd, const char *name);
+int cd_tree_note_cred(struct walk *w, const struct stat *st);
+int cd_tree_cred_bound_file(struct walk *w, const char *src, const char *dest);
+int cd_tree_links_missing(const struct walk *w, dev_t dev);
+void cd_tree_creds_free(struct walk *w);
+int cd_tree_shadowed(const struct cd_plan *p, size_t first, size_t i, const char *dest);
+int cd_tree_cover_views(struct walk *w, const char *host, const char *why);
 int cd_tree_link_visit(struct walk *w, int dfd, const char *name);
 int cd_tree_note_ro_link(struct walk *w, int dfd, const char *name);
 int cd_tree_credential_link(struct walk *w, int dfd, const char *name, size_t nl, size_t len);

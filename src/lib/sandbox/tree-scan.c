@@ -168,6 +168,8 @@ int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, uns
 		        host);
 	if ((kind != CD_MNT_MASK || w->link_pass) && cd_tree_has_dest(w->p, dest, kind))
 		return 0;
+	if (cd_tree_shadowed(w->p, w->first, w->mount, dest))
+		return 0; /* not seen there (or covered already) */
 	return cd_plan_mount_add(w->p, kind, flags, kind == CD_MNT_BIND ? host : NULL, dest, why,
 	                         w->err);
 }
@@ -382,6 +384,7 @@ static int protect_gitfile(struct walk *w, int dfd, const char *name)
 		    !cd_path_is_under(canon, m->src))
 			continue;
 		sub = *w;
+		sub.mount = i;
 		sub.src = m->src;
 		sub.dest = m->dest;
 		sub.srclen = strcmp(m->src, "/") ? strlen(m->src) : 0;
@@ -646,6 +649,8 @@ static int bound_file(struct walk *w, const char *src, const char *dest)
 	struct stat st;
 	int dfd, hit;
 
+	if (w->link_pass)
+		return cd_tree_cred_bound_file(w, src, dest);
 	if (!w->creds || !slash || len >= sizeof w->path || lstat(src, &st) < 0 ||
 	    !S_ISREG(st.st_mode))
 		return 0;
@@ -663,6 +668,8 @@ static int bound_file(struct walk *w, const char *src, const char *dest)
 	close(dfd);
 	if (!hit || cd_tree_has_dest(w->p, dest, CD_MNT_MASK))
 		return 0;
+	if ((hit = cd_tree_note_cred(w, &st)) < 0)
+		return hit;
 	return cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
 	                         w->err);
 }
@@ -767,12 +774,14 @@ static int suid_grants_more(const struct walk *w)
 	return w->o->idmap || geteuid() == 0;
 }
 
-/* Walk mount m (pass 0: find and cover; 1: the other names only). */
-static int walk_mount(struct walk *w, const struct cd_mount *m, int scratch, int pass)
+/* Walk mount i (pass 0: find and cover; 1: the other names only). */
+static int walk_mount(struct walk *w, size_t i, int scratch, int pass)
 {
 	struct cd_plan *p = w->p;
+	const struct cd_mount *m = &p->mounts[i];
 	int r;
 
+	w->mount = i;
 	/* workspace-write's tree and --rw binds: the host runs what is
 	 * written there later; the scratch is the sandbox's own. */
 	w->writable = tree_writable(m);
@@ -792,6 +801,30 @@ static int walk_mount(struct walk *w, const struct cd_mount *m, int scratch, int
 	r = cd_tree_walk_tree(w, m->src, m->dest);
 	if (w->stamp && p->ndirs)
 		qsort(p->dirs, p->ndirs, sizeof *p->dirs, cd_tree_stamp_cmp);
+	return r;
+}
+
+/* A credential with names the walk of the bound trees did not meet: the
+ * sandbox sees no host path outside them but the system directories and
+ * files (/usr, /etc/ssl/certs ...), so those on its filesystem are walked
+ * for the missing names, which are covered there.  A name found nowhere
+ * lies where the sandbox cannot see. */
+static int system_names(struct walk *w, size_t n)
+{
+	size_t i;
+	int r = 0, scratch;
+	struct stat st;
+
+	w->seen = 0;
+	for (i = 0; i < w->first && i < n && r == 0; i++) {
+		const struct cd_mount *m = &w->p->mounts[i];
+
+		if (m->kind != CD_MNT_BIND || !m->src || (m->flags & CD_MNT_DEV) || m->why ||
+		    walked(w->p, i, w->first, &scratch) || stat(m->src, &st) < 0 ||
+		    !cd_tree_links_missing(w, st.st_dev))
+			continue;
+		r = walk_mount(w, i, 0, 1);
+	}
 	return r;
 }
 
@@ -823,7 +856,7 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 		for (i = 0; i < n && r == 0; i++) {
 			if (walked(p, i, first, &scratch) &&
 			    tree_writable(&p->mounts[i]) == (round == 0))
-				r = walk_mount(w, &p->mounts[i], scratch, 0);
+				r = walk_mount(w, i, scratch, 0);
 		}
 	}
 	/* The other names of covered credentials, in any tree, and those
@@ -831,11 +864,11 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 	w->seen = 0; /* the entry cap counts over all trees, in each pass */
 	for (i = 0; i < n && r == 0 && (w->credlinks.n || w->ro.n); i++) {
 		if (walked(p, i, first, &scratch))
-			r = walk_mount(w, &p->mounts[i], scratch, 1);
+			r = walk_mount(w, i, scratch, 1);
 	}
-	free(w->credlinks.v);
-	free(w->shared.v);
-	free(w->ro.v);
+	if (r == 0 && w->credlinks.n)
+		r = system_names(w, n);
+	cd_tree_creds_free(w);
 	cd_tree_walk_free(w);
 	return r;
 }
