@@ -829,6 +829,21 @@ static int gateway_args(int argc, char **argv, struct session *s)
 	return -1;
 }
 
+/* A launched server needs CMD, a remote one (url:) must have none. */
+static int check_server_kind(const struct session *s)
+{
+	const char *u, *sec;
+	int remote = cd_mcp_policy_remote(s->policy, s->server, &u, &sec);
+
+	if (remote != !!s->cmd)
+		return 0;
+	cli_errorf(remote ? "the MCP server '%s' is remote (url: in the policy): no CMD"
+	                  : "usage: cordon mcp ... --server %s -- CMD [ARG...] (the policy gives "
+	                    "the server no url:)",
+	           s->server);
+	return -1;
+}
+
 static int gateway(int argc, char **argv)
 {
 	struct session s;
@@ -858,19 +873,9 @@ static int gateway(int argc, char **argv)
 		}
 		s.server = s.server_buf;
 	}
-	{
-		const char *u, *sec;
-		int remote = cd_mcp_policy_remote(s.policy, s.server, &u, &sec);
-		if (remote == !!s.cmd) {
-			cli_errorf(
-			        remote ? "the MCP server '%s' is remote (url: in the policy): "
-			                 "no CMD"
-			               : "usage: cordon mcp ... --server %s -- CMD [ARG...] (the "
-			                 "policy gives the server no url:)",
-			        s.server);
-			rc = CD_EXIT_USAGE;
-			goto out;
-		}
+	if (check_server_kind(&s) < 0) {
+		rc = CD_EXIT_USAGE;
+		goto out;
 	}
 	if (cli_audit_open(s.audit_opt, &s.audit) < 0 || mcp_open_state(s.state_opt, &s.state) < 0)
 		goto out;

@@ -297,7 +297,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ctx)
 	}
 	if (cd_buf_append(&rq->head, p, n) < 0) {
 		rq->abort_rc = -CD_E_LIMIT;
-		snprintf(rq->why, sizeof rq->why, "response headers past %u bytes", HEAD_MAX);
+		snprintf(rq->why, sizeof rq->why, "response headers past %d bytes", HEAD_MAX);
 		return 0;
 	}
 	return n;
