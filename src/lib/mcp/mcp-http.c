@@ -360,12 +360,12 @@ static int on_body(void *ctx, const char *p, size_t n)
 	switch (x->mode) {
 	case M_JSON:
 		if (cd_buf_append(&x->body, p, n) < 0)
-			return refuse(x, "a JSON answer past %s bytes", "16 MiB");
+			return refuse(x, "a JSON answer past %s", "16 MiB");
 		return 0;
 	case M_SSE:
 		r = cd_sse_feed(&x->sse, p, n, on_sse, x);
 		if (r == -CD_E_LIMIT)
-			return refuse(x, "an event or a line past %s bytes in the event stream",
+			return refuse(x, "an event or a line past %s in the event stream",
 			              "16 MiB");
 		return r;
 	case M_DISCARD:
@@ -463,8 +463,9 @@ static void on_done(void *ctx, int rc, int status, const char *why)
 	if (!x->refused) {
 		if (!x->why[0] || x->mode == M_SSE)
 			snprintf(x->why, sizeof x->why, "%s",
-			         rc < 0 ? "the server dropped the connection before its answer"
-			                : "the server's answer did not come");
+			         x->mode == M_SSE ? "the event stream ended before its answer"
+			         : rc < 0 ? "the server dropped the connection before its answer"
+			                  : "the server's answer did not come");
 		event(h, "failed", x->why);
 	}
 	answer_rest(x, x->why);
