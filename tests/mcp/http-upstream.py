@@ -16,13 +16,14 @@
 #   sidbad     the session id holds a control byte
 #   redirect   tools/call answered with 307 to another host
 #   ctype      tools/call answered as text/html
+# A path /MODE/mcp picks MODE for that request (one server for many).
 # Usage: http-upstream.py PORT MODE LOG (PORT 0: any; the port is written
 # to LOG.port once listening)
 import json
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-PORT, MODE, LOG = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+PORT, DEFAULT_MODE, LOG = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 SID = "sess-0123456789"
 TOOLS = [
     {"name": "echo", "description": "echo back", "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}},
@@ -57,8 +58,12 @@ class H(BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
 
+    def mode(self):
+        parts = self.path.split("?")[0].strip("/").split("/")
+        return parts[0] if len(parts) == 2 else DEFAULT_MODE
+
     def note(self, method, body=None):
-        e = {"http": method, "auth": self.headers.get("Authorization"), "session": self.headers.get("Mcp-Session-Id"),
+        e = {"http": method, "path": self.path, "auth": self.headers.get("Authorization"), "session": self.headers.get("Mcp-Session-Id"),
              "version": self.headers.get("MCP-Protocol-Version"), "last_event_id": self.headers.get("Last-Event-ID")}
         if isinstance(body, dict):
             e["method"] = body.get("method")
@@ -99,6 +104,7 @@ class H(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(n) or b"null")
         self.note("POST", body)
+        MODE = self.mode()
         if not isinstance(body, dict) or "method" not in body or "id" not in body:
             self.send_response(202)
             self.send_header("Content-Length", "0")
@@ -157,6 +163,7 @@ class H(BaseHTTPRequestHandler):
 
     def do_GET(self):
         self.note("GET")
+        MODE = self.mode()
         last = self.headers.get("Last-Event-ID")
         if MODE == "resume" and last == "ev-1" and "ev-2" in STORE:
             self.start_sse()
