@@ -7,6 +7,8 @@
 # crash), an mcp.protocol record says why, and the session goes on (the
 # next call is answered too).  A stream that drops after numbered events
 # is resumed with GET and Last-Event-ID, and the call succeeds.
+# Node and Python start slowly on a loaded machine: a longer timeout.
+CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-240}
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/mcp/setup.sh"
 
