@@ -47,6 +47,9 @@ struct mcp_remote {
 	struct cd_mcp_http *up;
 	char *auth;
 	size_t auth_len;
+	/* What is withheld from the server's messages: the value, and its
+	 * last word when the value is "SCHEME TOKEN" (pointers into auth). */
+	const char *needle[2];
 };
 
 static void record_egress(struct session *s, int allow, const char *reason,
@@ -98,11 +101,77 @@ static void on_event(void *ctx, const char *what, const char *why)
 	cli_warnf("the MCP server '%s': %s", s->server, why);
 }
 
+/* The credential must never reach the agent, even when the server sends
+ * it back (a reflected header, a compromised server): each occurrence of
+ * the secret's value, or of its last word ("Bearer TOKEN": TOKEN), in a
+ * message is replaced before the gateway sees it, and recorded.  Only
+ * needles that JSON writes as they are (printable ASCII but '"' and '\\')
+ * can be found this way; read_secret() keeps only such ones. */
+static size_t withhold(struct session *s, char *p, size_t n)
+{
+	static const char mark[] = "[withheld]";
+	struct mcp_remote *r = s->remote;
+	size_t k, hits = 0;
+
+	for (k = 0; k < 2 && r->needle[k]; k++) {
+		size_t nl = strlen(r->needle[k]), i = 0;
+		char *hit;
+
+		while (i + nl <= n && (hit = memmem(p + i, n - i, r->needle[k], nl))) {
+			size_t at = (size_t)(hit - p);
+			memmove(p + at + sizeof mark - 1, p + at + nl, n - at - nl);
+			memcpy(p + at, mark, sizeof mark - 1);
+			n = n - nl + sizeof mark - 1;
+			i = at + sizeof mark - 1;
+			hits++;
+		}
+	}
+	if (hits)
+		on_event(s, "refused",
+		         "the server's message held the upstream credential: withheld");
+	return n;
+}
+
 static int on_message(void *ctx, const char *line, size_t len)
 {
 	struct session *s = ctx;
+	const char *probe;
+	char *copy;
+	int r;
 
-	return cd_mcp_gw_from_server(s->gw, line, len) < 0 ? -1 : 0;
+	probe = s->remote->needle[1] ? s->remote->needle[1] : s->remote->needle[0];
+	if (!probe || !memmem(line, len, probe, strlen(probe)))
+		return cd_mcp_gw_from_server(s->gw, line, len) < 0 ? -1 : 0;
+	/* The mark is never longer than a needle (10 bytes at least). */
+	copy = malloc(len + 1);
+	if (!copy)
+		return -1;
+	memcpy(copy, line, len);
+	len = withhold(s, copy, len);
+	r = cd_mcp_gw_from_server(s->gw, copy, len) < 0 ? -1 : 0;
+	explicit_bzero(copy, len);
+	free(copy);
+	return r;
+}
+
+static int json_plain(const char *p)
+{
+	for (; *p; p++)
+		if (*p < 0x20 || *p > 0x7e || *p == '"' || *p == '\\')
+			return 0;
+	return 1;
+}
+
+static void set_needles(struct mcp_remote *r)
+{
+	const char *sp = strrchr(r->auth, ' ');
+	size_t k = 0;
+
+	/* Shorter than 10 bytes: the mark would not fit in its place. */
+	if (r->auth_len >= 10 && json_plain(r->auth))
+		r->needle[k++] = r->auth;
+	if (sp && strlen(sp + 1) >= 10 && json_plain(sp + 1))
+		r->needle[k++] = sp + 1;
 }
 
 /* The secret's value: the file of --secret NAME:FILE, else cordon's
@@ -151,7 +220,10 @@ static int read_secret(struct session *s, const char *name)
 		goto bad;
 	r->auth_len = b.len;
 	r->auth = cd_buf_take(&b);
-	return r->auth ? 0 : -1;
+	if (!r->auth)
+		return -1;
+	set_needles(r);
+	return 0;
 bad:
 	cd_buf_release_secret(&b);
 	cli_errorf("secret '%s': empty, too long, or not one line", name);

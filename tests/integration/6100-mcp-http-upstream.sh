@@ -7,6 +7,8 @@
 # protocol version and the secret: as Authorization go on every request,
 # DELETE ends the session; the secret appears in no output and no record;
 # the connection is an egress record.  As root and as nobody.
+# Node and Python start slowly on a loaded machine: a longer timeout.
+CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-240}
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/mcp/setup.sh"
 
@@ -83,6 +85,10 @@ case_user() {
 	is "$(grep -c '"kind":"egress".*"target":"127.0.0.1:'"$port"'","decision":"allow"' "$D/log.txt")" "$(grep -c '"kind":"egress"' "$D/log.txt")" "$u: the egress records are allows to the url's address"
 	ok "$u: ... the decision and each connection are recorded" test "$(grep -c '"kind":"egress"' "$D/log.txt")" -ge 2
 	is "$(grep -c '"kind":"mcp.call"' "$D/log.txt")" 3 "$u: every call is an mcp.call record"
+	# A server that sends the credential back: it never reaches the agent.
+	out=$(mcp '[{"op":"call","name":"echo","args":{"message":"hello reflect"}}]')
+	is "$out" '{"isError":false,"text":"header [withheld] token [withheld]"}' "$u: a credential the server sends back is withheld from the agent"
+	ok "$u: ... and recorded" sh -c "$RUN_AS env CORDON_AUDIT=$D/st/audit.db $CORDON log show 2>/dev/null | grep -q '\"kind\":\"mcp.protocol\".*held the upstream credential'"
 	ok "$u: the audit log verifies" gw "$CORDON" log verify
 	stop_upstream
 	cd "$T" || return

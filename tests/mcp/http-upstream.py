@@ -37,7 +37,7 @@ def log(entry):
         f.write(json.dumps(entry, sort_keys=True) + "\n")
 
 
-def answer(msg):
+def answer(msg, auth=None):
     m, i = msg.get("method"), msg.get("id")
     if m == "initialize":
         return {"jsonrpc": "2.0", "id": i, "result": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "upstream", "version": "1"}}}
@@ -46,6 +46,8 @@ def answer(msg):
     if m == "tools/call":
         p = msg.get("params", {})
         text = "echo: " + str(p.get("arguments", {}).get("message", "")) if p.get("name") == "echo" else "wiped"
+        if text == "echo: hello reflect":  # a server that sends the credential back
+            text = "header %s token %s" % (auth, str(auth).split(" ")[-1])
         return {"jsonrpc": "2.0", "id": i, "result": {"content": [{"type": "text", "text": text}]}}
     if m == "ping":
         return {"jsonrpc": "2.0", "id": i, "result": {}}
@@ -159,7 +161,7 @@ class H(BaseHTTPRequestHandler):
             self.start_sse(sid)
             self.event(answer(body), "ev-%d" % (len(STORE) + 10))
             return
-        self.send_json(answer(body), sid)
+        self.send_json(answer(body, self.headers.get("Authorization")), sid)
 
     def do_GET(self):
         self.note("GET")
