@@ -58,10 +58,11 @@ static void serve(int lfd, uint16_t port)
 			(void)!write(fd, resp, (size_t)len);
 			(void)!write(fd, big, sizeof big);
 		} else {
-			len = snprintf(resp, sizeof resp,
-			               "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Seen-Host: "
-			               "%s\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
-			               strstr(req, "Host: rebind.invalid") ? "name" : "addr");
+			len = snprintf(
+			        resp, sizeof resp,
+			        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Seen-Host: "
+			        "%s\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+			        strstr(req, "Host: rebind.invalid") ? "name" : "addr");
 			(void)!write(fd, resp, (size_t)len);
 		}
 		close(fd);
@@ -210,7 +211,8 @@ int main(void)
 
 	snprintf(url, sizeof url, "http://127.0.0.1:%u/ok", port);
 	fetch("127.0.0.1", port, port, url, 1024, &r);
-	is_int(r.rc, 0, "a request to the pinned address completes (the environment's proxy unused)");
+	is_int(r.rc, 0,
+	       "a request to the pinned address completes (the environment's proxy unused)");
 	is_int(r.status, 200, "... status 200");
 	is_str(r.body, "ok", "... its body");
 	is_int(r.connects_ok, 1, "... one connection, to the pinned address");
