@@ -76,6 +76,12 @@ case $out in *"connect: MCP error -32000: upstream: a session id that is not 1-2
 is "$r" 0 "sidbad: a session id with a control byte fails the handshake"
 ok "sidbad: ... recorded" grep -q '"kind":"mcp.protocol".*a session id that is not 1-256 visible ASCII bytes' "$T/log-sidbad"
 
+run_mode legacyevil
+case $out in *"connect: MCP error -32000: upstream: an HTTP+SSE endpoint ('http://203.0.113.9/message?s=1') off the server's origin"*) r=0 ;; *) r=1 ;; esac
+is "$r" 0 "legacyevil: an HTTP+SSE endpoint on another host is refused"
+ok "legacyevil: ... recorded" grep -q '"kind":"mcp.protocol".*off the server' "$T/log-legacyevil"
+is "$(grep -c '"http": "POST"' "$T/up.log")" 1 "legacyevil: ... and nothing more was sent (the one refused initialize)"
+
 run_mode resume
 is "$(printf '%s\n' "$out" | sed -n 2,3p | tr '\n' ' ')" '{"isError":false,"text":"echo: one"} {"isError":false,"text":"echo: two"} ' "resume: a dropped stream with event ids is resumed and the calls answered"
 is "$(grep -c '"http": "GET", "last_event_id": "ev-1"' "$T/up.log")" 2 "resume: ... by GET with Last-Event-ID"

@@ -32,8 +32,14 @@ tools:
     url: http://127.0.0.1:3901/mcp
     operations: {echo: read, get-sum: read, get-env: read, trigger-long-running-operation: execute}
     args: {message: value, a: value, b: value, duration: value, steps: value}
+  - id: old
+    kind: mcp
+    url: http://127.0.0.1:3902/sse
+    operations: {echo: read}
+    args: {message: value}
 grants:
   - {id: g-read, agent: coder, tool: every, actions: [read], scope: {args: {message: {prefix: hello}}}, owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01}
+  - {id: g-old, agent: coder, tool: old, actions: [read], owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01}
   - {id: g-long, agent: coder, tool: every, actions: [execute], owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01}
 EOP
 
@@ -48,13 +54,22 @@ start() {
 	while ! (exec 3<>/dev/tcp/127.0.0.1/3901) 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 }
 session() { # NAME OPS
-	MCP_OPS="$2" timeout 90 node "$MCP_CLIENT" "$CORDON" mcp --policy "$T/policy.yaml" --agent coder >"$T/out-$1" 2>"$T/err-$1"
+	MCP_OPS="$2" timeout 90 node "$MCP_CLIENT" "$CORDON" mcp --policy "$T/policy.yaml" --agent coder --server "${3:-every}" >"$T/out-$1" 2>"$T/err-$1"
 	echo $? >"$T/rc-$1"
 	grep -c 'Received MCP POST request' "$T/srv.log" >"$T/posts-$1"
 }
 start
 session pins '[{"op":"list"}]'
 "$CORDON" mcp pins approve --server every --all >/dev/null
+# The 2024-11-05 transport (HTTP+SSE): server-everything's sse mode.
+PORT=3902 node "$MCP_EVERYTHING_JS" sse >"$T/srv-sse.log" 2>&1 &
+SSE=$!
+i=0
+while ! (exec 3<>/dev/tcp/127.0.0.1/3902) 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+session oldpins '[{"op":"list"}]' old
+"$CORDON" mcp pins approve --server old --all >/dev/null
+session old '[{"op":"list"},{"op":"call","name":"echo","args":{"message":"hello old"}}]' old
+kill $SSE
 session a '[{"op":"list"},{"op":"call","name":"echo","args":{"message":"hello a"}}]'
 session b '[{"op":"list"},{"op":"call","name":"echo","args":{"message":"hello b"}},{"op":"call","name":"get-env","args":{}},{"op":"call","name":"echo","args":{"message":"bye"}}]'
 # The server dies two seconds into a ten-second streamed call (its fourth
@@ -72,6 +87,8 @@ EOS
 T=$T CORDON=$CORDON MCP_CLIENT=$MCP_CLIENT MCP_EVERYTHING_JS=$MCP_EVERYTHING_JS \
 	CORDON_STATE=$CORDON_STATE CORDON_AUDIT=$CORDON_AUDIT unshare --net sh "$T/inner.sh"
 
+is "$(cat "$T/out-old" | tr '\n' ' ')" '{"tools":["echo"]} {"isError":false,"text":"Echo: hello old"} ' "a 2024-11-05 server (HTTP+SSE) is reached by the fallback, with the same decisions"
+ok "... the fallback is recorded" sh -c "\"$CORDON\" log show 2>/dev/null | grep -q 'trying the HTTP+SSE transport'"
 is "$(sed -n 1p "$T/out-a")" '{"tools":["echo","get-env","get-sum","trigger-long-running-operation"]}' "only the granted tools of the server's are listed"
 is "$(sed -n 2p "$T/out-a")" '{"isError":false,"text":"Echo: hello a"}' "an allowed call works"
 is "$(sed -n 2p "$T/out-b")" '{"isError":false,"text":"Echo: hello b"}' "... again in a second session"

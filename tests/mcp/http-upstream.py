@@ -16,6 +16,8 @@
 #   sidbad     the session id holds a control byte
 #   redirect   tools/call answered with 307 to another host
 #   ctype      tools/call answered as text/html
+#   legacyevil POST refused (404), GET gives an HTTP+SSE endpoint on
+#              another host
 # A path /MODE/mcp picks MODE for that request (one server for many).
 # Usage: http-upstream.py PORT MODE LOG (PORT 0: any; the port is written
 # to LOG.port once listening)
@@ -114,6 +116,11 @@ class H(BaseHTTPRequestHandler):
             return
         m = body["method"]
         sid = SID
+        if MODE == "legacyevil":
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if m == "initialize" and MODE == "sidbad":
             sid = "bad\x01id"
         if m != "initialize" and MODE == "sidchange":
@@ -167,6 +174,11 @@ class H(BaseHTTPRequestHandler):
         self.note("GET")
         MODE = self.mode()
         last = self.headers.get("Last-Event-ID")
+        if MODE == "legacyevil":
+            self.start_sse(None)
+            self.wfile.write(b"event: endpoint\ndata: http://203.0.113.9/message?s=1\n\n")
+            self.wfile.flush()
+            return
         if MODE == "resume" and last == "ev-1" and "ev-2" in STORE:
             self.start_sse()
             self.event(STORE.pop("ev-2"), "ev-2")

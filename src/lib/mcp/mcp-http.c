@@ -47,6 +47,9 @@ struct exchange {
 	struct cd_http_req *rq; /* the request in flight, or NULL */
 	int64_t due_ms;         /* a GET waiting to be (re)started at this time */
 	int events;             /* events seen on this stream */
+	int fallback;           /* initialize refused with 4xx: try HTTP+SSE */
+	char *line;             /* initialize: the message, to send again there */
+	size_t line_len;
 	struct exchange *next;
 };
 
@@ -62,7 +65,15 @@ struct cd_mcp_http {
 	int stream; /* the GET stream was asked for */
 	unsigned stream_fails;
 	int dead, fatal, closing;
+	/* HTTP+SSE (2024-11-05): 1 while waiting for the endpoint event of
+	 * the GET stream, 2 once messages go to that endpoint. */
+	int legacy;
+	struct exchange *lstream;
+	char endpoint[CD_URL_MAX];
+	struct cd_buf pending; /* lines sent before the endpoint was known */
 };
+
+static int send_pending(struct cd_mcp_http *h, const char *why);
 
 static int64_t now_ms(void)
 {
@@ -102,7 +113,10 @@ static void x_free(struct exchange *x)
 		}
 	if (x->rq)
 		cd_http_cancel(x->h->c, x->rq);
+	if (x == x->h->lstream)
+		x->h->lstream = NULL;
 	json_decref(x->ids);
+	free(x->line);
 	cd_buf_release(&x->body);
 	cd_sse_release(&x->sse);
 	free(x);
@@ -236,11 +250,15 @@ static int deliver(struct exchange *x, const char *p, size_t n)
 	return r;
 }
 
+static int legacy_endpoint(struct cd_mcp_http *h, const char *data);
+
 static int on_sse(void *ctx, const struct cd_sse_event *ev)
 {
 	struct exchange *x = ctx;
 
 	x->events++;
+	if (x == x->h->lstream && !strcmp(ev->type, "endpoint"))
+		return legacy_endpoint(x->h, ev->data) < 0 ? -CD_E_DENIED : 0;
 	if (strcmp(ev->type, "message") != 0)
 		return 0; /* no other type carries MCP messages */
 	return deliver(x, ev->data, ev->data_len) < 0 ? -EIO : 0;
@@ -257,6 +275,31 @@ static int refuse(struct exchange *x, const char *fmt, ...)
 	x->refused = 1;
 	event(x->h, "refused", x->why);
 	return -CD_E_DENIED;
+}
+
+/* The endpoint event of an HTTP+SSE stream: a path on the same origin,
+ * or a URL of the same origin; anything else is refused (it would send
+ * the session, and the credential, elsewhere). */
+static int legacy_endpoint(struct cd_mcp_http *h, const char *data)
+{
+	struct cd_tool_url u;
+	char full[CD_URL_MAX + 300], q[96];
+	int n;
+
+	quote(q, sizeof q, data, strlen(data));
+	if (h->legacy != 1 || !h->lstream)
+		return 0; /* one endpoint per session: later ones are ignored */
+	if (data[0] == '/' && data[1] != '/')
+		n = snprintf(full, sizeof full, "%s://%s:%u%s", h->url.https ? "https" : "http",
+		             h->url.host, h->url.port, data);
+	else
+		n = snprintf(full, sizeof full, "%s", data);
+	if (n < 0 || (size_t)n >= sizeof full || cd_tool_url_parse(full, &u, NULL) < 0 ||
+	    u.https != h->url.https || strcmp(u.host, h->url.host) || u.port != h->url.port)
+		return refuse(h->lstream, "an HTTP+SSE endpoint ('%s') off the server's origin", q);
+	memcpy(h->endpoint, u.url, sizeof h->endpoint);
+	h->legacy = 2;
+	return 0;
 }
 
 static int valid_session_id(const char *v, size_t n)
@@ -322,6 +365,13 @@ static int on_head(void *ctx, int status, const struct cd_http_req *rq)
 		if (!x->h->dead)
 			event(x->h, "failed", x->why);
 		x->h->dead = 1;
+		x->mode = M_DISCARD;
+		return 0;
+	}
+	if (x->is_init && x->kind == X_POST && status >= 400 && status < 500 && status != 401 &&
+	    status != 403 && !x->h->have_session && !x->h->initialized && !x->h->legacy &&
+	    x->line) {
+		x->fallback = 1; /* a 2024-11-05 server, perhaps */
 		x->mode = M_DISCARD;
 		return 0;
 	}
@@ -400,6 +450,25 @@ static void stream_done(struct exchange *x, int rc)
 {
 	struct cd_mcp_http *h = x->h;
 
+	if (x == h->lstream) {
+		/* HTTP+SSE: the session is the stream; it does not come back. */
+		if (!x->refused && !h->closing)
+			event(h, "failed",
+			      h->legacy == 2
+			              ? "the server's HTTP+SSE stream ended: the session is over"
+			              : "no HTTP+SSE endpoint either: the server speaks neither "
+			                "transport");
+		h->dead = 1;
+		answer_rest(x, x->refused ? x->why : "the server's event stream ended");
+		if (h->legacy == 1)
+			(void)send_pending(h, x->refused
+			                              ? x->why
+			                              : "the server speaks neither Streamable HTTP "
+			                                "nor HTTP+SSE");
+		x_free(x);
+		return;
+	}
+
 	/* No stream offered (405 and the like), or the session is over. */
 	if (x->mode != M_SSE || x->refused || h->dead || h->closing) {
 		x_free(x);
@@ -416,6 +485,39 @@ static void stream_done(struct exchange *x, int rc)
 	x->due_ms = now_ms() + (x->sse.retry_ms >= 0 ? x->sse.retry_ms : 1000);
 }
 
+static int x_get(struct exchange *x);
+
+/* initialize was refused with a 4xx: the server may be a 2024-11-05 one,
+ * which opens an event stream on GET and names the URL to POST to in its
+ * first event ("endpoint").  initialize waits in `pending` until then. */
+static void legacy_start(struct exchange *x)
+{
+	struct cd_mcp_http *h = x->h;
+	struct exchange *st = x_new(h, X_STREAM);
+	char msg[160];
+
+	snprintf(msg, sizeof msg,
+	         "initialize refused (HTTP %d): trying the HTTP+SSE transport (2024-11-05)",
+	         x->status);
+	event(h, "failed", msg);
+	if (!st || cd_buf_append(&h->pending, x->line, x->line_len) < 0 ||
+	    cd_buf_putc(&h->pending, '\n') < 0) {
+		x_free(st);
+		answer_rest(x, "out of memory");
+		x_free(x);
+		return;
+	}
+	h->legacy = 1;
+	h->lstream = st;
+	st->is_init = 1; /* the answer to initialize comes on it */
+	x_free(x);       /* its ids are sent again from pending */
+	if (x_get(st) < 0) {
+		event(h, "failed", st->why);
+		h->dead = 1;
+		x_free(st);
+	}
+}
+
 static void on_done(void *ctx, int rc, int status, const char *why)
 {
 	struct exchange *x = ctx;
@@ -423,7 +525,6 @@ static void on_done(void *ctx, int rc, int status, const char *why)
 	char msg[200];
 
 	x->rq = NULL;
-	(void)status;
 	if (rc == 0 && x->mode == M_JSON && x->body.len)
 		(void)deliver(x, x->body.data, x->body.len);
 	cd_buf_reset(&x->body);
@@ -441,6 +542,17 @@ static void on_done(void *ctx, int rc, int status, const char *why)
 	if (x->kind == X_STREAM) {
 		stream_done(x, rc);
 		return;
+	}
+	if (x->fallback && rc == 0) {
+		legacy_start(x);
+		return;
+	}
+	/* HTTP+SSE: a POST is accepted (202); its answer comes on the stream. */
+	if (h->legacy == 2 && rc == 0 && status >= 200 && status < 300 && h->lstream &&
+	    json_array_size(x->ids)) {
+		if (json_array_extend(h->lstream->ids, x->ids) < 0)
+			h->fatal = -ENOMEM;
+		json_array_clear(x->ids);
 	}
 	if (!json_array_size(x->ids)) {
 		x_free(x);
@@ -503,7 +615,7 @@ static int x_start(struct exchange *x, const char *method, const char *body, siz
 		hdr[n++] = h->auth;
 	memset(&q, 0, sizeof q);
 	q.method = method;
-	q.url = h->url.url;
+	q.url = h->legacy == 2 && x->kind == X_POST ? h->endpoint : h->url.url;
 	q.headers = hdr;
 	q.nheaders = n;
 	q.body = body;
@@ -530,6 +642,7 @@ int cd_mcp_http_new(const struct cd_mcp_http_cfg *cfg, struct cd_mcp_http **ret,
 	if (!h)
 		return cd_err_set(err, -ENOMEM, "out of memory");
 	h->cfg = *cfg;
+	cd_buf_init(&h->pending, CD_JSONRPC_LINE_MAX);
 	h->url = *cfg->url;
 	h->cfg.url = &h->url;
 	if (cfg->authorization) {
@@ -587,6 +700,11 @@ int cd_mcp_http_send(struct cd_mcp_http *h, const char *line, size_t len)
 
 	if (h->fatal)
 		return h->fatal;
+	if (h->legacy == 1) {
+		if (cd_buf_append(&h->pending, line, len) < 0 || cd_buf_putc(&h->pending, '\n') < 0)
+			return h->fatal = -ENOMEM;
+		return 0;
+	}
 	x = x_new(h, X_POST);
 	if (!x)
 		return -ENOMEM;
@@ -594,6 +712,14 @@ int cd_mcp_http_send(struct cd_mcp_http *h, const char *line, size_t len)
 	root = json_loadb(line, len, JSON_DECODE_ANY, NULL);
 	r = root ? collect_ids(x, root) : 0;
 	json_decref(root);
+	if (r == 0 && x->is_init && !h->legacy) {
+		x->line = malloc(len ? len : 1);
+		if (!x->line)
+			r = -ENOMEM;
+		else
+			memcpy(x->line, line, len);
+		x->line_len = len;
+	}
 	if (r < 0) {
 		x_free(x);
 		return r;
@@ -611,13 +737,47 @@ int cd_mcp_http_send(struct cd_mcp_http *h, const char *line, size_t len)
 		return h->fatal;
 	}
 	/* After the handshake, the server's own stream is asked for once. */
-	if (h->initialized && !h->stream && !x->is_init) {
+	if (h->initialized && !h->stream && !x->is_init && !h->legacy) {
 		struct exchange *s = x_new(h, X_STREAM);
 		h->stream = 1;
 		if (s && x_get(s) < 0)
 			x_free(s);
 	}
 	return 0;
+}
+
+static int collect_ids(struct exchange *x, json_t *root);
+
+/* The lines that waited for the HTTP+SSE endpoint: sent now, or (the
+ * stream failed first) answered with an error. */
+static int send_pending(struct cd_mcp_http *h, const char *why)
+{
+	struct cd_buf b = h->pending;
+	size_t i = 0;
+	int r = 0;
+
+	cd_buf_init(&h->pending, CD_JSONRPC_LINE_MAX);
+	while (i < b.len && r >= 0) {
+		char *nl = memchr(b.data + i, '\n', b.len - i);
+		size_t n = nl ? (size_t)(nl - (b.data + i)) : b.len - i;
+
+		if (h->legacy == 2) {
+			r = cd_mcp_http_send(h, b.data + i, n);
+		} else {
+			struct exchange *x = x_new(h, X_POST);
+			json_t *root = json_loadb(b.data + i, n, JSON_DECODE_ANY, NULL);
+			if (!x || (root && collect_ids(x, root) < 0))
+				r = h->fatal = -ENOMEM;
+			json_decref(root);
+			if (x) {
+				answer_rest(x, why);
+				x_free(x);
+			}
+		}
+		i += n + 1;
+	}
+	cd_buf_release(&b);
+	return r < 0 ? r : h->fatal;
 }
 
 int cd_mcp_http_run(struct cd_mcp_http *h, struct pollfd *extra, size_t nextra, int timeout_ms)
@@ -636,6 +796,8 @@ int cd_mcp_http_run(struct cd_mcp_http *h, struct pollfd *extra, size_t nextra, 
 	}
 	r = cd_http_client_run(h->c, extra, nextra, timeout_ms);
 	if (r < 0)
+		return r;
+	if (h->legacy == 2 && h->pending.len && (r = send_pending(h, "")) < 0)
 		return r;
 	t = now_ms();
 	for (x = h->xs; x; x = next) {
@@ -695,6 +857,7 @@ void cd_mcp_http_free(struct cd_mcp_http *h)
 	while (h->xs)
 		x_free(h->xs);
 	cd_http_client_free(h->c);
+	cd_buf_release(&h->pending);
 	if (h->auth) {
 		explicit_bzero(h->auth, strlen(h->auth));
 		free(h->auth);

@@ -14,7 +14,10 @@
  * (at most CD_MCP_HTTP_RESUMES times), else those requests get an error
  * answer (-32000) so the client is never left waiting; a GET stream
  * carries the server's own requests and notifications when the server
- * offers one; DELETE ends the session.
+ * offers one; DELETE ends the session.  A server that refuses initialize
+ * with a 4xx is tried as a 2024-11-05 one (HTTP+SSE): GET opens its event
+ * stream, whose `endpoint` event (same origin only) names where to POST;
+ * answers come on that stream, and its end ends the session.
  *
  * Refused, with an on_event record, and the requests concerned answered
  * with an error: a redirect (never followed), a content type other than
