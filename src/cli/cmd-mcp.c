@@ -20,6 +20,7 @@
 
 #include "cli-audit.h"
 #include "cmd-mcp.h"
+#include "cmd-mcp-int.h"
 #include "gate/gate-approval.h"
 #include "gate/gate-mcp.h"
 #include "mcp/mcp-pins.h"
@@ -53,8 +54,8 @@ void mcp_usage(FILE *f)
 	fprintf(f,
 	        "usage: cordon mcp --policy FILE --agent ID [--task ID] [--server NAME]\n"
 	        "                  [--audit PATH] [--state PATH] [--cwd DIR]\n"
-	        "                  [--approval-timeout DUR]\n"
-	        "                  -- CMD [ARG...]\n"
+	        "                  [--approval-timeout DUR] [--secret NAME:FILE]\n"
+	        "                  [-- CMD [ARG...]]\n"
 	        "       cordon mcp pins list [--server NAME] [--state PATH] [--json]\n"
 	        "       cordon mcp pins approve --server NAME (--all | TOOL...) [--sha256 HEX]\n"
 	        "                  [--state PATH] [--audit PATH]\n"
@@ -72,6 +73,11 @@ void mcp_usage(FILE *f)
 	        "through; denied or unanswered, it is an isError result.  The client's roots\n"
 	        "and sampling capabilities are not passed on.\n"
 	        "\n"
+	        "A server whose policy tool gives url: is remote (no CMD): cordon speaks\n"
+	        "Streamable HTTP to it, to the one address it vetted as the egress proxy\n"
+	        "does (each connection recorded), and sends the tool's secret: as the\n"
+	        "Authorization header, never shown to the client nor recorded.\n"
+	        "\n"
 	        "Options:\n"
 	        "  --policy FILE    the grant matrix (required)\n"
 	        "  --agent ID       the agent every decision names (required)\n"
@@ -88,6 +94,8 @@ void mcp_usage(FILE *f)
 	        "                   read-only (default: cordon's, which an MCP client may\n"
 	        "                   set to anything: name one)\n"
 	        "  --approval-timeout DUR  how long a held call waits (default 10m)\n"
+	        "  --secret NAME:FILE  the value of the remote server's secret NAME (default:\n"
+	        "                   cordon's environment variable NAME)\n"
 	        "  -h, --help       this text\n"
 	        "\n"
 	        "pins: list the pinned definitions (approved, pending, superseded); approve the\n"
@@ -119,32 +127,6 @@ int mcp_open_state(const char *opt, struct cd_state **ret)
 
 /* ---- the session -------------------------------------------------------- */
 
-struct session {
-	const char *policy_path, *agent, *task, *server, *audit_opt, *state_opt, *cwd_opt;
-	char server_buf[256]; /* the server's name when --server was not given */
-	char **cmd;
-	struct cd_policy *policy;
-	struct cd_audit *audit;
-	struct cd_state *state;
-	struct cd_gate gate;
-	struct cd_mcp_gw *gw;
-	struct cd_masker *masker;
-	char run_id[40];
-	pid_t child;
-	int to_srv, from_srv, err_srv; /* our ends of the server's stdio */
-	/* The server's stdout is ours directly (cordon run --direct-stdio):
-	 * its profile's output_limit is enforced here (0: none). */
-	uint64_t out_limit, out_bytes;
-	int over_limit;
-	struct cd_jsonrpc_reader rd_client, rd_server;
-	int fatal;
-	int64_t approval_timeout_s;
-	/* Our own hash of each held call, to check the approval against. */
-	struct {
-		char id[40], sha256[65];
-	} held[CD_MCP_APPROVALS_MAX];
-};
-
 static int64_t mono_ms(void *ctx)
 {
 	struct timespec ts;
@@ -153,8 +135,6 @@ static int64_t mono_ms(void *ctx)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
-
-static int flush(int fd, struct cd_buf *b);
 
 static int ev_record(void *ctx, const struct cd_mcp_event *ev)
 {
@@ -167,7 +147,7 @@ static int ev_record(void *ctx, const struct cd_mcp_event *ev)
 	 * transaction (the intent before it is durable already; an error
 	 * writing here is the main loop's to notice). */
 	if (ev->kind == CD_MCP_EV_RESULT)
-		(void)flush(STDOUT_FILENO, cd_mcp_gw_to_client(s->gw));
+		(void)mcp_flush(STDOUT_FILENO, cd_mcp_gw_to_client(s->gw));
 	r = cd_gate_mcp_event(&s->gate, s->run_id, s->agent, s->task, ev, &err);
 
 	if (r < 0)
@@ -507,7 +487,7 @@ static int spawn_server(struct session *s)
 	return cli_spawn_run(&sp, &s->child, &s->to_srv, &s->from_srv, &s->err_srv);
 }
 
-static int on_client_line(void *ctx, const char *line, size_t len, int status)
+int mcp_on_client_line(void *ctx, const char *line, size_t len, int status)
 {
 	struct session *s = ctx;
 	int r = status < 0 ? cd_mcp_gw_client_too_long(s->gw)
@@ -524,7 +504,7 @@ static int on_server_line(void *ctx, const char *line, size_t len, int status)
 }
 
 /* Write what we can of b to fd; 0, or -1 when the peer is gone. */
-static int flush(int fd, struct cd_buf *b)
+int mcp_flush(int fd, struct cd_buf *b)
 {
 	while (b->len) {
 		ssize_t w = write(fd, b->data, b->len);
@@ -612,7 +592,7 @@ static int signals(void)
 /* SIGHUP: load the policy file again.  A file that does not load is
  * refused and the last good policy stays in force (THREATS row 37); both
  * are policy.load records.  -1 only when the gateway cannot go on. */
-static int reload_policy(struct session *s)
+int mcp_reload_policy(struct session *s)
 {
 	struct cd_policy *np = NULL, *old = s->policy;
 	struct cd_err err = { 0, "" }, rerr = { 0, "" };
@@ -731,15 +711,15 @@ static int relay(struct session *s, int sfd)
 			if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
 				if (si.ssi_signo != SIGHUP)
 					return 1;
-				if (reload_policy(s) < 0)
+				if (mcp_reload_policy(s) < 0)
 					return -1;
 			}
 		}
 		if (ic >= 0 && p[ic].revents) {
 			n = read(STDIN_FILENO, buf, sizeof buf);
 			if (n > 0) {
-				if (cd_jsonrpc_feed(&s->rd_client, buf, (size_t)n, on_client_line,
-				                    s) < 0)
+				if (cd_jsonrpc_feed(&s->rd_client, buf, (size_t)n,
+				                    mcp_on_client_line, s) < 0)
 					return -1;
 			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 				client_open = 0; /* client EOF: the session ends */
@@ -761,12 +741,12 @@ static int relay(struct session *s, int sfd)
 		if (ie >= 0 && p[ie].revents)
 			drain_stderr(s);
 		if (tos->len && s->to_srv >= 0 && (os < 0 || p[os].revents) &&
-		    flush(s->to_srv, tos) < 0) {
+		    mcp_flush(s->to_srv, tos) < 0) {
 			close(s->to_srv);
 			s->to_srv = -1;
 			cd_buf_reset(tos);
 		}
-		if (toc->len && (oc < 0 || p[oc].revents) && flush(STDOUT_FILENO, toc) < 0)
+		if (toc->len && (oc < 0 || p[oc].revents) && mcp_flush(STDOUT_FILENO, toc) < 0)
 			return 0; /* the client is gone */
 	}
 	if (!server_open && client_open && !s->over_limit)
@@ -784,6 +764,7 @@ static const struct option gateway_opts[] = {
 	{ "state", required_argument, NULL, 'S' },
 	{ "cwd", required_argument, NULL, 'C' },
 	{ "approval-timeout", required_argument, NULL, 'T' },
+	{ "secret", required_argument, NULL, 'K' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -829,6 +810,14 @@ static int gateway_args(int argc, char **argv, struct session *s)
 			}
 			s->approval_timeout_s = (int64_t)(ms / 1000);
 			break;
+		case 'K':
+			if (!strchr(optarg, ':')) {
+				cli_errorf("--secret NAME:FILE (without FILE, NAME is read from "
+				           "cordon's environment)");
+				return CD_EXIT_USAGE;
+			}
+			s->secret_opt = optarg;
+			break;
 		case 'h':
 			mcp_usage(stdout);
 			return CD_EXIT_OK;
@@ -838,12 +827,27 @@ static int gateway_args(int argc, char **argv, struct session *s)
 			return CD_EXIT_USAGE;
 		}
 	}
-	if (!s->policy_path || !s->agent || optind >= argc) {
-		cli_errorf("usage: cordon mcp --policy FILE --agent ID [--server NAME] -- CMD "
-		           "[ARG...]");
+	if (!s->policy_path || !s->agent) {
+		cli_errorf("usage: cordon mcp --policy FILE --agent ID [--server NAME] [-- CMD "
+		           "[ARG...]]");
 		return CD_EXIT_USAGE;
 	}
-	s->cmd = argv + optind;
+	s->cmd = optind < argc ? argv + optind : NULL;
+	return -1;
+}
+
+/* A launched server needs CMD, a remote one (url:) must have none. */
+static int check_server_kind(const struct session *s)
+{
+	const char *u, *sec;
+	int remote = cd_mcp_policy_remote(s->policy, s->server, &u, &sec);
+
+	if (remote != !!s->cmd)
+		return 0;
+	cli_errorf(remote ? "the MCP server '%s' is remote (url: in the policy): no CMD"
+	                  : "usage: cordon mcp ... --server %s -- CMD [ARG...] (the policy gives "
+	                    "the server no url:)",
+	           s->server);
 	return -1;
 }
 
@@ -876,6 +880,10 @@ static int gateway(int argc, char **argv)
 		}
 		s.server = s.server_buf;
 	}
+	if (check_server_kind(&s) < 0) {
+		rc = CD_EXIT_USAGE;
+		goto out;
+	}
 	if (cli_audit_open(s.audit_opt, &s.audit) < 0 || mcp_open_state(s.state_opt, &s.state) < 0)
 		goto out;
 	/* Every allowed call fsyncs an intent: let those fsyncs overwrite the
@@ -886,7 +894,7 @@ static int gateway(int argc, char **argv)
 	 * (the launch grant may be one); then the key, when some grant
 	 * (written or temporary) masks. */
 	if (cli_temp_join(s.state, s.audit, s.policy, (int64_t)time(NULL)) < 0 ||
-	    check_reach(&s) < 0)
+	    (s.cmd && check_reach(&s) < 0))
 		goto out;
 	if (cd_policy_masks(s.policy) && cli_masker_open(&s.masker) < 0)
 		goto out;
@@ -927,16 +935,24 @@ static int gateway(int argc, char **argv)
 		cli_errorf("cannot set up signals: %s", cd_strerror(-errno));
 		goto out;
 	}
-	if (spawn_server(&s) < 0)
+	if ((r = mcp_remote_open(&s)) < 0) {
 		goto out;
-	r = relay(&s, sfd);
-	stop_server(&s, r == 1 || r == -2);
+	} else if (r) {
+		r = mcp_remote_relay(&s, sfd);
+		mcp_remote_close(&s);
+	} else {
+		if (spawn_server(&s) < 0)
+			goto out;
+		r = relay(&s, sfd);
+		stop_server(&s, r == 1 || r == -2);
+	}
 	rc = r < 0 ? CD_EXIT_CORDON : CD_EXIT_OK;
 	if (r == -1)
 		cli_errorf("the session failed: out of memory or an output buffer past its cap");
 out:
 	if (s.child > 0)
 		stop_server(&s, 1);
+	mcp_remote_close(&s);
 	if (s.from_srv >= 0)
 		close(s.from_srv);
 	if (s.err_srv >= 0)

@@ -391,6 +391,16 @@ static void test_tools(void)
 		  "version: 1\nagents: [{id: a, owner: o}]\ntools:\n"
 		  "  - {id: fs, kind: http, operations: {rd: read, wr: update}, args: {p: path}}\n",
 		  "+tool:fs:kind", 1 },
+		{ "remote url added",
+		  "version: 1\nagents: [{id: a, owner: o}]\ntools:\n"
+		  "  - {id: fs, kind: mcp, url: 'https://mcp.example.com/mcp', operations: {rd: "
+		  "read, wr: update}, args: {p: path}}\n",
+		  "+tool:fs:url", 1 },
+		{ "secret sent to it",
+		  "version: 1\nagents: [{id: a, owner: o}]\ntools:\n"
+		  "  - {id: fs, kind: mcp, url: 'https://mcp.example.com/mcp', secret: TOK, "
+		  "operations: {rd: read, wr: update}, args: {p: path}}\n",
+		  "+tool:fs:url", 1 },
 	};
 	static const char old_tools[] =
 	        "version: 1\nagents: [{id: a, owner: o}]\ntools:\n"

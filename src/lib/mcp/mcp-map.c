@@ -486,3 +486,15 @@ const char *cd_mcp_policy_pin(const struct cd_policy *p, const char *server, con
 				return t[k]->pin_shas[i];
 	return NULL;
 }
+
+int cd_mcp_policy_remote(const struct cd_policy *p, const char *server, const char **ret_url,
+                         const char **ret_secret)
+{
+	const struct cd_named *t = p && server ? find_tool(p, server) : NULL;
+
+	if (!t || !t->url || !t->kind || strcmp(t->kind, "mcp") != 0)
+		return 0;
+	*ret_url = t->url;
+	*ret_secret = t->secret;
+	return 1;
+}

@@ -97,6 +97,12 @@ size_t cd_mcp_policy_operations(const struct cd_policy *p, const char *server,
  * inventory), or NULL when the file pins nothing for it. */
 const char *cd_mcp_policy_pin(const struct cd_policy *p, const char *server, const char *tool);
 
+/* The remote server `server` is (its tool's url: and secret:): 1 with
+ * *ret_url (checked by the loader) and *ret_secret (a name, or NULL),
+ * pointing into the policy; 0 when the server is launched (no url:). */
+int cd_mcp_policy_remote(const struct cd_policy *p, const char *server, const char **ret_url,
+                         const char **ret_secret);
+
 int cd_mcp_tool_granted(const struct cd_policy *p, const char *agent, const char *task,
                         const char *server, const char *tool, int64_t now);
 

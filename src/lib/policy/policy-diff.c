@@ -780,6 +780,13 @@ static void diff_tool(struct dctx *d, const struct cd_named *o, const struct cd_
 		    o->kind ? o->kind : "-");
 		report(d, 1, "tool", t->id, "kind", line);
 	}
+	/* Another remote server, or another credential sent to it, widens. */
+	if (!same_str(o->url, t->url) || !same_str(o->secret, t->secret)) {
+		say(line, sizeof line, "url '%s' secret '%s' (was '%s' '%s')",
+		    t->url ? t->url : "-", t->secret ? t->secret : "-", o->url ? o->url : "-",
+		    o->secret ? o->secret : "-");
+		report(d, 1, "tool", t->id, "url", line);
+	}
 	for (i = 0; i < t->nops; i++) {
 		if (!op_class(o, t->op_names[i], &ca)) {
 			say(line, sizeof line, "'%s' (%s) added", t->op_names[i],

@@ -111,6 +111,10 @@ struct cd_named {
 	/* tools of kind mcp: definitions pinned in the file (pins:). */
 	const char **pin_names, **pin_shas;
 	size_t npins;
+	/* tools of kind mcp: a remote server (url:, checked by
+	 * cd_tool_url_parse) and the secret whose value is the Authorization
+	 * header sent to it (secret:, a name; NULL: none). */
+	const char *url, *secret;
 };
 
 struct cd_profile {

@@ -6,6 +6,7 @@
  * an untrusted file; every key is known, every value has its type, every
  * id is unique and every setting is checked, or nothing is loaded. */
 #include "policy-load-int.h"
+#include "tool-url.h"
 
 #include "match-host.h"
 #include "util/num.h"
@@ -92,6 +93,40 @@ static int load_pins(struct lctx *c, const struct cd_ynode *v, struct cd_named *
 	return 0;
 }
 
+/* url: and secret: of a remote MCP server (tool-url.h). */
+static int load_remote(struct lctx *c, const struct cd_ynode *it, struct cd_named *x)
+{
+	const struct cd_ynode *u = cd_pl_map_get(it, "url"), *sec = cd_pl_map_get(it, "secret");
+	struct cd_tool_url parsed;
+	struct cd_err uerr = { 0, "" };
+	int r;
+
+	if (!u && !sec)
+		return 0;
+	if (!u)
+		return cd_pl_lfail(c, sec, "secret: goes with url:", "a secret without a url");
+	if (!x->kind || strcmp(x->kind, "mcp") != 0 || strchr(x->id, '/'))
+		return cd_pl_lfail(c, u,
+		                   "url: names a remote MCP server: a tool of kind mcp "
+		                   "whose id is the server's name",
+		                   "url on tool '%s'", x->id);
+	if ((r = cd_pl_get_str(c, u, "url", &x->url)) < 0)
+		return r;
+	if (cd_tool_url_parse(x->url, &parsed, &uerr) < 0)
+		return cd_pl_lfail(c, u, "https://HOST[:PORT]/PATH, or http:// to an IP address",
+		                   "%s", uerr.msg);
+	if (!sec)
+		return 0;
+	if ((r = cd_pl_get_str(c, sec, "secret", &x->secret)) < 0)
+		return r;
+	if (!x->secret[0] ||
+	    strspn(x->secret, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	                      "0123456789_") != strlen(x->secret))
+		return cd_pl_lfail(c, sec, "a secret's name: letters, digits and '_'",
+		                   "bad secret name");
+	return 0;
+}
+
 int cd_pl_load_named(struct lctx *c, const struct cd_ynode *seq, const char *what,
                      const struct keyspec *spec, struct cd_named **ret, size_t *ret_n)
 {
@@ -137,6 +172,8 @@ int cd_pl_load_named(struct lctx *c, const struct cd_ynode *seq, const char *wha
 		if ((v = cd_pl_map_get(it, "args")) && (r = load_arg_kinds(c, v, x)) < 0)
 			return r;
 		if ((v = cd_pl_map_get(it, "pins")) && (r = load_pins(c, v, x)) < 0)
+			return r;
+		if ((r = load_remote(c, it, x)) < 0)
 			return r;
 	}
 	qsort(out, i, sizeof *out, cd_pl_cmp_named);

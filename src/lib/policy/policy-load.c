@@ -310,6 +310,7 @@ static int load_tree(struct lctx *c, const struct cd_ynode *root)
 	static const struct keyspec tool_spec[] = { { "id", 1 },          { "kind", 1 },
 		                                    { "description", 0 }, { "operations", 0 },
 		                                    { "args", 0 },        { "pins", 0 },
+		                                    { "url", 0 },         { "secret", 0 },
 		                                    { NULL, 0 } };
 	struct cd_policy *p = c->p;
 	const struct cd_ynode *v;

@@ -90,4 +90,14 @@
 #define CD_MCP_BATCH_MAX      100           /* elements of one batch (MCP 2025-03-26) */
 #define CD_MCP_BATCHES_MAX    8             /* client batches whose answer is not complete */
 
+/* cordon mcp with a remote (url:) upstream: HTTP responses and SSE events. */
+#define CD_HTTP_BODY_MAX      CD_JSONRPC_LINE_MAX /* one JSON response body */
+#define CD_SSE_LINE_MAX       CD_JSONRPC_LINE_MAX /* one line of an event stream */
+#define CD_SSE_EVENT_MAX      CD_JSONRPC_LINE_MAX /* the data of one event */
+#define CD_SSE_ID_MAX         256                 /* an event id (Last-Event-ID) */
+#define CD_SSE_RETRY_MAX_MS   30000               /* a server's retry: is capped here */
+#define CD_HTTP_STREAM_MAX    (256 * CD_MIB)      /* bytes of one event stream in all */
+#define CD_HTTP_INFLIGHT_MAX  64                  /* requests open at once */
+#define CD_MCP_SESSION_ID_MAX 256                 /* Mcp-Session-Id, visible ASCII */
+
 #endif
