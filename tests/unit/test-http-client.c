@@ -77,11 +77,11 @@ struct result {
 	int connects_ok, connects_refused;
 };
 
-static int on_head(void *ctx, int status, const struct cd_http_req *rq)
+static int on_head(void *ctx, int status, const struct cd_http_call *rq)
 {
 	struct result *r = ctx;
 	size_t n = 0;
-	const char *v = cd_http_header(rq, "x-seen-host", &n);
+	const char *v = cd_http_call_header(rq, "x-seen-host", &n);
 
 	r->status = status;
 	if (v && n < sizeof r->seen_host) {
@@ -140,7 +140,7 @@ static void fetch(const char *host, uint16_t port, uint16_t pin_port, const char
 	struct sockaddr_storage pin;
 	struct sockaddr_in *in = (struct sockaddr_in *)&pin;
 	struct cd_http_client_cfg cc;
-	struct cd_http_req_cfg q;
+	struct cd_http_call_cfg q;
 	struct cd_http_client *c = NULL;
 	struct cd_err err = { 0, "" };
 	int i;

@@ -3,7 +3,7 @@
  * environment proxies, TLS verified, bodies capped).
  *
  * Trust boundary: the peer's status, headers and body are untrusted;
- * header lines are kept (capped) for cd_http_header() and the body is
+ * header lines are kept (capped) for cd_http_call_header() and the body is
  * handed on in the caller's callbacks, never interpreted here. */
 #define CURL_DISABLE_TYPECHECK 1
 #include "client.h"
@@ -50,20 +50,20 @@ static const struct cd_dl_sym curl_syms[] = {
 	CD_DL_SYM(curl_multi_cleanup),
 };
 
-struct cd_http_req {
+struct cd_http_call {
 	struct cd_http_client *c;
 	CURL *easy;
 	struct curl_slist *hdrs;
 	char *body;
 	size_t body_len;
-	struct cd_http_req_cfg cfg;
+	struct cd_http_call_cfg cfg;
 	struct cd_buf head; /* the current header block's lines */
 	int status;         /* of the current block */
 	int head_done;      /* on_head was called */
 	size_t got;         /* body bytes so far */
 	int abort_rc;       /* a callback's or a cap's refusal */
 	char why[160];
-	struct cd_http_req *next;
+	struct cd_http_call *next;
 };
 
 struct cd_http_client {
@@ -71,7 +71,7 @@ struct cd_http_client {
 	struct cd_http_client_cfg cfg;
 	char host[256];
 	struct curl_slist *resolve;
-	struct cd_http_req *reqs;
+	struct cd_http_call *reqs;
 	size_t nreqs;
 	int refused; /* the open-socket callback refused an address */
 };
@@ -173,7 +173,7 @@ int cd_http_client_new(const struct cd_http_client_cfg *cfg, struct cd_http_clie
 	return 0;
 }
 
-static void req_free(struct cd_http_req *rq)
+static void req_free(struct cd_http_call *rq)
 {
 	if (!rq)
 		return;
@@ -192,9 +192,9 @@ static void req_free(struct cd_http_req *rq)
 	free(rq);
 }
 
-static void unlink_req(struct cd_http_client *c, struct cd_http_req *rq)
+static void unlink_req(struct cd_http_client *c, struct cd_http_call *rq)
 {
-	struct cd_http_req **pp;
+	struct cd_http_call **pp;
 
 	for (pp = &c->reqs; *pp; pp = &(*pp)->next) {
 		if (*pp == rq) {
@@ -205,7 +205,7 @@ static void unlink_req(struct cd_http_client *c, struct cd_http_req *rq)
 	}
 }
 
-void cd_http_cancel(struct cd_http_client *c, struct cd_http_req *rq)
+void cd_http_cancel(struct cd_http_client *c, struct cd_http_call *rq)
 {
 	if (!c || !rq)
 		return;
@@ -231,7 +231,7 @@ size_t cd_http_active(const struct cd_http_client *c)
 	return c ? c->nreqs : 0;
 }
 
-const char *cd_http_header(const struct cd_http_req *rq, const char *name, size_t *ret_len)
+const char *cd_http_call_header(const struct cd_http_call *rq, const char *name, size_t *ret_len)
 {
 	const char *p = rq->head.data, *end = p + rq->head.len;
 	size_t nl = strlen(name);
@@ -256,7 +256,7 @@ const char *cd_http_header(const struct cd_http_req *rq, const char *name, size_
 	return NULL;
 }
 
-static int head_complete(struct cd_http_req *rq)
+static int head_complete(struct cd_http_call *rq)
 {
 	int r;
 
@@ -277,7 +277,7 @@ static int head_complete(struct cd_http_req *rq)
  * the next), the empty line ends it. */
 static size_t on_header(char *p, size_t size, size_t nmemb, void *ctx)
 {
-	struct cd_http_req *rq = ctx;
+	struct cd_http_call *rq = ctx;
 	size_t n = size * nmemb;
 
 	if (n >= 5 && !memcmp(p, "HTTP/", 5)) {
@@ -305,7 +305,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ctx)
 
 static size_t on_write(char *p, size_t size, size_t nmemb, void *ctx)
 {
-	struct cd_http_req *rq = ctx;
+	struct cd_http_call *rq = ctx;
 	size_t n = size * nmemb;
 	int r;
 
@@ -331,9 +331,9 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ctx)
 			goto fail;                                                                 \
 	} while (0)
 
-static int configure(struct cd_http_client *c, struct cd_http_req *rq)
+static int configure(struct cd_http_client *c, struct cd_http_call *rq)
 {
-	const struct cd_http_req_cfg *q = &rq->cfg;
+	const struct cd_http_call_cfg *q = &rq->cfg;
 
 	SET(CURLOPT_URL, q->url);
 	SET(CURLOPT_PROTOCOLS_STR, "http,https");
@@ -374,10 +374,10 @@ fail:
 	return -EINVAL;
 }
 
-int cd_http_start(struct cd_http_client *c, const struct cd_http_req_cfg *q,
-                  struct cd_http_req **ret, struct cd_err *err)
+int cd_http_start(struct cd_http_client *c, const struct cd_http_call_cfg *q,
+                  struct cd_http_call **ret, struct cd_err *err)
 {
-	struct cd_http_req *rq;
+	struct cd_http_call *rq;
 	size_t i;
 
 	if (!q->url || !q->method || !q->max_body || !q->on_done)
@@ -453,7 +453,7 @@ static int curl_rc(CURLcode cc)
 
 static void finish(struct cd_http_client *c, CURL *easy, CURLcode cc)
 {
-	struct cd_http_req *rq;
+	struct cd_http_call *rq;
 	int rc = 0;
 	const char *why = "";
 

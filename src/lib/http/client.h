@@ -35,7 +35,7 @@
 #include <sys/socket.h>
 
 struct cd_http_client;
-struct cd_http_req;
+struct cd_http_call;
 
 struct cd_http_client_cfg {
 	const char *host; /* the URL's host: a name, a dotted quad or "[v6]" */
@@ -51,7 +51,7 @@ struct cd_http_client_cfg {
 
 /* One request.  Header lines and the body are copied; the callbacks run
  * inside cd_http_client_run(). */
-struct cd_http_req_cfg {
+struct cd_http_call_cfg {
 	const char *method;         /* "GET", "POST", "DELETE" */
 	const char *url;            /* on the client's origin */
 	const char *const *headers; /* "Name: value" lines */
@@ -63,7 +63,7 @@ struct cd_http_req_cfg {
 	/* The response's status and headers, once complete (the final block:
 	 * 1xx blocks are skipped).  Negative: the request is aborted (on_done
 	 * gets that code). */
-	int (*on_head)(void *ctx, int status, const struct cd_http_req *rq);
+	int (*on_head)(void *ctx, int status, const struct cd_http_call *rq);
 	/* Body bytes, in order.  Negative: aborted. */
 	int (*on_body)(void *ctx, const char *p, size_t n);
 	/* The end: rc 0 when the body was complete, else negative (-ETIMEDOUT,
@@ -84,15 +84,15 @@ void cd_http_client_free(struct cd_http_client *c);
 
 /* Start a request; *ret (may be NULL) names it for cd_http_cancel until
  * its on_done.  -CD_E_LIMIT past CD_HTTP_INFLIGHT_MAX, -ENOMEM, -EINVAL. */
-int cd_http_start(struct cd_http_client *c, const struct cd_http_req_cfg *rq,
-                  struct cd_http_req **ret, struct cd_err *err);
+int cd_http_start(struct cd_http_client *c, const struct cd_http_call_cfg *rq,
+                  struct cd_http_call **ret, struct cd_err *err);
 /* Stop a request now; its on_done is not called. */
-void cd_http_cancel(struct cd_http_client *c, struct cd_http_req *rq);
+void cd_http_cancel(struct cd_http_client *c, struct cd_http_call *rq);
 size_t cd_http_active(const struct cd_http_client *c);
 
 /* The value of response header `name` (case-insensitive) in the final
  * header block, as a view (*ret_len), or NULL.  Valid inside on_head. */
-const char *cd_http_header(const struct cd_http_req *rq, const char *name, size_t *ret_len);
+const char *cd_http_call_header(const struct cd_http_call *rq, const char *name, size_t *ret_len);
 
 /* Wait up to timeout_ms (-1: no limit) for libcurl's sockets or one of
  * the caller's `extra` fds (events POLLIN/POLLOUT; revents filled), then

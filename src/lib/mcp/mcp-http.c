@@ -44,11 +44,11 @@ struct exchange {
 	int status;
 	int refused; /* recorded already: the reason is in why */
 	char why[200];
-	struct cd_http_req *rq; /* the request in flight, or NULL */
-	int64_t due_ms;         /* a GET waiting to be (re)started at this time */
-	int events;             /* events seen on this stream */
-	int fallback;           /* initialize refused with 4xx: try HTTP+SSE */
-	char *line;             /* initialize: the message, to send again there */
+	struct cd_http_call *rq; /* the request in flight, or NULL */
+	int64_t due_ms;          /* a GET waiting to be (re)started at this time */
+	int events;              /* events seen on this stream */
+	int fallback;            /* initialize refused with 4xx: try HTTP+SSE */
+	char *line;              /* initialize: the message, to send again there */
 	size_t line_len;
 	struct exchange *next;
 };
@@ -316,11 +316,11 @@ static int valid_session_id(const char *v, size_t n)
 
 /* Mcp-Session-Id: given once, with the answer to initialize, then the
  * same or none on every answer. */
-static int check_session(struct exchange *x, const struct cd_http_req *rq)
+static int check_session(struct exchange *x, const struct cd_http_call *rq)
 {
 	struct cd_mcp_http *h = x->h;
 	size_t n = 0;
-	const char *v = cd_http_header(rq, "mcp-session-id", &n);
+	const char *v = cd_http_call_header(rq, "mcp-session-id", &n);
 	char q[96];
 
 	if (!v)
@@ -341,7 +341,7 @@ static int check_session(struct exchange *x, const struct cd_http_req *rq)
 	return 0;
 }
 
-static int on_head(void *ctx, int status, const struct cd_http_req *rq)
+static int on_head(void *ctx, int status, const struct cd_http_call *rq)
 {
 	struct exchange *x = ctx;
 	size_t n = 0;
@@ -350,7 +350,7 @@ static int on_head(void *ctx, int status, const struct cd_http_req *rq)
 
 	x->status = status;
 	if (status >= 300 && status < 400) {
-		const char *loc = cd_http_header(rq, "location", &n);
+		const char *loc = cd_http_call_header(rq, "location", &n);
 		quote(q, sizeof q, loc ? loc : "", loc ? n : 0);
 		return refuse(x, "a redirect (to '%s'): never followed", q);
 	}
@@ -380,7 +380,7 @@ static int on_head(void *ctx, int status, const struct cd_http_req *rq)
 		x->mode = M_DISCARD;
 		return 0;
 	}
-	ct = cd_http_header(rq, "content-type", &n);
+	ct = cd_http_call_header(rq, "content-type", &n);
 	if (ct) {
 		size_t k = 0;
 		while (k < n && ct[k] != ';' && ct[k] != ' ')
@@ -590,7 +590,7 @@ static int x_start(struct exchange *x, const char *method, const char *body, siz
 	char ver[64], sess[CD_MCP_SESSION_ID_MAX + 32], last[CD_SSE_ID_MAX + 32];
 	const char *hdr[8];
 	size_t n = 0;
-	struct cd_http_req_cfg q;
+	struct cd_http_call_cfg q;
 	struct cd_err err = { 0, "" };
 	int r;
 
