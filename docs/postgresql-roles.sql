@@ -16,6 +16,8 @@ GRANT SELECT, INSERT ON audit_records TO cordon_writer;
 GRANT SELECT, INSERT, UPDATE ON audit_meta TO cordon_writer;
 GRANT SELECT, INSERT, UPDATE ON temp_grants, approvals, mcp_pins, proposals, proposal_files
       TO cordon_writer;
+-- The console's one-time login links: taken by deleting them.
+GRANT SELECT, INSERT, DELETE ON console_logins TO cordon_writer;
 GRANT USAGE ON SEQUENCE proposals_seq_seq TO cordon_writer;
 
 -- Per host (repeat with each host's name and a password of its own):

@@ -238,6 +238,8 @@ static void filled(const struct cd_store_ops *o)
 	HAS(o, grant_use);
 	HAS(o, grant_used);
 	HAS(o, approval_add);
+	HAS(o, console_login_add);
+	HAS(o, console_login_take);
 	HAS(o, approval_get);
 	HAS(o, approval_list);
 	HAS(o, approval_move);
@@ -272,6 +274,27 @@ static void filled(const struct cd_store_ops *o)
 	HAS(o, audit_chain);
 }
 
+/* A login link logs in once, from whichever connection takes it first; an
+ * expired one logs no one in. */
+static void logins(struct cd_store *a, struct cd_store *b)
+{
+	struct cd_err err = { 0 };
+	char who[64];
+	int64_t now = time(NULL);
+
+	is_int(a->ops->console_login_add(a, "ab12", "alice", now, now + 600, &err), 0,
+	       "a login link is stored %s", err.msg);
+	is_int(b->ops->console_login_take(b, "ab12", now, who, sizeof who, &err), 0,
+	       "another connection takes it %s", err.msg);
+	is_str(who, "alice", "... for the person it was made for");
+	is_int(a->ops->console_login_take(a, "ab12", now, who, sizeof who, &err), -ENOENT,
+	       "a second take finds nothing");
+	is_int(a->ops->console_login_add(a, "cd34", "bob", now - 700, now - 100, &err), 0,
+	       "an expired link is stored");
+	is_int(b->ops->console_login_take(b, "cd34", now, who, sizeof who, &err), -ENOENT,
+	       "an expired link logs no one in");
+}
+
 int main(int argc, char **argv)
 {
 	struct cd_store *a, *b;
@@ -302,6 +325,7 @@ int main(int argc, char **argv)
 	race(a);
 	grants(a, b);
 	waiting(a);
+	logins(a, b);
 	audit();
 	a->ops->close(a);
 	b->ops->close(b);

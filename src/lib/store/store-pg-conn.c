@@ -130,6 +130,11 @@ static const char *const migrations[] = {
 	" base_mode int NOT NULL, new_mode int NOT NULL,"
 	" flagged int NOT NULL, note text, diff bytea,"
 	" applied int NOT NULL DEFAULT 0, PRIMARY KEY (proposal, path));",
+	/* 3: the console's one-time login links (store-pg-logins.c): the
+	 * SHA-256 of each secret, never the secret. */
+	"CREATE TABLE console_logins ("
+	" hash text PRIMARY KEY, person text NOT NULL,"
+	" created bigint NOT NULL, expires bigint NOT NULL);",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))

@@ -141,4 +141,10 @@ int cd_pg_proposal_list(struct cd_store *st, struct cd_proposal **ret, size_t *r
 int cd_pg_proposal_finish(struct cd_store *st, const struct cd_proposal *p, const char *status,
                           const char *by, int64_t now, struct cd_err *err);
 
+/* The console's login links (store-pg-logins.c). */
+int cd_pg_console_login_add(struct cd_store *st, const char *hash, const char *person, int64_t now,
+                            int64_t expires, struct cd_err *err);
+int cd_pg_console_login_take(struct cd_store *st, const char *hash, int64_t now, char *ret_person,
+                             size_t len, struct cd_err *err);
+
 #endif
