@@ -38,11 +38,8 @@ struct cd_console_conf {
 	 * each request (as `cordon approvals approve` without --policy). */
 	const char *policy;
 	/* The state database and the audit log; the caller keeps and closes
-	 * them after cd_console_stop.  One connection to the state database
-	 * only: opening a second one in the same process (cd_create_private
-	 * opens and closes the file) drops the POSIX locks SQLite holds
-	 * through the first, and other processes may then rebuild the WAL
-	 * index under it. */
+	 * them after cd_console_stop.  The console serves every request
+	 * through this one connection, under its lock. */
 	struct cd_state *state;
 	struct cd_audit *audit;
 	int64_t session_ttl_s; /* 0: CD_CONSOLE_SESSION_TTL_S */

@@ -34,10 +34,23 @@ int cd_mkdir_parents(const char *path, struct cd_err *err)
 
 int cd_create_private(const char *path, const char *what, struct cd_err *err)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
 
-	if (fd < 0)
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != EEXIST)
 		return cd_err_sys(err, -errno, "%s '%s'", what, path);
-	close(fd);
+	/* An existing file is never opened here: closing any descriptor of a
+	 * file drops every POSIX lock this process holds on it, and SQLite's
+	 * locks of a connection already open in this process would go with
+	 * it (a second connection then corrupts the database).  Only refuse
+	 * what O_NOFOLLOW refused before: a symlink. */
+	if (lstat(path, &st) < 0)
+		return cd_err_sys(err, -errno, "%s '%s'", what, path);
+	if (S_ISLNK(st.st_mode))
+		return cd_err_set(err, -ELOOP, "%s '%s': is a symbolic link", what, path);
 	return 0;
 }

@@ -11,7 +11,9 @@
 int cd_mkdir_parents(const char *path, struct cd_err *err);
 
 /* Create `path` if missing as a 0600 regular file, never following a
- * symlink; an existing file is left alone.  0 or -errno with "WHAT '...'". */
+ * symlink; an existing file is left alone and never opened (closing a
+ * descriptor would drop this process's POSIX locks on it, SQLite's among
+ * them).  0 or -errno with "WHAT '...'". */
 int cd_create_private(const char *path, const char *what, struct cd_err *err);
 
 #endif
