@@ -129,6 +129,27 @@ ap() {
 	[ -e victim3 ]
 	is "$?" 0 "$who: ... and nothing ran"
 
+	# An answer written straight into the state (as any writer of a shared
+	# store could) naming someone who may not approve: the waiting process
+	# checks the name against its own policy and refuses.
+	for forger in mallory coder; do
+		($RUN_AS "$CORDON" run --policy "$P" --agent coder --approval-timeout 30s -- rm victim3 \
+			>"$T/o5-$who" 2>&1; echo $? >"$T/rc5-$who") &
+			bg_pids="${bg_pids:-} $!"
+		id5=$(pending victim3)
+		q="UPDATE approvals SET status = 'approved', decided_by = '$forger', decided_at = $(date +%s) WHERE id = '$id5'"
+		case $state in
+		postgres*) psql -X -qAt "$state" -c "$q" ;;
+		*) sqlite3 "$state" "$q" ;;
+		esac
+		wait $bg_pids; bg_pids=""
+		is "$(cat "$T/rc5-$who")" 125 "$who: an answer forged in the state naming $forger is not used"
+		case $(cat "$T/o5-$who") in *"names '$forger', who may not approve"*) ok "$who: ... saying why" true ;;
+		*) nok "$who: ... saying why ($(cat "$T/o5-$who"))" true ;; esac
+		[ -e victim3 ]
+		is "$?" 0 "$who: ... and nothing ran"
+	done
+
 	# Several requesters at once, each resolved on its own.
 	for n in 1 2 3; do
 		($RUN_AS "$CORDON" run --policy "$P" --agent coder --approval-timeout 30s -- rm "c$n" \
@@ -168,7 +189,8 @@ ap() {
 	is "$n" 2 "$who: sample picks two approved calls"
 	s2=$($RUN_AS "$CORDON" approvals sample 100 --as carol --json)
 	n2=$(printf '%s' "$s2" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
-	is "$n2" 3 "$who: ... and never the same one twice (5 approvals by people and rules, 3 left)"
+	# 5 approvals by people and rules, 3 left, and the 2 forged answers.
+	is "$n2" 5 "$who: ... and never the same one twice (7 approved rows, 2 sampled before)"
 	st=$($RUN_AS "$CORDON" approvals stats)
 	case $st in *"alice	3	1	"*) ok "$who: stats count alice's approvals and denials" true ;;
 	*) nok "$who: stats count alice's approvals and denials ($st)" true ;; esac
@@ -180,7 +202,7 @@ kinds = {}
 for l in sys.stdin:
     r = json.loads(l); kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
 print(" ".join("%s=%d" % (k, kinds[k]) for k in sorted(kinds) if k.startswith("approval.")))')
-	case $k in *approval.approved=5*approval.denied=4*approval.expired=1*approval.request=10*approval.sampled=5*approval.used=4) ok "$who: request, approved, denied, expired, used and sampled are records ($k)" true ;;
+	case $k in *approval.approved=5*approval.denied=4*approval.expired=1*approval.refused=3*approval.request=12*approval.sampled=7*approval.used=4) ok "$who: request, approved, denied, expired, used and sampled are records ($k)" true ;;
 	*) nok "$who: every approval step is a record ($k)" true ;; esac
 	n=$("$CORDON" log export --format jsonl --audit "$db" | grep '"kind":"run.intent"' | grep -c '"approval_id":"ap-')
 	[ "$n" -ge 4 ]

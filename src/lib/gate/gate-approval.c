@@ -432,6 +432,20 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 		else
 			snprintf(why, sizeof why, "%s", c.comment);
 	}
+	if (verdict == 1 && strncmp(dec->approval, "policy:", 7) != 0 &&
+	    !cd_policy_approver_person(g->policy, by, rq->agent, why, sizeof why)) {
+		/* The answer came through the shared state, which any writer of
+		 * it can change: whoever it names must be an approver of this
+		 * call under the policy this run decided by, never the agent
+		 * itself, as the deciding front end checked. */
+		dec->verdict = CD_VERDICT_DENY;
+		dec->profile = NULL;
+		set_reason(dec, "approval %s names '%.64s', who may not approve this call: %s", a.id,
+		           by, why);
+		cd_gate_approval_record(g->audit, "approval.refused", &a, NULL, dec->reason, NULL);
+		r = 0;
+		goto out;
+	}
 	if (verdict == 1) {
 		if (temp_lapsed(g, w->state, &a, dec)) {
 			r = 0;
