@@ -440,8 +440,8 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 		 * itself, as the deciding front end checked. */
 		dec->verdict = CD_VERDICT_DENY;
 		dec->profile = NULL;
-		set_reason(dec, "approval %s names '%.64s', who may not approve this call: %s", a.id,
-		           by, why);
+		set_reason(dec, "approval %s names '%.64s', who may not approve this call: %s",
+		           a.id, by, why);
 		cd_gate_approval_record(g->audit, "approval.refused", &a, NULL, dec->reason, NULL);
 		r = 0;
 		goto out;
