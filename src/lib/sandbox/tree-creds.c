@@ -21,6 +21,7 @@
 #include <fnmatch.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 int cd_tree_suffix_is(const char *path, size_t len, const char *tail)
@@ -566,11 +567,12 @@ int cd_tree_credential_link(struct walk *w, int dfd, const char *name, size_t nl
 	return cover_target(w, canon, NULL, 0);
 }
 
-/* The one metadata read the walk makes per regular file, and only in a
+/* The metadata reads the walk makes per regular file, and only in a
  * writable tree whose filesystem honours setuid, or when a read-only
  * tree is bound too: statx asking for the mode and link count alone (no
  * attribute the filesystem would have to compute or fetch from a
- * server).  1 when it is set-id; a file with other names is remembered
+ * server), and for root callers its security.capability.  1 when it is
+ * set-id, 2 when it carries file capabilities; a file with other names is remembered
  * (w->shared).  A file that vanished is not there to rewrite; any other
  * failure counts as set-id (kept read-only, never missed). */
 int cd_tree_is_setid(struct walk *w, int dfd, const char *name)
@@ -587,7 +589,18 @@ int cd_tree_is_setid(struct walk *w, int dfd, const char *name)
 	    inoset_add(w, &w->shared, makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino,
 	               sx.stx_nlink) < 0)
 		return -ENOMEM;
-	return S_ISREG(sx.stx_mode) && (sx.stx_mode & (S_ISUID | S_ISGID)) && w->suid_matters;
+	if (!S_ISREG(sx.stx_mode) || !w->suid_matters)
+		return 0;
+	if (sx.stx_mode & (S_ISUID | S_ISGID))
+		return 1;
+	/* File capabilities survive a rewrite through a shared mapping as the
+	 * set-id bits do (the kernel drops them on write(2) and chown, not on
+	 * page faults or chmod), and a root caller's sandbox may chmod any of
+	 * root's files in the tree: any regular file carrying them is kept
+	 * read-only too.  One more call per file, for root callers only. */
+	if (lgetxattr(w->path, "security.capability", NULL, 0) >= 0)
+		return 2;
+	return errno == ENODATA || errno == ENOTSUP || errno == ENOENT ? 0 : 1;
 }
 
 /* Does the host honour setuid and setgid bits anywhere in the tree at

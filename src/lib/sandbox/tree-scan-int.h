@@ -24,6 +24,7 @@
 #define WHY_HOST_RUN   "runs on the host: read-only"
 #define WHY_GIT        "git control path: read-only"
 #define WHY_SETUID     "setuid or setgid file: read-only"
+#define WHY_FCAPS      "file with capabilities: read-only"
 #define WHY_CRED_LINK  "credential file (a symlink with a credential's name points to it)"
 #define WHY_RO_LINK    "another name of a file in a read-only tree: read-only"
 #define WHY_BECAME_GIT "became a git directory: git run in it or below reads its config"
@@ -123,6 +124,7 @@ int cd_tree_cover_views(struct walk *w, const char *host, const char *why);
 int cd_tree_link_visit(struct walk *w, int dfd, const char *name);
 int cd_tree_note_ro_link(struct walk *w, int dfd, const char *name);
 int cd_tree_credential_link(struct walk *w, int dfd, const char *name, size_t nl, size_t len);
+/* 1: set-id, 2: carries file capabilities (root callers only), 0: neither. */
 int cd_tree_is_setid(struct walk *w, int dfd, const char *name);
 int cd_tree_suid_honoured(const char *src);
 

@@ -446,7 +446,8 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	 * would grant more than the sandbox's own host ids (suid_matters). */
 	if (r == 0 && w->writable && (w->suid_matters || w->want_shared) && !w->list_only &&
 	    type == DT_REG && (r = cd_tree_is_setid(w, dfd, name)) > 0)
-		r = cd_tree_cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_SETUID);
+		r = cd_tree_cover(w, w->path, CD_MNT_REMOUNT_RO, 0,
+		                  r == 2 ? WHY_FCAPS : WHY_SETUID);
 	else if (r == 0 && !w->writable && w->shared.n && !w->list_only && type == DT_REG)
 		r = cd_tree_note_ro_link(w, dfd, name);
 	/* A git directory not named .git (a bare repository, one a .git
