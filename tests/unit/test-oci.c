@@ -221,7 +221,8 @@ static void test_rootfs_plan(const char *dir)
 		o.binds = &b;
 		o.nbinds = 1;
 		o.binds_plain = 1;
-		if (ok(cd_plan_build(&o, &p, &err) == 0, "a plan with a plain bind (%s)", err.msg)) {
+		if (ok(cd_plan_build(&o, &p, &err) == 0, "a plan with a plain bind (%s)",
+		       err.msg)) {
 			for (i = 0; i < p->nmounts; i++) {
 				const struct cd_mount *m = &p->mounts[i];
 

@@ -42,8 +42,9 @@ enum cd_mount_kind {
 #define CD_MNT_OPTIONAL 0x02u /* skip silently when the source is missing */
 #define CD_MNT_EXEC     0x04u /* tmpfs: allow exec (scratch: compile and run) */
 #define CD_MNT_DEV      0x08u /* bind of a device node: keep it usable */
-#define CD_MNT_PLAIN    0x10u /* root caller: never idmapped (idmap.h): host owners
-			       * stay, access is the sandbox's own host id's */
+/* Root caller: a bind never idmapped (idmap.h); host owners stay, access
+ * is the sandbox's own host id's. */
+#define CD_MNT_PLAIN 0x10u
 
 struct cd_mount {
 	enum cd_mount_kind kind;
