@@ -68,6 +68,7 @@ static void test_good(void)
 	memset(&po, 0, sizeof po);
 	is_int(cd_oci_plan_opts(&s, &po, &lim, &binds, &tmpfs, &err), 0, "plan options");
 	is_int((int)po.nbinds, 1, "one bind");
+	is_int(po.binds_plain, 1, "the spec's binds are plain: never idmapped to the caller");
 	is_int((int)po.ntmpfs, 1, "one tmpfs");
 	is_int((int)lim.memory, 1048576, "the spec's memory limit");
 	is_int((int)lim.pids, 10, "the spec's pids limit");
@@ -137,6 +138,18 @@ static void test_refusals(void)
 	        ",\"mounts\":[{\"destination\":\"/\",\"type\":\"bind\",\"source\":\"/\","
 	        "\"options\":[\"rbind\"]}]",
 	        -CD_E_DENIED, "over '/'");
+	refused("a bind of the host's /dev", P, NS,
+	        ",\"mounts\":[{\"destination\":\"/hdev\",\"type\":\"bind\",\"source\":\"/dev\","
+	        "\"options\":[\"rbind\",\"rw\"]}]",
+	        -CD_E_DENIED, "binds the host's /dev");
+	refused("a bind under the host's /proc, by a path relative to the bundle", P, NS,
+	        ",\"mounts\":[{\"destination\":\"/p\",\"source\":\"../proc/1\","
+	        "\"options\":[\"bind\"]}]",
+	        -CD_E_DENIED, "binds the host's /proc/1");
+	refused("a bind of the host's /sys", P, NS,
+	        ",\"mounts\":[{\"destination\":\"/s\",\"source\":\"/sys\","
+	        "\"options\":[\"rbind\",\"ro\"]}]",
+	        -CD_E_DENIED, "binds the host's /sys");
 	refused("annotations not strings", P, NS, ",\"annotations\":{\"a\":1}", -CD_E_PARSE,
 	        "annotations");
 	refused("ociVersion 2", P, NS, ",\"ociVersion\":\"2.0\"", -CD_E_PARSE, "");
@@ -199,6 +212,33 @@ static void test_rootfs_plan(const char *dir)
 	ok(tmp, "cordon's /tmp");
 	ok(strcmp(p->rootfs, root) == 0, "the plan names the root");
 	cd_plan_free(p);
+	/* The OCI runtime's binds: plain (CD_MNT_PLAIN), the image's entries
+	 * are not. */
+	{
+		struct cd_plan_bind b = { dir, "/vol", 1 };
+		int plain_vol = 0, plain_img = 0;
+
+		o.binds = &b;
+		o.nbinds = 1;
+		o.binds_plain = 1;
+		if (ok(cd_plan_build(&o, &p, &err) == 0, "a plan with a plain bind (%s)",
+		       err.msg)) {
+			for (i = 0; i < p->nmounts; i++) {
+				const struct cd_mount *m = &p->mounts[i];
+
+				if (strcmp(m->dest, "/vol") == 0)
+					plain_vol = (m->flags & (CD_MNT_PLAIN | CD_MNT_RW)) ==
+					            (CD_MNT_PLAIN | CD_MNT_RW);
+				else if (m->flags & CD_MNT_PLAIN)
+					plain_img = 1;
+			}
+			ok(plain_vol, "the bind is plain and writable");
+			ok(!plain_img, "nothing else is plain");
+			cd_plan_free(p);
+		}
+		o.binds = NULL;
+		o.nbinds = 0;
+	}
 	o.rootfs = "/";
 	is_int(cd_plan_build(&o, &p, &err), -CD_E_USAGE, "the host's own root is refused");
 }

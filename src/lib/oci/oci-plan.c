@@ -44,6 +44,10 @@ int cd_oci_plan_opts(const struct cd_oci_spec *s, struct cd_plan_opts *po, struc
 	po->hostname = s->hostname;
 	po->binds = *binds;
 	po->nbinds = nb;
+	/* The spec's binds are host paths the pod's author named, not the
+	 * operator's own trees: never idmapped to the caller (root), so the
+	 * container reaches them only as its own unprivileged host id. */
+	po->binds_plain = 1;
 	po->tmpfs_dirs = *tmpfs;
 	po->ntmpfs = nt;
 	/* A container is a service: no wall clock, no output cap.  Memory

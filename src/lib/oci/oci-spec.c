@@ -336,6 +336,12 @@ static int parse_mount(json_t *e, const char *bundle, struct cd_oci_mount *m, st
 		r = bad(err, "mounts[].source", "shorter");
 	else
 		r = abs_path(buf, "mounts[].source", &m->src, err);
+	if (r == 0 && (cd_path_is_under(m->src, "/dev") || cd_path_is_under(m->src, "/proc") ||
+	               cd_path_is_under(m->src, "/sys")))
+		r = cd_err_set(err, -CD_E_DENIED,
+		               "config.json: mount at %s binds the host's %s: cordon binds no host "
+		               "device, /proc or /sys tree into a container",
+		               m->dest, m->src);
 	return r;
 }
 

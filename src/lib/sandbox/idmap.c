@@ -252,6 +252,15 @@ static int open_one(const struct cd_mount *m, int userns, int *plain, struct cd_
 	if (tree < 0)
 		return cd_err_sys(err, tree, "open bind source '%s'", m->src);
 	*plain = 0;
+	if (m->flags & CD_MNT_PLAIN) {
+		*plain = 1;
+		r = setattr(tree, attrs, -1);
+		if (r < 0) {
+			close(tree);
+			return cd_err_sys(err, r, "set mount flags on '%s'", m->src);
+		}
+		return tree;
+	}
 	r = setattr(tree, attrs, userns);
 	if (r == -EINVAL || r == -EPERM || r == -EOPNOTSUPP) {
 		close(tree);

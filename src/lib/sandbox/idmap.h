@@ -16,7 +16,11 @@
  * and writable as in a rootless run, and files created through --rw land
  * owned by root on disk, whichever id the run had.  System binds (/usr,
  * /etc entries) stay plain: root-owned files look like nobody's inside,
- * as in a rootless run.
+ * as in a rootless run.  So do binds marked CD_MNT_PLAIN (the OCI
+ * runtime's spec binds: host paths a pod's author named, not the
+ * caller's own trees): opened by the supervisor, bound without idmap,
+ * writable when asked, so the sandbox writes only where its own host id
+ * may.
  *
  * Trust boundary: runs in the supervisor (host root), before clone; the
  * host paths of the plan are opened without following symlinks, as the
@@ -71,7 +75,8 @@ void cd_idmap_root_range_from(const char *subuid, const char *subgid, struct cd_
 
 /* Is this mount one of the caller's trees (bound through an idmapped mount
  * for a root caller): a bind that is neither a system entry (optional) nor
- * a device node, or the proposal overlay's lower layer. */
+ * a device node, or the proposal overlay's lower layer.  A CD_MNT_PLAIN bind
+ * is one too (the supervisor opens it) but is never idmapped. */
 int cd_idmap_is_caller_tree(const struct cd_mount *m);
 
 /* Supervisor, plan->idmap: open every caller tree of the plan as a

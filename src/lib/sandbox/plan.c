@@ -446,7 +446,9 @@ static int add_user_binds(struct cd_plan *p, const struct cd_plan_opts *o, size_
 				                  "destination",
 				                  dest);
 		}
-		r = add_mount(p, CD_MNT_BIND, b->rw ? CD_MNT_RW : 0, src, dest, err);
+		r = add_mount(p, CD_MNT_BIND,
+		              (b->rw ? CD_MNT_RW : 0) | (o->binds_plain ? CD_MNT_PLAIN : 0), src,
+		              dest, err);
 		if (r < 0)
 			return r;
 	}

@@ -42,6 +42,9 @@ enum cd_mount_kind {
 #define CD_MNT_OPTIONAL 0x02u /* skip silently when the source is missing */
 #define CD_MNT_EXEC     0x04u /* tmpfs: allow exec (scratch: compile and run) */
 #define CD_MNT_DEV      0x08u /* bind of a device node: keep it usable */
+/* Root caller: a bind never idmapped (idmap.h); host owners stay, access
+ * is the sandbox's own host id's. */
+#define CD_MNT_PLAIN 0x10u
 
 struct cd_mount {
 	enum cd_mount_kind kind;
@@ -182,6 +185,9 @@ struct cd_plan_opts {
 	uid_t host_uid, host_gid;       /* the caller's, or root's slot (idslot.h) */
 	long id_slot;                   /* with idmap: the slot's index */
 	int idmap;                      /* the caller is root: see cd_plan.idmap */
+	int binds_plain;                /* with idmap: the binds are not idmapped
+					 * (CD_MNT_PLAIN: the OCI runtime's spec
+					 * binds, host paths the caller did not name) */
 	const char *profile;
 	int allow_degraded;   /* run without walls the kernel lacks (recorded) */
 	int skip_socket_scan; /* do not cover host Unix sockets in bound dirs (git
