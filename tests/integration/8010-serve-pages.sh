@@ -1,0 +1,175 @@
+#!/bin/sh
+# cordon serve (issue 18): the console's audit-log pages over HTTP with
+# curl.  The log page lists records newest first, a page at a time (the
+# cursor is a seq), filtered by agent, run id, kind, decision, time and
+# free text; a run's page groups its records; every field comes back
+# escaped; the chain page's "verify now" runs the verify of `cordon log
+# verify` and sees a tampered record; without a login every page is 401;
+# the POST needs the Origin and the CSRF token.  (Root only: the console
+# is the operator's.)
+. "${CORDON_SRC:-.}/tests/lib.sh"
+
+cat >"$T/p.yaml" <<'YAML'
+version: 1
+agents:
+  - {id: coder, owner: alice}
+  - {id: other, owner: alice}
+tools:
+  - {id: shell, kind: command}
+profiles:
+  ws: {workspace: write}
+approvers:
+  people: [alice]
+grants:
+  - id: echo
+    agent: coder
+    tool: shell
+    actions: [execute]
+    scope: {argv: [echo]}
+    profile: ws
+    owner: alice
+    justification: tests
+    review_by: 2099-01-01
+    expires: 2099-01-01
+YAML
+P="$T/p.yaml"
+cd "$T" || exit 1
+
+# Records: an allowed run with hostile text in its argv, a denied run,
+# and enough further records to need a second page.
+hostile=$(printf '<script>alert(1)</script>\342\200\256evil\033[31m')
+"$CORDON" run --policy "$P" --agent coder -- echo "$hostile" >/dev/null 2>&1
+is "$?" 0 "an allowed run with hostile text in its argv"
+"$CORDON" run --policy "$P" --agent coder -- rm -rf /tmp/nothing-here >/dev/null 2>&1
+is "$?" 125 "a denied run"
+i=0
+while [ $i -lt 30 ]; do
+	"$CORDON" run --policy "$P" --agent coder -- echo "filler$i" >/dev/null 2>&1
+	i=$((i + 1))
+done
+"$CORDON" log export --format jsonl >"$T/log"
+run_ok=$(grep '"run.intent"' "$T/log" | grep 'script' | head -1 | sed 's/.*"run_id":"\([^"]*\)".*/\1/')
+run_deny=$(grep '"run.intent"' "$T/log" | grep '"deny' | head -1 | sed 's/.*"run_id":"\([^"]*\)".*/\1/')
+ok "the runs have ids ($run_ok, $run_deny)" test -n "$run_ok" -a -n "$run_deny"
+
+"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" >"$T/link" 2>"$T/serve.err" &
+serve_pid=$!
+trap 'kill $serve_pid 2>/dev/null; _tap_cleanup' EXIT
+i=0
+while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+link=$(head -1 "$T/link")
+origin=${link%%/login*}
+ok "serve prints a login link ($origin)" test -n "$origin"
+
+H="$T/h"
+code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
+isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
+has() { grep -q -- "$1" "$T/body"; }
+
+for pg in /log "/run?id=$run_ok" /verify; do
+	isb "$(code "$origin$pg")" 401 "no login: $pg is 401"
+	has "$run_ok" && nok "... and shows nothing of the run" true || ok "... and shows nothing of the run" true
+done
+isb "$(code -X POST -H "Origin: $origin" --data "csrf=x" "$origin/verify")" 401 \
+	"no login: verify now is refused"
+
+code -X POST -H "Origin: $origin" --data "t=${link#*t=}" "$origin/login" >/dev/null
+sess=$(awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//')
+ok "logged in" test -n "$sess"
+get() { code -H "Cookie: $sess" "$origin$1"; }
+
+isb "$(get /log)" 200 "the audit log page"
+n=$(grep -o '<tr id="seq-' "$T/body" | wc -l)
+is "$n" 50 "... shows one page of 50 records"
+first=$(grep -o 'id="seq-[0-9]*"' "$T/body" | head -1 | tr -dc 0-9)
+second=$(grep -o 'id="seq-[0-9]*"' "$T/body" | sed -n 2p | tr -dc 0-9)
+last=$(grep -o 'id="seq-[0-9]*"' "$T/body" | tail -1 | tr -dc 0-9)
+size=$(grep -c . "$T/log")
+ok "... newest first ($first > $second, the newest is seq $size or later)" \
+	test "$first" -gt "$second" -a "$first" -ge "$size"
+older=$(sed -n 's/.*id="older" href="\([^"]*\)".*/\1/p' "$T/body" | sed 's/&amp;/\&/g')
+is "$older" "/log?before=$last" "... with a link to older records before seq $last"
+isb "$(get "$older")" 200 "the older page"
+n2=$(grep -o 'id="seq-[0-9]*"' "$T/body" | head -1 | tr -dc 0-9)
+is "$n2" $((last - 1)) "... starts right after the cursor"
+
+isb "$(get "/log?run=$run_ok")" 200 "filtered by run id"
+runs=$(grep -o 'class="run" href="/run?id=[^"]*"' "$T/body" | sort -u | wc -l)
+is "$runs" 1 "... only that run's records"
+has '&lt;script&gt;alert(1)&lt;/script&gt;'
+is "$?" 0 "markup in a record is escaped"
+has '<script>alert'
+is "$?" 1 "... no <script> element comes through"
+has '\\u202E'
+is "$?" 0 "a bidi override is shown as a visible \\u202E"
+grep -q "$(printf '\033')" "$T/body"
+is "$?" 1 "a terminal escape is never sent raw"
+
+isb "$(get "/log?decision=deny&kind=run.intent")" 200 "filtered by decision and kind"
+grep -o 'id="seq-[0-9]*"' "$T/body" | wc -l | grep -qx 1
+is "$?" 0 "... the one denied intent"
+has "$run_deny"
+is "$?" 0 "... of the denied run"
+isb "$(get "/log?agent=other")" 200 "filtered by an agent with no records"
+has "No record matches"
+is "$?" 0 "... nothing matches"
+isb "$(get "/log?q=filler17")" 200 "free text"
+has filler17 && ! has filler16
+is "$?" 0 "... finds only the matching records"
+isb "$(get "/log?since=2099-01-01")" 200 "a time range in the future"
+has "No record matches"
+is "$?" 0 "... matches nothing"
+isb "$(get "/log?since=yesterday-ish")" 400 "a malformed time is refused with 400"
+isb "$(get "/log?before=12x")" 400 "a malformed cursor is refused with 400"
+isb "$(get "/log?q=%3Cb%3Ex%22")" 200 "a hostile filter value"
+has 'value="&lt;b&gt;x&quot;"'
+is "$?" 0 "... is escaped in the form"
+
+isb "$(get "/run?id=$run_ok")" 200 "the run's page"
+sed -n '/id="sec-0"/,/<\/section>/p' "$T/body" | grep -q 'run.intent'
+is "$?" 0 "... its intent under Intent and decision"
+sed -n '/id="sec-1"/,/<\/section>/p' "$T/body" | grep -q 'run.result'
+is "$?" 0 "... its result under Result"
+has '&lt;script&gt;' && ! has '<script>alert'
+is "$?" 0 "... hostile text escaped"
+isb "$(get "/run?id=$run_deny")" 200 "the denied run's page"
+sed -n '/id="sec-4"/,/<\/section>/p' "$T/body" | grep -q 'run.intent'
+is "$?" 0 "... lists its denial"
+isb "$(get "/run?id=no-such-run")" 200 "an unknown run"
+has "No record of this run"
+is "$?" 0 "... says so"
+
+isb "$(get /verify)" 200 "the chain page"
+has "Not verified since"
+is "$?" 0 "... not verified yet"
+csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+isb "$(code -X POST -H "Cookie: $sess" -H "Origin: http://evil.example" --data "csrf=$csrf" \
+	"$origin/verify")" 403 "verify now from another Origin: 403"
+isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" --data "csrf=$(printf '%064d' 1)" \
+	"$origin/verify")" 403 "verify now with a wrong CSRF token: 403"
+isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" --data "csrf=$csrf" \
+	"$origin/verify")" 303 "verify now"
+get /verify >/dev/null
+has 'id="vstate" class="ok">intact:'
+is "$?" 0 "... the chain is intact ($(grep -o 'intact: [0-9]* records' "$T/body"))"
+"$CORDON" log verify >/dev/null 2>&1
+is "$?" 0 "... as cordon log verify says"
+
+# Tamper with a record: verify now sees it.
+seq=$(grep '"run.intent"' "$T/log" | grep filler3\" | head -1 | sed 's/.*"seq":\([0-9]*\).*/\1/')
+sqlite3 "$CORDON_AUDIT" "UPDATE records SET target = 'tampered' WHERE seq = $seq" 2>"$T/sq.err"
+ok "a record rewritten behind the log's back (seq $seq)" test ! -s "$T/sq.err"
+isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" --data "csrf=$csrf" \
+	"$origin/verify")" 303 "verify now again"
+get /verify >/dev/null
+has "id=\"vstate\" class=\"error\">FAILED: seq $seq: modified"
+r=$?
+[ $r = 0 ] || diag "$(grep -o 'id="vstate"[^<]*' "$T/body")"
+is "$r" 0 "... reports the modified record"
+"$CORDON" log export --format jsonl | grep -q '"console.verify"'
+is "$?" 0 "the audit log records the console's verifications"
+
+kill $serve_pid
+wait $serve_pid
+is "$?" 0 "serve stops on SIGTERM with exit 0"
+done_testing
