@@ -49,7 +49,7 @@ while [ $i -lt 30 ]; do
 done
 "$CORDON" log export --format jsonl >"$T/log"
 run_ok=$(grep '"run.intent"' "$T/log" | grep 'script' | head -1 | sed 's/.*"run_id":"\([^"]*\)".*/\1/')
-run_deny=$(grep '"run.intent"' "$T/log" | grep '"deny' | head -1 | sed 's/.*"run_id":"\([^"]*\)".*/\1/')
+run_deny=$(grep '"kind":"decision"' "$T/log" | grep '"decision":"deny"' | head -1 | sed 's/.*"run_id":"\([^"]*\)".*/\1/')
 ok "the runs have ids ($run_ok, $run_deny)" test -n "$run_ok" -a -n "$run_deny"
 
 "$CORDON" serve --listen 127.0.0.1:0 --policy "$P" >"$T/link" 2>"$T/serve.err" &
@@ -105,9 +105,9 @@ is "$?" 0 "a bidi override is shown as a visible \\u202E"
 grep -q "$(printf '\033')" "$T/body"
 is "$?" 1 "a terminal escape is never sent raw"
 
-isb "$(get "/log?decision=deny&kind=run.intent")" 200 "filtered by decision and kind"
+isb "$(get "/log?decision=deny&kind=decision")" 200 "filtered by decision and kind"
 grep -o 'id="seq-[0-9]*"' "$T/body" | wc -l | grep -qx 1
-is "$?" 0 "... the one denied intent"
+is "$?" 0 "... the one denied decision"
 has "$run_deny"
 is "$?" 0 "... of the denied run"
 isb "$(get "/log?agent=other")" 200 "filtered by an agent with no records"
@@ -126,14 +126,17 @@ has 'value="&lt;b&gt;x&quot;"'
 is "$?" 0 "... is escaped in the form"
 
 isb "$(get "/run?id=$run_ok")" 200 "the run's page"
-sed -n '/id="sec-0"/,/<\/section>/p' "$T/body" | grep -q 'run.intent'
+sec() { sed 's/<section/\n<section/g' "$T/body" | grep "id=\"sec-$1\""; }
+sec 0 | grep -q '>run.intent<'
 is "$?" 0 "... its intent under Intent and decision"
-sed -n '/id="sec-1"/,/<\/section>/p' "$T/body" | grep -q 'run.result'
+sec 1 | grep -q '>run.result<'
 is "$?" 0 "... its result under Result"
+sec 1 | grep -q '>run.intent<'
+is "$?" 1 "... and not its intent"
 has '&lt;script&gt;' && ! has '<script>alert'
 is "$?" 0 "... hostile text escaped"
 isb "$(get "/run?id=$run_deny")" 200 "the denied run's page"
-sed -n '/id="sec-4"/,/<\/section>/p' "$T/body" | grep -q 'run.intent'
+sed 's/<section/\n<section/g' "$T/body" | grep 'id="sec-4"' | grep -q '>decision<'
 is "$?" 0 "... lists its denial"
 isb "$(get "/run?id=no-such-run")" 200 "an unknown run"
 has "No record of this run"

@@ -23,7 +23,12 @@
 
 #define PAGE        50
 #define RUN_MAX     2000 /* records shown on a run's page */
-#define DETAILS_MAX 4096 /* bytes of the details shown per record */
+#define FIELD_MAX   512  /* bytes of a field shown per record */
+#define DETAILS_MAX 1024 /* bytes of the details shown per record */
+/* An escaped byte takes at most 30 (a visible \xNN in a span): a row
+ * fits ROW_CAP, a page of rows the server's 8 MiB answer. */
+#define ROW_CAP  (128u << 10)
+#define PAGE_CAP (6u << 20)
 #define QARG_MAX    512
 
 /* ---- helpers ------------------------------------------------------ */
@@ -83,7 +88,7 @@ static int run_link(struct cd_buf *b, const struct cd_audit_str *run)
 	r = cd_buf_puts(b, "<a class=\"run\" href=\"/run?id=");
 	r = r ?: url_enc(b, run->p, run->len);
 	r = r ?: cd_buf_puts(b, "\">");
-	r = r ?: esc_str(b, run, QARG_MAX);
+	r = r ?: esc_str(b, run, FIELD_MAX);
 	return r ?: cd_buf_puts(b, "</a>");
 }
 
@@ -109,14 +114,14 @@ static int render_row(struct cd_buf *b, const struct cd_audit_entry *e)
 	                          ? " class=\"denied\""
 	                          : "",
 	                  (unsigned long long)e->seq, t);
-	r = r ?: esc_str(b, &e->str[CD_AF_KIND], QARG_MAX);
+	r = r ?: esc_str(b, &e->str[CD_AF_KIND], FIELD_MAX);
 	r = r ?: cd_buf_puts(b, "</td><td>");
-	r = r ?: esc_str(b, &e->str[CD_AF_AGENT], QARG_MAX);
+	r = r ?: esc_str(b, &e->str[CD_AF_AGENT], FIELD_MAX);
 	r = r ?: cd_buf_puts(b, "</td><td>");
 	r = r ?: run_link(b, &e->str[CD_AF_RUN_ID]);
 	for (i = 0; i < sizeof cols / sizeof cols[0] && !r; i++) {
 		r = cd_buf_puts(b, "</td><td>");
-		r = r ?: esc_str(b, &e->str[cols[i]], DETAILS_MAX);
+		r = r ?: esc_str(b, &e->str[cols[i]], FIELD_MAX);
 	}
 	if (!r && e->has_exit)
 		r = cd_buf_printf(b, " (exit %lld)", (long long)e->exit_code);
@@ -261,13 +266,13 @@ static int render_log(struct cd_console *c, struct cd_buf *b, const struct log_q
 	if (!(ls = calloc(1, sizeof *ls)))
 		return -ENOMEM;
 	ls->q = q;
-	cd_buf_init(&ls->json, 1024);
+	cd_buf_init(&ls->json, 4 * CD_AUDIT_DETAILS_MAX);
 	for (i = 0; i <= PAGE; i++)
-		cd_buf_init(&ls->rows[i], 512);
+		cd_buf_init(&ls->rows[i], ROW_CAP);
 	r = cd_audit_query(c->conf.audit, f, log_one, ls, &err);
 	if (r < 0 || ls->r < 0) {
 		r = cd_buf_puts(b, "<p class=\"error\">cannot read the audit log: ");
-		r = r ?: esc_c(b, err.msg[0] ? err.msg : "out of memory");
+		r = r ?: esc_c(b, err.msg[0] ? err.msg : "the records could not be rendered");
 		r = r ?: cd_buf_puts(b, "</p>");
 	} else if (!ls->n) {
 		r = cd_buf_puts(b, "<p class=\"empty\">No record matches.</p>");
@@ -331,8 +336,8 @@ static const char *const sec_title[SEC_N] = {
 
 struct run_scan {
 	struct cd_buf sec[SEC_N];
-	size_t n[SEC_N], total;
-	int r;
+	size_t n[SEC_N], total, bytes;
+	int r, cut;
 };
 
 static int run_one(const struct cd_audit_entry *e, void *ctx)
@@ -341,8 +346,11 @@ static int run_one(const struct cd_audit_entry *e, void *ctx)
 	const struct cd_audit_str *k = &e->str[CD_AF_KIND];
 	int s;
 
-	if (++rs->total > RUN_MAX)
+	if (rs->total >= RUN_MAX || rs->bytes >= PAGE_CAP - 2 * ROW_CAP) {
+		rs->cut = 1;
 		return 1;
+	}
+	rs->total++;
 	if (str_is(k, "run.intent") || str_starts(k, "approval.") || str_starts(k, "grant."))
 		s = SEC_INTENT;
 	else if (str_is(k, "run.result"))
@@ -354,12 +362,16 @@ static int run_one(const struct cd_audit_entry *e, void *ctx)
 	else
 		s = SEC_OTHER;
 	rs->n[s]++;
+	rs->bytes -= rs->sec[s].len;
 	if ((rs->r = render_row(&rs->sec[s], e)) < 0)
 		return 1;
+	rs->bytes += rs->sec[s].len;
 	/* A denial is listed under its kind and again with the denials. */
 	if (str_starts(&e->str[CD_AF_DECISION], "den")) {
 		rs->n[SEC_DENIED]++;
+		rs->bytes -= rs->sec[SEC_DENIED].len;
 		rs->r = render_row(&rs->sec[SEC_DENIED], e);
+		rs->bytes += rs->sec[SEC_DENIED].len;
 	}
 	return rs->r < 0;
 }
@@ -374,21 +386,21 @@ static int render_run(struct cd_console *c, struct cd_buf *b, const char *id)
 	if (!(rn = calloc(1, sizeof *rn)))
 		return -ENOMEM;
 	for (i = 0; i < SEC_N; i++)
-		cd_buf_init(&rn->sec[i], 512);
+		cd_buf_init(&rn->sec[i], PAGE_CAP);
 	memset(&f, 0, sizeof f);
 	f.run_id = id;
 	r = cd_audit_query(c->conf.audit, &f, run_one, rn, &err);
 	if ((r < 0 && r != 1) || rn->r < 0) {
 		r = cd_buf_puts(b, "<p class=\"error\">cannot read the audit log: ");
-		r = r ?: esc_c(b, err.msg[0] ? err.msg : "out of memory");
+		r = r ?: esc_c(b, err.msg[0] ? err.msg : "the records could not be rendered");
 		r = r ?: cd_buf_puts(b, "</p>");
 	} else if (!rn->total) {
 		r = cd_buf_puts(b, "<p class=\"empty\">No record of this run.</p>");
 	} else {
-		r = rn->total > RUN_MAX ? cd_buf_printf(b, "<p class=\"error\">more than %d records: "
-		                                           "the first %d are shown</p>",
-		                                        RUN_MAX, RUN_MAX)
-		                        : 0;
+		r = rn->cut ? cd_buf_printf(b, "<p class=\"error\">more records than one page "
+		                               "holds: the first %zu are shown</p>",
+		                            rn->total)
+		            : 0;
 		for (i = 0; i < SEC_N && !r; i++) {
 			r = cd_buf_printf(b, "<section id=\"sec-%d\"><h2>%s (%zu)</h2>", i,
 			                  sec_title[i], rn->n[i]);
