@@ -201,8 +201,7 @@ static int verify_inputs(const char *audit_opt, struct cd_console_conf *c,
 	char pkpath[4096], db[4096];
 	struct cd_err err = { 0, "" };
 
-	if (cli_config_path("audit.pub", pkpath, sizeof pkpath) == 0 &&
-	    access(pkpath, F_OK) == 0) {
+	if (cli_config_path("audit.pub", pkpath, sizeof pkpath) == 0 && access(pkpath, F_OK) == 0) {
 		if (cd_audit_pubkey_load(pkpath, pk, &err) < 0) {
 			cli_errorf("%s", err.msg);
 			return -1;

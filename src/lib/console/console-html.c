@@ -104,8 +104,9 @@ int console_page_start(struct cd_buf *b, const char *title, const char *person, 
 	r = r ?: esc(b, title);
 	r = r ?: cd_buf_puts(b, " — cordon</title></head><body><header><b>cordon</b> ");
 	if (person && !r) {
-		r = cd_buf_puts(b, "<nav><a href=\"/\">Held calls</a> <a href=\"/log\">Audit log</a> "
-		                       "<a href=\"/verify\">Chain</a></nav><span class=\"who\">");
+		r = cd_buf_puts(b,
+		                "<nav><a href=\"/\">Held calls</a> <a href=\"/log\">Audit log</a> "
+		                "<a href=\"/verify\">Chain</a></nav><span class=\"who\">");
 		r = r ?: esc(b, person);
 		r = r
 		            ?: cd_buf_puts(b, "</span><form method=\"post\" action=\"/logout\">"

@@ -29,7 +29,7 @@
  * fits ROW_CAP, a page of rows the server's 8 MiB answer. */
 #define ROW_CAP  (128u << 10)
 #define PAGE_CAP (6u << 20)
-#define QARG_MAX    512
+#define QARG_MAX 512
 
 /* ---- helpers ------------------------------------------------------ */
 
@@ -220,7 +220,8 @@ static int parse_q(const struct cd_http_req *rq, struct log_q *q, struct cd_audi
 
 static int filter_input(struct cd_buf *b, const char *name, const char *label, const char *v)
 {
-	int r = cd_buf_printf(b, "<label>%s <input type=\"text\" name=\"%s\" value=\"", label, name);
+	int r = cd_buf_printf(b, "<label>%s <input type=\"text\" name=\"%s\" value=\"", label,
+	                      name);
 	r = r ?: esc_c(b, v);
 	return r ?: cd_buf_puts(b, "\"></label> ");
 }
@@ -242,7 +243,9 @@ static int filter_form(struct cd_buf *b, const struct log_q *q)
 static int older_link(struct cd_buf *b, const struct log_q *q, uint64_t before)
 {
 	const char *names[] = { "agent", "run", "kind", "decision", "since", "until", "q" };
-	const char *vals[] = { q->agent, q->run, q->kind, q->decision, q->since, q->until, q->text };
+	const char *vals[] = {
+		q->agent, q->run, q->kind, q->decision, q->since, q->until, q->text
+	};
 	size_t i;
 	int r = cd_buf_printf(b, "<p><a id=\"older\" href=\"/log?before=%llu",
 	                      (unsigned long long)before);
@@ -330,8 +333,7 @@ out:
 enum { SEC_INTENT, SEC_RESULT, SEC_EGRESS, SEC_MCP, SEC_DENIED, SEC_OTHER, SEC_N };
 
 static const char *const sec_title[SEC_N] = {
-	"Intent and decision", "Result", "Egress attempts", "MCP calls", "Denials",
-	"Other records",
+	"Intent and decision", "Result", "Egress attempts", "MCP calls", "Denials", "Other records",
 };
 
 struct run_scan {
@@ -397,8 +399,9 @@ static int render_run(struct cd_console *c, struct cd_buf *b, const char *id)
 	} else if (!rn->total) {
 		r = cd_buf_puts(b, "<p class=\"empty\">No record of this run.</p>");
 	} else {
-		r = rn->cut ? cd_buf_printf(b, "<p class=\"error\">more records than one page "
-		                               "holds: the first %zu are shown</p>",
+		r = rn->cut ? cd_buf_printf(b,
+		                            "<p class=\"error\">more records than one page "
+		                            "holds: the first %zu are shown</p>",
 		                            rn->total)
 		            : 0;
 		for (i = 0; i < SEC_N && !r; i++) {
@@ -472,30 +475,36 @@ static int render_verify(struct cd_console *c, struct cd_buf *b, const char *csr
 			r = r ?: esc_c(b, c->verify_msg);
 			r = r ?: cd_buf_puts(b, "</p>");
 		} else if (!r && rep->problem != CD_AUDIT_INTACT) {
-			r = cd_buf_printf(b, "<p id=\"vstate\" class=\"error\">FAILED: %s%s%s",
-			                  rep->chain[0] ? "chain " : "", "", "");
-			r = r ?: (rep->chain[0] ? esc_c(b, rep->chain) : 0);
-			r = r ?: cd_buf_printf(b, "%sseq %llu: %s: ", rep->chain[0] ? ": " : "",
-			                       (unsigned long long)rep->bad_seq,
-			                       cd_audit_problem_name(rep->problem));
+			r = cd_buf_puts(b, "<p id=\"vstate\" class=\"error\">FAILED: ");
+			/* The chain's name is the store's (a host name): escaped. */
+			if (rep->chain[0]) {
+				r = r ?: cd_buf_puts(b, "chain '");
+				r = r ?: esc_c(b, rep->chain);
+				r = r ?: cd_buf_puts(b, "': ");
+			}
+			r = r
+			            ?: cd_buf_printf(b, "seq %llu: %s: ",
+			                             (unsigned long long)rep->bad_seq,
+			                             cd_audit_problem_name(rep->problem));
 			r = r ?: esc_c(b, rep->what);
 			r = r ?: cd_buf_puts(b, "</p>");
 		} else if (!r) {
-			r = cd_buf_printf(b,
-			                  "<p id=\"vstate\" class=\"ok\">intact: %llu records (last "
-			                  "seq %llu), %llu checkpoints in the log, %llu in the "
-			                  "checkpoint file (covering %llu), %llu signatures "
-			                  "verified</p>",
-			                  (unsigned long long)rep->records,
-			                  (unsigned long long)rep->last_seq,
-			                  (unsigned long long)rep->checkpoints,
-			                  (unsigned long long)rep->file_checkpoints,
-			                  (unsigned long long)rep->file_covered,
-			                  (unsigned long long)rep->signatures);
+			r = cd_buf_printf(
+			        b,
+			        "<p id=\"vstate\" class=\"ok\">intact: %llu records (last "
+			        "seq %llu), %llu checkpoints in the log, %llu in the "
+			        "checkpoint file (covering %llu), %llu signatures "
+			        "verified</p>",
+			        (unsigned long long)rep->records, (unsigned long long)rep->last_seq,
+			        (unsigned long long)rep->checkpoints,
+			        (unsigned long long)rep->file_checkpoints,
+			        (unsigned long long)rep->file_covered,
+			        (unsigned long long)rep->signatures);
 		}
 		if (!r && !c->verify_failed && rep->interrupted)
-			r = cd_buf_printf(b, "<p>%llu runs have an intent and no result "
-			                     "(interrupted).</p>",
+			r = cd_buf_printf(b,
+			                  "<p>%llu runs have an intent and no result "
+			                  "(interrupted).</p>",
 			                  (unsigned long long)rep->interrupted);
 	}
 	if (!r && !c->conf.audit_pubkey)
@@ -504,8 +513,9 @@ static int render_verify(struct cd_console *c, struct cd_buf *b, const char *csr
 	if (!r && !c->conf.checkpoint_path)
 		r = cd_buf_puts(b, "<p class=\"note\">No checkpoint file: truncation and "
 		                   "rollback are detected only against one.</p>");
-	r = r ?: cd_buf_puts(b, "<form method=\"post\" action=\"/verify\"><input "
-	                        "type=\"hidden\" name=\"csrf\" value=\"");
+	r = r
+	            ?: cd_buf_puts(b, "<form method=\"post\" action=\"/verify\"><input "
+	                              "type=\"hidden\" name=\"csrf\" value=\"");
 	r = r ?: esc_c(b, csrf);
 	return r ?: cd_buf_puts(b, "\"><button id=\"verify\">Verify now</button></form>");
 }
@@ -559,7 +569,8 @@ int console_h_verify(void *ctx, const struct cd_http_req *rq, struct cd_http_res
 		snprintf(line, sizeof line, "verify could not run: %s", err.msg);
 	else if (c->vrep.problem != CD_AUDIT_INTACT)
 		snprintf(line, sizeof line, "verify FAILED at seq %llu: %s",
-		         (unsigned long long)c->vrep.bad_seq, cd_audit_problem_name(c->vrep.problem));
+		         (unsigned long long)c->vrep.bad_seq,
+		         cd_audit_problem_name(c->vrep.problem));
 	else
 		snprintf(line, sizeof line, "verify: intact, %llu records",
 		         (unsigned long long)c->vrep.records);
