@@ -47,6 +47,15 @@ while [ $i -lt 30 ]; do
 	"$CORDON" run --policy "$P" --agent coder -- echo "filler$i" >/dev/null 2>&1
 	i=$((i + 1))
 done
+# A proposal: a file edited with hostile text, a git hook planted (flagged).
+mkdir -p "$T/ws" && printf 'hello\n' >"$T/ws/a.txt"
+(cd "$T/ws" && "$CORDON" run --propose --agent bot --task t18 -- sh -c '
+	printf "<script>alert(2)</script>\342\200\256x\n" >> a.txt
+	mkdir -p .git/hooks; printf "#!/bin/sh\necho pwned\n" > .git/hooks/pre-commit') \
+	>"$T/prop.out" 2>"$T/prop.err"
+is "$?" 0 "a proposing run"
+pid=$("$CORDON" proposals list --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
+ok "... made proposal $pid" test -n "$pid"
 "$CORDON" log export --format jsonl >"$T/log"
 run_ok=$(grep '"run.intent"' "$T/log" | grep 'script' | head -1 | sed 's/.*"run_id":"\([^"]*\)".*/\1/')
 run_deny=$(grep '"kind":"decision"' "$T/log" | grep '"decision":"deny"' | head -1 | sed 's/.*"run_id":"\([^"]*\)".*/\1/')
@@ -66,9 +75,9 @@ code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
 isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
 has() { grep -q -- "$1" "$T/body"; }
 
-for pg in /log "/run?id=$run_ok" /verify; do
+for pg in /log "/run?id=$run_ok" /verify /proposals "/proposal?id=$pid"; do
 	isb "$(code "$origin$pg")" 401 "no login: $pg is 401"
-	has "$run_ok" && nok "... and shows nothing of the run" true || ok "... and shows nothing of the run" true
+	has "$run_ok" || has "$pid" && nok "... and shows nothing" true || ok "... and shows nothing" true
 done
 isb "$(code -X POST -H "Origin: $origin" --data "csrf=x" "$origin/verify")" 401 \
 	"no login: verify now is refused"
@@ -141,6 +150,21 @@ is "$?" 0 "... lists its denial"
 isb "$(get "/run?id=no-such-run")" 200 "an unknown run"
 has "No record of this run"
 is "$?" 0 "... says so"
+
+isb "$(get /proposals)" 200 "the proposals page"
+has "href=\"/proposal?id=$pid\""
+is "$?" 0 "... links the proposal"
+isb "$(get "/proposal?id=$pid")" 200 "the proposal's page"
+sed 's/<section/\n<section/g' "$T/body" | grep 'class="file flagged"' | grep -q 'pre-commit'
+is "$?" 0 "... the planted hook is highlighted as flagged"
+sed 's/<section/\n<section/g' "$T/body" | grep 'class="file"' | grep -q 'a.txt'
+is "$?" 0 "... the edited file is not"
+has '<span class="add">+&lt;script&gt;alert(2)&lt;/script&gt;<span class="esc">\\u202E</span>x</span>'
+is "$?" 0 "... its diff line added, escaped, the bidi override visible"
+has '<script>alert'
+is "$?" 1 "... no <script> element comes through"
+isb "$(get "/proposal?id=pr-0000")" 404 "an unknown proposal is 404"
+isb "$(get "/proposal?id=%3Cx%3E")" 400 "a malformed proposal id is 400"
 
 isb "$(get /verify)" 200 "the chain page"
 has "Not verified since"

@@ -106,7 +106,8 @@ int console_page_start(struct cd_buf *b, const char *title, const char *person, 
 	if (person && !r) {
 		r = cd_buf_puts(b,
 		                "<nav><a href=\"/\">Held calls</a> <a href=\"/log\">Audit log</a> "
-		                "<a href=\"/verify\">Chain</a></nav><span class=\"who\">");
+		                "<a href=\"/verify\">Chain</a> <a "
+		                "href=\"/proposals\">Proposals</a></nav><span class=\"who\">");
 		r = r ?: esc(b, person);
 		r = r
 		            ?: cd_buf_puts(b, "</span><form method=\"post\" action=\"/logout\">"
@@ -285,4 +286,7 @@ const char console_css[] =
         "table.log{border-collapse:collapse;font-size:13px}"
         "table.log td,table.log th{border:1px solid #ccd;padding:.1em .4em;vertical-align:top}\n"
         "table.log td{font-family:monospace;white-space:pre-wrap;word-break:break-all}\n"
+        ".diff .add{background:#dfd}.diff .del{background:#fdd}.diff .hunk{color:#66a}\n"
+        ".file{background:#fff;border:1px solid #ccd;margin:0 0 1em;padding:0 1em}"
+        ".flagged{border:2px solid #c60}.flag{color:#a40;font-weight:bold}\n"
         "tr.denied{background:#fee}.filter input[type=text]{width:9em}.none{color:#999}\n";

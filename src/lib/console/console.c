@@ -380,6 +380,8 @@ static const struct cd_http_route routes[] = {
 	{ "GET", "/run", console_h_run },
 	{ "GET", "/verify", console_h_verify_page },
 	{ "POST", "/verify", console_h_verify },
+	{ "GET", "/proposals", console_h_proposals },
+	{ "GET", "/proposal", console_h_proposal },
 	{ "GET", "/login", h_login_page },
 	{ "POST", "/login", h_login },
 	{ "POST", "/logout", h_logout },
