@@ -56,6 +56,14 @@ mkdir -p "$T/ws" && printf 'hello\n' >"$T/ws/a.txt"
 is "$?" 0 "a proposing run"
 pid=$("$CORDON" proposals list --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
 ok "... made proposal $pid" test -n "$pid"
+# Two more: one to reject, one whose base changes before it is applied.
+mkdir -p "$T/ws2" && printf 'one\n' >"$T/ws2/b.txt"
+(cd "$T/ws2" && "$CORDON" run --propose --agent bot -- sh -c 'echo two >> b.txt') >/dev/null 2>&1
+pid2=$("$CORDON" proposals list --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
+(cd "$T/ws2" && "$CORDON" run --propose --agent bot -- sh -c 'echo three >> b.txt') >/dev/null 2>&1
+pid3=$("$CORDON" proposals list --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
+ok "... and proposals $pid2, $pid3" test -n "$pid2" -a -n "$pid3" -a "$pid2" != "$pid3"
+pstatus() { "$CORDON" proposals list --json | python3 -c "import json,sys; print([p['status'] for p in json.load(sys.stdin) if p['id'] == '$1'][0])"; }
 "$CORDON" log export --format jsonl >"$T/log"
 run_ok=$(grep '"run.intent"' "$T/log" | grep 'script' | head -1 | sed 's/.*"run_id":"\([^"]*\)".*/\1/')
 run_deny=$(grep '"kind":"decision"' "$T/log" | grep '"decision":"deny"' | head -1 | sed 's/.*"run_id":"\([^"]*\)".*/\1/')
@@ -165,6 +173,65 @@ has '<script>alert'
 is "$?" 1 "... no <script> element comes through"
 isb "$(get "/proposal?id=pr-0000")" 404 "an unknown proposal is 404"
 isb "$(get "/proposal?id=%3Cx%3E")" 400 "a malformed proposal id is 400"
+
+# Apply and reject: POSTs with the Origin and the CSRF token, through the
+# functions of cordon proposals apply|reject.
+get "/proposal?id=$pid" >/dev/null
+pcsrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+has "action=\"/proposals/$pid\""
+is "$?" 0 "a pending proposal has Apply and Reject buttons"
+isb "$(code -X POST -H "Cookie: $sess" --data "csrf=$pcsrf&decision=apply" \
+	"$origin/proposals/$pid")" 403 "apply without an Origin: 403"
+isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" \
+	--data "csrf=$(printf '%064d' 1)&decision=apply" "$origin/proposals/$pid")" 403 \
+	"apply with a wrong CSRF token: 403"
+isb "$(code -X POST -H "Origin: $origin" --data "csrf=$pcsrf&decision=apply" \
+	"$origin/proposals/$pid")" 401 "apply without a login: 401"
+is "$(pstatus "$pid")" pending "... the proposal is still pending"
+cat >"$T/bot.yaml" <<'YAML'
+version: 1
+agents:
+  - {id: someone, owner: alice}
+tools:
+  - {id: shell, kind: command}
+approvers:
+  people: [bot]
+grants: []
+YAML
+l=$("$CORDON" serve login bot --listen "${origin#http://}" --policy "$T/bot.yaml")
+code -X POST -H "Origin: $origin" --data "t=${l#*t=}" "$origin/login" >/dev/null
+s_bot=$(awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//')
+code -H "Cookie: $s_bot" "$origin/proposal?id=$pid" >/dev/null
+bcsrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+isb "$(code -X POST -H "Cookie: $s_bot" -H "Origin: $origin" --data "csrf=$bcsrf&decision=apply" \
+	"$origin/proposals/$pid")" 403 "the agent that made a proposal cannot apply it"
+has "an agent never approves its own proposal"
+is "$?" 0 "... refused as the CLI refuses it"
+is "$(pstatus "$pid")" pending "... the proposal is still pending"
+isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" --data "csrf=$pcsrf&decision=apply" \
+	"$origin/proposals/$pid")" 303 "the operator applies it"
+grep -q 'alert(2)' "$T/ws/a.txt"
+is "$?" 0 "... the edit is in the real tree"
+[ -e "$T/ws/.git/hooks/pre-commit" ]
+is "$?" 1 "... the flagged hook is not"
+is "$(pstatus "$pid")" partial "... the proposal is partial (the flagged file is left)"
+"$CORDON" log export --format jsonl | grep '"proposal.applied"' | grep -q "\"target\":\"$pid\""
+is "$?" 0 "... recorded as proposal.applied"
+isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" --data "csrf=$pcsrf&decision=apply" \
+	"$origin/proposals/$pid")" 409 "applying it again: nothing left but the flagged file, 409"
+isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" --data "csrf=$pcsrf&decision=reject" \
+	"$origin/proposals/$pid2")" 303 "the operator rejects another"
+is "$(pstatus "$pid2")" rejected "... it is rejected"
+is "$(cat "$T/ws2/b.txt")" one "... and nothing of it applied"
+"$CORDON" log export --format jsonl | grep '"proposal.rejected"' | grep -q "\"target\":\"$pid2\""
+is "$?" 0 "... recorded as proposal.rejected"
+echo changed >"$T/ws2/b.txt"
+isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" --data "csrf=$pcsrf&decision=apply" \
+	"$origin/proposals/$pid3")" 409 "a proposal whose base changed since its run: 409"
+is "$(cat "$T/ws2/b.txt")" changed "... the newer content is kept"
+is "$(pstatus "$pid3")" pending "... the proposal stays pending"
+"$CORDON" log export --format jsonl | grep '"proposal.refused"' | grep -q "\"target\":\"$pid3\""
+is "$?" 0 "... recorded as proposal.refused"
 
 isb "$(get /verify)" 200 "the chain page"
 has "Not verified since"

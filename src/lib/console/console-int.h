@@ -68,9 +68,10 @@ int console_h_run(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *
 int console_h_verify_page(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 int console_h_verify(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 
-/* console-proposals.c: the proposals, one proposal's diffs (read-only). */
+/* console-proposals.c: the proposals, one proposal's diffs, apply/reject. */
 int console_h_proposals(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 int console_h_proposal(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_proposal_decide(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 
 /* console.c: who is asking.  console_auth copies the session of the
  * request into *ret (c->mu held): 1, or 0 with rs filled (401).  For a

@@ -2,8 +2,11 @@
  * console: the list (newest first, with their counts and status) and one
  * proposal's files with their unified diffs, the flagged paths (files that
  * would run later on the host) highlighted, refused entries with why.
- * Read-only: applying and rejecting stay with `cordon proposals
- * apply|reject` (the page says so).
+ * Apply and Reject buttons decide through the functions of `cordon
+ * proposals apply|reject` (cd_proposal_may_decide, cd_proposal_apply_by,
+ * cd_proposal_reject_by: the same checks, records and bookkeeping); from
+ * the console flagged files are never applied (the CLI's --accept names
+ * them one by one).
  *
  * Trust boundary: the paths, diffs, agent and task of a proposal were
  * written by the sandboxed command: every byte is escaped
@@ -153,7 +156,29 @@ static int render_file(struct cd_buf *b, const struct cd_prop_file *f)
 	return r ?: cd_buf_puts(b, "</section>");
 }
 
-static int render_one(struct cd_buf *b, const struct cd_proposal *p)
+static int buttons(struct cd_buf *b, const struct cd_proposal *p, const char *csrf)
+{
+	int r = 0;
+
+	if (strcmp(p->status, "pending") && strcmp(p->status, "partial"))
+		return 0;
+	r = cd_buf_printf(b,
+	                  "<form class=\"decide\" method=\"post\" action=\"/proposals/%s\">"
+	                  "<input type=\"hidden\" name=\"csrf\" value=\"",
+	                  p->id);
+	r = r ?: cd_console_html_escape(b, csrf, strlen(csrf));
+	r = r
+	            ?: cd_buf_puts(b,
+	                           "\"><button class=\"approve\" name=\"decision\" value=\"apply\">"
+	                           "Apply</button><button class=\"deny\" name=\"decision\" "
+	                           "value=\"reject\">Reject</button></form><p class=\"note\">Apply "
+	                           "applies every change but the flagged and refused ones, each "
+	                           "base re-checked; flagged files only with <code>cordon "
+	                           "proposals apply --accept PATH</code>.</p>");
+	return r;
+}
+
+static int render_one(struct cd_buf *b, const struct cd_proposal *p, const char *csrf)
 {
 	size_t i, counts[CD_PROP_NOPS], flagged;
 	char t[64];
@@ -184,11 +209,8 @@ static int render_one(struct cd_buf *b, const struct cd_proposal *p)
 		r = r ?: esc0(b, p->decided_by);
 		r = r ?: cd_buf_printf(b, " at %s</dd>", t);
 	}
-	r = r
-	            ?: cd_buf_printf(b,
-	                             "</dl><p class=\"note\">Apply or reject with <code>cordon "
-	                             "proposals apply|reject %s</code>.</p>",
-	                             p->id);
+	r = r ?: cd_buf_puts(b, "</dl>");
+	r = r ?: buttons(b, p, csrf);
 	for (i = 0; i < p->nfiles && !r; i++)
 		r = render_file(b, &p->files[i]);
 	return r;
@@ -218,10 +240,88 @@ int console_h_proposal(void *ctx, const struct cd_http_req *rq, struct cd_http_r
 	}
 	rs->ctype = "text/html; charset=utf-8";
 	r = console_page_start(&rs->body, "Proposal", s.person, s.csrf);
-	r = r ?: render_one(&rs->body, p);
+	r = r ?: render_one(&rs->body, p, s.csrf);
 	r = r ?: console_page_end(&rs->body);
 	if (r < 0)
 		console_message(rs, 500, "Proposal", "the page could not be rendered", &s);
+	cd_proposal_free(p);
+out:
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+/* POST /proposals/ID, decision=apply|reject. */
+static int decide(struct cd_console *c, struct cd_proposal *p, const char *person, int apply,
+                  struct cd_http_resp *rs, const struct console_session *s)
+{
+	struct cd_err err = { 0, "" };
+	const char *status = NULL;
+	char commit[65], msg[CD_ERR_MSG_MAX + 64];
+	size_t i, sel = 0;
+	int r;
+
+	if (cd_proposal_may_decide(p, person, &err) < 0) {
+		console_message(rs, 403, "Refused", err.msg, s);
+		return 0;
+	}
+	if (!apply) {
+		r = cd_proposal_reject_by(c->conf.state, c->conf.audit, p, person, &err);
+	} else {
+		if (cd_proposal_select(p, NULL, 0, NULL, 0, &err) < 0) {
+			console_message(rs, 409, "Not applied", err.msg, s);
+			return 0;
+		}
+		for (i = 0; i < p->nfiles; i++)
+			sel += p->files[i].selected;
+		if (!sel) {
+			console_message(rs, 409, "Not applied",
+			                "nothing to apply: flagged files are applied only with "
+			                "cordon proposals apply --accept PATH",
+			                s);
+			return 0;
+		}
+		r = cd_proposal_apply_by(c->conf.state, c->conf.audit, p, person, NULL, commit,
+		                         &status, &err);
+	}
+	if (r < 0) {
+		snprintf(msg, sizeof msg, "proposal %s: %s", p->id, err.msg);
+		console_message(rs, apply && !status ? 409 : 500, apply ? "Not applied" : "Failed",
+		                msg, s);
+		return 0;
+	}
+	snprintf(msg, sizeof msg, "/proposal?id=%s", p->id);
+	cd_http_resp_header(rs, "Location", msg);
+	cd_http_resp_text(rs, 303, apply ? "applied\n" : "rejected\n");
+	return 0;
+}
+
+int console_h_proposal_decide(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
+{
+	struct cd_console *c = ctx;
+	struct console_session s;
+	struct cd_err err = { 0, "" };
+	struct cd_proposal *p = NULL;
+	const char *id = rq->path + strlen("/proposals/");
+	char decision[16];
+	int r;
+
+	pthread_mutex_lock(&c->mu);
+	if (!console_check_post(c, rq, rs, &s))
+		goto out;
+	if (!id_ok(id) ||
+	    cd_http_form_get(rq->body, rq->body_len, "decision", decision, sizeof decision) < 0 ||
+	    (strcmp(decision, "apply") && strcmp(decision, "reject"))) {
+		console_message(rs, 400, "Refused",
+		                "a decision is apply or reject, on a proposal id", &s);
+		goto out;
+	}
+	r = cd_proposal_load(c->conf.state, id, &p, &err);
+	if (r < 0) {
+		console_message(rs, r == -ENOENT ? 404 : 500, "Proposal",
+		                r == -ENOENT ? "no such proposal" : err.msg, &s);
+		goto out;
+	}
+	decide(c, p, s.person, !strcmp(decision, "apply"), rs, &s);
 	cd_proposal_free(p);
 out:
 	pthread_mutex_unlock(&c->mu);

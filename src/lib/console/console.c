@@ -382,6 +382,7 @@ static const struct cd_http_route routes[] = {
 	{ "POST", "/verify", console_h_verify },
 	{ "GET", "/proposals", console_h_proposals },
 	{ "GET", "/proposal", console_h_proposal },
+	{ "POST", "/proposals/*", console_h_proposal_decide },
 	{ "GET", "/login", h_login_page },
 	{ "POST", "/login", h_login },
 	{ "POST", "/logout", h_logout },
