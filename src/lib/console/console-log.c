@@ -33,6 +33,15 @@
 
 /* ---- helpers ------------------------------------------------------ */
 
+/* A console started without an audit log (a test's) shows none: 503. */
+static int have_log(struct cd_console *c, struct cd_http_resp *rs, const struct console_session *s)
+{
+	if (c->conf.audit)
+		return 1;
+	console_message(rs, 503, "Audit log", "this console was started without an audit log", s);
+	return 0;
+}
+
 static int esc_str(struct cd_buf *b, const struct cd_audit_str *s, size_t cap)
 {
 	int r;
@@ -309,7 +318,7 @@ int console_h_log(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *
 	if (!(q = malloc(sizeof *q)))
 		return -ENOMEM;
 	pthread_mutex_lock(&c->mu);
-	if (!console_auth(c, rq, rs, &s))
+	if (!console_auth(c, rq, rs, &s) || !have_log(c, rs, &s))
 		goto out;
 	if (parse_q(rq, q, &f, &why) < 0) {
 		console_message(rs, 400, "Audit log", why, &s);
@@ -431,7 +440,7 @@ int console_h_run(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *
 	int r;
 
 	pthread_mutex_lock(&c->mu);
-	if (!console_auth(c, rq, rs, &s))
+	if (!console_auth(c, rq, rs, &s) || !have_log(c, rs, &s))
 		goto out;
 	if (!id || !*id || strlen(id) >= QARG_MAX) {
 		console_message(rs, 400, "Run", "give a run id: /run?id=ID", &s);
@@ -553,7 +562,7 @@ int console_h_verify(void *ctx, const struct cd_http_req *rq, struct cd_http_res
 	int r;
 
 	pthread_mutex_lock(&c->mu);
-	if (!console_check_post(c, rq, rs, &s))
+	if (!console_check_post(c, rq, rs, &s) || !have_log(c, rs, &s))
 		goto out;
 	memset(&vo, 0, sizeof vo);
 	vo.pubkey = c->conf.audit_pubkey;
