@@ -161,141 +161,6 @@ static char *esc(const char *p, size_t n)
 	return cd_buf_take(&b);
 }
 
-static json_t *file_json(const struct cd_prop_file *f)
-{
-	char *ep = esc(f->path, f->path_len);
-	json_t *o = json_object();
-
-	if (!o || !ep) {
-		free(ep);
-		json_decref(o);
-		return NULL;
-	}
-	json_object_set_new(o, "path", json_string(ep));
-	json_object_set_new(o, "op", json_string(cd_prop_op_name(f->op)));
-	if (f->base_sha256[0]) {
-		json_object_set_new(o, "base_sha256", json_string(f->base_sha256));
-		json_object_set_new(o, "base_mode", json_integer(f->base_mode));
-	}
-	if (f->new_sha256[0]) {
-		json_object_set_new(o, "sha256", json_string(f->new_sha256));
-		json_object_set_new(o, "mode", json_integer(f->new_mode));
-	}
-	if (f->op == CD_PROP_MKDIR)
-		json_object_set_new(o, "mode", json_integer(f->new_mode));
-	if (f->op == CD_PROP_RMDIR)
-		json_object_set_new(o, "base_mode", json_integer(f->base_mode));
-	json_object_set_new(o, "flagged", json_boolean(f->flagged));
-	if (f->note)
-		json_object_set_new(o, "note", json_string(f->note));
-	if (f->applied)
-		json_object_set_new(o, "applied", json_true());
-	if (f->problem[0])
-		json_object_set_new(o, "problem", json_string(f->problem));
-	free(ep);
-	return o;
-}
-
-static json_t *head_json(const struct cd_proposal *p)
-{
-	json_t *o = json_object();
-	char t[32];
-	char *tree = esc(p->tree, strlen(p->tree));
-
-	if (!o || !tree) {
-		free(tree);
-		json_decref(o);
-		return NULL;
-	}
-	json_object_set_new(o, "id", json_string(p->id));
-	json_object_set_new(o, "run_id", json_string(p->run_id));
-	json_object_set_new(o, "status", json_string(p->status));
-	if (p->agent)
-		json_object_set_new(o, "agent", json_string(p->agent));
-	if (p->task)
-		json_object_set_new(o, "task", json_string(p->task));
-	json_object_set_new(o, "tree", json_string(tree));
-	cli_time_utc(p->created, t, sizeof t);
-	json_object_set_new(o, "created", json_string(t));
-	if (p->decided_by) {
-		json_object_set_new(o, "decided_by", json_string(p->decided_by));
-		cli_time_utc(p->decided_at, t, sizeof t);
-		json_object_set_new(o, "decided_at", json_string(t));
-	}
-	if (p->branch)
-		json_object_set_new(o, "branch", json_string(p->branch));
-	if (p->commit)
-		json_object_set_new(o, "commit", json_string(p->commit));
-	if (p->layer.size)
-		json_object_set_new(
-		        o, "layer",
-		        json_pack("{s:I,s:I,s:I,s:I,s:b,s:b}", "size", (json_int_t)p->layer.size,
-		                  "inodes", (json_int_t)p->layer.inodes, "used",
-		                  (json_int_t)p->layer.used, "used_inodes",
-		                  (json_int_t)p->layer.used_inodes, "bytes_full",
-		                  p->layer.bytes_full, "inodes_full", p->layer.inodes_full));
-	free(tree);
-	return o;
-}
-
-/* SHA-256 over the whole change set (op, path, hashes, modes of every
- * file), so a record that lists only the first files still commits to all
- * of them. */
-static void change_set_sha256(const struct cd_proposal *p, char out[65])
-{
-	crypto_hash_sha256_state st;
-	unsigned char h[crypto_hash_sha256_BYTES];
-	char modes[32];
-	size_t i;
-
-	crypto_hash_sha256_init(&st);
-	for (i = 0; i < p->nfiles; i++) {
-		const struct cd_prop_file *f = &p->files[i];
-		const char *op = cd_prop_op_name(f->op);
-		int n = snprintf(modes, sizeof modes, "%o %o", f->base_mode, f->new_mode);
-		crypto_hash_sha256_update(&st, (const unsigned char *)op, strlen(op) + 1);
-		crypto_hash_sha256_update(&st, (const unsigned char *)f->path, f->path_len + 1);
-		crypto_hash_sha256_update(&st, (const unsigned char *)f->base_sha256, 65);
-		crypto_hash_sha256_update(&st, (const unsigned char *)f->new_sha256, 65);
-		crypto_hash_sha256_update(&st, (const unsigned char *)modes,
-		                          n > 0 ? (size_t)n + 1 : 0);
-	}
-	crypto_hash_sha256_final(&st, h);
-	sodium_bin2hex(out, 65, h, sizeof h);
-}
-
-/* Files listed in one audit record, at most (the details cap is 1 MiB). */
-#define RECORD_MAX_FILES 2000
-
-static json_t *proposal_json(const struct cd_proposal *p, int files_only_selected)
-{
-	json_t *o = head_json(p), *files = json_array();
-	size_t i, counts[CD_PROP_NOPS], flagged;
-
-	if (!o || !files) {
-		json_decref(o);
-		json_decref(files);
-		return NULL;
-	}
-	for (i = 0; i < p->nfiles; i++) {
-		if (files_only_selected && !p->files[i].selected && !p->files[i].problem[0])
-			continue;
-		json_array_append_new(files, file_json(&p->files[i]));
-	}
-	json_object_set_new(o, "files", files);
-	cd_proposal_counts(p, counts, &flagged);
-	json_object_set_new(o, "counts",
-	                    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "added",
-	                              (json_int_t)counts[CD_PROP_ADDED], "modified",
-	                              (json_int_t)counts[CD_PROP_MODIFIED], "deleted",
-	                              (json_int_t)counts[CD_PROP_DELETED], "mkdir",
-	                              (json_int_t)counts[CD_PROP_MKDIR], "rmdir",
-	                              (json_int_t)counts[CD_PROP_RMDIR], "refused",
-	                              (json_int_t)counts[CD_PROP_REFUSED], "flagged",
-	                              (json_int_t)flagged));
-	return o;
-}
-
 static void print_json(json_t *o)
 {
 	char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
@@ -308,48 +173,10 @@ int cli_proposal_record(struct cd_audit *audit, const struct cd_proposal *p, con
                         const char *by, const char *reason)
 {
 	struct cd_err err = { 0, "" };
-	struct cd_record rec;
-	json_t *d = proposal_json(p, strcmp(kind, "proposal.created") != 0);
-	char *details;
-	int r;
+	int r = cd_proposal_record(audit, p, kind, by, reason, &err);
 
-	char css[65];
-	json_t *files;
-
-	if (!d)
-		return -ENOMEM;
-	change_set_sha256(p, css);
-	json_object_set_new(d, "change_set_sha256", json_string(css));
-	files = json_object_get(d, "files");
-	if (json_array_size(files) > RECORD_MAX_FILES) {
-		while (json_array_size(files) > RECORD_MAX_FILES)
-			json_array_remove(files, json_array_size(files) - 1);
-		json_object_set_new(d, "files_truncated", json_true());
-	}
-	if (by)
-		json_object_set_new(d, "by", json_string(by));
-	details = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
-	json_decref(d);
-	if (!details)
-		return -ENOMEM;
-	memset(&rec, 0, sizeof rec);
-	rec.kind = kind;
-	rec.run_id = p->run_id;
-	rec.agent = p->agent;
-	rec.task = p->task;
-	rec.tool = "proposal";
-	rec.action = "update";
-	rec.target = p->id;
-	rec.decision = !strcmp(kind, "proposal.created")     ? "needs-approval"
-	               : !strcmp(kind, "proposal.applied")   ? "allow"
-	               : !strcmp(kind, "proposal.committed") ? "allow"
-	                                                     : "deny";
-	rec.reason = reason;
-	rec.details_json = details;
-	r = cd_audit_append(audit, &rec, NULL, &err);
-	free(details);
 	if (r < 0)
-		cli_errorf("audit log: %s", err.msg);
+		cli_errorf("%s", err.msg);
 	return r;
 }
 
@@ -367,24 +194,6 @@ int cli_proposal_layer_dir(const char *state_opt, const char *run_id, char *out,
 	*slash = '\0';
 	n = snprintf(out, outlen, "%s/proposals/%s", st[0] ? st : "/", run_id);
 	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
-}
-
-/* The layer of a proposal that has ended: its directory (the parent of
- * upper) goes, with the work directory overlayfs left behind. */
-static void remove_layer(const struct cd_proposal *p)
-{
-	char dir[4096];
-	char *slash;
-
-	if (strlen(p->upper) >= sizeof dir)
-		return;
-	memcpy(dir, p->upper, strlen(p->upper) + 1);
-	slash = strrchr(dir, '/');
-	if (!slash || strcmp(slash, "/upper") != 0)
-		return;
-	*slash = '\0';
-	if (cd_prop_remove_tree(dir) < 0)
-		cli_warnf("could not remove the proposal's layer '%s'", dir);
 }
 
 struct env {
@@ -422,7 +231,7 @@ static int list_cmd(struct env *v, const struct popts *o)
 	for (i = 0; i < n; i++) {
 		char t[32];
 		if (arr) {
-			json_t *h = head_json(&ps[i]);
+			json_t *h = cd_proposal_head_json(&ps[i]);
 			if (h)
 				json_object_set_new(h, "files",
 				                    json_integer((json_int_t)ps[i].nfiles));
@@ -487,7 +296,7 @@ static int show_cmd(struct env *v, const struct popts *o, const char *id)
 	if (load(v, id, &p) < 0)
 		return CD_EXIT_CORDON;
 	if (o->json) {
-		json_t *j = proposal_json(p, 0);
+		json_t *j = cd_proposal_json(p, 0);
 		print_json(j);
 		json_decref(j);
 		cd_proposal_free(p);
@@ -576,13 +385,15 @@ static int diff_cmd(struct env *v, const struct popts *o, const char *id, char *
 	return CD_EXIT_OK;
 }
 
+/* Who decides: --as or the login name; never the proposal's agent, and
+ * only a pending (or partial) proposal (cd_proposal_may_decide). */
 static const char *approver(const struct popts *o, const struct cd_proposal *p)
 {
 	const char *by = o->as ? o->as : cli_login_name();
+	struct cd_err err = { 0, "" };
 
-	if (p->agent && strcmp(by, p->agent) == 0) {
-		cli_errorf("'%s' made proposal %s: an agent never approves its own proposal", by,
-		           p->id);
+	if (cd_proposal_may_decide(p, by, &err) < 0) {
+		cli_errorf("%s", err.msg);
 		return NULL;
 	}
 	return by;
@@ -611,14 +422,10 @@ static int apply_cmd(struct env *v, const struct popts *o, const char *id)
 	char commit[65] = "";
 	size_t i, sel = 0, left = 0;
 	int r, rc = CD_EXIT_CORDON;
-	const char *status;
+	const char *status = NULL;
 
 	if (load(v, id, &p) < 0)
 		return CD_EXIT_CORDON;
-	if (strcmp(p->status, "pending") != 0 && strcmp(p->status, "partial") != 0) {
-		cli_errorf("proposal %s is %s, not pending", p->id, p->status);
-		goto out;
-	}
 	if (!(by = approver(o, p)))
 		goto out;
 	if (cd_proposal_select(p, o->npaths ? o->paths : NULL, o->npaths, o->accept, o->naccept,
@@ -635,44 +442,25 @@ static int apply_cmd(struct env *v, const struct popts *o, const char *id)
 		rc = CD_EXIT_FAIL;
 		goto out;
 	}
-	if (o->branch)
-		r = cd_proposal_commit_branch(p, o->branch, by, commit, &err);
-	else
-		r = cd_proposal_apply(p, &err);
-	if (r < 0) {
+	r = cd_proposal_apply_by(v->state, v->audit, p, by, o->branch, commit, &status, &err);
+	if (r < 0 && !status) {
+		/* The apply failed (recorded as proposal.refused). */
 		report_problems(p, 1);
 		cli_errorf("proposal %s: %s", p->id, err.msg);
-		cli_proposal_record(v->audit, p, "proposal.refused", by, err.msg);
-		for (i = 0; i < p->nfiles; i++) {
-			if (p->files[i].applied) {
-				/* Some files went in before the failure: record them. */
-				cd_proposal_finish(v->state, p, "partial", by, (int64_t)time(NULL),
-				                   &err);
-				break;
-			}
-		}
 		rc = r == -ESTALE || r == -EEXIST || r == -CD_E_USAGE ? CD_EXIT_FAIL
 		                                                      : CD_EXIT_CORDON;
 		goto out;
 	}
-	for (i = 0; i < p->nfiles; i++)
-		left += !p->files[i].applied && p->files[i].op != CD_PROP_REFUSED;
-	status = o->branch ? "committed" : left ? "partial" : "applied";
-	if (o->branch) {
-		p->branch = strdup(o->branch);
-		p->commit = strdup(commit);
-	}
-	if (cli_proposal_record(v->audit, p, o->branch ? "proposal.committed" : "proposal.applied",
-	                        by, NULL) < 0)
-		goto out;
-	if (cd_proposal_finish(v->state, p, status, by, (int64_t)time(NULL), &err) < 0) {
+	if (r < 0) {
 		cli_errorf("%s", err.msg);
 		goto out;
 	}
-	if (!left && !o->branch)
-		remove_layer(p);
+	if (r > 0)
+		cli_warnf("could not remove the layer of proposal %s", p->id);
+	for (i = 0; i < p->nfiles; i++)
+		left += !p->files[i].applied && p->files[i].op != CD_PROP_REFUSED;
 	if (o->json) {
-		json_t *j = proposal_json(p, 1);
+		json_t *j = cd_proposal_json(p, 1);
 		if (j) {
 			json_object_set_new(j, "status", json_string(status));
 			json_object_set_new(j, "by", json_string(by));
@@ -707,23 +495,19 @@ static int reject_cmd(struct env *v, const struct popts *o, const char *id)
 	struct cd_err err = { 0, "" };
 	struct cd_proposal *p;
 	const char *by;
-	int rc = CD_EXIT_CORDON;
+	int r, rc = CD_EXIT_CORDON;
 
 	if (load(v, id, &p) < 0)
 		return CD_EXIT_CORDON;
 	if (!(by = approver(o, p)))
 		goto out;
-	if (strcmp(p->status, "pending") != 0 && strcmp(p->status, "partial") != 0) {
-		cli_errorf("proposal %s is %s, not pending", p->id, p->status);
-		goto out;
-	}
-	if (cli_proposal_record(v->audit, p, "proposal.rejected", by, "rejected") < 0)
-		goto out;
-	if (cd_proposal_finish(v->state, p, "rejected", by, (int64_t)time(NULL), &err) < 0) {
+	r = cd_proposal_reject_by(v->state, v->audit, p, by, &err);
+	if (r < 0) {
 		cli_errorf("%s", err.msg);
 		goto out;
 	}
-	remove_layer(p);
+	if (r > 0)
+		cli_warnf("could not remove the layer of proposal %s", p->id);
 	printf("proposal %s rejected\n", p->id);
 	rc = CD_EXIT_OK;
 out:

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char usage[] =
         "usage: cordon serve [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE]\n"
@@ -37,7 +38,11 @@ static const char usage[] =
         "them), grant, binding SHA-256 and deadline, and Approve and Deny buttons\n"
         "that decide exactly as 'cordon approvals approve|deny' does: the approver\n"
         "must be among the policy's approvers.people and never the requesting agent,\n"
-        "and every decision is in the audit log.\n"
+        "and every decision is in the audit log.  The audit log is there too:\n"
+        "newest first, filtered by agent, run, kind, decision, time and text, a\n"
+        "page per run, and the chain's verification ('cordon log verify') on a\n"
+        "button; and the proposals of 'run --propose', their diffs, and Apply and\n"
+        "Reject buttons that decide as 'cordon proposals apply|reject' does.\n"
         "\n"
         "'serve' listens on --listen (default 127.0.0.1:8750; port 0 picks a free\n"
         "one) and prints a one-time login link for the operator (single use, valid\n"
@@ -190,8 +195,33 @@ static int login_cmd(const struct sopts *o, const char *name)
 	return rc;
 }
 
+/* The public key and checkpoint file `cordon log verify` would use, for
+ * the console's "verify now": the config directory's audit.pub, the
+ * checkpoint file beside the log; each only when it exists.  -1 after
+ * saying why when the key exists but cannot be read. */
+static int verify_inputs(const char *audit_opt, struct cd_console_conf *c,
+                         unsigned char pk[CD_AUDIT_PK_LEN], char *cp, size_t cplen)
+{
+	char pkpath[4096], db[4096];
+	struct cd_err err = { 0, "" };
+
+	if (cli_config_path("audit.pub", pkpath, sizeof pkpath) == 0 && access(pkpath, F_OK) == 0) {
+		if (cd_audit_pubkey_load(pkpath, pk, &err) < 0) {
+			cli_errorf("%s", err.msg);
+			return -1;
+		}
+		c->audit_pubkey = pk;
+	}
+	if (cli_audit_path(audit_opt, db, sizeof db) == 0 &&
+	    cli_checkpoint_path(NULL, db, cp, cplen) == 0 && access(cp, F_OK) == 0)
+		c->checkpoint_path = cp;
+	return 0;
+}
+
 static int serve_cmd(const struct sopts *o)
 {
+	unsigned char pk[CD_AUDIT_PK_LEN];
+	char cp[4096];
 	struct cd_console_conf c;
 	struct cd_console *con = NULL;
 	struct cd_state *st = NULL;
@@ -206,7 +236,8 @@ static int serve_cmd(const struct sopts *o)
 		cli_errorf("--listen '%s': write ADDR:PORT or [V6]:PORT", o->listen);
 		return CD_EXIT_USAGE;
 	}
-	if (cli_audit_open(o->audit, &audit) < 0 || cli_state_open(o->state, &st) < 0)
+	if (cli_audit_open(o->audit, &audit) < 0 || cli_state_open(o->state, &st) < 0 ||
+	    verify_inputs(o->audit, &c, pk, cp, sizeof cp) < 0)
 		goto out;
 	c.addr = addr;
 	c.tls_cert = o->cert;

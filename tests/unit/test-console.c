@@ -3,7 +3,8 @@
  * zero-width characters), origins, login links (hashed, single use,
  * expiring), and a live console on loopback: no session -> 401, a
  * session from a link, a POST without the Origin, with a foreign Origin or
- * without the CSRF token refused. */
+ * without the CSRF token refused; the log and proposal pages behind the
+ * same session, token and Origin. */
 #include "../tap.h"
 
 #include "console/console.h"
@@ -183,6 +184,33 @@ static void test_live(const char *dir)
 	ok(strstr(out, " 409 ") != NULL, "a decision on no such call: 409 (%.12s)", out + 9);
 	post(port, "/calls/..%2Fx", origin, cookie, body, out, sizeof out);
 	ok(strstr(out, " 400 ") != NULL, "a malformed call id: 400");
+	/* The log and proposal pages: the same session, token and Origin. */
+	snprintf(req, sizeof req,
+	         "GET /log?q=x HTTP/1.0\r\nHost: 127.0.0.1:%u\r\nCookie: %s\r\n\r\n", port, cookie);
+	raw(port, req, out, sizeof out);
+	ok(strstr(out, " 503 ") && strstr(out, "without an audit log"),
+	   "the log page of a console without a log: 503");
+	snprintf(req, sizeof req, "GET /log HTTP/1.0\r\nHost: 127.0.0.1:%u\r\n\r\n", port);
+	raw(port, req, out, sizeof out);
+	ok(strstr(out, " 401 ") != NULL, "the log page without a session: 401");
+	snprintf(req, sizeof req,
+	         "GET /proposals HTTP/1.0\r\nHost: 127.0.0.1:%u\r\nCookie: %s\r\n\r\n", port,
+	         cookie);
+	raw(port, req, out, sizeof out);
+	ok(strstr(out, " 200 ") && strstr(out, "No proposal."), "the proposals page: none");
+	snprintf(req, sizeof req,
+	         "GET /proposal?id=..%%2Fx HTTP/1.0\r\nHost: 127.0.0.1:%u\r\nCookie: %s\r\n\r\n",
+	         port, cookie);
+	raw(port, req, out, sizeof out);
+	ok(strstr(out, " 400 ") != NULL, "a malformed proposal id: 400");
+	post(port, "/verify", origin, cookie, "csrf=00", out, sizeof out);
+	ok(strstr(out, " 403 ") && strstr(out, "CSRF"), "verify now with a wrong token: 403");
+	snprintf(body, sizeof body, "csrf=%s&decision=apply", csrf);
+	post(port, "/proposals/pr-00", "http://evil.test", cookie, body, out, sizeof out);
+	ok(strstr(out, " 403 ") != NULL, "apply from another Origin: 403");
+	post(port, "/proposals/pr-00", origin, cookie, body, out, sizeof out);
+	ok(strstr(out, " 404 ") != NULL, "apply on no such proposal: 404");
+
 	snprintf(body, sizeof body, "csrf=%s", csrf);
 	post(port, "/logout", origin, cookie, body, out, sizeof out);
 	ok(strstr(out, " 303 ") != NULL, "logout with the token: 303");
@@ -204,7 +232,7 @@ int main(void)
 {
 	char dir[] = "/tmp/test-console.XXXXXX";
 
-	tap_start(60);
+	tap_start(67);
 	test_escape();
 	test_origin();
 	if (mkdtemp(dir)) {

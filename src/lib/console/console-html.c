@@ -104,7 +104,10 @@ int console_page_start(struct cd_buf *b, const char *title, const char *person, 
 	r = r ?: esc(b, title);
 	r = r ?: cd_buf_puts(b, " — cordon</title></head><body><header><b>cordon</b> ");
 	if (person && !r) {
-		r = cd_buf_puts(b, "<nav><a href=\"/\">Held calls</a></nav><span class=\"who\">");
+		r = cd_buf_puts(b,
+		                "<nav><a href=\"/\">Held calls</a> <a href=\"/log\">Audit log</a> "
+		                "<a href=\"/verify\">Chain</a> <a "
+		                "href=\"/proposals\">Proposals</a></nav><span class=\"who\">");
 		r = r ?: esc(b, person);
 		r = r
 		            ?: cd_buf_puts(b, "</span><form method=\"post\" action=\"/logout\">"
@@ -279,4 +282,11 @@ const char console_css[] =
         ".esc{background:#fdd;color:#900;border-radius:2px}\n"
         ".approve{background:#2a6;color:#fff}.deny{background:#b33;color:#fff}\n"
         "button{padding:.3em 1em;border:0;border-radius:3px;margin-left:.5em;cursor:pointer}\n"
-        "input[type=text]{width:20em}.error{color:#b00}.ok{color:#060}\n";
+        "input[type=text]{width:20em}.error{color:#b00}.ok{color:#060}\n"
+        "table.log{border-collapse:collapse;font-size:13px}"
+        "table.log td,table.log th{border:1px solid #ccd;padding:.1em .4em;vertical-align:top}\n"
+        "table.log td{font-family:monospace;white-space:pre-wrap;word-break:break-all}\n"
+        ".diff .add{background:#dfd}.diff .del{background:#fdd}.diff .hunk{color:#66a}\n"
+        ".file{background:#fff;border:1px solid #ccd;margin:0 0 1em;padding:0 1em}"
+        ".flagged{border:2px solid #c60}.flag{color:#a40;font-weight:bold}\n"
+        "tr.denied{background:#fee}.filter input[type=text]{width:9em}.none{color:#999}\n";

@@ -40,6 +40,12 @@ struct cd_console {
 	int watcher_started;
 	struct console_session sessions[CD_CONSOLE_MAX_SESSIONS];
 	struct console_fail fails[64];
+	/* The last "verify now" (console-log.c). */
+	int verified, verify_failed;
+	int64_t verified_at;
+	char verified_by[128];
+	char verify_msg[CD_ERR_MSG_MAX];
+	struct cd_audit_report vrep;
 };
 
 /* console-html.c */
@@ -55,6 +61,17 @@ int console_h_index(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 int console_h_events(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 int console_h_decide(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 void *console_watch(void *arg);
+
+/* console-log.c: the audit log, one run, the chain's verification. */
+int console_h_log(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_run(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_verify_page(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_verify(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+
+/* console-proposals.c: the proposals, one proposal's diffs, apply/reject. */
+int console_h_proposals(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_proposal(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_proposal_decide(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 
 /* console.c: who is asking.  console_auth copies the session of the
  * request into *ret (c->mu held): 1, or 0 with rs filled (401).  For a

@@ -43,6 +43,11 @@ struct cd_console_conf {
 	struct cd_state *state;
 	struct cd_audit *audit;
 	int64_t session_ttl_s; /* 0: CD_CONSOLE_SESSION_TTL_S */
+	/* What "verify now" checks against, as `cordon log verify`: the
+	 * public key (CD_AUDIT_PK_LEN bytes) and the checkpoint file; NULL:
+	 * none. */
+	const unsigned char *audit_pubkey;
+	const char *checkpoint_path;
 };
 
 #define CD_CONSOLE_SESSION_TTL_S (8 * 3600)

@@ -36,6 +36,8 @@
 #include <stdint.h>
 
 struct cd_state;
+struct cd_audit;
+struct json_t;
 
 /* enum cd_prop_op, struct cd_prop_file, struct cd_proposal, CD_PROP_MAX_FILES,
  * cd_prop_op_name and the frees: store-rows.h. */
@@ -130,5 +132,40 @@ int cd_proposal_commit_branch(struct cd_proposal *p, const char *branch, const c
  * following a symlink; overlayfs's mode-000 work directories included.
  * 0 or -errno. */
 int cd_prop_remove_tree(const char *dir);
+
+/* ---- decisions (proposal-record.c) --------------------------------- */
+
+/* The proposal as a JSON object (head, files, counts); files_only_selected
+ * lists only the files chosen or skipped for a reason.  NULL: no memory. */
+struct json_t *cd_proposal_json(const struct cd_proposal *p, int files_only_selected);
+/* Its head only (id, run, status, agent, task, tree, times, layer). */
+struct json_t *cd_proposal_head_json(const struct cd_proposal *p);
+
+/* Append the audit record `kind` ("proposal.created", ".applied",
+ * ".committed", ".refused", ".rejected") of p by `by` (NULL: none). */
+int cd_proposal_record(struct cd_audit *a, const struct cd_proposal *p, const char *kind,
+                       const char *by, const char *reason, struct cd_err *err);
+
+/* May `by` decide p now: never the agent that made it (-EPERM), only
+ * while it is pending or partial (-EALREADY). */
+int cd_proposal_may_decide(const struct cd_proposal *p, const char *by, struct cd_err *err);
+
+/* Apply the selected files (or commit them on `branch`, its commit into
+ * commit), then record it and finish the proposal as *ret_status
+ * ("applied", "partial", "committed"); the layer goes when everything is
+ * applied.  A failed apply is recorded (proposal.refused; files applied
+ * before it finish the proposal as partial) and its error returned.
+ * 0, 1 when only the layer could not be removed, or negative. */
+int cd_proposal_apply_by(struct cd_state *s, struct cd_audit *a, struct cd_proposal *p,
+                         const char *by, const char *branch, char commit[65],
+                         const char **ret_status, struct cd_err *err);
+
+/* Record the rejection, finish the proposal, remove its layer.  0, 1 when
+ * only the layer could not be removed, or negative. */
+int cd_proposal_reject_by(struct cd_state *s, struct cd_audit *a, struct cd_proposal *p,
+                          const char *by, struct cd_err *err);
+
+/* Remove the layer of a proposal that has ended (the parent of upper). */
+int cd_proposal_remove_layer(const struct cd_proposal *p);
 
 #endif
