@@ -80,6 +80,43 @@ int cli_warm_dir_check(const char *dir, int create)
 	return 0;
 }
 
+/* Every directory the service may listen in, from this environment: it
+ * is one of cordon's private paths in every sandbox (the plan masks the
+ * directory with a tmpfs where a bind would show it, and refuses a
+ * writable bind of it).  The one this environment's service uses is
+ * made now, so that it is masked even before a service first starts.
+ * Given as the socket in each directory, as the plan takes files. */
+size_t cli_warm_private(char (*buf)[CD_PATH_MAX], char **v, size_t max)
+{
+	const char *env[] = { getenv("XDG_RUNTIME_DIR"), getenv("XDG_STATE_HOME"),
+		              getenv("HOME") };
+	const char *sub[] = { "/cordon", "/cordon", "/.local/state/cordon" };
+	const char *d = getenv("CORDON_SERVICE_DIR");
+	char dir[CD_PATH_MAX];
+	size_t i, n = 0;
+	int k;
+
+	if (cli_warm_dir(dir, sizeof dir) == 0)
+		(void)cli_warm_dir_check(dir, 1);
+	if (d && *d == '/' && n < max &&
+	    (k = snprintf(buf[n], CD_PATH_MAX, "%s/%lu/service.sock", d,
+	                  (unsigned long)geteuid())) > 0 &&
+	    k < CD_PATH_MAX) {
+		v[n] = buf[n];
+		n++;
+	}
+	for (i = 0; i < sizeof env / sizeof env[0]; i++) {
+		if (!env[i] || *env[i] != '/' || n >= max)
+			continue;
+		k = snprintf(buf[n], CD_PATH_MAX, "%s%s/service.sock", env[i], sub[i]);
+		if (k > 0 && k < CD_PATH_MAX) {
+			v[n] = buf[n];
+			n++;
+		}
+	}
+	return n;
+}
+
 long cli_warm_peer_uid(int fd)
 {
 	struct ucred uc;
