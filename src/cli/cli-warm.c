@@ -471,20 +471,35 @@ static int copy_path(char *dst, const char *src)
 	return 0;
 }
 
+static int is_own_file(const char *path)
+{
+	struct stat st;
+
+	return path[0] == '/' && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       st.st_uid == geteuid();
+}
+
 int cli_warm_audit_open(const char *db, const struct cd_audit_opts *o, struct cd_audit **ret)
 {
 	struct cd_audit_remote rm;
 	struct warm *w;
 	json_t *rep = NULL, *id;
-	int fd, r;
+	int fd, r, fresh;
 
 	used_cold = 1;
 	if (!cli_warm_enabled() || o->read_only)
 		return 1;
+	/* The service creates nothing: a new log (or a key's first
+	 * checkpoint file) is made by this run, cold. */
+	fresh = !is_own_file(db) ||
+	        (o->key_path && (!is_own_file(o->key_path) ||
+	                         (o->checkpoint_out && !is_own_file(o->checkpoint_out))));
 	fd = connect_service();
 	if (fd == -ENOENT || fd == -ECONNREFUSED)
 		start_service();
-	if (fd < 0)
+	if (fd >= 0 && fresh)
+		close(fd);
+	if (fd < 0 || fresh)
 		return 1;
 	w = calloc(1, sizeof *w);
 	if (!w || copy_path(w->db, db) < 0 || copy_path(w->key, o->key_path) < 0 ||
@@ -493,10 +508,11 @@ int cli_warm_audit_open(const char *db, const struct cd_audit_opts *o, struct cd
 	w->fd = fd;
 	w->o = *o;
 	w->o.key_path = o->key_path ? w->key : NULL;
-	w->o.checkpoint_out = o->checkpoint_out ? w->cp : NULL;
+	/* no key, no checkpoints: the file is not named to the service */
+	w->o.checkpoint_out = o->checkpoint_out && o->key_path ? w->cp : NULL;
 	r = ask(fd,
 	        json_pack("{s:s, s:s, s:s?, s:s?, s:I, s:I}", "op", "open", "audit", db, "key",
-	                  o->key_path, "cp", o->checkpoint_out, "every",
+	                  o->key_path, "cp", w->o.checkpoint_out, "every",
 	                  (json_int_t)o->checkpoint_every, "secs", (json_int_t)o->checkpoint_secs),
 	        &rep);
 	if (r < 0 || !json_is_string(id = json_object_get(rep, "log_id")))
