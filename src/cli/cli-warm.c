@@ -88,8 +88,7 @@ int cli_warm_dir_check(const char *dir, int create)
  * Given as the socket in each directory, as the plan takes files. */
 size_t cli_warm_private(char (*buf)[CD_PATH_MAX], char **v, size_t max)
 {
-	const char *env[] = { getenv("XDG_RUNTIME_DIR"), getenv("XDG_STATE_HOME"),
-		              getenv("HOME") };
+	const char *env[] = { getenv("XDG_RUNTIME_DIR"), getenv("XDG_STATE_HOME"), getenv("HOME") };
 	const char *sub[] = { "/cordon", "/cordon", "/.local/state/cordon" };
 	const char *d = getenv("CORDON_SERVICE_DIR");
 	char dir[CD_PATH_MAX];
