@@ -137,4 +137,25 @@ nb env CORDON_AUDIT="$L/new.db" "$CORDON" run -- /bin/true
 is "$(last_path)" warm "  and the next run for it goes warm"
 
 svc_kill
+
+# Root's half: its service's directory is masked too (root's sandbox runs
+# as a slot uid, so the 0700 directory was closed to it anyway).
+RH=$T/rhome
+mkdir -p "$RH" "$S/rlogs"
+rt() {
+	env -i PATH=/usr/bin:/bin HOME="$RH" CORDON_AUDIT="$S/rlogs/audit.db" \
+		CORDON_STATE="$S/rlogs/state.db" CORDON_WARM=1 CORDON_SERVICE_IDLE=60 "$@"
+}
+rt "$CORDON" run -- /bin/true
+SOCK=$RH/.local/state/cordon/service.sock
+ok "root: the service listens in ~/.local/state/cordon" wait_sock
+rt "$CORDON" run --allow-home --ro "$RH" -- sh -c \
+	"echo RAN; ls -a '$RH/.local/state/cordon' 2>&1" >"$T/r.out" 2>&1
+cat "$T/r.out" | sed 's/^/# /'
+ok "root: the sandbox listed the directory" grep -qx '\.\.' "$T/r.out"
+lacks "root: the service's directory is empty inside" 'service\.(sock|lock)' "$T/r.out" '^RAN'
+refused "root: a writable bind of HOME refuses the run" "cordon's own file .*service\.sock" \
+	rt "$CORDON" run --allow-home --rw "$RH" -- /bin/true
+p=$(cat "$RH/.local/state/cordon/service.lock" 2>/dev/null)
+[ -n "$p" ] && kill "$p"
 done_testing
