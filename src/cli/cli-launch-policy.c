@@ -6,6 +6,7 @@
  * only narrow the grant's profile, never widen it.
  */
 #include "cli.h"
+#include "cli-warm.h"
 #include "cli-launch-int.h"
 #include "store/store.h"
 
@@ -198,7 +199,7 @@ static void store_secrets(const char *uri, char *v[], char buf[][CD_PATH_MAX], s
 /* cordon's own files, which the plan keeps out of the sandbox: the audit
  * log, its checkpoint file, the signing key, the state database and the
  * mask key (for a shared store: this host's local state directory, and
- * the store's connection secrets). */
+ * the store's connection secrets), and the warm service's directory. */
 void launch_private_paths(const struct run_args *a, char *v[LAUNCH_NPRIVATE],
                           char buf[LAUNCH_NPRIVATE][CD_PATH_MAX], size_t *ret_n)
 {
@@ -211,8 +212,8 @@ void launch_private_paths(const struct run_args *a, char *v[LAUNCH_NPRIVATE],
 		store_secrets(au, v, buf, &n);
 	if (have_su && cd_store_is_uri(su) && !(have_au && strcmp(au, su) == 0))
 		store_secrets(su, v, buf, &n);
-	if (n + 5 > LAUNCH_NPRIVATE)
-		n = LAUNCH_NPRIVATE - 5;
+	if (n + 9 > LAUNCH_NPRIVATE)
+		n = LAUNCH_NPRIVATE - 9;
 	if (have_au && cli_audit_local(a->audit, buf[n], CD_PATH_MAX) == 0) {
 		v[n] = buf[n];
 		n++;
@@ -233,6 +234,7 @@ void launch_private_paths(const struct run_args *a, char *v[LAUNCH_NPRIVATE],
 		v[n] = buf[n];
 		n++;
 	}
+	n += cli_warm_private(buf + n, v + n, LAUNCH_NPRIVATE - n);
 	*ret_n = n;
 }
 

@@ -80,6 +80,42 @@ int cli_warm_dir_check(const char *dir, int create)
 	return 0;
 }
 
+/* Every directory the service may listen in, from this environment: it
+ * is one of cordon's private paths in every sandbox (the plan masks the
+ * directory with a tmpfs where a bind would show it, and refuses a
+ * writable bind of it).  The one this environment's service uses is
+ * made now, so that it is masked even before a service first starts.
+ * Given as the socket in each directory, as the plan takes files. */
+size_t cli_warm_private(char (*buf)[CD_PATH_MAX], char **v, size_t max)
+{
+	const char *env[] = { getenv("XDG_RUNTIME_DIR"), getenv("XDG_STATE_HOME"), getenv("HOME") };
+	const char *sub[] = { "/cordon", "/cordon", "/.local/state/cordon" };
+	const char *d = getenv("CORDON_SERVICE_DIR");
+	char dir[CD_PATH_MAX];
+	size_t i, n = 0;
+	int k;
+
+	if (cli_warm_dir(dir, sizeof dir) == 0)
+		(void)cli_warm_dir_check(dir, 1);
+	if (d && *d == '/' && n < max &&
+	    (k = snprintf(buf[n], CD_PATH_MAX, "%s/%lu/service.sock", d,
+	                  (unsigned long)geteuid())) > 0 &&
+	    k < CD_PATH_MAX) {
+		v[n] = buf[n];
+		n++;
+	}
+	for (i = 0; i < sizeof env / sizeof env[0]; i++) {
+		if (!env[i] || *env[i] != '/' || n >= max)
+			continue;
+		k = snprintf(buf[n], CD_PATH_MAX, "%s%s/service.sock", env[i], sub[i]);
+		if (k > 0 && k < CD_PATH_MAX) {
+			v[n] = buf[n];
+			n++;
+		}
+	}
+	return n;
+}
+
 long cli_warm_peer_uid(int fd)
 {
 	struct ucred uc;
@@ -434,20 +470,35 @@ static int copy_path(char *dst, const char *src)
 	return 0;
 }
 
+static int is_own_file(const char *path)
+{
+	struct stat st;
+
+	return path[0] == '/' && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       st.st_uid == geteuid();
+}
+
 int cli_warm_audit_open(const char *db, const struct cd_audit_opts *o, struct cd_audit **ret)
 {
 	struct cd_audit_remote rm;
 	struct warm *w;
 	json_t *rep = NULL, *id;
-	int fd, r;
+	int fd, r, fresh;
 
 	used_cold = 1;
 	if (!cli_warm_enabled() || o->read_only)
 		return 1;
+	/* The service creates nothing: a new log (or a key's first
+	 * checkpoint file) is made by this run, cold. */
+	fresh = !is_own_file(db) ||
+	        (o->key_path && (!is_own_file(o->key_path) ||
+	                         (o->checkpoint_out && !is_own_file(o->checkpoint_out))));
 	fd = connect_service();
 	if (fd == -ENOENT || fd == -ECONNREFUSED)
 		start_service();
-	if (fd < 0)
+	if (fd >= 0 && fresh)
+		close(fd);
+	if (fd < 0 || fresh)
 		return 1;
 	w = calloc(1, sizeof *w);
 	if (!w || copy_path(w->db, db) < 0 || copy_path(w->key, o->key_path) < 0 ||
@@ -456,10 +507,11 @@ int cli_warm_audit_open(const char *db, const struct cd_audit_opts *o, struct cd
 	w->fd = fd;
 	w->o = *o;
 	w->o.key_path = o->key_path ? w->key : NULL;
-	w->o.checkpoint_out = o->checkpoint_out ? w->cp : NULL;
+	/* no key, no checkpoints: the file is not named to the service */
+	w->o.checkpoint_out = o->checkpoint_out && o->key_path ? w->cp : NULL;
 	r = ask(fd,
 	        json_pack("{s:s, s:s, s:s?, s:s?, s:I, s:I}", "op", "open", "audit", db, "key",
-	                  o->key_path, "cp", o->checkpoint_out, "every",
+	                  o->key_path, "cp", w->o.checkpoint_out, "every",
 	                  (json_int_t)o->checkpoint_every, "secs", (json_int_t)o->checkpoint_secs),
 	        &rep);
 	if (r < 0 || !json_is_string(id = json_object_get(rep, "log_id")))

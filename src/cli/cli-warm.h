@@ -19,6 +19,7 @@
 #define CD_CLI_WARM_H
 
 #include "audit/audit.h"
+#include "util/bounds.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -35,6 +36,13 @@ int cli_warm_sock(char *out, size_t outlen);
 /* Make the directory (0700) or check an existing one: owned by us, no
  * access for group or others, not a link.  0 or -errno. */
 int cli_warm_dir_check(const char *dir, int create);
+
+/* The service's socket in every directory it may use (CORDON_SERVICE_DIR,
+ * XDG_RUNTIME_DIR, XDG_STATE_HOME, HOME), for the sandbox plan's private
+ * paths (their directories are masked in every sandbox); this
+ * environment's directory is created first.  Fills up to max of buf and
+ * v (v[i] = buf[i]); returns how many. */
+size_t cli_warm_private(char (*buf)[CD_PATH_MAX], char **v, size_t max);
 
 /* 1 when the warm path is switched on ($CORDON_WARM unset or not "0"). */
 int cli_warm_enabled(void);

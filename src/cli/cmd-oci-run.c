@@ -19,6 +19,7 @@
  * never bring its own.
  */
 #include "cli.h"
+#include "cli-warm.h"
 #include "cmd-oci.h"
 
 #include "cli-audit.h"
@@ -59,8 +60,8 @@ struct sup {
 	const char **tmpfs;
 	struct cd_plan *plan;
 	struct cd_idslot slot;
-	char privbuf[5][CD_PATH_MAX];
-	const char *priv[5];
+	char privbuf[9][CD_PATH_MAX];
+	char *priv[9];
 	char run_id[CD_RUN_ID_LEN + 1];
 	struct cd_err err;
 	int sfd, intent_done;
@@ -211,7 +212,8 @@ static int build(struct sup *s)
 		s->priv[n] = s->privbuf[n];
 		n++;
 	}
-	s->po.private_paths = s->priv;
+	n += cli_warm_private(s->privbuf + n, s->priv + n, 9 - n);
+	s->po.private_paths = (const char *const *)s->priv;
 	s->po.nprivate = n;
 	s->po.profile = "oci";
 	if (cd_plan_build(&s->po, &s->plan, &s->err) < 0) {

@@ -8,8 +8,12 @@
  * only after that commit is durable.
  *
  * Trust boundary: a client of another uid is closed before a byte is
- * read (SO_PEERCRED).  A client of our own uid can do nothing here it
- * could not do itself (open and append to a log with the user's rights);
+ * read (SO_PEERCRED).  No sandbox reaches the socket: its directory is
+ * one of cordon's private paths, masked in every sandbox (a rootless
+ * sandbox has our uid, so SO_PEERCRED alone would not keep it out).  A
+ * client of our own uid can do nothing here it
+ * could not do itself (append to an existing log with the user's rights:
+ * the service creates no file, see own_file);
  * its requests are still length-capped, parsed strictly and each record
  * checked before it joins a group, so one bad request never fails
  * another client's records.  The service runs no sandbox and holds no
@@ -81,6 +85,20 @@ static void reply_err(struct client *c, const char *why)
 	reply(c, json_pack("{s:b, s:s}", "ok", 0, "error", why));
 }
 
+/* The service creates nothing: each path a client names (the log, its
+ * key, its checkpoint file) must already be a regular file of ours, not
+ * a symbolic link.  A new log's first run goes cold and creates it. */
+static int own_file(const char *what, const char *path, struct stat *st, struct cd_err *err)
+{
+	if (lstat(path, st) < 0)
+		return cd_err_sys(err, -errno, "%s '%s'", what, path);
+	if (!S_ISREG(st->st_mode))
+		return cd_err_set(err, -EPERM, "%s '%s': not a regular file", what, path);
+	if (st->st_uid != geteuid())
+		return cd_err_set(err, -EPERM, "%s '%s': not the user's own", what, path);
+	return 0;
+}
+
 /* The log a client names, opened once and kept; reopened when its path
  * no longer names the file we hold (moved, removed, replaced). */
 static int log_get(struct svc *s, json_t *req, struct cd_err *err)
@@ -91,7 +109,7 @@ static int log_get(struct svc *s, json_t *req, struct cd_err *err)
 	json_t *every = json_object_get(req, "every"), *secs = json_object_get(req, "secs");
 	char id[sizeof s->logs[0].key];
 	struct cd_audit_opts o;
-	struct stat st;
+	struct stat st, pre;
 	int i, n, free_i = -1;
 
 	if (!db || *db != '/' || !json_is_integer(every) || !json_is_integer(secs) ||
@@ -118,6 +136,10 @@ static int log_get(struct svc *s, json_t *req, struct cd_err *err)
 	}
 	if (free_i < 0)
 		return cd_err_set(err, -EMFILE, "too many logs");
+	if ((key && (*key != '/' || (n = own_file("signing key", key, &st, err)) < 0)) ||
+	    (cp && (*cp != '/' || (n = own_file("checkpoint file", cp, &st, err)) < 0)) ||
+	    (n = own_file("audit log", db, &pre, err)) < 0)
+		return n < 0 ? n : cd_err_set(err, -CD_E_PARSE, "malformed open request");
 	memset(&o, 0, sizeof o);
 	o.key_path = key;
 	o.checkpoint_out = cp;
@@ -125,10 +147,11 @@ static int log_get(struct svc *s, json_t *req, struct cd_err *err)
 	o.checkpoint_secs = (uint64_t)json_integer_value(secs);
 	if ((n = cd_audit_open(db, &o, &s->logs[free_i].a, err)) < 0)
 		return n;
-	if (stat(db, &st) < 0) {
+	/* Still the file checked above (not swapped meanwhile). */
+	if (lstat(db, &st) < 0 || st.st_dev != pre.st_dev || st.st_ino != pre.st_ino) {
 		cd_audit_close(s->logs[free_i].a);
 		s->logs[free_i].a = NULL;
-		return cd_err_sys(err, -errno, "audit log '%s'", db);
+		return cd_err_set(err, -EPERM, "audit log '%s' changed while it was opened", db);
 	}
 	s->logs[free_i].dev = st.st_dev;
 	s->logs[free_i].ino = st.st_ino;
