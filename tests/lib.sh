@@ -89,6 +89,8 @@ _stage_for_nobody() {
 	_tap_stage=$(mktemp -d /tmp/cordon-stage.XXXXXX) || return 1
 	mkdir -p "$_tap_stage/build/tests" "$_tap_stage/src" || return 1
 	cp "$CORDON" "$_tap_stage/build/cordon" || return 1
+	# The OCI runtime is the same binary under another name.
+	ln -s cordon "$_tap_stage/build/cordon-oci" || return 1
 	for _d in helpers tools; do
 		[ -d "$CORDON_BUILD/tests/$_d" ] && { cp -R "$CORDON_BUILD/tests/$_d" "$_tap_stage/build/tests/" || return 1; }
 	done
