@@ -976,5 +976,9 @@ int cmd_mcp(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "pins"))
 		return mcp_pins_cmd(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "token"))
+		return mcp_token_cmd(argc - 1, argv + 1);
+	if (mcp_front_wanted(argc, argv))
+		return mcp_front_cmd(argc, argv);
 	return gateway(argc, argv);
 }
