@@ -617,9 +617,17 @@ static const struct option front_opts[] = {
 	{ "max-sessions", required_argument, NULL, 'm' },
 	{ "max-request", required_argument, NULL, 'r' },
 	{ "agent", required_argument, NULL, 'a' },
+	/* The stdio gateway's own (refused with --listen): the table is also
+	 * what `cordon mcp` completes. */
+	{ "task", required_argument, NULL, 'X' },
+	{ "approval-timeout", required_argument, NULL, 'X' },
+	{ "secret", required_argument, NULL, 'X' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* `cordon mcp`'s options, stdio and --listen (cli-complete.c). */
+const struct option *const cli_opts_mcp = front_opts;
 
 static int front_args(int argc, char **argv, struct front *f)
 {
@@ -675,6 +683,10 @@ static int front_args(int argc, char **argv, struct front *f)
 			cli_errorf("--agent is not given with --listen: each request's token names "
 			           "its "
 			           "agent (cordon mcp token add)");
+			return CD_EXIT_USAGE;
+		case 'X':
+			cli_errorf("--task, --approval-timeout and --secret are not taken with "
+			           "--listen");
 			return CD_EXIT_USAGE;
 		case 'h':
 			mcp_usage(stdout);

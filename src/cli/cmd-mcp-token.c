@@ -93,6 +93,8 @@ static const struct option token_opts[] = {
 	{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
 };
 
+const struct option *const cli_opts_mcp_token = token_opts;
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cordon mcp token add --agent ID [--policy FILE] [--expires DUR] "

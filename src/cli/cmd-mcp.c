@@ -778,7 +778,6 @@ static const struct option gateway_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-const struct option *const cli_opts_mcp = gateway_opts;
 
 /* The options and CMD into s: the exit status to leave with (usage,
  * --help), or -1 to go on. */
