@@ -138,5 +138,29 @@ is "$(post "$A" "$SA" "$LIST")" 404 "... which is gone"
 bid=$("$CORDON" mcp token list | grep '	bob	active' | cut -f1)
 "$CORDON" mcp token revoke "$bid" >/dev/null
 is "$(post "$B" "$SB" "$LIST")" 401 "a token revoked mid-session: 401 on its next request"
+# The official SDK's StreamableHTTPClientTransport through the same front.
+. "$CORDON_SRC/tests/mcp/setup.sh"
+if mcp_setup; then
+	mkdir -p "$D/sdk"
+	cp "$CORDON_SRC/tests/mcp/http-client.mjs" "$D/sdk/"
+	ln -s "$MCP_CACHE/node_modules" "$D/sdk/node_modules"
+	sdk() { MCP_URL=$U MCP_TOKEN=$1 MCP_OPS=$2 node "$D/sdk/http-client.mjs" 2>>"$D/sdk.err"; }
+	: >"$D/log/calls"
+	out=$(sdk "$A" '[{"op":"list"},{"op":"call","name":"secret","args":{"text":"y"}}]')
+	is "$out" '{"tools":["echo","secret"]}
+{"isError":false,"text":"ran secret"}' "SDK client: alice lists both tools and calls secret"
+	C=$("$CORDON" mcp token add --agent bob | tail -1)
+	out=$(sdk "$C" '[{"op":"list"},{"op":"call","name":"secret","args":{"text":"y"}}]')
+	case $out in '{"tools":["echo"]}'*'"isError":true'*'denied by policy'*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "SDK client: bob sees echo only, and his call of secret is denied"
+	[ "$r" -eq 0 ] || diag "got: $out $(cat "$D/sdk.err")"
+	is "$(cat "$D/log/calls")" secret "... the server ran alice's call only"
+	out=$(sdk "cdt_wrong" '[{"op":"list"}]')
+	case $out in *'connect:'*unauthorized*) r=0 ;; *) r=1 ;; esac
+	is "$r" 0 "SDK client: a wrong token cannot connect (401 unauthorized)"
+	[ "$r" -eq 0 ] || diag "got: $out"
+else
+	skip "cannot install the MCP SDK (npm ci)"
+fi
 lacks "the tokens never reach the front's stderr" "${A#cdt_}" "$D/front.err"
 done_testing
