@@ -65,7 +65,7 @@ E=$("$CORDON" mcp token add --agent alice --expires 1s | tail -1)
 "$CORDON" mcp token list >"$D/list"
 ok "token list shows the revoked one" grep -q "^$rid	alice	revoked" "$D/list"
 
-"$CORDON" mcp --listen 127.0.0.1:0 --policy "$D/policy.yaml" -- $SRV 2>"$D/front.err" &
+"$CORDON" mcp --listen 127.0.0.1:0 --policy "$D/policy.yaml" -- $SRV >/dev/null 2>"$D/front.err" &
 FP=$!
 trap 'kill $FP 2>/dev/null; wait $FP 2>/dev/null; _tap_cleanup' EXIT
 i=0
@@ -163,4 +163,45 @@ else
 	skip "cannot install the MCP SDK (npm ci)"
 fi
 lacks "the tokens never reach the front's stderr" "${A#cdt_}" "$D/front.err"
+kill $FP
+wait $FP 2>/dev/null
+
+# As uid 65534 (cordon is rootless first): its own state, tokens and front.
+if [ "$(id -u)" -eq 0 ]; then
+	mkdir -p "$D/logn"
+	chown 65534:65534 "$D/logn"
+	sed "s|rw: \[$D/log\]|rw: [$D/logn]|" "$D/policy.yaml" >"$D/policyn.yaml"
+	NA=$(as_nobody "$CORDON" mcp token add --agent alice | tail -1)
+	NB=$(as_nobody "$CORDON" mcp token add --agent bob | tail -1)
+	# The helper itself (not the function, whose subshell $! would name)
+	# execs into the front: $! is the front.
+	"$CORDON_SRC/tests/helpers/as-nobody" "$CORDON" mcp --listen 127.0.0.1:0 --policy "$D/policyn.yaml" -- python3 "$D/bin/srv.py" "$D/logn/calls" >/dev/null 2>"$D/frontn.err" &
+	FP=$!
+	i=0
+	while ! grep -q 'listening on' "$D/frontn.err" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	U=$(sed -n 's/.*listening on \(http:[^ ]*\)$/\1/p' "$D/frontn.err")
+	ok "nobody: the front listens ($U)" test -n "$U"
+	is "$(post "" "" "$INIT")" 401 "nobody: no token: 401"
+	is "$(post "$A" "" "$INIT")" 401 "nobody: root's token is not nobody's: 401"
+	post "$NA" "" "$INIT" >/dev/null
+	SA=$(sid_of)
+	post "$NA" "$SA" "$INITED" >/dev/null
+	post "$NA" "$SA" "$LIST" >/dev/null
+	as_nobody "$CORDON" mcp pins approve --server t --all >/dev/null
+	post "$NA" "" "$INIT" >/dev/null
+	SA=$(sid_of)
+	post "$NA" "$SA" "$INITED" >/dev/null
+	post "$NB" "" "$INIT" >/dev/null
+	SB=$(sid_of)
+	post "$NB" "$SB" "$INITED" >/dev/null
+	post "$NB" "$SB" "$CALL_SECRET" >/dev/null
+	ok "nobody: bob's call of secret is denied" grep -q 'denied by policy' "$D/body"
+	is "$(post "$NA" "$SA" "$CALL_SECRET")" 200 "nobody: alice calls secret"
+	ok "... it ran" grep -q 'ran secret' "$D/body"
+	is "$(cat "$D/logn/calls" 2>/dev/null)" secret "nobody: the server saw alice's call only"
+	kill $FP
+	wait $FP 2>/dev/null
+else
+	skip "the half as uid 65534 needs root"
+fi
 done_testing
