@@ -5,7 +5,9 @@
 # foreign Origin 403; two agents with different grants through one front
 # see different tools; a denied call never reaches the server (its own log
 # says so); a session is bound to its agent; records name the token's
-# agent; DELETE ends a session; GET is 405 (no server-initiated stream).
+# agent; DELETE ends a session; GET is 405 (no server-initiated stream);
+# a token's own policy with a url: upstream; the SDK's HTTP client; as
+# root and as uid 65534.
 . "${CORDON_SRC:-.}/tests/lib.sh"
 
 D=$T/front
@@ -165,6 +167,46 @@ fi
 lacks "the tokens never reach the front's stderr" "${A#cdt_}" "$D/front.err"
 kill $FP
 wait $FP 2>/dev/null
+
+# A remote upstream (url:) behind the front: each session its own
+# connection; the denied call never reaches it.
+mkdir -p "$D/up"
+python3 "$CORDON_SRC/tests/mcp/http-upstream.py" 0 good "$D/up/up.log" 2>"$D/up/err" &
+UPP=$!
+i=0
+while [ ! -s "$D/up/up.log.port" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+cat >"$D/url.yaml" <<EOP
+version: 1
+agents: [{id: coder, owner: ops}]
+tools:
+  - {id: up, kind: mcp, url: "http://127.0.0.1:$(cat "$D/up/up.log.port")/mcp", secret: UP_TOKEN, operations: {echo: read, wipe: delete}, args: {message: value}}
+grants:
+  - {id: g-echo, agent: coder, tool: up, actions: [read], $G}
+EOP
+K=$("$CORDON" mcp token add --agent coder --policy "$D/url.yaml" | tail -1)
+UP_TOKEN="Bearer up-6110" "$CORDON" mcp --listen 127.0.0.1:0 --policy "$D/policy.yaml" >/dev/null 2>"$D/frontu.err" &
+FP=$!
+i=0
+while ! grep -q 'listening on' "$D/frontu.err" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+U=$(sed -n 's/.*listening on \(http:[^ ]*\)$/\1/p' "$D/frontu.err")
+post "$K" "" "$INIT" >/dev/null
+SK=$(sid_of)
+post "$K" "$SK" "$INITED" >/dev/null
+post "$K" "$SK" "$LIST" >/dev/null
+"$CORDON" mcp pins approve --server up --all >/dev/null
+is "$(post "$K" "" "$INIT")" 200 "url: upstream: a session (the token's own policy)"
+SK=$(sid_of)
+post "$K" "$SK" "$INITED" >/dev/null
+post "$K" "$SK" "$LIST" >/dev/null
+is "$(grep -o '"name":"[a-z]*"' "$D/body" | tr '\n' ' ')" '"name":"echo" ' "url: upstream: the granted tool only"
+: >"$D/up/up.log"
+post "$K" "$SK" '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}' >/dev/null
+ok "url: upstream: an allowed call answers" grep -q 'echo: hello' "$D/body"
+post "$K" "$SK" '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"wipe","arguments":{}}}' >/dev/null
+ok "url: upstream: wipe is denied" grep -q 'denied by policy' "$D/body"
+is "$(grep -c '"method": "tools/call"' "$D/up/up.log")" 1 "url: upstream: only the allowed call reached it"
+kill $FP $UPP
+wait $FP $UPP 2>/dev/null
 
 # As uid 65534 (cordon is rootless first): its own state, tokens and front.
 if [ "$(id -u)" -eq 0 ]; then
