@@ -778,7 +778,15 @@ int mcp_front_cmd(int argc, char **argv)
 	}
 	front_names(&f, addr, cd_httpd_port(h));
 	fprintf(stderr, "cordon mcp: listening on %s/mcp\n", f.origins[0]);
-	sigwait(&set, &sig);
+	/* SIGHUP: every session reloads its policy (as a stdio gateway
+	 * does); INT, TERM: the end. */
+	while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
+		pthread_mutex_lock(&f.mu);
+		for (i = 0; i < FRONT_SESSIONS_MAX; i++)
+			if (f.sess[i] && f.sess[i]->pid > 0)
+				kill(f.sess[i]->pid, SIGHUP);
+		pthread_mutex_unlock(&f.mu);
+	}
 	fprintf(stderr, "cordon mcp: stopping (%s)\n", strsignal(sig));
 	rc = CD_EXIT_OK;
 out:

@@ -140,6 +140,15 @@ is "$(post "$A" "$SA" "$LIST")" 404 "... which is gone"
 bid=$("$CORDON" mcp token list | grep '	bob	active' | cut -f1)
 "$CORDON" mcp token revoke "$bid" >/dev/null
 is "$(post "$B" "$SB" "$LIST")" 401 "a token revoked mid-session: 401 on its next request"
+# SIGHUP: each open session reloads its policy (a policy.load record
+# each); the front goes on.
+loads() { "$CORDON" log export --format jsonl 2>/dev/null | grep -c '"kind":"policy.load"'; }
+n0=$(loads)
+kill -HUP $FP
+i=0
+while [ "$(loads)" -le "$n0" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+ok "SIGHUP: the open session reloaded its policy" test "$(loads)" -gt "$n0"
+is "$(post "$A" "" "$INIT")" 200 "... and the front goes on"
 # The official SDK's StreamableHTTPClientTransport through the same front.
 . "$CORDON_SRC/tests/mcp/setup.sh"
 if mcp_setup; then
