@@ -81,6 +81,9 @@ static const struct cpl_node nodes[] = {
 	{ "mcp pins list", &cli_opts_mcp_pins, ARGS_NONE, NULL, NULL },
 	{ "mcp pins approve", &cli_opts_mcp_pins, ARGS_NONE, NULL, NULL },
 	{ "mcp pins diff", &cli_opts_mcp_pins, ARGS_NONE, NULL, NULL },
+	{ "mcp token add", &cli_opts_mcp_token, ARGS_NONE, NULL, NULL },
+	{ "mcp token list", &cli_opts_mcp_token, ARGS_NONE, NULL, NULL },
+	{ "mcp token revoke", &cli_opts_mcp_token, ARGS_NONE, NULL, NULL },
 	{ "doctor", &cli_opts_doctor, ARGS_NONE, NULL, NULL },
 	{ "completion", NULL, ARGS_SHELL, NULL, NULL },
 };

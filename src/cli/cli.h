@@ -70,6 +70,7 @@ extern const struct option *const cli_opts_inventory;
 extern const struct option *const cli_opts_proposals;
 extern const struct option *const cli_opts_mcp;
 extern const struct option *const cli_opts_mcp_pins;
+extern const struct option *const cli_opts_mcp_token;
 extern const struct option *const cli_opts_doctor;
 
 /* Start CMD in a `cordon run --policy` sandbox (cli-spawn.c) with pipes

@@ -56,6 +56,11 @@ void mcp_usage(FILE *f)
 	        "                  [--audit PATH] [--state PATH] [--cwd DIR]\n"
 	        "                  [--approval-timeout DUR] [--secret NAME:FILE]\n"
 	        "                  [-- CMD [ARG...]]\n"
+	        "       cordon mcp --listen ADDR:PORT --policy FILE [--server NAME]\n"
+	        "                  [--max-sessions N] [--max-request BYTES] [--allow-origin O]\n"
+	        "                  [--tls-cert PEM --tls-key PEM] [-- CMD [ARG...]]\n"
+	        "       cordon mcp token add --agent ID [--policy FILE] [--expires DUR]\n"
+	        "       cordon mcp token list | revoke ID\n"
 	        "       cordon mcp pins list [--server NAME] [--state PATH] [--json]\n"
 	        "       cordon mcp pins approve --server NAME (--all | TOOL...) [--sha256 HEX]\n"
 	        "                  [--state PATH] [--audit PATH]\n"
@@ -97,6 +102,11 @@ void mcp_usage(FILE *f)
 	        "  --secret NAME:FILE  the value of the remote server's secret NAME (default:\n"
 	        "                   cordon's environment variable NAME)\n"
 	        "  -h, --help       this text\n"
+	        "\n"
+	        "--listen: Streamable HTTP at /mcp for many agents; each request's bearer\n"
+	        "token (cordon mcp token add) names its agent (no --agent); without a token\n"
+	        "in force: 401; a foreign Origin: 403.  Each session is its own gateway\n"
+	        "process with its own server.  GET is 405 (no server-initiated stream).\n"
 	        "\n"
 	        "pins: list the pinned definitions (approved, pending, superseded); approve the\n"
 	        "newest pending definition of each TOOL (or --all, or one --sha256); diff the\n"
@@ -768,7 +778,6 @@ static const struct option gateway_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-const struct option *const cli_opts_mcp = gateway_opts;
 
 /* The options and CMD into s: the exit status to leave with (usage,
  * --help), or -1 to go on. */
@@ -976,5 +985,9 @@ int cmd_mcp(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "pins"))
 		return mcp_pins_cmd(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "token"))
+		return mcp_token_cmd(argc - 1, argv + 1);
+	if (mcp_front_wanted(argc, argv))
+		return mcp_front_cmd(argc, argv);
 	return gateway(argc, argv);
 }

@@ -240,6 +240,10 @@ static void filled(const struct cd_store_ops *o)
 	HAS(o, approval_add);
 	HAS(o, console_login_add);
 	HAS(o, console_login_take);
+	HAS(o, agent_token_add);
+	HAS(o, agent_token_find);
+	HAS(o, agent_token_list);
+	HAS(o, agent_token_revoke);
 	HAS(o, approval_get);
 	HAS(o, approval_list);
 	HAS(o, approval_move);
@@ -295,6 +299,42 @@ static void logins(struct cd_store *a, struct cd_store *b)
 	       "an expired link logs no one in");
 }
 
+static int tok_cb(const struct cd_agent_token *t, void *ctx)
+{
+	snprintf(ctx, 64, "%s", t->agent);
+	return 0;
+}
+
+/* A token is found by its hash while in force: not once revoked or
+ * expired, on any connection. */
+static void tokens(struct cd_store *a, struct cd_store *b)
+{
+	struct cd_err err = { 0 };
+	char who[64] = "";
+	int64_t now = time(NULL);
+	struct cd_agent_token t = {
+		.id = "tk-1", .hash = "h1", .agent = "alice", .created = now, .expires = 0
+	};
+	struct cd_agent_token x = { .id = "tk-2",
+		                    .hash = "h2",
+		                    .agent = "bob",
+		                    .created = now,
+		                    .expires = now - 1,
+		                    .policy = "/p.yaml" };
+
+	is_int(a->ops->agent_token_add(a, &t, &err), 0, "a token is stored %s", err.msg);
+	is_int(a->ops->agent_token_add(a, &x, &err), 0, "an expired token is stored %s", err.msg);
+	is_int(b->ops->agent_token_find(b, "h1", now, tok_cb, who, &err), 0,
+	       "another connection finds it %s", err.msg);
+	is_str(who, "alice", "... with its agent");
+	is_int(b->ops->agent_token_find(b, "h2", now, tok_cb, who, &err), -ENOENT,
+	       "an expired token is not found");
+	is_int(a->ops->agent_token_revoke(a, "tk-1", now, &err), 0, "it is revoked %s", err.msg);
+	is_int(b->ops->agent_token_find(b, "h1", now, tok_cb, who, &err), -ENOENT,
+	       "a revoked token is not found");
+	is_int(a->ops->agent_token_revoke(a, "tk-1", now, &err), -ENOENT, "revoked once");
+}
+
 int main(int argc, char **argv)
 {
 	struct cd_store *a, *b;
@@ -326,6 +366,7 @@ int main(int argc, char **argv)
 	grants(a, b);
 	waiting(a);
 	logins(a, b);
+	tokens(a, b);
 	audit();
 	a->ops->close(a);
 	b->ops->close(b);

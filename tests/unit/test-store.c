@@ -45,6 +45,10 @@ static void state_ops(const struct cd_store_ops *o)
 	HAS(o, proposal_finish);
 	HAS(o, console_login_add);
 	HAS(o, console_login_take);
+	HAS(o, agent_token_add);
+	HAS(o, agent_token_find);
+	HAS(o, agent_token_list);
+	HAS(o, agent_token_revoke);
 }
 
 static void audit_ops(const struct cd_store_ops *o)

@@ -135,6 +135,12 @@ static const char *const migrations[] = {
 	"CREATE TABLE console_logins ("
 	" hash text PRIMARY KEY, person text NOT NULL,"
 	" created bigint NOT NULL, expires bigint NOT NULL);",
+	/* 4: agent tokens of the MCP HTTP front (store-pg-tokens.c): the
+	 * SHA-256 of each token, never the token. */
+	"CREATE TABLE agent_tokens ("
+	" id text PRIMARY KEY, hash text NOT NULL UNIQUE, agent text NOT NULL,"
+	" policy text, created bigint NOT NULL, expires bigint NOT NULL,"
+	" revoked bigint NOT NULL DEFAULT 0, seq bigserial);",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))

@@ -147,4 +147,12 @@ int cd_pg_console_login_add(struct cd_store *st, const char *hash, const char *p
 int cd_pg_console_login_take(struct cd_store *st, const char *hash, int64_t now, char *ret_person,
                              size_t len, struct cd_err *err);
 
+/* Agent tokens (store-pg-tokens.c). */
+int cd_pg_agent_token_add(struct cd_store *st, const struct cd_agent_token *t, struct cd_err *err);
+int cd_pg_agent_token_find(struct cd_store *st, const char *hash, int64_t now, cd_store_token_fn fn,
+                           void *ctx, struct cd_err *err);
+int cd_pg_agent_token_list(struct cd_store *st, cd_store_token_fn fn, void *ctx,
+                           struct cd_err *err);
+int cd_pg_agent_token_revoke(struct cd_store *st, const char *id, int64_t now, struct cd_err *err);
+
 #endif

@@ -83,6 +83,16 @@ struct cd_mcp_pin_row {
 	int64_t first_seen, last_seen, approved_at; /* approved_at 0: never */
 };
 
+/* ---- agent tokens (cordon mcp token; the HTTP front) ---------------- */
+
+/* One bearer token of an agent: only its SHA-256 (hex) is kept.  policy:
+ * the policy file the front decides its sessions with (NULL: the front's
+ * own); expires 0: never; revoked 0: in force. */
+struct cd_agent_token {
+	const char *id, *hash, *agent, *policy;
+	int64_t created, expires, revoked;
+};
+
 /* ---- proposals (proposal.h) --------------------------------------- */
 
 enum cd_prop_op {

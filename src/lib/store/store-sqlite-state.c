@@ -82,6 +82,12 @@ static const char *const migrations[] = {
 	"CREATE TABLE console_logins ("
 	" hash TEXT PRIMARY KEY, person TEXT NOT NULL,"
 	" created INTEGER NOT NULL, expires INTEGER NOT NULL);",
+	/* 8: agent tokens of the MCP HTTP front (cordon mcp token): the
+	 * SHA-256 of each token, never the token. */
+	"CREATE TABLE agent_tokens ("
+	" id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, agent TEXT NOT NULL,"
+	" policy TEXT, created INTEGER NOT NULL, expires INTEGER NOT NULL,"
+	" revoked INTEGER NOT NULL DEFAULT 0);",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
@@ -315,6 +321,10 @@ static const struct cd_store_ops sqlite_state_ops = {
 	.proposal_finish = cd_sqlite_proposal_finish,
 	.console_login_add = cd_sqlite_console_login_add,
 	.console_login_take = cd_sqlite_console_login_take,
+	.agent_token_add = cd_sqlite_agent_token_add,
+	.agent_token_find = cd_sqlite_agent_token_find,
+	.agent_token_list = cd_sqlite_agent_token_list,
+	.agent_token_revoke = cd_sqlite_agent_token_revoke,
 };
 
 int cd_sqlite_state_open(const char *path, struct cd_store **ret, struct cd_err *err)

@@ -45,6 +45,7 @@ typedef int (*cd_store_grant_fn)(const struct cd_temp_grant *g, void *ctx);
 typedef int (*cd_store_approval_fn)(const struct cd_approval *a, void *ctx);
 typedef int (*cd_store_pin_fn)(const struct cd_mcp_pin_row *row, void *ctx);
 typedef int (*cd_store_entry_fn)(const struct cd_audit_entry *e, void *ctx);
+typedef int (*cd_store_token_fn)(const struct cd_agent_token *t, void *ctx);
 
 /* A writer's view of the end of the audit chain. */
 struct cd_store_audit_head {
@@ -182,6 +183,22 @@ struct cd_store_ops {
 	                         int64_t now, int64_t expires, struct cd_err *err);
 	int (*console_login_take)(struct cd_store *st, const char *hash, int64_t now,
 	                          char *ret_person, size_t len, struct cd_err *err);
+
+	/* Agent tokens of the MCP HTTP front (cordon mcp token).
+	 * agent_token_add stores t (id and hash set by the caller);
+	 * agent_token_find calls fn once with the row of `hash` that is in
+	 * force at now (not revoked, not expired): -ENOENT when there is none;
+	 * agent_token_list calls fn for every row in creation order;
+	 * agent_token_revoke marks row `id` revoked at now (-ENOENT: no such
+	 * token in force). */
+	int (*agent_token_add)(struct cd_store *st, const struct cd_agent_token *t,
+	                       struct cd_err *err);
+	int (*agent_token_find)(struct cd_store *st, const char *hash, int64_t now,
+	                        cd_store_token_fn fn, void *ctx, struct cd_err *err);
+	int (*agent_token_list)(struct cd_store *st, cd_store_token_fn fn, void *ctx,
+	                        struct cd_err *err);
+	int (*agent_token_revoke)(struct cd_store *st, const char *id, int64_t now,
+	                          struct cd_err *err);
 
 	/* ---- the audit log (audit.h) ---------------------------------- */
 
