@@ -321,13 +321,17 @@ static int migrate(struct cd_pg *pg, struct cd_err *err)
 	cd_pq.clear(res);
 	if ((r = cd_pg_begin(&pg->base, err)) < 0)
 		return r;
-	res = cd_pg_query(pg,
-	                  "SELECT pg_advisory_xact_lock(hashtext('cordon.schema')),"
-	                  " to_regclass('cordon_schema') IS NOT NULL",
-	                  NULL, "schema", err);
+	/* The lock first, then the look in a statement of its own: a
+	 * statement's snapshot is taken when it starts, so one that waited
+	 * for the lock would not see the schema the holder just created. */
+	if (cd_pg_cmd(pg, "SELECT pg_advisory_xact_lock(hashtext('cordon.schema'))", NULL, "schema",
+	              err) < 0)
+		goto fail;
+	res = cd_pg_query(pg, "SELECT to_regclass('cordon_schema') IS NOT NULL", NULL, "schema",
+	                  err);
 	if (!res)
 		goto fail;
-	i = !strcmp(cd_pq.getvalue(res, 0, 1), "t");
+	i = !strcmp(cd_pq.getvalue(res, 0, 0), "t");
 	cd_pq.clear(res);
 	if (!i && cd_pg_cmd(pg, "CREATE TABLE cordon_schema (version int NOT NULL)", NULL,
 	                    "create the schema (connect once as its owner)", err) < 0)
