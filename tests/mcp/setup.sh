@@ -42,4 +42,11 @@ mcp_setup() {
 	MCP_FS_JS=$MCP_CACHE/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 	MCP_EVERYTHING_JS=$MCP_CACHE/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 	export MCP_CACHE MCP_CLIENT MCP_FS_JS MCP_EVERYTHING_JS
+	# Debian 12's Node 18 has no global `crypto` unless asked for; the SDK's
+	# Streamable HTTP transport uses it (server-everything's streamableHttp
+	# mode answered "crypto is not defined" to every initialize there).
+	if ! node -e 'process.exit(typeof crypto === "undefined" ? 1 : 0)' 2>/dev/null; then
+		NODE_OPTIONS="--experimental-global-webcrypto${NODE_OPTIONS:+ $NODE_OPTIONS}"
+		export NODE_OPTIONS
+	fi
 }
