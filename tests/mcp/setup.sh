@@ -45,7 +45,8 @@ mcp_setup() {
 	# Debian 12's Node 18 has no global `crypto` unless asked for; the SDK's
 	# Streamable HTTP transport uses it (server-everything's streamableHttp
 	# mode answered "crypto is not defined" to every initialize there).
-	if ! node -e 'process.exit(typeof crypto === "undefined" ? 1 : 0)' 2>/dev/null; then
+	# (`node -e` cannot tell: it sees the crypto module as a global there.)
+	if [ "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)" -lt 19 ] 2>/dev/null; then
 		NODE_OPTIONS="--experimental-global-webcrypto${NODE_OPTIONS:+ $NODE_OPTIONS}"
 		export NODE_OPTIONS
 	fi
