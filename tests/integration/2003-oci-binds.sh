@@ -32,6 +32,13 @@ chmod 0644 "$HT/motd"
 echo open >"$HT/open"
 chmod 0666 "$HT/open"
 chmod 0755 "$T" "$HT"
+# A credential in a directory only root and its group may search (like
+# /etc/ssl/private, 0710 root:ssl-cert): the container id cannot reach
+# it, so there is nothing to cover, and the run must not be refused.
+mkdir -p "$HT/private"
+echo 'TOKEN=private-secret' >"$HT/private/.env"
+chmod 0600 "$HT/private/.env"
+chmod 0710 "$HT/private"
 
 # bundle DIR PATCH: containerd's default spec, root.path R, patched.
 bundle() {
@@ -70,11 +77,12 @@ after=stopped" "$who: a read-write bind: the root-only file unreadable, the root
 	is "$(tail -1 "$HT/open")" "w" "$who: the world-writable file took the container's write"
 
 	# Read-only: the same reads.
-	bundle "$W/ro" "c['mounts'].append({'destination': '/hetc', 'type': 'bind', 'source': '$HT', 'options': ['rbind', 'ro']}); c['process']['args'] = ['/bin/sh', '-c', 'head -1 /hetc/shadow || echo shadow-unreadable; cat /hetc/motd']"
+	bundle "$W/ro" "c['mounts'].append({'destination': '/hetc', 'type': 'bind', 'source': '$HT', 'options': ['rbind', 'ro']}); c['process']['args'] = ['/bin/sh', '-c', 'head -1 /hetc/shadow || echo shadow-unreadable; cat /hetc/motd; cat /hetc/private/.env 2>/dev/null || echo env-unreadable']"
 	out=$($RUN_AS /usr/bin/python3 "$SHIM" "$OCI" "$W/root" "$W/ro" ro 2>&1)
 	is "$out" "state=created
 shadow-unreadable
 motd-line
+env-unreadable
 exit=0
 after=stopped" "$who: a read-only bind: the root-only file unreadable, the world-readable one reads"
 

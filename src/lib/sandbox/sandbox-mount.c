@@ -366,6 +366,17 @@ static int remount_ro(int pfd, const char *name, const struct cd_mount *m, int *
 	return r;
 }
 
+/* A credential cover (an optional mask) whose path this process cannot
+ * search: it runs as the namespace's root with every capability there,
+ * so the command, with none, can reach the file no more than it can.
+ * That happens under plain (not idmapped) binds, where host files keep
+ * their owners: cordon-oci binding a host /etc whose ssl/private is
+ * 0710 root:ssl-cert.  Nothing to cover; failing would refuse the run. */
+static int unreachable_cover(const struct cd_mount *m)
+{
+	return m->kind == CD_MNT_MASK && (m->flags & CD_MNT_OPTIONAL);
+}
+
 static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 {
 	const struct cd_mount *m = &cd_child_g_ctx->plan->mounts[i];
@@ -381,6 +392,8 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		return;
 	}
 	pfd = parent_of(rootfd, m->dest, name, sizeof name);
+	if (pfd == -EACCES && unreachable_cover(m))
+		return;
 	if (pfd < 0)
 		cd_child_fail("create mount point for", m->dest, -pfd);
 
@@ -450,6 +463,8 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 	case CD_MNT_MASK:
 		what = "mask";
 		r = mount_mask(pfd, name, m, nullfd, &tfd, &mfd);
+		if (r == -EACCES && unreachable_cover(m))
+			r = 0;
 		break;
 	case CD_MNT_DEVPTS:
 		what = "mount devpts at";
