@@ -857,6 +857,7 @@ int cd_proposal_scan(const struct cd_prop_scan_in *in, struct cd_proposal **ret,
 	 * recorded hashes. */
 	if ((r = walk(&sc, upfd, lofd, 0, 0)) < 0)
 		goto fail;
+	cd_prop_flag_gitdirs(p, upfd, lofd);
 	cd_prop_sort(p);
 	close(upfd);
 	close(lofd);

@@ -48,7 +48,7 @@ static int name_in(const char *name, const char *const *names)
 static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 {
 	const struct cd_plan *p = w->p;
-	int gd = cd_tree_is_gitdir(w->path), r = 0, fd;
+	int gd = cd_tree_is_gitdir(w->path), oi = cd_tree_objects_info(w->path, len), r = 0, fd;
 	struct dirent *e;
 	DIR *d = opendir(w->path);
 
@@ -72,7 +72,8 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 		w->path[len] = '/';
 		memcpy(w->path + len + 1, e->d_name, nl + 1);
 		if (cd_tree_is_host_run(e->d_name) ||
-		    (gd && name_in(e->d_name, cd_git_control_names)))
+		    (gd && name_in(e->d_name, cd_git_control_names)) ||
+		    (oi && !strcmp(e->d_name, "alternates")))
 			r = cd_tree_list_add(w, w->path);
 		/* a new .git is reported whole, its insides need no look */
 		if (r == 0 && strcmp(e->d_name, ".git") != 0 &&

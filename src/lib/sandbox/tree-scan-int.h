@@ -101,6 +101,7 @@ int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, uns
 int cd_tree_is_host_run(const char *name);
 int cd_tree_is_gitdir(const char *dir);
 int cd_tree_head_parses(const char *dir);
+int cd_tree_objects_info(char *path, size_t len);
 int64_t cd_tree_ctime_ns(const struct stat *st);
 void cd_tree_file_id(const struct stat *st, struct cd_file_id *ret);
 int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);

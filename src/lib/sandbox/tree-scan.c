@@ -223,6 +223,23 @@ int cd_tree_is_gitdir(const char *dir)
 	return lstat(c, &st) == 0;
 }
 
+/* Is path (len bytes, writable) the objects/info directory of a git
+ * directory?  A new alternates file there makes the host's git read
+ * another object store: the walk pins one that exists, the check after
+ * the run reports a new one. */
+int cd_tree_objects_info(char *path, size_t len)
+{
+	size_t tl = sizeof "/objects/info" - 1;
+	int gd;
+
+	if (len <= tl || memcmp(path + len - tl, "/objects/info", tl) != 0)
+		return 0;
+	path[len - tl] = '\0';
+	gd = cd_tree_is_gitdir(path);
+	path[len - tl] = '/';
+	return gd;
+}
+
 /* Does the HEAD of git directory `dir` still parse the way git wants
  * ("ref: refs/...", a symlink into refs/, or an object id)?  If not git
  * skips the directory and takes the one above it, which the run may
@@ -451,9 +468,11 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	else if (r == 0 && !w->writable && w->shared.n && !w->list_only && type == DT_REG)
 		r = cd_tree_note_ro_link(w, dfd, name);
 	/* A git directory not named .git (a bare repository, one a .git
-	 * file names): found by its HEAD, protected the same way. */
+	 * file names): found by its HEAD, protected the same way.  So is the
+	 * tree's own top whatever its name (--rw REPO/.git: no parent met
+	 * it by name); a .git below it was handled by its name. */
 	if (r == 0 && w->protect && (type == DT_REG || type == DT_LNK) && !strcmp(name, "HEAD") &&
-	    !cd_tree_suffix_is(w->path, len, ".git")) {
+	    (len == w->srclen || !cd_tree_suffix_is(w->path, len, ".git"))) {
 		char dir[CD_PATH_MAX];
 
 		memcpy(dir, w->path, len);
@@ -466,6 +485,9 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 				r = protect_gitdir(w, dir, 0);
 		}
 	}
+	if (r == 0 && w->list_only && type != DT_DIR && !strcmp(name, "alternates") &&
+	    cd_tree_objects_info(w->path, len))
+		r = cd_tree_list_add(w, w->path);
 	if (r == 0 && w->protect && cd_tree_is_host_run(name)) {
 		if ((r = cd_tree_list_add(w, w->path)) < 0)
 			goto out;
