@@ -33,6 +33,7 @@
 #define WHY_REPLACED   "another file than before the run now has this path (replaced or renamed in)"
 #define WHY_VIA_LINK   "a directory above it is now a symlink: the host follows it elsewhere"
 #define WHY_REWRITTEN  "rewritten during the run (through another name)"
+#define WHY_LINK_OUT   "a symlink to a directory the check does not read: the host follows it"
 #define WHY_TOO_DEEP   "nested too deep to check: contents not checked"
 #define WHY_TOO_LONG   "holds a path longer than PATH_MAX: contents not checked"
 
@@ -109,6 +110,9 @@ int cd_tree_unopenable(struct walk *w, int dfd, const char *name, int e);
 int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest);
 void cd_tree_walk_free(struct walk *w);
 int cd_tree_stamp_cmp(const void *a, const void *b);
+
+/* tree-planted.c */
+int cd_tree_link_leaves(struct walk *w, int dfd, const char *name);
 
 /* tree-creds.c */
 int cd_tree_suffix_is(const char *path, size_t len, const char *tail);

@@ -488,6 +488,10 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	if (r == 0 && w->list_only && type != DT_DIR && !strcmp(name, "alternates") &&
 	    cd_tree_objects_info(w->path, len))
 		r = cd_tree_list_add(w, w->path);
+	/* before the run too: a link there already is not reported after */
+	if (r == 0 && w->protect && type == DT_LNK && !cd_tree_is_host_run(name) &&
+	    cd_tree_link_leaves(w, dfd, name))
+		r = cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_LINK_OUT);
 	if (r == 0 && w->protect && cd_tree_is_host_run(name)) {
 		if ((r = cd_tree_list_add(w, w->path)) < 0)
 			goto out;
