@@ -108,6 +108,8 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 {
 	const struct cd_plan *p = w->p;
 	int gd = cd_tree_is_gitdir(w->path), oi = cd_tree_objects_info(w->path, len), r = 0, fd;
+	int folded;
+	struct fold fold;
 	struct dirent *e;
 	DIR *d = opendir(w->path);
 
@@ -117,7 +119,10 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 		               : cd_tree_incomplete(w, ds->rel, WHY_UNREADABLE);
 	if (gd && !ds->gitdir)
 		r = cd_tree_list_add_why(w, ds->rel, WHY_BECAME_GIT);
+	folded = cd_tree_fold_probe(dirfd(d), 0, &fold);
 	while (r == 0 && (e = readdir(d))) {
+		const char *name =
+		        folded ? cd_tree_fold_name(&fold, e->d_ino, e->d_name) : e->d_name;
 		size_t nl = strlen(e->d_name);
 		struct stat st;
 
@@ -130,14 +135,15 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 		}
 		w->path[len] = '/';
 		memcpy(w->path + len + 1, e->d_name, nl + 1);
-		if (cd_tree_is_host_run(e->d_name) ||
-		    (gd && name_in(e->d_name, cd_git_control_names)) ||
-		    (oi && !strcmp(e->d_name, "alternates")))
+		if (cd_tree_is_host_run(name) ||
+		    cd_tree_host_run_path(w->path, len + 1 + nl, name) ||
+		    (gd && name_in(name, cd_git_control_names)) ||
+		    (oi && !strcmp(name, "alternates")))
 			r = cd_tree_list_add(w, w->path);
 		else if (e->d_type == DT_LNK && cd_tree_link_leaves(w, dirfd(d), e->d_name))
 			r = cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_LINK_OUT);
 		/* a new .git is reported whole, its insides need no look */
-		if (r == 0 && strcmp(e->d_name, ".git") != 0 &&
+		if (r == 0 && strcmp(name, ".git") != 0 &&
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISDIR(st.st_mode) && !known_dir(p, w->tree, w->path + w->srclen + 1, &st)) {
 			fd = openat(dirfd(d), e->d_name,

@@ -1,7 +1,8 @@
 /* tree-scan-int.h — what the tree walk's files share: tree-scan.c (the
  * walk and what it covers), tree-creds.c (credential files, hard links
- * across trees, set-id files), tree-planted.c (the check after the run).
- * Not for other modules. */
+ * across trees, set-id files), tree-planted.c (the check after the run),
+ * tree-names.c (the names they know, casefolded directories).  Not for
+ * other modules. */
 #ifndef CD_TREE_SCAN_INT_H
 #define CD_TREE_SCAN_INT_H
 
@@ -92,6 +93,26 @@ struct walk {
 	char *dents[SCAN_MAX_DEPTH + 2]; /* getdents64 buffers, one per depth, made on use */
 };
 
+/* A directory with the casefold attribute (ext4, f2fs, tmpfs with
+ * chattr +F) looks names up ignoring case, with Unicode folding: there
+ * `.GIT/Config` is the host git's `.git/config`, and `.vſcode` (a long s)
+ * its editor's `.vscode`.  Names are compared with strcmp, so in such a
+ * directory each name the walk knows is looked up by the kernel once,
+ * and an entry with the same inode is taken under the known name. */
+#define FOLD_MAX 192
+struct fold {
+	size_t n;
+	ino_t ino[FOLD_MAX];
+	const char *name[FOLD_MAX];
+};
+
+/* tree-names.c */
+int cd_tree_fold_probe(int dfd, int force, struct fold *ret);
+const char *cd_tree_fold_name(const struct fold *f, ino_t ino, const char *name);
+int cd_tree_is_host_run(const char *name);
+int cd_tree_host_run_path(const char *path, size_t len, const char *name);
+int cd_tree_objects_info(char *path, size_t len);
+
 /* tree-scan.c */
 int cd_tree_list_add_why(struct walk *w, const char *rel, const char *why);
 int cd_tree_list_add(struct walk *w, const char *host);
@@ -99,10 +120,8 @@ int cd_tree_incomplete(struct walk *w, const char *rel, const char *why);
 int cd_tree_has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_kind kind);
 int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsigned flags,
                   const char *why);
-int cd_tree_is_host_run(const char *name);
 int cd_tree_is_gitdir(const char *dir);
 int cd_tree_head_parses(const char *dir);
-int cd_tree_objects_info(char *path, size_t len);
 int64_t cd_tree_ctime_ns(const struct stat *st);
 void cd_tree_file_id(const struct stat *st, struct cd_file_id *ret);
 int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);

@@ -174,19 +174,6 @@ int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, uns
 	                         w->err);
 }
 
-int cd_tree_is_host_run(const char *name)
-{
-	size_t i;
-
-	if (name[0] != '.')
-		return 0;
-	for (i = 0; cd_host_run_names[i]; i++) {
-		if (!strcmp(name, cd_host_run_names[i]))
-			return 1;
-	}
-	return 0;
-}
-
 static int refuse_symlink(struct walk *w, const char *host)
 {
 	if (w->list_only)
@@ -221,23 +208,6 @@ int cd_tree_is_gitdir(const char *dir)
 		return 1;
 	memcpy(c + n - 4, "commondir", 10);
 	return lstat(c, &st) == 0;
-}
-
-/* Is path (len bytes, writable) the objects/info directory of a git
- * directory?  A new alternates file there makes the host's git read
- * another object store: the walk pins one that exists, the check after
- * the run reports a new one. */
-int cd_tree_objects_info(char *path, size_t len)
-{
-	size_t tl = sizeof "/objects/info" - 1;
-	int gd;
-
-	if (len <= tl || memcmp(path + len - tl, "/objects/info", tl) != 0)
-		return 0;
-	path[len - tl] = '\0';
-	gd = cd_tree_is_gitdir(path);
-	path[len - tl] = '/';
-	return gd;
 }
 
 /* Does the HEAD of git directory `dir` still parse the way git wants
@@ -416,7 +386,7 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 {
 	size_t nl = strlen(name);
 	struct stat st;
-	int r = 0, fd;
+	int r = 0, fd, hpath = 0;
 
 	if (len + 1 + nl + 1 >= sizeof w->path && w->list_only)
 		return cd_tree_incomplete(w, w->path[w->srclen] ? w->path + w->srclen + 1 : "",
@@ -492,10 +462,16 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	if (r == 0 && w->protect && type == DT_LNK && !cd_tree_is_host_run(name) &&
 	    cd_tree_link_leaves(w, dfd, name))
 		r = cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_LINK_OUT);
-	if (r == 0 && w->protect && cd_tree_is_host_run(name)) {
+	if (r == 0 && w->protect &&
+	    (cd_tree_is_host_run(name) ||
+	     (hpath = cd_tree_host_run_path(w->path, len + 1 + nl, name)))) {
 		if ((r = cd_tree_list_add(w, w->path)) < 0)
 			goto out;
-		if (type == DT_LNK)
+		/* a virtualenv's python is a link to the system's: listed, so
+		 * the check after the run reports it replaced or retargeted */
+		if (type == DT_LNK && hpath)
+			r = 0;
+		else if (type == DT_LNK)
 			r = refuse_symlink(w, w->path);
 		else if (!strcmp(name, ".git") && type == DT_DIR)
 			r = protect_gitdir(w, w->path, 0);
@@ -613,7 +589,8 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 {
 	size_t idx = w->p->ndirs;
 	char **buf = &w->dents[depth < SCAN_MAX_DEPTH + 1 ? depth : SCAN_MAX_DEPTH + 1];
-	int r = 0, head = 0;
+	int r = 0, head = 0, folded;
+	struct fold *fold = NULL;
 	long n;
 
 	if (w->stamp && (r = stamp(w, dfd)) < 0)
@@ -622,6 +599,13 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 		r = cd_err_set(w->err, -ENOMEM, "out of memory");
 		goto out;
 	}
+	/* one ioctl a directory; the lookups only where names fold */
+	if ((folded = cd_tree_fold_probe(dfd, 0, NULL)) && !(fold = malloc(sizeof *fold))) {
+		r = cd_err_set(w->err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (folded)
+		cd_tree_fold_probe(dfd, 1, fold);
 	while (r == 0 && (n = syscall(SYS_getdents64, dfd, *buf, DENTS_BYTES)) != 0) {
 		long off = 0;
 
@@ -639,6 +623,7 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 		}
 		while (r == 0 && off < n) {
 			const struct linux_dirent64 *e = (const void *)(*buf + off);
+			const char *name;
 
 			off += e->d_reclen;
 			if (e->d_name[0] == '.' &&
@@ -653,8 +638,9 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 				        w->src, CD_SOCKET_SCAN_MAX);
 				break;
 			}
-			head |= e->d_name[0] == 'H' && !strcmp(e->d_name, "HEAD");
-			r = visit(w, dfd, e->d_name, e->d_type, len, depth);
+			name = folded ? cd_tree_fold_name(fold, e->d_ino, e->d_name) : e->d_name;
+			head |= name[0] == 'H' && !strcmp(name, "HEAD");
+			r = visit(w, dfd, name, e->d_type, len, depth);
 		}
 	}
 	/* a git directory now: after the run its HEAD must still parse */
@@ -662,6 +648,7 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 	    cd_tree_is_gitdir(w->path))
 		w->p->dirs[idx].gitdir = 1;
 out:
+	free(fold);
 	close(dfd);
 	return r;
 }
