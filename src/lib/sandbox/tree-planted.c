@@ -66,6 +66,31 @@ static int checked(const struct walk *w, const char *canon)
 	return 0;
 }
 
+/* Does relative link target t, read as written, climb above the top of
+ * the tree that holds the link (w->path)?  node_modules/.bin's links
+ * ("../pkg/bin/x") do not, and cost no lookup.  A component on the way
+ * that is itself a link out is reported on its own. */
+static int climbs_out(const struct walk *w, const char *t)
+{
+	long depth = -1; /* the link's directory, below the top */
+	const char *c;
+
+	for (c = w->path + w->srclen; *c; c++)
+		depth += *c == '/';
+	for (c = t; *c;) {
+		size_t cl = strcspn(c, "/");
+
+		if (cl == 2 && c[0] == '.' && c[1] == '.') {
+			if (--depth < 0)
+				return 1;
+		} else if (cl && !(cl == 1 && c[0] == '.')) {
+			depth++;
+		}
+		c += cl + (c[cl] == '/');
+	}
+	return 0;
+}
+
 /* Symlink `name` of dfd (at w->path, in a writable tree): does the host,
  * following it, reach a directory the check does not read?  The check
  * never follows a symlink, so a repository or an .envrc behind one (made
@@ -76,24 +101,19 @@ static int checked(const struct walk *w, const char *canon)
  * link, and only it puts the scratch in the host's way.  A link to a
  * directory outside the checked trees, or one that resolves to nothing
  * (what the host finds there later is anyone's), is reported; a link that
- * stays in its directory (no "..", not absolute) costs no lookup, and one
- * to a file is no more than a file the sandbox could write itself. */
+ * stays in its tree as written costs no lookup, and one to a file is no
+ * more than a file the sandbox could write itself. */
 int cd_tree_link_leaves(struct walk *w, int dfd, const char *name)
 {
 	char target[CD_PATH_MAX], canon[CD_PATH_MAX];
 	ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);
 	struct stat st;
-	const char *c;
 
 	if (n <= 0 || (size_t)n >= sizeof target - 1)
 		return n != 0; /* unreadable or too long: report */
 	target[n] = '\0';
-	for (c = target; *target != '/'; c += 2) {
-		if (!(c = strstr(c, "..")))
-			return 0; /* stays below its directory */
-		if ((c == target || c[-1] == '/') && (c[2] == '/' || !c[2]))
-			break;
-	}
+	if (target[0] != '/' && !climbs_out(w, target))
+		return 0;
 	if (!realpath(w->path, canon))
 		return 1; /* dangling, or a loop */
 	if (stat(canon, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -140,7 +160,11 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 		    (gd && name_in(name, cd_git_control_names)) ||
 		    (oi && !strcmp(name, "alternates")))
 			r = cd_tree_list_add(w, w->path);
-		else if (e->d_type == DT_LNK && cd_tree_link_leaves(w, dirfd(d), e->d_name))
+		else if ((e->d_type == DT_LNK ||
+		          (e->d_type == DT_UNKNOWN &&
+		           fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		           S_ISLNK(st.st_mode))) &&
+		         cd_tree_link_leaves(w, dirfd(d), e->d_name))
 			r = cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_LINK_OUT);
 		/* a new .git is reported whole, its insides need no look */
 		if (r == 0 && strcmp(name, ".git") != 0 &&

@@ -381,12 +381,33 @@ static int protect_gitfile(struct walk *w, int dfd, const char *name)
 	return 0;
 }
 
+/* Walk w->path (plen bytes), directory `name` of dfd, at depth + 1. */
+static int walk_sub(struct walk *w, int dfd, const char *name, size_t plen, unsigned depth)
+{
+	int fd;
+
+	if (depth + 1 > SCAN_MAX_DEPTH && w->list_only)
+		return cd_tree_incomplete(w, w->path + w->srclen + 1, WHY_TOO_DEEP);
+	if (depth + 1 > SCAN_MAX_DEPTH)
+		return cd_err_set(w->err, -CD_E_LIMIT,
+		                  "'%.200s' is nested deeper than %d directories: cordon cannot "
+		                  "check it for host sockets, git control files and "
+		                  "credentials, so the run is refused",
+		                  w->path, SCAN_MAX_DEPTH);
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		return cd_tree_walk_dir(w, fd, plen, depth + 1);
+	if (errno != ENOENT)
+		return cd_tree_unopenable(w, dfd, name, errno);
+	return 0;
+}
+
 static int visit(struct walk *w, int dfd, const char *name, unsigned char type, size_t len,
                  unsigned depth)
 {
 	size_t nl = strlen(name);
 	struct stat st;
-	int r = 0, fd, hpath = 0;
+	int r = 0, hpath = 0;
 
 	if (len + 1 + nl + 1 >= sizeof w->path && w->list_only)
 		return cd_tree_incomplete(w, w->path[w->srclen] ? w->path + w->srclen + 1 : "",
@@ -483,26 +504,8 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 			goto out; /* listing: the control paths are listed already */
 	}
 descend:
-	if (r == 0 && type == DT_DIR) {
-		if (depth + 1 > SCAN_MAX_DEPTH && w->list_only) {
-			r = cd_tree_incomplete(w, w->path + w->srclen + 1, WHY_TOO_DEEP);
-			goto out;
-		}
-		if (depth + 1 > SCAN_MAX_DEPTH) {
-			r = cd_err_set(
-			        w->err, -CD_E_LIMIT,
-			        "'%.200s' is nested deeper than %d directories: cordon cannot "
-			        "check it for host sockets, git control files and "
-			        "credentials, so the run is refused",
-			        w->path, SCAN_MAX_DEPTH);
-			goto out;
-		}
-		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0)
-			r = cd_tree_walk_dir(w, fd, len + 1 + nl, depth + 1);
-		else if (errno != ENOENT)
-			r = cd_tree_unopenable(w, dfd, name, errno);
-	}
+	if (r == 0 && type == DT_DIR)
+		r = walk_sub(w, dfd, name, len + 1 + nl, depth);
 out:
 	w->path[len] = '\0';
 	return r;
