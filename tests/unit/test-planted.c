@@ -4,10 +4,15 @@
  * exchanged, a host-run file rewritten through another name, must each be
  * reported at the path the host will use, with why; a renamed directory
  * holding nothing the host runs must not be; a tree deeper than the walk
- * goes keeps what was found and says the check is incomplete. */
+ * goes keeps what was found and says the check is incomplete.  And the
+ * name lookup of casefolded directories (tree-names.c): this kernel has
+ * no CONFIG_UNICODE, so no casefolded directory can be made here; the
+ * lookup is forced on an ordinary one, where another name of the same
+ * inode (a hard link) stands for what a folded name would be. */
 #include "../tap.h"
 
 #include "sandbox/plan.h"
+#include "sandbox/tree-scan-int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -247,6 +252,48 @@ static void test_deep(void)
 	cd_plan_free(p);
 }
 
+static void test_fold(void)
+{
+	char d[128], a[256], b[256];
+	struct fold f;
+	struct stat st, sg;
+	int fd;
+
+	snprintf(d, sizeof d, "%s/fold", base);
+	mkdir(d, 0755);
+	snprintf(a, sizeof a, "%s/.envrc", d);
+	snprintf(b, sizeof b, "%s/ENVRC-other-name", d);
+	put("../fold/.envrc", "echo x\n");
+	if (link(a, b) < 0 || stat(b, &st) < 0) {
+		ok(0, "a hard link for the fold test");
+		return;
+	}
+	snprintf(a, sizeof a, "%s/.GIT", d);
+	mkdir(a, 0755);
+	snprintf(a, sizeof a, "%s/.git", d);
+	mkdir(a, 0755);
+	stat(a, &sg);
+	fd = open(d, O_RDONLY | O_DIRECTORY);
+	is_int(cd_tree_fold_probe(fd, 0, NULL), 0, "an ordinary directory is not casefolded");
+	is_int(cd_tree_fold_probe(fd, 1, &f), 1, "forced: the known names are looked up");
+	ok(!strcmp(cd_tree_fold_name(&f, st.st_ino, "ENVRC-other-name"), ".envrc"),
+	   "the entry whose inode .envrc names is taken as .envrc");
+	ok(!strcmp(cd_tree_fold_name(&f, sg.st_ino, "x"), ".git"),
+	   "... and a directory the same way (.git)");
+	ok(!strcmp(cd_tree_fold_name(&f, 1, "plain"), "plain"), "an unknown inode keeps its name");
+	ok(cd_tree_is_host_run(".exrc") && cd_tree_is_host_run("bunfig.toml") &&
+	           cd_tree_is_host_run("mise.toml") && cd_tree_is_host_run("lefthook.yml") &&
+	           !cd_tree_is_host_run("Makefile") && !cd_tree_is_host_run("mise.tom"),
+	   "host-run names: the new ones without a dot are found, others not");
+	ok(cd_tree_host_run_path("/w/a/.cargo/config.toml", 23, "config.toml") &&
+	           cd_tree_host_run_path(".x/.venv/bin/python", 19, "python") &&
+	           !cd_tree_host_run_path("/w/a/cargo/config.toml", 22, "config.toml") &&
+	           !cd_tree_host_run_path("/w/.git/config", 14, "config"),
+	   "host-run path tails: .cargo/config.toml, .venv/bin/python; not cargo/ or .git/config");
+	if (fd >= 0)
+		close(fd);
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
 	remove(path);
@@ -268,6 +315,7 @@ int main(void)
 	mkdir(cmd, 0755);
 	test_renames();
 	test_deep();
+	test_fold();
 	if (nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
 		diag("could not remove %s", base);
 	return tap_done();

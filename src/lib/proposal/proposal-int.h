@@ -43,4 +43,9 @@ int cd_prop_diff(const char *a, size_t alen, const char *b, size_t blen, const c
 
 void cd_prop_sort(struct cd_proposal *p);
 
+/* Flag the files that change a control path of a git directory known by
+ * its contents, not its name (proposal-gitdir.c); upfd is the upper
+ * layer, lofd the tree (or -1). */
+void cd_prop_flag_gitdirs(struct cd_proposal *p, int upfd, int lofd);
+
 #endif

@@ -224,6 +224,13 @@ static int host_run_path(const char *path, size_t len)
 		}
 		at += cl + 1;
 	}
+	for (at = 0; cd_host_run_paths[at]; at++) {
+		size_t pl = strlen(cd_host_run_paths[at]);
+
+		if (len >= pl && !memcmp(path + len - pl, cd_host_run_paths[at], pl) &&
+		    (len == pl || path[len - pl - 1] == '/'))
+			return 1;
+	}
 	return 0;
 }
 
@@ -857,6 +864,7 @@ int cd_proposal_scan(const struct cd_prop_scan_in *in, struct cd_proposal **ret,
 	 * recorded hashes. */
 	if ((r = walk(&sc, upfd, lofd, 0, 0)) < 0)
 		goto fail;
+	cd_prop_flag_gitdirs(p, upfd, lofd);
 	cd_prop_sort(p);
 	close(upfd);
 	close(lofd);

@@ -42,9 +42,37 @@ const char *const cd_host_run_names[] = {
 	".pre-commit-config.yaml",
 	".cursor",
 	".claude",
-	".npmrc",      /* node-options, script-shell: run by any npm command */
-	".yarnrc",     /* yarn-path: the yarn that runs */
-	".yarnrc.yml", /* yarnPath, plugins: the same for yarn 2+ */
+	".npmrc",             /* node-options, script-shell: run by any npm command */
+	".yarnrc",            /* yarn-path: the yarn that runs */
+	".yarnrc.yml",        /* yarnPath, plugins: the same for yarn 2+ */
+	".pnpmfile.cjs",      /* pnpm's install hooks */
+	"bunfig.toml",        /* bun: preload scripts */
+	".mvn",               /* extensions.xml, jvm.config, wrapper/ (the maven mvnw runs) */
+	"lefthook.yml",       /* the commands lefthook's git hooks run */
+	"lefthook.yaml",      /* ... */
+	".lefthook.yml",      /* ... */
+	".lefthook.yaml",     /* ... */
+	"lefthook-local.yml", /* ... */
+	"mise.toml",          /* mise: env, tasks and hooks run on entering the directory */
+	".mise.toml",         /* ... */
+	"mise.local.toml",    /* ... */
+	".mise.local.toml",   /* ... */
+	".nvim.lua",          /* neovim's exrc */
+	".nvimrc",            /* ... */
+	".exrc",              /* vim's and neovim's exrc */
+	NULL,
+};
+
+/* Keep tree-scan.c's first-letter filter (cd_tree_host_run_path) in step:
+ * the last components here start with one of "acmp". */
+const char *const cd_host_run_paths[] = {
+	".cargo/config.toml", /* build.rustc-wrapper, target runners: run by any cargo command */
+	".cargo/config",      /* ... its older name */
+	".config/mise.toml",  /* mise */
+	".mise/config.toml",  /* ... */
+	".venv/bin/python",   /* what editors run to find the interpreter */
+	".venv/bin/python3",  /* ... */
+	".venv/bin/activate", /* what the shell sources */
 	NULL,
 };
 

@@ -66,6 +66,10 @@ extern const char *const cd_protected_workspace_paths[];
  * read-only at any depth of a writable tree.  NULL-terminated. */
 extern const char *const cd_host_run_names[];
 
+/* The same, for paths of two or three components matched as a path's
+ * tail (.cargo/config.toml, .venv/bin/python).  NULL-terminated. */
+extern const char *const cd_host_run_paths[];
+
 /* Inside a git directory (a repository's, a submodule's under
  * .git/modules, a worktree's): what git reads as configuration or runs.
  * NULL-terminated. */

@@ -58,6 +58,80 @@ static int pem_is_private(int dfd, const char *name, int follow)
 	return hit;
 }
 
+/* The content of `name` when it is a regular file of at most max bytes
+ * (malloc'd, *ret_len bytes), else NULL: *ret_big says it was larger.
+ * Unreadable to us (a rootless caller's sandbox cannot read it either)
+ * or not a regular file: NULL. */
+static char *sniff(int dfd, const char *name, int follow, size_t max, size_t *ret_len, int *ret_big)
+{
+	char *buf = NULL;
+	ssize_t n = 0;
+	size_t got = 0;
+	int fd;
+	struct stat st;
+
+	*ret_big = 0;
+	fd = openat(dfd, name,
+	            O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		*ret_big = (uint64_t)st.st_size > max;
+		if (!*ret_big && (buf = malloc(max + 1))) {
+			while (got < max && (n = read(fd, buf + got, max - got)) > 0)
+				got += (size_t)n;
+			if (n < 0) {
+				free(buf);
+				buf = NULL;
+			}
+		}
+	}
+	close(fd);
+	*ret_len = got;
+	return buf;
+}
+
+#define SA_KEY_MAX 16384 /* a service account key is ~2.3 KB */
+
+/* Credentials known by their content where the name says nothing.  A
+ * .json outside node_modules that is a service account key ("type":
+ * "service_account" with its "private_key"; saved as
+ * PROJECT-1a2b3c4d5e6f.json) or a user's application default
+ * credentials copied out of .config/gcloud ("authorized_user" with its
+ * "refresh_token"); one past SA_KEY_MAX is not read.  A
+ * .yarnrc.yml holding a registry token (npmAuthToken, npmAuthIdent):
+ * covered whole, as .npmrc is, rather than kept read-only for being a
+ * file the host runs (yarn in the sandbox then runs without the
+ * project's yarn settings: the price of not handing it the token); one
+ * without a token stays readable and read-only, one too large to read is
+ * covered unread. */
+static int cred_by_content(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
+                           int link)
+{
+	size_t got;
+	int big, hit = 0;
+	char *buf;
+
+	if (nl > 5 && !memcmp(name + nl - 5, ".json", 5)) {
+		if (memmem(w->path, len, "/node_modules/", 14) ||
+		    !(buf = sniff(dfd, name, link, SA_KEY_MAX, &got, &big)))
+			return 0;
+		hit = (memmem(buf, got, "\"service_account\"", 17) &&
+		       memmem(buf, got, "\"private_key\"", 13)) ||
+		      (memmem(buf, got, "\"authorized_user\"", 17) &&
+		       memmem(buf, got, "\"refresh_token\"", 15));
+	} else if (nl == 11 && !memcmp(name, ".yarnrc.yml", 11)) {
+		if (!(buf = sniff(dfd, name, link, KEY_SNIFF_BYTES, &got, &big)))
+			return big;
+		hit = memmem(buf, got, "npmAuthToken", 12) || memmem(buf, got, "npmAuthIdent", 12);
+	} else {
+		return 0;
+	}
+	explicit_bzero(buf, got);
+	free(buf);
+	return hit;
+}
+
 /* Does `path` (plen bytes, ending in a '/') pass through the directory
  * `dir` ("A" or "A/B", matched as whole components)? */
 static int below_dir(const char *path, size_t plen, const char *dir)
@@ -164,6 +238,8 @@ int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, 
 	if (in_ssh_dir(w->path, len, name, nl) || env_file(name, nl))
 		return 1;
 	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4) && pem_is_private(dfd, name, link))
+		return 1;
+	if (cred_by_content(w, dfd, name, nl, len, link))
 		return 1;
 	for (i = 0; i < w->o->ncover_files; i++) {
 		const char *g = w->o->cover_files[i];

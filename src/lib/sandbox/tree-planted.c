@@ -42,13 +42,94 @@ static int name_in(const char *name, const char *const *names)
 	return 0;
 }
 
+/* Is canon (a host path) inside a tree the check reads: one of
+ * plan->trees, or before they are all known (the walk before the run), a
+ * writable tree the walk reads or will read? */
+static int checked(const struct walk *w, const char *canon)
+{
+	const struct cd_plan *p = w->p;
+	size_t i;
+
+	for (i = 0; i < p->ntrees; i++) {
+		if (cd_path_is_under(canon, p->trees[i].root))
+			return 1;
+	}
+	for (i = w->first; !w->list_only && i < p->nmounts; i++) {
+		const struct cd_mount *m = &p->mounts[i];
+
+		if (m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW) && m->src && !m->why &&
+		    !(m->flags & CD_MNT_DEV) &&
+		    !(p->scratch_host && !strcmp(m->src, p->scratch_host)) &&
+		    cd_path_is_under(canon, m->src))
+			return 1;
+	}
+	return 0;
+}
+
+/* Does relative link target t, read as written, climb above the top of
+ * the tree that holds the link (w->path)?  node_modules/.bin's links
+ * ("../pkg/bin/x") do not, and cost no lookup.  A component on the way
+ * that is itself a link out is reported on its own. */
+static int climbs_out(const struct walk *w, const char *t)
+{
+	long depth = -1; /* the link's directory, below the top */
+	const char *c;
+
+	for (c = w->path + w->srclen; *c; c++)
+		depth += *c == '/';
+	for (c = t; *c;) {
+		size_t cl = strcspn(c, "/");
+
+		if (cl == 2 && c[0] == '.' && c[1] == '.') {
+			if (--depth < 0)
+				return 1;
+		} else if (cl && !(cl == 1 && c[0] == '.')) {
+			depth++;
+		}
+		c += cl + (c[cl] == '/');
+	}
+	return 0;
+}
+
+/* Symlink `name` of dfd (at w->path, in a writable tree): does the host,
+ * following it, reach a directory the check does not read?  The check
+ * never follows a symlink, so a repository or an .envrc behind one (made
+ * in the --scratch DIR, which is the sandbox's own and not checked: a
+ * clone cached there has .git directories by the hundred) would go
+ * unreported, though the host's git or direnv follows the link.  Reported
+ * rather than the scratch checked: what is planted through a link is the
+ * link, and only it puts the scratch in the host's way.  A link to a
+ * directory outside the checked trees, or one that resolves to nothing
+ * (what the host finds there later is anyone's), is reported; a link that
+ * stays in its tree as written costs no lookup, and one to a file is no
+ * more than a file the sandbox could write itself. */
+int cd_tree_link_leaves(struct walk *w, int dfd, const char *name)
+{
+	char target[CD_PATH_MAX], canon[CD_PATH_MAX];
+	ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);
+	struct stat st;
+
+	if (n <= 0 || (size_t)n >= sizeof target - 1)
+		return n != 0; /* unreadable or too long: report */
+	target[n] = '\0';
+	if (target[0] != '/' && !climbs_out(w, target))
+		return 0;
+	if (!realpath(w->path, canon))
+		return 1; /* dangling, or a loop */
+	if (stat(canon, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	return !checked(w, canon);
+}
+
 /* A directory whose entries changed during the run: its new host-run
  * names and git control paths are candidates, its new subdirectories are
  * walked whole; one that became a git directory is reported itself. */
 static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 {
 	const struct cd_plan *p = w->p;
-	int gd = cd_tree_is_gitdir(w->path), r = 0, fd;
+	int gd = cd_tree_is_gitdir(w->path), oi = cd_tree_objects_info(w->path, len), r = 0, fd;
+	int folded;
+	struct fold fold;
 	struct dirent *e;
 	DIR *d = opendir(w->path);
 
@@ -58,7 +139,10 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 		               : cd_tree_incomplete(w, ds->rel, WHY_UNREADABLE);
 	if (gd && !ds->gitdir)
 		r = cd_tree_list_add_why(w, ds->rel, WHY_BECAME_GIT);
+	folded = cd_tree_fold_probe(dirfd(d), 0, &fold);
 	while (r == 0 && (e = readdir(d))) {
+		const char *name =
+		        folded ? cd_tree_fold_name(&fold, e->d_ino, e->d_name) : e->d_name;
 		size_t nl = strlen(e->d_name);
 		struct stat st;
 
@@ -71,11 +155,19 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 		}
 		w->path[len] = '/';
 		memcpy(w->path + len + 1, e->d_name, nl + 1);
-		if (cd_tree_is_host_run(e->d_name) ||
-		    (gd && name_in(e->d_name, cd_git_control_names)))
+		if (cd_tree_is_host_run(name) ||
+		    cd_tree_host_run_path(w->path, len + 1 + nl, name) ||
+		    (gd && name_in(name, cd_git_control_names)) ||
+		    (oi && !strcmp(name, "alternates")))
 			r = cd_tree_list_add(w, w->path);
+		else if ((e->d_type == DT_LNK ||
+		          (e->d_type == DT_UNKNOWN &&
+		           fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		           S_ISLNK(st.st_mode))) &&
+		         cd_tree_link_leaves(w, dirfd(d), e->d_name))
+			r = cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_LINK_OUT);
 		/* a new .git is reported whole, its insides need no look */
-		if (r == 0 && strcmp(e->d_name, ".git") != 0 &&
+		if (r == 0 && strcmp(name, ".git") != 0 &&
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISDIR(st.st_mode) && !known_dir(p, w->tree, w->path + w->srclen + 1, &st)) {
 			fd = openat(dirfd(d), e->d_name,

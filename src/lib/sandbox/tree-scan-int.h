@@ -1,7 +1,8 @@
 /* tree-scan-int.h — what the tree walk's files share: tree-scan.c (the
  * walk and what it covers), tree-creds.c (credential files, hard links
- * across trees, set-id files), tree-planted.c (the check after the run).
- * Not for other modules. */
+ * across trees, set-id files), tree-planted.c (the check after the run),
+ * tree-names.c (the names they know, casefolded directories).  Not for
+ * other modules. */
 #ifndef CD_TREE_SCAN_INT_H
 #define CD_TREE_SCAN_INT_H
 
@@ -33,6 +34,7 @@
 #define WHY_REPLACED   "another file than before the run now has this path (replaced or renamed in)"
 #define WHY_VIA_LINK   "a directory above it is now a symlink: the host follows it elsewhere"
 #define WHY_REWRITTEN  "rewritten during the run (through another name)"
+#define WHY_LINK_OUT   "a symlink to a directory the check does not read: the host follows it"
 #define WHY_TOO_DEEP   "nested too deep to check: contents not checked"
 #define WHY_TOO_LONG   "holds a path longer than PATH_MAX: contents not checked"
 
@@ -91,6 +93,26 @@ struct walk {
 	char *dents[SCAN_MAX_DEPTH + 2]; /* getdents64 buffers, one per depth, made on use */
 };
 
+/* A directory with the casefold attribute (ext4, f2fs, tmpfs with
+ * chattr +F) looks names up ignoring case, with Unicode folding: there
+ * `.GIT/Config` is the host git's `.git/config`, and `.vſcode` (a long s)
+ * its editor's `.vscode`.  Names are compared with strcmp, so in such a
+ * directory each name the walk knows is looked up by the kernel once,
+ * and an entry with the same inode is taken under the known name. */
+#define FOLD_MAX 192
+struct fold {
+	size_t n;
+	ino_t ino[FOLD_MAX];
+	const char *name[FOLD_MAX];
+};
+
+/* tree-names.c */
+int cd_tree_fold_probe(int dfd, int force, struct fold *ret);
+const char *cd_tree_fold_name(const struct fold *f, ino_t ino, const char *name);
+int cd_tree_is_host_run(const char *name);
+int cd_tree_host_run_path(const char *path, size_t len, const char *name);
+int cd_tree_objects_info(char *path, size_t len);
+
 /* tree-scan.c */
 int cd_tree_list_add_why(struct walk *w, const char *rel, const char *why);
 int cd_tree_list_add(struct walk *w, const char *host);
@@ -98,7 +120,6 @@ int cd_tree_incomplete(struct walk *w, const char *rel, const char *why);
 int cd_tree_has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_kind kind);
 int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsigned flags,
                   const char *why);
-int cd_tree_is_host_run(const char *name);
 int cd_tree_is_gitdir(const char *dir);
 int cd_tree_head_parses(const char *dir);
 int64_t cd_tree_ctime_ns(const struct stat *st);
@@ -108,6 +129,9 @@ int cd_tree_unopenable(struct walk *w, int dfd, const char *name, int e);
 int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest);
 void cd_tree_walk_free(struct walk *w);
 int cd_tree_stamp_cmp(const void *a, const void *b);
+
+/* tree-planted.c */
+int cd_tree_link_leaves(struct walk *w, int dfd, const char *name);
 
 /* tree-creds.c */
 int cd_tree_suffix_is(const char *path, size_t len, const char *tail);

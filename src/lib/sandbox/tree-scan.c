@@ -174,19 +174,6 @@ int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, uns
 	                         w->err);
 }
 
-int cd_tree_is_host_run(const char *name)
-{
-	size_t i;
-
-	if (name[0] != '.')
-		return 0;
-	for (i = 0; cd_host_run_names[i]; i++) {
-		if (!strcmp(name, cd_host_run_names[i]))
-			return 1;
-	}
-	return 0;
-}
-
 static int refuse_symlink(struct walk *w, const char *host)
 {
 	if (w->list_only)
@@ -394,12 +381,33 @@ static int protect_gitfile(struct walk *w, int dfd, const char *name)
 	return 0;
 }
 
+/* Walk w->path (plen bytes), directory `name` of dfd, at depth + 1. */
+static int walk_sub(struct walk *w, int dfd, const char *name, size_t plen, unsigned depth)
+{
+	int fd;
+
+	if (depth + 1 > SCAN_MAX_DEPTH && w->list_only)
+		return cd_tree_incomplete(w, w->path + w->srclen + 1, WHY_TOO_DEEP);
+	if (depth + 1 > SCAN_MAX_DEPTH)
+		return cd_err_set(w->err, -CD_E_LIMIT,
+		                  "'%.200s' is nested deeper than %d directories: cordon cannot "
+		                  "check it for host sockets, git control files and "
+		                  "credentials, so the run is refused",
+		                  w->path, SCAN_MAX_DEPTH);
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		return cd_tree_walk_dir(w, fd, plen, depth + 1);
+	if (errno != ENOENT)
+		return cd_tree_unopenable(w, dfd, name, errno);
+	return 0;
+}
+
 static int visit(struct walk *w, int dfd, const char *name, unsigned char type, size_t len,
                  unsigned depth)
 {
 	size_t nl = strlen(name);
 	struct stat st;
-	int r = 0, fd;
+	int r = 0, hpath = 0;
 
 	if (len + 1 + nl + 1 >= sizeof w->path && w->list_only)
 		return cd_tree_incomplete(w, w->path[w->srclen] ? w->path + w->srclen + 1 : "",
@@ -451,9 +459,11 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	else if (r == 0 && !w->writable && w->shared.n && !w->list_only && type == DT_REG)
 		r = cd_tree_note_ro_link(w, dfd, name);
 	/* A git directory not named .git (a bare repository, one a .git
-	 * file names): found by its HEAD, protected the same way. */
+	 * file names): found by its HEAD, protected the same way.  So is the
+	 * tree's own top whatever its name (--rw REPO/.git: no parent met
+	 * it by name); a .git below it was handled by its name. */
 	if (r == 0 && w->protect && (type == DT_REG || type == DT_LNK) && !strcmp(name, "HEAD") &&
-	    !cd_tree_suffix_is(w->path, len, ".git")) {
+	    (len == w->srclen || !cd_tree_suffix_is(w->path, len, ".git"))) {
 		char dir[CD_PATH_MAX];
 
 		memcpy(dir, w->path, len);
@@ -466,10 +476,23 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 				r = protect_gitdir(w, dir, 0);
 		}
 	}
-	if (r == 0 && w->protect && cd_tree_is_host_run(name)) {
+	if (r == 0 && w->list_only && type != DT_DIR && !strcmp(name, "alternates") &&
+	    cd_tree_objects_info(w->path, len))
+		r = cd_tree_list_add(w, w->path);
+	/* before the run too: a link there already is not reported after */
+	if (r == 0 && w->protect && type == DT_LNK && !cd_tree_is_host_run(name) &&
+	    cd_tree_link_leaves(w, dfd, name))
+		r = cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_LINK_OUT);
+	if (r == 0 && w->protect &&
+	    (cd_tree_is_host_run(name) ||
+	     (hpath = cd_tree_host_run_path(w->path, len + 1 + nl, name)))) {
 		if ((r = cd_tree_list_add(w, w->path)) < 0)
 			goto out;
-		if (type == DT_LNK)
+		/* a virtualenv's python is a link to the system's: listed, so
+		 * the check after the run reports it replaced or retargeted */
+		if (type == DT_LNK && hpath)
+			r = 0;
+		else if (type == DT_LNK)
 			r = refuse_symlink(w, w->path);
 		else if (!strcmp(name, ".git") && type == DT_DIR)
 			r = protect_gitdir(w, w->path, 0);
@@ -481,26 +504,8 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 			goto out; /* listing: the control paths are listed already */
 	}
 descend:
-	if (r == 0 && type == DT_DIR) {
-		if (depth + 1 > SCAN_MAX_DEPTH && w->list_only) {
-			r = cd_tree_incomplete(w, w->path + w->srclen + 1, WHY_TOO_DEEP);
-			goto out;
-		}
-		if (depth + 1 > SCAN_MAX_DEPTH) {
-			r = cd_err_set(
-			        w->err, -CD_E_LIMIT,
-			        "'%.200s' is nested deeper than %d directories: cordon cannot "
-			        "check it for host sockets, git control files and "
-			        "credentials, so the run is refused",
-			        w->path, SCAN_MAX_DEPTH);
-			goto out;
-		}
-		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0)
-			r = cd_tree_walk_dir(w, fd, len + 1 + nl, depth + 1);
-		else if (errno != ENOENT)
-			r = cd_tree_unopenable(w, dfd, name, errno);
-	}
+	if (r == 0 && type == DT_DIR)
+		r = walk_sub(w, dfd, name, len + 1 + nl, depth);
 out:
 	w->path[len] = '\0';
 	return r;
@@ -587,7 +592,8 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 {
 	size_t idx = w->p->ndirs;
 	char **buf = &w->dents[depth < SCAN_MAX_DEPTH + 1 ? depth : SCAN_MAX_DEPTH + 1];
-	int r = 0, head = 0;
+	int r = 0, head = 0, folded;
+	struct fold *fold = NULL;
 	long n;
 
 	if (w->stamp && (r = stamp(w, dfd)) < 0)
@@ -596,6 +602,13 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 		r = cd_err_set(w->err, -ENOMEM, "out of memory");
 		goto out;
 	}
+	/* one ioctl a directory; the lookups only where names fold */
+	if ((folded = cd_tree_fold_probe(dfd, 0, NULL)) && !(fold = malloc(sizeof *fold))) {
+		r = cd_err_set(w->err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (folded)
+		cd_tree_fold_probe(dfd, 1, fold);
 	while (r == 0 && (n = syscall(SYS_getdents64, dfd, *buf, DENTS_BYTES)) != 0) {
 		long off = 0;
 
@@ -613,6 +626,7 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 		}
 		while (r == 0 && off < n) {
 			const struct linux_dirent64 *e = (const void *)(*buf + off);
+			const char *name;
 
 			off += e->d_reclen;
 			if (e->d_name[0] == '.' &&
@@ -627,8 +641,9 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 				        w->src, CD_SOCKET_SCAN_MAX);
 				break;
 			}
-			head |= e->d_name[0] == 'H' && !strcmp(e->d_name, "HEAD");
-			r = visit(w, dfd, e->d_name, e->d_type, len, depth);
+			name = folded ? cd_tree_fold_name(fold, e->d_ino, e->d_name) : e->d_name;
+			head |= name[0] == 'H' && !strcmp(name, "HEAD");
+			r = visit(w, dfd, name, e->d_type, len, depth);
 		}
 	}
 	/* a git directory now: after the run its HEAD must still parse */
@@ -636,6 +651,7 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 	    cd_tree_is_gitdir(w->path))
 		w->p->dirs[idx].gitdir = 1;
 out:
+	free(fold);
 	close(dfd);
 	return r;
 }

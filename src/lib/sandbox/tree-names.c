@@ -1,0 +1,119 @@
+/* tree-names.c — the names the walk of the bound trees (tree-scan.c)
+ * and the check after the run (tree-planted.c) know: files the host runs
+ * on its own, by name at any depth or by a path's tail; a git
+ * directory's objects/info; and the same names in a casefolded directory,
+ * where the kernel, not strcmp, says which entry a name is. */
+#include "tree-scan-int.h"
+
+#include "util/bounds.h"
+#include "profile.h"
+#include "util/util.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+int cd_tree_is_host_run(const char *name)
+{
+	size_t i;
+
+	/* the first letters of cd_host_run_names: most names cost one compare */
+	if (name[0] != '.' && name[0] != 'b' && name[0] != 'l' && name[0] != 'm')
+		return 0;
+	for (i = 0; cd_host_run_names[i]; i++) {
+		if (!strcmp(name, cd_host_run_names[i]))
+			return 1;
+	}
+	return 0;
+}
+
+static void fold_add(int dfd, struct fold *f, const char *name)
+{
+	struct stat st;
+
+	if (f->n < FOLD_MAX && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		f->ino[f->n] = st.st_ino;
+		f->name[f->n++] = name;
+	}
+}
+
+/* Names the walk and the check after the run compare (the last component
+ * of each path pattern, and the directories those pass through). */
+static const char *const fold_extra[] = {
+	"HEAD",    "objects", "alternates", ".env",   ".ssh",  ".docker", ".kube", ".aws", ".azure",
+	".config", "gcloud",  "gh",         ".cargo", ".venv", "bin",     ".mise", NULL,
+};
+
+/* Is dfd a casefolded directory (or force)?  Then *ret (unless NULL)
+ * holds the inodes of the names the walk knows, as the kernel finds them
+ * there.  1 if so, 0 if not. */
+int cd_tree_fold_probe(int dfd, int force, struct fold *ret)
+{
+	const char *const *const tables[] = { cd_host_run_names, cd_git_control_names,
+		                              cd_credential_files, cd_host_run_paths, fold_extra };
+	unsigned flags = 0;
+	size_t t, i;
+
+	if (!force && (ioctl(dfd, FS_IOC_GETFLAGS, &flags) < 0 || !(flags & FS_CASEFOLD_FL)))
+		return 0;
+	if (!ret)
+		return 1;
+	ret->n = 0;
+	for (t = 0; t < CD_ARRAY_SIZE(tables); t++) {
+		for (i = 0; tables[t][i]; i++) {
+			const char *slash = strrchr(tables[t][i], '/');
+
+			if (tables[t][i][0] != '*')
+				fold_add(dfd, ret, slash ? slash + 1 : tables[t][i]);
+		}
+	}
+	return 1;
+}
+
+/* The known name an entry (ino, name) of a casefolded directory is,
+ * or name itself. */
+const char *cd_tree_fold_name(const struct fold *f, ino_t ino, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		if (f->ino[i] == ino)
+			return f->name[i];
+	}
+	return name;
+}
+
+/* Is path (len bytes, ending in name) one of cd_host_run_paths? */
+int cd_tree_host_run_path(const char *path, size_t len, const char *name)
+{
+	size_t i;
+
+	if (name[0] != 'a' && name[0] != 'c' && name[0] != 'm' && name[0] != 'p')
+		return 0;
+	for (i = 0; cd_host_run_paths[i]; i++) {
+		const char *base = strrchr(cd_host_run_paths[i], '/') + 1;
+
+		if (!strcmp(name, base) && cd_tree_suffix_is(path, len, cd_host_run_paths[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* Is path (len bytes, writable) the objects/info directory of a git
+ * directory?  A new alternates file there makes the host's git read
+ * another object store: the walk pins one that exists, the check after
+ * the run reports a new one. */
+int cd_tree_objects_info(char *path, size_t len)
+{
+	size_t tl = sizeof "/objects/info" - 1;
+	int gd;
+
+	if (len <= tl || memcmp(path + len - tl, "/objects/info", tl) != 0)
+		return 0;
+	path[len - tl] = '\0';
+	gd = cd_tree_is_gitdir(path);
+	path[len - tl] = '/';
+	return gd;
+}
