@@ -331,8 +331,9 @@ int cd_tree_cred_bound_file(struct walk *w, const char *src, const char *dest)
 		return r;
 	if (cd_tree_shadowed(w->p, w->first, w->mount, dest))
 		return 0;
-	return cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
-	                         w->err);
+	r = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
+	                      w->err);
+	return r < 0 ? r : cd_tree_pin(w, src);
 }
 
 /* In a read-only tree, while writable trees hold files with other names:
@@ -424,7 +425,8 @@ int cd_tree_cover_views(struct walk *w, const char *host, const char *why)
 		if (cd_tree_shadowed(w->p, w->first, i, inside))
 			continue;
 		if ((r = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, inside, why,
-		                           w->err)) < 0)
+		                           w->err)) < 0 ||
+		    (r = cd_tree_pin(w, host)) < 0)
 			return r;
 	}
 	return 0;
