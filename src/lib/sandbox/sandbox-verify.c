@@ -278,42 +278,51 @@ static void dest_of(char *buf, size_t cap, const char *dest, const char *rel)
 static int64_t g_seen[STAMP_MAX]; /* each stamp's ctime in the first pass */
 
 /* One stamped tree, seen through its bind.  Pass 1 checks each directory
- * against the walk's stamps and reads the changed ones again; pass 2
- * finds every directory as pass 1 left it (same ctime: no entry changed
- * in between), so at a moment between the passes the whole tree was as
- * pass 1 checked it, whatever moved while pass 1 read it. */
-static void tree_unchanged(int rootfd, size_t t, size_t *j, int pass)
+ * against the walk's stamps and reads the changed ones again.  When
+ * nothing changed, each directory kept the entries the walk read from
+ * its stamp until pass 1 saw it, so at the moment between the walk and
+ * pass 1 the whole tree was as the walk read it.  Otherwise pass 2 finds
+ * every directory as pass 1 left it (same ctime: no entry changed in
+ * between), so at a moment between the passes the tree was as pass 1
+ * checked it, whatever moved while pass 1 read it.  One statx per
+ * directory: a path that crosses a symlink now (a directory replaced by
+ * one) lands on another inode, or on none, and that is a change too.
+ * Returns whether pass 1 saw a change. */
+static int tree_unchanged(int rootfd, size_t t, size_t *j, int pass)
 {
 	const struct cd_plan *p = cd_child_g_ctx->plan;
 	const struct cd_mount *m = &p->mounts[p->trees[t].mount];
 	const char *skip = NULL;
 	size_t sl = 0;
 	char dest[CD_PATH_MAX];
-	int view = open_in(rootfd, m->dest, O_PATH | O_DIRECTORY);
+	int view = open_in(rootfd, m->dest, O_PATH | O_DIRECTORY), changed = 0;
 
 	for (; *j < p->ndirs && p->dirs[*j].tree == t; (*j)++) {
 		const struct cd_dir_stamp *s = &p->dirs[*j];
 		struct statx stx;
 		int64_t ct;
-		int fd;
+		int r;
 
 		if (view < 0 || !p->trees[t].complete || *j >= STAMP_MAX || under(s->rel, skip, sl))
 			continue; /* an optional bind missing; past STAMP_MAX; hidden */
 		dest_of(dest, sizeof dest, m->dest, s->rel);
-		fd = open_in(view, s->rel, O_PATH | O_DIRECTORY);
-		if (fd < 0 && (errno == ENOENT || errno == EACCES || errno == ELOOP ||
-		               errno == ENOTDIR || errno == EXDEV)) {
+		r = statx(view, *s->rel ? s->rel : ".", AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+		          STATX_TYPE | STATX_INO | STATX_CTIME, &stx);
+		if ((r < 0 && (errno == ENOENT || errno == EACCES || errno == ELOOP ||
+		               errno == ENOTDIR)) ||
+		    (r == 0 && S_ISLNK(stx.stx_mode))) {
 			/* moved away: what it holds is checked where it is now */
 			if (pass == 2 && g_seen[*j] != ABSENT)
 				cd_child_fail(MOVED, dest, 0);
 			g_seen[*j] = ABSENT;
+			changed = 1;
 			continue;
 		}
-		if (fd < 0 || statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) < 0)
+		if (r < 0)
 			cd_child_fail(MOVED, dest, errno);
 		ct = ctime_of(&stx);
 		if (makedev(stx.stx_dev_major, stx.stx_dev_minor) != s->dev || stx.stx_ino != s->ino) {
-			if (!mount_root(fd))
+			if (!(stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
 				cd_child_fail(MOVED, dest, 0);
 			skip = s->rel; /* a cover or a bind of the plan's hides it */
 			sl = strlen(skip);
@@ -321,13 +330,15 @@ static void tree_unchanged(int rootfd, size_t t, size_t *j, int pass)
 			cd_child_fail(MOVED, dest, 0);
 		} else if (pass == 1) {
 			g_seen[*j] = ct;
-			if (ct != s->ctime_ns)
+			if (ct != s->ctime_ns) {
+				changed = 1;
 				reread(view, t, s, dest);
+			}
 		}
-		close(fd);
 	}
 	if (view >= 0)
 		close(view);
+	return changed;
 }
 
 /* Pass 2 for the directories made since the walk. */
@@ -361,16 +372,16 @@ void cd_child_verify_covers(int rootfd, int nullfd)
 	const struct cd_plan *p = cd_child_g_ctx->plan;
 	struct stat st;
 	size_t t, j;
-	int pass;
+	int pass, changed;
 
 	if (fstat(nullfd, &st) < 0)
 		cd_child_fail("stat", "/dev/null", errno);
 	covers_in_place(rootfd, st.st_rdev);
-	for (pass = 1; pass <= 2; pass++) {
+	for (pass = 1, changed = 0; pass <= 2 && (pass == 1 || changed); pass++) {
 		for (t = 0, j = 0; t < p->ntrees; t++) {
 			while (j < p->ndirs && p->dirs[j].tree < t)
 				j++;
-			tree_unchanged(rootfd, t, &j, pass);
+			changed |= tree_unchanged(rootfd, t, &j, pass);
 		}
 	}
 	new_dirs_unchanged(rootfd);
