@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <fnmatch.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -569,6 +570,35 @@ int cd_tree_credential_link(struct walk *w, int dfd, const char *name, size_t nl
 	return cover_target(w, canon, NULL, 0);
 }
 
+#ifndef SYS_getxattrat
+#define SYS_getxattrat 464 /* Linux 6.13, one number on every architecture */
+#endif
+
+struct cd_xattr_args {
+	uint64_t value;
+	uint32_t size;
+	uint32_t flags;
+};
+
+/* The size of `name`'s security.capability (dfd's entry), or -1 and
+ * errno: getxattrat(2) from the directory at hand (Linux 6.13), not a
+ * lookup of the whole path again per file; lgetxattr of `path` before. */
+static ssize_t caps_xattr(int dfd, const char *name, const char *path)
+{
+	static int no_at;
+	struct cd_xattr_args a = { 0, 0, 0 };
+	long r;
+
+	if (!no_at) {
+		r = syscall(SYS_getxattrat, dfd, name, AT_SYMLINK_NOFOLLOW, "security.capability",
+		            &a, sizeof a);
+		if (r >= 0 || errno != ENOSYS)
+			return r;
+		no_at = 1;
+	}
+	return lgetxattr(path, "security.capability", NULL, 0);
+}
+
 /* The metadata reads the walk makes per regular file, and only in a
  * writable tree whose filesystem honours setuid, or when a read-only
  * tree is bound too: statx asking for the mode and link count alone (no
@@ -600,7 +630,7 @@ int cd_tree_is_setid(struct walk *w, int dfd, const char *name)
 	 * page faults or chmod), and a root caller's sandbox may chmod any of
 	 * root's files in the tree: any regular file carrying them is kept
 	 * read-only too.  One more call per file, for root callers only. */
-	if (lgetxattr(w->path, "security.capability", NULL, 0) >= 0)
+	if (caps_xattr(dfd, name, w->path) >= 0)
 		return 2;
 	return errno == ENODATA || errno == ENOTSUP || errno == ENOENT ? 0 : 1;
 }
