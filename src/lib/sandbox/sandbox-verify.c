@@ -156,51 +156,89 @@ static const struct cd_dir_stamp *stamp_of(size_t t, const char *rel)
 	return NULL;
 }
 
-/* A directory not read by the walk is harmless only when empty. */
-static int empty_dir(int dfd, const char *name)
+static int dot(const char *n)
 {
-	int fd = cd_child_openat2(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-	                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
-	char buf[512];
-	long n, off;
-	int empty = 1;
-
-	if (fd < 0)
-		return errno == EACCES; /* unsearchable: passed over as by the walk */
-	while (empty && (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
-		for (off = 0; off < n;) {
-			const struct ldirent *e = (const void *)(buf + off);
-
-			off += e->d_reclen;
-			if (!(e->d_name[0] == '.' &&
-			      (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))))
-				empty = 0;
-		}
-	}
-	close(fd);
-	return empty && n == 0;
+	return n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]));
 }
-
-/* A directory made since the walk, empty when the first pass saw it:
- * the second pass checks it still is (its ctime has not moved). */
-static struct {
-	size_t parent; /* its directory's stamp */
-	char name[256];
-	int64_t ctime_ns;
-} g_new[64];
-static size_t g_nnew;
 
 static int64_t ctime_of(const struct statx *stx)
 {
 	return (int64_t)stx->stx_ctime.tv_sec * 1000000000LL + stx->stx_ctime.tv_nsec;
 }
 
-/* Stamped directory `s` (of tree t, seen at view/rel) changed since the
- * walk read it: each directory in it must be one the walk read there, a
- * mount of the plan's, or empty (remembered for the second pass). */
-static void reread(int view, size_t t, const struct cd_dir_stamp *s, const char *dest)
+/* Directories made since the walk, as the first pass found them: the
+ * second pass checks each still has that ctime (no entry changed). */
+static struct {
+	size_t tree;
+	char rel[512];
+	int64_t ctime_ns;
+} g_new[64];
+static size_t g_nnew;
+
+#define NEW_DEPTH_MAX 8
+
+/* A directory the walk never read, at rel (name, in dfd) of tree t: fine
+ * when it was made after the walk began (its birth time, with the 1 s
+ * guard the stamps use: a directory moved in was born before) and so is
+ * every directory in it but a mount of the plan's (the child's own mount
+ * points, made in a bound tree); without a birth time, only when empty.
+ * Files in it are not checked (see the top). */
+static int new_dir_ok(int dfd, const char *name, const struct statx *stx, size_t t,
+                      const char *rel, unsigned depth)
 {
 	const struct cd_plan *p = cd_child_g_ctx->plan;
+	int64_t born = (int64_t)stx->stx_btime.tv_sec * 1000000000LL + stx->stx_btime.tv_nsec;
+	int has_btime = (stx->stx_mask & STATX_BTIME) != 0, fd, ok = 1, any = 0;
+	size_t rl = strlen(rel);
+	char buf[2048];
+	long n, off;
+
+	if (depth > NEW_DEPTH_MAX || g_nnew == CD_ARRAY_SIZE(g_new) ||
+	    rl >= sizeof g_new[0].rel || (has_btime && born < p->scan_ns - STAMP_GUARD_NS))
+		return 0;
+	g_new[g_nnew].tree = t;
+	memcpy(g_new[g_nnew].rel, rel, rl + 1);
+	g_new[g_nnew++].ctime_ns = ctime_of(stx);
+	fd = cd_child_openat2(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+	                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+	if (fd < 0)
+		return errno == EACCES; /* unsearchable: passed over as by the walk */
+	while (ok && (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+		for (off = 0; ok && off < n;) {
+			const struct ldirent *e = (const void *)(buf + off);
+			char sub[sizeof g_new[0].rel];
+			size_t nl = strlen(e->d_name);
+			struct statx sx;
+
+			off += e->d_reclen;
+			if (dot(e->d_name))
+				continue;
+			any = 1;
+			if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) ||
+			    statx(fd, e->d_name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+			          STATX_TYPE | STATX_CTIME | STATX_BTIME, &sx) < 0 ||
+			    !S_ISDIR(sx.stx_mode) ||
+			    (sx.stx_attributes_mask & sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+				continue;
+			if (rl + 1 + nl + 1 > sizeof sub)
+				ok = 0;
+			else {
+				memcpy(sub, rel, rl);
+				sub[rl] = '/';
+				memcpy(sub + rl + 1, e->d_name, nl + 1);
+				ok = new_dir_ok(fd, e->d_name, &sx, t, sub, depth + 1);
+			}
+		}
+	}
+	close(fd);
+	return ok && n == 0 && (has_btime || !any);
+}
+
+/* Stamped directory `s` (of tree t, seen at view/rel) changed since the
+ * walk read it: each directory in it must be one the walk read there, a
+ * mount of the plan's, or made since (new_dir_ok). */
+static void reread(int view, size_t t, const struct cd_dir_stamp *s, const char *dest)
+{
 	char rel[CD_PATH_MAX];
 	size_t rl = strlen(s->rel);
 	int dfd = open_in(view, s->rel, O_RDONLY | O_DIRECTORY);
@@ -215,21 +253,14 @@ static void reread(int view, size_t t, const struct cd_dir_stamp *s, const char 
 			const struct cd_dir_stamp *was;
 			size_t nl = strlen(e->d_name);
 			struct statx stx;
-			int fd;
 
 			off += e->d_reclen;
-			if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) ||
-			    (e->d_name[0] == '.' &&
-			     (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))))
+			if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) || dot(e->d_name))
 				continue;
-			fd = cd_child_openat2(dfd, e->d_name, O_PATH | O_CLOEXEC,
-			                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
-			if (fd < 0 || statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) < 0 ||
-			    !S_ISDIR(stx.stx_mode)) {
-				if (fd >= 0)
-					close(fd);
+			if (statx(dfd, e->d_name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+			          STATX_TYPE | STATX_INO | STATX_CTIME | STATX_BTIME, &stx) < 0 ||
+			    !S_ISDIR(stx.stx_mode))
 				continue; /* gone again, or not a directory */
-			}
 			if (rl + 1 + nl + 1 > sizeof rel)
 				cd_child_fail(MOVED, dest, ENAMETOOLONG);
 			rel[rl] = '/';
@@ -237,17 +268,10 @@ static void reread(int view, size_t t, const struct cd_dir_stamp *s, const char 
 			was = stamp_of(t, rel);
 			if ((was && was->dev == makedev(stx.stx_dev_major, stx.stx_dev_minor) &&
 			     was->ino == stx.stx_ino) ||
-			    mount_root(fd)) {
-				close(fd); /* one of the plan's mounts: the sandbox cannot mount */
-				continue;
-			}
-			close(fd);
-			if (g_nnew == CD_ARRAY_SIZE(g_new) || nl >= sizeof g_new[0].name ||
-			    !empty_dir(dfd, e->d_name))
+			    (stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+				continue; /* read by the walk; or a mount of the plan's */
+			if (!new_dir_ok(dfd, e->d_name, &stx, t, rel, 0))
 				cd_child_fail(MOVED, dest, 0);
-			g_new[g_nnew].parent = (size_t)(s - p->dirs);
-			memcpy(g_new[g_nnew].name, e->d_name, nl + 1);
-			g_new[g_nnew++].ctime_ns = ctime_of(&stx);
 		}
 	}
 	if (n < 0)
@@ -350,20 +374,16 @@ static void new_dirs_unchanged(int rootfd)
 	size_t i;
 
 	for (i = 0; i < g_nnew; i++) {
-		const struct cd_dir_stamp *s = &p->dirs[g_new[i].parent];
-		const struct cd_mount *m = &p->mounts[p->trees[s->tree].mount];
-		int dfd, fd;
+		const struct cd_mount *m = &p->mounts[p->trees[g_new[i].tree].mount];
+		int view = open_in(rootfd, m->dest, O_PATH | O_DIRECTORY);
 
-		dest_of(dest, sizeof dest, m->dest, s->rel);
-		dfd = open_in(rootfd, dest, O_PATH | O_DIRECTORY);
-		fd = dfd < 0 ? -1
-		             : cd_child_openat2(dfd, g_new[i].name, O_PATH | O_CLOEXEC,
-		                                RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
-		if (fd < 0 || statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) < 0 ||
+		dest_of(dest, sizeof dest, m->dest, g_new[i].rel);
+		if (view < 0 ||
+		    statx(view, g_new[i].rel, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_CTIME,
+		          &stx) < 0 ||
 		    ctime_of(&stx) != g_new[i].ctime_ns)
 			cd_child_fail(MOVED, dest, 0);
-		close(fd);
-		close(dfd);
+		close(view);
 	}
 }
 
