@@ -183,8 +183,8 @@ static size_t g_nnew;
  * every directory in it but a mount of the plan's (the child's own mount
  * points, made in a bound tree); without a birth time, only when empty.
  * Files in it are not checked (see the top). */
-static int new_dir_ok(int dfd, const char *name, const struct statx *stx, size_t t,
-                      const char *rel, unsigned depth)
+static int new_dir_ok(int dfd, const char *name, const struct statx *stx, size_t t, const char *rel,
+                      unsigned depth)
 {
 	const struct cd_plan *p = cd_child_g_ctx->plan;
 	int64_t born = (int64_t)stx->stx_btime.tv_sec * 1000000000LL + stx->stx_btime.tv_nsec;
@@ -193,8 +193,8 @@ static int new_dir_ok(int dfd, const char *name, const struct statx *stx, size_t
 	char buf[2048];
 	long n, off;
 
-	if (depth > NEW_DEPTH_MAX || g_nnew == CD_ARRAY_SIZE(g_new) ||
-	    rl >= sizeof g_new[0].rel || (has_btime && born < p->scan_ns - STAMP_GUARD_NS))
+	if (depth > NEW_DEPTH_MAX || g_nnew == CD_ARRAY_SIZE(g_new) || rl >= sizeof g_new[0].rel ||
+	    (has_btime && born < p->scan_ns - STAMP_GUARD_NS))
 		return 0;
 	g_new[g_nnew].tree = t;
 	memcpy(g_new[g_nnew].rel, rel, rl + 1);
@@ -332,8 +332,8 @@ static int tree_unchanged(int rootfd, size_t t, size_t *j, int pass)
 		dest_of(dest, sizeof dest, m->dest, s->rel);
 		r = statx(view, *s->rel ? s->rel : ".", AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
 		          STATX_TYPE | STATX_INO | STATX_CTIME, &stx);
-		if ((r < 0 && (errno == ENOENT || errno == EACCES || errno == ELOOP ||
-		               errno == ENOTDIR)) ||
+		if ((r < 0 &&
+		     (errno == ENOENT || errno == EACCES || errno == ELOOP || errno == ENOTDIR)) ||
 		    (r == 0 && S_ISLNK(stx.stx_mode))) {
 			/* moved away: what it holds is checked where it is now */
 			if (pass == 2 && g_seen[*j] != ABSENT)
@@ -345,7 +345,8 @@ static int tree_unchanged(int rootfd, size_t t, size_t *j, int pass)
 		if (r < 0)
 			cd_child_fail(MOVED, dest, errno);
 		ct = ctime_of(&stx);
-		if (makedev(stx.stx_dev_major, stx.stx_dev_minor) != s->dev || stx.stx_ino != s->ino) {
+		if (makedev(stx.stx_dev_major, stx.stx_dev_minor) != s->dev ||
+		    stx.stx_ino != s->ino) {
 			if (!(stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
 				cd_child_fail(MOVED, dest, 0);
 			skip = s->rel; /* a cover or a bind of the plan's hides it */

@@ -187,10 +187,11 @@ int cd_tree_pin(struct walk *w, const char *host)
 	struct stat st;
 
 	if (lstat(host, &st) < 0)
-		return cd_err_sys(w->err, -errno,
-		                  "'%s' moved while cordon checked the tree (a concurrent rename?): "
-		                  "it cannot be covered, so the run is refused",
-		                  host);
+		return cd_err_sys(
+		        w->err, -errno,
+		        "'%s' moved while cordon checked the tree (a concurrent rename?): "
+		        "it cannot be covered, so the run is refused",
+		        host);
 	m->flags |= CD_MNT_PINNED;
 	m->pin_dev = st.st_dev;
 	m->pin_ino = st.st_ino;
@@ -655,8 +656,8 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 		}
 	}
 	/* a git directory now: after the run its HEAD must still parse */
-	if (r == 0 && head && w->protect && w->stamp && w->p->trees[w->tree].complete && idx < w->p->ndirs &&
-	    cd_tree_is_gitdir(w->path))
+	if (r == 0 && head && w->protect && w->stamp && w->p->trees[w->tree].complete &&
+	    idx < w->p->ndirs && cd_tree_is_gitdir(w->path))
 		w->p->dirs[idx].gitdir = 1;
 out:
 	close(dfd);
