@@ -203,26 +203,54 @@ static void keeper_main(pid_t parent, uid_t uid, gid_t gid, rlim_t limit)
 
 #define ZOMBIES_MAX 64
 
-/* The zombies of `uid` this pid namespace shows (a killed run's keeper
- * and sandbox init, which a pid 1 that does not reap keeps for ever):
- * their pids in v, sorted by /proc's order; their number, or -1. */
-static int zombies(uid_t uid, pid_t *v)
+/* Has this /proc/PID/status text a Uid line with `uid` in any of its
+ * fields (real, effective, saved, filesystem)? */
+static int status_has_uid(const char *text, uid_t uid)
 {
-	char p[64], line[512];
-	const char *f;
+	const char *f = strstr(text, "\nUid:");
+	char *end;
+	int i;
+
+	if (!f)
+		return 0;
+	f += 5;
+	for (i = 0; i < 4; i++) {
+		unsigned long u = strtoul(f, &end, 10);
+
+		if (end == f)
+			break;
+		if (u == uid)
+			return 1;
+		f = end;
+	}
+	return 0;
+}
+
+/* The processes of `uid` this pid namespace shows, but `except` (our
+ * keeper): the zombies (a killed run's keeper and sandbox init, which a
+ * pid 1 that does not reap keeps for ever) with their pids in v, sorted
+ * by /proc's order, and in *live how many others.  The keeper's count
+ * (RLIMIT_NPROC) misses a process of the id in a user namespace another
+ * user owns (the kernel charges that namespace's owner), and /proc shows
+ * every process of the pid namespaces below ours, under our own view of
+ * its ids.  The number of zombies, or -1. */
+static int uid_procs(uid_t uid, pid_t except, pid_t *v, int *live)
+{
+	char p[64], line[1024];
 	struct dirent *e;
 	DIR *d = opendir("/proc");
 	int n = 0;
 
+	*live = 0;
 	if (!d)
 		return -1;
 	while ((e = readdir(d))) {
-		unsigned long u = 0;
-		int z = 0, fd;
+		int fd;
 		ssize_t len;
 
 		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
 		    snprintf(p, sizeof p, "/proc/%s/status", e->d_name) >= (int)sizeof p ||
+		    strtol(e->d_name, NULL, 10) == except ||
 		    (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
 			continue;
 		len = read(fd, line, sizeof line - 1);
@@ -230,16 +258,17 @@ static int zombies(uid_t uid, pid_t *v)
 		if (len <= 0)
 			continue;
 		line[len] = '\0';
-		z = strstr(line, "\nState:\tZ") != NULL;
-		if (z && (f = strstr(line, "\nUid:\t")))
-			u = strtoul(f + 6, NULL, 10);
-		if (z && u == uid) {
-			if (n == ZOMBIES_MAX) {
-				n = -1;
-				break;
-			}
-			v[n++] = (pid_t)strtol(e->d_name, NULL, 10);
+		if (!status_has_uid(line, uid))
+			continue;
+		if (!strstr(line, "\nState:\tZ")) {
+			++*live;
+			continue;
 		}
+		if (n == ZOMBIES_MAX) {
+			n = -1;
+			break;
+		}
+		v[n++] = (pid_t)strtol(e->d_name, NULL, 10);
 	}
 	closedir(d);
 	return n;
@@ -296,26 +325,34 @@ static int keeper(struct cd_idslot *s, uid_t uid, gid_t gid, int others, struct 
  * are allowed for (a killed run's, our /run's lock being free): counted
  * before the check, and still the same zombies after it, so that none
  * was reaped while the kernel counted (a live process elsewhere would
- * then have taken its place in the count). */
+ * then have taken its place in the count).  With the keeper up, /proc
+ * must show no live process of the id either (uid_procs): one that comes
+ * after sees the keeper. */
 static int keep(struct cd_idslot *s, uid_t uid, gid_t gid, struct cd_err *err)
 {
 	pid_t z1[ZOMBIES_MAX], z2[ZOMBIES_MAX];
-	int r = keeper(s, uid, gid, 0, err), n1, n2, i, j;
+	int r = keeper(s, uid, gid, 0, err), n1, n2, i, j, live;
 
-	if (r != 0)
+	if (r < 0)
 		return r;
-	if ((n1 = zombies(uid, z1)) <= 0)
+	if (r > 0) {
+		if (uid_procs(uid, s->keeper, z1, &live) >= 0 && live == 0)
+			return 1;
+		release_keeper(s);
+		return 0;
+	}
+	if ((n1 = uid_procs(uid, 0, z1, &live)) <= 0)
 		return 0;
 	if ((r = keeper(s, uid, gid, n1, err)) <= 0)
 		return r;
-	n2 = zombies(uid, z2);
-	for (i = 0; n2 >= 0 && i < n1; i++) {
+	n2 = uid_procs(uid, s->keeper, z2, &live);
+	for (i = 0; n2 >= 0 && live == 0 && i < n1; i++) {
 		for (j = 0; j < n2 && z2[j] != z1[i]; j++)
 			;
 		if (j == n2)
 			break;
 	}
-	if (n2 >= 0 && i == n1)
+	if (n2 >= 0 && live == 0 && i == n1)
 		return 1;
 	release_keeper(s);
 	return 0;

@@ -45,6 +45,10 @@ enum cd_mount_kind {
 /* Root caller: a bind never idmapped (idmap.h); host owners stay, access
  * is the sandbox's own host id's. */
 #define CD_MNT_PLAIN 0x10u
+/* MASK, REMOUNT_RO planned by the tree walk: the path must still name the
+ * file the walk judged (pin_dev, pin_ino) when the child mounts it, else
+ * the run is refused (a concurrent rename moved it). */
+#define CD_MNT_PINNED 0x20u
 
 struct cd_mount {
 	enum cd_mount_kind kind;
@@ -58,6 +62,8 @@ struct cd_mount {
 	unsigned mode;   /* TMPFS/DIR/FILE: permission bits */
 	const char *why; /* static: why a host path is covered or kept read-only
 			  * (recorded as covered_paths), or NULL */
+	dev_t pin_dev;   /* CD_MNT_PINNED: the file the walk judged */
+	ino_t pin_ino;
 };
 
 /* Which walls the plan asks for; the result reports which were up. */
@@ -126,7 +132,10 @@ struct cd_plan {
 	struct cd_file_id *host_run_id; /* what each of them was (host_run[i]) */
 	/* ... and every directory of them with its ctime then, sorted by tree
 	 * and path, so the check after the run reads only the directories
-	 * that changed (a tree not `complete` is walked whole instead). */
+	 * that changed (a tree not `complete` is walked whole instead).  The
+	 * other walked trees (read-only binds) are stamped too, not
+	 * `planted`: the child checks every stamped tree after its mounts
+	 * (sandbox-verify.c). */
 	struct cd_stamped_tree *trees;
 	size_t ntrees;
 	struct cd_dir_stamp *dirs;
@@ -137,6 +146,10 @@ struct cd_plan {
 struct cd_stamped_tree {
 	char *root;   /* host path, canonical */
 	int complete; /* every directory of it is in cd_plan.dirs */
+	int planted;  /* a writable tree: checked after the run; else stamped
+		       * only for the child's check that nothing moved into it
+		       * between the walk and the mounts */
+	size_t mount; /* its bind in cd_plan.mounts */
 };
 
 struct cd_dir_stamp {

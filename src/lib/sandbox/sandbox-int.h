@@ -170,4 +170,20 @@ void cd_child_build_root(void);
 /* plan->tty: open the session pty in the new /dev/pts (cd_child_g_pty_follower). */
 void cd_child_make_pty(void);
 
+/* --- Checks after the mounts (sandbox-verify.c) --- */
+
+#define CD_CHILD_MOVED 100000 /* -CD_CHILD_MOVED: a pinned cover's file moved */
+
+/* Is fd the file (dev, ino) the walk judged?  Through an overlay
+ * (proposal mode) a file keeps its inode number under a device of the
+ * overlay's, and a directory has neither: those compare by inode, or not
+ * at all. */
+int cd_child_same_file(int fd, dev_t dev, ino_t ino);
+/* Before pivot_root, every mount made: each cover is in place (its path
+ * gone, /dev/null, an empty read-only tmpfs, or read-only as planned),
+ * and no directory of a stamped tree changed since the walk read it
+ * unless all it gained was files or empty directories.  Fails the child
+ * otherwise. */
+void cd_child_verify_covers(int rootfd, int nullfd);
+
 #endif

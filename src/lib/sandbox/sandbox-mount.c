@@ -301,19 +301,32 @@ static int fd_is_dir(int fd)
 	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* openat2 beneath a directory: gone, or a rename seen while resolving. */
+static int moved_errno(int e)
+{
+	return e == ENOENT || e == EXDEV || e == EAGAIN || e == ELOOP || e == ENOTDIR;
+}
+
 /* Open an existing mount target without following symlinks: 1 and *ret,
- * 0 when it is absent and the mount is optional, -errno otherwise. */
+ * 0 when it is absent and the mount is optional, -errno otherwise.  A
+ * pinned one (the walk's cover) must be the inode the walk judged, and
+ * the cover goes on this very descriptor: no rename between the check
+ * and the attach can move it (CD_CHILD_MOVED otherwise; gone counts too). */
 static int open_existing(int pfd, const char *name, const struct cd_mount *m, int *ret)
 {
 	int fd = cd_child_openat2(pfd, name, O_PATH | O_CLOEXEC,
 	                          RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
 
 	if (fd < 0) {
+		if ((m->flags & CD_MNT_PINNED) && moved_errno(errno))
+			return -CD_CHILD_MOVED;
 		if (errno == ENOENT && (m->flags & CD_MNT_OPTIONAL))
 			return 0;
 		return -errno;
 	}
 	*ret = fd;
+	if ((m->flags & CD_MNT_PINNED) && !cd_child_same_file(fd, m->pin_dev, m->pin_ino))
+		return -CD_CHILD_MOVED;
 	return 1;
 }
 
@@ -377,6 +390,9 @@ static int unreachable_cover(const struct cd_mount *m)
 	return m->kind == CD_MNT_MASK && (m->flags & CD_MNT_OPTIONAL);
 }
 
+static const char MOVED_COVER[] = "refused: the tree walk checked another file than is now "
+                                  "at (moved since by a concurrent rename?)";
+
 static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 {
 	const struct cd_mount *m = &cd_child_g_ctx->plan->mounts[i];
@@ -394,6 +410,8 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 	pfd = parent_of(rootfd, m->dest, name, sizeof name);
 	if (pfd == -EACCES && unreachable_cover(m))
 		return;
+	if (pfd < 0 && (m->flags & CD_MNT_PINNED) && moved_errno(-pfd))
+		cd_child_fail(MOVED_COVER, m->dest, 0);
 	if (pfd < 0)
 		cd_child_fail("create mount point for", m->dest, -pfd);
 
@@ -481,6 +499,8 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		close(mfd);
 	if (tfd >= 0)
 		close(tfd);
+	if (r == -CD_CHILD_MOVED)
+		cd_child_fail(MOVED_COVER, m->dest, 0);
 	if (r < 0)
 		cd_child_fail(what, m->dest, -r);
 	if (m->kind != CD_MNT_SYMLINK && m->kind != CD_MNT_DIR && m->kind != CD_MNT_FILE)
@@ -704,8 +724,9 @@ void cd_child_build_root(void)
 		if (srcfds[i] >= 0)
 			close(srcfds[i]);
 	}
-	close(nullfd);
 	parent_drop();
+	cd_child_verify_covers(rootfd, nullfd);
+	close(nullfd);
 	if (fchdir(rootfd) < 0)
 		cd_child_fail("enter the new root", NULL, errno);
 	close(rootfd);

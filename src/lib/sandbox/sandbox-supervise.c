@@ -333,7 +333,10 @@ static void describe_failure(struct cd_result *res, const struct cd_report *r)
 
 	memcpy(what, r->what, sizeof r->what);
 	what[sizeof r->what] = '\0';
-	n = snprintf(res->error, sizeof res->error, "%s: %s", what, cd_strerror(-r->err));
+	if (r->err)
+		n = snprintf(res->error, sizeof res->error, "%s: %s", what, cd_strerror(-r->err));
+	else /* the message says it all */
+		n = snprintf(res->error, sizeof res->error, "%s", what);
 	if (n < 0)
 		res->error[0] = '\0';
 }

@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <fnmatch.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -407,8 +408,9 @@ int cd_tree_cred_bound_file(struct walk *w, const char *src, const char *dest)
 		return r;
 	if (cd_tree_shadowed(w->p, w->first, w->mount, dest))
 		return 0;
-	return cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
-	                         w->err);
+	r = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
+	                      w->err);
+	return r < 0 ? r : cd_tree_pin(w, src);
 }
 
 /* In a read-only tree, while writable trees hold files with other names:
@@ -500,7 +502,8 @@ int cd_tree_cover_views(struct walk *w, const char *host, const char *why)
 		if (cd_tree_shadowed(w->p, w->first, i, inside))
 			continue;
 		if ((r = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, inside, why,
-		                           w->err)) < 0)
+		                           w->err)) < 0 ||
+		    (r = cd_tree_pin(w, host)) < 0)
 			return r;
 	}
 	return 0;
@@ -643,6 +646,35 @@ int cd_tree_credential_link(struct walk *w, int dfd, const char *name, size_t nl
 	return cover_target(w, canon, NULL, 0);
 }
 
+#ifndef SYS_getxattrat
+#define SYS_getxattrat 464 /* Linux 6.13, one number on every architecture */
+#endif
+
+struct cd_xattr_args {
+	uint64_t value;
+	uint32_t size;
+	uint32_t flags;
+};
+
+/* The size of `name`'s security.capability (dfd's entry), or -1 and
+ * errno: getxattrat(2) from the directory at hand (Linux 6.13), not a
+ * lookup of the whole path again per file; lgetxattr of `path` before. */
+static ssize_t caps_xattr(int dfd, const char *name, const char *path)
+{
+	static int no_at;
+	struct cd_xattr_args a = { 0, 0, 0 };
+	long r;
+
+	if (!no_at) {
+		r = syscall(SYS_getxattrat, dfd, name, AT_SYMLINK_NOFOLLOW, "security.capability",
+		            &a, sizeof a);
+		if (r >= 0 || errno != ENOSYS)
+			return r;
+		no_at = 1;
+	}
+	return lgetxattr(path, "security.capability", NULL, 0);
+}
+
 /* The metadata reads the walk makes per regular file, and only in a
  * writable tree whose filesystem honours setuid, or when a read-only
  * tree is bound too: statx asking for the mode and link count alone (no
@@ -674,7 +706,7 @@ int cd_tree_is_setid(struct walk *w, int dfd, const char *name)
 	 * page faults or chmod), and a root caller's sandbox may chmod any of
 	 * root's files in the tree: any regular file carrying them is kept
 	 * read-only too.  One more call per file, for root callers only. */
-	if (lgetxattr(w->path, "security.capability", NULL, 0) >= 0)
+	if (caps_xattr(dfd, name, w->path) >= 0)
 		return 2;
 	return errno == ENODATA || errno == ENOTSUP || errno == ENOENT ? 0 : 1;
 }

@@ -425,6 +425,8 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 	for (t = 0; t < p->ntrees; t++) {
 		const char *root = p->trees[t].root;
 
+		if (!p->trees[t].planted)
+			continue;
 		w->src = w->dest = root;
 		w->srclen = strcmp(root, "/") ? strlen(root) : 0;
 		w->tree = t;

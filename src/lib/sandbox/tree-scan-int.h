@@ -120,6 +120,7 @@ int cd_tree_incomplete(struct walk *w, const char *rel, const char *why);
 int cd_tree_has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_kind kind);
 int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsigned flags,
                   const char *why);
+int cd_tree_pin(struct walk *w, const char *host);
 int cd_tree_is_gitdir(const char *dir);
 int cd_tree_head_parses(const char *dir);
 int64_t cd_tree_ctime_ns(const struct stat *st);

@@ -170,8 +170,32 @@ int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, uns
 		return 0;
 	if (cd_tree_shadowed(w->p, w->first, w->mount, dest))
 		return 0; /* not seen there (or covered already) */
-	return cd_plan_mount_add(w->p, kind, flags, kind == CD_MNT_BIND ? host : NULL, dest, why,
-	                         w->err);
+	n = cd_plan_mount_add(w->p, kind, flags, kind == CD_MNT_BIND ? host : NULL, dest, why,
+	                      w->err);
+	if (n < 0 || kind == CD_MNT_BIND || (why && !strcmp(why, WHY_SOCKET)))
+		return n;
+	return cd_tree_pin(w, host);
+}
+
+/* The cover just planned must land on the file the walk judged at
+ * `host`: the child compares the inode it mounts on (a concurrent rename
+ * of a directory above moves the file between the walk and the mount).
+ * One gone already moved. */
+int cd_tree_pin(struct walk *w, const char *host)
+{
+	struct cd_mount *m = &w->p->mounts[w->p->nmounts - 1];
+	struct stat st;
+
+	if (lstat(host, &st) < 0)
+		return cd_err_sys(
+		        w->err, -errno,
+		        "'%s' moved while cordon checked the tree (a concurrent rename?): "
+		        "it cannot be covered, so the run is refused",
+		        host);
+	m->flags |= CD_MNT_PINNED;
+	m->pin_dev = st.st_dev;
+	m->pin_ino = st.st_ino;
+	return 0;
 }
 
 static int refuse_symlink(struct walk *w, const char *host)
@@ -647,8 +671,8 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 		}
 	}
 	/* a git directory now: after the run its HEAD must still parse */
-	if (r == 0 && head && w->stamp && w->p->trees[w->tree].complete && idx < w->p->ndirs &&
-	    cd_tree_is_gitdir(w->path))
+	if (r == 0 && head && w->protect && w->stamp && w->p->trees[w->tree].complete &&
+	    idx < w->p->ndirs && cd_tree_is_gitdir(w->path))
 		w->p->dirs[idx].gitdir = 1;
 out:
 	free(fold);
@@ -687,8 +711,9 @@ static int bound_file(struct walk *w, const char *src, const char *dest)
 		return 0;
 	if ((hit = cd_tree_note_cred(w, &st)) < 0)
 		return hit;
-	return cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
-	                         w->err);
+	hit = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
+	                        w->err);
+	return hit < 0 ? hit : cd_tree_pin(w, src);
 }
 
 int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
@@ -735,7 +760,7 @@ int cd_tree_stamp_cmp(const void *a, const void *b)
 }
 
 /* A writable tree whose directories the walk stamps: plan->trees[w->tree]. */
-static int stamped_tree(struct walk *w, const char *root)
+static int stamped_tree(struct walk *w, const char *root, int planted)
 {
 	struct cd_plan *p = w->p;
 	struct cd_stamped_tree *v;
@@ -747,6 +772,8 @@ static int stamped_tree(struct walk *w, const char *root)
 	if (!(v[p->ntrees].root = strdup(root)))
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	v[p->ntrees].complete = 1;
+	v[p->ntrees].planted = planted;
+	v[p->ntrees].mount = w->mount;
 	w->tree = p->ntrees++;
 	if (w->tree == 0) {
 		/* the first tree's start: a later tree is measured against it
@@ -808,13 +835,16 @@ static int walk_mount(struct walk *w, size_t i, int scratch, int pass)
 	w->link_pass = pass;
 	w->list = NULL;
 	w->nlist = NULL;
-	w->stamp = w->protect;
-	if (w->stamp) {
+	/* every bound tree is stamped, for the child's check that nothing
+	 * moved in after the walk; the writable ones for the check after
+	 * the run too (an overlay's directories have inodes of its own) */
+	w->stamp = !pass && m->kind == CD_MNT_BIND;
+	if (w->protect) {
 		w->list = &p->host_run;
 		w->nlist = &p->nhost_run;
-		if ((r = stamped_tree(w, m->src)) < 0)
-			return r;
 	}
+	if (w->stamp && (r = stamped_tree(w, m->src, w->protect)) < 0)
+		return r;
 	r = cd_tree_walk_tree(w, m->src, m->dest);
 	if (w->stamp && p->ndirs)
 		qsort(p->dirs, p->ndirs, sizeof *p->dirs, cd_tree_stamp_cmp);
