@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int cd_tree_is_host_run(const char *name)
 {
@@ -46,6 +47,23 @@ static const char *const fold_extra[] = {
 	".config", "gcloud",  "gh",         ".cargo", ".venv", "bin",     ".mise", NULL,
 };
 
+/* Can this kernel have a casefolded directory at all?  Only with
+ * CONFIG_UNICODE, which ext4, f2fs and tmpfs announce as a "casefold"
+ * feature; bcachefs's own; without a sysfs to ask, assume it can.  Asked
+ * once: then most walks spend no ioctl a directory (this host: none). */
+static int casefold_possible(void)
+{
+	static int possible = -1; /* a race only writes the same answer twice */
+
+	if (possible < 0)
+		possible = access("/sys/fs/ext4/features/casefold", F_OK) == 0 ||
+		           access("/sys/fs/f2fs/features/casefold", F_OK) == 0 ||
+		           access("/sys/fs/tmpfs/features/casefold", F_OK) == 0 ||
+		           access("/sys/fs/bcachefs", F_OK) == 0 ||
+		           access("/sys/fs/ext4/features", F_OK) != 0;
+	return possible;
+}
+
 /* Is dfd a casefolded directory (or force)?  Then *ret (unless NULL)
  * holds the inodes of the names the walk knows, as the kernel finds them
  * there.  1 if so, 0 if not. */
@@ -56,7 +74,8 @@ int cd_tree_fold_probe(int dfd, int force, struct fold *ret)
 	unsigned flags = 0;
 	size_t t, i;
 
-	if (!force && (ioctl(dfd, FS_IOC_GETFLAGS, &flags) < 0 || !(flags & FS_CASEFOLD_FL)))
+	if (!force && (!casefold_possible() || ioctl(dfd, FS_IOC_GETFLAGS, &flags) < 0 ||
+	               !(flags & FS_CASEFOLD_FL)))
 		return 0;
 	if (!ret)
 		return 1;
