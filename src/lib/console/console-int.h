@@ -73,6 +73,11 @@ int console_h_proposals(void *ctx, const struct cd_http_req *rq, struct cd_http_
 int console_h_proposal(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 int console_h_proposal_decide(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 
+/* console-grants.c: the matrix, re-certification, live temporary grants
+ * and their revoke. */
+int console_h_grants(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_grant_revoke(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+
 /* console.c: who is asking.  console_auth copies the session of the
  * request into *ret (c->mu held): 1, or 0 with rs filled (401).  For a
  * state-changing request, console_check_post first refuses a wrong or

@@ -383,6 +383,8 @@ static const struct cd_http_route routes[] = {
 	{ "GET", "/proposals", console_h_proposals },
 	{ "GET", "/proposal", console_h_proposal },
 	{ "POST", "/proposals/*", console_h_proposal_decide },
+	{ "GET", "/grants", console_h_grants },
+	{ "POST", "/grants/*", console_h_grant_revoke },
 	{ "GET", "/login", h_login_page },
 	{ "POST", "/login", h_login },
 	{ "POST", "/logout", h_logout },
