@@ -13,6 +13,7 @@
 
 #include "console/console.h"
 #include "http/httpd.h"
+#include "mask/mask.h"
 #include "policy/policy.h"
 #include "store/state.h"
 #include "util/num.h"
@@ -21,6 +22,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -29,6 +31,7 @@
 static const char usage[] =
         "usage: cordon serve [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--origin URL] [--policy FILE] [--state PATH] [--audit PATH]\n"
+        "                    [--notify-webhook URL]... [--notify-key FILE]\n"
         "       cordon serve login NAME [--listen ADDR:PORT | --origin URL] [--policy FILE]\n"
         "                    [--ttl SECONDS] [--state PATH]\n"
         "\n"
@@ -52,10 +55,19 @@ static const char usage[] =
         "front.  'serve login NAME' prints a link for approver NAME (checked\n"
         "against --policy's approvers.people) for the console at --listen or\n"
         "--origin over the same state database.\n"
+        "--notify-webhook URL (repeatable, up to 8) posts a JSON message (Slack's\n"
+        "'text', the event, a link) when a call is held and when a break-glass\n"
+        "grant is made or used; never the call's arguments.  Each message is signed:\n"
+        "X-Cordon-Signature: t=UNIX,v1=HMAC-SHA256(key, 'UNIX.BODY') in hex, the key\n"
+        "the 32 bytes of --notify-key FILE (default webhook.key in cordon's\n"
+        "configuration directory, made when absent).  Sent off the decision path,\n"
+        "three tries; a failure is recorded (console.webhook), never blocking.\n"
         "Exit 0 stopped by a signal, 1 refused, 2 usage, 125 could not start.\n";
 
 struct sopts {
 	const char *listen, *cert, *key, *origin, *policy, *state, *audit;
+	const char *hooks[CD_CONSOLE_WEBHOOKS_MAX], *hook_key;
+	size_t nhooks;
 	int64_t ttl;
 };
 
@@ -68,6 +80,8 @@ enum {
 	OPT_STATE,
 	OPT_AUDIT,
 	OPT_TTL,
+	OPT_HOOK,
+	OPT_HOOK_KEY,
 	OPT_HELP,
 };
 
@@ -80,6 +94,8 @@ static const struct option long_opts[] = {
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "audit", required_argument, NULL, OPT_AUDIT },
 	{ "ttl", required_argument, NULL, OPT_TTL },
+	{ "notify-webhook", required_argument, NULL, OPT_HOOK },
+	{ "notify-key", required_argument, NULL, OPT_HOOK_KEY },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -124,6 +140,16 @@ static int parse(int argc, char **argv, struct sopts *o)
 				return -1;
 			}
 			o->ttl = (int64_t)v;
+			break;
+		case OPT_HOOK:
+			if (o->nhooks == CD_CONSOLE_WEBHOOKS_MAX) {
+				cli_errorf("at most %d --notify-webhook", CD_CONSOLE_WEBHOOKS_MAX);
+				return -1;
+			}
+			o->hooks[o->nhooks++] = optarg;
+			break;
+		case OPT_HOOK_KEY:
+			o->hook_key = optarg;
 			break;
 		case 'h':
 		case OPT_HELP:
@@ -218,9 +244,29 @@ static int verify_inputs(const char *audit_opt, struct cd_console_conf *c,
 	return 0;
 }
 
+/* The key webhook messages are signed with: --notify-key, else
+ * webhook.key in the configuration directory, made (0600) when absent. */
+static int webhook_key(const struct sopts *o, unsigned char key[CD_CONSOLE_WEBHOOK_KEY_LEN])
+{
+	char path[4096];
+	struct cd_err err = { 0, "" };
+
+	if (o->hook_key)
+		snprintf(path, sizeof path, "%s", o->hook_key);
+	else if (cli_config_path("webhook.key", path, sizeof path) < 0) {
+		cli_errorf("cannot find the webhook key (give --notify-key FILE)");
+		return -1;
+	}
+	if (cd_mask_key_load(path, key, &err) < 0) {
+		cli_errorf("webhook key: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 static int serve_cmd(const struct sopts *o)
 {
-	unsigned char pk[CD_AUDIT_PK_LEN];
+	unsigned char pk[CD_AUDIT_PK_LEN], hk[CD_CONSOLE_WEBHOOK_KEY_LEN];
 	char cp[4096];
 	struct cd_console_conf c;
 	struct cd_console *con = NULL;
@@ -246,6 +292,13 @@ static int serve_cmd(const struct sopts *o)
 	c.policy = o->policy;
 	c.state = st;
 	c.audit = audit;
+	if (o->nhooks) {
+		if (webhook_key(o, hk) < 0)
+			goto out;
+		c.webhooks = o->hooks;
+		c.nwebhooks = o->nhooks;
+		c.webhook_key = hk;
+	}
 	/* The server's threads inherit this mask: the signals come here. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -275,6 +328,7 @@ out:
 	cd_console_stop(con);
 	cd_state_close(st);
 	cd_audit_close(audit);
+	sodium_memzero(hk, sizeof hk);
 	return rc;
 }
 

@@ -411,6 +411,31 @@ static int set_hosts(struct cd_console *c, uint16_t port)
 	return 0;
 }
 
+/* Parse the webhooks' URLs (as strictly as a policy's url: tools) and
+ * start the thread that sends to them. */
+static int webhooks_start(struct cd_console *c, struct cd_err *err)
+{
+	size_t i;
+	int r;
+
+	if (!c->conf.nwebhooks)
+		return 0;
+	if (c->conf.nwebhooks > CD_CONSOLE_WEBHOOKS_MAX || !c->conf.webhook_key)
+		return cd_err_set(err, -EINVAL, "at most %d webhooks, and a key to sign with",
+		                  CD_CONSOLE_WEBHOOKS_MAX);
+	if (!(c->urls = calloc(c->conf.nwebhooks, sizeof *c->urls)))
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	for (i = 0; i < c->conf.nwebhooks; i++, c->nurls++) {
+		struct cd_err e = { 0, "" };
+		if ((r = cd_tool_url_parse(c->conf.webhooks[i], &c->urls[i], &e)) < 0)
+			return cd_err_set(err, r, "--notify-webhook %zu: %s", i + 1, e.msg);
+	}
+	if (pthread_create(&c->notifier, NULL, console_notifier, c) != 0)
+		return cd_err_set(err, -EAGAIN, "cannot start the console's webhook thread");
+	c->notifier_started = 1;
+	return 0;
+}
+
 int cd_console_start(const struct cd_console_conf *conf, struct cd_console **ret,
                      struct cd_err *err)
 {
@@ -428,6 +453,7 @@ int cd_console_start(const struct cd_console_conf *conf, struct cd_console **ret
 	c->tls = conf->tls_cert != NULL;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
+	pthread_cond_init(&c->ncv, NULL);
 	memset(&hc, 0, sizeof hc);
 	hc.addr = conf->addr;
 	hc.port = conf->port;
@@ -453,6 +479,8 @@ int cd_console_start(const struct cd_console_conf *conf, struct cd_console **ret
 		cd_err_set(err, r, "the console's origin is too long");
 		goto fail;
 	}
+	if ((r = webhooks_start(c, err)) < 0)
+		goto fail;
 	if (pthread_create(&c->watcher, NULL, console_watch, c) != 0) {
 		r = cd_err_set(err, -EAGAIN, "cannot start the console's watcher thread");
 		goto fail;
@@ -475,14 +503,19 @@ void cd_console_stop(struct cd_console *c)
 	if (!c)
 		return;
 	pthread_mutex_lock(&c->mu);
-	c->stopping = 1;
+	__atomic_store_n(&c->stopping, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&c->cv);
+	pthread_cond_broadcast(&c->ncv);
 	pthread_mutex_unlock(&c->mu);
 	cd_httpd_stop(c->httpd);
 	if (c->watcher_started)
 		pthread_join(c->watcher, NULL);
+	if (c->notifier_started)
+		pthread_join(c->notifier, NULL);
+	free(c->urls);
 	sodium_memzero(c->sessions, sizeof c->sessions);
 	pthread_cond_destroy(&c->cv);
+	pthread_cond_destroy(&c->ncv);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }

@@ -48,7 +48,17 @@ struct cd_console_conf {
 	 * none. */
 	const unsigned char *audit_pubkey;
 	const char *checkpoint_path;
+	/* Webhooks (console-notify.c): URLs posted to when a call is held and
+	 * when a break-glass grant is made or used, each message signed with
+	 * webhook_key (CD_CONSOLE_WEBHOOK_KEY_LEN bytes; required with any
+	 * URL). */
+	const char *const *webhooks;
+	size_t nwebhooks;
+	const unsigned char *webhook_key;
 };
+
+#define CD_CONSOLE_WEBHOOKS_MAX    8
+#define CD_CONSOLE_WEBHOOK_KEY_LEN 32
 
 #define CD_CONSOLE_SESSION_TTL_S (8 * 3600)
 #define CD_CONSOLE_LOGIN_TTL_S   600
