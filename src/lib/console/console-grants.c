@@ -114,8 +114,9 @@ static void review_one(const struct cd_review_item *it, void *ctx)
 	r = r ?: esc(b, it->tool);
 	r = r ?: cd_buf_puts(b, "</td><td>");
 	r = r ?: esc(b, it->owner);
-	r = r ?: cd_buf_printf(b, "</td><td>%s</td><td>%s</td><td>%s (%llu uses)</td><td>", rb,
-	                       ex, lu, (unsigned long long)it->uses);
+	r = r
+	            ?: cd_buf_printf(b, "</td><td>%s</td><td>%s</td><td>%s (%llu uses)</td><td>",
+	                             rb, ex, lu, (unsigned long long)it->uses);
 	for (f = 1; f <= CD_REVIEW_UNUSED && !r; f <<= 1)
 		if (it->flags & f)
 			r = cd_buf_printf(b, "<span class=\"flag\">%s</span> ",
@@ -186,17 +187,23 @@ static int temp_one(const struct cd_temp_grant *g, void *ctx)
 	r = r ?: esc(b, g->parent ? g->parent : g->ticket);
 	r = r ?: cd_buf_puts(b, "</td><td>");
 	r = r ?: esc(b, g->by);
-	r = r ?: cd_buf_printf(b, "</td><td>%s</td><td data-deadline=\"%lld\">%s</td><td>%lld</td>",
+	r = r
+	            ?: cd_buf_printf(
+	                       b, "</td><td>%s</td><td data-deadline=\"%lld\">%s</td><td>%lld</td>",
 	                       cr, (long long)g->expires, ex, (long long)g->uses);
 	r = r ?: cd_buf_puts(b, "<td class=\"args\">");
 	r = r ?: esc(b, g->grant_json);
-	r = r ?: cd_buf_puts(b, "</td><td><form class=\"revoke\" method=\"post\" action=\"/grants/");
+	r = r
+	            ?: cd_buf_puts(
+	                       b,
+	                       "</td><td><form class=\"revoke\" method=\"post\" action=\"/grants/");
 	r = r ?: esc(b, g->id);
 	r = r ?: cd_buf_puts(b, "\"><input type=\"hidden\" name=\"csrf\" value=\"");
 	r = r ?: esc(b, t->csrf);
-	r = r ?: cd_buf_puts(b, "\"><input type=\"text\" name=\"reason\" maxlength=\"500\" "
-	                        "placeholder=\"reason (optional)\" aria-label=\"reason\">"
-	                        "<button class=\"deny\">Revoke</button></form></td></tr>");
+	r = r
+	            ?: cd_buf_puts(b, "\"><input type=\"text\" name=\"reason\" maxlength=\"500\" "
+	                              "placeholder=\"reason (optional)\" aria-label=\"reason\">"
+	                              "<button class=\"deny\">Revoke</button></form></td></tr>");
 	t->n++;
 	t->r = r;
 	return r;
@@ -228,8 +235,10 @@ static int temp_html(struct cd_console *c, struct cd_buf *b, const char *csrf, i
 		return t.r;
 	r = cd_buf_puts(b, "</table>");
 	if (!t.n)
-		r = r ?: cd_buf_puts(b, "<p class=\"empty\">No break-glass or delegated grant is "
-		                        "active.</p>");
+		r = r
+		            ?: cd_buf_puts(
+		                       b, "<p class=\"empty\">No break-glass or delegated grant is "
+		                          "active.</p>");
 	return r;
 }
 

@@ -35,9 +35,9 @@
 #include <string.h>
 #include <time.h>
 
-#define TRIES       3
-#define TIMEOUT_MS  5000
-#define MAX_ANSWER  (64u << 10)
+#define TRIES      3
+#define TIMEOUT_MS 5000
+#define MAX_ANSWER (64u << 10)
 
 struct console_note {
 	struct console_note *next;
@@ -75,7 +75,8 @@ static void enqueue(struct cd_console *c, json_t *msg)
 	json_decref(msg);
 	if (!s || !(n = calloc(1, sizeof *n))) {
 		free(s);
-		console_record(c, "console.webhook", NULL, "a notification was lost: out of memory");
+		console_record(c, "console.webhook", NULL,
+		               "a notification was lost: out of memory");
 		return;
 	}
 	n->body = s;
@@ -118,9 +119,9 @@ void console_notify_held(struct cd_console *c, const struct cd_approval *a)
 	}
 	call = json_pack("{s:s,s:o,s:o,s:o,s:o,s:s,s:o,s:o,s:I,s:I}", "id", a->id, "agent",
 	                 jstr(a->agent), "task", jstr(a->task), "tool", jstr(a->tool), "action",
-	                 jstr(a->action), "args_sha256", a->args_sha256, "grant", jstr(a->grant_ids),
-	                 "approval", jstr(a->approval), "created", (json_int_t)a->created,
-	                 "deadline", (json_int_t)a->deadline);
+	                 jstr(a->action), "args_sha256", a->args_sha256, "grant",
+	                 jstr(a->grant_ids), "approval", jstr(a->approval), "created",
+	                 (json_int_t)a->created, "deadline", (json_int_t)a->deadline);
 	m = call ? json_pack("{s:s,s:s,s:o,s:s}", "event", "call.held", "text", t.data, "call",
 	                     call, "url", link)
 	         : NULL;
@@ -183,8 +184,7 @@ static int stopping(struct cd_console *c)
 }
 
 /* The URL's host resolved now, pinned for this message's tries. */
-static int resolve(const struct cd_tool_url *u, struct sockaddr_storage *pin, char *why,
-                   size_t wn)
+static int resolve(const struct cd_tool_url *u, struct sockaddr_storage *pin, char *why, size_t wn)
 {
 	struct addrinfo hints, *ai = NULL;
 	char host[CD_HOST_MAX], port[8];

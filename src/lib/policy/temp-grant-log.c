@@ -65,7 +65,7 @@ struct end_ctx {
 static int log_end(const struct cd_temp_grant *g, void *ctx)
 {
 	struct end_ctx *e = ctx;
-	char why[256];
+	char why[256] = "";
 
 	if (!e->reason)
 		snprintf(why, sizeof why, "%s grant %s reached its end", cd_temp_kind_name(g->kind),
@@ -78,7 +78,9 @@ static int log_end(const struct cd_temp_grant *g, void *ctx)
 int cd_temp_revoke(struct cd_state *s, struct cd_audit *audit, const char *id, const char *by,
                    const char *reason, int64_t now, cd_temp_fn fn, void *ctx, struct cd_err *err)
 {
-	struct end_ctx e = { audit, "grant.revoked", by, reason ? reason : "revoked", err, fn, ctx };
+	struct end_ctx e = {
+		audit, "grant.revoked", by, reason ? reason : "revoked", err, fn, ctx
+	};
 
 	return cd_temp_end(s, id, "revoked", by, now, log_end, &e, err);
 }
