@@ -5,10 +5,12 @@
  * denials); and the chain's verification state, with a "verify now" button
  * that runs cd_audit_verify as `cordon log verify` does.
  *
- * Reads go through cd_audit_query (the store's audit_query operation): the
- * structured filters are the store's, the free text and the cursor are
- * applied to the records it returns, which it returns in seq order (one
- * pass; a ring keeps the newest PAGE + 1 matches).
+ * Reads go through cd_audit_query (the store's audit_query operation):
+ * the structured filters and the cursor are the store's (its indexes, made
+ * by cd_audit_index when the console starts, keep a page O(page)), which
+ * returns the newest matches before the cursor.  Free text is applied
+ * here, to the record as `cordon log export` writes it, over chunks of
+ * TEXT_CHUNK records read newest first until a page is full.
  *
  * Trust boundary: every field of every record can be agent-controlled
  * text, and so is every query argument: all of it is escaped for HTML
@@ -27,9 +29,10 @@
 #define DETAILS_MAX 1024 /* bytes of the details shown per record */
 /* An escaped byte takes at most 30 (a visible \xNN in a span): a row
  * fits ROW_CAP, a page of rows the server's 8 MiB answer. */
-#define ROW_CAP  (128u << 10)
-#define PAGE_CAP (6u << 20)
-#define QARG_MAX 512
+#define ROW_CAP    (128u << 10)
+#define PAGE_CAP   (6u << 20)
+#define QARG_MAX   512
+#define TEXT_CHUNK 512
 
 /* ---- helpers ------------------------------------------------------ */
 
@@ -150,9 +153,16 @@ struct log_q {
 struct log_scan {
 	const struct log_q *q;
 	struct cd_buf json; /* a record as JSON, for the free text */
+	/* One chunk: a ring of its newest PAGE + 1 matches. */
 	struct cd_buf rows[PAGE + 1];
 	uint64_t seqs[PAGE + 1];
-	size_t n; /* matches so far */
+	size_t n;     /* matches in the chunk */
+	size_t read;  /* records in the chunk */
+	uint64_t low; /* the chunk's oldest seq */
+	/* The page: matches newest first. */
+	struct cd_buf out[PAGE + 1];
+	uint64_t out_seqs[PAGE + 1];
+	size_t got;
 	int r;
 };
 
@@ -161,8 +171,8 @@ static int log_one(const struct cd_audit_entry *e, void *ctx)
 	struct log_scan *ls = ctx;
 	struct cd_buf *row;
 
-	if (ls->q->before && e->seq >= ls->q->before)
-		return 1;
+	if (!ls->read++)
+		ls->low = e->seq;
 	if (ls->q->text[0]) {
 		cd_buf_reset(&ls->json);
 		if ((ls->r = cd_audit_entry_json(e, &ls->json)) < 0)
@@ -267,6 +277,38 @@ static int older_link(struct cd_buf *b, const struct log_q *q, uint64_t before)
 	return r ?: cd_buf_puts(b, "\">Older records</a></p>");
 }
 
+/* Read the page: chunks of records before the cursor, newest first,
+ * until PAGE + 1 matches (one more tells there are older ones). */
+static int scan_page(struct cd_console *c, struct log_scan *ls, const struct cd_audit_filter *f0,
+                     struct cd_err *err)
+{
+	struct cd_audit_filter f = *f0;
+	uint64_t cursor = ls->q->before;
+	size_t i, k;
+	int r;
+
+	while (ls->got <= PAGE) {
+		f.before_seq = cursor;
+		f.last = ls->q->text[0] ? TEXT_CHUNK : PAGE + 1 - ls->got;
+		ls->n = ls->read = 0;
+		r = cd_audit_query(c->conf.audit, &f, log_one, ls, err);
+		if (r < 0 || ls->r < 0)
+			return r < 0 ? r : ls->r;
+		k = ls->n < PAGE + 1 - ls->got ? ls->n : PAGE + 1 - ls->got;
+		for (i = 0; i < k; i++) {
+			size_t at = (ls->n - 1 - i) % (PAGE + 1);
+			struct cd_buf t = ls->out[ls->got];
+			ls->out[ls->got] = ls->rows[at];
+			ls->out_seqs[ls->got++] = ls->seqs[at];
+			ls->rows[at] = t;
+		}
+		if (ls->read < f.last || ls->low <= 1)
+			break; /* nothing older */
+		cursor = ls->low;
+	}
+	return 0;
+}
+
 static int render_log(struct cd_console *c, struct cd_buf *b, const struct log_q *q,
                       const struct cd_audit_filter *f)
 {
@@ -279,28 +321,30 @@ static int render_log(struct cd_console *c, struct cd_buf *b, const struct log_q
 		return -ENOMEM;
 	ls->q = q;
 	cd_buf_init(&ls->json, 4 * CD_AUDIT_DETAILS_MAX);
-	for (i = 0; i <= PAGE; i++)
+	for (i = 0; i <= PAGE; i++) {
 		cd_buf_init(&ls->rows[i], ROW_CAP);
-	r = cd_audit_query(c->conf.audit, f, log_one, ls, &err);
-	if (r < 0 || ls->r < 0) {
+		cd_buf_init(&ls->out[i], ROW_CAP);
+	}
+	r = scan_page(c, ls, f, &err);
+	if (r < 0) {
 		r = cd_buf_puts(b, "<p class=\"error\">cannot read the audit log: ");
 		r = r ?: esc_c(b, err.msg[0] ? err.msg : "the records could not be rendered");
 		r = r ?: cd_buf_puts(b, "</p>");
-	} else if (!ls->n) {
+	} else if (!ls->got) {
 		r = cd_buf_puts(b, "<p class=\"empty\">No record matches.</p>");
 	} else {
-		shown = ls->n < PAGE ? ls->n : PAGE;
+		shown = ls->got < PAGE ? ls->got : PAGE;
 		r = cd_buf_puts(b, head_row);
-		for (i = 0; i < shown && !r; i++) {
-			struct cd_buf *row = &ls->rows[(ls->n - 1 - i) % (PAGE + 1)];
-			r = cd_buf_append(b, row->data, row->len);
-		}
+		for (i = 0; i < shown && !r; i++)
+			r = cd_buf_append(b, ls->out[i].data, ls->out[i].len);
 		r = r ?: cd_buf_puts(b, "</tbody></table>");
-		if (!r && ls->n > PAGE)
-			r = older_link(b, q, ls->seqs[(ls->n - PAGE) % (PAGE + 1)]);
+		if (!r && ls->got > PAGE)
+			r = older_link(b, q, ls->out_seqs[PAGE - 1]);
 	}
-	for (i = 0; i <= PAGE; i++)
+	for (i = 0; i <= PAGE; i++) {
 		cd_buf_release(&ls->rows[i]);
+		cd_buf_release(&ls->out[i]);
+	}
 	cd_buf_release(&ls->json);
 	free(ls);
 	return r;
