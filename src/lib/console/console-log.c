@@ -33,6 +33,10 @@
 #define PAGE_CAP   (6u << 20)
 #define QARG_MAX   512
 #define TEXT_CHUNK 512
+/* Records one page's free text reads at most: past it the page shows what
+ * it found and a link that goes on from there (a rare word in a long log
+ * is many short pages, never one long wait). */
+#define TEXT_BUDGET 4096
 
 /* ---- helpers ------------------------------------------------------ */
 
@@ -163,6 +167,8 @@ struct log_scan {
 	struct cd_buf out[PAGE + 1];
 	uint64_t out_seqs[PAGE + 1];
 	size_t got;
+	size_t scanned; /* records read for this page */
+	uint64_t go_on; /* the budget ran out: the cursor to go on from */
 	int r;
 };
 
@@ -305,6 +311,11 @@ static int scan_page(struct cd_console *c, struct log_scan *ls, const struct cd_
 		if (ls->read < f.last || ls->low <= 1)
 			break; /* nothing older */
 		cursor = ls->low;
+		ls->scanned += ls->read;
+		if (ls->got <= PAGE && ls->scanned >= TEXT_BUDGET) {
+			ls->go_on = cursor;
+			break;
+		}
 	}
 	return 0;
 }
@@ -330,8 +341,14 @@ static int render_log(struct cd_console *c, struct cd_buf *b, const struct log_q
 		r = cd_buf_puts(b, "<p class=\"error\">cannot read the audit log: ");
 		r = r ?: esc_c(b, err.msg[0] ? err.msg : "the records could not be rendered");
 		r = r ?: cd_buf_puts(b, "</p>");
-	} else if (!ls->got) {
+	} else if (!ls->got && !ls->go_on) {
 		r = cd_buf_puts(b, "<p class=\"empty\">No record matches.</p>");
+	} else if (!ls->got) {
+		r = cd_buf_printf(b,
+		                  "<p class=\"empty\">No match in the %zu records before seq %llu."
+		                  "</p>",
+		                  ls->scanned, (unsigned long long)ls->go_on);
+		r = r ?: older_link(b, q, ls->go_on);
 	} else {
 		shown = ls->got < PAGE ? ls->got : PAGE;
 		r = cd_buf_puts(b, head_row);
@@ -340,6 +357,8 @@ static int render_log(struct cd_console *c, struct cd_buf *b, const struct log_q
 		r = r ?: cd_buf_puts(b, "</tbody></table>");
 		if (!r && ls->got > PAGE)
 			r = older_link(b, q, ls->out_seqs[PAGE - 1]);
+		else if (!r && ls->go_on)
+			r = older_link(b, q, ls->go_on);
 	}
 	for (i = 0; i <= PAGE; i++) {
 		cd_buf_release(&ls->rows[i]);

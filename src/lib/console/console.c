@@ -463,6 +463,8 @@ int cd_console_start(const struct cd_console_conf *conf, struct cd_console **ret
 	hc.routes = routes;
 	hc.nroutes = sizeof routes / sizeof routes[0];
 	hc.ctx = c;
+	/* Every browser keeps an event stream open: room for a team's. */
+	hc.max_conns = CD_CONSOLE_MAX_CONNS;
 	/* The Host list is filled once the port is known; until then no
 	 * Host matches (hosts[0] is NULL), so nothing is served early. */
 	if ((r = cd_httpd_start(&hc, &c->httpd, err)) < 0)

@@ -63,6 +63,8 @@ struct cd_console_conf {
 #define CD_CONSOLE_SESSION_TTL_S (8 * 3600)
 #define CD_CONSOLE_LOGIN_TTL_S   600
 #define CD_CONSOLE_MAX_SESSIONS  256
+/* Connections at once (the server's per-address cap still holds). */
+#define CD_CONSOLE_MAX_CONNS 512
 /* Failed logins allowed per address per minute, then 429. */
 #define CD_CONSOLE_LOGIN_FAILS 10
 
