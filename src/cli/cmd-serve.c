@@ -267,7 +267,7 @@ static int webhook_key(const struct sopts *o, unsigned char key[CD_CONSOLE_WEBHO
 static int serve_cmd(const struct sopts *o)
 {
 	unsigned char pk[CD_AUDIT_PK_LEN], hk[CD_CONSOLE_WEBHOOK_KEY_LEN];
-	char cp[4096];
+	char cp[4096], apath[4096];
 	struct cd_console_conf c;
 	struct cd_console *con = NULL;
 	struct cd_state *st = NULL;
@@ -296,6 +296,7 @@ static int serve_cmd(const struct sopts *o)
 	c.policy = o->policy;
 	c.state = st;
 	c.audit = audit;
+	c.audit_path = cli_audit_path(o->audit, apath, sizeof apath) == 0 ? apath : NULL;
 	if (o->nhooks) {
 		if (webhook_key(o, hk) < 0)
 			goto out;

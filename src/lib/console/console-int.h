@@ -61,6 +61,10 @@ struct cd_console {
 	char verified_by[128];
 	char verify_msg[CD_ERR_MSG_MAX];
 	struct cd_audit_report vrep;
+	int verifying, verifier_started;
+	pthread_t verifier;
+	int64_t verifying_since;
+	char verifying_by[128];
 	/* Webhooks (console-notify.c). */
 	struct cd_tool_url *urls;
 	size_t nurls;

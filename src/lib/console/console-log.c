@@ -533,7 +533,16 @@ static int render_verify(struct cd_console *c, struct cd_buf *b, const char *csr
 	char t[64];
 	int r = 0;
 
-	if (!c->verified) {
+	if (c->verifying) {
+		if (cd_audit_time_format(c->verifying_since * 1000000000LL, t, sizeof t) < 0)
+			snprintf(t, sizeof t, "?");
+		r = cd_buf_printf(b, "<p id=\"vrunning\">Verifying now (since %s, asked by ", t);
+		r = r ?: esc_c(b, c->verifying_by);
+		r = r ?: cd_buf_puts(b, "); reload for the outcome.</p>");
+	}
+	if (r) {
+		return r;
+	} else if (!c->verified) {
 		r = cd_buf_puts(b, "<p id=\"vstate\" class=\"unknown\">Not verified since the "
 		                   "console started.</p>");
 	} else {
@@ -612,43 +621,92 @@ out:
 	return 0;
 }
 
-/* POST /verify: cd_audit_verify with the key and checkpoint file that
- * `cordon log verify` would use (cmd-serve.c finds them), the outcome
- * kept for the page and recorded in the log. */
-int console_h_verify(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
+/* The verification, on a thread of its own and a read-only connection of
+ * its own: the console goes on serving while it reads the whole chain. */
+static void *verify_thread(void *arg)
 {
-	struct cd_console *c = ctx;
-	struct console_session s;
+	struct cd_console *c = arg;
+	struct cd_audit_opts ao;
 	struct cd_audit_verify_opts vo;
+	struct cd_audit_report rep;
+	struct cd_audit *a = NULL;
 	struct cd_err err = { 0, "" };
 	char line[400];
 	int r;
 
-	pthread_mutex_lock(&c->mu);
-	if (!console_check_post(c, rq, rs, &s) || !have_log(c, rs, &s))
-		goto out;
+	memset(&ao, 0, sizeof ao);
+	ao.read_only = 1;
 	memset(&vo, 0, sizeof vo);
 	vo.pubkey = c->conf.audit_pubkey;
 	vo.checkpoint_path = c->conf.checkpoint_path;
-	memset(&c->vrep, 0, sizeof c->vrep);
-	r = cd_audit_verify(c->conf.audit, &vo, &c->vrep, &err);
+	memset(&rep, 0, sizeof rep);
+	r = cd_audit_open(c->conf.audit_path, &ao, &a, &err);
+	r = r ?: cd_audit_verify(a, &vo, &rep, &err);
+	cd_audit_close(a);
+	pthread_mutex_lock(&c->mu);
+	c->vrep = rep;
 	c->verified = 1;
 	c->verified_at = (int64_t)time(NULL);
-	snprintf(c->verified_by, sizeof c->verified_by, "%s", s.person);
 	c->verify_failed = r < 0;
 	snprintf(c->verify_msg, sizeof c->verify_msg, "%s", r < 0 ? err.msg : "");
 	if (r < 0)
 		snprintf(line, sizeof line, "verify could not run: %s", err.msg);
-	else if (c->vrep.problem != CD_AUDIT_INTACT)
+	else if (rep.problem != CD_AUDIT_INTACT)
 		snprintf(line, sizeof line, "verify FAILED at seq %llu: %s",
-		         (unsigned long long)c->vrep.bad_seq,
-		         cd_audit_problem_name(c->vrep.problem));
+		         (unsigned long long)rep.bad_seq, cd_audit_problem_name(rep.problem));
 	else
 		snprintf(line, sizeof line, "verify: intact, %llu records",
-		         (unsigned long long)c->vrep.records);
-	console_record(c, "console.verify", s.person, line);
+		         (unsigned long long)rep.records);
+	console_record(c, "console.verify", c->verifying_by, line);
+	snprintf(c->verified_by, sizeof c->verified_by, "%s", c->verifying_by);
+	c->verifying = 0;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* POST /verify: cd_audit_verify with the key and checkpoint file that
+ * `cordon log verify` would use (cmd-serve.c finds them), on its own
+ * thread; the answer waits up to VERIFY_WAIT_MS for it (a small log's
+ * page shows the outcome at once, a large one's shows it running).  The
+ * outcome is kept for the page and recorded in the log. */
+#define VERIFY_WAIT_MS 1000
+
+int console_h_verify(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
+{
+	struct cd_console *c = ctx;
+	struct console_session s;
+	struct timespec ts;
+
+	pthread_mutex_lock(&c->mu);
+	if (!console_check_post(c, rq, rs, &s) || !have_log(c, rs, &s))
+		goto out;
+	if (!c->conf.audit_path) {
+		console_message(rs, 503, "Audit chain", "this console does not know its log's path",
+		                &s);
+		goto out;
+	}
+	if (!c->verifying && !c->stopping) {
+		if (c->verifier_started)
+			pthread_join(c->verifier, NULL); /* done: it cleared verifying */
+		c->verifier_started = 0;
+		snprintf(c->verifying_by, sizeof c->verifying_by, "%s", s.person);
+		c->verifying_since = (int64_t)time(NULL);
+		if (pthread_create(&c->verifier, NULL, verify_thread, c) != 0) {
+			console_message(rs, 503, "Audit chain", "cannot start the verification",
+			                &s);
+			goto out;
+		}
+		c->verifier_started = 1;
+		c->verifying = 1;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += VERIFY_WAIT_MS / 1000;
+	while (c->verifying && !c->stopping)
+		if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) != 0)
+			break;
 	cd_http_resp_header(rs, "Location", "/verify");
-	cd_http_resp_text(rs, 303, "verified\n");
+	cd_http_resp_text(rs, 303, c->verifying ? "verifying\n" : "verified\n");
 out:
 	pthread_mutex_unlock(&c->mu);
 	return 0;

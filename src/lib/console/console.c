@@ -514,6 +514,8 @@ void cd_console_stop(struct cd_console *c)
 		pthread_join(c->watcher, NULL);
 	if (c->notifier_started)
 		pthread_join(c->notifier, NULL);
+	if (c->verifier_started)
+		pthread_join(c->verifier, NULL);
 	free(c->urls);
 	sodium_memzero(c->sessions, sizeof c->sessions);
 	pthread_cond_destroy(&c->cv);

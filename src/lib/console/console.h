@@ -42,6 +42,9 @@ struct cd_console_conf {
 	 * through this one connection, under its lock. */
 	struct cd_state *state;
 	struct cd_audit *audit;
+	/* The log's path or URI: "verify now" opens it read-only on a thread
+	 * of its own (NULL: no verify now). */
+	const char *audit_path;
 	int64_t session_ttl_s; /* 0: CD_CONSOLE_SESSION_TTL_S */
 	/* What "verify now" checks against, as `cordon log verify`: the
 	 * public key (CD_AUDIT_PK_LEN bytes) and the checkpoint file; NULL:
