@@ -16,9 +16,11 @@
 #include "mask/mask.h"
 #include "policy/policy.h"
 #include "store/state.h"
+#include "store/store.h"
 #include "util/num.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -67,6 +69,7 @@ static const char usage[] =
 struct sopts {
 	const char *listen, *cert, *key, *origin, *policy, *state, *audit;
 	const char *hooks[CD_CONSOLE_WEBHOOKS_MAX], *hook_key;
+	int listen_given;
 	size_t nhooks;
 	int64_t ttl;
 };
@@ -115,6 +118,7 @@ static int parse(int argc, char **argv, struct sopts *o)
 		switch (c) {
 		case OPT_LISTEN:
 			o->listen = optarg;
+			o->listen_given = 1;
 			break;
 		case OPT_CERT:
 			o->cert = optarg;
@@ -184,6 +188,91 @@ static int print_link(struct cd_state *st, const char *origin, const char *perso
 	return CD_EXIT_OK;
 }
 
+/* The file a running console leaves beside a state database file
+ * (STATE.console: its origin and pid), so that `serve login NAME` finds it
+ * without --listen.  -1 for a store URI (no directory to look in). */
+static int where_file(const char *state_opt, char *out, size_t outlen)
+{
+	char st[4096];
+
+	if (cli_state_path(state_opt, st, sizeof st) < 0 || cd_store_is_uri(st))
+		return -1;
+	return snprintf(out, outlen, "%s.console", st) < (int)outlen ? 0 : -1;
+}
+
+static void where_write(const char *state_opt, const char *origin)
+{
+	char path[4200], tmp[4300];
+	FILE *f;
+	int fd;
+
+	if (where_file(state_opt, path, sizeof path) < 0)
+		return;
+	snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		if (fd >= 0)
+			close(fd);
+		cli_warnf("cannot write %s: serve login will need --listen", tmp);
+		return;
+	}
+	fprintf(f, "%s\n%ld\n", origin, (long)getpid());
+	if (fclose(f) != 0 || rename(tmp, path) < 0) {
+		unlink(tmp);
+		cli_warnf("cannot write %s: serve login will need --listen", path);
+	}
+}
+
+/* Remove the file if it is still this process's. */
+static void where_remove(const char *state_opt)
+{
+	char path[4200], line[400];
+	FILE *f;
+	long pid = 0;
+
+	if (where_file(state_opt, path, sizeof path) < 0 || !(f = fopen(path, "re")))
+		return;
+	if (fgets(line, sizeof line, f) && fscanf(f, "%ld", &pid) == 1 && pid == (long)getpid())
+		unlink(path);
+	fclose(f);
+}
+
+/* The origin of the console serving this state database: 0, or -1 after
+ * saying why. */
+static int where_read(const char *state_opt, char *origin, size_t n)
+{
+	char path[4200];
+	FILE *f;
+	long pid = 0;
+	size_t len;
+
+	if (where_file(state_opt, path, sizeof path) < 0 || !(f = fopen(path, "re"))) {
+		cli_errorf("login: no console is serving this state database (none started "
+		           "'cordon serve' over it); give --listen ADDR:PORT or --origin URL");
+		return -1;
+	}
+	if (!fgets(origin, (int)n, f) || fscanf(f, "%ld", &pid) != 1 || pid <= 0) {
+		fclose(f);
+		cli_errorf("login: %s is malformed; give --listen or --origin", path);
+		return -1;
+	}
+	fclose(f);
+	len = strcspn(origin, "\n");
+	origin[len] = '\0';
+	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+		cli_errorf(
+		        "login: the console of %s (pid %ld) is not running; start 'cordon serve' "
+		        "or give --listen",
+		        path, pid);
+		return -1;
+	}
+	if (strncmp(origin, "http://", 7) && strncmp(origin, "https://", 8)) {
+		cli_errorf("login: %s does not name an origin", path);
+		return -1;
+	}
+	return 0;
+}
+
 static int login_cmd(const struct sopts *o, const char *name)
 {
 	struct cd_policy *p = NULL;
@@ -209,6 +298,9 @@ static int login_cmd(const struct sopts *o, const char *name)
 	}
 	if (o->origin) {
 		snprintf(origin, sizeof origin, "%s", o->origin);
+	} else if (!o->listen_given) {
+		if (where_read(o->state, origin, sizeof origin) < 0)
+			return CD_EXIT_CORDON;
 	} else if (cd_http_parse_listen(o->listen, addr, sizeof addr, &port) < 0 ||
 	           cd_console_make_origin(addr, port, o->cert != NULL, origin, sizeof origin) < 0) {
 		cli_errorf("--listen '%s': write ADDR:PORT or [V6]:PORT", o->listen);
@@ -326,7 +418,9 @@ static int serve_cmd(const struct sopts *o)
 		printf("%s\n", link);
 		fflush(stdout);
 	}
+	where_write(o->state, cd_console_origin(con));
 	sigwait(&set, &sig);
+	where_remove(o->state);
 	fprintf(stderr, "cordon serve: stopping (%s)\n", strsignal(sig));
 	rc = CD_EXIT_OK;
 out:

@@ -1,0 +1,100 @@
+#!/bin/sh
+# cordon serve (issue 18): `serve login NAME` finds the running console
+# through the state database (STATE.console, written at start, removed at
+# stop) with no --listen; and a call held by an MCP session (cordon mcp
+# with the reference filesystem server) shows on the held-calls page with
+# its tool, action and path, and goes through the moment it is approved in
+# the console.  (Root only: the console is the operator's.)
+. "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/mcp/setup.sh"
+
+if ! mcp_setup; then
+	skip "cannot install the MCP SDK and servers (npm ci)"
+	done_testing
+fi
+D=$T/m
+mkdir -p "$D/data/held" "$D/work" "$T/state"
+export CORDON_STATE="$T/state/state.db"
+cat >"$D/policy.yaml" <<EOP
+version: 1
+agents: [{id: coder, owner: ops}]
+tools:
+  - id: fs
+    kind: mcp
+    operations: {read_text_file: read, write_file: update}
+    args: {path: path, head: value, tail: value, content: value}
+profiles:
+  fs-server: {timeout: 1h, output_limit: 1G, rw: [$D/data], ro: [$MCP_CACHE]}
+approvers:
+  people: [alice]
+grants:
+  - {id: fs-launch, agent: coder, tool: fs, actions: [execute], scope: {argv: [node, $MCP_FS_JS]}, profile: fs-server, owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01}
+  - {id: fs-write-held, agent: coder, tool: fs, actions: [update], scope: {paths: [$D/data/held/**]}, approval: human, owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01}
+EOP
+P="$D/policy.yaml"
+cd "$D/work" || exit 1
+
+out=$("$CORDON" serve login alice --policy "$P" 2>&1)
+is "$?" 125 "serve login without a running console and without --listen fails"
+case $out in *"no console is serving this state database"*--listen*) ok "... saying so, and how to fix it" true ;;
+*) nok "... saying so, and how to fix it ($out)" true ;; esac
+
+"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" >"$T/link" 2>"$T/serve.err" &
+serve_pid=$!
+trap 'kill $serve_pid $cpid 2>/dev/null; _tap_cleanup' EXIT
+i=0
+while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+link=$(head -1 "$T/link")
+origin=${link%%/login*}
+ok "serve starts ($origin)" test -n "$origin"
+i=0
+while [ ! -s "$CORDON_STATE.console" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+is "$(sed -n 1p "$CORDON_STATE.console")" "$origin" \
+	"... and leaves its origin beside the state database"
+is "$(stat -c %a "$CORDON_STATE.console")" 600 "... readable by its owner only"
+al=$("$CORDON" serve login alice --policy "$P")
+is "$?" 0 "serve login alice, no --listen: finds the console"
+is "${al%%/login*}" "$origin" "... the link is for the running console's origin"
+nok "serve login still refuses a name the policy does not list" "$CORDON" serve login mallory --policy "$P"
+
+H="$T/h"
+code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
+isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
+code -X POST -H "Origin: $origin" --data "t=${al#*t=}" "$origin/login" >/dev/null
+sess=$(awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//')
+ok "alice logs in with that link" test -n "$sess"
+
+# The MCP session: pins approved, then a write that needs a person.
+env MCP_OPS='[{"op":"list"}]' node "$MCP_CLIENT" "$CORDON" mcp --policy "$P" --agent coder --server fs -- node "$MCP_FS_JS" "$D/data" >/dev/null 2>&1
+ok "pins approve --all" "$CORDON" mcp pins approve --server fs --all
+env MCP_OPS='[{"op":"call","name":"write_file","args":{"path":"'"$D"'/data/held/a.txt","content":"A"}}]' \
+	node "$MCP_CLIENT" "$CORDON" mcp --policy "$P" --agent coder --server fs -- node "$MCP_FS_JS" "$D/data" \
+	>"$D/held.out" 2>"$D/held.err" &
+cpid=$!
+id=""
+i=0
+while [ -z "$id" ] && [ $i -lt 150 ]; do
+	sleep 0.1
+	i=$((i + 1))
+	code -H "Cookie: $sess" "$origin/" >/dev/null
+	id=$(sed -n 's/.*<article class="call" data-id="\(ap-[0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+done
+ok "the MCP session's held call is on the page ($id)" test -n "$id"
+grep -q '<dd class="tool">fs/write_file</dd>' "$T/body"
+is "$?" 0 "... its tool"
+grep -q '<dd class="action">update</dd>' "$T/body"
+is "$?" 0 "... its action"
+grep -q "held/a.txt" "$T/body"
+is "$?" 0 "... and its path"
+nok "... the file is not written while it waits" test -e "$D/data/held/a.txt"
+csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" --data "csrf=$csrf&decision=approve&comment=mcp+ok" \
+	"$origin/calls/$id")" 303 "alice approves it in the console"
+wait $cpid
+is "$(cut -c1-16 "$D/held.out")" '{"isError":false' "... the MCP call goes through"
+is "$(cat "$D/data/held/a.txt" 2>/dev/null)" A "... and writes its file"
+
+kill $serve_pid
+wait $serve_pid
+nok "a stopped console removes its file" test -e "$CORDON_STATE.console"
+done_testing
