@@ -5,6 +5,8 @@
 # with the reference filesystem server) shows on the held-calls page with
 # its tool, action and path, and goes through the moment it is approved in
 # the console.  (Root only: the console is the operator's.)
+# Slow on a loaded box (each step a process and an HTTP round trip).
+CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-300}
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/mcp/setup.sh"
 

@@ -10,6 +10,8 @@
 # the audit log records each with the approver's name.  Screenshots in
 # $CORDON_BUILD/test-artifacts/.  (Root only: the console is the
 # operator's; 8000 checks the sandbox cases.)
+# Slow on a loaded box (each step a process and an HTTP round trip).
+CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-300}
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/web/setup.sh"
 
