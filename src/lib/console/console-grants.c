@@ -129,11 +129,25 @@ static void review_one(const struct cd_review_item *it, void *ctx)
 static int review_html(struct cd_console *c, struct cd_buf *b, const struct cd_policy *p,
                        int64_t now)
 {
-	struct cd_review_opts o = { now, REVIEW_SOON, REVIEW_UNUSED, c->conf.audit };
+	struct cd_review_opts o = { now, REVIEW_SOON, REVIEW_UNUSED, NULL };
 	struct review_ctx v = { b, 0, 0 };
 	struct cd_err err = { 0, "" };
+	struct cd_audit_opts ao;
+	struct cd_audit *log = NULL;
 	size_t attention = 0;
-	int r;
+	int r, rr;
+
+	/* The uses come from the log, read through a read-only connection
+	 * of this request's own (the console's lock is not held: a long log
+	 * takes seconds and the console goes on serving). */
+	memset(&ao, 0, sizeof ao);
+	ao.read_only = 1;
+	if (c->conf.audit_path && cd_audit_open(c->conf.audit_path, &ao, &log, &err) < 0) {
+		r = cd_buf_puts(b, "<p class=\"error\">cannot read the audit log: ");
+		r = r ?: esc(b, err.msg);
+		return r ?: cd_buf_puts(b, "</p>");
+	}
+	o.log = log;
 
 	r = cd_buf_puts(b, "<h2>Re-certification</h2><p class=\"legend\">Grants past their "
 	                   "review date, expired, expiring within 30 days, never used or unused "
@@ -141,9 +155,11 @@ static int review_html(struct cd_console *c, struct cd_buf *b, const struct cd_p
 	                   "<table class=\"log review\"><tr><th>grant</th><th>agent</th>"
 	                   "<th>tool</th><th>owner</th><th>review by</th><th>expires</th>"
 	                   "<th>last used</th><th>needs</th></tr>");
+	rr = r ? 0 : cd_policy_review(p, &o, review_one, &v, &attention, &err);
+	cd_audit_close(log);
 	if (r)
 		return r;
-	if (cd_policy_review(p, &o, review_one, &v, &attention, &err) < 0) {
+	if (rr < 0) {
 		r = cd_buf_puts(b, "</table><p class=\"error\">cannot review: ");
 		r = r ?: esc(b, err.msg);
 		return r ?: cd_buf_puts(b, "</p>");
@@ -266,6 +282,10 @@ int console_h_grants(void *ctx, const struct cd_http_req *rq, struct cd_http_res
 		pthread_mutex_unlock(&c->mu);
 		return 0;
 	}
+	pthread_mutex_unlock(&c->mu);
+	/* The policy and the log's uses without the lock (their own files
+	 * and connection); the temporary grants through the shared state
+	 * connection, under it. */
 	rs->ctype = "text/html; charset=utf-8";
 	r = console_page_start(&rs->body, "Grants", s.person, s.csrf);
 	if (load_policy(c, &p, &err) < 0) {
@@ -276,6 +296,7 @@ int console_h_grants(void *ctx, const struct cd_http_req *rq, struct cd_http_res
 		r = r ?: matrix_html(&rs->body, p, now);
 		r = r ?: review_html(c, &rs->body, p, now);
 	}
+	pthread_mutex_lock(&c->mu);
 	r = r ?: temp_html(c, &rs->body, s.csrf, now);
 	r = r ?: console_page_end(&rs->body);
 	pthread_mutex_unlock(&c->mu);
