@@ -4,7 +4,9 @@
 # stop) with no --listen; and a call held by an MCP session (cordon mcp
 # with the reference filesystem server) shows on the held-calls page with
 # its tool, action and path, and goes through the moment it is approved in
-# the console.  (Root only: the console is the operator's.)
+# the console; the server's tool definitions are approved on the MCP
+# tools page first (an approver of the policy, Origin and CSRF checked,
+# recorded as mcp.pin).  (Root only: the console is the operator's.)
 # Slow on a loaded box (each step a process and an HTTP round trip).
 CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-300}
 . "${CORDON_SRC:-.}/tests/lib.sh"
@@ -68,7 +70,47 @@ ok "alice logs in with that link" test -n "$sess"
 
 # The MCP session: pins approved, then a write that needs a person.
 env MCP_OPS='[{"op":"list"}]' node "$MCP_CLIENT" "$CORDON" mcp --policy "$P" --agent coder --server fs -- node "$MCP_FS_JS" "$D/data" >/dev/null 2>&1
-ok "pins approve --all" "$CORDON" mcp pins approve --server fs --all
+# The definitions the server showed wait for a person: approved on the
+# console's MCP tools page, as `cordon mcp pins approve` approves them.
+isb "$(code -H "Cookie: $sess" "$origin/pins")" 200 "the MCP tools page"
+python3 - "$T/body" >"$T/pins" <<'PY'
+import html, re, sys
+b = open(sys.argv[1]).read()
+for f in re.findall(r'<form class="decide" method="post" action="/pins">(.*?)</form>', b):
+    v = dict(re.findall(r'name="(\w+)" value="([^"]*)"', f))
+    print(html.unescape(v['tool']), v['sha256'])
+PY
+ok "... lists the pending definitions of fs ($(cut -d' ' -f1 "$T/pins" | tr '\n' ' '))" \
+	sh -c "grep -q '^write_file [0-9a-f]\{64\}$' '$T/pins' && grep -q '^read_text_file ' '$T/pins'"
+csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+wsha=$(sed -n 's/^write_file //p' "$T/pins")
+isb "$(code -X POST -H "Cookie: $sess" -H "Origin: http://evil.example" \
+	--data "csrf=$csrf&server=fs&tool=write_file&sha256=$wsha" "$origin/pins")" 403 \
+	"an approval from another Origin is refused"
+isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" \
+	--data "csrf=$csrf&server=fs&tool=write_file&sha256=abc" "$origin/pins")" 400 \
+	"an approval without a full SHA-256 is refused"
+op=$(head -1 "$T/link")
+code -X POST -H "Origin: $origin" --data "t=${op#*t=}" "$origin/login" >/dev/null
+osess=$(awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//')
+code -H "Cookie: $osess" "$origin/pins" >/dev/null
+ocsrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+isb "$(code -X POST -H "Cookie: $osess" -H "Origin: $origin" \
+	--data "csrf=$ocsrf&server=fs&tool=write_file&sha256=$wsha" "$origin/pins")" 403 \
+	"the operator, not in approvers.people, may not approve a definition"
+"$CORDON" mcp pins list --server fs 2>/dev/null | grep write_file | grep -q pending
+is "$?" 0 "... write_file stays pending"
+n=0
+while read -r tool sha; do
+	[ "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" \
+		--data "csrf=$csrf&server=fs&tool=$tool&sha256=$sha" "$origin/pins")" = 303 ] && n=$((n + 1))
+done <"$T/pins"
+is "$n" "$(wc -l <"$T/pins")" "alice approves each definition"
+"$CORDON" mcp pins list --server fs 2>/dev/null | grep -c pending | grep -qx 0
+is "$?" 0 "... none is pending any more"
+"$CORDON" log export --format jsonl | grep '"kind":"mcp.pin"' | grep '"decision":"approved"' |
+	grep '"agent":"alice"' | grep -q '"tool":"fs/write_file"'
+is "$?" 0 "... each recorded as mcp.pin, approved, naming alice"
 env MCP_OPS='[{"op":"call","name":"write_file","args":{"path":"'"$D"'/data/held/a.txt","content":"A"}}]' \
 	node "$MCP_CLIENT" "$CORDON" mcp --policy "$P" --agent coder --server fs -- node "$MCP_FS_JS" "$D/data" \
 	>"$D/held.out" 2>"$D/held.err" &

@@ -114,6 +114,10 @@ void *console_notifier(void *arg);
 int console_h_grants(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 int console_h_grant_revoke(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 
+/* console-pins.c: MCP tool definitions waiting for approval. */
+int console_h_pins(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_pin_approve(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+
 /* console.c: who is asking.  console_auth copies the session of the
  * request into *ret (c->mu held): 1, or 0 with rs filled (401).  For a
  * state-changing request, console_check_post first refuses a wrong or
