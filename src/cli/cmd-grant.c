@@ -488,70 +488,6 @@ static char *grant_yaml(const struct gopts *o, const char *id, const char *agent
 	return b.data; /* owned by the caller */
 }
 
-/* ---- audit records ---- */
-
-static int record(struct cd_audit *audit, const char *kind, const struct cd_temp_grant *g,
-                  const char *by, const char *reason, struct cd_err *err)
-{
-	struct cd_record rec;
-	json_t *d = json_object();
-	char *details;
-	int r;
-
-	if (!d)
-		return cd_err_set(err, -ENOMEM, "out of memory");
-	json_object_set_new(d, "id", json_string(g->id));
-	json_object_set_new(d, "kind", json_string(cd_temp_kind_name(g->kind)));
-	json_object_set_new(d, "grant", json_string(g->grant_json));
-	json_object_set_new(d, "created", json_integer(g->created));
-	json_object_set_new(d, "expires", json_integer(g->expires));
-	json_object_set_new(d, "created_by", json_string(g->by));
-	if (by)
-		json_object_set_new(d, "by", json_string(by));
-	if (g->ticket)
-		json_object_set_new(d, "ticket", json_string(g->ticket));
-	if (g->parent)
-		json_object_set_new(d, "parent", json_string(g->parent));
-	if (g->policy_sha256)
-		json_object_set_new(d, "policy_sha256", json_string(g->policy_sha256));
-	details = json_dumps(d, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(d);
-	if (!details)
-		return cd_err_set(err, -ENOMEM, "out of memory");
-	memset(&rec, 0, sizeof rec);
-	rec.kind = kind;
-	rec.agent = g->agent;
-	rec.task = g->task;
-	rec.tool = g->tool;
-	rec.grant_ids = g->id;
-	rec.reason = reason;
-	rec.details_json = details;
-	r = cd_audit_append(audit, &rec, NULL, err);
-	free(details);
-	return r;
-}
-
-struct end_ctx {
-	struct cd_audit *audit;
-	const char *kind, *by, *reason;
-	struct cd_err *err;
-	size_t n;
-};
-
-static int log_end(const struct cd_temp_grant *g, void *ctx)
-{
-	struct end_ctx *e = ctx;
-	char why[256];
-
-	if (!e->reason) {
-		snprintf(why, sizeof why, "%s grant %s reached its end", cd_temp_kind_name(g->kind),
-		         g->id);
-	}
-	e->n++;
-	return record(e->audit, e->kind, g, e->by, e->reason ? e->reason : why, e->err) < 0 ? -EIO
-	                                                                                    : 0;
-}
-
 static void warn_temp(const char *id, const char *msg, void *ctx)
 {
 	(void)ctx;
@@ -562,9 +498,7 @@ int cli_temp_join(struct cd_state *state, struct cd_audit *audit, struct cd_poli
                   int64_t now)
 {
 	struct cd_err err = { 0, "" };
-	struct end_ctx e = { audit, "grant.expired", "cordon", NULL, &err, 0 };
-
-	if (cd_temp_sweep(state, now, log_end, &e, NULL, &err) < 0) {
+	if (cd_temp_sweep_logged(state, audit, now, NULL, &err) < 0) {
 		cli_errorf("expiring temporary grants: %s", err.msg[0] ? err.msg : "failed");
 		return -1;
 	}
@@ -633,7 +567,7 @@ static int store(struct env *v, struct cd_temp_grant *g, const char *kind, const
 	struct cd_err err = { 0, "" };
 
 	if (cd_state_begin(v->state, &err) < 0 || cd_temp_add(v->state, g, &err) < 0 ||
-	    record(v->audit, kind, g, g->by, reason, &err) < 0 ||
+	    cd_temp_record(v->audit, kind, g, g->by, reason, &err) < 0 ||
 	    cd_state_commit(v->state, &err) < 0) {
 		cd_state_rollback(v->state);
 		cli_errorf("%s", err.msg);
@@ -862,7 +796,6 @@ static int revoke_cmd(int argc, char **argv)
 	struct gopts o;
 	struct env v;
 	struct cd_err err = { 0, "" };
-	struct end_ctx e;
 	int r = parse(argc, argv, usage_grant, &o), rc = CD_EXIT_CORDON;
 
 	if (r)
@@ -873,13 +806,8 @@ static int revoke_cmd(int argc, char **argv)
 	}
 	if (env_open(&v, &o) < 0)
 		goto out;
-	memset(&e, 0, sizeof e);
-	e.audit = v.audit;
-	e.kind = "grant.revoked";
-	e.by = who(o.by);
-	e.reason = o.reason ? o.reason : "revoked";
-	e.err = &err;
-	r = cd_temp_end(v.state, argv[optind], "revoked", e.by, v.now, log_end, &e, &err);
+	r = cd_temp_revoke(v.state, v.audit, argv[optind], who(o.by), o.reason, v.now, NULL, NULL,
+	                   &err);
 	if (r == -ENOENT) {
 		cli_errorf("%s", err.msg);
 		rc = CD_EXIT_FAIL;

@@ -125,27 +125,13 @@ static int approve_one(struct approve_ctx *a, const char *tool)
 {
 	struct cd_err err = { 0, "" };
 	char sha[65];
-	struct cd_record rec;
-	char full[300];
-	int n;
 
-	if (cd_mcp_pin_approve(a->st, a->o->server, tool, a->o->sha256, a->by, (int64_t)time(NULL),
-	                       sha, &err) < 0) {
+	if (cd_mcp_pin_approve_recorded(a->st, a->audit, a->o->server, tool, a->o->sha256, a->by,
+	                                (int64_t)time(NULL), sha, &err) < 0) {
 		cli_errorf("%s", err.msg);
 		return -1;
 	}
-	n = snprintf(full, sizeof full, "%s/%s", a->o->server, tool);
-	memset(&rec, 0, sizeof rec);
-	rec.kind = "mcp.pin";
-	rec.agent = a->by;
-	rec.tool = n > 0 && (size_t)n < sizeof full ? full : tool;
-	rec.decision = "approved";
-	rec.reason = sha;
-	if (cd_audit_append(a->audit, &rec, NULL, &err) < 0) {
-		cli_errorf("approved, but the audit record failed: %s", err.msg);
-		return -1;
-	}
-	printf("approved %s %.16s\n", rec.tool, sha);
+	printf("approved %s/%s %.16s\n", a->o->server, tool, sha);
 	a->approved++;
 	return 0;
 }

@@ -13,14 +13,18 @@
 
 #include "console/console.h"
 #include "http/httpd.h"
+#include "mask/mask.h"
 #include "policy/policy.h"
 #include "store/state.h"
+#include "store/store.h"
 #include "util/num.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -29,6 +33,7 @@
 static const char usage[] =
         "usage: cordon serve [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--origin URL] [--policy FILE] [--state PATH] [--audit PATH]\n"
+        "                    [--notify-webhook URL]... [--notify-key FILE]\n"
         "       cordon serve login NAME [--listen ADDR:PORT | --origin URL] [--policy FILE]\n"
         "                    [--ttl SECONDS] [--state PATH]\n"
         "\n"
@@ -42,7 +47,10 @@ static const char usage[] =
         "newest first, filtered by agent, run, kind, decision, time and text, a\n"
         "page per run, and the chain's verification ('cordon log verify') on a\n"
         "button; and the proposals of 'run --propose', their diffs, and Apply and\n"
-        "Reject buttons that decide as 'cordon proposals apply|reject' does.\n"
+        "Reject buttons that decide as 'cordon proposals apply|reject' does; and the\n"
+        "grants: the agents x tools matrix, re-certification ('policy review'), and\n"
+        "the live break-glass and delegated grants with a Revoke button; and the\n"
+        "MCP tool definitions waiting for approval ('cordon mcp pins approve').\n"
         "\n"
         "'serve' listens on --listen (default 127.0.0.1:8750; port 0 picks a free\n"
         "one) and prints a one-time login link for the operator (single use, valid\n"
@@ -51,11 +59,22 @@ static const char usage[] =
         "is the scheme://host:port browsers use when a name or a proxy stands in\n"
         "front.  'serve login NAME' prints a link for approver NAME (checked\n"
         "against --policy's approvers.people) for the console at --listen or\n"
-        "--origin over the same state database.\n"
+        "--origin over the same state database; without either, for the console\n"
+        "serving that state database (STATE.console holds its origin).\n"
+        "--notify-webhook URL (repeatable, up to 8) posts a JSON message (Slack's\n"
+        "'text', the event, a link) when a call is held and when a break-glass\n"
+        "grant is made or used; never the call's arguments.  Each message is signed:\n"
+        "X-Cordon-Signature: t=UNIX,v1=HMAC-SHA256(key, 'UNIX.BODY') in hex, the key\n"
+        "the 32 bytes of --notify-key FILE (default webhook.key in cordon's\n"
+        "configuration directory, made when absent).  Sent off the decision path,\n"
+        "three tries; a failure is recorded (console.webhook), never blocking.\n"
         "Exit 0 stopped by a signal, 1 refused, 2 usage, 125 could not start.\n";
 
 struct sopts {
 	const char *listen, *cert, *key, *origin, *policy, *state, *audit;
+	const char *hooks[CD_CONSOLE_WEBHOOKS_MAX], *hook_key;
+	int listen_given;
+	size_t nhooks;
 	int64_t ttl;
 };
 
@@ -68,6 +87,8 @@ enum {
 	OPT_STATE,
 	OPT_AUDIT,
 	OPT_TTL,
+	OPT_HOOK,
+	OPT_HOOK_KEY,
 	OPT_HELP,
 };
 
@@ -80,6 +101,8 @@ static const struct option long_opts[] = {
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "audit", required_argument, NULL, OPT_AUDIT },
 	{ "ttl", required_argument, NULL, OPT_TTL },
+	{ "notify-webhook", required_argument, NULL, OPT_HOOK },
+	{ "notify-key", required_argument, NULL, OPT_HOOK_KEY },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -99,6 +122,7 @@ static int parse(int argc, char **argv, struct sopts *o)
 		switch (c) {
 		case OPT_LISTEN:
 			o->listen = optarg;
+			o->listen_given = 1;
 			break;
 		case OPT_CERT:
 			o->cert = optarg;
@@ -124,6 +148,16 @@ static int parse(int argc, char **argv, struct sopts *o)
 				return -1;
 			}
 			o->ttl = (int64_t)v;
+			break;
+		case OPT_HOOK:
+			if (o->nhooks == CD_CONSOLE_WEBHOOKS_MAX) {
+				cli_errorf("at most %d --notify-webhook", CD_CONSOLE_WEBHOOKS_MAX);
+				return -1;
+			}
+			o->hooks[o->nhooks++] = optarg;
+			break;
+		case OPT_HOOK_KEY:
+			o->hook_key = optarg;
 			break;
 		case 'h':
 		case OPT_HELP:
@@ -158,6 +192,91 @@ static int print_link(struct cd_state *st, const char *origin, const char *perso
 	return CD_EXIT_OK;
 }
 
+/* The file a running console leaves beside a state database file
+ * (STATE.console: its origin and pid), so that `serve login NAME` finds it
+ * without --listen.  -1 for a store URI (no directory to look in). */
+static int where_file(const char *state_opt, char *out, size_t outlen)
+{
+	char st[4096];
+
+	if (cli_state_path(state_opt, st, sizeof st) < 0 || cd_store_is_uri(st))
+		return -1;
+	return snprintf(out, outlen, "%s.console", st) < (int)outlen ? 0 : -1;
+}
+
+static void where_write(const char *state_opt, const char *origin)
+{
+	char path[4200], tmp[4300];
+	FILE *f;
+	int fd;
+
+	if (where_file(state_opt, path, sizeof path) < 0)
+		return;
+	snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		if (fd >= 0)
+			close(fd);
+		cli_warnf("cannot write %s: serve login will need --listen", tmp);
+		return;
+	}
+	fprintf(f, "%s\n%ld\n", origin, (long)getpid());
+	if (fclose(f) != 0 || rename(tmp, path) < 0) {
+		unlink(tmp);
+		cli_warnf("cannot write %s: serve login will need --listen", path);
+	}
+}
+
+/* Remove the file if it is still this process's. */
+static void where_remove(const char *state_opt)
+{
+	char path[4200], line[400];
+	FILE *f;
+	long pid = 0;
+
+	if (where_file(state_opt, path, sizeof path) < 0 || !(f = fopen(path, "re")))
+		return;
+	if (fgets(line, sizeof line, f) && fscanf(f, "%ld", &pid) == 1 && pid == (long)getpid())
+		unlink(path);
+	fclose(f);
+}
+
+/* The origin of the console serving this state database: 0, or -1 after
+ * saying why. */
+static int where_read(const char *state_opt, char *origin, size_t n)
+{
+	char path[4200];
+	FILE *f;
+	long pid = 0;
+	size_t len;
+
+	if (where_file(state_opt, path, sizeof path) < 0 || !(f = fopen(path, "re"))) {
+		cli_errorf("login: no console is serving this state database (none started "
+		           "'cordon serve' over it); give --listen ADDR:PORT or --origin URL");
+		return -1;
+	}
+	if (!fgets(origin, (int)n, f) || fscanf(f, "%ld", &pid) != 1 || pid <= 0) {
+		fclose(f);
+		cli_errorf("login: %s is malformed; give --listen or --origin", path);
+		return -1;
+	}
+	fclose(f);
+	len = strcspn(origin, "\n");
+	origin[len] = '\0';
+	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+		cli_errorf(
+		        "login: the console of %s (pid %ld) is not running; start 'cordon serve' "
+		        "or give --listen",
+		        path, pid);
+		return -1;
+	}
+	if (strncmp(origin, "http://", 7) && strncmp(origin, "https://", 8)) {
+		cli_errorf("login: %s does not name an origin", path);
+		return -1;
+	}
+	return 0;
+}
+
 static int login_cmd(const struct sopts *o, const char *name)
 {
 	struct cd_policy *p = NULL;
@@ -183,6 +302,9 @@ static int login_cmd(const struct sopts *o, const char *name)
 	}
 	if (o->origin) {
 		snprintf(origin, sizeof origin, "%s", o->origin);
+	} else if (!o->listen_given) {
+		if (where_read(o->state, origin, sizeof origin) < 0)
+			return CD_EXIT_CORDON;
 	} else if (cd_http_parse_listen(o->listen, addr, sizeof addr, &port) < 0 ||
 	           cd_console_make_origin(addr, port, o->cert != NULL, origin, sizeof origin) < 0) {
 		cli_errorf("--listen '%s': write ADDR:PORT or [V6]:PORT", o->listen);
@@ -218,10 +340,30 @@ static int verify_inputs(const char *audit_opt, struct cd_console_conf *c,
 	return 0;
 }
 
+/* The key webhook messages are signed with: --notify-key, else
+ * webhook.key in the configuration directory, made (0600) when absent. */
+static int webhook_key(const struct sopts *o, unsigned char key[CD_CONSOLE_WEBHOOK_KEY_LEN])
+{
+	char path[4096];
+	struct cd_err err = { 0, "" };
+
+	if (o->hook_key)
+		snprintf(path, sizeof path, "%s", o->hook_key);
+	else if (cli_config_path("webhook.key", path, sizeof path) < 0) {
+		cli_errorf("cannot find the webhook key (give --notify-key FILE)");
+		return -1;
+	}
+	if (cd_mask_key_load(path, key, &err) < 0) {
+		cli_errorf("webhook key: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 static int serve_cmd(const struct sopts *o)
 {
-	unsigned char pk[CD_AUDIT_PK_LEN];
-	char cp[4096];
+	unsigned char pk[CD_AUDIT_PK_LEN], hk[CD_CONSOLE_WEBHOOK_KEY_LEN];
+	char cp[4096], apath[4096];
 	struct cd_console_conf c;
 	struct cd_console *con = NULL;
 	struct cd_state *st = NULL;
@@ -239,6 +381,10 @@ static int serve_cmd(const struct sopts *o)
 	if (cli_audit_open(o->audit, &audit) < 0 || cli_state_open(o->state, &st) < 0 ||
 	    verify_inputs(o->audit, &c, pk, cp, sizeof cp) < 0)
 		goto out;
+	/* The indexes the log pages read through; without them (a role that
+	 * may not make them) the pages are right, only slower. */
+	if (cd_audit_index(audit, &err) < 0)
+		cli_warnf("the audit log's indexes: %s", err.msg);
 	c.addr = addr;
 	c.tls_cert = o->cert;
 	c.tls_key = o->key;
@@ -246,6 +392,14 @@ static int serve_cmd(const struct sopts *o)
 	c.policy = o->policy;
 	c.state = st;
 	c.audit = audit;
+	c.audit_path = cli_audit_path(o->audit, apath, sizeof apath) == 0 ? apath : NULL;
+	if (o->nhooks) {
+		if (webhook_key(o, hk) < 0)
+			goto out;
+		c.webhooks = o->hooks;
+		c.nwebhooks = o->nhooks;
+		c.webhook_key = hk;
+	}
 	/* The server's threads inherit this mask: the signals come here. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -268,13 +422,16 @@ static int serve_cmd(const struct sopts *o)
 		printf("%s\n", link);
 		fflush(stdout);
 	}
+	where_write(o->state, cd_console_origin(con));
 	sigwait(&set, &sig);
+	where_remove(o->state);
 	fprintf(stderr, "cordon serve: stopping (%s)\n", strsignal(sig));
 	rc = CD_EXIT_OK;
 out:
 	cd_console_stop(con);
 	cd_state_close(st);
 	cd_audit_close(audit);
+	sodium_memzero(hk, sizeof hk);
 	return rc;
 }
 

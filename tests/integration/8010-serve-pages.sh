@@ -7,6 +7,8 @@
 # verify` and sees a tampered record; without a login every page is 401;
 # the POST needs the Origin and the CSRF token.  (Root only: the console
 # is the operator's.)
+# Slow on a loaded box (each step a process and an HTTP round trip).
+CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-300}
 . "${CORDON_SRC:-.}/tests/lib.sh"
 
 cat >"$T/p.yaml" <<'YAML'

@@ -1,14 +1,14 @@
 # setup.sh — sourced by the browser tests of `cordon serve`: installs the
 # pinned playwright-core from tests/web/package-lock.json with `npm ci`
 # into a cache directory keyed by the lockfile's hash (once; no browser
-# download: the tests drive Debian's chromium), and sets WEB_CACHE and
-# WEB_CONSOLE_JS.  Returns non-zero (with a reason on stderr) when node,
+# download: the tests drive Debian's chromium), and sets WEB_CACHE,
+# WEB_CONSOLE_JS and WEB_CONSOLE_TLS_JS.  Returns non-zero (with a reason on stderr) when node,
 # npm or chromium is missing or the install fails.
 
 _web_install() {
 	rm -f "$2/.done"
 	rm -rf "$2/node_modules"
-	cp "$1/package.json" "$1/package-lock.json" "$1/console.mjs" "$2/" || return 1
+	cp "$1/package.json" "$1/package-lock.json" "$1"/*.mjs "$2/" || return 1
 	(cd "$2" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --ignore-scripts \
 		>npm-ci.log 2>&1) ||
 		{ echo "npm ci failed: $(grep -m3 'ERR!' "$2/npm-ci.log" || tail -3 "$2/npm-ci.log")" >&2; return 1; }
@@ -23,7 +23,7 @@ web_setup() {
 	command -v npm >/dev/null 2>&1 || { echo "npm is missing (scripts/deps.sh test)" >&2; return 1; }
 	[ -x /usr/bin/chromium ] || { echo "chromium is missing (scripts/deps.sh test)" >&2; return 1; }
 	_src=${CORDON_SRC:-.}/tests/web
-	_key=$(cat "$_src/package-lock.json" "$_src/console.mjs" | sha256sum | cut -c1-16)
+	_key=$(cat "$_src/package-lock.json" "$_src"/*.mjs | sha256sum | cut -c1-16)
 	WEB_CACHE=${CORDON_TEST_CACHE:-/var/tmp/cordon-test-cache}/web-$_key
 	if [ ! -f "$WEB_CACHE/.done" ]; then
 		mkdir -p "$WEB_CACHE" && chmod 0755 "$WEB_CACHE" "$(dirname "$WEB_CACHE")" || return 1
@@ -34,5 +34,6 @@ web_setup() {
 		) 9>>"$WEB_CACHE.lock" || return 1
 	fi
 	WEB_CONSOLE_JS=$WEB_CACHE/console.mjs
-	export WEB_CACHE WEB_CONSOLE_JS
+	WEB_CONSOLE_TLS_JS=$WEB_CACHE/console-tls.mjs
+	export WEB_CACHE WEB_CONSOLE_JS WEB_CONSOLE_TLS_JS
 }

@@ -474,6 +474,15 @@ int cd_audit_wait(struct cd_audit *a, unsigned timeout_ms)
 	return a->store->ops->wait_change(a->store, timeout_ms);
 }
 
+int cd_audit_index(struct cd_audit *a, struct cd_err *err)
+{
+	if (a->read_only)
+		return cd_err_set(err, -EROFS, "audit log '%s' is open read-only", a->path);
+	if (!a->store || !a->store->ops->audit_index)
+		return 0;
+	return a->store->ops->audit_index(a->store, err);
+}
+
 int cd_audit_presize_wal(struct cd_audit *a, struct cd_err *err)
 {
 	if (a->read_only)

@@ -248,6 +248,11 @@ typedef int (*cd_audit_entry_fn)(const struct cd_audit_entry *e, void *ctx);
 int cd_audit_query(struct cd_audit *a, const struct cd_audit_filter *f, cd_audit_entry_fn fn,
                    void *ctx, struct cd_err *err);
 
+/* Make the indexes filtered pages read through (the console's), when
+ * absent: the store's audit_index.  0, or an error (the queries still
+ * answer, only slower). */
+int cd_audit_index(struct cd_audit *a, struct cd_err *err);
+
 /* The highest seq stored (0 for an empty log). */
 int cd_audit_size(struct cd_audit *a, uint64_t *ret, struct cd_err *err);
 

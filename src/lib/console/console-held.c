@@ -184,7 +184,24 @@ out:
 
 struct fp_ctx {
 	crypto_hash_sha256_state h;
+	struct cd_console *c;
 };
+
+/* A held call the webhooks have not been told of yet is queued for them
+ * (the last CONSOLE_SEEN_HELD ids are remembered). */
+static void held_seen(struct cd_console *c, const struct cd_approval *a)
+{
+	size_t i;
+
+	if (!c->conf.nwebhooks)
+		return;
+	for (i = 0; i < CONSOLE_SEEN_HELD; i++)
+		if (!strcmp(c->seen_held[i], a->id))
+			return;
+	snprintf(c->seen_held[c->seen_held_next], CD_APPROVAL_ID_MAX, "%s", a->id);
+	c->seen_held_next = (c->seen_held_next + 1) % CONSOLE_SEEN_HELD;
+	console_notify_held(c, a);
+}
 
 static int fp_one(const struct cd_approval *a, void *ctx)
 {
@@ -192,6 +209,37 @@ static int fp_one(const struct cd_approval *a, void *ctx)
 
 	crypto_hash_sha256_update(&f->h, (const unsigned char *)a->id, strlen(a->id) + 1);
 	crypto_hash_sha256_update(&f->h, (const unsigned char *)a->status, strlen(a->status) + 1);
+	held_seen(f->c, a);
+	return 0;
+}
+
+/* A break-glass grant made or used since the last look is queued for the
+ * webhooks; those active when the console starts are only remembered. */
+static int bg_one(const struct cd_temp_grant *g, void *ctx)
+{
+	struct cd_console *c = ctx;
+	struct console_seen_bg *free_slot = NULL;
+	size_t i;
+
+	if (g->kind != CD_TEMP_BREAK_GLASS)
+		return 0;
+	for (i = 0; i < CONSOLE_SEEN_BG; i++) {
+		struct console_seen_bg *x = &c->seen_bg[i];
+		if (!strcmp(x->id, g->id)) {
+			if (g->uses > x->uses)
+				console_notify_grant(c, g, 1);
+			x->uses = g->uses;
+			return 0;
+		}
+		if (!x->id[0] && !free_slot)
+			free_slot = x;
+	}
+	if (!free_slot) /* the oldest goes: a long-lived console forgets */
+		free_slot = &c->seen_bg[g->created % CONSOLE_SEEN_BG];
+	snprintf(free_slot->id, sizeof free_slot->id, "%s", g->id);
+	free_slot->uses = g->uses;
+	if (c->bg_seeded)
+		console_notify_grant(c, g, g->uses > 0);
 	return 0;
 }
 
@@ -210,7 +258,11 @@ static void refresh(struct cd_console *c, unsigned n)
 	if (n % EXPIRE_EVERY == 0)
 		(void)cd_gate_approvals_expire(c->conf.audit, c->conf.state, (int64_t)time(NULL),
 		                               &err);
+	if (c->conf.nwebhooks && n % 4 == 0 &&
+	    cd_temp_list(c->conf.state, 0, (int64_t)time(NULL), bg_one, c, &err) == 0)
+		c->bg_seeded = 1;
 	crypto_hash_sha256_init(&f.h);
+	f.c = c;
 	if (cd_approval_list(c->conf.state, "pending", 0, fp_one, &f, &err) < 0)
 		return;
 	crypto_hash_sha256_final(&f.h, fp);

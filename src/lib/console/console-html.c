@@ -107,7 +107,9 @@ int console_page_start(struct cd_buf *b, const char *title, const char *person, 
 		r = cd_buf_puts(b,
 		                "<nav><a href=\"/\">Held calls</a> <a href=\"/log\">Audit log</a> "
 		                "<a href=\"/verify\">Chain</a> <a "
-		                "href=\"/proposals\">Proposals</a></nav><span class=\"who\">");
+		                "href=\"/proposals\">Proposals</a> <a "
+		                "href=\"/grants\">Grants</a> <a href=\"/pins\">MCP tools</a></nav>"
+		                "<span class=\"who\">");
 		r = r ?: esc(b, person);
 		r = r
 		            ?: cd_buf_puts(b, "</span><form method=\"post\" action=\"/logout\">"

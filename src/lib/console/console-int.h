@@ -4,7 +4,10 @@
 
 #include "console.h"
 
+#include "gate/approval.h"
 #include "http/httpd.h"
+#include "policy/temp-grant.h"
+#include "policy/tool-url.h"
 
 #include <pthread.h>
 
@@ -21,6 +24,18 @@ struct console_fail {
 	char peer[64];
 	int64_t window; /* the minute it counts */
 	unsigned n;
+};
+
+/* Webhook messages waiting to be sent, at most CD_CONSOLE_NOTES_MAX. */
+#define CD_CONSOLE_NOTES_MAX 256
+struct console_note;
+
+/* What the watcher has told the webhooks of already. */
+#define CONSOLE_SEEN_HELD 1024
+#define CONSOLE_SEEN_BG   256
+struct console_seen_bg {
+	char id[CD_TEMP_ID_MAX];
+	int64_t uses;
 };
 
 struct cd_console {
@@ -46,6 +61,21 @@ struct cd_console {
 	char verified_by[128];
 	char verify_msg[CD_ERR_MSG_MAX];
 	struct cd_audit_report vrep;
+	int verifying, verifier_started;
+	pthread_t verifier;
+	int64_t verifying_since;
+	char verifying_by[128];
+	/* Webhooks (console-notify.c). */
+	struct cd_tool_url *urls;
+	size_t nurls;
+	struct console_note *notes;
+	pthread_cond_t ncv; /* notes queued, or stopping */
+	pthread_t notifier;
+	int notifier_started;
+	char seen_held[CONSOLE_SEEN_HELD][CD_APPROVAL_ID_MAX];
+	size_t seen_held_next;
+	struct console_seen_bg seen_bg[CONSOLE_SEEN_BG];
+	int bg_seeded;
 };
 
 /* console-html.c */
@@ -72,6 +102,21 @@ int console_h_verify(void *ctx, const struct cd_http_req *rq, struct cd_http_res
 int console_h_proposals(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 int console_h_proposal(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 int console_h_proposal_decide(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+
+/* console-notify.c: queue a webhook message (c->mu held); the thread
+ * that sends them. */
+void console_notify_held(struct cd_console *c, const struct cd_approval *a);
+void console_notify_grant(struct cd_console *c, const struct cd_temp_grant *g, int used);
+void *console_notifier(void *arg);
+
+/* console-grants.c: the matrix, re-certification, live temporary grants
+ * and their revoke. */
+int console_h_grants(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_grant_revoke(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+
+/* console-pins.c: MCP tool definitions waiting for approval. */
+int console_h_pins(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_pin_approve(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 
 /* console.c: who is asking.  console_auth copies the session of the
  * request into *ret (c->mu held): 1, or 0 with rs filled (401).  For a

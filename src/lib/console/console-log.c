@@ -5,10 +5,12 @@
  * denials); and the chain's verification state, with a "verify now" button
  * that runs cd_audit_verify as `cordon log verify` does.
  *
- * Reads go through cd_audit_query (the store's audit_query operation): the
- * structured filters are the store's, the free text and the cursor are
- * applied to the records it returns, which it returns in seq order (one
- * pass; a ring keeps the newest PAGE + 1 matches).
+ * Reads go through cd_audit_query (the store's audit_query operation):
+ * the structured filters and the cursor are the store's (its indexes, made
+ * by cd_audit_index when the console starts, keep a page O(page)), which
+ * returns the newest matches before the cursor.  Free text is applied
+ * here, to the record as `cordon log export` writes it, over chunks of
+ * TEXT_CHUNK records read newest first until a page is full.
  *
  * Trust boundary: every field of every record can be agent-controlled
  * text, and so is every query argument: all of it is escaped for HTML
@@ -27,9 +29,14 @@
 #define DETAILS_MAX 1024 /* bytes of the details shown per record */
 /* An escaped byte takes at most 30 (a visible \xNN in a span): a row
  * fits ROW_CAP, a page of rows the server's 8 MiB answer. */
-#define ROW_CAP  (128u << 10)
-#define PAGE_CAP (6u << 20)
-#define QARG_MAX 512
+#define ROW_CAP    (128u << 10)
+#define PAGE_CAP   (6u << 20)
+#define QARG_MAX   512
+#define TEXT_CHUNK 512
+/* Records one page's free text reads at most: past it the page shows what
+ * it found and a link that goes on from there (a rare word in a long log
+ * is many short pages, never one long wait). */
+#define TEXT_BUDGET 4096
 
 /* ---- helpers ------------------------------------------------------ */
 
@@ -150,9 +157,18 @@ struct log_q {
 struct log_scan {
 	const struct log_q *q;
 	struct cd_buf json; /* a record as JSON, for the free text */
+	/* One chunk: a ring of its newest PAGE + 1 matches. */
 	struct cd_buf rows[PAGE + 1];
 	uint64_t seqs[PAGE + 1];
-	size_t n; /* matches so far */
+	size_t n;     /* matches in the chunk */
+	size_t read;  /* records in the chunk */
+	uint64_t low; /* the chunk's oldest seq */
+	/* The page: matches newest first. */
+	struct cd_buf out[PAGE + 1];
+	uint64_t out_seqs[PAGE + 1];
+	size_t got;
+	size_t scanned; /* records read for this page */
+	uint64_t go_on; /* the budget ran out: the cursor to go on from */
 	int r;
 };
 
@@ -161,8 +177,8 @@ static int log_one(const struct cd_audit_entry *e, void *ctx)
 	struct log_scan *ls = ctx;
 	struct cd_buf *row;
 
-	if (ls->q->before && e->seq >= ls->q->before)
-		return 1;
+	if (!ls->read++)
+		ls->low = e->seq;
 	if (ls->q->text[0]) {
 		cd_buf_reset(&ls->json);
 		if ((ls->r = cd_audit_entry_json(e, &ls->json)) < 0)
@@ -267,6 +283,43 @@ static int older_link(struct cd_buf *b, const struct log_q *q, uint64_t before)
 	return r ?: cd_buf_puts(b, "\">Older records</a></p>");
 }
 
+/* Read the page: chunks of records before the cursor, newest first,
+ * until PAGE + 1 matches (one more tells there are older ones). */
+static int scan_page(struct cd_console *c, struct log_scan *ls, const struct cd_audit_filter *f0,
+                     struct cd_err *err)
+{
+	struct cd_audit_filter f = *f0;
+	uint64_t cursor = ls->q->before;
+	size_t i, k;
+	int r;
+
+	while (ls->got <= PAGE) {
+		f.before_seq = cursor;
+		f.last = ls->q->text[0] ? TEXT_CHUNK : PAGE + 1 - ls->got;
+		ls->n = ls->read = 0;
+		r = cd_audit_query(c->conf.audit, &f, log_one, ls, err);
+		if (r < 0 || ls->r < 0)
+			return r < 0 ? r : ls->r;
+		k = ls->n < PAGE + 1 - ls->got ? ls->n : PAGE + 1 - ls->got;
+		for (i = 0; i < k; i++) {
+			size_t at = (ls->n - 1 - i) % (PAGE + 1);
+			struct cd_buf t = ls->out[ls->got];
+			ls->out[ls->got] = ls->rows[at];
+			ls->out_seqs[ls->got++] = ls->seqs[at];
+			ls->rows[at] = t;
+		}
+		if (ls->read < f.last || ls->low <= 1)
+			break; /* nothing older */
+		cursor = ls->low;
+		ls->scanned += ls->read;
+		if (ls->got <= PAGE && ls->scanned >= TEXT_BUDGET) {
+			ls->go_on = cursor;
+			break;
+		}
+	}
+	return 0;
+}
+
 static int render_log(struct cd_console *c, struct cd_buf *b, const struct log_q *q,
                       const struct cd_audit_filter *f)
 {
@@ -279,28 +332,38 @@ static int render_log(struct cd_console *c, struct cd_buf *b, const struct log_q
 		return -ENOMEM;
 	ls->q = q;
 	cd_buf_init(&ls->json, 4 * CD_AUDIT_DETAILS_MAX);
-	for (i = 0; i <= PAGE; i++)
+	for (i = 0; i <= PAGE; i++) {
 		cd_buf_init(&ls->rows[i], ROW_CAP);
-	r = cd_audit_query(c->conf.audit, f, log_one, ls, &err);
-	if (r < 0 || ls->r < 0) {
+		cd_buf_init(&ls->out[i], ROW_CAP);
+	}
+	r = scan_page(c, ls, f, &err);
+	if (r < 0) {
 		r = cd_buf_puts(b, "<p class=\"error\">cannot read the audit log: ");
 		r = r ?: esc_c(b, err.msg[0] ? err.msg : "the records could not be rendered");
 		r = r ?: cd_buf_puts(b, "</p>");
-	} else if (!ls->n) {
+	} else if (!ls->got && !ls->go_on) {
 		r = cd_buf_puts(b, "<p class=\"empty\">No record matches.</p>");
+	} else if (!ls->got) {
+		r = cd_buf_printf(b,
+		                  "<p class=\"empty\">No match in the %zu records before seq %llu."
+		                  "</p>",
+		                  ls->scanned, (unsigned long long)ls->go_on);
+		r = r ?: older_link(b, q, ls->go_on);
 	} else {
-		shown = ls->n < PAGE ? ls->n : PAGE;
+		shown = ls->got < PAGE ? ls->got : PAGE;
 		r = cd_buf_puts(b, head_row);
-		for (i = 0; i < shown && !r; i++) {
-			struct cd_buf *row = &ls->rows[(ls->n - 1 - i) % (PAGE + 1)];
-			r = cd_buf_append(b, row->data, row->len);
-		}
+		for (i = 0; i < shown && !r; i++)
+			r = cd_buf_append(b, ls->out[i].data, ls->out[i].len);
 		r = r ?: cd_buf_puts(b, "</tbody></table>");
-		if (!r && ls->n > PAGE)
-			r = older_link(b, q, ls->seqs[(ls->n - PAGE) % (PAGE + 1)]);
+		if (!r && ls->got > PAGE)
+			r = older_link(b, q, ls->out_seqs[PAGE - 1]);
+		else if (!r && ls->go_on)
+			r = older_link(b, q, ls->go_on);
 	}
-	for (i = 0; i <= PAGE; i++)
+	for (i = 0; i <= PAGE; i++) {
 		cd_buf_release(&ls->rows[i]);
+		cd_buf_release(&ls->out[i]);
+	}
 	cd_buf_release(&ls->json);
 	free(ls);
 	return r;
@@ -470,7 +533,16 @@ static int render_verify(struct cd_console *c, struct cd_buf *b, const char *csr
 	char t[64];
 	int r = 0;
 
-	if (!c->verified) {
+	if (c->verifying) {
+		if (cd_audit_time_format(c->verifying_since * 1000000000LL, t, sizeof t) < 0)
+			snprintf(t, sizeof t, "?");
+		r = cd_buf_printf(b, "<p id=\"vrunning\">Verifying now (since %s, asked by ", t);
+		r = r ?: esc_c(b, c->verifying_by);
+		r = r ?: cd_buf_puts(b, "); reload for the outcome.</p>");
+	}
+	if (r) {
+		return r;
+	} else if (!c->verified) {
 		r = cd_buf_puts(b, "<p id=\"vstate\" class=\"unknown\">Not verified since the "
 		                   "console started.</p>");
 	} else {
@@ -549,43 +621,92 @@ out:
 	return 0;
 }
 
-/* POST /verify: cd_audit_verify with the key and checkpoint file that
- * `cordon log verify` would use (cmd-serve.c finds them), the outcome
- * kept for the page and recorded in the log. */
-int console_h_verify(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
+/* The verification, on a thread of its own and a read-only connection of
+ * its own: the console goes on serving while it reads the whole chain. */
+static void *verify_thread(void *arg)
 {
-	struct cd_console *c = ctx;
-	struct console_session s;
+	struct cd_console *c = arg;
+	struct cd_audit_opts ao;
 	struct cd_audit_verify_opts vo;
+	struct cd_audit_report rep;
+	struct cd_audit *a = NULL;
 	struct cd_err err = { 0, "" };
 	char line[400];
 	int r;
 
-	pthread_mutex_lock(&c->mu);
-	if (!console_check_post(c, rq, rs, &s) || !have_log(c, rs, &s))
-		goto out;
+	memset(&ao, 0, sizeof ao);
+	ao.read_only = 1;
 	memset(&vo, 0, sizeof vo);
 	vo.pubkey = c->conf.audit_pubkey;
 	vo.checkpoint_path = c->conf.checkpoint_path;
-	memset(&c->vrep, 0, sizeof c->vrep);
-	r = cd_audit_verify(c->conf.audit, &vo, &c->vrep, &err);
+	memset(&rep, 0, sizeof rep);
+	r = cd_audit_open(c->conf.audit_path, &ao, &a, &err);
+	r = r ?: cd_audit_verify(a, &vo, &rep, &err);
+	cd_audit_close(a);
+	pthread_mutex_lock(&c->mu);
+	c->vrep = rep;
 	c->verified = 1;
 	c->verified_at = (int64_t)time(NULL);
-	snprintf(c->verified_by, sizeof c->verified_by, "%s", s.person);
 	c->verify_failed = r < 0;
 	snprintf(c->verify_msg, sizeof c->verify_msg, "%s", r < 0 ? err.msg : "");
 	if (r < 0)
 		snprintf(line, sizeof line, "verify could not run: %s", err.msg);
-	else if (c->vrep.problem != CD_AUDIT_INTACT)
+	else if (rep.problem != CD_AUDIT_INTACT)
 		snprintf(line, sizeof line, "verify FAILED at seq %llu: %s",
-		         (unsigned long long)c->vrep.bad_seq,
-		         cd_audit_problem_name(c->vrep.problem));
+		         (unsigned long long)rep.bad_seq, cd_audit_problem_name(rep.problem));
 	else
 		snprintf(line, sizeof line, "verify: intact, %llu records",
-		         (unsigned long long)c->vrep.records);
-	console_record(c, "console.verify", s.person, line);
+		         (unsigned long long)rep.records);
+	console_record(c, "console.verify", c->verifying_by, line);
+	snprintf(c->verified_by, sizeof c->verified_by, "%s", c->verifying_by);
+	c->verifying = 0;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* POST /verify: cd_audit_verify with the key and checkpoint file that
+ * `cordon log verify` would use (cmd-serve.c finds them), on its own
+ * thread; the answer waits up to VERIFY_WAIT_MS for it (a small log's
+ * page shows the outcome at once, a large one's shows it running).  The
+ * outcome is kept for the page and recorded in the log. */
+#define VERIFY_WAIT_MS 1000
+
+int console_h_verify(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
+{
+	struct cd_console *c = ctx;
+	struct console_session s;
+	struct timespec ts;
+
+	pthread_mutex_lock(&c->mu);
+	if (!console_check_post(c, rq, rs, &s) || !have_log(c, rs, &s))
+		goto out;
+	if (!c->conf.audit_path) {
+		console_message(rs, 503, "Audit chain", "this console does not know its log's path",
+		                &s);
+		goto out;
+	}
+	if (!c->verifying && !c->stopping) {
+		if (c->verifier_started)
+			pthread_join(c->verifier, NULL); /* done: it cleared verifying */
+		c->verifier_started = 0;
+		snprintf(c->verifying_by, sizeof c->verifying_by, "%s", s.person);
+		c->verifying_since = (int64_t)time(NULL);
+		if (pthread_create(&c->verifier, NULL, verify_thread, c) != 0) {
+			console_message(rs, 503, "Audit chain", "cannot start the verification",
+			                &s);
+			goto out;
+		}
+		c->verifier_started = 1;
+		c->verifying = 1;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += VERIFY_WAIT_MS / 1000;
+	while (c->verifying && !c->stopping)
+		if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) != 0)
+			break;
 	cd_http_resp_header(rs, "Location", "/verify");
-	cd_http_resp_text(rs, 303, "verified\n");
+	cd_http_resp_text(rs, 303, c->verifying ? "verifying\n" : "verified\n");
 out:
 	pthread_mutex_unlock(&c->mu);
 	return 0;

@@ -383,6 +383,10 @@ static const struct cd_http_route routes[] = {
 	{ "GET", "/proposals", console_h_proposals },
 	{ "GET", "/proposal", console_h_proposal },
 	{ "POST", "/proposals/*", console_h_proposal_decide },
+	{ "GET", "/grants", console_h_grants },
+	{ "POST", "/grants/*", console_h_grant_revoke },
+	{ "GET", "/pins", console_h_pins },
+	{ "POST", "/pins", console_h_pin_approve },
 	{ "GET", "/login", h_login_page },
 	{ "POST", "/login", h_login },
 	{ "POST", "/logout", h_logout },
@@ -409,6 +413,31 @@ static int set_hosts(struct cd_console *c, uint16_t port)
 	return 0;
 }
 
+/* Parse the webhooks' URLs (as strictly as a policy's url: tools) and
+ * start the thread that sends to them. */
+static int webhooks_start(struct cd_console *c, struct cd_err *err)
+{
+	size_t i;
+	int r;
+
+	if (!c->conf.nwebhooks)
+		return 0;
+	if (c->conf.nwebhooks > CD_CONSOLE_WEBHOOKS_MAX || !c->conf.webhook_key)
+		return cd_err_set(err, -EINVAL, "at most %d webhooks, and a key to sign with",
+		                  CD_CONSOLE_WEBHOOKS_MAX);
+	if (!(c->urls = calloc(c->conf.nwebhooks, sizeof *c->urls)))
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	for (i = 0; i < c->conf.nwebhooks; i++, c->nurls++) {
+		struct cd_err e = { 0, "" };
+		if ((r = cd_tool_url_parse(c->conf.webhooks[i], &c->urls[i], &e)) < 0)
+			return cd_err_set(err, r, "--notify-webhook %zu: %s", i + 1, e.msg);
+	}
+	if (pthread_create(&c->notifier, NULL, console_notifier, c) != 0)
+		return cd_err_set(err, -EAGAIN, "cannot start the console's webhook thread");
+	c->notifier_started = 1;
+	return 0;
+}
+
 int cd_console_start(const struct cd_console_conf *conf, struct cd_console **ret,
                      struct cd_err *err)
 {
@@ -426,6 +455,7 @@ int cd_console_start(const struct cd_console_conf *conf, struct cd_console **ret
 	c->tls = conf->tls_cert != NULL;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
+	pthread_cond_init(&c->ncv, NULL);
 	memset(&hc, 0, sizeof hc);
 	hc.addr = conf->addr;
 	hc.port = conf->port;
@@ -435,6 +465,8 @@ int cd_console_start(const struct cd_console_conf *conf, struct cd_console **ret
 	hc.routes = routes;
 	hc.nroutes = sizeof routes / sizeof routes[0];
 	hc.ctx = c;
+	/* Every browser keeps an event stream open: room for a team's. */
+	hc.max_conns = CD_CONSOLE_MAX_CONNS;
 	/* The Host list is filled once the port is known; until then no
 	 * Host matches (hosts[0] is NULL), so nothing is served early. */
 	if ((r = cd_httpd_start(&hc, &c->httpd, err)) < 0)
@@ -451,6 +483,8 @@ int cd_console_start(const struct cd_console_conf *conf, struct cd_console **ret
 		cd_err_set(err, r, "the console's origin is too long");
 		goto fail;
 	}
+	if ((r = webhooks_start(c, err)) < 0)
+		goto fail;
 	if (pthread_create(&c->watcher, NULL, console_watch, c) != 0) {
 		r = cd_err_set(err, -EAGAIN, "cannot start the console's watcher thread");
 		goto fail;
@@ -473,14 +507,21 @@ void cd_console_stop(struct cd_console *c)
 	if (!c)
 		return;
 	pthread_mutex_lock(&c->mu);
-	c->stopping = 1;
+	__atomic_store_n(&c->stopping, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&c->cv);
+	pthread_cond_broadcast(&c->ncv);
 	pthread_mutex_unlock(&c->mu);
 	cd_httpd_stop(c->httpd);
 	if (c->watcher_started)
 		pthread_join(c->watcher, NULL);
+	if (c->notifier_started)
+		pthread_join(c->notifier, NULL);
+	if (c->verifier_started)
+		pthread_join(c->verifier, NULL);
+	free(c->urls);
 	sodium_memzero(c->sessions, sizeof c->sessions);
 	pthread_cond_destroy(&c->cv);
+	pthread_cond_destroy(&c->ncv);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }

@@ -42,17 +42,32 @@ struct cd_console_conf {
 	 * through this one connection, under its lock. */
 	struct cd_state *state;
 	struct cd_audit *audit;
+	/* The log's path or URI: "verify now" opens it read-only on a thread
+	 * of its own (NULL: no verify now). */
+	const char *audit_path;
 	int64_t session_ttl_s; /* 0: CD_CONSOLE_SESSION_TTL_S */
 	/* What "verify now" checks against, as `cordon log verify`: the
 	 * public key (CD_AUDIT_PK_LEN bytes) and the checkpoint file; NULL:
 	 * none. */
 	const unsigned char *audit_pubkey;
 	const char *checkpoint_path;
+	/* Webhooks (console-notify.c): URLs posted to when a call is held and
+	 * when a break-glass grant is made or used, each message signed with
+	 * webhook_key (CD_CONSOLE_WEBHOOK_KEY_LEN bytes; required with any
+	 * URL). */
+	const char *const *webhooks;
+	size_t nwebhooks;
+	const unsigned char *webhook_key;
 };
+
+#define CD_CONSOLE_WEBHOOKS_MAX    8
+#define CD_CONSOLE_WEBHOOK_KEY_LEN 32
 
 #define CD_CONSOLE_SESSION_TTL_S (8 * 3600)
 #define CD_CONSOLE_LOGIN_TTL_S   600
 #define CD_CONSOLE_MAX_SESSIONS  256
+/* Connections at once (the server's per-address cap still holds). */
+#define CD_CONSOLE_MAX_CONNS 512
 /* Failed logins allowed per address per minute, then 429. */
 #define CD_CONSOLE_LOGIN_FAILS 10
 

@@ -14,6 +14,7 @@
 #ifndef CD_MCP_PINS_H
 #define CD_MCP_PINS_H
 
+#include "audit/audit.h"
 #include "util/err.h"
 #include "mcp.h"
 #include "store/state.h"
@@ -42,5 +43,13 @@ int cd_mcp_pins_list(struct cd_state *s, const char *server, const char *tool, c
  * the operator.  0, -ENOENT (nothing to approve), -EIO. */
 int cd_mcp_pin_approve(struct cd_state *s, const char *server, const char *tool, const char *sha256,
                        const char *by, int64_t now, char ret_sha256[65], struct cd_err *err);
+
+/* cd_mcp_pin_approve, then its "mcp.pin" record (decision approved, the
+ * person as agent, SERVER/TOOL, the definition's SHA-256 as reason): as
+ * `cordon mcp pins approve` and the console record it.  A failed record
+ * after the approval is an error saying so. */
+int cd_mcp_pin_approve_recorded(struct cd_state *s, struct cd_audit *a, const char *server,
+                                const char *tool, const char *sha256, const char *by, int64_t now,
+                                char ret_sha256[65], struct cd_err *err);
 
 #endif

@@ -10,6 +10,7 @@
 #ifndef CD_TEMP_GRANT_H
 #define CD_TEMP_GRANT_H
 
+#include "audit/audit.h"
 #include "util/err.h"
 #include "policy.h"
 #include "store/state.h"
@@ -60,5 +61,22 @@ int cd_temp_in_force(struct cd_state *s, const char *id, int64_t now, struct cd_
 typedef void (*cd_temp_warn_fn)(const char *id, const char *msg, void *ctx);
 int cd_temp_apply(struct cd_state *s, struct cd_policy *p, int64_t now, cd_temp_warn_fn warn,
                   void *ctx, size_t *ret_n, struct cd_err *err);
+
+/* ---- their audit records (temp-grant-log.c) ---- */
+
+/* Append a record of kind ("grant.break-glass", "grant.revoked" ...) for
+ * g: the grant as stored, who acted (by, may be NULL) and why. */
+int cd_temp_record(struct cd_audit *audit, const char *kind, const struct cd_temp_grant *g,
+                   const char *by, const char *reason, struct cd_err *err);
+
+/* Revoke an active grant as `by`, recording "grant.revoked" in the same
+ * step; fn (may be NULL) sees the row after its record.  -ENOENT when no
+ * active grant has that id. */
+int cd_temp_revoke(struct cd_state *s, struct cd_audit *audit, const char *id, const char *by,
+                   const char *reason, int64_t now, cd_temp_fn fn, void *ctx, struct cd_err *err);
+
+/* cd_temp_sweep with a "grant.expired" record for each grant it ends. */
+int cd_temp_sweep_logged(struct cd_state *s, struct cd_audit *audit, int64_t now, size_t *ret_n,
+                         struct cd_err *err);
 
 #endif

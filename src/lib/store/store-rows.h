@@ -209,6 +209,7 @@ struct cd_audit_filter {
 	const char *agent, *task, *tool, *kind, *decision, *run_id;
 	int64_t since_ns, until_ns; /* 0: unbounded */
 	uint64_t after_seq;         /* only seq > after_seq */
+	uint64_t before_seq;        /* only seq < before_seq; 0: unbounded */
 	uint64_t last;              /* only the last N matches (still in order); 0: all */
 };
 

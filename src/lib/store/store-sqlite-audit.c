@@ -619,6 +619,8 @@ static int audit_query(struct cd_store *store, const struct cd_audit_filter *f,
 	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(eq); i++)
 		if (*(const char *const *)((const char *)f + eq[i].off))
 			r = cd_buf_printf(&sql, " AND %s = ?%d", eq[i].col, ++bind);
+	if (r == 0 && f->before_seq)
+		r = cd_buf_printf(&sql, " AND seq < ?%d", ++bind);
 	if (r == 0 && f->since_ns)
 		r = cd_buf_printf(&sql, " AND time_ns >= ?%d", ++bind);
 	if (r == 0 && f->until_ns)
@@ -651,6 +653,10 @@ static int audit_query(struct cd_store *store, const struct cd_audit_filter *f,
 		if (v)
 			sqlite3_bind_text(st, ++bind, v, -1, SQLITE_STATIC);
 	}
+	if (f->before_seq)
+		sqlite3_bind_int64(
+		        st, ++bind,
+		        (sqlite3_int64)(f->before_seq > INT64_MAX ? INT64_MAX : f->before_seq));
 	if (f->since_ns)
 		sqlite3_bind_int64(st, ++bind, f->since_ns);
 	if (f->until_ns)
@@ -716,6 +722,29 @@ static int audit_begin(struct cd_store *st, int lazy, struct cd_err *err)
 	r = begin(a, err);
 	if (r < 0)
 		restore_sync(a, NULL);
+	return r;
+}
+
+/* An index on a column holds the rowid (seq) after it: "col = ? AND seq
+ * < ? ORDER BY seq DESC" walks it backwards from the cursor. */
+static int audit_index(struct cd_store *store, struct cd_err *err)
+{
+	struct sqlite_audit *a = of(store);
+	int r;
+
+	if (a->read_only)
+		return cd_err_set(err, -EROFS, "audit log '%s' is open read-only", a->path);
+	if ((r = begin(a, err)) < 0)
+		return r;
+	r = exec(a,
+	         "CREATE INDEX IF NOT EXISTS records_agent ON records(agent);"
+	         "CREATE INDEX IF NOT EXISTS records_run ON records(run_id);"
+	         "CREATE INDEX IF NOT EXISTS records_kind ON records(kind);"
+	         "CREATE INDEX IF NOT EXISTS records_decision ON records(decision);",
+	         err);
+	r = r ?: exec(a, "COMMIT", err);
+	if (r < 0)
+		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
 	return r;
 }
 
@@ -885,6 +914,7 @@ static const struct cd_store_ops sqlite_audit_ops = {
 	.audit_hash_at = audit_hash_at,
 	.audit_sync = audit_sync,
 	.audit_presize = audit_presize,
+	.audit_index = audit_index,
 };
 
 int cd_sqlite_audit_open(const char *path, int read_only, unsigned busy_ms, struct cd_store **ret,

@@ -243,6 +243,11 @@ struct cd_store_ops {
 	 * durable commits are cheap (may do nothing). */
 	int (*audit_sync)(struct cd_store *st, struct cd_err *err);
 	int (*audit_presize)(struct cd_store *st, struct cd_err *err);
+	/* The indexes a reader's filtered pages need (agent, run_id, kind,
+	 * decision, each ordered as audit_query orders), made when absent:
+	 * then a page of `last` matches before a cursor reads about a page
+	 * of rows.  The console asks for them; the log's writers do not. */
+	int (*audit_index)(struct cd_store *st, struct cd_err *err);
 	/* Chains: a backend that keeps one hash chain per writer (PostgreSQL:
 	 * one per host name) lists their names (inside audit_read_begin) and
 	 * audit_chain scopes audit_scan, follows, seq_used and hash_at to one
