@@ -46,4 +46,14 @@ void oci_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * start, run, record.  Returns the exit status. */
 int oci_supervise(const struct oci_ctr *c, struct cd_oci_spec *spec, int report_fd);
 
+/* In the supervisor, before create returns (cmd-oci-ns.c): as root, enter
+ * the container's network, IPC and UTS namespaces (join those the spec
+ * gives by path, make the others: loopback up, the spec's hostname), so
+ * /proc/SUPERVISOR/ns/ names them (containerd's CRI plugin joins a pod's
+ * containers to its sandbox's by that path); *inherit is then those
+ * three CLONE_NEW* flags (cd_sandbox_io.inherit_ns).  Not root: nothing
+ * (the sandbox makes its own), and a namespace by path is refused.  0, or
+ * -1 with the reason logged (cli_errorf). */
+int oci_ns_enter(const struct cd_oci_spec *spec, unsigned *inherit);
+
 #endif

@@ -107,6 +107,7 @@ struct cd_plan {
 	struct cd_landlock_spec landlock;
 	struct cd_seccomp_prog seccomp; /* len 0: not used (only with allow_degraded) */
 	int allow_degraded;             /* the operator accepted running without a missing wall */
+	int no_inet;                    /* cd_plan_opts.no_inet */
 	unsigned proxy_port;            /* egress: the proxy listens on 127.0.0.1:proxy_port inside;
 			      * Landlock lets TCP connect to it alone; 0: no egress */
 	char *scratch_host;             /* --scratch DIR (canonical) or NULL for tmpfs */
@@ -193,6 +194,9 @@ struct cd_plan_opts {
 	int skip_socket_scan; /* do not cover host Unix sockets in bound dirs (git
 			       * control paths and credentials are covered anyway) */
 	int egress;           /* reach the network through cordon's proxy only */
+	int no_inet;          /* AF_INET and AF_INET6 sockets refused (seccomp): the
+			       * network namespace is one cordon did not make (a
+			       * pod's), where UDP would leave the host; not with egress */
 	int tty;              /* cordon shell: a pty of its own devpts as stdio */
 	int cwd_writable;     /* workspace-write: the cwd is writable, except
 			     * cd_protected_workspace_paths, kept read-only */
