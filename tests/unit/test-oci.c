@@ -155,6 +155,64 @@ static void test_refusals(void)
 	refused("ociVersion 2", P, NS, ",\"ociVersion\":\"2.0\"", -CD_E_PARSE, "");
 }
 
+/* A pod's container: network, IPC and UTS by path are kept (and checked
+ * when opened); no IP sockets in a network namespace not cordon's. */
+static void test_pod(void)
+{
+	static const char text[] =
+	        "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"/r\"},"
+	        "\"process\":{\"args\":[\"x\"]},\"linux\":{\"namespaces\":[{\"type\":\"pid\"},"
+	        "{\"type\":\"network\",\"path\":\"/var/run/netns/cni-1\"},{\"type\":\"ipc\","
+	        "\"path\":\"/run/pod7/ipc\"},{\"type\":\"uts\",\"path\":\"/run/pod7/uts\"},"
+	        "{\"type\":\"mount\"}]}}";
+	struct cd_oci_spec s;
+	struct cd_err err = { 0, "" };
+	struct cd_plan_opts po;
+	struct cd_limits lim;
+	struct cd_plan_bind *binds = NULL;
+	const char **tmpfs = NULL;
+
+	if (!ok(parse(text, &s, &err) == 0, "a pod's container parses (%s)", err.msg))
+		return;
+	is_str(s.ns_path[CD_OCI_NS_NET], "/var/run/netns/cni-1", "the pod's network by path");
+	is_str(s.ns_path[CD_OCI_NS_IPC], "/run/pod7/ipc", "the pod's IPC by path");
+	is_str(s.ns_path[CD_OCI_NS_UTS], "/run/pod7/uts", "the pod's UTS by path");
+	memset(&po, 0, sizeof po);
+	is_int(cd_oci_plan_opts(&s, &po, &lim, &binds, &tmpfs, &err), 0, "plan options");
+	is_int(po.no_inet, 1, "no IP sockets in the pod's network namespace");
+	free(binds);
+	free(tmpfs);
+	cd_oci_spec_free(&s);
+}
+
+static void test_pod_refusals(void)
+{
+	static const char *const P = "\"args\":[\"/bin/true\"]";
+
+	refused("user namespace by path", P,
+	        "\"namespaces\":[{\"type\":\"user\",\"path\":\"/run/pod7/user\"}]", "",
+	        -CD_E_DENIED, "never joins another's");
+	refused("mount namespace by path", P,
+	        "\"namespaces\":[{\"type\":\"mount\",\"path\":\"/run/pod7/mnt\"}]", "",
+	        -CD_E_DENIED, "never enters another's mounts");
+	refused("pid namespace by path", P,
+	        "\"namespaces\":[{\"type\":\"pid\",\"path\":\"/run/pod7/pid\"}]", "", -CD_E_DENIED,
+	        "shareProcessNamespace is not supported");
+	refused("cgroup namespace by path", P,
+	        "\"namespaces\":[{\"type\":\"cgroup\",\"path\":\"/run/pod7/cgroup\"}]", "",
+	        -CD_E_DENIED, "cordon makes that namespace itself");
+	refused("network namespace given twice", P,
+	        "\"namespaces\":[{\"type\":\"network\",\"path\":\"/a\"},{\"type\":"
+	        "\"network\",\"path\":\"/b\"}]",
+	        "", -CD_E_PARSE, "without a type given twice");
+	refused("a relative namespace path", P,
+	        "\"namespaces\":[{\"type\":\"network\",\"path\":\"netns\"}]", "", -CD_E_PARSE,
+	        "an absolute path");
+	refused("the host's network namespace by path", P,
+	        "\"namespaces\":[{\"type\":\"network\",\"path\":\"/proc/self/ns/net\"}]", "",
+	        -CD_E_DENIED, "joins the host's");
+}
+
 static void test_rootfs_plan(const char *dir)
 {
 	char root[256], path[300];
@@ -251,6 +309,8 @@ int main(void)
 	tap_start(30);
 	test_good();
 	test_refusals();
+	test_pod();
+	test_pod_refusals();
 	dir = mkdtemp(tmpl);
 	if (dir) {
 		static const char *const made[] = { "rootfs/bin", "rootfs/proc", "rootfs/lib",
