@@ -59,8 +59,8 @@ static int same_file(int fd, const char *path)
 }
 
 /* Open the namespace file at `path` for setns, checked.  The fd, or -1
- * with the reason logged. */
-static int open_ns(size_t k, const char *path)
+ * with err saying why. */
+static int open_ns(size_t k, const char *path, struct cd_err *err)
 {
 	char own[64], init[64], via[64];
 	struct statfs sf;
@@ -68,12 +68,13 @@ static int open_ns(size_t k, const char *path)
 
 	pfd = open(path, O_PATH | O_CLOEXEC);
 	if (pfd < 0) {
-		cli_errorf("linux.namespaces %s: cannot open %s: %s", ns_kind[k].type, path,
-		           cd_strerror(-errno));
+		cd_err_set(err, -CD_E_DENIED, "linux.namespaces %s: cannot open %s: %s",
+		           ns_kind[k].type, path, cd_strerror(-errno));
 		return -1;
 	}
 	if (fstatfs(pfd, &sf) < 0 || sf.f_type != NSFS_MAGIC) {
-		cli_errorf("linux.namespaces %s: %s is not a namespace", ns_kind[k].type, path);
+		cd_err_set(err, -CD_E_DENIED, "linux.namespaces %s: %s is not a namespace",
+		           ns_kind[k].type, path);
 		close(pfd);
 		return -1;
 	}
@@ -81,8 +82,8 @@ static int open_ns(size_t k, const char *path)
 	fd = open(via, O_RDONLY | O_CLOEXEC);
 	close(pfd);
 	if (fd < 0 || ioctl(fd, NS_GET_NSTYPE) != ns_kind[k].flag) {
-		cli_errorf("linux.namespaces %s: %s is not a %s namespace", ns_kind[k].type, path,
-		           ns_kind[k].type);
+		cd_err_set(err, -CD_E_DENIED, "linux.namespaces %s: %s is not a %s namespace",
+		           ns_kind[k].type, path, ns_kind[k].type);
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -90,7 +91,8 @@ static int open_ns(size_t k, const char *path)
 	snprintf(own, sizeof own, "/proc/self/ns/%s", ns_kind[k].proc);
 	snprintf(init, sizeof init, "/proc/1/ns/%s", ns_kind[k].proc);
 	if (same_file(fd, own) || same_file(fd, init)) {
-		cli_errorf("cordon refuses host namespaces: linux.namespaces %s joins the host's "
+		cd_err_set(err, -CD_E_DENIED,
+		           "cordon refuses host namespaces: linux.namespaces %s joins the host's "
 		           "(%s)",
 		           ns_kind[k].type, path);
 		close(fd);
@@ -117,7 +119,7 @@ static int loopback_up(void)
 	return r;
 }
 
-int oci_ns_enter(const struct cd_oci_spec *spec, unsigned *inherit)
+int oci_ns_enter(const struct cd_oci_spec *spec, unsigned *inherit, struct cd_err *err)
 {
 	int fd[CD_OCI_NS_N] = { -1, -1, -1 }, fresh = 0, rc = -1, r;
 	const char *host = spec->hostname && *spec->hostname ? spec->hostname : "cordon";
@@ -127,7 +129,8 @@ int oci_ns_enter(const struct cd_oci_spec *spec, unsigned *inherit)
 	if (geteuid() != 0) {
 		for (k = 0; k < CD_OCI_NS_N; k++) {
 			if (spec->ns_path[k]) {
-				cli_errorf("linux.namespaces %s joins %s: joining a pod's "
+				cd_err_set(err, -CD_E_DENIED,
+				           "linux.namespaces %s joins %s: joining a pod's "
 				           "namespaces needs cordon-oci to run as root (as under "
 				           "containerd)",
 				           ns_kind[k].type, spec->ns_path[k]);
@@ -139,26 +142,29 @@ int oci_ns_enter(const struct cd_oci_spec *spec, unsigned *inherit)
 	for (k = 0; k < CD_OCI_NS_N; k++) {
 		if (!spec->ns_path[k])
 			fresh |= ns_kind[k].flag;
-		else if ((fd[k] = open_ns(k, spec->ns_path[k])) < 0)
+		else if ((fd[k] = open_ns(k, spec->ns_path[k], err)) < 0)
 			goto out;
 	}
 	if (fresh && unshare(fresh) < 0) {
-		cli_errorf("cannot make the container's namespaces: %s", cd_strerror(-errno));
+		cd_err_set(err, -CD_E_DENIED, "cannot make the container's namespaces: %s",
+		           cd_strerror(-errno));
 		goto out;
 	}
 	for (k = 0; k < CD_OCI_NS_N; k++) {
 		if (fd[k] >= 0 && setns(fd[k], ns_kind[k].flag) < 0) {
-			cli_errorf("linux.namespaces %s: cannot join %s: %s", ns_kind[k].type,
-			           spec->ns_path[k], cd_strerror(-errno));
+			cd_err_set(err, -CD_E_DENIED, "linux.namespaces %s: cannot join %s: %s",
+			           ns_kind[k].type, spec->ns_path[k], cd_strerror(-errno));
 			goto out;
 		}
 	}
 	if ((fresh & CLONE_NEWUTS) && sethostname(host, strlen(host)) < 0) {
-		cli_errorf("cannot set the container's hostname: %s", cd_strerror(-errno));
+		cd_err_set(err, -CD_E_DENIED, "cannot set the container's hostname: %s",
+		           cd_strerror(-errno));
 		goto out;
 	}
 	if ((fresh & CLONE_NEWNET) && (r = loopback_up()) < 0) {
-		cli_errorf("cannot bring up the container's loopback: %s", cd_strerror(r));
+		cd_err_set(err, -CD_E_DENIED, "cannot bring up the container's loopback: %s",
+		           cd_strerror(r));
 		goto out;
 	}
 	*inherit = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;

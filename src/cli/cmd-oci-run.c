@@ -68,8 +68,7 @@ struct sup {
 	unsigned inherit_ns; /* oci_ns_enter */
 };
 
-/* /etc/cordon/oci.env: CORDON_* defaults the environment does not set. */
-static void env_defaults(void)
+void oci_env_defaults(void)
 {
 	char line[CD_PATH_MAX + 64], *eq, *nl;
 	FILE *f = fopen(OCI_ENV_FILE, "re");
@@ -352,14 +351,21 @@ static int prepare(struct sup *s, int report_fd, int *saved_err)
 	*saved_err = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (*saved_err < 0 || dup2(report_fd, STDERR_FILENO) < 0)
 		return -1;
-	env_defaults();
+	oci_env_defaults();
 	if (cd_run_id_new(s->run_id) < 0) {
 		cli_errorf("cannot make a run id: no randomness");
 		return -1;
 	}
-	if (cli_audit_open(NULL, &s->audit) < 0 || load_policy(s) < 0 || decide(s) < 0 ||
-	    build(s) < 0 || oci_ns_enter(s->spec, &s->inherit_ns) < 0)
+	if (cli_audit_open(NULL, &s->audit) < 0 || load_policy(s) < 0 || decide(s) < 0)
 		return -1;
+	/* Allowed, but what the plan or the namespaces refuse is on record
+	 * too (build() logged it). */
+	if (build(s) < 0 || oci_ns_enter(s->spec, &s->inherit_ns, &s->err) < 0) {
+		if (s->plan)
+			cli_errorf("%s", s->err.msg);
+		oci_record_refusal(s->c, s->audit, s->err.msg);
+		return -1;
+	}
 	if (signals_block(s) < 0) {
 		cli_errorf("cannot set up signal forwarding: %s", cd_strerror(-errno));
 		return -1;
