@@ -17,6 +17,9 @@ OCI=$CORDON_BUILD/cordon-oci
 H=$CORDON_BUILD/tests/helpers
 SHIM=$CORDON_SRC/tests/helpers/oci-shim.py
 SPEC=$CORDON_SRC/tests/fuzz/corpus/oci-config/containerd-default.json
+# The image's root is outside the bundles (one for all, as CRI-O's store
+# is): cordon-oci takes such roots only from the stores CORDON_OCI_ROOTS names.
+export CORDON_OCI_ROOTS=$T
 
 if [ "$(id -u)" -ne 0 ]; then
 	skip "2004: joining a pod's namespaces needs root (containerd's); uid $(id -u) ran"
