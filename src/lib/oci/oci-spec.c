@@ -5,7 +5,7 @@
  * than it gives every sandbox.  Fields cordon does not apply are named in
  * oci-spec.h; unknown fields are allowed (the spec allows extensions).
  */
-#include "oci-spec.h"
+#include "oci-int.h"
 
 #include "util/bounds.h"
 #include "util/path.h"
@@ -546,7 +546,8 @@ static int parse_linux(json_t *l, struct cd_oci_spec *s, struct cd_err *err)
 	if ((r = parse_namespaces(json_object_get(l, "namespaces"), s, err)) < 0 ||
 	    (r = parse_devices(json_object_get(l, "devices"), err)) < 0 ||
 	    (r = parse_resources(json_object_get(l, "resources"), s, err)) < 0 ||
-	    (r = opt_str(l, "cgroupsPath", "linux.cgroupsPath", &s->cgroups_path, err)) < 0)
+	    (r = opt_str(l, "cgroupsPath", "linux.cgroupsPath", &s->cgroups_path, err)) < 0 ||
+	    (r = cd_oci_parse_seccomp(json_object_get(l, "seccomp"), &s->seccomp, err)) < 0)
 		return r;
 	if (json_object_get(l, "uidMappings") || json_object_get(l, "gidMappings"))
 		return cd_err_set(err, -CD_E_DENIED,
@@ -686,5 +687,6 @@ void cd_oci_spec_free(struct cd_oci_spec *s)
 	free(s->annotations);
 	for (i = 0; i < CD_OCI_NS_N; i++)
 		free(s->ns_path[i]);
+	cd_oci_seccomp_free(s->seccomp);
 	memset(s, 0, sizeof *s);
 }

@@ -9,7 +9,8 @@
  * path, a missing namespace, devices beyond
  * the default ones, a terminal) refuses the container with a one-line
  * reason.  Nothing the spec says widens cordon's walls: the capabilities
- * it asks for are dropped, its seccomp profile, AppArmor and SELinux
+ * it asks for are dropped, its seccomp profile is a second filter under
+ * cordon's (the stricter of the two applies), AppArmor and SELinux
  * labels are not applied (cordon's own allowlist and Landlock are), its
  * masked and read-only paths add to cordon's, never replace them.
  */
@@ -67,6 +68,9 @@ struct cd_oci_spec {
 	 * it is opened (cmd-oci-ns.c).  pid, user, mount, cgroup and time by
 	 * path are refused. */
 	char *ns_path[CD_OCI_NS_N];
+	/* linux.seccomp, NULL when absent: stacked on cordon's filter, so it
+	 * only narrows (a listener is refused). */
+	struct cd_seccomp_profile *seccomp;
 };
 
 /* Parse and check config.json (`len` bytes) of the bundle at `bundle`

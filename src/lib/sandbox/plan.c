@@ -127,6 +127,7 @@ void cd_plan_free(struct cd_plan *p)
 	free(p->ll_paths);
 	cd_seccomp_prog_release(&p->seccomp);
 	cd_seccomp_prog_release(&p->seccomp_nocg);
+	cd_seccomp_prog_release(&p->seccomp_spec);
 	free(p->cwd);
 	free(p->hostname);
 	free(p->rootfs);
@@ -720,10 +721,15 @@ static int build_landlock(struct cd_plan *p, struct cd_err *err)
 	return 0;
 }
 
-static int build_seccomp(struct cd_plan *p, struct cd_err *err)
+static int build_seccomp(struct cd_plan *p, const struct cd_seccomp_profile *spec,
+                         struct cd_err *err)
 {
 	struct cd_seccomp_opts so;
 	int r;
+
+	if (spec && (r = cd_seccomp_build_profile(spec, &p->seccomp_spec, &p->seccomp_spec_skipped,
+	                                          err)) < 0)
+		return r;
 
 	memset(&so, 0, sizeof so);
 	/* AF_INET stays for loopback inside the empty net namespace (and the
@@ -953,7 +959,7 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 
 	if ((r = build_env(p, o, err)) < 0 || (r = build_path_dirs(p, err)) < 0)
 		goto fail;
-	if ((r = build_landlock(p, err)) < 0 || (r = build_seccomp(p, err)) < 0)
+	if ((r = build_landlock(p, err)) < 0 || (r = build_seccomp(p, o->seccomp_profile, err)) < 0)
 		goto fail;
 	*ret = p;
 	return 0;

@@ -108,11 +108,15 @@ struct cd_plan {
 	struct cd_seccomp_prog seccomp; /* len 0: not used (only with allow_degraded) */
 	int allow_degraded;             /* the operator accepted running without a missing wall */
 	int no_inet;                    /* cd_plan_opts.no_inet */
-	unsigned proxy_port;            /* egress: the proxy listens on 127.0.0.1:proxy_port inside;
+	/* The container's own seccomp profile, stacked after cordon's filter
+	 * (len 0: none); rules skipped for naming calls unknown here. */
+	struct cd_seccomp_prog seccomp_spec;
+	unsigned seccomp_spec_skipped;
+	unsigned proxy_port; /* egress: the proxy listens on 127.0.0.1:proxy_port inside;
 			      * Landlock lets TCP connect to it alone; 0: no egress */
-	char *scratch_host;             /* --scratch DIR (canonical) or NULL for tmpfs */
-	char *profile;                  /* name, for the result */
-	int tty; /* the command's stdio is a fresh pty of the sandbox's own devpts
+	char *scratch_host;  /* --scratch DIR (canonical) or NULL for tmpfs */
+	char *profile;       /* name, for the result */
+	int tty;             /* the command's stdio is a fresh pty of the sandbox's own devpts
 		  * (cordon shell); the controller goes to the supervisor */
 	/* seccomp, also refusing memfds and System V IPC: for a memory limit
 	 * that no cgroup enforces (quotas.h) */
@@ -197,8 +201,11 @@ struct cd_plan_opts {
 	int no_inet;          /* AF_INET and AF_INET6 sockets refused (seccomp): the
 			       * network namespace is one cordon did not make (a
 			       * pod's), where UDP would leave the host; not with egress */
-	int tty;              /* cordon shell: a pty of its own devpts as stdio */
-	int cwd_writable;     /* workspace-write: the cwd is writable, except
+	/* A container's own seccomp profile (the OCI spec's): a second filter
+	 * stacked on cordon's, so it only narrows.  NULL: none. */
+	const struct cd_seccomp_profile *seccomp_profile;
+	int tty;          /* cordon shell: a pty of its own devpts as stdio */
+	int cwd_writable; /* workspace-write: the cwd is writable, except
 			     * cd_protected_workspace_paths, kept read-only */
 	/* cordon's own files (audit log, state database, keys): never
 	 * visible inside.  Their directory is masked where a read-only bind

@@ -630,6 +630,11 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 		}
 		walls |= CD_WALL_SECCOMP;
 	}
+	/* The container's own profile on top: the stricter action of the
+	 * two filters applies to each call. */
+	if (ctx->plan->seccomp_spec.len > 0 &&
+	    (r = cd_seccomp_install(&ctx->plan->seccomp_spec, NULL)) < 0)
+		cd_child_fail("install the container's seccomp profile", NULL, -r);
 	close(g_listener_fd);
 	blank_cmdline();
 	run_init(walls);
