@@ -213,6 +213,63 @@ static void test_pod_refusals(void)
 	        -CD_E_DENIED, "joins the host's");
 }
 
+/* linux.seccomp: read into a profile the sandbox stacks on cordon's. */
+static void test_seccomp(void)
+{
+	static const char text[] =
+	        "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"/r\"},"
+	        "\"process\":{\"args\":[\"x\"]},\"linux\":{" NS ",\"seccomp\":{"
+	        "\"defaultAction\":\"SCMP_ACT_ERRNO\",\"defaultErrnoRet\":38,"
+	        "\"architectures\":[\"SCMP_ARCH_X86_64\"],\"syscalls\":[{\"names\":[\"read\","
+	        "\"write\"],\"action\":\"SCMP_ACT_ALLOW\"},{\"names\":[\"personality\"],"
+	        "\"action\":\"SCMP_ACT_ALLOW\",\"args\":[{\"index\":0,\"value\":8,\"op\":"
+	        "\"SCMP_CMP_EQ\"}]},{\"names\":[\"ptrace\"],\"action\":\"SCMP_ACT_TRACE\"}]}}}";
+	static const char *const P = "\"args\":[\"/bin/true\"]";
+	struct cd_oci_spec s;
+	struct cd_err err = { 0, "" };
+	struct cd_plan_opts po;
+	struct cd_limits lim;
+	struct cd_plan_bind *binds = NULL;
+	const char **tmpfs = NULL;
+
+	if (!ok(parse(text, &s, &err) == 0, "a spec with a seccomp profile parses (%s)", err.msg))
+		return;
+	ok(s.seccomp && s.seccomp->def == CD_SCP_ERRNO && s.seccomp->def_errno == 38,
+	   "default action errno 38");
+	is_int(s.seccomp ? (int)s.seccomp->nrules : -1, 4, "one rule per name");
+	ok(s.seccomp && s.seccomp->rules[2].nargs == 1 &&
+	           s.seccomp->rules[2].args[0].op == CD_SCP_EQ &&
+	           s.seccomp->rules[2].args[0].value == 8,
+	   "personality's argument condition");
+	ok(s.seccomp && s.seccomp->rules[3].act == CD_SCP_ERRNO &&
+	           s.seccomp->rules[3].errno_ret == ENOSYS,
+	   "SCMP_ACT_TRACE without a tracer: errno ENOSYS");
+	memset(&po, 0, sizeof po);
+	is_int(cd_oci_plan_opts(&s, &po, &lim, &binds, &tmpfs, &err), 0, "plan options");
+	ok(po.seccomp_profile == s.seccomp, "the profile goes to the plan");
+	free(binds);
+	free(tmpfs);
+	cd_oci_spec_free(&s);
+	refused("SCMP_ACT_NOTIFY", P, NS ",\"seccomp\":{\"defaultAction\":\"SCMP_ACT_NOTIFY\"}", "",
+	        -CD_E_DENIED, "SCMP_ACT_NOTIFY hands");
+	refused("a listenerPath", P,
+	        NS ",\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":\"/s\"}",
+	        "", -CD_E_DENIED, "listenerPath");
+	refused("an unknown action", P, NS ",\"seccomp\":{\"defaultAction\":\"SCMP_ACT_WIDEN\"}",
+	        "", -CD_E_PARSE, "unknown action 'SCMP_ACT_WIDEN'");
+	refused("an unknown operator", P,
+	        NS ",\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":["
+	           "\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":0,\"value\":1,"
+	           "\"op\":\"SCMP_CMP_ANY\"}]}]}",
+	        "", -CD_E_PARSE, "an SCMP_CMP_ name");
+	refused("an argument index 6", P,
+	        NS ",\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":["
+	           "\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":6,\"value\":1,"
+	           "\"op\":\"SCMP_CMP_EQ\"}]}]}",
+	        "", -CD_E_PARSE, "index 0-5");
+	refused("no default action", P, NS ",\"seccomp\":{}", "", -CD_E_PARSE, "an action name");
+}
+
 static void test_rootfs_plan(const char *dir)
 {
 	char root[256], path[300];
@@ -311,6 +368,7 @@ int main(void)
 	test_refusals();
 	test_pod();
 	test_pod_refusals();
+	test_seccomp();
 	dir = mkdtemp(tmpl);
 	if (dir) {
 		static const char *const made[] = { "rootfs/bin", "rootfs/proc", "rootfs/lib",
