@@ -72,9 +72,14 @@ is "$(grep -E '^(state|shm-create)' "$T/pause.out")" "state=created
 shm-create=ok" "pause: created, then its System V segment made"
 want=$(for n in net ipc uts; do readlink "/proc/$SUP/ns/$n"; done)
 is "$(grep -E '^(net|ipc|uts):' "$T/pause.out")" "$want" "pause: the pid-file process (cordon's supervisor) is in its container's network, IPC and UTS namespaces, where CRI looks for the pod's"
-ok "pause: those are not the host's" sh -c "[ \"\$(readlink /proc/$SUP/ns/net)\" != \"\$(readlink /proc/1/ns/net)\" ] && [ \"\$(readlink /proc/$SUP/ns/uts)\" != \"\$(readlink /proc/1/ns/uts)\" ]"
-# CNI would put an interface into the pod's network namespace.
-ok "the pod's network gets an interface, as CNI gives one" nsenter --net="/proc/$SUP/ns/net" ip link add d2004 type veth peer name d2004b
+ok "pause: those are not the host's" sh -c "[ \"\$(readlink /proc/$SUP/ns/net)\" != \"\$(readlink /proc/$$/ns/net)\" ] && [ \"\$(readlink /proc/$SUP/ns/uts)\" != \"\$(readlink /proc/$$/ns/uts)\" ]"
+# CNI would put an interface into the pod's network namespace (never into
+# the host's: only when the supervisor is not in it).
+if [ "$(readlink "/proc/$SUP/ns/net")" != "$(readlink /proc/$$/ns/net)" ]; then
+	ok "the pod's network gets an interface, as CNI gives one" nsenter --net="/proc/$SUP/ns/net" ip link add d2004 type veth peer name d2004b
+else
+	nok "the pod's network gets an interface, as CNI gives one (the supervisor is in the host's)" true
+fi
 
 # A container of the pod: joins the pause's three namespaces by path.
 bundle "$T/app" "c['hostname'] = 'ignored'; c['process']['args'] = ['/bin/sh', '-c', 'hostname; $NSLINKS; esc-probe shm-create 0x2004; grep -o d2004: /proc/net/dev; esc-probe udp 127.0.0.1 9; esc-probe tcp 127.0.0.1 9; esc-probe ids | grep euid']$(join "net ipc uts" "$SUP")"

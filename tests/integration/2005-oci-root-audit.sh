@@ -6,7 +6,8 @@
 # image store named in CORDON_OCI_ROOTS.  Every container refused at
 # create, by its spec or by the supervisor, leaves a "decision" record
 # (deny, the reason, the container's id), not only a line in --log.
-# As root and as nobody.
+# As root and as nobody.  And the spec's seccomp profile, stacked on
+# cordon's filter, narrows it.
 : "${CORDON_TEST_TIMEOUT:=180}"
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
@@ -32,7 +33,7 @@ json.dump(c, open('$1/config.json', 'w'))"
 image() {
 	mkdir -p "$1/bin" "$1/etc" "$1/proc" "$1/dev" "$1/tmp"
 	cp /bin/busybox "$1/bin/busybox"
-	for c in sh echo cat head; do ln -sf busybox "$1/bin/$c"; done
+	for c in sh echo cat head mkdir; do ln -sf busybox "$1/bin/$c"; done
 	chmod -R a+rX "$1"
 }
 # records ID...: "ID decision reason" of each deny decision naming ID.
@@ -90,6 +91,26 @@ p3 container cordon refuses host namespaces: linux.namespaces has no network nam
 r1 container root.path / (/) is outside the bundle and the image stores cordon-oci takes roots from (CORDON_OCI_ROOTS: /run/containerd:/var/lib/containerd:/run/containers/storage:/var/lib/containers/storage): cordon refuses a host tree as a container's root" "$who: each container refused at create is a deny decision in the audit log, naming the reason"
 }
 for_each_user root_user
+
+# The spec's seccomp profile narrows cordon's filter: mkdir gets its
+# errno (ENOSYS, 38), the rest runs; control: the same without it.
+sc="c['linux']['seccomp'] = {'defaultAction': 'SCMP_ACT_ALLOW', 'syscalls': [{'names': ['mkdir', 'mkdirat', 'ptrace'], 'action': 'SCMP_ACT_ERRNO', 'errnoRet': 38}]}"
+image "$T/sc/rootfs"
+bundle "$T/sc" rootfs "c['process']['args'] = ['/bin/sh', '-c', 'mkdir /tmp/d 2>&1 && echo made; echo after']; $sc"
+out=$(/usr/bin/python3 "$SHIM" "$OCI" "$T/root-sc" "$T/sc" sc1 2>&1)
+is "$(echo "$out" | sed 's/^mkdir: .*: /mkdir: /')" "state=created
+mkdir: Function not implemented
+after
+exit=0
+after=stopped" "the spec's seccomp profile refuses mkdir (errno 38) inside cordon's walls"
+image "$T/sc0/rootfs"
+bundle "$T/sc0" rootfs "c['process']['args'] = ['/bin/sh', '-c', 'mkdir /tmp/d && echo made; echo after']"
+out=$(/usr/bin/python3 "$SHIM" "$OCI" "$T/root-sc" "$T/sc0" sc0 2>&1)
+is "$out" "state=created
+made
+after
+exit=0
+after=stopped" "control: without the profile mkdir works"
 
 # Refused by the supervisor (after the spec parsed): on record too.
 image "$T/s1/rootfs"
