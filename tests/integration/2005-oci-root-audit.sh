@@ -112,6 +112,25 @@ after
 exit=0
 after=stopped" "control: without the profile mkdir works"
 
+# kill -9 of a container's supervisor: the intent stays without a result,
+# and verify names the container (its bundle) beside the run id.
+image "$T/k9/rootfs"
+bundle "$T/k9" rootfs "c['process']['args'] = ['/bin/sh', '-c', 'echo up; exec sleep 1000']"
+/usr/bin/python3 "$SHIM" "$OCI" "$T/root-k9" "$T/k9" k9 >"$T/k9.out" 2>&1 &
+k9_shim=$!
+i=0
+while ! grep -q '^up$' "$T/k9.out" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+kill -9 "$(cat "$T/k9/init.pid")"
+wait $k9_shim
+is "$(grep -E '^(exit|signal)=' "$T/k9.out")" "signal=9" "kill -9 of the supervisor: the shim reaps it (signal 9)"
+"$CORDON" log verify >"$T/verify.out" 2>&1
+ok "verify names the container whose run has no result (tool container, its bundle)" grep -Eq "^interrupted: run [0-9a-f]+ \(intent at seq [0-9]+\) has no result: tool container, target $T/k9\$" "$T/verify.out"
+"$CORDON" log verify --json >"$T/verify.json" 2>&1
+ok "verify --json too" python3 -c "
+import json, sys
+r = json.load(open('$T/verify.json'))
+sys.exit(0 if any(x['tool'] == 'container' and x['target'] == '$T/k9' for x in r['interrupted_runs']) else 1)"
+
 # Refused by the supervisor (after the spec parsed): on record too.
 image "$T/s1/rootfs"
 bundle "$T/s1" rootfs "c['linux']['namespaces'][1]['path'] = '/etc/passwd'"
