@@ -380,8 +380,49 @@ static int do_export(struct args *a)
 
 /* ---- verify ------------------------------------------------------- */
 
+/* What an interrupted run was: its intent's tool and target (a command
+ * run's working directory; a container's bundle, which names it). */
+struct intent_what {
+	char tool[128], target[1024];
+};
+
+static void str_copy(char *out, size_t cap, const struct cd_audit_str *s)
+{
+	size_t n = s->p ? (s->len < cap - 1 ? s->len : cap - 1) : 0;
+
+	if (n)
+		memcpy(out, s->p, n);
+	out[n] = '\0';
+}
+
+static int intent_seen(const struct cd_audit_entry *e, void *ctx)
+{
+	struct intent_what *w = ctx;
+
+	str_copy(w->tool, sizeof w->tool, &e->str[CD_AF_TOOL]);
+	str_copy(w->target, sizeof w->target, &e->str[CD_AF_TARGET]);
+	return 0;
+}
+
+static void intents_of(struct cd_audit *log, const struct cd_audit_report *rep,
+                       struct intent_what *w)
+{
+	struct cd_audit_filter f;
+	struct cd_err err = { 0, "" };
+	uint64_t i;
+
+	for (i = 0; i < rep->interrupted && i < CD_AUDIT_REPORT_INTERRUPTED; i++) {
+		memset(&f, 0, sizeof f);
+		f.kind = "run.intent";
+		f.run_id = rep->interrupted_runs[i].run_id;
+		w[i].tool[0] = w[i].target[0] = '\0';
+		cd_audit_query(log, &f, intent_seen, &w[i], &err);
+	}
+}
+
 /* `verify --json`: one object for a program (a SIEM, a cron check). */
-static int verify_json(const struct cd_audit_verify_opts *vo, const struct cd_audit_report *rep)
+static int verify_json(const struct cd_audit_verify_opts *vo, const struct cd_audit_report *rep,
+                       const struct intent_what *w)
 {
 	json_t *o, *runs = json_array();
 	char *txt;
@@ -389,9 +430,10 @@ static int verify_json(const struct cd_audit_verify_opts *vo, const struct cd_au
 	int intact = rep->problem == CD_AUDIT_INTACT;
 
 	for (i = 0; runs && i < rep->interrupted && i < CD_AUDIT_REPORT_INTERRUPTED; i++)
-		json_array_append_new(runs, json_pack("{s:s,s:I}", "run_id",
+		json_array_append_new(runs, json_pack("{s:s,s:I,s:s,s:s}", "run_id",
 		                                      rep->interrupted_runs[i].run_id, "seq",
-		                                      (json_int_t)rep->interrupted_runs[i].seq));
+		                                      (json_int_t)rep->interrupted_runs[i].seq,
+		                                      "tool", w[i].tool, "target", w[i].target));
 	o = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:b,s:b,s:b}", "intact", intact,
 	              "records", (json_int_t)rep->records, "last_seq", (json_int_t)rep->last_seq,
 	              "checkpoints", (json_int_t)rep->checkpoints, "file_checkpoints",
@@ -429,6 +471,7 @@ static int do_verify(struct args *a)
 	char db[4096], pkpath[4096], cppath[4096];
 	struct cd_audit_verify_opts vo;
 	struct cd_audit_report rep;
+	static struct intent_what what[CD_AUDIT_REPORT_INTERRUPTED];
 	struct cd_audit *log = NULL;
 	struct cd_err err;
 	uint64_t i;
@@ -461,23 +504,33 @@ static int do_verify(struct args *a)
 	if (open_ro(a, &log) < 0)
 		return CD_EXIT_FAIL;
 	r = cd_audit_verify(log, &vo, &rep, &err);
+	if (r == 0)
+		intents_of(log, &rep, what);
 	cd_audit_close(log);
 	if (r < 0) {
 		cli_errorf("verify: %s", err.msg);
 		return CD_EXIT_FAIL;
 	}
 	if (a->json)
-		return verify_json(&vo, &rep);
+		return verify_json(&vo, &rep, what);
 	if (rep.torn_file_line)
 		printf("torn: the checkpoint file ends in an incomplete line (a crash while "
 		       "writing it), ignored\n");
 	for (i = 0; i < rep.interrupted && i < CD_AUDIT_REPORT_INTERRUPTED; i++) {
 		struct cd_buf b;
 		cd_buf_init(&b, 512);
+		/* Which run: its tool and target (a container's bundle names it),
+		 * escaped (a record's text is anyone's). */
 		if (cd_buf_escape(&b, rep.interrupted_runs[i].run_id,
-		                  strlen(rep.interrupted_runs[i].run_id)) == 0)
-			printf("interrupted: run %s (intent at seq %llu) has no result\n", b.data,
-			       (unsigned long long)rep.interrupted_runs[i].seq);
+		                  strlen(rep.interrupted_runs[i].run_id)) == 0 &&
+		    cd_buf_puts(&b, " (intent at seq ") == 0 &&
+		    cd_buf_printf(&b, "%llu", (unsigned long long)rep.interrupted_runs[i].seq) ==
+		            0 &&
+		    cd_buf_puts(&b, ") has no result: tool ") == 0 &&
+		    cd_buf_escape(&b, what[i].tool, strlen(what[i].tool)) == 0 &&
+		    cd_buf_puts(&b, ", target ") == 0 &&
+		    cd_buf_escape(&b, what[i].target, strlen(what[i].target)) == 0)
+			printf("interrupted: run %s\n", b.data);
 		cd_buf_release(&b);
 	}
 	if (rep.interrupted > CD_AUDIT_REPORT_INTERRUPTED)

@@ -65,10 +65,10 @@ struct sup {
 	char run_id[CD_RUN_ID_LEN + 1];
 	struct cd_err err;
 	int sfd, intent_done;
+	unsigned inherit_ns; /* oci_ns_enter */
 };
 
-/* /etc/cordon/oci.env: CORDON_* defaults the environment does not set. */
-static void env_defaults(void)
+void oci_env_defaults(void)
 {
 	char line[CD_PATH_MAX + 64], *eq, *nl;
 	FILE *f = fopen(OCI_ENV_FILE, "re");
@@ -294,14 +294,20 @@ static int record_intent(void *ctx, char *msg, size_t msglen)
 
 static json_t *oci_details(const struct sup *s)
 {
-	json_t *ann = json_loads(s->spec->annotations, 0, NULL);
+	static const char *const ns_name[CD_OCI_NS_N] = { "network", "ipc", "uts" };
+	json_t *ann = json_loads(s->spec->annotations, 0, NULL), *ns = json_object();
+	size_t k;
 
-	return json_pack("{s:{s:s,s:s,s:s,s:o,s:i,s:i,s:i,s:s?,s:s?}}", "oci", "id", s->c->id,
+	/* Each namespace: the path joined (a pod's), "own" (made for it). */
+	for (k = 0; ns && k < CD_OCI_NS_N; k++)
+		json_object_set_new(ns, ns_name[k],
+		                    json_string(s->spec->ns_path[k] ? s->spec->ns_path[k] : "own"));
+	return json_pack("{s:{s:s,s:s,s:s,s:o,s:i,s:i,s:i,s:s?,s:s?,s:o?}}", "oci", "id", s->c->id,
 	                 "bundle", s->c->bundle, "rootfs", s->spec->root, "annotations",
 	                 ann ? ann : json_object(), "capabilities_dropped",
 	                 (int)s->spec->ncaps_dropped, "spec_uid", (int)s->spec->uid, "spec_gid",
 	                 (int)s->spec->gid, "cgroups_path", s->spec->cgroups_path, "hostname",
-	                 s->spec->hostname);
+	                 s->spec->hostname, "namespaces", ns);
 }
 
 static int run(struct sup *s)
@@ -320,6 +326,7 @@ static int run(struct sup *s)
 	io.winsize_fd = -1;
 	io.before_exec = record_intent;
 	io.before_exec_ctx = s;
+	io.inherit_ns = s->inherit_ns;
 	cd_sandbox_run(s->plan, s->run_id, &io, &res, &s->err);
 	if (!s->intent_done) {
 		cli_errorf("%s", res.error[0] ? res.error : "the run could not be recorded");
@@ -344,14 +351,21 @@ static int prepare(struct sup *s, int report_fd, int *saved_err)
 	*saved_err = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (*saved_err < 0 || dup2(report_fd, STDERR_FILENO) < 0)
 		return -1;
-	env_defaults();
+	oci_env_defaults();
 	if (cd_run_id_new(s->run_id) < 0) {
 		cli_errorf("cannot make a run id: no randomness");
 		return -1;
 	}
-	if (cli_audit_open(NULL, &s->audit) < 0 || load_policy(s) < 0 || decide(s) < 0 ||
-	    build(s) < 0)
+	if (cli_audit_open(NULL, &s->audit) < 0 || load_policy(s) < 0 || decide(s) < 0)
 		return -1;
+	/* Allowed, but what the plan or the namespaces refuse is on record
+	 * too (build() logged it). */
+	if (build(s) < 0 || oci_ns_enter(s->spec, &s->inherit_ns, &s->err) < 0) {
+		if (s->plan)
+			cli_errorf("%s", s->err.msg);
+		oci_record_refusal(s->c, s->audit, s->err.msg);
+		return -1;
+	}
 	if (signals_block(s) < 0) {
 		cli_errorf("cannot set up signal forwarding: %s", cd_strerror(-errno));
 		return -1;

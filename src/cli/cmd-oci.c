@@ -388,10 +388,14 @@ static int oci_create(int argc, char **argv)
 	c.bundle = bundle_abs;
 	if (read_config(bundle_abs, &text, &len) < 0)
 		return 1;
+	oci_env_defaults();
 	r = cd_oci_spec_parse(text, len, bundle_abs, &spec, &err);
 	free(text);
+	if (r == 0 && (r = oci_check_root(&spec, bundle_abs, &err)) < 0)
+		cd_oci_spec_free(&spec);
 	if (r < 0) {
 		oci_errorf("%s", err.msg);
+		oci_record_refusal(&c, NULL, err.msg);
 		return 1;
 	}
 	(void)console; /* a terminal is refused by the spec check */

@@ -15,6 +15,7 @@
 #ifndef CD_CMD_OCI_H
 #define CD_CMD_OCI_H
 
+#include "audit/audit.h"
 #include "oci/oci-spec.h"
 
 #include <signal.h>
@@ -45,5 +46,32 @@ void oci_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * "ok" (or the reason it refuses) on report_fd and close it, wait for
  * start, run, record.  Returns the exit status. */
 int oci_supervise(const struct oci_ctr *c, struct cd_oci_spec *spec, int report_fd);
+
+/* In the supervisor, before create returns (cmd-oci-ns.c): as root, enter
+ * the container's network, IPC and UTS namespaces (join those the spec
+ * gives by path, make the others: loopback up, the spec's hostname), so
+ * /proc/SUPERVISOR/ns/ names them (containerd's CRI plugin joins a pod's
+ * containers to its sandbox's by that path); *inherit is then those
+ * three CLONE_NEW* flags (cd_sandbox_io.inherit_ns).  Not root: nothing
+ * (the sandbox makes its own), and a namespace by path is refused.  0, or
+ * -1 with err saying why. */
+int oci_ns_enter(const struct cd_oci_spec *spec, unsigned *inherit, struct cd_err *err);
+
+/* CORDON_* defaults from /etc/cordon/oci.env (NAME=VALUE lines) for the
+ * names the environment does not set. */
+void oci_env_defaults(void);
+
+/* root.path (cmd-oci-check.c): it must resolve to a directory strictly
+ * below the bundle or below an image store of CORDON_OCI_ROOTS (default
+ * containerd's, CRI-O's and podman's); spec->root becomes the resolved
+ * path.  0, or -CD_E_DENIED with err saying why. */
+int oci_check_root(struct cd_oci_spec *spec, const char *bundle, struct cd_err *err);
+
+/* A container refused at create (its spec): a "decision" record (deny,
+ * the reason, tool container, the id and bundle) in the audit log, so a
+ * refusal is on record and not only in containerd's --log; in `open`
+ * when the caller has the log open, else opened here.  Best effort:
+ * the refusal stands whatever happens here. */
+void oci_record_refusal(const struct oci_ctr *c, struct cd_audit *open, const char *reason);
 
 #endif

@@ -1,9 +1,11 @@
 /* fuzz-oci-config.c — an OCI bundle's config.json on arbitrary bytes: the
  * parser either refuses with a message or returns a spec whose invariants
  * hold (a non-empty command, absolute normalized paths, at most the mount
- * cap), which then maps onto the plan's options; it never crashes, hangs
- * or leaks. */
+ * cap, namespace paths absolute, a bounded seccomp profile that builds
+ * into a filter or says why not), which then maps onto the plan's
+ * options; it never crashes, hangs or leaks. */
 #include "oci/oci-spec.h"
+#include "sandbox/seccomp.h"
 #include "util/path.h"
 
 #include <stdint.h>
@@ -49,6 +51,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_path(s.mounts[i].src);
 		if (strcmp(s.mounts[i].dest, "/") == 0)
 			abort();
+	}
+	for (i = 0; i < CD_OCI_NS_N; i++) {
+		if (s.ns_path[i] && s.ns_path[i][0] != '/')
+			abort();
+	}
+	if (s.seccomp) {
+		struct cd_seccomp_prog prog;
+		unsigned skipped;
+
+		if (s.seccomp->nrules > CD_SECCOMP_PROFILE_MAX_RULES)
+			abort();
+		for (i = 0; i < s.seccomp->nrules; i++) {
+			if (!s.seccomp->rules[i].name || s.seccomp->rules[i].nargs > 6)
+				abort();
+		}
+		err.msg[0] = '\0';
+		memset(&prog, 0, sizeof prog);
+		if (cd_seccomp_build_profile(s.seccomp, &prog, &skipped, &err) < 0 && !err.msg[0])
+			abort();
+		cd_seccomp_prog_release(&prog);
 	}
 	memset(&po, 0, sizeof po);
 	if (cd_oci_plan_opts(&s, &po, &lim, &binds, &tmpfs, &err) == 0 &&

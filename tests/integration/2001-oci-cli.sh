@@ -14,6 +14,9 @@ OCI=$CORDON_BUILD/cordon-oci
 H=$CORDON_BUILD/tests/helpers
 SHIM=$CORDON_SRC/tests/helpers/oci-shim.py
 SPEC=$CORDON_SRC/tests/fuzz/corpus/oci-config/containerd-default.json
+# The image's root is outside the bundles (one for all, as CRI-O's store
+# is): cordon-oci takes such roots only from the stores CORDON_OCI_ROOTS names.
+export CORDON_OCI_ROOTS=$T
 
 is "$(readlink "$OCI")" cordon "build/cordon-oci is a link to cordon (one binary, named by argv[0])"
 refused "exec is refused with a reason" 'exec: not supported' "$OCI" exec x

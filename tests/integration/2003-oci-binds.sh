@@ -14,6 +14,9 @@ export CORDON_TEST_TIMEOUT
 OCI=$CORDON_BUILD/cordon-oci
 SHIM=$CORDON_SRC/tests/helpers/oci-shim.py
 SPEC=$CORDON_SRC/tests/fuzz/corpus/oci-config/containerd-default.json
+# The image's root is outside the bundles (one for all, as CRI-O's store
+# is): cordon-oci takes such roots only from the stores CORDON_OCI_ROOTS names.
+export CORDON_OCI_ROOTS=$T
 
 R=$T/rootfs
 mkdir -p "$R/bin" "$R/proc" "$R/dev" "$R/sys" "$R/tmp"

@@ -155,6 +155,121 @@ static void test_refusals(void)
 	refused("ociVersion 2", P, NS, ",\"ociVersion\":\"2.0\"", -CD_E_PARSE, "");
 }
 
+/* A pod's container: network, IPC and UTS by path are kept (and checked
+ * when opened); no IP sockets in a network namespace not cordon's. */
+static void test_pod(void)
+{
+	static const char text[] =
+	        "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"/r\"},"
+	        "\"process\":{\"args\":[\"x\"]},\"linux\":{\"namespaces\":[{\"type\":\"pid\"},"
+	        "{\"type\":\"network\",\"path\":\"/var/run/netns/cni-1\"},{\"type\":\"ipc\","
+	        "\"path\":\"/run/pod7/ipc\"},{\"type\":\"uts\",\"path\":\"/run/pod7/uts\"},"
+	        "{\"type\":\"mount\"}]}}";
+	struct cd_oci_spec s;
+	struct cd_err err = { 0, "" };
+	struct cd_plan_opts po;
+	struct cd_limits lim;
+	struct cd_plan_bind *binds = NULL;
+	const char **tmpfs = NULL;
+
+	if (!ok(parse(text, &s, &err) == 0, "a pod's container parses (%s)", err.msg))
+		return;
+	is_str(s.ns_path[CD_OCI_NS_NET], "/var/run/netns/cni-1", "the pod's network by path");
+	is_str(s.ns_path[CD_OCI_NS_IPC], "/run/pod7/ipc", "the pod's IPC by path");
+	is_str(s.ns_path[CD_OCI_NS_UTS], "/run/pod7/uts", "the pod's UTS by path");
+	memset(&po, 0, sizeof po);
+	is_int(cd_oci_plan_opts(&s, &po, &lim, &binds, &tmpfs, &err), 0, "plan options");
+	is_int(po.no_inet, 1, "no IP sockets in the pod's network namespace");
+	free(binds);
+	free(tmpfs);
+	cd_oci_spec_free(&s);
+}
+
+static void test_pod_refusals(void)
+{
+	static const char *const P = "\"args\":[\"/bin/true\"]";
+
+	refused("user namespace by path", P,
+	        "\"namespaces\":[{\"type\":\"user\",\"path\":\"/run/pod7/user\"}]", "",
+	        -CD_E_DENIED, "never joins another's");
+	refused("mount namespace by path", P,
+	        "\"namespaces\":[{\"type\":\"mount\",\"path\":\"/run/pod7/mnt\"}]", "",
+	        -CD_E_DENIED, "never enters another's mounts");
+	refused("pid namespace by path", P,
+	        "\"namespaces\":[{\"type\":\"pid\",\"path\":\"/run/pod7/pid\"}]", "", -CD_E_DENIED,
+	        "shareProcessNamespace is not supported");
+	refused("cgroup namespace by path", P,
+	        "\"namespaces\":[{\"type\":\"cgroup\",\"path\":\"/run/pod7/cgroup\"}]", "",
+	        -CD_E_DENIED, "cordon makes that namespace itself");
+	refused("network namespace given twice", P,
+	        "\"namespaces\":[{\"type\":\"network\",\"path\":\"/a\"},{\"type\":"
+	        "\"network\",\"path\":\"/b\"}]",
+	        "", -CD_E_PARSE, "without a type given twice");
+	refused("a relative namespace path", P,
+	        "\"namespaces\":[{\"type\":\"network\",\"path\":\"netns\"}]", "", -CD_E_PARSE,
+	        "an absolute path");
+	refused("the host's network namespace by path", P,
+	        "\"namespaces\":[{\"type\":\"network\",\"path\":\"/proc/self/ns/net\"}]", "",
+	        -CD_E_DENIED, "joins the host's");
+}
+
+/* linux.seccomp: read into a profile the sandbox stacks on cordon's. */
+static void test_seccomp(void)
+{
+	static const char text[] =
+	        "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"/r\"},"
+	        "\"process\":{\"args\":[\"x\"]},\"linux\":{" NS ",\"seccomp\":{"
+	        "\"defaultAction\":\"SCMP_ACT_ERRNO\",\"defaultErrnoRet\":38,"
+	        "\"architectures\":[\"SCMP_ARCH_X86_64\"],\"syscalls\":[{\"names\":[\"read\","
+	        "\"write\"],\"action\":\"SCMP_ACT_ALLOW\"},{\"names\":[\"personality\"],"
+	        "\"action\":\"SCMP_ACT_ALLOW\",\"args\":[{\"index\":0,\"value\":8,\"op\":"
+	        "\"SCMP_CMP_EQ\"}]},{\"names\":[\"ptrace\"],\"action\":\"SCMP_ACT_TRACE\"}]}}}";
+	static const char *const P = "\"args\":[\"/bin/true\"]";
+	struct cd_oci_spec s;
+	struct cd_err err = { 0, "" };
+	struct cd_plan_opts po;
+	struct cd_limits lim;
+	struct cd_plan_bind *binds = NULL;
+	const char **tmpfs = NULL;
+
+	if (!ok(parse(text, &s, &err) == 0, "a spec with a seccomp profile parses (%s)", err.msg))
+		return;
+	ok(s.seccomp && s.seccomp->def == CD_SCP_ERRNO && s.seccomp->def_errno == 38,
+	   "default action errno 38");
+	is_int(s.seccomp ? (int)s.seccomp->nrules : -1, 4, "one rule per name");
+	ok(s.seccomp && s.seccomp->rules[2].nargs == 1 &&
+	           s.seccomp->rules[2].args[0].op == CD_SCP_EQ &&
+	           s.seccomp->rules[2].args[0].value == 8,
+	   "personality's argument condition");
+	ok(s.seccomp && s.seccomp->rules[3].act == CD_SCP_ERRNO &&
+	           s.seccomp->rules[3].errno_ret == ENOSYS,
+	   "SCMP_ACT_TRACE without a tracer: errno ENOSYS");
+	memset(&po, 0, sizeof po);
+	is_int(cd_oci_plan_opts(&s, &po, &lim, &binds, &tmpfs, &err), 0, "plan options");
+	ok(po.seccomp_profile == s.seccomp, "the profile goes to the plan");
+	free(binds);
+	free(tmpfs);
+	cd_oci_spec_free(&s);
+	refused("SCMP_ACT_NOTIFY", P, NS ",\"seccomp\":{\"defaultAction\":\"SCMP_ACT_NOTIFY\"}", "",
+	        -CD_E_DENIED, "SCMP_ACT_NOTIFY hands");
+	refused("a listenerPath", P,
+	        NS ",\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":\"/s\"}",
+	        "", -CD_E_DENIED, "listenerPath");
+	refused("an unknown action", P, NS ",\"seccomp\":{\"defaultAction\":\"SCMP_ACT_WIDEN\"}",
+	        "", -CD_E_PARSE, "unknown action 'SCMP_ACT_WIDEN'");
+	refused("an unknown operator", P,
+	        NS ",\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":["
+	           "\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":0,\"value\":1,"
+	           "\"op\":\"SCMP_CMP_ANY\"}]}]}",
+	        "", -CD_E_PARSE, "an SCMP_CMP_ name");
+	refused("an argument index 6", P,
+	        NS ",\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":["
+	           "\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":6,\"value\":1,"
+	           "\"op\":\"SCMP_CMP_EQ\"}]}]}",
+	        "", -CD_E_PARSE, "index 0-5");
+	refused("no default action", P, NS ",\"seccomp\":{}", "", -CD_E_PARSE, "an action name");
+}
+
 static void test_rootfs_plan(const char *dir)
 {
 	char root[256], path[300];
@@ -251,6 +366,9 @@ int main(void)
 	tap_start(30);
 	test_good();
 	test_refusals();
+	test_pod();
+	test_pod_refusals();
+	test_seccomp();
 	dir = mkdtemp(tmpl);
 	if (dir) {
 		static const char *const made[] = { "rootfs/bin", "rootfs/proc", "rootfs/lib",

@@ -757,6 +757,79 @@ static void test_needs_nnp(void)
 	cd_seccomp_prog_release(&p);
 }
 
+/* A container's profile stacked on cordon's filter (errno mode): it
+ * narrows (getppid, getpgid(0)) and cannot widen (ptrace, which cordon
+ * refuses, stays refused though the profile allows it). */
+static void test_profile_stacked(void)
+{
+	struct cd_seccomp_opts o = { .notify = 0 };
+	struct cd_seccomp_rule rules[4];
+	struct cd_seccomp_profile pr = { CD_SCP_ALLOW, 0, rules, 4 };
+	struct cd_seccomp_prog base, prof;
+	unsigned skipped = 0;
+	char got[6] = "";
+	int fds[2], status = 0;
+	pid_t pid;
+
+	memset(rules, 0, sizeof rules);
+	rules[0].name = "getppid";
+	rules[0].act = CD_SCP_ERRNO;
+	rules[0].errno_ret = 42;
+	rules[1].name = "ptrace";
+	rules[1].act = CD_SCP_LOG; /* allowed by the profile */
+	rules[2].name = "getpgid";
+	rules[2].act = CD_SCP_ERRNO;
+	rules[2].errno_ret = 44;
+	rules[2].nargs = 1;
+	rules[2].args[0].index = 0;
+	rules[2].args[0].op = CD_SCP_EQ;
+	rules[2].args[0].value = 0;
+	rules[3].name = "no_such_call_2004";
+	rules[3].act = CD_SCP_ERRNO;
+	rules[3].errno_ret = 1;
+	if (!ok(cd_seccomp_build(&o, &base, NULL) == 0, "cordon's filter (errno mode)") ||
+	    !ok(cd_seccomp_build_profile(&pr, &prof, &skipped, NULL) == 0,
+	        "a container's profile builds") ||
+	    pipe(fds) < 0)
+		return;
+	is_int((int)skipped, 1, "the rule naming an unknown call is skipped");
+	pid = fork();
+	if (pid == 0) {
+		char r[5];
+
+		close(fds[0]);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    cd_seccomp_install(&base, NULL) < 0 || cd_seccomp_install(&prof, NULL) < 0)
+			_exit(2);
+		errno = 0;
+		r[0] = syscall(SYS_getppid) == -1 && errno == 42 ? 'y' : 'n';
+		errno = 0;
+		r[1] = syscall(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0) == -1 && errno == EPERM
+		               ? 'y'
+		               : 'n';
+		errno = 0;
+		r[2] = syscall(SYS_getpgid, 0) == -1 && errno == 44 ? 'y' : 'n';
+		r[3] = syscall(SYS_getpgid, getpid()) >= 0 ? 'y' : 'n';
+		r[4] = syscall(SYS_getpid) > 0 ? 'y' : 'n';
+		if (write(fds[1], r, 5) != 5)
+			_exit(3);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], got, 5) != 5)
+		got[0] = '\0';
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child installed both filters");
+	ok(got[0] == 'y', "the profile narrows: getppid fails with its errno 42");
+	ok(got[1] == 'y', "the profile cannot widen: ptrace, which cordon refuses, stays EPERM");
+	ok(got[2] == 'y', "an argument rule: getpgid(0) fails with errno 44");
+	ok(got[3] == 'y', "... and getpgid(pid) does not match it: allowed");
+	ok(got[4] == 'y', "a call both allow (getpid) works");
+	cd_seccomp_prog_release(&base);
+	cd_seccomp_prog_release(&prof);
+}
+
 static void test_fd_passing(void)
 {
 	int sv[2], pp[2], got = -1;
@@ -833,6 +906,7 @@ int main(void)
 	test_tables();
 	test_build();
 	test_needs_nnp();
+	test_profile_stacked();
 	test_fd_passing();
 	test_json();
 	test_bpf_mode(&on);

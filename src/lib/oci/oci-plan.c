@@ -48,6 +48,11 @@ int cd_oci_plan_opts(const struct cd_oci_spec *s, struct cd_plan_opts *po, struc
 	 * operator's own trees: never idmapped to the caller (root), so the
 	 * container reaches them only as its own unprivileged host id. */
 	po->binds_plain = 1;
+	/* A pod's network namespace (given by path) is CNI's, with a route
+	 * out: UDP there would leave the host, and Landlock confines TCP
+	 * only.  No IP sockets at all, as in cordon's empty one. */
+	po->no_inet = s->ns_path[CD_OCI_NS_NET] != NULL;
+	po->seccomp_profile = s->seccomp;
 	po->tmpfs_dirs = *tmpfs;
 	po->ntmpfs = nt;
 	/* A container is a service: no wall clock, no output cap.  Memory

@@ -5,7 +5,7 @@
  * than it gives every sandbox.  Fields cordon does not apply are named in
  * oci-spec.h; unknown fields are allowed (the spec allows extensions).
  */
-#include "oci-spec.h"
+#include "oci-int.h"
 
 #include "util/bounds.h"
 #include "util/path.h"
@@ -381,32 +381,66 @@ static const char *ns_proc_name(const char *type)
 	return NULL;
 }
 
-/* A namespace joined by path: the host's own is refused as such; any
- * other (a pod's shared network namespace) is not supported yet. */
-static int ns_path_refused(const char *type, const char *path, struct cd_err *err)
+/* A namespace joined by path.  The host's own is refused as such.  A
+ * pod's network, IPC and UTS namespaces (those of its sandbox container,
+ * as containerd's CRI plugin gives them) are joined: their paths are
+ * kept.  The others are refused with why. */
+static int ns_path(const char *type, const char *path, struct cd_oci_spec *s, struct cd_err *err)
 {
-	char own[64];
-	struct stat a, b;
+	static const char *const joinable[CD_OCI_NS_N] = { "network", "ipc", "uts" };
+	char own[64], init[64];
+	struct stat a, b, c;
 	const char *pn = ns_proc_name(type);
+	size_t i;
 
-	if (pn && snprintf(own, sizeof own, "/proc/self/ns/%s", pn) > 0 && stat(own, &a) == 0 &&
-	    stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+	if (pn && snprintf(own, sizeof own, "/proc/self/ns/%s", pn) > 0 &&
+	    snprintf(init, sizeof init, "/proc/1/ns/%s", pn) > 0 && stat(path, &b) == 0 &&
+	    ((stat(own, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) ||
+	     (stat(init, &c) == 0 && c.st_dev == b.st_dev && c.st_ino == b.st_ino)))
 		return cd_err_set(err, -CD_E_DENIED,
 		                  "cordon refuses host namespaces: linux.namespaces %s joins the "
 		                  "host's (%s)",
 		                  type, path);
+	for (i = 0; i < CD_OCI_NS_N; i++) {
+		if (strcmp(type, joinable[i]) != 0)
+			continue;
+		if (s->ns_path[i])
+			return bad(err, "linux.namespaces", "without a type given twice");
+		if (path[0] != '/' || strlen(path) >= CD_PATH_MAX)
+			return bad(err, "linux.namespaces[].path", "an absolute path");
+		s->ns_path[i] = strdup(path);
+		return s->ns_path[i] ? 0 : cd_err_set(err, -ENOMEM, "out of memory");
+	}
+	if (strcmp(type, "pid") == 0)
+		return cd_err_set(
+		        err, -CD_E_DENIED,
+		        "linux.namespaces pid joins %s: cordon gives every container a pid "
+		        "namespace of its own (its /proc could not be mounted in another "
+		        "sandbox's; a pod's shareProcessNamespace is not supported)",
+		        path);
+	if (strcmp(type, "user") == 0)
+		return cd_err_set(err, -CD_E_DENIED,
+		                  "linux.namespaces user joins %s: cordon maps the container's ids "
+		                  "into a user namespace of its own and never joins another's (its "
+		                  "id map and capabilities would be that namespace's)",
+		                  path);
+	if (strcmp(type, "mount") == 0)
+		return cd_err_set(err, -CD_E_DENIED,
+		                  "linux.namespaces mount joins %s: cordon builds the container's "
+		                  "filesystem itself (a read-only image, its /proc and /dev) and "
+		                  "never enters another's mounts",
+		                  path);
 	return cd_err_set(err, -CD_E_DENIED,
-	                  "linux.namespaces %s joins %s: cordon gives every container namespaces "
-	                  "of its own and does not join another's (pods sharing a network "
-	                  "namespace are not supported yet)",
-	                  type, path);
+	                  "linux.namespaces %s joins %s: cordon makes that namespace itself", type,
+	                  path);
 }
 
-static int parse_namespaces(json_t *a, struct cd_err *err)
+static int parse_namespaces(json_t *a, struct cd_oci_spec *s, struct cd_err *err)
 {
 	unsigned seen = 0;
 	size_t i, k;
 	json_t *e;
+	int r;
 
 	if (!json_is_array(a))
 		return bad(err, "linux.namespaces", "an array");
@@ -421,8 +455,9 @@ static int parse_namespaces(json_t *a, struct cd_err *err)
 			return cd_err_set(err, -CD_E_PARSE,
 			                  "config.json: linux.namespaces: unknown type '%s'",
 			                  json_string_value(t));
-		if (p && json_string_length(p) > 0)
-			return ns_path_refused(json_string_value(t), json_string_value(p), err);
+		if (p && json_string_length(p) > 0 &&
+		    (r = ns_path(json_string_value(t), json_string_value(p), s, err)) < 0)
+			return r;
 		for (k = 0; k < sizeof needed_ns / sizeof needed_ns[0]; k++) {
 			if (strcmp(json_string_value(t), needed_ns[k]) == 0)
 				seen |= 1u << k;
@@ -508,10 +543,11 @@ static int parse_linux(json_t *l, struct cd_oci_spec *s, struct cd_err *err)
 
 	if (!json_is_object(l))
 		return bad(err, "linux", "an object (cordon runs Linux containers only)");
-	if ((r = parse_namespaces(json_object_get(l, "namespaces"), err)) < 0 ||
+	if ((r = parse_namespaces(json_object_get(l, "namespaces"), s, err)) < 0 ||
 	    (r = parse_devices(json_object_get(l, "devices"), err)) < 0 ||
 	    (r = parse_resources(json_object_get(l, "resources"), s, err)) < 0 ||
-	    (r = opt_str(l, "cgroupsPath", "linux.cgroupsPath", &s->cgroups_path, err)) < 0)
+	    (r = opt_str(l, "cgroupsPath", "linux.cgroupsPath", &s->cgroups_path, err)) < 0 ||
+	    (r = cd_oci_parse_seccomp(json_object_get(l, "seccomp"), &s->seccomp, err)) < 0)
 		return r;
 	if (json_object_get(l, "uidMappings") || json_object_get(l, "gidMappings"))
 		return cd_err_set(err, -CD_E_DENIED,
@@ -649,5 +685,8 @@ void cd_oci_spec_free(struct cd_oci_spec *s)
 	free(s->task);
 	free(s->tool);
 	free(s->annotations);
+	for (i = 0; i < CD_OCI_NS_N; i++)
+		free(s->ns_path[i]);
+	cd_oci_seccomp_free(s->seccomp);
 	memset(s, 0, sizeof *s);
 }

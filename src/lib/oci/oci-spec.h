@@ -5,10 +5,12 @@
  * an image and a pod spec anyone who may schedule a pod writes): it is
  * untrusted input.  A field of the wrong type, a value out of range or a
  * request cordon does not grant (capabilities beyond containerd's default
- * set, a namespace joined by path, a missing namespace, devices beyond
+ * set, the host's namespaces, a pid, user or mount namespace joined by
+ * path, a missing namespace, devices beyond
  * the default ones, a terminal) refuses the container with a one-line
  * reason.  Nothing the spec says widens cordon's walls: the capabilities
- * it asks for are dropped, its seccomp profile, AppArmor and SELinux
+ * it asks for are dropped, its seccomp profile is a second filter under
+ * cordon's (the stricter of the two applies), AppArmor and SELinux
  * labels are not applied (cordon's own allowlist and Landlock are), its
  * masked and read-only paths add to cordon's, never replace them.
  */
@@ -24,6 +26,10 @@
 
 #define CD_OCI_MAX_MOUNTS 64
 #define CD_OCI_MAX_ARGS   4096 /* entries of process.args and process.env each */
+
+/* The namespaces a container may join by path (a Kubernetes pod's: its
+ * sandbox container's network, IPC and UTS namespaces). */
+enum cd_oci_ns { CD_OCI_NS_NET, CD_OCI_NS_IPC, CD_OCI_NS_UTS, CD_OCI_NS_N };
 
 enum cd_oci_mount_use {
 	CD_OCI_MNT_CORDON, /* /proc, /dev, /sys and the like: cordon builds its own */
@@ -57,6 +63,14 @@ struct cd_oci_spec {
 	char *agent, *policy, *task, *tool; /* annotations cordon.* (NULL when absent) */
 	char *annotations;                  /* the annotations object as JSON text ("{}") */
 	unsigned ncaps_dropped;             /* capabilities asked for and dropped */
+	/* linux.namespaces[].path of network, ipc and uts (NULL: a new one).
+	 * Not the host's (refused here); what the path names is checked when
+	 * it is opened (cmd-oci-ns.c).  pid, user, mount, cgroup and time by
+	 * path are refused. */
+	char *ns_path[CD_OCI_NS_N];
+	/* linux.seccomp, NULL when absent: stacked on cordon's filter, so it
+	 * only narrows (a listener is refused). */
+	struct cd_seccomp_profile *seccomp;
 };
 
 /* Parse and check config.json (`len` bytes) of the bundle at `bundle`

@@ -98,6 +98,11 @@ char *cd_plan_describe(const struct cd_plan *p)
 	json_object_set_new(o, "limits", lim);
 	json_object_set_new(o, "landlock_abi", json_integer(p->landlock_abi));
 	json_object_set_new(o, "egress_proxy_port", json_integer(p->proxy_port));
+	if (p->no_inet)
+		json_object_set_new(o, "inet_sockets", json_false());
+	if (p->seccomp_spec.len)
+		json_object_set_new(o, "seccomp_spec_skipped",
+		                    json_integer((json_int_t)p->seccomp_spec_skipped));
 	json_object_set_new(o, "seccomp", json_boolean(p->walls & CD_WALL_SECCOMP));
 	json_object_set_new(o, "tty", json_boolean(p->tty));
 	argv = env = mounts = lim = NULL;

@@ -127,6 +127,7 @@ void cd_plan_free(struct cd_plan *p)
 	free(p->ll_paths);
 	cd_seccomp_prog_release(&p->seccomp);
 	cd_seccomp_prog_release(&p->seccomp_nocg);
+	cd_seccomp_prog_release(&p->seccomp_spec);
 	free(p->cwd);
 	free(p->hostname);
 	free(p->rootfs);
@@ -720,15 +721,22 @@ static int build_landlock(struct cd_plan *p, struct cd_err *err)
 	return 0;
 }
 
-static int build_seccomp(struct cd_plan *p, struct cd_err *err)
+static int build_seccomp(struct cd_plan *p, const struct cd_seccomp_profile *spec,
+                         struct cd_err *err)
 {
 	struct cd_seccomp_opts so;
 	int r;
 
+	if (spec && (r = cd_seccomp_build_profile(spec, &p->seccomp_spec, &p->seccomp_spec_skipped,
+	                                          err)) < 0)
+		return r;
+
 	memset(&so, 0, sizeof so);
 	/* AF_INET stays for loopback inside the empty net namespace (and the
-	 * egress proxy later); Landlock and the namespace are the walls there. */
-	so.allow_net_inet = 1;
+	 * egress proxy later); Landlock and the namespace are the walls there.
+	 * In a network namespace cordon did not make (a pod's, no_inet) UDP
+	 * would reach the pod's network, which Landlock does not confine. */
+	so.allow_net_inet = !p->no_inet;
 	so.notify = 1;
 	r = cd_seccomp_build(&so, &p->seccomp, err);
 	if (r < 0) {
@@ -870,6 +878,8 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	size_t i, first_user;
 	int r;
 
+	if (o->egress && o->no_inet)
+		return cd_err_set(err, -CD_E_USAGE, "egress needs AF_INET sockets (no_inet)");
 	p = calloc(1, sizeof *p);
 	if (!p)
 		return cd_err_set(err, -ENOMEM, "out of memory");
@@ -884,6 +894,7 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	p->profile = strdup(o->profile ? o->profile : "strict");
 	p->allow_degraded = o->allow_degraded;
 	p->proxy_port = o->egress ? CD_PROXY_PORT : 0;
+	p->no_inet = o->no_inet;
 	p->tty = o->tty;
 	p->walls = CD_WALL_USERNS | CD_WALL_MOUNTNS | CD_WALL_PIDNS | CD_WALL_NETNS |
 	           CD_WALL_IPCNS | CD_WALL_UTSNS | CD_WALL_CGROUPNS | CD_WALL_NNP | CD_WALL_CAPS;
@@ -948,7 +959,7 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 
 	if ((r = build_env(p, o, err)) < 0 || (r = build_path_dirs(p, err)) < 0)
 		goto fail;
-	if ((r = build_landlock(p, err)) < 0 || (r = build_seccomp(p, err)) < 0)
+	if ((r = build_landlock(p, err)) < 0 || (r = build_seccomp(p, o->seccomp_profile, err)) < 0)
 		goto fail;
 	*ret = p;
 	return 0;

@@ -113,11 +113,16 @@ struct cd_plan {
 	struct cd_landlock_spec landlock;
 	struct cd_seccomp_prog seccomp; /* len 0: not used (only with allow_degraded) */
 	int allow_degraded;             /* the operator accepted running without a missing wall */
-	unsigned proxy_port;            /* egress: the proxy listens on 127.0.0.1:proxy_port inside;
+	int no_inet;                    /* cd_plan_opts.no_inet */
+	/* The container's own seccomp profile, stacked after cordon's filter
+	 * (len 0: none); rules skipped for naming calls unknown here. */
+	struct cd_seccomp_prog seccomp_spec;
+	unsigned seccomp_spec_skipped;
+	unsigned proxy_port; /* egress: the proxy listens on 127.0.0.1:proxy_port inside;
 			      * Landlock lets TCP connect to it alone; 0: no egress */
-	char *scratch_host;             /* --scratch DIR (canonical) or NULL for tmpfs */
-	char *profile;                  /* name, for the result */
-	int tty; /* the command's stdio is a fresh pty of the sandbox's own devpts
+	char *scratch_host;  /* --scratch DIR (canonical) or NULL for tmpfs */
+	char *profile;       /* name, for the result */
+	int tty;             /* the command's stdio is a fresh pty of the sandbox's own devpts
 		  * (cordon shell); the controller goes to the supervisor */
 	/* seccomp, also refusing memfds and System V IPC: for a memory limit
 	 * that no cgroup enforces (quotas.h) */
@@ -206,8 +211,14 @@ struct cd_plan_opts {
 	int skip_socket_scan; /* do not cover host Unix sockets in bound dirs (git
 			       * control paths and credentials are covered anyway) */
 	int egress;           /* reach the network through cordon's proxy only */
-	int tty;              /* cordon shell: a pty of its own devpts as stdio */
-	int cwd_writable;     /* workspace-write: the cwd is writable, except
+	int no_inet;          /* AF_INET and AF_INET6 sockets refused (seccomp): the
+			       * network namespace is one cordon did not make (a
+			       * pod's), where UDP would leave the host; not with egress */
+	/* A container's own seccomp profile (the OCI spec's): a second filter
+	 * stacked on cordon's, so it only narrows.  NULL: none. */
+	const struct cd_seccomp_profile *seccomp_profile;
+	int tty;          /* cordon shell: a pty of its own devpts as stdio */
+	int cwd_writable; /* workspace-write: the cwd is writable, except
 			     * cd_protected_workspace_paths, kept read-only */
 	/* cordon's own files (audit log, state database, keys): never
 	 * visible inside.  Their directory is masked where a read-only bind

@@ -568,9 +568,13 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 	cd_child_build_root();
 	if (chdir(ctx->plan->cwd) < 0)
 		cd_child_fail("enter the working directory", ctx->plan->cwd, errno);
-	if (sethostname(ctx->plan->hostname, strlen(ctx->plan->hostname)) < 0)
+	/* Namespaces the caller made or joined (the OCI runtime) are set up
+	 * already, and are not ours to change. */
+	if (!(ctx->inherit_ns & CLONE_NEWUTS) &&
+	    sethostname(ctx->plan->hostname, strlen(ctx->plan->hostname)) < 0)
 		cd_child_fail("set the hostname", NULL, errno);
-	loopback_up();
+	if (!(ctx->inherit_ns & CLONE_NEWNET))
+		loopback_up();
 	proxy_listener();
 	close(ctx->proxy_fd);
 	cd_child_make_pty();
@@ -626,6 +630,11 @@ void cd_child_main(const struct cd_child_ctx *ctx)
 		}
 		walls |= CD_WALL_SECCOMP;
 	}
+	/* The container's own profile on top: the stricter action of the
+	 * two filters applies to each call. */
+	if (ctx->plan->seccomp_spec.len > 0 &&
+	    (r = cd_seccomp_install(&ctx->plan->seccomp_spec, NULL)) < 0)
+		cd_child_fail("install the container's seccomp profile", NULL, -r);
 	close(g_listener_fd);
 	blank_cmdline();
 	run_init(walls);

@@ -65,6 +65,7 @@ struct cd_child_ctx {
 					  * by the supervisor (idmap.h); -1: none */
 	char tmpfs_size[CD_PLAN_MAX_MOUNTS][24]; /* decimal sizes, per mount */
 	char layer_inodes[24];                   /* overlay: decimal inode cap of its layer */
+	unsigned inherit_ns;                     /* cd_sandbox_io.inherit_ns */
 };
 
 /* The child's whole life: never returns. */

@@ -307,6 +307,7 @@ static int fill_ctx(const struct cd_plan *plan, const struct cd_sandbox_io *io, 
 	ctx->listener_fd = f->lis[1];
 	ctx->proxy_fd = f->prx[1];
 	ctx->pty_fd = f->pty[1];
+	ctx->inherit_ns = io->inherit_ns;
 	return 0;
 }
 
@@ -565,6 +566,11 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	if (plan->proxy_port && !io->on_proxy)
 		return setup_fail(res, err, -EINVAL,
 		                  "the plan has an egress proxy but nothing serves it");
+	if (io->inherit_ns & ~(unsigned)(CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) ||
+	    (plan->proxy_port && (io->inherit_ns & CLONE_NEWNET)))
+		return setup_fail(res, err, -EINVAL,
+		                  "only the network, IPC and UTS namespaces may be the caller's, "
+		                  "and the network one not with an egress proxy");
 	if (cd_sup_plan_overlay(plan) && !io->on_layer)
 		return setup_fail(res, err, -EINVAL,
 		                  "the plan has an overlay but nothing takes its layer");
@@ -606,6 +612,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	memset(&ca, 0, sizeof ca);
 	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
 	           CLONE_NEWUTS | CLONE_PIDFD;
+	ca.flags &= ~(uint64_t)io->inherit_ns;
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	ca.exit_signal = SIGCHLD;
 	pid = clone_sandbox(plan, &ca);

@@ -130,6 +130,11 @@ struct cd_sandbox_io {
 	 * kills the sandbox as SIGKILL would (SIGKILL itself cannot reach a
 	 * signalfd; the OCI runtime's `kill ID KILL` sends this one). */
 	int kill_signo;
+	/* CLONE_NEWNET, CLONE_NEWIPC and/or CLONE_NEWUTS: the sandbox does
+	 * not make that namespace but stays in the caller's (the OCI runtime,
+	 * root, made or joined it and set it up: loopback up, hostname).  The
+	 * caller's must not be the host's.  Refused with an egress proxy. */
+	unsigned inherit_ns;
 };
 
 /* A fresh random run id (hex).  Returns -errno only if the kernel's random

@@ -694,7 +694,7 @@ static int add_conditional(scmp_filter_ctx ctx, const struct cd_seccomp_opts *o,
 }
 
 /* Write the filter to a memfd and read it back. */
-static int export_bpf(scmp_filter_ctx ctx, struct cd_seccomp_prog *p, struct cd_err *err)
+int cd_seccomp_export(void *ctx, struct cd_seccomp_prog *p, struct cd_err *err)
 {
 	CD_AUTOCLOSE int fd = memfd_create("cordon-seccomp", MFD_CLOEXEC);
 	struct stat st;
@@ -858,7 +858,7 @@ int cd_seccomp_build(const struct cd_seccomp_opts *o, struct cd_seccomp_prog *re
 	if (r >= 0)
 		r = set_reply_table(&p, err);
 	if (r >= 0)
-		r = export_bpf(ctx, &p, err);
+		r = cd_seccomp_export(ctx, &p, err);
 	if (r >= 0)
 		*ret = p;
 out:

@@ -74,6 +74,62 @@ struct cd_seccomp_prebuilt {
 };
 extern const struct cd_seccomp_prebuilt cd_seccomp_prebuilt __attribute__((weak));
 
+/* A container's own profile (the OCI spec's linux.seccomp), built as a
+ * second filter stacked on cordon's (seccomp-profile.c): for each call the
+ * kernel takes the stricter action of the two, so the profile can narrow
+ * what cordon allows and never widen it. */
+enum cd_seccomp_act {
+	CD_SCP_ALLOW,
+	CD_SCP_ERRNO, /* errno_ret */
+	CD_SCP_KILL_THREAD,
+	CD_SCP_KILL_PROCESS,
+	CD_SCP_TRAP,
+	CD_SCP_LOG, /* allowed and logged by the kernel */
+};
+
+/* Comparison operators, libseccomp's scmp_compare values. */
+enum cd_seccomp_cmp {
+	CD_SCP_NE = 1,
+	CD_SCP_LT,
+	CD_SCP_LE,
+	CD_SCP_EQ,
+	CD_SCP_GE,
+	CD_SCP_GT,
+	CD_SCP_MASKED_EQ, /* (arg & value) == value2 */
+};
+
+#define CD_SECCOMP_PROFILE_MAX_RULES 4096
+
+struct cd_seccomp_rule {
+	char *name; /* the system call; one unknown here is skipped */
+	enum cd_seccomp_act act;
+	int errno_ret;
+	unsigned nargs;
+	struct {
+		unsigned index; /* 0..5 */
+		enum cd_seccomp_cmp op;
+		uint64_t value, value2;
+	} args[6];
+};
+
+struct cd_seccomp_profile {
+	enum cd_seccomp_act def;
+	int def_errno;
+	struct cd_seccomp_rule *rules;
+	size_t nrules;
+};
+
+/* Build `pr` into a filter (no listener) for the native ABI; calls of
+ * another ABI take the default action.  *ret_skipped counts rules naming
+ * a call this libseccomp does not know (skipped, as runc does).  0 or a
+ * negative error with `err` saying which rule. */
+int cd_seccomp_build_profile(const struct cd_seccomp_profile *pr, struct cd_seccomp_prog *ret,
+                             unsigned *ret_skipped, struct cd_err *err);
+
+/* Internal (seccomp-profile.c): export a libseccomp filter context to
+ * p->filter / p->len. */
+int cd_seccomp_export(void *ctx, struct cd_seccomp_prog *p, struct cd_err *err);
+
 /* Child side, async-signal-safe: install `p` on the calling thread with one
  * seccomp(2) call.  no_new_privs must already be set (checked: -EPERM
  * otherwise, even for root, so the order cannot silently change).  With a
