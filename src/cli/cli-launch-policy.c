@@ -212,8 +212,8 @@ void launch_private_paths(const struct run_args *a, char *v[LAUNCH_NPRIVATE],
 		store_secrets(au, v, buf, &n);
 	if (have_su && cd_store_is_uri(su) && !(have_au && strcmp(au, su) == 0))
 		store_secrets(su, v, buf, &n);
-	if (n + 9 > LAUNCH_NPRIVATE)
-		n = LAUNCH_NPRIVATE - 9;
+	if (n + 10 > LAUNCH_NPRIVATE)
+		n = LAUNCH_NPRIVATE - 10;
 	if (have_au && cli_audit_local(a->audit, buf[n], CD_PATH_MAX) == 0) {
 		v[n] = buf[n];
 		n++;
@@ -223,6 +223,12 @@ void launch_private_paths(const struct run_args *a, char *v[LAUNCH_NPRIVATE],
 		}
 	}
 	if (cli_config_path("audit.key", buf[n], CD_PATH_MAX) == 0) {
+		v[n] = buf[n];
+		n++;
+	}
+	/* The approver's signing key: a sandbox holding it could sign its
+	 * own approvals in that person's name. */
+	if (cli_config_path("approver.key", buf[n], CD_PATH_MAX) == 0) {
 		v[n] = buf[n];
 		n++;
 	}

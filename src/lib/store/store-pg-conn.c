@@ -141,6 +141,10 @@ static const char *const migrations[] = {
 	" id text PRIMARY KEY, hash text NOT NULL UNIQUE, agent text NOT NULL,"
 	" policy text, created bigint NOT NULL, expires bigint NOT NULL,"
 	" revoked bigint NOT NULL DEFAULT 0, seq bigserial);",
+	/* 5: an approver's signature over a decision (approval-sign.h): the
+	 * waiting run checks it against its own policy's key, so a writer of
+	 * this table cannot answer in an approver's name. */
+	"ALTER TABLE approvals ADD COLUMN signature text;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))

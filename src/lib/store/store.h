@@ -60,6 +60,9 @@ struct cd_store_approval_move {
 	const char *from, *to; /* status before and after */
 	int64_t now;           /* decided_at, or used_at when to is "used" */
 	const char *by, *comment;
+	/* A decision's signature (NULL or "": none).  Read after check returns,
+	 * so check may write it (it signs the row it was shown). */
+	const char *signature;
 	/* Called with the row, inside the transaction, before the change:
 	 * non-zero refuses it (returned; nothing changes). */
 	cd_store_approval_fn check;
