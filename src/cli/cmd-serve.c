@@ -12,6 +12,7 @@
 #include "cli-audit.h"
 
 #include "console/console.h"
+#include "gate/approval-sign.h"
 #include "http/httpd.h"
 #include "policy/policy.h"
 #include "store/state.h"
@@ -29,6 +30,7 @@
 static const char usage[] =
         "usage: cordon serve [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--origin URL] [--policy FILE] [--state PATH] [--audit PATH]\n"
+        "                    [--sign-key FILE]\n"
         "       cordon serve login NAME [--listen ADDR:PORT | --origin URL] [--policy FILE]\n"
         "                    [--ttl SECONDS] [--state PATH]\n"
         "\n"
@@ -51,11 +53,15 @@ static const char usage[] =
         "is the scheme://host:port browsers use when a name or a proxy stands in\n"
         "front.  'serve login NAME' prints a link for approver NAME (checked\n"
         "against --policy's approvers.people) for the console at --listen or\n"
-        "--origin over the same state database.\n"
+        "--origin over the same state database.  --sign-key FILE (made by 'cordon\n"
+        "approvals keygen') signs every decision made in the console; list its\n"
+        "public key under the policy's approvers.consoles, which trusts this\n"
+        "console to have authenticated the person (needed for approvers with a\n"
+        "key in approvers.keys, and with a postgresql:// state store).\n"
         "Exit 0 stopped by a signal, 1 refused, 2 usage, 125 could not start.\n";
 
 struct sopts {
-	const char *listen, *cert, *key, *origin, *policy, *state, *audit;
+	const char *listen, *cert, *key, *origin, *policy, *state, *audit, *sign_key;
 	int64_t ttl;
 };
 
@@ -68,6 +74,7 @@ enum {
 	OPT_STATE,
 	OPT_AUDIT,
 	OPT_TTL,
+	OPT_SIGN_KEY,
 	OPT_HELP,
 };
 
@@ -80,6 +87,7 @@ static const struct option long_opts[] = {
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "audit", required_argument, NULL, OPT_AUDIT },
 	{ "ttl", required_argument, NULL, OPT_TTL },
+	{ "sign-key", required_argument, NULL, OPT_SIGN_KEY },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -108,6 +116,9 @@ static int parse(int argc, char **argv, struct sopts *o)
 			break;
 		case OPT_ORIGIN:
 			o->origin = optarg;
+			break;
+		case OPT_SIGN_KEY:
+			o->sign_key = optarg;
 			break;
 		case OPT_POLICY:
 			o->policy = optarg;
@@ -226,6 +237,7 @@ static int serve_cmd(const struct sopts *o)
 	struct cd_console *con = NULL;
 	struct cd_state *st = NULL;
 	struct cd_audit *audit = NULL;
+	struct cd_approver_key *sk = NULL;
 	struct cd_err err = { 0, "" };
 	char addr[256];
 	sigset_t set;
@@ -239,6 +251,11 @@ static int serve_cmd(const struct sopts *o)
 	if (cli_audit_open(o->audit, &audit) < 0 || cli_state_open(o->state, &st) < 0 ||
 	    verify_inputs(o->audit, &c, pk, cp, sizeof cp) < 0)
 		goto out;
+	if (o->sign_key && cd_approver_key_load(o->sign_key, &sk, &err) < 0) {
+		cli_errorf("--sign-key: %s", err.msg);
+		goto out;
+	}
+	c.sign_key = sk;
 	c.addr = addr;
 	c.tls_cert = o->cert;
 	c.tls_key = o->key;
@@ -273,6 +290,7 @@ static int serve_cmd(const struct sopts *o)
 	rc = CD_EXIT_OK;
 out:
 	cd_console_stop(con);
+	cd_approver_key_free(sk);
 	cd_state_close(st);
 	cd_audit_close(audit);
 	return rc;

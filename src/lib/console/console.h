@@ -27,6 +27,7 @@
 
 struct cd_console;
 
+struct cd_approver_key;
 struct cd_console_conf {
 	const char *addr; /* IP literal to listen on */
 	uint16_t port;    /* 0: any free port */
@@ -48,6 +49,11 @@ struct cd_console_conf {
 	 * none. */
 	const unsigned char *audit_pubkey;
 	const char *checkpoint_path;
+	/* Signs every decision made here (approval-sign.h): a console key the
+	 * policy lists under approvers.consoles, which then trusts this host
+	 * to have authenticated the person.  NULL: decisions unsigned (refused
+	 * for an approver with a key, and through a shared store). */
+	const struct cd_approver_key *sign_key;
 };
 
 #define CD_CONSOLE_SESSION_TTL_S (8 * 3600)
