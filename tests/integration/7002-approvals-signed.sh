@@ -196,4 +196,19 @@ for_each_user signed
 
 n=$(pg_sql "SELECT count(*) FROM approvals WHERE status = 'approved'")
 is "$n" 12 "the twelve refused answers were never used (still 'approved' in the store)"
+
+# cordon doctor: a postgresql:// store is connected to and shown without
+# its password; --policy names the approvers without a key.
+out=$(env CORDON_STATE="postgresql://host_a:pw-a@/cordon?host=$PG_SOCK" "$CORDON" doctor --policy "$T/p-root.yaml" 2>&1)
+case $out in *"ok   state "*"shared store, reachable"*) ok "doctor: the shared state store is reachable" true ;;
+*) nok "doctor: the shared state store is reachable ($out)" true ;; esac
+case $out in *pw-a*) nok "doctor: ... and never prints the password" true ;;
+*) ok "doctor: ... and never prints the password" true ;; esac
+case $out in *"not writable"*) nok "doctor: ... nor calls a URI not writable" true ;;
+*) ok "doctor: ... nor calls a URI not writable" true ;; esac
+case $out in *"approver-keys    without a key: carol"*) ok "doctor --policy: warns of carol, who has no key" true ;;
+*) nok "doctor --policy: warns of carol, who has no key ($out)" true ;; esac
+out=$(env CORDON_STATE="postgresql://host_a:wrong@/cordon?host=$PG_SOCK" "$CORDON" doctor 2>&1)
+case $out in *"warn state"*unreachable*) ok "doctor: a wrong password is unreachable (control)" true ;;
+*) nok "doctor: a wrong password is unreachable (control) ($out)" true ;; esac
 done_testing

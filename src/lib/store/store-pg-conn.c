@@ -366,28 +366,6 @@ fail:
 	return err && err->code ? err->code : -EIO;
 }
 
-/* The URI as messages show it: "scheme://" then what follows a user's
- * "user:password@", so a password never reaches a terminal or a log. */
-static char *where_of(const char *uri)
-{
-	const char *s = strstr(uri, "://"), *at = s ? strchr(s + 3, '@') : NULL;
-	char *w, *q;
-
-	if (!s || !at || (strchr(uri, '?') && at > strchr(uri, '?'))) {
-		w = strdup(uri);
-	} else {
-		w = malloc((size_t)(s - uri) + 3 + strlen(at + 1) + 1);
-		if (w) {
-			memcpy(w, uri, (size_t)(s - uri) + 3);
-			memcpy(w + (s - uri) + 3, at + 1, strlen(at + 1) + 1);
-		}
-	}
-	/* A password among the parameters: none of them is shown. */
-	if (w && strstr(w, "password=") && (q = strchr(w, '?')) != NULL)
-		*q = '\0';
-	return w;
-}
-
 static void quiet(void *arg, const char *msg)
 {
 	(void)arg;
@@ -414,7 +392,7 @@ int cd_pg_open(const char *uri, struct cd_pg **ret, struct cd_err *err)
 	if ((r = cd_dl_load("libpq.so.5", "libpq5", syms, CD_ARRAY_SIZE(syms), err)) < 0)
 		return r;
 	pg = calloc(1, sizeof *pg);
-	if (!pg || !(pg->where = where_of(uri))) {
+	if (!pg || !(pg->where = cd_store_uri_shown(uri))) {
 		free(pg);
 		return cd_err_set(err, -ENOMEM, "store: out of memory");
 	}

@@ -259,6 +259,11 @@ struct cd_store_ops {
  * than a file? */
 int cd_store_is_uri(const char *path);
 
+/* A store URI as messages show it: without the user's password (the
+ * user stays) and without any parameter when one is a password.
+ * malloc'd, or NULL. */
+char *cd_store_uri_shown(const char *uri);
+
 /* Open the state database or the audit log at `path`: an SQLite file, or
  * a PostgreSQL URI (store-pg-*.c; libpq loaded on first use).  `host` is
  * the audit writer's chain (the records' host field; PostgreSQL keeps one
