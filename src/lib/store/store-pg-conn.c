@@ -45,6 +45,8 @@ static const struct cd_dl_sym syms[] = {
 	SYM(freemem, "PQfreemem"),
 	SYM(transactionStatus, "PQtransactionStatus"),
 	SYM(setNoticeProcessor, "PQsetNoticeProcessor"),
+	SYM(conninfoParse, "PQconninfoParse"),
+	SYM(conninfoFree, "PQconninfoFree"),
 };
 
 /* Migration N brings the schema from version N-1 to N.  Append only.
@@ -382,6 +384,61 @@ void cd_pg_close(struct cd_store *st)
 		cd_pq.finish(pg->conn);
 	free(pg->where);
 	free(pg);
+}
+
+/* A socket directory of a host list ("/a,db.example,/b"): each as a file
+ * in it. */
+static int host_sockets(const char *hosts, int (*fn)(const char *, void *), void *ctx, int *any)
+{
+	char path[4096];
+	size_t n;
+	int r;
+
+	for (; hosts && *hosts; hosts += n + (hosts[n] == ',')) {
+		n = strcspn(hosts, ",");
+		if (hosts[0] != '/')
+			continue;
+		*any = 1;
+		if (snprintf(path, sizeof path, "%.*s/.s.PGSQL", (int)n, hosts) >= (int)sizeof path)
+			return -ENAMETOOLONG;
+		if ((r = fn(path, ctx)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int cd_store_uri_secrets(const char *uri, int (*fn)(const char *path, void *ctx), void *ctx,
+                         struct cd_err *err)
+{
+	PQconninfoOption *o, *i;
+	char *msg = NULL;
+	int r = 0, any = 0;
+
+	if ((r = cd_dl_load("libpq.so.5", "libpq5", syms, CD_ARRAY_SIZE(syms), err)) < 0)
+		return r;
+	/* libpq's own parser: percent-encoding, a socket path as the URI's
+	 * host, host lists, every keyword, exactly as the connection reads
+	 * them. */
+	if (!(o = cd_pq.conninfoParse(uri, &msg))) {
+		r = cd_err_set(err, -EINVAL, "store URI: %s", msg ? msg : "cannot be parsed");
+		if (msg)
+			cd_pq.freemem(msg);
+		return r;
+	}
+	for (i = o; r >= 0 && i->keyword; i++) {
+		if (!i->val || !*i->val)
+			continue;
+		if (!strcmp(i->keyword, "host"))
+			r = host_sockets(i->val, fn, ctx, &any);
+		else if (!strcmp(i->keyword, "passfile") || !strcmp(i->keyword, "sslkey") ||
+		         !strcmp(i->keyword, "sslcert"))
+			r = fn(i->val, ctx);
+	}
+	cd_pq.conninfoFree(o);
+	/* No socket named: libpq's default directory. */
+	if (r >= 0 && !any)
+		r = fn("/run/postgresql/.s.PGSQL", ctx);
+	return r < 0 ? cd_err_set(err, r, "store URI: a secret's path is too long") : 0;
 }
 
 int cd_pg_open(const char *uri, struct cd_pg **ret, struct cd_err *err)

@@ -264,6 +264,16 @@ int cd_store_is_uri(const char *path);
  * malloc'd, or NULL. */
 char *cd_store_uri_shown(const char *uri);
 
+/* What a sandbox must not reach of a store URI's connection, each as a
+ * path whose directory the caller hides: every socket directory (the
+ * URI's hosts as libpq parses them, percent-encoded, in the host part or
+ * host=, comma lists; libpq's default when none), passfile=, sslkey=,
+ * sslcert=.  What the environment adds (PGHOST, PGPASSFILE, the files
+ * under HOME) is the caller's.  Loads libpq.  0, or negative: the URI
+ * does not parse (fail closed). */
+int cd_store_uri_secrets(const char *uri, int (*fn)(const char *path, void *ctx), void *ctx,
+                         struct cd_err *err);
+
 /* Open the state database or the audit log at `path`: an SQLite file, or
  * a PostgreSQL URI (store-pg-*.c; libpq loaded on first use).  `host` is
  * the audit writer's chain (the records' host field; PostgreSQL keeps one
