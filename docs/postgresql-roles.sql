@@ -8,7 +8,10 @@
 -- cordon writes in each record's host field).  Writers can insert audit
 -- records and read them, never update or delete them, and row-level
 -- security refuses a record for another host's chain.  State tables
--- (approvals, grants, pins, proposals) are shared read-write.
+-- (approvals, grants, pins, proposals) are shared read-write: that is why
+-- a decision on a held call counts only when signed with the key the
+-- policy pins for its approver (approvers.keys; cordon approvals keygen),
+-- and an unsigned one is never taken through this store.
 CREATE ROLE cordon_writer NOLOGIN;
 GRANT USAGE ON SCHEMA public TO cordon_writer;
 GRANT SELECT ON cordon_schema, audit_writers TO cordon_writer;

@@ -69,6 +69,7 @@ static const struct cpl_node nodes[] = {
 	{ "approvals deny", &cli_opts_approvals, ARGS_NONE, NULL, NULL },
 	{ "approvals sample", &cli_opts_approvals, ARGS_NONE, NULL, NULL },
 	{ "approvals stats", &cli_opts_approvals, ARGS_NONE, NULL, NULL },
+	{ "approvals keygen", &cli_opts_approvals, ARGS_NONE, NULL, NULL },
 	{ "serve", &cli_opts_serve, ARGS_NONE, NULL, NULL },
 	{ "serve login", &cli_opts_serve, ARGS_NONE, NULL, NULL },
 	{ "inventory", &cli_opts_inventory, ARGS_NONE, NULL, NULL },

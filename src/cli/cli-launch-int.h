@@ -154,7 +154,7 @@ int launch_parse_args(int argc, char **argv, struct run_args *a);
 int launch_apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
                          const struct cd_policy *policy, const char *granted,
                          struct cd_arena *arena);
-#define LAUNCH_NPRIVATE 16
+#define LAUNCH_NPRIVATE 32
 void launch_private_paths(const struct run_args *a, char *v[LAUNCH_NPRIVATE],
                           char buf[LAUNCH_NPRIVATE][CD_PATH_MAX], size_t *ret_n);
 int launch_load_policy(const struct run_args *a, struct cd_audit *audit, const char *run_id,

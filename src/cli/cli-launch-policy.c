@@ -154,46 +154,64 @@ int launch_apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
 }
 
 /* A shared store's connection secrets, kept out of the sandbox like
- * cordon's own files: the socket directory a URI names (host=/dir, or
- * libpq's default when it names none), PGHOST when it is a directory, and
- * the password file (PGPASSFILE, ~/.pgpass).  Each is given as a file in
- * the directory to hide. */
+ * cordon's own files (cd_store_uri_secrets: the socket directories, the
+ * password, key and service files), each as a file in the directory to
+ * hide.  A URI libpq cannot parse cannot connect either: no run. */
+struct secrets {
+	char **v;
+	char (*buf)[CD_PATH_MAX];
+	size_t *n, max;
+};
+
+static int secret_add(const char *path, void *ctx)
+{
+	struct secrets *s = ctx;
+	size_t i;
+
+	for (i = 0; i < *s->n; i++)
+		if (!strcmp(s->v[i], path))
+			return 0;
+	if (*s->n >= s->max || snprintf(s->buf[*s->n], CD_PATH_MAX, "%s", path) >= CD_PATH_MAX)
+		return 0;
+	s->v[*s->n] = s->buf[*s->n];
+	(*s->n)++;
+	return 0;
+}
+
+/* ENV's value, else HOME/TAIL, as a secret. */
+static void secret_env(struct secrets *s, const char *env, const char *tail)
+{
+	const char *v = getenv(env), *home = getenv("HOME");
+	char p[CD_PATH_MAX];
+
+	if (v && *v)
+		secret_add(v, s);
+	else if (home && tail && snprintf(p, sizeof p, "%s/%s", home, tail) < (int)sizeof p)
+		secret_add(p, s);
+}
+
 static void store_secrets(const char *uri, char *v[], char buf[][CD_PATH_MAX], size_t *n)
 {
-	const char *q = strchr(uri, '?'), *h = NULL, *env;
-	int k;
+	struct secrets s = { v, buf, n, LAUNCH_NPRIVATE - 10 };
+	struct cd_err err = { 0, "" };
+	const char *h = getenv("PGHOST");
+	char p[CD_PATH_MAX];
+	size_t k;
 
-	for (; q && *q; q = strchr(q + 1, '&')) {
-		if (strncmp(q + 1, "host=", 5) == 0) {
-			h = q + 6;
-			break;
-		}
+	if (cd_store_uri_secrets(uri, secret_add, &s, &err) < 0)
+		cli_warnf("%s", err.msg);
+	/* PGHOST's socket directories (a comma list). */
+	for (; h && *h; h += k + (h[k] == ',')) {
+		k = strcspn(h, ",");
+		if (h[0] == '/' &&
+		    snprintf(p, sizeof p, "%.*s/.s.PGSQL", (int)k, h) < (int)sizeof p)
+			secret_add(p, &s);
 	}
-	if (*n < LAUNCH_NPRIVATE) {
-		k = h && *h == '/' ? snprintf(buf[*n], CD_PATH_MAX, "%.*s/.s.PGSQL",
-		                              (int)strcspn(h, "&"), h)
-		                   : snprintf(buf[*n], CD_PATH_MAX, "/run/postgresql/.s.PGSQL");
-		if (k > 0 && k < CD_PATH_MAX) {
-			v[*n] = buf[*n];
-			(*n)++;
-		}
-	}
-	env = getenv("PGHOST");
-	if (env && env[0] == '/' && *n < LAUNCH_NPRIVATE &&
-	    (k = snprintf(buf[*n], CD_PATH_MAX, "%s/.s.PGSQL", env)) > 0 && k < CD_PATH_MAX) {
-		v[*n] = buf[*n];
-		(*n)++;
-	}
-	env = getenv("PGPASSFILE");
-	if (*n < LAUNCH_NPRIVATE) {
-		k = env && env[0] == '/' ? snprintf(buf[*n], CD_PATH_MAX, "%s", env)
-		    : getenv("HOME") ? snprintf(buf[*n], CD_PATH_MAX, "%s/.pgpass", getenv("HOME"))
-		                     : -1;
-		if (k > 0 && k < CD_PATH_MAX) {
-			v[*n] = buf[*n];
-			(*n)++;
-		}
-	}
+	/* What libpq reads by default: the password file, the client key,
+	 * the service file (which may hold passwords too). */
+	secret_env(&s, "PGPASSFILE", ".pgpass");
+	secret_env(&s, "PGSSLKEY", ".postgresql/postgresql.key");
+	secret_env(&s, "PGSERVICEFILE", ".pg_service.conf");
 }
 
 /* cordon's own files, which the plan keeps out of the sandbox: the audit
@@ -212,8 +230,8 @@ void launch_private_paths(const struct run_args *a, char *v[LAUNCH_NPRIVATE],
 		store_secrets(au, v, buf, &n);
 	if (have_su && cd_store_is_uri(su) && !(have_au && strcmp(au, su) == 0))
 		store_secrets(su, v, buf, &n);
-	if (n + 9 > LAUNCH_NPRIVATE)
-		n = LAUNCH_NPRIVATE - 9;
+	if (n + 10 > LAUNCH_NPRIVATE)
+		n = LAUNCH_NPRIVATE - 10;
 	if (have_au && cli_audit_local(a->audit, buf[n], CD_PATH_MAX) == 0) {
 		v[n] = buf[n];
 		n++;
@@ -223,6 +241,12 @@ void launch_private_paths(const struct run_args *a, char *v[LAUNCH_NPRIVATE],
 		}
 	}
 	if (cli_config_path("audit.key", buf[n], CD_PATH_MAX) == 0) {
+		v[n] = buf[n];
+		n++;
+	}
+	/* The approver's signing key: a sandbox holding it could sign its
+	 * own approvals in that person's name. */
+	if (cli_config_path("approver.key", buf[n], CD_PATH_MAX) == 0) {
 		v[n] = buf[n];
 		n++;
 	}

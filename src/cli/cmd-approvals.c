@@ -14,6 +14,7 @@
 
 #include "audit/audit.h"
 #include "util/buf.h"
+#include "gate/approval-sign.h"
 #include "gate/gate-approval.h"
 #include "util/num.h"
 #include "policy/policy.h"
@@ -32,7 +33,10 @@ static const char usage[] =
         "usage: cordon approvals list [--all | --status S] [--since TIME] [--json]\n"
         "       cordon approvals show ID [--json]\n"
         "       cordon approvals approve ID [--as NAME] [--comment TEXT] [--policy FILE]\n"
+        "                                [--key FILE]\n"
         "       cordon approvals deny ID [--as NAME] [--reason TEXT] [--policy FILE]\n"
+        "                             [--key FILE]\n"
+        "       cordon approvals keygen [--key FILE]\n"
         "       cordon approvals sample N [--since TIME] [--as NAME] [--json]\n"
         "       cordon approvals stats [--since TIME] [--json]\n"
         "\n"
@@ -48,13 +52,19 @@ static const char usage[] =
         "records that; 'stats' shows, per approver, how many calls were approved and\n"
         "denied and the median seconds to decide (a one-second approval of a\n"
         "destructive call is a rubber stamp worth seeing).\n"
+        "'keygen' makes an approver's Ed25519 key (--key FILE, default\n"
+        "~/.config/cordon/approver.key, 0600) and prints the public key to pin in\n"
+        "the policy (approvers.keys: {NAME: ed25519:...}).  approve and deny sign\n"
+        "with --key FILE, else that file when it exists; the waiting run refuses a\n"
+        "decision whose approver has a pinned key but did not sign with it, and,\n"
+        "with a shared (postgresql://) state store, any unsigned decision.\n"
         "Common options: --state PATH (default $CORDON_STATE, else\n"
         "~/.local/state/cordon/state.db), --audit PATH.  TIME is YYYY-MM-DD,\n"
         "YYYY-MM-DDTHH:MM:SSZ (or +HH:MM for Z) or @SECONDS.  Exit 0 done, 1 refused,\n"
         "2 usage, 125 cordon could not proceed.\n";
 
 struct aopts {
-	const char *as, *comment, *policy, *state, *audit, *status;
+	const char *as, *comment, *policy, *state, *audit, *status, *key;
 	int64_t since;
 	int all, json;
 };
@@ -69,6 +79,7 @@ enum {
 	OPT_SINCE,
 	OPT_ALL,
 	OPT_JSON,
+	OPT_KEY,
 	OPT_HELP,
 };
 
@@ -83,6 +94,7 @@ static const struct option long_opts[] = {
 	{ "since", required_argument, NULL, OPT_SINCE },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "key", required_argument, NULL, OPT_KEY },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -127,6 +139,9 @@ static int parse(int argc, char **argv, struct aopts *o)
 			break;
 		case OPT_JSON:
 			o->json = 1;
+			break;
+		case OPT_KEY:
+			o->key = optarg;
 			break;
 		case 'h':
 		case OPT_HELP:
@@ -306,15 +321,61 @@ static int show_one(const struct cd_approval *a, void *ctx)
 	return 0;
 }
 
+/* The approver's key: --key FILE, else ~/.config/cordon/approver.key when
+ * it exists.  0 with *ret (NULL: none), or -1 after saying why. */
+static int key_open(const struct aopts *o, struct cd_approver_key **ret)
+{
+	struct cd_err err = { 0, "" };
+	char path[4096];
+
+	*ret = NULL;
+	if (o->key)
+		snprintf(path, sizeof path, "%s", o->key);
+	else if (cli_config_path("approver.key", path, sizeof path) < 0 || access(path, F_OK) < 0)
+		return 0;
+	if (cd_approver_key_load(path, ret, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int keygen_cmd(const struct aopts *o)
+{
+	struct cd_err err = { 0, "" };
+	char path[4096], pub[CD_APPROVER_PUB_MAX];
+
+	if (o->key)
+		snprintf(path, sizeof path, "%s", o->key);
+	else if (cli_config_path("approver.key", path, sizeof path) < 0) {
+		cli_errorf("no place for the key: pass --key FILE (or set HOME)");
+		return CD_EXIT_CORDON;
+	}
+	if (cd_approver_keygen(path, pub, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		return CD_EXIT_CORDON;
+	}
+	printf("%s\n", pub);
+	fprintf(stderr,
+	        "cordon: secret key in %s; pin the public key in the policy:\n"
+	        "  approvers:\n    keys:\n      %s: \"%s\"\n",
+	        path, o->as ? o->as : cli_login_name(), pub);
+	return CD_EXIT_OK;
+}
+
 static int decide_cmd(struct env *v, const struct aopts *o, const char *id, int approve)
 {
 	struct cd_err err = { 0, "" };
 	char refusal[CD_ERR_MSG_MAX];
 	const char *by = o->as ? o->as : cli_login_name();
+	struct cd_approver_key *key;
 	int r;
 
-	r = cd_gate_approval_decide(v->audit, v->state, id, approve, by, o->comment, o->policy,
-	                            v->now, refusal, sizeof refusal, &err);
+	if (key_open(o, &key) < 0)
+		return CD_EXIT_CORDON;
+	r = cd_gate_approval_decide_signed(v->audit, v->state, id, approve, by, o->comment,
+	                                   o->policy, key, v->now, refusal, sizeof refusal, &err);
+	cd_approver_key_free(key);
 	if (refusal[0]) {
 		cli_errorf("refused: %s", refusal);
 		return CD_EXIT_FAIL;
@@ -517,8 +578,10 @@ int cmd_approvals(int argc, char **argv)
 		return CD_EXIT_OK;
 	}
 	if (strcmp(sub, "list") && strcmp(sub, "show") && strcmp(sub, "approve") &&
-	    strcmp(sub, "deny") && strcmp(sub, "sample") && strcmp(sub, "stats")) {
-		cli_errorf("unknown subcommand '%s' (list, show, approve, deny, sample, stats)",
+	    strcmp(sub, "deny") && strcmp(sub, "sample") && strcmp(sub, "stats") &&
+	    strcmp(sub, "keygen")) {
+		cli_errorf("unknown subcommand '%s' (list, show, approve, deny, sample, stats, "
+		           "keygen)",
 		           sub);
 		return CD_EXIT_USAGE;
 	}
@@ -526,10 +589,13 @@ int cmd_approvals(int argc, char **argv)
 	if (r)
 		return r > 0 ? CD_EXIT_OK : CD_EXIT_USAGE;
 	npos = argc - 1 - optind;
-	if (npos != (!strcmp(sub, "list") || !strcmp(sub, "stats") ? 0 : 1)) {
+	if (npos !=
+	    (!strcmp(sub, "list") || !strcmp(sub, "stats") || !strcmp(sub, "keygen") ? 0 : 1)) {
 		cli_errorf("%s: wrong number of arguments (see --help)", sub);
 		return CD_EXIT_USAGE;
 	}
+	if (!strcmp(sub, "keygen"))
+		return keygen_cmd(&o);
 	if (env_open(&v, &o) < 0)
 		goto out;
 	if (!strcmp(sub, "list")) {

@@ -11,7 +11,9 @@
 #include "cli.h"
 
 #include "cli-audit.h"
+#include "policy/policy.h"
 #include "sandbox/landlock.h"
+#include "store/store.h"
 #include "sandbox/userns-why.h"
 
 #include <errno.h>
@@ -209,6 +211,27 @@ static int writable(const char *path)
 	return S_ISDIR(st.st_mode) && access(p, W_OK) == 0;
 }
 
+/* A shared store (a postgresql:// URI): reachable, with its schema?  It
+ * is connected to (libpq loaded) and shown without its password. */
+static void check_uri(struct doctor *d, const char *name, const char *what, const char *uri,
+                      int needed, int audit)
+{
+	struct cd_err err = { 0, "" };
+	struct cd_store *st = NULL;
+	char found[4400], *shown = cd_store_uri_shown(uri);
+	int r = audit ? cd_store_audit_open(uri, 1, "", 0, &st, &err)
+	              : cd_store_state_open(uri, &st, &err);
+
+	snprintf(found, sizeof found, "%s %s (%s%s)", what, shown ? shown : "postgresql://...",
+	         r < 0 ? "unreachable: " : "shared store, reachable", r < 0 ? err.msg : "");
+	free(shown);
+	if (st)
+		st->ops->close(st);
+	check(d, name, r == 0, needed, found,
+	      "check the URI, the server, the role's password (~/.pgpass) and "
+	      "docs/postgresql-roles.sql");
+}
+
 static void check_paths(struct doctor *d)
 {
 	char p[4096], found[4200];
@@ -217,13 +240,20 @@ static void check_paths(struct doctor *d)
 	r = cli_state_path(NULL, p, sizeof p);
 	snprintf(found, sizeof found, "state database %s%s", r < 0 ? "unknown" : p,
 	         r < 0 || !writable(p) ? " (not writable)" : "");
-	check(d, "state", r == 0 && writable(p), 0, found,
-	      "set CORDON_STATE to a writable path, or HOME or XDG_STATE_HOME");
+	if (r == 0 && cd_store_is_uri(p))
+		check_uri(d, "state", "state store", p, 0, 0);
+	else
+		check(d, "state", r == 0 && writable(p), 0, found,
+		      "set CORDON_STATE to a writable path, or HOME or XDG_STATE_HOME");
 	r = cli_audit_path(NULL, p, sizeof p);
 	snprintf(found, sizeof found, "audit log %s%s", r < 0 ? "unknown" : p,
 	         r < 0 || !writable(p) ? " (not writable)" : "");
-	check(d, "audit-log", r == 0 && writable(p), 1, found,
-	      "set CORDON_AUDIT to a writable path, or HOME or XDG_STATE_HOME (no log, no run)");
+	if (r == 0 && cd_store_is_uri(p))
+		check_uri(d, "audit-log", "audit log", p, 1, 1);
+	else
+		check(d, "audit-log", r == 0 && writable(p), 1, found,
+		      "set CORDON_AUDIT to a writable path, or HOME or XDG_STATE_HOME (no log, no "
+		      "run)");
 	r = cli_mask_key_path(p, sizeof p);
 	snprintf(found, sizeof found, "mask key %s (%s)", r < 0 ? "unknown" : p,
 	         r < 0                  ? "no location"
@@ -235,15 +265,49 @@ static void check_paths(struct doctor *d)
 	      "set CORDON_MASK_KEY to a readable key file (or a writable path for a new one)");
 }
 
+/* --policy FILE: does every approver have a key (approvers.keys)?  One
+ * without signs nothing: their decisions are taken from a local state
+ * database only, and a shared store refuses them. */
+static void check_approver_keys(struct doctor *d, const char *path)
+{
+	struct cd_err err = { 0, "" };
+	struct cd_policy *p = NULL;
+	char found[1200], pk[32];
+	size_t i, n = 0, len = 0;
+	const char *who;
+
+	if (cd_policy_load_file(path, &p, &err) < 0) {
+		snprintf(found, sizeof found, "policy: %s", err.msg);
+		check(d, "approver-keys", 0, 1, found, "fix the policy ('cordon policy lint')");
+		return;
+	}
+	found[0] = '\0';
+	for (i = 0; (who = cd_policy_approver_listed(p, i)); i++)
+		if (!cd_policy_approver_key(p, who, (unsigned char *)pk) && len < 1000) {
+			len += (size_t)snprintf(found + len, sizeof found - len, "%s%.64s",
+			                        n++ ? ", " : "without a key: ", who);
+		}
+	if (!i)
+		snprintf(found, sizeof found, "the policy lists no approvers.people");
+	else if (!n)
+		snprintf(found, sizeof found, "every approver has a key");
+	cd_policy_free(p);
+	check(d, "approver-keys", i && !n, 0, found,
+	      "'cordon approvals keygen' for each, and pin the keys under approvers.keys "
+	      "(unsigned decisions are refused through a shared store)");
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cordon doctor [--json]\n\n"
+	fprintf(f, "usage: cordon doctor [--json] [--policy FILE]\n\n"
 	           "What this host enforces, each with the exact fix for a gap: user\n"
 	           "namespaces (and why not: sysctls, AppArmor, a chroot), Landlock ABI,\n"
 	           "seccomp and its user notification, cgroup v1/v2 and delegation, AppArmor,\n"
 	           "the state database, the audit log and the mask key (where, and whether\n"
-	           "writable).  Changes nothing.\n\n"
+	           "writable; a postgresql:// store: reachable, shown without its password).\n"
+	           "Changes nothing.\n\n"
 	           "  --json     one object: {ok, checks: [{check, ok, needed, found, fix}]}\n"
+	           "  --policy FILE  also: does every approver have a signing key?\n"
 	           "  -h, --help this text\n\n"
 	           "Exit 0 when everything the default profile needs works, 1 otherwise,\n"
 	           "2 usage.\n");
@@ -252,6 +316,7 @@ static void usage(FILE *f)
 /* The options, also for `cordon completion` (cli-complete.c). */
 static const struct option doctor_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
+	{ "policy", required_argument, NULL, 'p' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -260,6 +325,7 @@ const struct option *const cli_opts_doctor = doctor_opts;
 int cmd_doctor(int argc, char **argv)
 {
 	struct doctor d = { json_array(), 0, 0 };
+	const char *policy = NULL;
 	int c;
 	char *txt;
 
@@ -270,7 +336,10 @@ int cmd_doctor(int argc, char **argv)
 			json_decref(d.checks);
 			return CD_EXIT_OK;
 		}
-		d.json = 1;
+		if (c == 'p')
+			policy = optarg;
+		else
+			d.json = 1;
 	}
 	if (optind != argc || !d.checks) {
 		cli_errorf("doctor takes no arguments (see --help)");
@@ -283,6 +352,8 @@ int cmd_doctor(int argc, char **argv)
 	check_cgroup(&d);
 	check_apparmor(&d);
 	check_paths(&d);
+	if (policy)
+		check_approver_keys(&d, policy);
 	if (d.json) {
 		json_t *o = json_pack("{s:b,s:O}", "ok", !d.failed, "checks", d.checks);
 		txt = o ? json_dumps(o, JSON_COMPACT) : NULL;

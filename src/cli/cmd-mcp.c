@@ -286,9 +286,10 @@ static int ev_approval_request(void *ctx, const char *tool, const char *action,
 }
 
 struct poll_ctx {
-	int status; /* 1 approved, 0 denied, 2 expired or used, -1 pending */
+	int status; /* 1 approved, 0 denied, 2 expired or used, -1 pending, 3 refused */
 	int64_t deadline;
-	char by[128], comment[128];
+	char by[128], comment[320];
+	const struct session *s;
 };
 
 static int poll_cb(const struct cd_approval *a, void *ctx)
@@ -302,6 +303,10 @@ static int poll_cb(const struct cd_approval *a, void *ctx)
 	c->deadline = a->deadline;
 	snprintf(c->by, sizeof c->by, "%s", a->decided_by ? a->decided_by : "");
 	snprintf(c->comment, sizeof c->comment, "%s", a->comment ? a->comment : "");
+	if (c->status == 1 &&
+	    !cd_gate_approval_answer_ok(c->s->audit, c->s->policy, c->s->state, a, c->s->agent,
+	                                c->comment, sizeof c->comment))
+		c->status = 3;
 	return 0;
 }
 
@@ -320,7 +325,7 @@ static int ev_approval_poll(void *ctx, const char *id, char *why, size_t wn)
 {
 	struct session *s = ctx;
 	struct cd_err err = { 0, "" };
-	struct poll_ctx c = { -1, 0, "", "" };
+	struct poll_ctx c = { .status = -1, .s = s };
 	int64_t now = (int64_t)time(NULL);
 	size_t i;
 	int v;
@@ -347,8 +352,9 @@ static int ev_approval_poll(void *ctx, const char *id, char *why, size_t wn)
 		if (!v)
 			snprintf(why, wn, "%s", err.msg);
 	} else {
-		snprintf(why, wn, "%s by %s%s%.100s", c.status == 0 ? "denied" : "expired",
-		         c.by[0] ? c.by : "?", c.comment[0] ? ": " : "", c.comment);
+		const char *w[] = { "denied", "", "expired", "refused: approved" };
+		snprintf(why, wn, "%s by %s%s%.250s", w[c.status], c.by[0] ? c.by : "?",
+		         c.comment[0] ? ": " : "", c.comment);
 		v = 0;
 	}
 	s->held[i].id[0] = '\0';

@@ -12,6 +12,7 @@
 #include "cli-audit.h"
 
 #include "console/console.h"
+#include "gate/approval-sign.h"
 #include "http/httpd.h"
 #include "mask/mask.h"
 #include "policy/policy.h"
@@ -33,7 +34,7 @@
 static const char usage[] =
         "usage: cordon serve [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--origin URL] [--policy FILE] [--state PATH] [--audit PATH]\n"
-        "                    [--notify-webhook URL]... [--notify-key FILE]\n"
+        "                    [--notify-webhook URL]... [--notify-key FILE] [--sign-key FILE]\n"
         "       cordon serve login NAME [--listen ADDR:PORT | --origin URL] [--policy FILE]\n"
         "                    [--ttl SECONDS] [--state PATH]\n"
         "\n"
@@ -68,10 +69,15 @@ static const char usage[] =
         "the 32 bytes of --notify-key FILE (default webhook.key in cordon's\n"
         "configuration directory, made when absent).  Sent off the decision path,\n"
         "three tries; a failure is recorded (console.webhook), never blocking.\n"
+        "--sign-key FILE (made by 'cordon approvals keygen') signs every decision\n"
+        "made in the console; list its public key under the policy's\n"
+        "approvers.consoles, which trusts this console to have authenticated the\n"
+        "person (needed for approvers with a key in approvers.keys, and with a\n"
+        "postgresql:// state store).\n"
         "Exit 0 stopped by a signal, 1 refused, 2 usage, 125 could not start.\n";
 
 struct sopts {
-	const char *listen, *cert, *key, *origin, *policy, *state, *audit;
+	const char *listen, *cert, *key, *origin, *policy, *state, *audit, *sign_key;
 	const char *hooks[CD_CONSOLE_WEBHOOKS_MAX], *hook_key;
 	int listen_given;
 	size_t nhooks;
@@ -89,6 +95,7 @@ enum {
 	OPT_TTL,
 	OPT_HOOK,
 	OPT_HOOK_KEY,
+	OPT_SIGN_KEY,
 	OPT_HELP,
 };
 
@@ -103,6 +110,7 @@ static const struct option long_opts[] = {
 	{ "ttl", required_argument, NULL, OPT_TTL },
 	{ "notify-webhook", required_argument, NULL, OPT_HOOK },
 	{ "notify-key", required_argument, NULL, OPT_HOOK_KEY },
+	{ "sign-key", required_argument, NULL, OPT_SIGN_KEY },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -132,6 +140,9 @@ static int parse(int argc, char **argv, struct sopts *o)
 			break;
 		case OPT_ORIGIN:
 			o->origin = optarg;
+			break;
+		case OPT_SIGN_KEY:
+			o->sign_key = optarg;
 			break;
 		case OPT_POLICY:
 			o->policy = optarg;
@@ -368,6 +379,7 @@ static int serve_cmd(const struct sopts *o)
 	struct cd_console *con = NULL;
 	struct cd_state *st = NULL;
 	struct cd_audit *audit = NULL;
+	struct cd_approver_key *sk = NULL;
 	struct cd_err err = { 0, "" };
 	char addr[256];
 	sigset_t set;
@@ -385,6 +397,11 @@ static int serve_cmd(const struct sopts *o)
 	 * may not make them) the pages are right, only slower. */
 	if (cd_audit_index(audit, &err) < 0)
 		cli_warnf("the audit log's indexes: %s", err.msg);
+	if (o->sign_key && cd_approver_key_load(o->sign_key, &sk, &err) < 0) {
+		cli_errorf("--sign-key: %s", err.msg);
+		goto out;
+	}
+	c.sign_key = sk;
 	c.addr = addr;
 	c.tls_cert = o->cert;
 	c.tls_key = o->key;
@@ -429,6 +446,7 @@ static int serve_cmd(const struct sopts *o)
 	rc = CD_EXIT_OK;
 out:
 	cd_console_stop(con);
+	cd_approver_key_free(sk);
 	cd_state_close(st);
 	cd_audit_close(audit);
 	sodium_memzero(hk, sizeof hk);

@@ -80,6 +80,9 @@ case $out in *"row-level security"*) ok "... and says the store refused the reco
 is "$?" 0 "... and nothing ran"
 
 # ---- held on one host, approved from the other -----------------------
+# Decisions through the shared store are signed (approval-sign.h): each
+# approver's key, pinned in the policy.
+for n in alice bob; do "$CORDON" approvals keygen --key "$T/$n.key" >"$T/$n.pub" 2>/dev/null; done
 cat >"$T/p.yaml" <<'YAML'
 version: 1
 agents:
@@ -90,6 +93,7 @@ profiles:
   ws: {workspace: write}
 approvers:
   people: [alice, bob]
+  keys: {alice: "ALICE_KEY", bob: "BOB_KEY"}
 break_glass: {max_ttl: 1h}
 grants:
   - id: rm
@@ -104,6 +108,7 @@ grants:
     review_by: 2099-01-01
     expires: 2099-01-01
 YAML
+sed -i "s|ALICE_KEY|$(cat "$T/alice.pub")|; s|BOB_KEY|$(cat "$T/bob.pub")|" "$T/p.yaml"
 chmod 0644 "$T/p.yaml"
 P=$T/p.yaml
 pending() { # the id of the pending request naming $1, as host $2 sees it
@@ -123,7 +128,7 @@ touch v1 v2
 bgp=$!
 id=$(pending v1 host-b)
 is "$?" 0 "a call held on host-a is listed on host-b ($id)"
-ok "host-b approves it" on host-b host_b "$CORDON" approvals approve "$id" --as alice
+ok "host-b approves it" on host-b host_b "$CORDON" approvals approve "$id" --as alice --key "$T/alice.key"
 wait $bgp
 is "$(cat "$T/rc1")" 0 "the held call ran on host-a"
 [ ! -e v1 ]
@@ -134,9 +139,9 @@ is "$?" 0 "... and removed the file"
 	>"$T/o2" 2>&1; echo $? >"$T/rc2") &
 bgp=$!
 id2=$(pending v2 host-a)
-(on host-a host_a "$CORDON" approvals approve "$id2" --as alice >/dev/null 2>&1; echo $? >"$T/ra") &
+(on host-a host_a "$CORDON" approvals approve "$id2" --as alice --key "$T/alice.key" >/dev/null 2>&1; echo $? >"$T/ra") &
 pa=$!
-(on host-b host_b "$CORDON" approvals approve "$id2" --as bob >/dev/null 2>&1; echo $? >"$T/rb") &
+(on host-b host_b "$CORDON" approvals approve "$id2" --as bob --key "$T/bob.key" >/dev/null 2>&1; echo $? >"$T/rb") &
 pb=$!
 wait $pa $pb $bgp
 is "$(cat "$T/ra" "$T/rb" | sort | tr '\n' ' ')" "0 1 " "two racing approvals: exactly one succeeds"

@@ -82,11 +82,11 @@ int main(void)
 
 	ok(cd_approval_consume(s, a.id, a.args_sha256, 110, NULL, NULL, &err) == -EPERM,
 	   "a pending request cannot be used");
-	ok(cd_approval_decide(s, a.id, 1, "alice", NULL, 250, NULL, NULL, &err) == -ESTALE,
+	ok(cd_approval_decide(s, a.id, 1, "alice", NULL, NULL, 250, NULL, NULL, &err) == -ESTALE,
 	   "nor approved past its deadline");
-	ok(cd_approval_decide(s, a.id, 1, "alice", "ok", 120, NULL, NULL, &err) == 0,
+	ok(cd_approval_decide(s, a.id, 1, "alice", "ok", NULL, 120, NULL, NULL, &err) == 0,
 	   "approve (%s)", err.msg);
-	ok(cd_approval_decide(s, a.id, 0, "bob", NULL, 121, NULL, NULL, &err) == -ESTALE,
+	ok(cd_approval_decide(s, a.id, 0, "bob", NULL, NULL, 121, NULL, NULL, &err) == -ESTALE,
 	   "a decided request cannot be decided again");
 	ok(cd_approval_consume(s, a.id, other, 130, NULL, NULL, &err) == -EPERM,
 	   "an approval is not used for another call's hash");
@@ -101,7 +101,8 @@ int main(void)
 
 	/* A row whose arguments were edited after approval is refused. */
 	queue(s, &b, "{\"argv\":[\"rm\",\"b\"]}", 100, 300);
-	ok(cd_approval_decide(s, b.id, 1, "alice", NULL, 120, NULL, NULL, &err) == 0, "approve b");
+	ok(cd_approval_decide(s, b.id, 1, "alice", NULL, NULL, 120, NULL, NULL, &err) == 0,
+	   "approve b");
 	ok(edit(path, "UPDATE approvals SET args_json = '{\"argv\":[\"rm\",\"-rf\",\"/\"]}'"
 	              " WHERE args_json LIKE '%\"b\"%'") == SQLITE_OK,
 	   "edit the row behind cordon's back");
@@ -110,8 +111,8 @@ int main(void)
 
 	/* A refusing callback leaves the row unchanged. */
 	queue(s, &c, "{\"argv\":[\"rm\",\"c\"]}", 100, 300);
-	ok(cd_approval_decide(s, c.id, 1, "coder", NULL, 120, (cd_approval_fn)count_cb, &n, &err) ==
-	           0,
+	ok(cd_approval_decide(s, c.id, 1, "coder", NULL, NULL, 120, (cd_approval_fn)count_cb, &n,
+	                      &err) == 0,
 	   "a callback returning 0 lets the decision through");
 	queue(s, &c, "{\"argv\":[\"rm\",\"d\"]}", 100, 300);
 

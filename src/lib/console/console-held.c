@@ -160,9 +160,10 @@ int console_h_decide(void *ctx, const struct cd_http_req *rq, struct cd_http_res
 		goto out;
 	}
 	approve = !strcmp(decision, "approve");
-	r = cd_gate_approval_decide(c->conf.audit, c->conf.state, id, approve, s.person,
-	                            comment[0] ? comment : NULL, c->conf.policy,
-	                            (int64_t)time(NULL), refusal, sizeof refusal, &err);
+	r = cd_gate_approval_decide_signed(c->conf.audit, c->conf.state, id, approve, s.person,
+	                                   comment[0] ? comment : NULL, c->conf.policy,
+	                                   c->conf.sign_key, (int64_t)time(NULL), refusal,
+	                                   sizeof refusal, &err);
 	if (refusal[0]) {
 		snprintf(msg, sizeof msg, "refused: %s", refusal);
 		console_message(rs, 403, "Refused", msg, &s);

@@ -27,6 +27,7 @@
 
 struct cd_console;
 
+struct cd_approver_key;
 struct cd_console_conf {
 	const char *addr; /* IP literal to listen on */
 	uint16_t port;    /* 0: any free port */
@@ -58,6 +59,11 @@ struct cd_console_conf {
 	const char *const *webhooks;
 	size_t nwebhooks;
 	const unsigned char *webhook_key;
+	/* Signs every decision made here (approval-sign.h): a console key the
+	 * policy lists under approvers.consoles, which then trusts this host
+	 * to have authenticated the person.  NULL: decisions unsigned (refused
+	 * for an approver with a key, and through a shared store). */
+	const struct cd_approver_key *sign_key;
 };
 
 #define CD_CONSOLE_WEBHOOKS_MAX    8

@@ -95,14 +95,14 @@ static int check_row(const struct cd_approval *a, void *ctx)
 }
 
 int cd_approval_decide(struct cd_state *s, const char *id, int approve, const char *by,
-                       const char *comment, int64_t now, cd_approval_fn fn, void *ctx,
-                       struct cd_err *err)
+                       const char *comment, const char *signature, int64_t now, cd_approval_fn fn,
+                       void *ctx, struct cd_err *err)
 {
 	struct cd_store *st = cd_state_store(s);
 	struct change c = { id, "pending", now, NULL, fn, ctx, err };
 	struct cd_store_approval_move m = { id,        "pending", approve ? "approved" : "denied",
 		                            now,       by,        comment,
-		                            check_row, &c };
+		                            signature, check_row, &c };
 
 	if (!id || !by || !*by)
 		return cd_err_set(err, -EINVAL, "an approval names its request and its approver");
@@ -114,9 +114,8 @@ int cd_approval_consume(struct cd_state *s, const char *id, const char *args_sha
 {
 	struct cd_store *st = cd_state_store(s);
 	struct change c = { id, "approved", now, args_sha256, fn, ctx, err };
-	struct cd_store_approval_move m = {
-		id, "approved", "used", now, NULL, NULL, check_row, &c
-	};
+	struct cd_store_approval_move m = { id,   "approved", "used",    now, NULL,
+		                            NULL, NULL,       check_row, &c };
 
 	if (!id || !args_sha256)
 		return cd_err_set(err, -EINVAL, "no approval to use");

@@ -48,11 +48,13 @@ int cd_approval_list(struct cd_state *s, const char *status, int64_t since, cd_a
  * with the row inside the transaction, before the change, and may refuse
  * it by returning non-zero (returned, nothing changed): the caller checks
  * the approver there and writes the audit record, so a decision is never
- * stored without its record.  -ENOENT: no such request; -ESTALE: not
- * pending any more or past its deadline. */
+ * stored without its record.  signature (NULL: unsigned) is stored with
+ * the decision; it is read after fn returns, so fn may write it into the
+ * caller's buffer (approval-sign.h signs the row fn is shown).  -ENOENT:
+ * no such request; -ESTALE: not pending any more or past its deadline. */
 int cd_approval_decide(struct cd_state *s, const char *id, int approve, const char *by,
-                       const char *comment, int64_t now, cd_approval_fn fn, void *ctx,
-                       struct cd_err *err);
+                       const char *comment, const char *signature, int64_t now, cd_approval_fn fn,
+                       void *ctx, struct cd_err *err);
 
 /* Use an approval: approved, before its deadline, and its stored hash
  * equal to `args_sha256` and to the hash of its stored tool, action and

@@ -1,6 +1,7 @@
 /* gate-approval.c — see gate-approval.h. */
 #include "gate-approval.h"
 
+#include "approval-sign.h"
 #include "mask/logmask.h"
 #include "policy/temp-grant.h"
 
@@ -187,6 +188,11 @@ struct rec_ctx {
 	struct cd_err *err;
 	int status; /* for polling: 1 approved, 0 denied, 2 expired, -1 pending */
 	char by_seen[128], comment[256];
+	/* An approval read from the queue: is it signed as the policy wants
+	 * (approval-sign.h)?  local: answered on this process's terminal. */
+	const struct cd_policy *policy;
+	int shared, sig_ok, local;
+	char sig_why[256];
 };
 
 static int record_cb(const struct cd_approval *a, void *ctx)
@@ -203,7 +209,9 @@ static int record_cb(const struct cd_approval *a, void *ctx)
 int cd_gate_approvals_expire(struct cd_audit *audit, struct cd_state *s, int64_t now,
                              struct cd_err *err)
 {
-	struct rec_ctx c = { audit, "approval.expired", "timeout", NULL, err, 0, "", "" };
+	struct rec_ctx c = {
+		.audit = audit, .kind = "approval.expired", .by = "timeout", .err = err
+	};
 
 	return cd_approval_expire(s, now, record_cb, &c, NULL, err);
 }
@@ -222,6 +230,34 @@ static int status_cb(const struct cd_approval *a, void *ctx)
 		c->status = 2; /* expired, used by someone else: not ours */
 	snprintf(c->by_seen, sizeof c->by_seen, "%s", a->decided_by ? a->decided_by : "?");
 	snprintf(c->comment, sizeof c->comment, "%s", a->comment ? a->comment : "");
+	if (c->status == 1 && c->policy)
+		c->sig_ok = cd_approval_verify(c->policy, c->shared, a, NULL, 0, c->sig_why,
+		                               sizeof c->sig_why);
+	return 0;
+}
+
+int cd_gate_store_shared(struct cd_state *s)
+{
+	return strcmp(cd_state_store(s)->ops->name, "sqlite") != 0;
+}
+
+int cd_gate_approval_answer_ok(struct cd_audit *audit, const struct cd_policy *p,
+                               struct cd_state *s, const struct cd_approval *a, const char *agent,
+                               char *why, size_t wn)
+{
+	char w[256];
+	int n;
+
+	if (!cd_policy_approver_person(p, a->decided_by, agent, w, sizeof w))
+		n = snprintf(why, wn, "it names '%.64s', who may not approve this call: %s",
+		             a->decided_by ? a->decided_by : "", w);
+	else if (!cd_approval_verify(p, cd_gate_store_shared(s), a, NULL, 0, w, sizeof w))
+		n = snprintf(why, wn, "the decision is not %.64s's: %s", a->decided_by, w);
+	else
+		return 1;
+	if (n < 0 && wn)
+		why[0] = '\0';
+	cd_gate_approval_record(audit, "approval.refused", a, NULL, why, NULL);
 	return 0;
 }
 
@@ -246,18 +282,22 @@ static void set_reason(struct cd_decision *dec, const char *fmt, ...)
 static int settle(const struct cd_gate *g, struct cd_state *s, struct cd_approval *a, int approve,
                   const char *by, const char *why, struct cd_err *err)
 {
-	struct rec_ctx c = {
-		g->audit, approve ? "approval.approved" : "approval.denied", by, why, err, 0, "", ""
-	};
+	struct rec_ctx c = { .audit = g->audit,
+		             .kind = approve ? "approval.approved" : "approval.denied",
+		             .by = by,
+		             .reason = why,
+		             .err = err };
 
 	a->comment = why;
-	return cd_approval_decide(s, a->id, approve, by, why, g->now, record_cb, &c, err);
+	return cd_approval_decide(s, a->id, approve, by, why, NULL, g->now, record_cb, &c, err);
 }
 
 static int consume(const struct cd_gate *g, struct cd_state *s, const struct cd_approval *a,
                    const char *why, struct cd_err *err)
 {
-	struct rec_ctx c = { g->audit, "approval.used", NULL, why, err, 0, "", "" };
+	struct rec_ctx c = {
+		.audit = g->audit, .kind = "approval.used", .reason = why, .err = err
+	};
 	int64_t now = (int64_t)time(NULL);
 
 	return cd_approval_consume(s, a->id, a->args_sha256, now > g->now ? now : g->now, record_cb,
@@ -314,16 +354,28 @@ static int wait_answer(const struct cd_gate *g, const struct cd_approval_wait *w
 	if (w->prompt) {
 		int v = w->prompt(a, w->ctx, by, bylen);
 		if (v >= 0) {
-			r = settle(g, w->state, a, v, by,
-			           v ? "approved on the terminal" : "denied on the terminal", err);
+			const char *how = v ? "approved on the terminal" : "denied on the terminal";
+			r = settle(g, w->state, a, v, by, how, err);
 			/* Someone may have answered through the queue
 			 * meanwhile: then the queue's answer stands. */
 			if (r < 0 && r != -ESTALE)
 				return r;
+			if (r == 0) {
+				/* This process wrote it: its own answer, not
+				 * the row read back (which others may change). */
+				memset(c, 0, sizeof *c);
+				c->status = v;
+				c->local = 1;
+				snprintf(c->by_seen, sizeof c->by_seen, "%s", by);
+				snprintf(c->comment, sizeof c->comment, "%s", how);
+				return 0;
+			}
 		}
 	}
 	for (;;) {
 		memset(c, 0, sizeof *c);
+		c->policy = g->policy;
+		c->shared = cd_gate_store_shared(w->state);
 		if ((r = cd_approval_get(w->state, a->id, status_cb, c, err)) < 0)
 			return r;
 		if (c->status >= 0)
@@ -361,6 +413,32 @@ static int temp_lapsed(const struct cd_gate *g, struct cd_state *st, const struc
 		return 1;
 	}
 	return 0;
+}
+
+/* A person's answer (approved), as this run checks it: 1 when refused
+ * (dec is then a denial, on the record), else 0. */
+static int answer_refused(const struct cd_gate *g, const char *agent, const struct cd_approval *a,
+                          const struct rec_ctx *c, const char *by, struct cd_decision *dec)
+{
+	char why[256];
+
+	if (!cd_policy_approver_person(g->policy, by, agent, why, sizeof why))
+		/* The answer came through the shared state, which any writer
+		 * of it can change: whoever it names must be an approver of
+		 * this call under the policy this run decided by, never the
+		 * agent itself, as the deciding front end checked. */
+		set_reason(dec, "approval %s names '%.64s', who may not approve this call: %s",
+		           a->id, by, why);
+	else if (!c->local && !c->sig_ok)
+		/* Nor does a name prove anything: the decision counts only
+		 * when signed with that person's key (approval-sign.h). */
+		set_reason(dec, "approval %s is not %.64s's decision: %s", a->id, by, c->sig_why);
+	else
+		return 0;
+	dec->verdict = CD_VERDICT_DENY;
+	dec->profile = NULL;
+	cd_gate_approval_record(g->audit, "approval.refused", a, NULL, dec->reason, NULL);
+	return 1;
 }
 
 int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request *rq,
@@ -433,16 +511,7 @@ int cd_gate_await_approval(const struct cd_gate *g, const struct cd_run_request 
 			snprintf(why, sizeof why, "%s", c.comment);
 	}
 	if (verdict == 1 && strncmp(dec->approval, "policy:", 7) != 0 &&
-	    !cd_policy_approver_person(g->policy, by, rq->agent, why, sizeof why)) {
-		/* The answer came through the shared state, which any writer of
-		 * it can change: whoever it names must be an approver of this
-		 * call under the policy this run decided by, never the agent
-		 * itself, as the deciding front end checked. */
-		dec->verdict = CD_VERDICT_DENY;
-		dec->profile = NULL;
-		set_reason(dec, "approval %s names '%.64s', who may not approve this call: %s",
-		           a.id, by, why);
-		cd_gate_approval_record(g->audit, "approval.refused", &a, NULL, dec->reason, NULL);
+	    answer_refused(g, rq->agent, &a, &c, by, dec)) {
 		r = 0;
 		goto out;
 	}

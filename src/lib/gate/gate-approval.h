@@ -70,6 +70,28 @@ int cd_gate_approval_decide(struct cd_audit *audit, struct cd_state *s, const ch
                             const char *by, const char *comment, const char *policy_path,
                             int64_t now, char *refusal, size_t refusal_len, struct cd_err *err);
 
+struct cd_approver_key;
+/* The same, signing the decision with key (approval-sign.h; NULL:
+ * unsigned).  Refused besides when the waiting run would refuse the
+ * answer: the policy pins a key for `by` and key is not it (nor a console
+ * key of the policy), or the store is shared and the decision unsigned. */
+int cd_gate_approval_decide_signed(struct cd_audit *audit, struct cd_state *s, const char *id,
+                                   int approve, const char *by, const char *comment,
+                                   const char *policy_path, const struct cd_approver_key *key,
+                                   int64_t now, char *refusal, size_t refusal_len,
+                                   struct cd_err *err);
+
+/* Is the state database shared by other hosts (not a local SQLite file)? */
+int cd_gate_store_shared(struct cd_state *s);
+
+/* May the waiting process take the answer in row a (approved), read from
+ * state s, for a call of `agent` under policy p?  The person it names must
+ * approve under p, and the signature hold (cd_approval_verify).  1, or 0
+ * with why (also an approval.refused record). */
+int cd_gate_approval_answer_ok(struct cd_audit *audit, const struct cd_policy *p,
+                               struct cd_state *s, const struct cd_approval *a, const char *agent,
+                               char *why, size_t wn);
+
 /* Expire the requests past their deadline, each with its record. */
 int cd_gate_approvals_expire(struct cd_audit *audit, struct cd_state *s, int64_t now,
                              struct cd_err *err);

@@ -9,6 +9,7 @@
 #include "util/bounds.h"
 
 #include <errno.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +59,44 @@ int cd_policy_approver_person(const struct cd_policy *p, const char *person, con
 		if (!strcmp(p->people[i], person))
 			return 1;
 	return no(why, wn, "'%s' is not among the policy's approvers.people", person);
+}
+
+int cd_policy_parse_pubkey(const char *s, unsigned char pk[32])
+{
+	size_t n = 0;
+	const char *end = NULL;
+
+	if (!s || strncmp(s, "ed25519:", 8) != 0 ||
+	    sodium_base642bin(pk, 32, s + 8, strlen(s + 8), NULL, &n, &end,
+	                      sodium_base64_VARIANT_ORIGINAL) != 0 ||
+	    n != 32 || !end || *end)
+		return -EINVAL;
+	return 0;
+}
+
+int cd_policy_approver_key(const struct cd_policy *p, const char *person, unsigned char pk[32])
+{
+	size_t i;
+
+	for (i = 0; p && person && i < p->nakeys; i++)
+		if (!strcmp(p->akeys[i].person, person)) {
+			memcpy(pk, p->akeys[i].pk, 32);
+			return 1;
+		}
+	return 0;
+}
+
+int cd_policy_console_key(const struct cd_policy *p, size_t i, unsigned char pk[32])
+{
+	if (!p || i >= p->nconsoles)
+		return 0;
+	memcpy(pk, p->consoles[i].pk, 32);
+	return 1;
+}
+
+const char *cd_policy_approver_listed(const struct cd_policy *p, size_t i)
+{
+	return p && i < p->npeople ? p->people[i] : NULL;
 }
 
 /* a < b for two plain decimal numbers (cd_decimal_valid). */

@@ -821,6 +821,54 @@ static void diff_tool(struct dctx *d, const struct cd_named *o, const struct cd_
 		}
 }
 
+static const struct cd_approver_pk *find_pk(const struct cd_approver_pk *v, size_t n,
+                                            const struct cd_approver_pk *k)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (k->person ? v[i].person && !strcmp(v[i].person, k->person)
+		              : !memcmp(v[i].pk, k->pk, 32))
+			return &v[i];
+	return NULL;
+}
+
+/* Who may approve, and with which key: a person added to approvers.people,
+ * a key added, changed or removed (without one, a local store takes a
+ * decision unsigned) and a console key added all widen. */
+static void diff_approvers(struct dctx *d)
+{
+	const struct cd_policy *o = d->oldp, *t = d->newp;
+	const struct cd_approver_pk *k;
+	char line[256];
+	size_t i, j;
+
+	for (i = 0; i < t->npeople; i++) {
+		for (j = 0; j < o->npeople && strcmp(o->people[j], t->people[i]); j++)
+			;
+		if (o->npeople && j == o->npeople)
+			report(d, 1, "approver", t->people[i], "added", "may approve held calls");
+	}
+	if (!o->npeople && t->npeople)
+		report(d, 0, "approvers", "people", "listed", "only the people listed approve");
+	for (i = 0; i < t->nakeys; i++) {
+		k = find_pk(o->akeys, o->nakeys, &t->akeys[i]);
+		if (k && !memcmp(k->pk, t->akeys[i].pk, 32))
+			continue;
+		say(line, sizeof line, "%s %s", k ? "now" : "added", t->akeys[i].text);
+		report(d, 1, "approver", t->akeys[i].person, "key", line);
+	}
+	for (i = 0; i < o->nakeys; i++)
+		if (!find_pk(t->akeys, t->nakeys, &o->akeys[i]))
+			report(d, 1, "approver", o->akeys[i].person, "key",
+			       "removed: decisions in this name are no longer checked against a "
+			       "key");
+	for (i = 0; i < t->nconsoles; i++)
+		if (!find_pk(o->consoles, o->nconsoles, &t->consoles[i]))
+			report(d, 1, "approvers", "consoles", "added",
+			       t->consoles[i].text); /* signs for any approver */
+}
+
 int cd_policy_diff(const struct cd_policy *old_p, const struct cd_policy *new_p, cd_diff_fn fn,
                    void *ctx, size_t *ret_widen, size_t *ret_narrow)
 {
@@ -847,6 +895,7 @@ int cd_policy_diff(const struct cd_policy *old_p, const struct cd_policy *new_p,
 		i += c <= 0;
 		j += c >= 0;
 	}
+	diff_approvers(&d);
 	if (ret_widen)
 		*ret_widen = d.widen;
 	if (ret_narrow)

@@ -95,6 +95,13 @@ struct cd_approver_rule {
 	size_t nbelow;
 };
 
+/* A public key of approvers.keys (person set) or approvers.consoles. */
+struct cd_approver_pk {
+	const char *person; /* NULL for a console */
+	const char *text;   /* "ed25519:BASE64" as written */
+	unsigned char pk[32];
+};
+
 struct cd_named {
 	const char *id;
 	const char *owner;
@@ -174,6 +181,13 @@ struct cd_policy {
 	size_t npeople;
 	struct cd_approver_rule *arules;
 	size_t narules;
+	/* approvers.keys: each person's Ed25519 public key; approvers.consoles:
+	 * keys that may sign for any person (a console that authenticated
+	 * them). */
+	struct cd_approver_pk *akeys;
+	size_t nakeys;
+	struct cd_approver_pk *consoles;
+	size_t nconsoles;
 	/* The file's tools node, kept for checking temporary grants later. */
 	const struct cd_ynode *tools_node;
 	/* Temporary grants added after loading (cd_policy_add_temp). */

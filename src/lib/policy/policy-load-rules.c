@@ -261,11 +261,73 @@ static const struct cd_approver_rule *find_arule(const struct cd_policy *p, cons
 	return NULL;
 }
 
-/* approvers: {people: [ID...], rules: [{id, description?, scope?, operands?,
- * max_paths?, below?}]}. */
+/* approvers.keys: {PERSON: "ed25519:BASE64"}; approvers.consoles:
+ * ["ed25519:BASE64"].  A person with a key must be a listed approver (when
+ * people lists anyone) and never an agent. */
+static int load_approver_keys(struct lctx *c, const struct cd_ynode *m)
+{
+	struct cd_policy *p = c->p;
+	const struct cd_ynode *v, *k;
+	size_t i;
+	int r;
+
+	if ((v = cd_pl_map_get(m, "keys"))) {
+		if ((r = cd_pl_expect(c, v, CD_Y_MAP, "approvers.keys")) < 0)
+			return r;
+		if (!(p->akeys = cd_arena_alloc(&p->arena, (v->n + 1) * sizeof *p->akeys)))
+			return cd_pl_oom(c);
+		for (k = v->child; k && k->next; k = k->next->next) {
+			struct cd_approver_pk *a = &p->akeys[p->nakeys];
+			if ((r = cd_pl_get_id(c, k, "approver", &a->person)) < 0 ||
+			    (r = cd_pl_get_str(c, k->next, "approvers.keys", &a->text)) < 0)
+				return r;
+			if (cd_policy_parse_pubkey(a->text, a->pk) < 0)
+				return cd_pl_lfail(c, k->next, "cordon approvals keygen prints one",
+				                   "approver '%s': not an Ed25519 public key "
+				                   "(want ed25519:BASE64)",
+				                   a->person);
+			if (cd_pl_find_named(p->agents, p->nagents, a->person))
+				return cd_pl_lfail(c, k, "agents never approve",
+				                   "approver '%s' is an agent of the policy",
+				                   a->person);
+			for (i = 0; i < p->npeople && strcmp(p->people[i], a->person); i++)
+				;
+			if (p->npeople && i == p->npeople)
+				return cd_pl_lfail(c, k, "list them under approvers.people",
+				                   "'%s' has a key but is not an approver",
+				                   a->person);
+			for (i = 0; i < p->nakeys; i++)
+				if (!strcmp(p->akeys[i].person, a->person))
+					return cd_pl_lfail(c, k, NULL, "approver '%s' has two keys",
+					                   a->person);
+			p->nakeys++;
+		}
+	}
+	if (!(v = cd_pl_map_get(m, "consoles")))
+		return 0;
+	if ((r = cd_pl_expect(c, v, CD_Y_SEQ, "approvers.consoles")) < 0)
+		return r;
+	if (!(p->consoles = cd_arena_alloc(&p->arena, (v->n + 1) * sizeof *p->consoles)))
+		return cd_pl_oom(c);
+	for (k = v->child; k; k = k->next) {
+		struct cd_approver_pk *a = &p->consoles[p->nconsoles];
+		if ((r = cd_pl_get_str(c, k, "approvers.consoles", &a->text)) < 0)
+			return r;
+		if (cd_policy_parse_pubkey(a->text, a->pk) < 0)
+			return cd_pl_lfail(c, k, "cordon serve --sign-key prints one",
+			                   "not an Ed25519 public key (want ed25519:BASE64)");
+		p->nconsoles++;
+	}
+	return 0;
+}
+
+/* approvers: {people: [ID...], keys: {ID: KEY}, consoles: [KEY], rules:
+ * [{id, description?, scope?, operands?, max_paths?, below?}]}. */
 int cd_pl_load_approvers(struct lctx *c, const struct cd_ynode *m)
 {
-	static const struct keyspec spec[] = { { "people", 0 }, { "rules", 0 }, { NULL, 0 } };
+	static const struct keyspec spec[] = {
+		{ "people", 0 }, { "keys", 0 }, { "consoles", 0 }, { "rules", 0 }, { NULL, 0 }
+	};
 	static const struct keyspec rspec[] = { { "id", 1 },        { "description", 0 },
 		                                { "scope", 0 },     { "operands", 0 },
 		                                { "max_paths", 0 }, { "below", 0 },
@@ -291,6 +353,8 @@ int cd_pl_load_approvers(struct lctx *c, const struct cd_ynode *m)
 				                   "approver '%s' is an agent of the policy", id);
 		}
 	}
+	if ((r = load_approver_keys(c, m)) < 0)
+		return r;
 	if (!(v = cd_pl_map_get(m, "rules")))
 		return 0;
 	if ((r = cd_pl_expect(c, v, CD_Y_SEQ, "approvers.rules")) < 0)

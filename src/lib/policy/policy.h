@@ -273,6 +273,21 @@ int cd_policy_approver_person(const struct cd_policy *p, const char *person, con
 int cd_policy_approver_check(const struct cd_policy *p, const char *rule,
                              const struct cd_request *req, const char *cwd, char *why, size_t wn);
 
+/* approvers.keys: person's Ed25519 public key into pk: 1, or 0 when the
+ * policy pins none for them. */
+int cd_policy_approver_key(const struct cd_policy *p, const char *person, unsigned char pk[32]);
+
+/* approvers.consoles: the i-th console key into pk: 1, or 0 past the
+ * last.  A console key signs decisions for any person the console
+ * authenticated (the console host is then trusted to do that). */
+int cd_policy_console_key(const struct cd_policy *p, size_t i, unsigned char pk[32]);
+
+/* approvers.people: the i-th listed person, or NULL past the last. */
+const char *cd_policy_approver_listed(const struct cd_policy *p, size_t i);
+
+/* "ed25519:BASE64" (a 32-byte key, standard base64) -> pk: 0 or -EINVAL. */
+int cd_policy_parse_pubkey(const char *s, unsigned char pk[32]);
+
 /* The settings of a named profile, as validated key/value lists (a scalar
  * setting has one value).  The sandbox interprets them. */
 struct cd_profile_setting {

@@ -7,12 +7,34 @@
 #include "store-sqlite.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cd_store_is_uri(const char *path)
 {
 	return path &&
 	       (strncmp(path, "postgresql://", 13) == 0 || strncmp(path, "postgres://", 11) == 0);
+}
+
+/* "scheme://" then what follows a user's "user:password@"; no
+ * parameters at all when one of them is a password. */
+char *cd_store_uri_shown(const char *uri)
+{
+	const char *s = strstr(uri, "://"), *at = s ? strchr(s + 3, '@') : NULL;
+	char *w, *q;
+
+	if (!s || !at || (strchr(uri, '?') && at > strchr(uri, '?'))) {
+		w = strdup(uri);
+	} else {
+		w = malloc((size_t)(s - uri) + 3 + strlen(at + 1) + 1);
+		if (w) {
+			memcpy(w, uri, (size_t)(s - uri) + 3);
+			memcpy(w + (s - uri) + 3, at + 1, strlen(at + 1) + 1);
+		}
+	}
+	if (w && strstr(w, "password=") && (q = strchr(w, '?')) != NULL)
+		*q = '\0';
+	return w;
 }
 
 int cd_store_state_open(const char *path, struct cd_store **ret, struct cd_err *err)

@@ -45,6 +45,8 @@ static const struct cd_dl_sym syms[] = {
 	SYM(freemem, "PQfreemem"),
 	SYM(transactionStatus, "PQtransactionStatus"),
 	SYM(setNoticeProcessor, "PQsetNoticeProcessor"),
+	SYM(conninfoParse, "PQconninfoParse"),
+	SYM(conninfoFree, "PQconninfoFree"),
 };
 
 /* Migration N brings the schema from version N-1 to N.  Append only.
@@ -141,6 +143,10 @@ static const char *const migrations[] = {
 	" id text PRIMARY KEY, hash text NOT NULL UNIQUE, agent text NOT NULL,"
 	" policy text, created bigint NOT NULL, expires bigint NOT NULL,"
 	" revoked bigint NOT NULL DEFAULT 0, seq bigserial);",
+	/* 5: an approver's signature over a decision (approval-sign.h): the
+	 * waiting run checks it against its own policy's key, so a writer of
+	 * this table cannot answer in an approver's name. */
+	"ALTER TABLE approvals ADD COLUMN signature text;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
@@ -362,28 +368,6 @@ fail:
 	return err && err->code ? err->code : -EIO;
 }
 
-/* The URI as messages show it: "scheme://" then what follows a user's
- * "user:password@", so a password never reaches a terminal or a log. */
-static char *where_of(const char *uri)
-{
-	const char *s = strstr(uri, "://"), *at = s ? strchr(s + 3, '@') : NULL;
-	char *w, *q;
-
-	if (!s || !at || (strchr(uri, '?') && at > strchr(uri, '?'))) {
-		w = strdup(uri);
-	} else {
-		w = malloc((size_t)(s - uri) + 3 + strlen(at + 1) + 1);
-		if (w) {
-			memcpy(w, uri, (size_t)(s - uri) + 3);
-			memcpy(w + (s - uri) + 3, at + 1, strlen(at + 1) + 1);
-		}
-	}
-	/* A password among the parameters: none of them is shown. */
-	if (w && strstr(w, "password=") && (q = strchr(w, '?')) != NULL)
-		*q = '\0';
-	return w;
-}
-
 static void quiet(void *arg, const char *msg)
 {
 	(void)arg;
@@ -402,6 +386,61 @@ void cd_pg_close(struct cd_store *st)
 	free(pg);
 }
 
+/* A socket directory of a host list ("/a,db.example,/b"): each as a file
+ * in it. */
+static int host_sockets(const char *hosts, int (*fn)(const char *, void *), void *ctx, int *any)
+{
+	char path[4096];
+	size_t n;
+	int r;
+
+	for (; hosts && *hosts; hosts += n + (hosts[n] == ',')) {
+		n = strcspn(hosts, ",");
+		if (hosts[0] != '/')
+			continue;
+		*any = 1;
+		if (snprintf(path, sizeof path, "%.*s/.s.PGSQL", (int)n, hosts) >= (int)sizeof path)
+			return -ENAMETOOLONG;
+		if ((r = fn(path, ctx)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int cd_store_uri_secrets(const char *uri, int (*fn)(const char *path, void *ctx), void *ctx,
+                         struct cd_err *err)
+{
+	PQconninfoOption *o, *i;
+	char *msg = NULL;
+	int r = 0, any = 0;
+
+	if ((r = cd_dl_load("libpq.so.5", "libpq5", syms, CD_ARRAY_SIZE(syms), err)) < 0)
+		return r;
+	/* libpq's own parser: percent-encoding, a socket path as the URI's
+	 * host, host lists, every keyword, exactly as the connection reads
+	 * them. */
+	if (!(o = cd_pq.conninfoParse(uri, &msg))) {
+		r = cd_err_set(err, -EINVAL, "store URI: %s", msg ? msg : "cannot be parsed");
+		if (msg)
+			cd_pq.freemem(msg);
+		return r;
+	}
+	for (i = o; r >= 0 && i->keyword; i++) {
+		if (!i->val || !*i->val)
+			continue;
+		if (!strcmp(i->keyword, "host"))
+			r = host_sockets(i->val, fn, ctx, &any);
+		else if (!strcmp(i->keyword, "passfile") || !strcmp(i->keyword, "sslkey") ||
+		         !strcmp(i->keyword, "sslcert"))
+			r = fn(i->val, ctx);
+	}
+	cd_pq.conninfoFree(o);
+	/* No socket named: libpq's default directory. */
+	if (r >= 0 && !any)
+		r = fn("/run/postgresql/.s.PGSQL", ctx);
+	return r < 0 ? cd_err_set(err, r, "store URI: a secret's path is too long") : 0;
+}
+
 int cd_pg_open(const char *uri, struct cd_pg **ret, struct cd_err *err)
 {
 	struct cd_pg *pg;
@@ -410,7 +449,7 @@ int cd_pg_open(const char *uri, struct cd_pg **ret, struct cd_err *err)
 	if ((r = cd_dl_load("libpq.so.5", "libpq5", syms, CD_ARRAY_SIZE(syms), err)) < 0)
 		return r;
 	pg = calloc(1, sizeof *pg);
-	if (!pg || !(pg->where = where_of(uri))) {
+	if (!pg || !(pg->where = cd_store_uri_shown(uri))) {
 		free(pg);
 		return cd_err_set(err, -ENOMEM, "store: out of memory");
 	}

@@ -267,7 +267,7 @@ int cd_pg_grant_use(struct cd_store *st, const char *id, int64_t now, int count,
 #define APPROVAL_COLUMNS                                                                           \
 	"id, status, agent, task, tool, action, args_json, args_sha256, grant_ids, approval, "     \
 	"profile, policy, policy_sha256, requester, run_id, created, deadline, decided_at, "       \
-	"decided_by, comment, used_at, sampled_at, sampled_by, log_args"
+	"decided_by, comment, used_at, sampled_at, sampled_by, log_args, signature"
 
 int cd_pg_approval_add(struct cd_store *st, const struct cd_approval *a, struct cd_err *err)
 {
@@ -332,6 +332,7 @@ static int approval_read(const PGresult *res, int i, struct cd_approval *a)
 	a->sampled_at = cd_pg_int(res, i, 21);
 	a->sampled_by = cd_pg_col(res, i, 22);
 	a->log_args = cd_pg_col(res, i, 23);
+	a->signature = cd_pg_col(res, i, 24);
 	if (!a->status || !a->agent || !a->tool || !a->action || !a->args_json || !a->approval)
 		return -EINVAL;
 	return 0;
@@ -442,13 +443,15 @@ int cd_pg_approval_move(struct cd_store *st, const struct cd_store_approval_move
 	if (strcmp(m->to, "used") != 0) {
 		cd_pg_p_str(&p, m->by);
 		cd_pg_p_str(&p, m->comment);
+		cd_pg_p_str(&p, m->signature && *m->signature ? m->signature : NULL);
 	}
 	if (cd_pg_cmd(pg,
 	              !strcmp(m->to, "used")
 	                      ? "UPDATE approvals SET status = $1, used_at = $2 WHERE id = $3"
 	                        " AND status = $4"
 	                      : "UPDATE approvals SET status = $1, decided_at = $2,"
-	                        " decided_by = $5, comment = $6 WHERE id = $3 AND status = $4",
+	                        " decided_by = $5, comment = $6, signature = $7"
+	                        " WHERE id = $3 AND status = $4",
 	              &p, "update approval", err) != 1) {
 		r = err && err->code
 		            ? err->code

@@ -40,6 +40,8 @@ struct cd_pq {
 	__typeof__(PQfreemem) *freemem;
 	__typeof__(PQtransactionStatus) *transactionStatus;
 	__typeof__(PQsetNoticeProcessor) *setNoticeProcessor;
+	__typeof__(PQconninfoParse) *conninfoParse;
+	__typeof__(PQconninfoFree) *conninfoFree;
 };
 extern struct cd_pq cd_pq;
 

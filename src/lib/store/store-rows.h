@@ -73,6 +73,9 @@ struct cd_approval {
 	/* JSON {"args", "commitments"}: the arguments as the audit log shows
 	 * them when the grants mask (cd_gate_approval_log_args), or NULL. */
 	const char *log_args;
+	/* The approver's signature over the decision ("ed25519:BASE64",
+	 * approval-sign.h), or NULL: unsigned. */
+	const char *signature;
 };
 
 /* ---- MCP tool pins (mcp-pins.h) ----------------------------------- */

@@ -13,7 +13,7 @@
 #define COLUMNS                                                                                    \
 	"id, status, agent, task, tool, action, args_json, args_sha256, grant_ids, approval, "     \
 	"profile, policy, policy_sha256, requester, run_id, created, deadline, decided_at, "       \
-	"decided_by, comment, used_at, sampled_at, sampled_by, log_args"
+	"decided_by, comment, used_at, sampled_at, sampled_by, log_args, signature"
 
 int cd_sqlite_approval_add(struct cd_store *store, const struct cd_approval *a, struct cd_err *err)
 {
@@ -84,6 +84,7 @@ static int row_read(sqlite3_stmt *st, struct cd_approval *a)
 	a->sampled_at = sqlite3_column_int64(st, 21);
 	a->sampled_by = cd_sqlite_col(st, 22);
 	a->log_args = cd_sqlite_col(st, 23);
+	a->signature = cd_sqlite_col(st, 24);
 	if (!a->status || !a->agent || !a->tool || !a->action || !a->args_json || !a->approval)
 		return -EINVAL;
 	return 0;
@@ -185,7 +186,8 @@ int cd_sqlite_approval_move(struct cd_store *store, const struct cd_store_approv
 	                    ? "UPDATE approvals SET status = ?1, used_at = ?2 WHERE id = ?5"
 	                      " AND status = ?6"
 	                    : "UPDATE approvals SET status = ?1, decided_at = ?2,"
-	                      " decided_by = ?3, comment = ?4 WHERE id = ?5 AND status = ?6",
+	                      " decided_by = ?3, comment = ?4, signature = ?7"
+	                      " WHERE id = ?5 AND status = ?6",
 	            -1, &st, NULL) != SQLITE_OK) {
 		r = cd_sqlite_err(s, err, "update approval");
 		goto fail;
@@ -196,6 +198,8 @@ int cd_sqlite_approval_move(struct cd_store *store, const struct cd_store_approv
 	cd_sqlite_bind_opt(st, 4, c->comment);
 	sqlite3_bind_text(st, 5, c->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 6, c->from, -1, SQLITE_STATIC);
+	if (strcmp(c->to, "used") != 0)
+		cd_sqlite_bind_opt(st, 7, c->signature && *c->signature ? c->signature : NULL);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	st = NULL;

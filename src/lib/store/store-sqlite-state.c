@@ -88,6 +88,9 @@ static const char *const migrations[] = {
 	" id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, agent TEXT NOT NULL,"
 	" policy TEXT, created INTEGER NOT NULL, expires INTEGER NOT NULL,"
 	" revoked INTEGER NOT NULL DEFAULT 0);",
+	/* 9: an approver's signature over a decision (approval-sign.h):
+	 * the waiting run checks it against the policy's key. */
+	"ALTER TABLE approvals ADD COLUMN signature TEXT;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))

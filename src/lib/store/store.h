@@ -60,6 +60,9 @@ struct cd_store_approval_move {
 	const char *from, *to; /* status before and after */
 	int64_t now;           /* decided_at, or used_at when to is "used" */
 	const char *by, *comment;
+	/* A decision's signature (NULL or "": none).  Read after check returns,
+	 * so check may write it (it signs the row it was shown). */
+	const char *signature;
 	/* Called with the row, inside the transaction, before the change:
 	 * non-zero refuses it (returned; nothing changes). */
 	cd_store_approval_fn check;
@@ -260,6 +263,21 @@ struct cd_store_ops {
 /* Is `path` a store URI ("postgresql://..." or "postgres://...") rather
  * than a file? */
 int cd_store_is_uri(const char *path);
+
+/* A store URI as messages show it: without the user's password (the
+ * user stays) and without any parameter when one is a password.
+ * malloc'd, or NULL. */
+char *cd_store_uri_shown(const char *uri);
+
+/* What a sandbox must not reach of a store URI's connection, each as a
+ * path whose directory the caller hides: every socket directory (the
+ * URI's hosts as libpq parses them, percent-encoded, in the host part or
+ * host=, comma lists; libpq's default when none), passfile=, sslkey=,
+ * sslcert=.  What the environment adds (PGHOST, PGPASSFILE, the files
+ * under HOME) is the caller's.  Loads libpq.  0, or negative: the URI
+ * does not parse (fail closed). */
+int cd_store_uri_secrets(const char *uri, int (*fn)(const char *path, void *ctx), void *ctx,
+                         struct cd_err *err);
 
 /* Open the state database or the audit log at `path`: an SQLite file, or
  * a PostgreSQL URI (store-pg-*.c; libpq loaded on first use).  `host` is
