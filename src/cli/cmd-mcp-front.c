@@ -5,51 +5,44 @@
  * and the session is its own `cordon mcp --agent A` process (this binary,
  * the stdio gateway: the same decisions, pins, masking and records, and
  * its own sandboxed server or its own connection to a url: server).  The
- * front only authenticates, carries one JSON-RPC message per POST to the
- * session's stdin and brings the answer back as application/json.
+ * front only authenticates, carries each POST's message (or 2025-03-26
+ * batch) to the session's stdin and brings the answer back: as
+ * application/json when it comes first, else as an event stream that
+ * carries the session's notifications and requests to the client before
+ * it; messages no POST carries go to the session's GET stream (resumable
+ * with Last-Event-ID while the last FSESS_EVENTS are kept).  Session
+ * opening and closing, refused tokens and refused requests are `mcp.front`
+ * records (the session's gateway records its calls).
  *
  * Trust boundary: every HTTP peer.  A request without a token in force
  * gets 401 and nothing else; a foreign Origin 403; a session id of
  * another agent is unknown (404).  The agent is never taken from what the
- * client says.  Server-initiated messages have no stream here (GET is
- * 405): the session's notifications are dropped and its requests to the
- * client are answered with an error. */
+ * client says. */
 #include "cli.h"
 
 #include "cli-audit.h"
+#include "cmd-mcp-fsess.h"
 #include "cmd-mcp.h"
 #include "http/httpd.h"
 #include "store/state.h"
 #include "util/num.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #define FRONT_SESSIONS_MAX 256
-#define FRONT_LINE_MAX     (4 * 1024 * 1024)
 #define FRONT_HOSTS        3
-
-struct fsess {
-	char id[65];
-	char agent[128];
-	pid_t pid;
-	int to, from;
-	char *rbuf; /* bytes read from the session, not yet a line */
-	size_t rlen;
-	pthread_mutex_t mu; /* one request at a time per session */
-	int dead;
-};
+/* An answer not here by then goes out as an event stream (kept alive). */
+#define FRONT_JSON_WAIT_MS 10000
+/* 401s recorded per minute; the others are counted in the next record. */
+#define FRONT_AUTH_RECORDS 20
 
 struct front {
 	const char *policy, *server, *audit, *state_opt, *cwd, *cert, *key, *listen;
@@ -59,13 +52,89 @@ struct front {
 	size_t max_request;
 	unsigned wait_s; /* for one answer of a session */
 	struct cd_state *state;
-	pthread_mutex_t mu; /* sessions, and the state connection */
+	struct cd_audit *log;
+	pthread_mutex_t mu;  /* sessions, and the state connection */
+	pthread_mutex_t amu; /* the audit log, and the 401 counters */
+	int64_t auth_window;
+	unsigned auth_recorded, auth_suppressed;
 	struct fsess *sess[FRONT_SESSIONS_MAX];
 	char hostbuf[FRONT_HOSTS][300];
 	const char *hosts[FRONT_HOSTS + 1];
 	char origins[FRONT_HOSTS + 1][320];
 	int tls;
 };
+
+/* ---- records ------------------------------------------------------------ */
+
+/* One `mcp.front` record: action (session-open, session-close,
+ * session-refused, request-refused, token-refused), the agent when known,
+ * the decision and why; details name the peer, the token's id and the
+ * session's first 8 characters (the id itself is a credential).  0 or
+ * negative (the caller refuses what it was about to allow). */
+static int front_record(struct front *f, const struct cd_http_req *rq, const char *action,
+                        const char *agent, const char *token, const char *sid, const char *decision,
+                        const char *reason, unsigned suppressed)
+{
+	struct cd_record rec;
+	struct cd_err err = { 0, "" };
+	json_t *d = json_object();
+	char *details = NULL;
+	int r = -ENOMEM;
+
+	if (!d)
+		return r;
+	if (rq)
+		json_object_set_new(d, "peer", json_string(rq->peer));
+	if (token && *token)
+		json_object_set_new(d, "token", json_string(token));
+	if (sid && *sid)
+		json_object_set_new(d, "session", json_stringn(sid, 8));
+	if (suppressed)
+		json_object_set_new(d, "unrecorded_before", json_integer(suppressed));
+	if (!(details = json_dumps(d, JSON_COMPACT)))
+		goto out;
+	memset(&rec, 0, sizeof rec);
+	rec.kind = "mcp.front";
+	rec.agent = agent;
+	rec.action = action;
+	rec.target = "http";
+	rec.decision = decision;
+	rec.reason = reason;
+	rec.details_json = details;
+	pthread_mutex_lock(&f->amu);
+	r = cd_audit_append(f->log, &rec, NULL, &err);
+	pthread_mutex_unlock(&f->amu);
+	if (r < 0)
+		cli_warnf("audit log: %s", err.msg);
+out:
+	json_decref(d);
+	free(details);
+	return r;
+}
+
+/* A 401, recorded at most FRONT_AUTH_RECORDS times a minute (a flood of
+ * bad tokens must not fill the log): the next record counts the others. */
+static void record_401(struct front *f, const struct cd_http_req *rq, const char *why)
+{
+	int64_t now = (int64_t)time(NULL) / 60;
+	unsigned sup = 0;
+
+	pthread_mutex_lock(&f->amu);
+	if (now != f->auth_window) {
+		f->auth_window = now;
+		f->auth_recorded = 0;
+	}
+	if (f->auth_recorded >= FRONT_AUTH_RECORDS) {
+		f->auth_suppressed++;
+		pthread_mutex_unlock(&f->amu);
+		return;
+	}
+	f->auth_recorded++;
+	sup = f->auth_suppressed;
+	f->auth_suppressed = 0;
+	pthread_mutex_unlock(&f->amu);
+	front_record(f, rq, "token-refused", NULL, NULL, NULL, "deny", why, sup);
+}
 
 /* ---- who is asking ------------------------------------------------------ */
 
@@ -83,6 +152,7 @@ static int origin_ok(struct front *f, const struct cd_http_req *rq)
 }
 
 struct tok {
+	char id[64];
 	char agent[128];
 	char policy[4096];
 };
@@ -91,17 +161,20 @@ static int tok_cb(const struct cd_agent_token *t, void *ctx)
 {
 	struct tok *k = ctx;
 
-	if (strlen(t->agent) >= sizeof k->agent ||
+	if (strlen(t->agent) >= sizeof k->agent || strlen(t->id) >= sizeof k->id ||
 	    (t->policy && strlen(t->policy) >= sizeof k->policy))
 		return -CD_E_CORRUPT;
+	memcpy(k->id, t->id, strlen(t->id) + 1);
 	memcpy(k->agent, t->agent, strlen(t->agent) + 1);
 	if (t->policy)
 		memcpy(k->policy, t->policy, strlen(t->policy) + 1);
 	return 0;
 }
 
-/* The agent of the request's bearer token: 0, or -1 (401). */
-static int authenticate(struct front *f, const struct cd_http_req *rq, struct tok *k)
+/* Origin, then the agent of the request's bearer token: 0, or -1 with the
+ * answer (403, or 401 and nothing else, recorded) in rs. */
+static int authenticate(struct front *f, const struct cd_http_req *rq, struct tok *k,
+                        struct cd_http_resp *rs)
 {
 	const char *a = cd_http_header(rq, "Authorization");
 	struct cd_store *st = cd_state_store(f->state);
@@ -110,21 +183,27 @@ static int authenticate(struct front *f, const struct cd_http_req *rq, struct to
 	int r;
 
 	memset(k, 0, sizeof *k);
-	if (!a || strncasecmp(a, "Bearer ", 7) || strlen(a + 7) < 16 || strlen(a + 7) > 256)
+	if (!origin_ok(f, rq)) {
+		cd_http_resp_text(rs, 403, "forbidden: origin\n");
 		return -1;
+	}
+	if (!a || strncasecmp(a, "Bearer ", 7) || strlen(a + 7) < 16 || strlen(a + 7) > 256) {
+		record_401(f, rq, a ? "not a bearer token" : "no Authorization header");
+		goto no;
+	}
 	mcp_token_hash(a + 7, hash);
 	pthread_mutex_lock(&f->mu);
 	r = st->ops->agent_token_find(st, hash, (int64_t)time(NULL), tok_cb, k, &err);
 	pthread_mutex_unlock(&f->mu);
 	if (r < 0 && r != -ENOENT)
 		cli_warnf("token lookup: %s", err.msg);
-	return r < 0 || !k->agent[0] ? -1 : 0;
-}
-
-static void unauthorized(struct cd_http_resp *rs)
-{
+	if (r == 0 && k->agent[0])
+		return 0;
+	record_401(f, rq, r == -ENOENT || r == 0 ? "no token in force" : "token lookup failed");
+no:
 	cd_http_resp_text(rs, 401, "unauthorized\n");
 	cd_http_resp_header(rs, "WWW-Authenticate", "Bearer");
+	return -1;
 }
 
 /* ---- sessions: a `cordon mcp` process each ---------------------------- */
@@ -132,7 +211,6 @@ static void unauthorized(struct cd_http_resp *rs)
 static int spawn(struct front *f, struct fsess *s, const struct tok *k)
 {
 	const char *argv[64];
-	int in[2], out[2];
 	size_t n = 0, i;
 
 	argv[n++] = "cordon";
@@ -163,74 +241,11 @@ static int spawn(struct front *f, struct fsess *s, const struct tok *k)
 			argv[n++] = f->cmd[i];
 	}
 	argv[n] = NULL;
-	if (pipe2(in, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(out, O_CLOEXEC) < 0) {
-		close(in[0]);
-		close(in[1]);
-		return -errno;
-	}
-	s->pid = fork();
-	if (s->pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		pthread_sigmask(SIG_SETMASK, &none, NULL);
-		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
-			_exit(125);
-		execv("/proc/self/exe", (char **)argv);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	if (s->pid < 0) {
-		close(in[1]);
-		close(out[0]);
-		return -errno;
-	}
-	s->to = in[1];
-	s->from = out[0];
-	return 0;
+	return fsess_start(s, argv);
 }
 
-/* End a session's process: stdin closed (the gateway ends its server),
- * then TERM, then KILL. */
-static void sess_end(struct fsess *s)
-{
-	int i, st;
-
-	if (s->to >= 0)
-		close(s->to);
-	s->to = -1;
-	for (i = 0; s->pid > 0 && i < 60; i++) {
-		if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
-			s->pid = 0;
-			break;
-		}
-		if (i == 40)
-			kill(s->pid, SIGTERM);
-		usleep(50 * 1000);
-	}
-	if (s->pid > 0) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, &st, 0);
-	}
-	s->pid = 0;
-	if (s->from >= 0)
-		close(s->from);
-	s->from = -1;
-}
-
-static void sess_free(struct fsess *s)
-{
-	if (!s)
-		return;
-	sess_end(s);
-	pthread_mutex_destroy(&s->mu);
-	free(s->rbuf);
-	free(s);
-}
-
-/* Take a session out of the table: the caller ends it. */
+/* Take a session out of the table (the caller ends it and drops the
+ * table's reference). */
 static struct fsess *sess_take(struct front *f, const char *id, const char *agent)
 {
 	struct fsess *s = NULL;
@@ -248,140 +263,51 @@ static struct fsess *sess_take(struct front *f, const char *id, const char *agen
 	return s;
 }
 
-/* A session of `agent` with `id`, locked; NULL when there is none (an id
- * of another agent's is none). */
-static struct fsess *sess_lock(struct front *f, const char *id, const char *agent)
+/* End a session taken out of the table, with a record. */
+static void sess_close(struct front *f, const struct cd_http_req *rq, struct fsess *s,
+                       const char *why)
+{
+	if (!s)
+		return;
+	fsess_stop(s);
+	front_record(f, rq, "session-close", s->agent, s->token, s->id, "allow", why, 0);
+	fsess_put(s);
+}
+
+/* A session of `agent` with `id`, with a reference; NULL when there is
+ * none (an id of another agent's is none; a session whose process ended
+ * is closed now). */
+static struct fsess *sess_find(struct front *f, const struct cd_http_req *rq, const char *id,
+                               const char *agent)
 {
 	struct fsess *s = NULL;
 	size_t i;
+	int dead = 0;
 
 	pthread_mutex_lock(&f->mu);
-	for (i = 0; i < FRONT_SESSIONS_MAX; i++)
+	for (i = 0; i < FRONT_SESSIONS_MAX && !s; i++)
 		if (f->sess[i] && !strcmp(f->sess[i]->id, id) && !strcmp(f->sess[i]->agent, agent))
 			s = f->sess[i];
-	/* Sessions leave the table only under f->mu and are freed after
-	 * their own lock is taken: lock it before letting go of the table. */
-	if (s)
+	if (s) {
+		fsess_get(s);
 		pthread_mutex_lock(&s->mu);
+		dead = s->dead;
+		pthread_mutex_unlock(&s->mu);
+	}
 	pthread_mutex_unlock(&f->mu);
+	if (s && dead) {
+		fsess_put(s);
+		sess_close(f, rq, sess_take(f, id, agent), "the session's gateway ended");
+		return NULL;
+	}
 	return s;
 }
 
-/* ---- one message through a session ------------------------------------ */
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int send_line(struct fsess *s, json_t *msg)
-{
-	char *t = json_dumps(msg, JSON_COMPACT);
-	int r;
-
-	if (!t)
-		return -1;
-	r = write_all(s->to, t, strlen(t)) < 0 || write_all(s->to, "\n", 1) < 0 ? -1 : 0;
-	free(t);
-	return r;
-}
-
-/* The next line from the session into *ret (owned): 1, 0 on timeout, -1
- * when the session is gone or wrote a line past the cap. */
-static int read_line(struct fsess *s, int64_t deadline_ms, char **ret)
-{
-	for (;;) {
-		char *nl = s->rbuf ? memchr(s->rbuf, '\n', s->rlen) : NULL;
-		struct timespec ts;
-		struct pollfd p = { .fd = s->from, .events = POLLIN };
-		int64_t now;
-		ssize_t n;
-		char *nb;
-
-		if (nl) {
-			size_t len = (size_t)(nl - s->rbuf);
-			if (!(*ret = strndup(s->rbuf, len)))
-				return -1;
-			memmove(s->rbuf, nl + 1, s->rlen - len - 1);
-			s->rlen -= len + 1;
-			return 1;
-		}
-		if (s->rlen >= FRONT_LINE_MAX)
-			return -1;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-		if (now >= deadline_ms)
-			return 0;
-		if (poll(&p, 1, (int)(deadline_ms - now)) <= 0)
-			continue;
-		if (!(nb = realloc(s->rbuf, s->rlen + 65536)))
-			return -1;
-		s->rbuf = nb;
-		n = read(s->from, s->rbuf + s->rlen, 65536);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		s->rlen += (size_t)n;
-	}
-}
-
-/* Send msg (a request with `id`) and wait for its answer: 0 with *ret
- * (owned), -ETIMEDOUT, or -EPIPE (the session is over). */
-static int exchange(struct front *f, struct fsess *s, json_t *msg, json_t *id, json_t **ret)
-{
-	struct timespec ts;
-	int64_t deadline;
-
-	if (send_line(s, msg) < 0)
-		return -EPIPE;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	deadline = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + (int64_t)f->wait_s * 1000;
-	for (;;) {
-		char *line = NULL;
-		int r = read_line(s, deadline, &line);
-		json_t *m, *mid, *meth;
-
-		if (r <= 0)
-			return r == 0 ? -ETIMEDOUT : -EPIPE;
-		m = json_loads(line, 0, NULL);
-		free(line);
-		if (!json_is_object(m)) {
-			json_decref(m);
-			continue;
-		}
-		mid = json_object_get(m, "id");
-		meth = json_object_get(m, "method");
-		if (!meth && mid && json_equal(mid, id)) {
-			*ret = m;
-			return 0;
-		}
-		if (meth && mid) {
-			/* A request of the server's: no stream to carry it. */
-			json_t *e = json_pack(
-			        "{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", mid, "error",
-			        "code", -32601, "message",
-			        "cordon's HTTP front carries no server-initiated requests");
-			if (e)
-				send_line(s, e);
-			json_decref(e);
-		}
-		json_decref(m);
-	}
-}
+/* ---- answers ------------------------------------------------------------ */
 
 static int reply_json(struct cd_http_resp *rs, json_t *m)
 {
-	char *t = json_dumps(m, JSON_COMPACT);
+	char *t = json_dumps(m, JSON_COMPACT | JSON_ENCODE_ANY);
 
 	if (!t)
 		return -ENOMEM;
@@ -392,6 +318,144 @@ static int reply_json(struct cd_http_resp *rs, json_t *m)
 		return -ENOMEM;
 	}
 	free(t);
+	return 0;
+}
+
+/* A JSON-RPC error answer of cordon's own (HTTP status `status`). */
+static void reply_error(struct cd_http_resp *rs, int status, json_t *id, int code, const char *msg)
+{
+	json_t *e = json_pack("{s:s,s:O?,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+	                      code, "message", msg);
+
+	if (!e || reply_json(rs, e) < 0)
+		cd_http_resp_text(rs, 500, "out of memory\n");
+	else
+		rs->status = status;
+	json_decref(e);
+}
+
+/* A POST's answer as an event stream: the session's events while the
+ * request waits, then the answer, then the end. */
+struct pstream {
+	struct front *f;
+	struct fsess *s;
+	struct fwait *w;
+	json_t *id; /* NULL: a batch */
+	int64_t deadline;
+	int finished;
+};
+
+static int pstream_end(struct pstream *p, struct cd_buf *out, const char *why)
+{
+	json_t *e = json_pack("{s:s,s:O?,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", p->id, "error",
+	                      "code", -32603, "message", why);
+	char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
+	int r = t && cd_buf_printf(out, "event: message\ndata: %s\n\n", t) == 0 ? 1 : -1;
+
+	json_decref(e);
+	free(t);
+	p->finished = 1;
+	return r;
+}
+
+static int pstream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
+{
+	struct pstream *p = ctx;
+	struct fsess *s = p->s;
+	char *t = NULL;
+	int k, dead;
+
+	if (p->finished)
+		return -1;
+	pthread_mutex_lock(&s->mu);
+	k = fsess_take_events(s, out, 0);
+	if (!k && p->w->ans)
+		t = json_dumps(p->w->ans, JSON_COMPACT | JSON_ENCODE_ANY);
+	dead = s->dead;
+	if (!k && !t && !dead) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+		ts.tv_sec += wait_ms / 1000 + ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (k)
+		return k;
+	if (t) {
+		k = cd_buf_printf(out, "event: message\ndata: %s\n\n", t) == 0 ? 1 : -1;
+		free(t);
+		p->finished = 1;
+		return k;
+	}
+	if (dead)
+		return pstream_end(p, out, "cordon: the session ended before the answer");
+	if (fsess_now_ms() >= p->deadline)
+		return pstream_end(p, out, "cordon: the session did not answer in time");
+	return 0;
+}
+
+static void pstream_done(void *ctx)
+{
+	struct pstream *p = ctx;
+
+	/* Gone before its answer: the answer becomes an event (GET). */
+	fsess_wait_done(p->s, p->w, !p->finished);
+	fsess_put(p->s);
+	json_decref(p->id);
+	free(p);
+}
+
+/* Send a request (or a batch: id NULL) and answer it: JSON when the
+ * answer comes first, else an event stream.  Takes a reference of s. */
+static int request(struct front *f, struct fsess *s, json_t *msg, json_t *id,
+                   struct cd_http_resp *rs)
+{
+	struct fwait *w = fsess_wait_add(s, id);
+	struct pstream *p;
+	int64_t deadline = fsess_now_ms() + (int64_t)f->wait_s * 1000, first;
+	int r;
+
+	if (!w) {
+		fsess_put(s);
+		if (errno == EBUSY) {
+			reply_error(rs, 409, NULL, -32600, "a batch is in flight on this session");
+			return 0;
+		}
+		return -ENOMEM;
+	}
+	if (fsess_send(s, msg) < 0) {
+		fsess_wait_done(s, w, 0);
+		fsess_put(s);
+		reply_error(rs, 502, id, -32603, "cordon: the session is over");
+		return 0;
+	}
+	first = fsess_now_ms() + FRONT_JSON_WAIT_MS;
+	r = fsess_wait(s, w, first < deadline ? first : deadline, 1);
+	if (r == 1 || r == -1) {
+		if (r == 1 && (r = reply_json(rs, w->ans)) < 0)
+			cd_http_resp_text(rs, 500, "out of memory\n");
+		else if (r == -1)
+			reply_error(rs, 502, id, -32603, "cordon: the session is over");
+		fsess_wait_done(s, w, 0);
+		fsess_put(s);
+		return 0;
+	}
+	if (!(p = calloc(1, sizeof *p))) {
+		fsess_wait_done(s, w, 0);
+		fsess_put(s);
+		return -ENOMEM;
+	}
+	p->f = f;
+	p->s = s;
+	p->w = w;
+	p->id = json_incref(id);
+	p->deadline = deadline;
+	rs->status = 200;
+	rs->sse.next = pstream_next;
+	rs->sse.done = pstream_done;
+	rs->sse.ctx = p;
 	return 0;
 }
 
@@ -410,22 +474,19 @@ static int random_id(char out[65])
 	return 0;
 }
 
-/* `initialize`: a new session of the token's agent, within its limit. */
-static int open_session(struct front *f, const struct tok *k, json_t *msg, json_t *id,
-                        struct cd_http_resp *rs)
+/* A new session in the table within the agent's limit: with a reference
+ * of the caller's besides the table's; NULL when over (429 in rs). */
+static struct fsess *sess_add(struct front *f, const struct cd_http_req *rq, const struct tok *k,
+                              struct cd_http_resp *rs)
 {
-	struct fsess *s = calloc(1, sizeof *s);
-	json_t *ans = NULL;
+	struct fsess *s = fsess_new(k->agent, k->id);
 	size_t i, mine = 0, slot = FRONT_SESSIONS_MAX;
-	int r;
 
 	if (!s || random_id(s->id) < 0) {
-		free(s);
-		return -ENOMEM;
+		fsess_put(s);
+		cd_http_resp_text(rs, 500, "out of memory\n");
+		return NULL;
 	}
-	snprintf(s->agent, sizeof s->agent, "%s", k->agent);
-	s->to = s->from = -1;
-	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_lock(&f->mu);
 	for (i = 0; i < FRONT_SESSIONS_MAX; i++) {
 		if (f->sess[i] && !strcmp(f->sess[i]->agent, k->agent))
@@ -435,63 +496,108 @@ static int open_session(struct front *f, const struct tok *k, json_t *msg, json_
 	}
 	if (mine >= f->max_sessions || slot == FRONT_SESSIONS_MAX) {
 		pthread_mutex_unlock(&f->mu);
-		sess_free(s);
+		fsess_put(s);
+		front_record(f, rq, "session-refused", k->agent, k->id, NULL, "deny",
+		             mine >= f->max_sessions ? "too many sessions for this agent"
+		                                     : "too many sessions",
+		             0);
 		cd_http_resp_text(rs, 429, "too many sessions for this agent\n");
-		return 0;
+		return NULL;
 	}
 	f->sess[slot] = s;
-	pthread_mutex_lock(&s->mu);
+	fsess_get(s);
 	pthread_mutex_unlock(&f->mu);
-	r = spawn(f, s, k);
-	if (r == 0)
-		r = exchange(f, s, msg, id, &ans);
-	if (r == 0 && json_object_get(ans, "result")) {
-		r = reply_json(rs, ans);
-		if (r == 0)
-			r = cd_http_resp_header(rs, "Mcp-Session-Id", s->id);
-		json_decref(ans);
-		pthread_mutex_unlock(&s->mu);
-		if (r == 0)
-			return 0;
-	} else {
-		if (ans)
-			reply_json(rs, ans);
-		else
-			cd_http_resp_text(rs, 502, "the session's gateway did not start\n");
-		json_decref(ans);
-		pthread_mutex_unlock(&s->mu);
-		r = 0;
+	return s;
+}
+
+/* `initialize`: a new session of the token's agent, within its limit. */
+static int open_session(struct front *f, const struct cd_http_req *rq, const struct tok *k,
+                        json_t *msg, json_t *id, struct cd_http_resp *rs)
+{
+	struct fsess *s = sess_add(f, rq, k, rs);
+	struct fwait *w = NULL;
+	json_t *v;
+	int r = -1;
+
+	if (!s)
+		return 0;
+	if (front_record(f, rq, "session-open", k->agent, k->id, s->id, "allow", "initialize", 0) <
+	    0) {
+		cd_http_resp_text(rs, 503, "the audit log cannot be written\n");
+		goto fail;
 	}
-	sess_free(sess_take(f, s->id, s->agent));
-	return r;
+	if (spawn(f, s, k) < 0 || !(w = fsess_wait_add(s, id)) || fsess_send(s, msg) < 0 ||
+	    (r = fsess_wait(s, w, fsess_now_ms() + (int64_t)f->wait_s * 1000, 0)) != 1) {
+		cd_http_resp_text(rs, r == 0 ? 504 : 502, "the session's gateway did not start\n");
+		goto fail;
+	}
+	if (!json_object_get(w->ans, "result")) {
+		reply_json(rs, w->ans); /* the gateway's refusal */
+		goto fail;
+	}
+	v = json_object_get(json_object_get(w->ans, "result"), "protocolVersion");
+	snprintf(s->version, sizeof s->version, "%s",
+	         json_is_string(v) ? json_string_value(v) : "");
+	if (reply_json(rs, w->ans) < 0 || cd_http_resp_header(rs, "Mcp-Session-Id", s->id) < 0)
+		goto fail;
+	fsess_wait_done(s, w, 0);
+	fsess_put(s);
+	return 0;
+fail:
+	if (w)
+		fsess_wait_done(s, w, 0);
+	fsess_put(s);
+	sess_close(f, rq, sess_take(f, s->id, k->agent), "initialize failed");
+	return 0;
+}
+
+/* A batch (an array) where the session's version has them (2025-03-26):
+ * the gateway splits it and answers with one array (or nothing: 202). */
+static int post_batch(struct front *f, struct fsess *s, json_t *msg, struct cd_http_resp *rs)
+{
+	size_t i;
+	json_t *el;
+
+	if (strcmp(s->version, "2025-03-26")) {
+		fsess_put(s);
+		reply_error(rs, 400, NULL, -32600,
+		            "batches exist only in protocol version 2025-03-26");
+		return 0;
+	}
+	json_array_foreach(msg, i, el)
+	{
+		if (json_object_get(el, "method") && json_object_get(el, "id"))
+			return request(f, s, msg, NULL, rs);
+	}
+	if (fsess_send(s, msg) < 0)
+		reply_error(rs, 502, NULL, -32603, "cordon: the session is over");
+	else
+		cd_http_resp_text(rs, 202, "");
+	fsess_put(s);
+	return 0;
 }
 
 static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
 {
 	struct front *f = ctx;
 	struct tok k;
-	json_t *msg, *id, *meth, *ans = NULL;
+	json_t *msg, *id, *meth;
 	const char *sid, *m;
 	struct fsess *s;
 	int r = 0;
 
-	if (!origin_ok(f, rq)) {
-		cd_http_resp_text(rs, 403, "forbidden: origin\n");
+	if (authenticate(f, rq, &k, rs) < 0)
 		return 0;
-	}
-	if (authenticate(f, rq, &k) < 0) {
-		unauthorized(rs);
-		return 0;
-	}
 	if (rq->body_len > f->max_request) {
+		front_record(f, rq, "request-refused", k.agent, k.id,
+		             cd_http_header(rq, "Mcp-Session-Id"), "deny", "request too large", 0);
 		cd_http_resp_text(rs, 413, "request too large\n");
 		return 0;
 	}
 	msg = json_loadb(rq->body, rq->body_len, 0, NULL);
-	if (!json_is_object(msg)) {
+	if (!json_is_object(msg) && !(json_is_array(msg) && json_array_size(msg))) {
 		json_decref(msg);
-		cd_http_resp_text(rs, 400,
-		                  "Bad Request: one JSON-RPC message (an object) per POST\n");
+		reply_error(rs, 400, NULL, -32700, "Bad Request: a JSON-RPC message per POST");
 		return 0;
 	}
 	id = json_object_get(msg, "id");
@@ -502,7 +608,7 @@ static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 		if (sid || !id)
 			cd_http_resp_text(rs, 400, "Bad Request: initialize opens a new session\n");
 		else
-			r = open_session(f, &k, msg, id, rs);
+			r = open_session(f, rq, &k, msg, id, rs);
 		json_decref(msg);
 		return r;
 	}
@@ -511,32 +617,43 @@ static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 		cd_http_resp_text(rs, 400, "Bad Request: Mcp-Session-Id required\n");
 		return 0;
 	}
-	if (!(s = sess_lock(f, sid, k.agent))) {
+	if (!(s = sess_find(f, rq, sid, k.agent))) {
 		json_decref(msg);
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
 	}
-	if (!meth || !id) {
-		/* A notification or a response: accepted, nothing to answer. */
-		r = send_line(s, msg) < 0 ? -EPIPE : 0;
-		if (r == 0)
-			cd_http_resp_text(rs, 202, "");
+	if (json_is_array(msg)) {
+		r = post_batch(f, s, msg, rs);
+	} else if (meth && id) {
+		r = request(f, s, msg, id, rs);
 	} else {
-		r = exchange(f, s, msg, id, &ans);
-		if (r == 0)
-			r = reply_json(rs, ans);
-		json_decref(ans);
+		/* A notification or a response (to a server's request). */
+		if (fsess_send(s, msg) < 0)
+			reply_error(rs, 502, NULL, -32603, "cordon: the session is over");
+		else
+			cd_http_resp_text(rs, 202, "");
+		fsess_put(s);
 	}
-	if (r == -ETIMEDOUT)
-		cd_http_resp_text(rs, 504, "the session did not answer in time\n");
-	else if (r < 0)
-		cd_http_resp_text(rs, 502, "the session is over\n");
-	s->dead = r == -EPIPE;
-	pthread_mutex_unlock(&s->mu);
 	json_decref(msg);
-	if (r == -EPIPE)
-		sess_free(sess_take(f, sid, k.agent));
-	return 0;
+	return r;
+}
+
+/* A request the HTTP server refused before us (413 over --max-request):
+ * recorded when its token names an agent. */
+static void refused(void *ctx, const struct cd_http_req *rq, int status)
+{
+	struct front *f = ctx;
+	struct cd_http_resp rs;
+	struct tok k;
+
+	if (status != 413)
+		return;
+	memset(&rs, 0, sizeof rs);
+	cd_buf_init(&rs.body, 4096);
+	if (authenticate(f, rq, &k, &rs) == 0)
+		front_record(f, rq, "request-refused", k.agent, k.id,
+		             cd_http_header(rq, "Mcp-Session-Id"), "deny", "request too large", 0);
+	cd_buf_release(&rs.body);
 }
 
 static int delete_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
@@ -546,42 +663,112 @@ static int delete_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_re
 	const char *sid;
 	struct fsess *s;
 
-	if (!origin_ok(f, rq)) {
-		cd_http_resp_text(rs, 403, "forbidden: origin\n");
+	if (authenticate(f, rq, &k, rs) < 0)
 		return 0;
-	}
-	if (authenticate(f, rq, &k) < 0) {
-		unauthorized(rs);
-		return 0;
-	}
 	sid = cd_http_header(rq, "Mcp-Session-Id");
 	if (!sid || !(s = sess_take(f, sid, k.agent))) {
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
 	}
-	/* Wait for a request in flight on it to finish. */
-	pthread_mutex_lock(&s->mu);
-	pthread_mutex_unlock(&s->mu);
-	sess_free(s);
+	/* Requests and streams in flight see the session end. */
+	sess_close(f, rq, s, "DELETE");
 	cd_http_resp_text(rs, 200, "session ended\n");
 	return 0;
+}
+
+/* The GET stream: the session's events no POST carries, from after
+ * Last-Event-ID when given. */
+struct gstream {
+	struct fsess *s;
+	uint64_t last;
+	int replay;
+};
+
+static int gstream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
+{
+	struct gstream *g = ctx;
+	struct fsess *s = g->s;
+	int k = 0, dead;
+
+	pthread_mutex_lock(&s->mu);
+	if (g->replay) {
+		k = fsess_replay(s, g->last, out);
+		g->replay = 0;
+	}
+	k += fsess_take_events(s, out, 1);
+	dead = s->dead;
+	if (!k && !dead) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+		ts.tv_sec += wait_ms / 1000 + ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return k ? k : dead ? -1 : 0;
+}
+
+static void gstream_done(void *ctx)
+{
+	struct gstream *g = ctx;
+
+	pthread_mutex_lock(&g->s->mu);
+	g->s->get_open = 0;
+	pthread_mutex_unlock(&g->s->mu);
+	fsess_put(g->s);
+	free(g);
 }
 
 static int get_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
 {
 	struct front *f = ctx;
+	const char *sid, *lei;
+	struct gstream *g;
+	struct fsess *s;
 	struct tok k;
+	uint64_t last = 0;
+	int busy;
 
-	if (!origin_ok(f, rq)) {
-		cd_http_resp_text(rs, 403, "forbidden: origin\n");
+	if (authenticate(f, rq, &k, rs) < 0)
+		return 0;
+	sid = cd_http_header(rq, "Mcp-Session-Id");
+	lei = cd_http_header(rq, "Last-Event-ID");
+	if (!sid) {
+		cd_http_resp_text(rs, 400, "Bad Request: Mcp-Session-Id required\n");
 		return 0;
 	}
-	if (authenticate(f, rq, &k) < 0) {
-		unauthorized(rs);
+	if (lei && cd_parse_u64(lei, strlen(lei), UINT64_MAX, &last) < 0) {
+		cd_http_resp_text(rs, 400, "Bad Request: Last-Event-ID is not one of ours\n");
 		return 0;
 	}
-	cd_http_resp_text(rs, 405, "no server-initiated stream: POST only\n");
-	cd_http_resp_header(rs, "Allow", "POST, DELETE");
+	if (!(s = sess_find(f, rq, sid, k.agent))) {
+		cd_http_resp_text(rs, 404, "no such session\n");
+		return 0;
+	}
+	pthread_mutex_lock(&s->mu);
+	busy = s->get_open;
+	s->get_open = 1;
+	pthread_mutex_unlock(&s->mu);
+	if (busy || !(g = calloc(1, sizeof *g))) {
+		if (!busy) {
+			pthread_mutex_lock(&s->mu);
+			s->get_open = 0;
+			pthread_mutex_unlock(&s->mu);
+		}
+		fsess_put(s);
+		cd_http_resp_text(rs, busy ? 409 : 500,
+		                  busy ? "a stream is open on this session already\n"
+		                       : "out of memory\n");
+		return 0;
+	}
+	g->s = s;
+	g->last = last;
+	g->replay = lei != NULL;
+	rs->status = 200;
+	rs->sse.next = gstream_next;
+	rs->sse.done = gstream_done;
+	rs->sse.ctx = g;
 	return 0;
 }
 
@@ -753,7 +940,12 @@ int mcp_front_cmd(int argc, char **argv)
 	}
 	if (mcp_open_state(f.state_opt, &f.state) < 0)
 		return CD_EXIT_CORDON;
+	if (cli_audit_open(f.audit, &f.log) < 0) {
+		cd_state_close(f.state);
+		return CD_EXIT_CORDON;
+	}
 	pthread_mutex_init(&f.mu, NULL);
+	pthread_mutex_init(&f.amu, NULL);
 	f.tls = f.cert != NULL;
 	/* A placeholder no Host header can equal until the port is known. */
 	f.hosts[0] = "\001";
@@ -765,6 +957,7 @@ int mcp_front_cmd(int argc, char **argv)
 	c.routes = routes;
 	c.nroutes = sizeof routes / sizeof routes[0];
 	c.ctx = &f;
+	c.refused = refused;
 	c.timeout_s = f.wait_s + 30;
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -792,8 +985,13 @@ int mcp_front_cmd(int argc, char **argv)
 out:
 	cd_httpd_stop(h);
 	for (i = 0; i < FRONT_SESSIONS_MAX; i++)
-		sess_free(f.sess[i]);
+		if (f.sess[i])
+			sess_close(&f, NULL, f.sess[i], "the front stopped");
 	cd_state_close(f.state);
+	if (f.log)
+		cd_audit_sync(f.log, &err);
+	cd_audit_close(f.log);
 	pthread_mutex_destroy(&f.mu);
+	pthread_mutex_destroy(&f.amu);
 	return rc;
 }
