@@ -681,6 +681,7 @@ static int delete_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_re
 struct gstream {
 	struct fsess *s;
 	uint64_t last;
+	unsigned gen;
 	int replay;
 };
 
@@ -691,6 +692,10 @@ static int gstream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
 	int k = 0, dead;
 
 	pthread_mutex_lock(&s->mu);
+	if (g->gen != s->get_gen) { /* replaced by a newer GET */
+		pthread_mutex_unlock(&s->mu);
+		return -1;
+	}
 	if (g->replay) {
 		k = fsess_replay(s, g->last, out);
 		g->replay = 0;
@@ -713,9 +718,6 @@ static void gstream_done(void *ctx)
 {
 	struct gstream *g = ctx;
 
-	pthread_mutex_lock(&g->s->mu);
-	g->s->get_open = 0;
-	pthread_mutex_unlock(&g->s->mu);
 	fsess_put(g->s);
 	free(g);
 }
@@ -728,7 +730,6 @@ static int get_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp 
 	struct fsess *s;
 	struct tok k;
 	uint64_t last = 0;
-	int busy;
 
 	if (authenticate(f, rq, &k, rs) < 0)
 		return 0;
@@ -746,22 +747,17 @@ static int get_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp 
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
 	}
-	pthread_mutex_lock(&s->mu);
-	busy = s->get_open;
-	s->get_open = 1;
-	pthread_mutex_unlock(&s->mu);
-	if (busy || !(g = calloc(1, sizeof *g))) {
-		if (!busy) {
-			pthread_mutex_lock(&s->mu);
-			s->get_open = 0;
-			pthread_mutex_unlock(&s->mu);
-		}
+	if (!(g = calloc(1, sizeof *g))) {
 		fsess_put(s);
-		cd_http_resp_text(rs, busy ? 409 : 500,
-		                  busy ? "a stream is open on this session already\n"
-		                       : "out of memory\n");
-		return 0;
+		return -ENOMEM;
 	}
+	/* One GET stream per session: a new one (a client reconnecting,
+	 * perhaps before the server noticed the old connection gone)
+	 * replaces the one in force, which ends at its next turn. */
+	pthread_mutex_lock(&s->mu);
+	g->gen = ++s->get_gen;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
 	g->s = s;
 	g->last = last;
 	g->replay = lei != NULL;

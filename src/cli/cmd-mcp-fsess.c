@@ -190,12 +190,14 @@ int fsess_wait(struct fsess *s, struct fwait *w, int64_t deadline_ms, int events
 		struct timespec ts;
 		int64_t d;
 
-		if (w->ans) {
-			r = 1;
-			break;
-		}
+		/* Events first: the server's messages before the answer
+		 * (read before it) go out before it, on a stream. */
 		if (events && undelivered(s)) {
 			r = 2;
+			break;
+		}
+		if (w->ans) {
+			r = 1;
 			break;
 		}
 		if (s->dead) {

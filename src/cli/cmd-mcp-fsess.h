@@ -51,8 +51,8 @@ struct fsess {
 	pthread_cond_t cv;
 	unsigned refs;
 	int dead;
-	int get_open;   /* a GET stream is open */
-	unsigned posts; /* POST streams waiting for an answer */
+	unsigned get_gen; /* the GET stream in force (a newer one replaces it) */
+	unsigned posts;   /* POST streams waiting for an answer */
 	struct fwait *waits;
 	struct fev ev[FSESS_EVENTS]; /* event n at ev[n % FSESS_EVENTS] */
 	uint64_t next_ev;            /* the next event's id (from 1) */
