@@ -24,6 +24,8 @@
 #include "cmd-mcp-fsess.h"
 #include "cmd-mcp.h"
 #include "http/httpd.h"
+#include "mcp/mcp.h"
+#include "policy/policy.h"
 #include "store/state.h"
 #include "util/num.h"
 
@@ -57,7 +59,7 @@ struct front {
 	pthread_mutex_t amu; /* the audit log, and the 401 counters */
 	int64_t auth_window;
 	unsigned auth_recorded, auth_suppressed;
-	struct fsess *sess[FRONT_SESSIONS_MAX];
+	struct fsession *sess[FRONT_SESSIONS_MAX];
 	char hostbuf[FRONT_HOSTS][300];
 	const char *hosts[FRONT_HOSTS + 1];
 	char origins[FRONT_HOSTS + 1][320];
@@ -206,7 +208,7 @@ no:
 	return -1;
 }
 
-/* ---- sessions: a `cordon mcp` process each ---------------------------- */
+/* ---- sessions: a `cordon mcp` process each, or one shared -------------- */
 
 static int spawn(struct front *f, struct fsess *s, const struct tok *k)
 {
@@ -244,63 +246,64 @@ static int spawn(struct front *f, struct fsess *s, const struct tok *k)
 	return fsess_start(s, argv);
 }
 
-/* Take a session out of the table (the caller ends it and drops the
- * table's reference). */
-static struct fsess *sess_take(struct front *f, const char *id, const char *agent)
+/* Take a session out of the table (the caller closes it). */
+static struct fsession *sess_take(struct front *f, const char *id, const char *agent)
 {
-	struct fsess *s = NULL;
+	struct fsession *x = NULL;
 	size_t i;
 
 	pthread_mutex_lock(&f->mu);
 	for (i = 0; i < FRONT_SESSIONS_MAX; i++)
 		if (f->sess[i] && !strcmp(f->sess[i]->id, id) &&
 		    !strcmp(f->sess[i]->agent, agent)) {
-			s = f->sess[i];
+			x = f->sess[i];
 			f->sess[i] = NULL;
 			break;
 		}
 	pthread_mutex_unlock(&f->mu);
-	return s;
+	return x;
 }
 
-/* End a session taken out of the table, with a record. */
-static void sess_close(struct front *f, const struct cd_http_req *rq, struct fsess *s,
+/* Close a session taken out of the table, with a record: its own process
+ * ends now; a shared one with its last session. */
+static void sess_close(struct front *f, const struct cd_http_req *rq, struct fsession *x,
                        const char *why)
 {
-	if (!s)
+	if (!x)
 		return;
-	fsess_stop(s);
-	front_record(f, rq, "session-close", s->agent, s->token, s->id, "allow", why, 0);
-	fsess_put(s);
+	if (!x->shared)
+		fsess_stop(x->b);
+	front_record(f, rq, "session-close", x->agent, x->token, x->id, "allow", why, 0);
+	fsession_close(x);
 }
 
 /* A session of `agent` with `id`, with a reference; NULL when there is
  * none (an id of another agent's is none; a session whose process ended
  * is closed now). */
-static struct fsess *sess_find(struct front *f, const struct cd_http_req *rq, const char *id,
-                               const char *agent)
+static struct fsession *sess_find(struct front *f, const struct cd_http_req *rq, const char *id,
+                                  const char *agent)
 {
-	struct fsess *s = NULL;
+	struct fsession *x = NULL;
 	size_t i;
 	int dead = 0;
 
 	pthread_mutex_lock(&f->mu);
-	for (i = 0; i < FRONT_SESSIONS_MAX && !s; i++)
+	for (i = 0; i < FRONT_SESSIONS_MAX && !x; i++)
 		if (f->sess[i] && !strcmp(f->sess[i]->id, id) && !strcmp(f->sess[i]->agent, agent))
-			s = f->sess[i];
-	if (s) {
-		fsess_get(s);
-		pthread_mutex_lock(&s->mu);
-		dead = s->dead;
-		pthread_mutex_unlock(&s->mu);
+			x = f->sess[i];
+	if (x) {
+		fsession_get(x);
+		pthread_mutex_lock(&x->b->mu);
+		dead = x->b->dead;
+		pthread_mutex_unlock(&x->b->mu);
 	}
 	pthread_mutex_unlock(&f->mu);
-	if (s && dead) {
-		fsess_put(s);
+	if (x && dead) {
+		fsession_put(x);
 		sess_close(f, rq, sess_take(f, id, agent), "the session's gateway ended");
 		return NULL;
 	}
-	return s;
+	return x;
 }
 
 /* ---- answers ------------------------------------------------------------ */
@@ -334,128 +337,52 @@ static void reply_error(struct cd_http_resp *rs, int status, json_t *id, int cod
 	json_decref(e);
 }
 
-/* A POST's answer as an event stream: the session's events while the
- * request waits, then the answer, then the end. */
-struct pstream {
-	struct front *f;
-	struct fsess *s;
-	struct fwait *w;
-	json_t *id; /* NULL: a batch */
-	int64_t deadline;
-	int finished;
-};
-
-static int pstream_end(struct pstream *p, struct cd_buf *out, const char *why)
-{
-	json_t *e = json_pack("{s:s,s:O?,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", p->id, "error",
-	                      "code", -32603, "message", why);
-	char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
-	int r = t && cd_buf_printf(out, "event: message\ndata: %s\n\n", t) == 0 ? 1 : -1;
-
-	json_decref(e);
-	free(t);
-	p->finished = 1;
-	return r;
-}
-
-static int pstream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
-{
-	struct pstream *p = ctx;
-	struct fsess *s = p->s;
-	char *t = NULL;
-	int k, dead;
-
-	if (p->finished)
-		return -1;
-	pthread_mutex_lock(&s->mu);
-	k = fsess_take_events(s, out, 0);
-	if (!k && p->w->ans)
-		t = json_dumps(p->w->ans, JSON_COMPACT | JSON_ENCODE_ANY);
-	dead = s->dead;
-	if (!k && !t && !dead) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
-		ts.tv_sec += wait_ms / 1000 + ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
-		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-	}
-	pthread_mutex_unlock(&s->mu);
-	if (k)
-		return k;
-	if (t) {
-		k = cd_buf_printf(out, "event: message\ndata: %s\n\n", t) == 0 ? 1 : -1;
-		free(t);
-		p->finished = 1;
-		return k;
-	}
-	if (dead)
-		return pstream_end(p, out, "cordon: the session ended before the answer");
-	if (fsess_now_ms() >= p->deadline)
-		return pstream_end(p, out, "cordon: the session did not answer in time");
-	return 0;
-}
-
-static void pstream_done(void *ctx)
-{
-	struct pstream *p = ctx;
-
-	/* Gone before its answer: the answer becomes an event (GET). */
-	fsess_wait_done(p->s, p->w, !p->finished);
-	fsess_put(p->s);
-	json_decref(p->id);
-	free(p);
-}
-
 /* Send a request (or a batch: id NULL) and answer it: JSON when the
- * answer comes first, else an event stream.  Takes a reference of s. */
-static int request(struct front *f, struct fsess *s, json_t *msg, json_t *id,
+ * answer comes first, else an event stream.  Takes a reference of x. */
+static int request(struct front *f, struct fsession *x, json_t *msg, json_t *id,
                    struct cd_http_resp *rs)
 {
-	struct fwait *w = fsess_wait_add(s, id);
-	struct pstream *p;
+	json_t *out = fsession_out(x, msg);
+	json_t *wid = out && id ? json_object_get(out, "id") : NULL;
+	struct fwait *w = out ? fsess_wait_add(x->b, wid) : NULL;
 	int64_t deadline = fsess_now_ms() + (int64_t)f->wait_s * 1000, first;
 	int r;
 
 	if (!w) {
-		fsess_put(s);
-		if (errno == EBUSY) {
-			reply_error(rs, 409, NULL, -32600, "a batch is in flight on this session");
-			return 0;
-		}
-		return -ENOMEM;
+		int busy = out && errno == EBUSY;
+		json_decref(out);
+		fsession_put(x);
+		if (!busy)
+			return -ENOMEM;
+		reply_error(rs, 409, NULL, -32600, "a batch is in flight on this session");
+		return 0;
 	}
-	if (fsess_send(s, msg) < 0) {
-		fsess_wait_done(s, w, 0);
-		fsess_put(s);
+	r = fsess_send(x->b, out);
+	json_decref(out);
+	if (r < 0) {
+		fsess_wait_done(x->b, w, 0);
+		fsession_put(x);
 		reply_error(rs, 502, id, -32603, "cordon: the session is over");
 		return 0;
 	}
 	first = fsess_now_ms() + FRONT_JSON_WAIT_MS;
-	r = fsess_wait(s, w, first < deadline ? first : deadline, 1);
+	r = fsess_wait(x->b, w, first < deadline ? first : deadline, 1);
 	if (r == 1 || r == -1) {
+		if (r == 1)
+			fsession_in(x, w->ans);
 		if (r == 1 && (r = reply_json(rs, w->ans)) < 0)
 			cd_http_resp_text(rs, 500, "out of memory\n");
 		else if (r == -1)
 			reply_error(rs, 502, id, -32603, "cordon: the session is over");
-		fsess_wait_done(s, w, 0);
-		fsess_put(s);
+		fsess_wait_done(x->b, w, 0);
+		fsession_put(x);
 		return 0;
 	}
-	if (!(p = calloc(1, sizeof *p))) {
-		fsess_wait_done(s, w, 0);
-		fsess_put(s);
+	if (fstream_post(x, w, id, deadline, rs) < 0) {
+		fsess_wait_done(x->b, w, 0);
+		fsession_put(x);
 		return -ENOMEM;
 	}
-	p->f = f;
-	p->s = s;
-	p->w = w;
-	p->id = json_incref(id);
-	p->deadline = deadline;
-	rs->status = 200;
-	rs->sse.next = pstream_next;
-	rs->sse.done = pstream_done;
-	rs->sse.ctx = p;
 	return 0;
 }
 
@@ -474,29 +401,52 @@ static int random_id(char out[65])
 	return 0;
 }
 
-/* A new session in the table within the agent's limit: with a reference
- * of the caller's besides the table's; NULL when over (429 in rs). */
-static struct fsess *sess_add(struct front *f, const struct cd_http_req *rq, const struct tok *k,
-                              struct cd_http_resp *rs)
+/* Whether the token's policy lets the agent's sessions share the launched
+ * server (its tool's shared: true): 1, 0, or -1 when it does not load
+ * (the session's gateway then says why). */
+static int policy_shared(struct front *f, const char *path)
 {
-	struct fsess *s = fsess_new(k->agent, k->id);
+	struct cd_policy *p = NULL;
+	struct cd_err err = { 0, "" };
+	char name[256];
+	const char *server = f->server;
+	int r = -1;
+
+	if (!f->cmd || cd_policy_load_file(path, &p, &err) < 0)
+		return -1;
+	if (!server && cd_mcp_policy_server(p, name, sizeof name) == 0)
+		server = name;
+	if (server)
+		r = cd_mcp_policy_shared(p, server);
+	cd_policy_free(p);
+	return r;
+}
+
+/* A new session in the table within the agent's limit, on a new process
+ * or on the agent's shared one (same policy): with a reference of the
+ * caller's besides the table's; NULL when over (429 in rs). */
+static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, const struct tok *k,
+                                 int shared, struct cd_http_resp *rs)
+{
+	const char *pol = k->policy[0] ? k->policy : f->policy;
+	struct fsession *x = NULL;
+	struct fsess *b = NULL;
 	size_t i, mine = 0, slot = FRONT_SESSIONS_MAX;
 
-	if (!s || random_id(s->id) < 0) {
-		fsess_put(s);
-		cd_http_resp_text(rs, 500, "out of memory\n");
-		return NULL;
-	}
 	pthread_mutex_lock(&f->mu);
 	for (i = 0; i < FRONT_SESSIONS_MAX; i++) {
-		if (f->sess[i] && !strcmp(f->sess[i]->agent, k->agent))
+		struct fsession *o = f->sess[i];
+		if (o && !strcmp(o->agent, k->agent)) {
 			mine++;
-		else if (!f->sess[i] && slot == FRONT_SESSIONS_MAX)
+			if (shared == 1 && o->shared && !b && !strcmp(o->policy, pol) && o->b->init)
+				fsess_get(b = o->b);
+		} else if (!o && slot == FRONT_SESSIONS_MAX) {
 			slot = i;
+		}
 	}
 	if (mine >= f->max_sessions || slot == FRONT_SESSIONS_MAX) {
 		pthread_mutex_unlock(&f->mu);
-		fsess_put(s);
+		fsess_put(b);
 		front_record(f, rq, "session-refused", k->agent, k->id, NULL, "deny",
 		             mine >= f->max_sessions ? "too many sessions for this agent"
 		                                     : "too many sessions",
@@ -504,62 +454,114 @@ static struct fsess *sess_add(struct front *f, const struct cd_http_req *rq, con
 		cd_http_resp_text(rs, 429, "too many sessions for this agent\n");
 		return NULL;
 	}
-	f->sess[slot] = s;
-	fsess_get(s);
+	if (!b)
+		b = fsess_new(k->agent, k->id);
+	if (b)
+		x = fsession_new(k->agent, k->id, pol, b);
+	if (!x || random_id(x->id) < 0) {
+		pthread_mutex_unlock(&f->mu);
+		if (x)
+			fsession_put(x);
+		else
+			fsess_put(b);
+		cd_http_resp_text(rs, 500, "out of memory\n");
+		return NULL;
+	}
+	x->shared = shared == 1;
+	x->first = !b->init;
+	f->sess[slot] = x;
+	fsession_get(x);
 	pthread_mutex_unlock(&f->mu);
-	return s;
+	return x;
+}
+
+/* A later session of a shared instance: the instance's initialize
+ * result, under the client's id. */
+static int join_shared(struct fsession *x, json_t *id, struct cd_http_resp *rs)
+{
+	json_t *a = json_deep_copy(x->b->init);
+	json_t *v = json_object_get(json_object_get(a, "result"), "protocolVersion");
+	int r;
+
+	snprintf(x->version, sizeof x->version, "%s",
+	         json_is_string(v) ? json_string_value(v) : "");
+	if (!a || json_object_set(a, "id", id) < 0)
+		r = -ENOMEM;
+	else if ((r = reply_json(rs, a)) == 0)
+		r = cd_http_resp_header(rs, "Mcp-Session-Id", x->id);
+	json_decref(a);
+	return r;
 }
 
 /* `initialize`: a new session of the token's agent, within its limit. */
 static int open_session(struct front *f, const struct cd_http_req *rq, const struct tok *k,
                         json_t *msg, json_t *id, struct cd_http_resp *rs)
 {
-	struct fsess *s = sess_add(f, rq, k, rs);
+	int shared = policy_shared(f, k->policy[0] ? k->policy : f->policy);
+	struct fsession *x = sess_add(f, rq, k, shared, rs);
 	struct fwait *w = NULL;
-	json_t *v;
+	json_t *v, *out = NULL;
 	int r = -1;
 
-	if (!s)
+	if (!x)
 		return 0;
-	if (front_record(f, rq, "session-open", k->agent, k->id, s->id, "allow", "initialize", 0) <
-	    0) {
+	if (front_record(f, rq, "session-open", k->agent, k->id, x->id, "allow",
+	                 x->shared ? (x->first ? "initialize (shared instance, new)"
+	                                       : "initialize (shared instance)")
+	                           : "initialize",
+	                 0) < 0) {
 		cd_http_resp_text(rs, 503, "the audit log cannot be written\n");
 		goto fail;
 	}
-	if (spawn(f, s, k) < 0 || !(w = fsess_wait_add(s, id)) || fsess_send(s, msg) < 0 ||
-	    (r = fsess_wait(s, w, fsess_now_ms() + (int64_t)f->wait_s * 1000, 0)) != 1) {
+	if (!x->first) {
+		if (join_shared(x, id, rs) < 0)
+			goto fail;
+		fsession_put(x);
+		return 0;
+	}
+	if (spawn(f, x->b, k) < 0 || !(out = fsession_out(x, msg)) ||
+	    !(w = fsess_wait_add(x->b, json_object_get(out, "id"))) || fsess_send(x->b, out) < 0 ||
+	    (r = fsess_wait(x->b, w, fsess_now_ms() + (int64_t)f->wait_s * 1000, 0)) != 1) {
 		cd_http_resp_text(rs, r == 0 ? 504 : 502, "the session's gateway did not start\n");
 		goto fail;
 	}
+	fsession_in(x, w->ans);
 	if (!json_object_get(w->ans, "result")) {
 		reply_json(rs, w->ans); /* the gateway's refusal */
 		goto fail;
 	}
 	v = json_object_get(json_object_get(w->ans, "result"), "protocolVersion");
-	snprintf(s->version, sizeof s->version, "%s",
+	snprintf(x->version, sizeof x->version, "%s",
 	         json_is_string(v) ? json_string_value(v) : "");
-	if (reply_json(rs, w->ans) < 0 || cd_http_resp_header(rs, "Mcp-Session-Id", s->id) < 0)
+	if (reply_json(rs, w->ans) < 0 || cd_http_resp_header(rs, "Mcp-Session-Id", x->id) < 0)
 		goto fail;
-	fsess_wait_done(s, w, 0);
-	fsess_put(s);
+	if (x->shared) {
+		pthread_mutex_lock(&f->mu); /* sess_add reads it under f->mu */
+		x->b->init = json_incref(w->ans);
+		pthread_mutex_unlock(&f->mu);
+	}
+	json_decref(out);
+	fsess_wait_done(x->b, w, 0);
+	fsession_put(x);
 	return 0;
 fail:
+	json_decref(out);
 	if (w)
-		fsess_wait_done(s, w, 0);
-	fsess_put(s);
-	sess_close(f, rq, sess_take(f, s->id, k->agent), "initialize failed");
+		fsess_wait_done(x->b, w, 0);
+	fsession_put(x);
+	sess_close(f, rq, sess_take(f, x->id, k->agent), "initialize failed");
 	return 0;
 }
 
 /* A batch (an array) where the session's version has them (2025-03-26):
  * the gateway splits it and answers with one array (or nothing: 202). */
-static int post_batch(struct front *f, struct fsess *s, json_t *msg, struct cd_http_resp *rs)
+static int post_batch(struct front *f, struct fsession *x, json_t *msg, struct cd_http_resp *rs)
 {
+	json_t *el, *out;
 	size_t i;
-	json_t *el;
 
-	if (strcmp(s->version, "2025-03-26")) {
-		fsess_put(s);
+	if (strcmp(x->version, "2025-03-26")) {
+		fsession_put(x);
 		reply_error(rs, 400, NULL, -32600,
 		            "batches exist only in protocol version 2025-03-26");
 		return 0;
@@ -567,14 +569,32 @@ static int post_batch(struct front *f, struct fsess *s, json_t *msg, struct cd_h
 	json_array_foreach(msg, i, el)
 	{
 		if (json_object_get(el, "method") && json_object_get(el, "id"))
-			return request(f, s, msg, NULL, rs);
+			return request(f, x, msg, NULL, rs);
 	}
-	if (fsess_send(s, msg) < 0)
+	if (!(out = fsession_out(x, msg)) || fsess_send(x->b, out) < 0)
 		reply_error(rs, 502, NULL, -32603, "cordon: the session is over");
 	else
 		cd_http_resp_text(rs, 202, "");
-	fsess_put(s);
+	json_decref(out);
+	fsession_put(x);
 	return 0;
+}
+
+/* A notification or a response (to a server's request): 202.  A later
+ * session of a shared instance does not repeat `initialized`. */
+static void post_other(struct fsession *x, json_t *msg, struct cd_http_resp *rs)
+{
+	const char *m = json_string_value(json_object_get(msg, "method"));
+	json_t *out = NULL;
+
+	if (!x->first && m && !strcmp(m, "notifications/initialized"))
+		cd_http_resp_text(rs, 202, "");
+	else if (!(out = fsession_out(x, msg)) || fsess_send(x->b, out) < 0)
+		reply_error(rs, 502, NULL, -32603, "cordon: the session is over");
+	else
+		cd_http_resp_text(rs, 202, "");
+	json_decref(out);
+	fsession_put(x);
 }
 
 static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
@@ -583,7 +603,7 @@ static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 	struct tok k;
 	json_t *msg, *id, *meth;
 	const char *sid, *m;
-	struct fsess *s;
+	struct fsession *x;
 	int r = 0;
 
 	if (authenticate(f, rq, &k, rs) < 0)
@@ -617,23 +637,17 @@ static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 		cd_http_resp_text(rs, 400, "Bad Request: Mcp-Session-Id required\n");
 		return 0;
 	}
-	if (!(s = sess_find(f, rq, sid, k.agent))) {
+	if (!(x = sess_find(f, rq, sid, k.agent))) {
 		json_decref(msg);
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
 	}
-	if (json_is_array(msg)) {
-		r = post_batch(f, s, msg, rs);
-	} else if (meth && id) {
-		r = request(f, s, msg, id, rs);
-	} else {
-		/* A notification or a response (to a server's request). */
-		if (fsess_send(s, msg) < 0)
-			reply_error(rs, 502, NULL, -32603, "cordon: the session is over");
-		else
-			cd_http_resp_text(rs, 202, "");
-		fsess_put(s);
-	}
+	if (json_is_array(msg))
+		r = post_batch(f, x, msg, rs);
+	else if (meth && id)
+		r = request(f, x, msg, id, rs);
+	else
+		post_other(x, msg, rs);
 	json_decref(msg);
 	return r;
 }
@@ -661,73 +675,28 @@ static int delete_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_re
 	struct front *f = ctx;
 	struct tok k;
 	const char *sid;
-	struct fsess *s;
+	struct fsession *x;
 
 	if (authenticate(f, rq, &k, rs) < 0)
 		return 0;
 	sid = cd_http_header(rq, "Mcp-Session-Id");
-	if (!sid || !(s = sess_take(f, sid, k.agent))) {
+	if (!sid || !(x = sess_take(f, sid, k.agent))) {
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
 	}
 	/* Requests and streams in flight see the session end. */
-	sess_close(f, rq, s, "DELETE");
+	sess_close(f, rq, x, "DELETE");
 	cd_http_resp_text(rs, 200, "session ended\n");
 	return 0;
 }
 
 /* The GET stream: the session's events no POST carries, from after
  * Last-Event-ID when given. */
-struct gstream {
-	struct fsess *s;
-	uint64_t last;
-	unsigned gen;
-	int replay;
-};
-
-static int gstream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
-{
-	struct gstream *g = ctx;
-	struct fsess *s = g->s;
-	int k = 0, dead;
-
-	pthread_mutex_lock(&s->mu);
-	if (g->gen != s->get_gen) { /* replaced by a newer GET */
-		pthread_mutex_unlock(&s->mu);
-		return -1;
-	}
-	if (g->replay) {
-		k = fsess_replay(s, g->last, out);
-		g->replay = 0;
-	}
-	k += fsess_take_events(s, out, 1);
-	dead = s->dead;
-	if (!k && !dead) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
-		ts.tv_sec += wait_ms / 1000 + ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
-		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-	}
-	pthread_mutex_unlock(&s->mu);
-	return k ? k : dead ? -1 : 0;
-}
-
-static void gstream_done(void *ctx)
-{
-	struct gstream *g = ctx;
-
-	fsess_put(g->s);
-	free(g);
-}
-
 static int get_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
 {
 	struct front *f = ctx;
 	const char *sid, *lei;
-	struct gstream *g;
-	struct fsess *s;
+	struct fsession *x;
 	struct tok k;
 	uint64_t last = 0;
 
@@ -743,28 +712,14 @@ static int get_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp 
 		cd_http_resp_text(rs, 400, "Bad Request: Last-Event-ID is not one of ours\n");
 		return 0;
 	}
-	if (!(s = sess_find(f, rq, sid, k.agent))) {
+	if (!(x = sess_find(f, rq, sid, k.agent))) {
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
 	}
-	if (!(g = calloc(1, sizeof *g))) {
-		fsess_put(s);
+	if (fstream_get(x, last, lei != NULL, rs) < 0) {
+		fsession_put(x);
 		return -ENOMEM;
 	}
-	/* One GET stream per session: a new one (a client reconnecting,
-	 * perhaps before the server noticed the old connection gone)
-	 * replaces the one in force, which ends at its next turn. */
-	pthread_mutex_lock(&s->mu);
-	g->gen = ++s->get_gen;
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
-	g->s = s;
-	g->last = last;
-	g->replay = lei != NULL;
-	rs->status = 200;
-	rs->sse.next = gstream_next;
-	rs->sse.done = gstream_done;
-	rs->sse.ctx = g;
 	return 0;
 }
 
@@ -972,8 +927,8 @@ int mcp_front_cmd(int argc, char **argv)
 	while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
 		pthread_mutex_lock(&f.mu);
 		for (i = 0; i < FRONT_SESSIONS_MAX; i++)
-			if (f.sess[i] && f.sess[i]->pid > 0)
-				kill(f.sess[i]->pid, SIGHUP);
+			if (f.sess[i] && f.sess[i]->b->pid > 0)
+				kill(f.sess[i]->b->pid, SIGHUP);
 		pthread_mutex_unlock(&f.mu);
 	}
 	fprintf(stderr, "cordon mcp: stopping (%s)\n", strsignal(sig));

@@ -72,6 +72,7 @@ void fsess_put(struct fsess *s)
 	}
 	for (i = 0; i < FSESS_EVENTS; i++)
 		free(s->ev[i].data);
+	json_decref(s->init);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->wmu);

@@ -10,6 +10,7 @@
 #ifndef CD_CMD_MCP_FSESS_H
 #define CD_CMD_MCP_FSESS_H
 
+#include "http/httpd.h"
 #include "util/buf.h"
 
 #include <jansson.h>
@@ -51,15 +52,59 @@ struct fsess {
 	pthread_cond_t cv;
 	unsigned refs;
 	int dead;
-	unsigned get_gen; /* the GET stream in force (a newer one replaces it) */
-	unsigned posts;   /* POST streams waiting for an answer */
+	unsigned posts; /* POST streams waiting for an answer */
 	struct fwait *waits;
 	struct fev ev[FSESS_EVENTS]; /* event n at ev[n % FSESS_EVENTS] */
 	uint64_t next_ev;            /* the next event's id (from 1) */
 	uint64_t dropped;            /* events pushed out before delivery */
+	json_t *init;                /* a shared instance: its initialize result */
 	char *rbuf;
 	size_t rlen;
 };
+
+/* A session of the HTTP front (an Mcp-Session-Id): its agent and its
+ * gateway process, its own or (shared: true) one of all the sessions of
+ * its agent under the same policy, whose request ids it rewrites to
+ * "cordon-s<N>:<id>" (and back) so that the sessions' ids cannot meet. */
+struct fsession {
+	char id[65];
+	char agent[128];
+	char token[64];   /* the token's id (records) */
+	char version[16]; /* the protocol version of the initialize result */
+	char policy[4096];
+	struct fsess *b;
+	int shared;
+	int first; /* the session that opened b (forwards initialized) */
+	uint64_t n;
+	unsigned get_gen; /* the GET stream in force (under b->mu) */
+	int closed;       /* under b->mu */
+	atomic_uint refs;
+};
+
+/* A session (one reference) on backend b (its reference is taken over). */
+struct fsession *fsession_new(const char *agent, const char *token, const char *policy,
+                              struct fsess *b);
+void fsession_get(struct fsession *x);
+void fsession_put(struct fsession *x);
+/* Mark it closed (its streams end) and drop a reference. */
+void fsession_close(struct fsession *x);
+
+/* A shared session's copy of a message (or batch) with its request ids
+ * (and notifications/cancelled's requestId) rewritten; others: msg with
+ * a reference.  NULL without memory. */
+json_t *fsession_out(const struct fsession *x, json_t *msg);
+/* Restore a shared session's ids in an answer (an object or an array). */
+void fsession_in(const struct fsession *x, json_t *ans);
+
+/* A POST's answer as an event stream (rs->sse): the session's events
+ * while w waits, the answer (its id restored), the end; an error answer
+ * with `id` when the deadline passes or the session ends.  Takes the
+ * reference of x and w.  0 or -ENOMEM (the caller still owns them). */
+int fstream_post(struct fsession *x, struct fwait *w, json_t *id, int64_t deadline,
+                 struct cd_http_resp *rs);
+/* The session's GET stream, after `last` when `replay`: replaces the one
+ * in force.  Takes the reference of x.  0 or -ENOMEM. */
+int fstream_get(struct fsession *x, uint64_t last, int replay, struct cd_http_resp *rs);
 
 /* A new session (one reference) of agent; NULL without memory. */
 struct fsess *fsess_new(const char *agent, const char *token);
