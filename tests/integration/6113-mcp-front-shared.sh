@@ -77,7 +77,7 @@ front() { # front NAME POLICY
 	U=$(sed -n 's/.*listening on \(http[^ ]*\)$/\1/p' "$D/$1.err")
 }
 post() { # post TOKEN SESSION BODY OUT: the status
-	curl -s -o "$4" -D "$4.hdr" -w '%{http_code}' -X POST "$U" -H "Authorization: Bearer $1" \
+	curl -s --max-time 20 -o "$4" -D "$4.hdr" -w '%{http_code}' -X POST "$U" -H "Authorization: Bearer $1" \
 		${2:+-H "Mcp-Session-Id: $2"} -H 'Content-Type: application/json' \
 		-H 'Accept: application/json, text/event-stream' --data-binary "$3"
 }
