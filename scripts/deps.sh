@@ -27,6 +27,8 @@ pkgs_test="$pkgs_test zsh fish asciinema"
 # (the shared store), containerd and a static busybox for the images the OCI
 # tests build, chromium for the console's browser tests.
 pkgs_test="$pkgs_test postgresql containerd busybox-static chromium"
+# openssl: the TLS test of `cordon mcp --listen` makes its certificate.
+pkgs_test="$pkgs_test openssl"
 pkgs_bench="hyperfine bubblewrap firejail crun tinyproxy squid"
 pkgs_lint="clang-format cppcheck"
 pkgs_fuzz="clang"

@@ -5,51 +5,46 @@
  * and the session is its own `cordon mcp --agent A` process (this binary,
  * the stdio gateway: the same decisions, pins, masking and records, and
  * its own sandboxed server or its own connection to a url: server).  The
- * front only authenticates, carries one JSON-RPC message per POST to the
- * session's stdin and brings the answer back as application/json.
+ * front only authenticates, carries each POST's message (or 2025-03-26
+ * batch) to the session's stdin and brings the answer back: as
+ * application/json when it comes first, else as an event stream that
+ * carries the session's notifications and requests to the client before
+ * it; messages no POST carries go to the session's GET stream (resumable
+ * with Last-Event-ID while the last FSESS_EVENTS are kept).  Session
+ * opening and closing, refused tokens and refused requests are `mcp.front`
+ * records (the session's gateway records its calls).
  *
  * Trust boundary: every HTTP peer.  A request without a token in force
  * gets 401 and nothing else; a foreign Origin 403; a session id of
  * another agent is unknown (404).  The agent is never taken from what the
- * client says.  Server-initiated messages have no stream here (GET is
- * 405): the session's notifications are dropped and its requests to the
- * client are answered with an error. */
+ * client says. */
 #include "cli.h"
 
 #include "cli-audit.h"
+#include "cmd-mcp-fsess.h"
 #include "cmd-mcp.h"
 #include "http/httpd.h"
+#include "mcp/mcp.h"
+#include "policy/policy.h"
 #include "store/state.h"
 #include "util/num.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #define FRONT_SESSIONS_MAX 256
-#define FRONT_LINE_MAX     (4 * 1024 * 1024)
 #define FRONT_HOSTS        3
-
-struct fsess {
-	char id[65];
-	char agent[128];
-	pid_t pid;
-	int to, from;
-	char *rbuf; /* bytes read from the session, not yet a line */
-	size_t rlen;
-	pthread_mutex_t mu; /* one request at a time per session */
-	int dead;
-};
+/* An answer not here by then goes out as an event stream (kept alive). */
+#define FRONT_JSON_WAIT_MS 10000
+/* 401s recorded per minute; the others are counted in the next record. */
+#define FRONT_AUTH_RECORDS 20
 
 struct front {
 	const char *policy, *server, *audit, *state_opt, *cwd, *cert, *key, *listen;
@@ -59,13 +54,89 @@ struct front {
 	size_t max_request;
 	unsigned wait_s; /* for one answer of a session */
 	struct cd_state *state;
-	pthread_mutex_t mu; /* sessions, and the state connection */
-	struct fsess *sess[FRONT_SESSIONS_MAX];
+	struct cd_audit *log;
+	pthread_mutex_t mu;  /* sessions, and the state connection */
+	pthread_mutex_t amu; /* the audit log, and the 401 counters */
+	int64_t auth_window;
+	unsigned auth_recorded, auth_suppressed;
+	struct fsession *sess[FRONT_SESSIONS_MAX];
 	char hostbuf[FRONT_HOSTS][300];
 	const char *hosts[FRONT_HOSTS + 1];
 	char origins[FRONT_HOSTS + 1][320];
 	int tls;
 };
+
+/* ---- records ------------------------------------------------------------ */
+
+/* One `mcp.front` record: action (session-open, session-close,
+ * session-refused, request-refused, token-refused), the agent when known,
+ * the decision and why; details name the peer, the token's id and the
+ * session's first 8 characters (the id itself is a credential).  0 or
+ * negative (the caller refuses what it was about to allow). */
+static int front_record(struct front *f, const struct cd_http_req *rq, const char *action,
+                        const char *agent, const char *token, const char *sid, const char *decision,
+                        const char *reason, unsigned suppressed)
+{
+	struct cd_record rec;
+	struct cd_err err = { 0, "" };
+	json_t *d = json_object();
+	char *details = NULL;
+	int r = -ENOMEM;
+
+	if (!d)
+		return r;
+	if (rq)
+		json_object_set_new(d, "peer", json_string(rq->peer));
+	if (token && *token)
+		json_object_set_new(d, "token", json_string(token));
+	if (sid && *sid)
+		json_object_set_new(d, "session", json_stringn(sid, 8));
+	if (suppressed)
+		json_object_set_new(d, "unrecorded_before", json_integer(suppressed));
+	if (!(details = json_dumps(d, JSON_COMPACT)))
+		goto out;
+	memset(&rec, 0, sizeof rec);
+	rec.kind = "mcp.front";
+	rec.agent = agent;
+	rec.action = action;
+	rec.target = "http";
+	rec.decision = decision;
+	rec.reason = reason;
+	rec.details_json = details;
+	pthread_mutex_lock(&f->amu);
+	r = cd_audit_append(f->log, &rec, NULL, &err);
+	pthread_mutex_unlock(&f->amu);
+	if (r < 0)
+		cli_warnf("audit log: %s", err.msg);
+out:
+	json_decref(d);
+	free(details);
+	return r;
+}
+
+/* A 401, recorded at most FRONT_AUTH_RECORDS times a minute (a flood of
+ * bad tokens must not fill the log): the next record counts the others. */
+static void record_401(struct front *f, const struct cd_http_req *rq, const char *why)
+{
+	int64_t now = (int64_t)time(NULL) / 60;
+	unsigned sup = 0;
+
+	pthread_mutex_lock(&f->amu);
+	if (now != f->auth_window) {
+		f->auth_window = now;
+		f->auth_recorded = 0;
+	}
+	if (f->auth_recorded >= FRONT_AUTH_RECORDS) {
+		f->auth_suppressed++;
+		pthread_mutex_unlock(&f->amu);
+		return;
+	}
+	f->auth_recorded++;
+	sup = f->auth_suppressed;
+	f->auth_suppressed = 0;
+	pthread_mutex_unlock(&f->amu);
+	front_record(f, rq, "token-refused", NULL, NULL, NULL, "deny", why, sup);
+}
 
 /* ---- who is asking ------------------------------------------------------ */
 
@@ -83,6 +154,7 @@ static int origin_ok(struct front *f, const struct cd_http_req *rq)
 }
 
 struct tok {
+	char id[64];
 	char agent[128];
 	char policy[4096];
 };
@@ -91,17 +163,20 @@ static int tok_cb(const struct cd_agent_token *t, void *ctx)
 {
 	struct tok *k = ctx;
 
-	if (strlen(t->agent) >= sizeof k->agent ||
+	if (strlen(t->agent) >= sizeof k->agent || strlen(t->id) >= sizeof k->id ||
 	    (t->policy && strlen(t->policy) >= sizeof k->policy))
 		return -CD_E_CORRUPT;
+	memcpy(k->id, t->id, strlen(t->id) + 1);
 	memcpy(k->agent, t->agent, strlen(t->agent) + 1);
 	if (t->policy)
 		memcpy(k->policy, t->policy, strlen(t->policy) + 1);
 	return 0;
 }
 
-/* The agent of the request's bearer token: 0, or -1 (401). */
-static int authenticate(struct front *f, const struct cd_http_req *rq, struct tok *k)
+/* Origin, then the agent of the request's bearer token: 0, or -1 with the
+ * answer (403, or 401 and nothing else, recorded) in rs. */
+static int authenticate(struct front *f, const struct cd_http_req *rq, struct tok *k,
+                        struct cd_http_resp *rs)
 {
 	const char *a = cd_http_header(rq, "Authorization");
 	struct cd_store *st = cd_state_store(f->state);
@@ -110,29 +185,34 @@ static int authenticate(struct front *f, const struct cd_http_req *rq, struct to
 	int r;
 
 	memset(k, 0, sizeof *k);
-	if (!a || strncasecmp(a, "Bearer ", 7) || strlen(a + 7) < 16 || strlen(a + 7) > 256)
+	if (!origin_ok(f, rq)) {
+		cd_http_resp_text(rs, 403, "forbidden: origin\n");
 		return -1;
+	}
+	if (!a || strncasecmp(a, "Bearer ", 7) || strlen(a + 7) < 16 || strlen(a + 7) > 256) {
+		record_401(f, rq, a ? "not a bearer token" : "no Authorization header");
+		goto no;
+	}
 	mcp_token_hash(a + 7, hash);
 	pthread_mutex_lock(&f->mu);
 	r = st->ops->agent_token_find(st, hash, (int64_t)time(NULL), tok_cb, k, &err);
 	pthread_mutex_unlock(&f->mu);
 	if (r < 0 && r != -ENOENT)
 		cli_warnf("token lookup: %s", err.msg);
-	return r < 0 || !k->agent[0] ? -1 : 0;
-}
-
-static void unauthorized(struct cd_http_resp *rs)
-{
+	if (r == 0 && k->agent[0])
+		return 0;
+	record_401(f, rq, r == -ENOENT || r == 0 ? "no token in force" : "token lookup failed");
+no:
 	cd_http_resp_text(rs, 401, "unauthorized\n");
 	cd_http_resp_header(rs, "WWW-Authenticate", "Bearer");
+	return -1;
 }
 
-/* ---- sessions: a `cordon mcp` process each ---------------------------- */
+/* ---- sessions: a `cordon mcp` process each, or one shared -------------- */
 
 static int spawn(struct front *f, struct fsess *s, const struct tok *k)
 {
 	const char *argv[64];
-	int in[2], out[2];
 	size_t n = 0, i;
 
 	argv[n++] = "cordon";
@@ -163,225 +243,74 @@ static int spawn(struct front *f, struct fsess *s, const struct tok *k)
 			argv[n++] = f->cmd[i];
 	}
 	argv[n] = NULL;
-	if (pipe2(in, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(out, O_CLOEXEC) < 0) {
-		close(in[0]);
-		close(in[1]);
-		return -errno;
-	}
-	s->pid = fork();
-	if (s->pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		pthread_sigmask(SIG_SETMASK, &none, NULL);
-		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
-			_exit(125);
-		execv("/proc/self/exe", (char **)argv);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	if (s->pid < 0) {
-		close(in[1]);
-		close(out[0]);
-		return -errno;
-	}
-	s->to = in[1];
-	s->from = out[0];
-	return 0;
+	return fsess_start(s, argv);
 }
 
-/* End a session's process: stdin closed (the gateway ends its server),
- * then TERM, then KILL. */
-static void sess_end(struct fsess *s)
+/* Take a session out of the table (the caller closes it). */
+static struct fsession *sess_take(struct front *f, const char *id, const char *agent)
 {
-	int i, st;
-
-	if (s->to >= 0)
-		close(s->to);
-	s->to = -1;
-	for (i = 0; s->pid > 0 && i < 60; i++) {
-		if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
-			s->pid = 0;
-			break;
-		}
-		if (i == 40)
-			kill(s->pid, SIGTERM);
-		usleep(50 * 1000);
-	}
-	if (s->pid > 0) {
-		kill(s->pid, SIGKILL);
-		waitpid(s->pid, &st, 0);
-	}
-	s->pid = 0;
-	if (s->from >= 0)
-		close(s->from);
-	s->from = -1;
-}
-
-static void sess_free(struct fsess *s)
-{
-	if (!s)
-		return;
-	sess_end(s);
-	pthread_mutex_destroy(&s->mu);
-	free(s->rbuf);
-	free(s);
-}
-
-/* Take a session out of the table: the caller ends it. */
-static struct fsess *sess_take(struct front *f, const char *id, const char *agent)
-{
-	struct fsess *s = NULL;
+	struct fsession *x = NULL;
 	size_t i;
 
 	pthread_mutex_lock(&f->mu);
 	for (i = 0; i < FRONT_SESSIONS_MAX; i++)
 		if (f->sess[i] && !strcmp(f->sess[i]->id, id) &&
 		    !strcmp(f->sess[i]->agent, agent)) {
-			s = f->sess[i];
+			x = f->sess[i];
 			f->sess[i] = NULL;
 			break;
 		}
 	pthread_mutex_unlock(&f->mu);
-	return s;
+	return x;
 }
 
-/* A session of `agent` with `id`, locked; NULL when there is none (an id
- * of another agent's is none). */
-static struct fsess *sess_lock(struct front *f, const char *id, const char *agent)
+/* Close a session taken out of the table, with a record: its own process
+ * ends now; a shared one with its last session. */
+static void sess_close(struct front *f, const struct cd_http_req *rq, struct fsession *x,
+                       const char *why)
 {
-	struct fsess *s = NULL;
+	if (!x)
+		return;
+	if (!x->shared)
+		fsess_stop(x->b);
+	front_record(f, rq, "session-close", x->agent, x->token, x->id, "allow", why, 0);
+	fsession_close(x);
+}
+
+/* A session of `agent` with `id`, with a reference; NULL when there is
+ * none (an id of another agent's is none; a session whose process ended
+ * is closed now). */
+static struct fsession *sess_find(struct front *f, const struct cd_http_req *rq, const char *id,
+                                  const char *agent)
+{
+	struct fsession *x = NULL;
 	size_t i;
+	int dead = 0;
 
 	pthread_mutex_lock(&f->mu);
-	for (i = 0; i < FRONT_SESSIONS_MAX; i++)
+	for (i = 0; i < FRONT_SESSIONS_MAX && !x; i++)
 		if (f->sess[i] && !strcmp(f->sess[i]->id, id) && !strcmp(f->sess[i]->agent, agent))
-			s = f->sess[i];
-	/* Sessions leave the table only under f->mu and are freed after
-	 * their own lock is taken: lock it before letting go of the table. */
-	if (s)
-		pthread_mutex_lock(&s->mu);
+			x = f->sess[i];
+	if (x) {
+		fsession_get(x);
+		pthread_mutex_lock(&x->b->mu);
+		dead = x->b->dead;
+		pthread_mutex_unlock(&x->b->mu);
+	}
 	pthread_mutex_unlock(&f->mu);
-	return s;
-}
-
-/* ---- one message through a session ------------------------------------ */
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
+	if (x && dead) {
+		fsession_put(x);
+		sess_close(f, rq, sess_take(f, id, agent), "the session's gateway ended");
+		return NULL;
 	}
-	return 0;
+	return x;
 }
 
-static int send_line(struct fsess *s, json_t *msg)
-{
-	char *t = json_dumps(msg, JSON_COMPACT);
-	int r;
-
-	if (!t)
-		return -1;
-	r = write_all(s->to, t, strlen(t)) < 0 || write_all(s->to, "\n", 1) < 0 ? -1 : 0;
-	free(t);
-	return r;
-}
-
-/* The next line from the session into *ret (owned): 1, 0 on timeout, -1
- * when the session is gone or wrote a line past the cap. */
-static int read_line(struct fsess *s, int64_t deadline_ms, char **ret)
-{
-	for (;;) {
-		char *nl = s->rbuf ? memchr(s->rbuf, '\n', s->rlen) : NULL;
-		struct timespec ts;
-		struct pollfd p = { .fd = s->from, .events = POLLIN };
-		int64_t now;
-		ssize_t n;
-		char *nb;
-
-		if (nl) {
-			size_t len = (size_t)(nl - s->rbuf);
-			if (!(*ret = strndup(s->rbuf, len)))
-				return -1;
-			memmove(s->rbuf, nl + 1, s->rlen - len - 1);
-			s->rlen -= len + 1;
-			return 1;
-		}
-		if (s->rlen >= FRONT_LINE_MAX)
-			return -1;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-		if (now >= deadline_ms)
-			return 0;
-		if (poll(&p, 1, (int)(deadline_ms - now)) <= 0)
-			continue;
-		if (!(nb = realloc(s->rbuf, s->rlen + 65536)))
-			return -1;
-		s->rbuf = nb;
-		n = read(s->from, s->rbuf + s->rlen, 65536);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		s->rlen += (size_t)n;
-	}
-}
-
-/* Send msg (a request with `id`) and wait for its answer: 0 with *ret
- * (owned), -ETIMEDOUT, or -EPIPE (the session is over). */
-static int exchange(struct front *f, struct fsess *s, json_t *msg, json_t *id, json_t **ret)
-{
-	struct timespec ts;
-	int64_t deadline;
-
-	if (send_line(s, msg) < 0)
-		return -EPIPE;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	deadline = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + (int64_t)f->wait_s * 1000;
-	for (;;) {
-		char *line = NULL;
-		int r = read_line(s, deadline, &line);
-		json_t *m, *mid, *meth;
-
-		if (r <= 0)
-			return r == 0 ? -ETIMEDOUT : -EPIPE;
-		m = json_loads(line, 0, NULL);
-		free(line);
-		if (!json_is_object(m)) {
-			json_decref(m);
-			continue;
-		}
-		mid = json_object_get(m, "id");
-		meth = json_object_get(m, "method");
-		if (!meth && mid && json_equal(mid, id)) {
-			*ret = m;
-			return 0;
-		}
-		if (meth && mid) {
-			/* A request of the server's: no stream to carry it. */
-			json_t *e = json_pack(
-			        "{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", mid, "error",
-			        "code", -32601, "message",
-			        "cordon's HTTP front carries no server-initiated requests");
-			if (e)
-				send_line(s, e);
-			json_decref(e);
-		}
-		json_decref(m);
-	}
-}
+/* ---- answers ------------------------------------------------------------ */
 
 static int reply_json(struct cd_http_resp *rs, json_t *m)
 {
-	char *t = json_dumps(m, JSON_COMPACT);
+	char *t = json_dumps(m, JSON_COMPACT | JSON_ENCODE_ANY);
 
 	if (!t)
 		return -ENOMEM;
@@ -392,6 +321,68 @@ static int reply_json(struct cd_http_resp *rs, json_t *m)
 		return -ENOMEM;
 	}
 	free(t);
+	return 0;
+}
+
+/* A JSON-RPC error answer of cordon's own (HTTP status `status`). */
+static void reply_error(struct cd_http_resp *rs, int status, json_t *id, int code, const char *msg)
+{
+	json_t *e = json_pack("{s:s,s:O?,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+	                      code, "message", msg);
+
+	if (!e || reply_json(rs, e) < 0)
+		cd_http_resp_text(rs, 500, "out of memory\n");
+	else
+		rs->status = status;
+	json_decref(e);
+}
+
+/* Send a request (or a batch: id NULL) and answer it: JSON when the
+ * answer comes first, else an event stream.  Takes a reference of x. */
+static int request(struct front *f, struct fsession *x, json_t *msg, json_t *id,
+                   struct cd_http_resp *rs)
+{
+	json_t *out = fsession_out(x, msg);
+	json_t *wid = out && id ? json_object_get(out, "id") : NULL;
+	struct fwait *w = out ? fsess_wait_add(x->b, wid) : NULL;
+	int64_t deadline = fsess_now_ms() + (int64_t)f->wait_s * 1000, first;
+	int r;
+
+	if (!w) {
+		int busy = out && errno == EBUSY;
+		json_decref(out);
+		fsession_put(x);
+		if (!busy)
+			return -ENOMEM;
+		reply_error(rs, 409, NULL, -32600, "a batch is in flight on this session");
+		return 0;
+	}
+	r = fsess_send(x->b, out);
+	json_decref(out);
+	if (r < 0) {
+		fsess_wait_done(x->b, w, 0);
+		fsession_put(x);
+		reply_error(rs, 502, id, -32603, "cordon: the session is over");
+		return 0;
+	}
+	first = fsess_now_ms() + FRONT_JSON_WAIT_MS;
+	r = fsess_wait(x->b, w, first < deadline ? first : deadline, 1);
+	if (r == 1 || r == -1) {
+		if (r == 1)
+			fsession_in(x, w->ans);
+		if (r == 1 && (r = reply_json(rs, w->ans)) < 0)
+			cd_http_resp_text(rs, 500, "out of memory\n");
+		else if (r == -1)
+			reply_error(rs, 502, id, -32603, "cordon: the session is over");
+		fsess_wait_done(x->b, w, 0);
+		fsession_put(x);
+		return 0;
+	}
+	if (fstream_post(x, w, id, deadline, rs) < 0) {
+		fsess_wait_done(x->b, w, 0);
+		fsession_put(x);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -410,88 +401,223 @@ static int random_id(char out[65])
 	return 0;
 }
 
-/* `initialize`: a new session of the token's agent, within its limit. */
-static int open_session(struct front *f, const struct tok *k, json_t *msg, json_t *id,
-                        struct cd_http_resp *rs)
+/* Whether the token's policy lets the agent's sessions share the launched
+ * server (its tool's shared: true): 1, 0, or -1 when it does not load
+ * (the session's gateway then says why). */
+static int policy_shared(struct front *f, const char *path)
 {
-	struct fsess *s = calloc(1, sizeof *s);
-	json_t *ans = NULL;
-	size_t i, mine = 0, slot = FRONT_SESSIONS_MAX;
-	int r;
+	struct cd_policy *p = NULL;
+	struct cd_err err = { 0, "" };
+	char name[256];
+	const char *server = f->server;
+	int r = -1;
 
-	if (!s || random_id(s->id) < 0) {
-		free(s);
-		return -ENOMEM;
-	}
-	snprintf(s->agent, sizeof s->agent, "%s", k->agent);
-	s->to = s->from = -1;
-	pthread_mutex_init(&s->mu, NULL);
+	if (!f->cmd || cd_policy_load_file(path, &p, &err) < 0)
+		return -1;
+	if (!server && cd_mcp_policy_server(p, name, sizeof name) == 0)
+		server = name;
+	if (server)
+		r = cd_mcp_policy_shared(p, server);
+	cd_policy_free(p);
+	return r;
+}
+
+/* A new session in the table within the agent's limit, on a new process
+ * or on the agent's shared one (same policy): with a reference of the
+ * caller's besides the table's; NULL when over (429 in rs). */
+static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, const struct tok *k,
+                                 int shared, struct cd_http_resp *rs)
+{
+	const char *pol = k->policy[0] ? k->policy : f->policy;
+	struct fsession *x = NULL;
+	struct fsess *b = NULL;
+	size_t i, mine = 0, slot = FRONT_SESSIONS_MAX;
+
 	pthread_mutex_lock(&f->mu);
 	for (i = 0; i < FRONT_SESSIONS_MAX; i++) {
-		if (f->sess[i] && !strcmp(f->sess[i]->agent, k->agent))
+		struct fsession *o = f->sess[i];
+		if (o && !strcmp(o->agent, k->agent)) {
 			mine++;
-		else if (!f->sess[i] && slot == FRONT_SESSIONS_MAX)
+			if (shared == 1 && o->shared && !b && !strcmp(o->policy, pol) && o->b->init)
+				fsess_get(b = o->b);
+		} else if (!o && slot == FRONT_SESSIONS_MAX) {
 			slot = i;
+		}
 	}
 	if (mine >= f->max_sessions || slot == FRONT_SESSIONS_MAX) {
 		pthread_mutex_unlock(&f->mu);
-		sess_free(s);
+		fsess_put(b);
+		front_record(f, rq, "session-refused", k->agent, k->id, NULL, "deny",
+		             mine >= f->max_sessions ? "too many sessions for this agent"
+		                                     : "too many sessions",
+		             0);
 		cd_http_resp_text(rs, 429, "too many sessions for this agent\n");
+		return NULL;
+	}
+	if (!b)
+		b = fsess_new(k->agent, k->id);
+	if (b)
+		x = fsession_new(k->agent, k->id, pol, b);
+	if (!x || random_id(x->id) < 0) {
+		pthread_mutex_unlock(&f->mu);
+		if (x)
+			fsession_put(x);
+		else
+			fsess_put(b);
+		cd_http_resp_text(rs, 500, "out of memory\n");
+		return NULL;
+	}
+	x->shared = shared == 1;
+	x->first = !b->init;
+	f->sess[slot] = x;
+	fsession_get(x);
+	pthread_mutex_unlock(&f->mu);
+	return x;
+}
+
+/* A later session of a shared instance: the instance's initialize
+ * result, under the client's id. */
+static int join_shared(struct fsession *x, json_t *id, struct cd_http_resp *rs)
+{
+	json_t *a = json_deep_copy(x->b->init);
+	json_t *v = json_object_get(json_object_get(a, "result"), "protocolVersion");
+	int r;
+
+	snprintf(x->version, sizeof x->version, "%s",
+	         json_is_string(v) ? json_string_value(v) : "");
+	if (!a || json_object_set(a, "id", id) < 0)
+		r = -ENOMEM;
+	else if ((r = reply_json(rs, a)) == 0)
+		r = cd_http_resp_header(rs, "Mcp-Session-Id", x->id);
+	json_decref(a);
+	return r;
+}
+
+/* `initialize`: a new session of the token's agent, within its limit. */
+static int open_session(struct front *f, const struct cd_http_req *rq, const struct tok *k,
+                        json_t *msg, json_t *id, struct cd_http_resp *rs)
+{
+	int shared = policy_shared(f, k->policy[0] ? k->policy : f->policy);
+	struct fsession *x = sess_add(f, rq, k, shared, rs);
+	struct fwait *w = NULL;
+	json_t *v, *out = NULL;
+	int r = -1;
+
+	if (!x)
+		return 0;
+	if (front_record(f, rq, "session-open", k->agent, k->id, x->id, "allow",
+	                 x->shared ? (x->first ? "initialize (shared instance, new)"
+	                                       : "initialize (shared instance)")
+	                           : "initialize",
+	                 0) < 0) {
+		cd_http_resp_text(rs, 503, "the audit log cannot be written\n");
+		goto fail;
+	}
+	if (!x->first) {
+		if (join_shared(x, id, rs) < 0)
+			goto fail;
+		fsession_put(x);
 		return 0;
 	}
-	f->sess[slot] = s;
-	pthread_mutex_lock(&s->mu);
-	pthread_mutex_unlock(&f->mu);
-	r = spawn(f, s, k);
-	if (r == 0)
-		r = exchange(f, s, msg, id, &ans);
-	if (r == 0 && json_object_get(ans, "result")) {
-		r = reply_json(rs, ans);
-		if (r == 0)
-			r = cd_http_resp_header(rs, "Mcp-Session-Id", s->id);
-		json_decref(ans);
-		pthread_mutex_unlock(&s->mu);
-		if (r == 0)
-			return 0;
-	} else {
-		if (ans)
-			reply_json(rs, ans);
-		else
-			cd_http_resp_text(rs, 502, "the session's gateway did not start\n");
-		json_decref(ans);
-		pthread_mutex_unlock(&s->mu);
-		r = 0;
+	if (spawn(f, x->b, k) < 0 || !(out = fsession_out(x, msg)) ||
+	    !(w = fsess_wait_add(x->b, json_object_get(out, "id"))) || fsess_send(x->b, out) < 0 ||
+	    (r = fsess_wait(x->b, w, fsess_now_ms() + (int64_t)f->wait_s * 1000, 0)) != 1) {
+		cd_http_resp_text(rs, r == 0 ? 504 : 502, "the session's gateway did not start\n");
+		goto fail;
 	}
-	sess_free(sess_take(f, s->id, s->agent));
-	return r;
+	fsession_in(x, w->ans);
+	if (!json_object_get(w->ans, "result")) {
+		reply_json(rs, w->ans); /* the gateway's refusal */
+		goto fail;
+	}
+	v = json_object_get(json_object_get(w->ans, "result"), "protocolVersion");
+	snprintf(x->version, sizeof x->version, "%s",
+	         json_is_string(v) ? json_string_value(v) : "");
+	if (reply_json(rs, w->ans) < 0 || cd_http_resp_header(rs, "Mcp-Session-Id", x->id) < 0)
+		goto fail;
+	if (x->shared) {
+		pthread_mutex_lock(&f->mu); /* sess_add reads it under f->mu */
+		x->b->init = json_incref(w->ans);
+		pthread_mutex_unlock(&f->mu);
+	}
+	json_decref(out);
+	fsess_wait_done(x->b, w, 0);
+	fsession_put(x);
+	return 0;
+fail:
+	json_decref(out);
+	if (w)
+		fsess_wait_done(x->b, w, 0);
+	fsession_put(x);
+	sess_close(f, rq, sess_take(f, x->id, k->agent), "initialize failed");
+	return 0;
+}
+
+/* A batch (an array) where the session's version has them (2025-03-26):
+ * the gateway splits it and answers with one array (or nothing: 202). */
+static int post_batch(struct front *f, struct fsession *x, json_t *msg, struct cd_http_resp *rs)
+{
+	json_t *el, *out;
+	size_t i;
+
+	if (strcmp(x->version, "2025-03-26")) {
+		fsession_put(x);
+		reply_error(rs, 400, NULL, -32600,
+		            "batches exist only in protocol version 2025-03-26");
+		return 0;
+	}
+	json_array_foreach(msg, i, el)
+	{
+		if (json_object_get(el, "method") && json_object_get(el, "id"))
+			return request(f, x, msg, NULL, rs);
+	}
+	if (!(out = fsession_out(x, msg)) || fsess_send(x->b, out) < 0)
+		reply_error(rs, 502, NULL, -32603, "cordon: the session is over");
+	else
+		cd_http_resp_text(rs, 202, "");
+	json_decref(out);
+	fsession_put(x);
+	return 0;
+}
+
+/* A notification or a response (to a server's request): 202.  A later
+ * session of a shared instance does not repeat `initialized`. */
+static void post_other(struct fsession *x, json_t *msg, struct cd_http_resp *rs)
+{
+	const char *m = json_string_value(json_object_get(msg, "method"));
+	json_t *out = NULL;
+
+	if (!x->first && m && !strcmp(m, "notifications/initialized"))
+		cd_http_resp_text(rs, 202, "");
+	else if (!(out = fsession_out(x, msg)) || fsess_send(x->b, out) < 0)
+		reply_error(rs, 502, NULL, -32603, "cordon: the session is over");
+	else
+		cd_http_resp_text(rs, 202, "");
+	json_decref(out);
+	fsession_put(x);
 }
 
 static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
 {
 	struct front *f = ctx;
 	struct tok k;
-	json_t *msg, *id, *meth, *ans = NULL;
+	json_t *msg, *id, *meth;
 	const char *sid, *m;
-	struct fsess *s;
+	struct fsession *x;
 	int r = 0;
 
-	if (!origin_ok(f, rq)) {
-		cd_http_resp_text(rs, 403, "forbidden: origin\n");
+	if (authenticate(f, rq, &k, rs) < 0)
 		return 0;
-	}
-	if (authenticate(f, rq, &k) < 0) {
-		unauthorized(rs);
-		return 0;
-	}
 	if (rq->body_len > f->max_request) {
+		front_record(f, rq, "request-refused", k.agent, k.id,
+		             cd_http_header(rq, "Mcp-Session-Id"), "deny", "request too large", 0);
 		cd_http_resp_text(rs, 413, "request too large\n");
 		return 0;
 	}
 	msg = json_loadb(rq->body, rq->body_len, 0, NULL);
-	if (!json_is_object(msg)) {
+	if (!json_is_object(msg) && !(json_is_array(msg) && json_array_size(msg))) {
 		json_decref(msg);
-		cd_http_resp_text(rs, 400,
-		                  "Bad Request: one JSON-RPC message (an object) per POST\n");
+		reply_error(rs, 400, NULL, -32700, "Bad Request: a JSON-RPC message per POST");
 		return 0;
 	}
 	id = json_object_get(msg, "id");
@@ -502,7 +628,7 @@ static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 		if (sid || !id)
 			cd_http_resp_text(rs, 400, "Bad Request: initialize opens a new session\n");
 		else
-			r = open_session(f, &k, msg, id, rs);
+			r = open_session(f, rq, &k, msg, id, rs);
 		json_decref(msg);
 		return r;
 	}
@@ -511,32 +637,37 @@ static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 		cd_http_resp_text(rs, 400, "Bad Request: Mcp-Session-Id required\n");
 		return 0;
 	}
-	if (!(s = sess_lock(f, sid, k.agent))) {
+	if (!(x = sess_find(f, rq, sid, k.agent))) {
 		json_decref(msg);
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
 	}
-	if (!meth || !id) {
-		/* A notification or a response: accepted, nothing to answer. */
-		r = send_line(s, msg) < 0 ? -EPIPE : 0;
-		if (r == 0)
-			cd_http_resp_text(rs, 202, "");
-	} else {
-		r = exchange(f, s, msg, id, &ans);
-		if (r == 0)
-			r = reply_json(rs, ans);
-		json_decref(ans);
-	}
-	if (r == -ETIMEDOUT)
-		cd_http_resp_text(rs, 504, "the session did not answer in time\n");
-	else if (r < 0)
-		cd_http_resp_text(rs, 502, "the session is over\n");
-	s->dead = r == -EPIPE;
-	pthread_mutex_unlock(&s->mu);
+	if (json_is_array(msg))
+		r = post_batch(f, x, msg, rs);
+	else if (meth && id)
+		r = request(f, x, msg, id, rs);
+	else
+		post_other(x, msg, rs);
 	json_decref(msg);
-	if (r == -EPIPE)
-		sess_free(sess_take(f, sid, k.agent));
-	return 0;
+	return r;
+}
+
+/* A request the HTTP server refused before us (413 over --max-request):
+ * recorded when its token names an agent. */
+static void refused(void *ctx, const struct cd_http_req *rq, int status)
+{
+	struct front *f = ctx;
+	struct cd_http_resp rs;
+	struct tok k;
+
+	if (status != 413)
+		return;
+	memset(&rs, 0, sizeof rs);
+	cd_buf_init(&rs.body, 4096);
+	if (authenticate(f, rq, &k, &rs) == 0)
+		front_record(f, rq, "request-refused", k.agent, k.id,
+		             cd_http_header(rq, "Mcp-Session-Id"), "deny", "request too large", 0);
+	cd_buf_release(&rs.body);
 }
 
 static int delete_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
@@ -544,44 +675,51 @@ static int delete_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_re
 	struct front *f = ctx;
 	struct tok k;
 	const char *sid;
-	struct fsess *s;
+	struct fsession *x;
 
-	if (!origin_ok(f, rq)) {
-		cd_http_resp_text(rs, 403, "forbidden: origin\n");
+	if (authenticate(f, rq, &k, rs) < 0)
 		return 0;
-	}
-	if (authenticate(f, rq, &k) < 0) {
-		unauthorized(rs);
-		return 0;
-	}
 	sid = cd_http_header(rq, "Mcp-Session-Id");
-	if (!sid || !(s = sess_take(f, sid, k.agent))) {
+	if (!sid || !(x = sess_take(f, sid, k.agent))) {
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
 	}
-	/* Wait for a request in flight on it to finish. */
-	pthread_mutex_lock(&s->mu);
-	pthread_mutex_unlock(&s->mu);
-	sess_free(s);
+	/* Requests and streams in flight see the session end. */
+	sess_close(f, rq, x, "DELETE");
 	cd_http_resp_text(rs, 200, "session ended\n");
 	return 0;
 }
 
+/* The GET stream: the session's events no POST carries, from after
+ * Last-Event-ID when given. */
 static int get_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
 {
 	struct front *f = ctx;
+	const char *sid, *lei;
+	struct fsession *x;
 	struct tok k;
+	uint64_t last = 0;
 
-	if (!origin_ok(f, rq)) {
-		cd_http_resp_text(rs, 403, "forbidden: origin\n");
+	if (authenticate(f, rq, &k, rs) < 0)
+		return 0;
+	sid = cd_http_header(rq, "Mcp-Session-Id");
+	lei = cd_http_header(rq, "Last-Event-ID");
+	if (!sid) {
+		cd_http_resp_text(rs, 400, "Bad Request: Mcp-Session-Id required\n");
 		return 0;
 	}
-	if (authenticate(f, rq, &k) < 0) {
-		unauthorized(rs);
+	if (lei && cd_parse_u64(lei, strlen(lei), UINT64_MAX, &last) < 0) {
+		cd_http_resp_text(rs, 400, "Bad Request: Last-Event-ID is not one of ours\n");
 		return 0;
 	}
-	cd_http_resp_text(rs, 405, "no server-initiated stream: POST only\n");
-	cd_http_resp_header(rs, "Allow", "POST, DELETE");
+	if (!(x = sess_find(f, rq, sid, k.agent))) {
+		cd_http_resp_text(rs, 404, "no such session\n");
+		return 0;
+	}
+	if (fstream_get(x, last, lei != NULL, rs) < 0) {
+		fsession_put(x);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -753,7 +891,12 @@ int mcp_front_cmd(int argc, char **argv)
 	}
 	if (mcp_open_state(f.state_opt, &f.state) < 0)
 		return CD_EXIT_CORDON;
+	if (cli_audit_open(f.audit, &f.log) < 0) {
+		cd_state_close(f.state);
+		return CD_EXIT_CORDON;
+	}
 	pthread_mutex_init(&f.mu, NULL);
+	pthread_mutex_init(&f.amu, NULL);
 	f.tls = f.cert != NULL;
 	/* A placeholder no Host header can equal until the port is known. */
 	f.hosts[0] = "\001";
@@ -765,6 +908,7 @@ int mcp_front_cmd(int argc, char **argv)
 	c.routes = routes;
 	c.nroutes = sizeof routes / sizeof routes[0];
 	c.ctx = &f;
+	c.refused = refused;
 	c.timeout_s = f.wait_s + 30;
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -783,8 +927,8 @@ int mcp_front_cmd(int argc, char **argv)
 	while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
 		pthread_mutex_lock(&f.mu);
 		for (i = 0; i < FRONT_SESSIONS_MAX; i++)
-			if (f.sess[i] && f.sess[i]->pid > 0)
-				kill(f.sess[i]->pid, SIGHUP);
+			if (f.sess[i] && f.sess[i]->b->pid > 0)
+				kill(f.sess[i]->b->pid, SIGHUP);
 		pthread_mutex_unlock(&f.mu);
 	}
 	fprintf(stderr, "cordon mcp: stopping (%s)\n", strsignal(sig));
@@ -792,8 +936,13 @@ int mcp_front_cmd(int argc, char **argv)
 out:
 	cd_httpd_stop(h);
 	for (i = 0; i < FRONT_SESSIONS_MAX; i++)
-		sess_free(f.sess[i]);
+		if (f.sess[i])
+			sess_close(&f, NULL, f.sess[i], "the front stopped");
 	cd_state_close(f.state);
+	if (f.log)
+		cd_audit_sync(f.log, &err);
+	cd_audit_close(f.log);
 	pthread_mutex_destroy(&f.mu);
+	pthread_mutex_destroy(&f.amu);
 	return rc;
 }

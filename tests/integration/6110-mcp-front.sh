@@ -5,7 +5,7 @@
 # foreign Origin 403; two agents with different grants through one front
 # see different tools; a denied call never reaches the server (its own log
 # says so); a session is bound to its agent; records name the token's
-# agent; DELETE ends a session; GET is 405 (no server-initiated stream);
+# agent; DELETE ends a session; a GET stream only on one's own session;
 # a token's own policy with a url: upstream; the SDK's HTTP client; as
 # root and as uid 65534.
 . "${CORDON_SRC:-.}/tests/lib.sh"
@@ -130,7 +130,9 @@ is "$(cat "$D/log/calls")" secret "... on the server (positive control)"
 ok "the record of bob's denied call names bob" grep -q '"kind":"mcp.call",.*"agent":"bob","tool":"t/secret",.*"decision":"deny"' "$D/log.jsonl"
 ok "the record of alice's call names alice" grep -q '"kind":"mcp.call",.*"agent":"alice","tool":"t/secret",.*"decision":"allow"' "$D/log.jsonl"
 st=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $A" "$U")
-is "$st" 405 "GET: 405, no server-initiated stream"
+is "$st" 400 "GET without a session: 400"
+st=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $B" -H "Mcp-Session-Id: $SA" "$U")
+is "$st" 404 "GET on another agent's session: 404"
 st=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $B" -H "Mcp-Session-Id: $SA" "$U")
 is "$st" 404 "bob cannot end alice's session"
 st=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $A" -H "Mcp-Session-Id: $SA" "$U")

@@ -60,6 +60,21 @@ static const struct cd_http_route routes[] = {
 	{ "GET", "/files/*", h_hello },
 };
 
+/* conf.refused: the statuses refused before a handler, and a header. */
+static int refused_status[8];
+static size_t nrefused;
+static char refused_hdr[64];
+
+static void on_refused(void *ctx, const struct cd_http_req *rq, int status)
+{
+	const char *v = cd_http_header(rq, "X-Who");
+	(void)ctx;
+
+	if (nrefused < 8)
+		refused_status[nrefused++] = status;
+	snprintf(refused_hdr, sizeof refused_hdr, "%s", v ? v : "");
+}
+
 static void test_routes(void)
 {
 	is_int(cd_http_route_find(routes, 4, "GET", "/"), 0, "GET / is route 0");
@@ -153,6 +168,7 @@ static void test_server(void)
 	c.max_body = 100;
 	c.max_headers = 8;
 	c.hosts = hosts;
+	c.refused = on_refused;
 	if (!ok(cd_httpd_start(&c, &h, &err) == 0, "loopback starts (%s)", err.msg))
 		return;
 	port = cd_httpd_port(h);
@@ -179,14 +195,17 @@ static void test_server(void)
 	    "application/x-www-form-urlencoded\r\nContent-Length: 6\r\n\r\nx=a%21",
 	    out, sizeof out);
 	ok(strstr(out, " 200 ") && strstr(out, "X-Echo: a!"), "a form body reaches the handler");
-	n = (size_t)snprintf(
-	        req, sizeof req,
-	        "POST /echo HTTP/1.0\r\nHost: ok.test:1\r\nContent-Length: 200\r\n\r\n");
+	n = (size_t)snprintf(req, sizeof req,
+	                     "POST /echo HTTP/1.0\r\nHost: ok.test:1\r\nX-Who: "
+	                     "w1\r\nContent-Length: 200\r\n\r\n");
 	for (i = 0; i < 200; i++)
 		req[n + i] = 'x';
 	req[n + 200] = '\0';
 	raw(port, req, out, sizeof out);
 	ok(strstr(out, " 413 ") != NULL, "a body over the cap is 413");
+	ok(nrefused == 2 && refused_status[0] == 421 && refused_status[1] == 413 &&
+	           !strcmp(refused_hdr, "w1"),
+	   "conf.refused is told of the 421 and the 413, with the headers (%zu)", nrefused);
 	n = (size_t)snprintf(req, sizeof req, "GET / HTTP/1.0\r\nHost: ok.test:1\r\n");
 	for (i = 0; i < 20; i++)
 		n += (size_t)snprintf(req + n, sizeof req - n, "X-H%zu: v\r\n", i);

@@ -454,6 +454,24 @@ static enum MHD_Result dispatch(struct cd_httpd *h, struct MHD_Connection *conn,
 	return ret;
 }
 
+/* Tell the front end of a request refused here (conf.refused). */
+static void tell_refused(struct cd_httpd *h, struct MHD_Connection *conn, const char *url,
+                         const char *method, int status)
+{
+	struct cd_http_req rq;
+
+	if (!h->c.refused)
+		return;
+	memset(&rq, 0, sizeof rq);
+	rq.method = method;
+	rq.path = url;
+	rq.body = "";
+	rq.tls = h->cert != NULL;
+	rq.conn = conn;
+	peer_of(conn, &rq);
+	h->c.refused(h->c.ctx, &rq, status);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
@@ -468,11 +486,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		cd_buf_init(&st->body, h->c.max_body ? h->c.max_body : CD_HTTPD_MAX_BODY);
 		*con_cls = st;
 		/* Refused before the body: the library answers and closes. */
-		if ((st->reject = precheck(h, conn)) != 0)
+		if ((st->reject = precheck(h, conn)) != 0) {
+			tell_refused(h, conn, url, method, st->reject);
 			return send_text(h, conn, st->reject,
 			                 st->reject == 431   ? "too many headers\n"
 			                 : st->reject == 421 ? "misdirected request: unknown Host\n"
 			                                     : "request body too large\n");
+		}
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -481,8 +501,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (st->reject)
+	if (st->reject) {
+		tell_refused(h, conn, url, method, st->reject);
 		return send_text(h, conn, st->reject, "request body too large\n");
+	}
 	if (memchr(st->body.data ? st->body.data : "", '\0', st->body.len))
 		return send_text(h, conn, 400, "a NUL byte in the body\n");
 	return dispatch(h, conn, url, method, st);

@@ -126,6 +126,10 @@ struct cd_httpd_conf {
 	const struct cd_http_route *routes;
 	size_t nroutes;
 	void *ctx; /* handed to every handler */
+	/* Optional: told of a request this server refuses before any handler
+	 * (413 over max_body, 421, 431), with its headers but no body (a
+	 * front end records it).  Its answer is not the hook's to change. */
+	void (*refused)(void *ctx, const struct cd_http_req *rq, int status);
 };
 
 #define CD_HTTPD_MAX_BODY         (64 * 1024)

@@ -498,3 +498,10 @@ int cd_mcp_policy_remote(const struct cd_policy *p, const char *server, const ch
 	*ret_secret = t->secret;
 	return 1;
 }
+
+int cd_mcp_policy_shared(const struct cd_policy *p, const char *server)
+{
+	const struct cd_named *t = p && server ? find_tool(p, server) : NULL;
+
+	return t && t->shared;
+}

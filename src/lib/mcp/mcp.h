@@ -103,6 +103,10 @@ const char *cd_mcp_policy_pin(const struct cd_policy *p, const char *server, con
 int cd_mcp_policy_remote(const struct cd_policy *p, const char *server, const char **ret_url,
                          const char **ret_secret);
 
+/* Whether the launched server `server` may be shared by the sessions of
+ * one agent behind `cordon mcp --listen` (its tool's shared: true). */
+int cd_mcp_policy_shared(const struct cd_policy *p, const char *server);
+
 int cd_mcp_tool_granted(const struct cd_policy *p, const char *agent, const char *task,
                         const char *server, const char *tool, int64_t now);
 

@@ -787,6 +787,12 @@ static void diff_tool(struct dctx *d, const struct cd_named *o, const struct cd_
 		    o->secret ? o->secret : "-");
 		report(d, 1, "tool", t->id, "url", line);
 	}
+	/* One instance for all of an agent's sessions: they see each other's
+	 * state in the server, a widening; the other way narrows. */
+	if (o->shared != t->shared)
+		report(d, t->shared, "tool", t->id, "shared",
+		       t->shared ? "one instance for all of an agent's sessions"
+		                 : "one instance per session");
 	for (i = 0; i < t->nops; i++) {
 		if (!op_class(o, t->op_names[i], &ca)) {
 			say(line, sizeof line, "'%s' (%s) added", t->op_names[i],

@@ -122,6 +122,9 @@ struct cd_named {
 	 * cd_tool_url_parse) and the secret whose value is the Authorization
 	 * header sent to it (secret:, a name; NULL: none). */
 	const char *url, *secret;
+	/* tools of kind mcp, launched: behind `cordon mcp --listen` the
+	 * sessions of one agent may share one instance (shared: true). */
+	int shared;
 };
 
 struct cd_profile {

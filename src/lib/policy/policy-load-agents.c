@@ -127,6 +127,24 @@ static int load_remote(struct lctx *c, const struct cd_ynode *it, struct cd_name
 	return 0;
 }
 
+/* shared: true on a launched MCP server (cd_named.shared). */
+static int load_shared(struct lctx *c, const struct cd_ynode *it, struct cd_named *x)
+{
+	const struct cd_ynode *v = cd_pl_map_get(it, "shared");
+
+	if (!v)
+		return 0;
+	if (v->type != CD_Y_SCALAR || !v->plain || (strcmp(v->s, "true") && strcmp(v->s, "false")))
+		return cd_pl_lfail(c, v, "true or false", "shared must be a boolean");
+	if (!x->kind || strcmp(x->kind, "mcp") != 0 || strchr(x->id, '/') || x->url)
+		return cd_pl_lfail(c, v,
+		                   "shared: goes on a launched MCP server: a tool of kind mcp "
+		                   "whose id is the server's name, without url:",
+		                   "shared on tool '%s'", x->id);
+	x->shared = !strcmp(v->s, "true");
+	return 0;
+}
+
 int cd_pl_load_named(struct lctx *c, const struct cd_ynode *seq, const char *what,
                      const struct keyspec *spec, struct cd_named **ret, size_t *ret_n)
 {
@@ -173,7 +191,7 @@ int cd_pl_load_named(struct lctx *c, const struct cd_ynode *seq, const char *wha
 			return r;
 		if ((v = cd_pl_map_get(it, "pins")) && (r = load_pins(c, v, x)) < 0)
 			return r;
-		if ((r = load_remote(c, it, x)) < 0)
+		if ((r = load_remote(c, it, x)) < 0 || (r = load_shared(c, it, x)) < 0)
 			return r;
 	}
 	qsort(out, i, sizeof *out, cd_pl_cmp_named);

@@ -311,7 +311,7 @@ static int load_tree(struct lctx *c, const struct cd_ynode *root)
 		                                    { "description", 0 }, { "operations", 0 },
 		                                    { "args", 0 },        { "pins", 0 },
 		                                    { "url", 0 },         { "secret", 0 },
-		                                    { NULL, 0 } };
+		                                    { "shared", 0 },      { NULL, 0 } };
 	struct cd_policy *p = c->p;
 	const struct cd_ynode *v;
 	int r;

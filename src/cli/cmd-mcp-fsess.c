@@ -1,0 +1,460 @@
+/* cmd-mcp-fsess.c — a session of the HTTP front: its process, the thread
+ * reading its lines, answers matched to waiting requests, and events kept
+ * for the streams (see cmd-mcp-fsess.h). */
+#include "cmd-mcp-fsess.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int64_t fsess_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct fsess *fsess_new(const char *agent, const char *token)
+{
+	struct fsess *s = calloc(1, sizeof *s);
+	pthread_condattr_t ca;
+
+	if (!s)
+		return NULL;
+	snprintf(s->agent, sizeof s->agent, "%s", agent);
+	snprintf(s->token, sizeof s->token, "%s", token ? token : "");
+	s->to = s->from = -1;
+	s->refs = 1;
+	s->next_ev = 1;
+	pthread_mutex_init(&s->wmu, NULL);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	return s;
+}
+
+void fsess_get(struct fsess *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->refs++;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void fsess_put(struct fsess *s)
+{
+	struct fwait *w;
+	size_t i;
+	int last;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	last = --s->refs == 0;
+	pthread_mutex_unlock(&s->mu);
+	if (!last)
+		return;
+	fsess_stop(s);
+	while ((w = s->waits)) {
+		s->waits = w->next;
+		json_decref(w->ans);
+		free(w->key);
+		free(w);
+	}
+	for (i = 0; i < FSESS_EVENTS; i++)
+		free(s->ev[i].data);
+	json_decref(s->init);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->wmu);
+	free(s->rbuf);
+	free(s);
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+int fsess_sse(struct cd_buf *out, uint64_t id, const char *data)
+{
+	if (cd_buf_printf(out, "id: %llu\nevent: message\ndata: ", (unsigned long long)id) < 0 ||
+	    cd_buf_puts(out, data) < 0 || cd_buf_puts(out, "\n\n") < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Keep a message as the next event (under s->mu; takes `data`). */
+static void push_event(struct fsess *s, char *data)
+{
+	struct fev *e = &s->ev[s->next_ev % FSESS_EVENTS];
+
+	if (e->id && !e->taken)
+		s->dropped++;
+	free(e->data);
+	e->id = s->next_ev++;
+	e->data = data;
+	e->taken = 0;
+	pthread_cond_broadcast(&s->cv);
+}
+
+static int undelivered(const struct fsess *s)
+{
+	uint64_t n;
+
+	for (n = s->next_ev > FSESS_EVENTS ? s->next_ev - FSESS_EVENTS : 1; n < s->next_ev; n++)
+		if (!s->ev[n % FSESS_EVENTS].taken)
+			return 1;
+	return 0;
+}
+
+int fsess_take_events(struct fsess *s, struct cd_buf *out, int from_get)
+{
+	uint64_t n;
+	int k = 0;
+
+	if (from_get && s->posts)
+		return 0; /* a POST stream carries them (they are its call's) */
+	for (n = s->next_ev > FSESS_EVENTS ? s->next_ev - FSESS_EVENTS : 1; n < s->next_ev; n++) {
+		struct fev *e = &s->ev[n % FSESS_EVENTS];
+		if (e->taken)
+			continue;
+		if (fsess_sse(out, e->id, e->data) < 0)
+			return k;
+		e->taken = 1;
+		k++;
+	}
+	return k;
+}
+
+int fsess_replay(struct fsess *s, uint64_t last, struct cd_buf *out)
+{
+	uint64_t n = last + 1;
+	int k = 0;
+
+	if (n + FSESS_EVENTS < s->next_ev)
+		n = s->next_ev - FSESS_EVENTS;
+	for (; n < s->next_ev; n++) {
+		struct fev *e = &s->ev[n % FSESS_EVENTS];
+		if (e->id != n || fsess_sse(out, e->id, e->data) < 0)
+			continue;
+		e->taken = 1;
+		k++;
+	}
+	return k;
+}
+
+/* ---- waiting for answers ----------------------------------------------- */
+
+struct fwait *fsess_wait_add(struct fsess *s, json_t *id)
+{
+	struct fwait *w = calloc(1, sizeof *w);
+
+	if (!w)
+		return NULL;
+	w->key = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : strdup(FSESS_BATCH_KEY);
+	if (!w->key) {
+		free(w);
+		return NULL;
+	}
+	pthread_mutex_lock(&s->mu);
+	if (!id) { /* one batch at a time: their answers share a key */
+		struct fwait *o;
+		for (o = s->waits; o; o = o->next)
+			if (!strcmp(o->key, FSESS_BATCH_KEY) && !o->orphan) {
+				pthread_mutex_unlock(&s->mu);
+				free(w->key);
+				free(w);
+				errno = EBUSY;
+				return NULL;
+			}
+	}
+	w->next = s->waits;
+	s->waits = w;
+	s->posts++;
+	pthread_mutex_unlock(&s->mu);
+	return w;
+}
+
+int fsess_wait(struct fsess *s, struct fwait *w, int64_t deadline_ms, int events)
+{
+	int r;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		struct timespec ts;
+		int64_t d;
+
+		/* Events first: the server's messages before the answer
+		 * (read before it) go out before it, on a stream. */
+		if (events && undelivered(s)) {
+			r = 2;
+			break;
+		}
+		if (w->ans) {
+			r = 1;
+			break;
+		}
+		if (s->dead) {
+			r = -1;
+			break;
+		}
+		if (fsess_now_ms() >= deadline_ms) {
+			r = 0;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		d = deadline_ms - fsess_now_ms();
+		if (d > 1000)
+			d = 1000;
+		ts.tv_sec += d / 1000;
+		ts.tv_nsec += (d % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+void fsess_wait_done(struct fsess *s, struct fwait *w, int orphan)
+{
+	struct fwait **p;
+
+	pthread_mutex_lock(&s->mu);
+	s->posts--;
+	if (orphan && !w->ans && !s->dead) {
+		w->orphan = 1; /* the reader turns its answer into an event */
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		return;
+	}
+	for (p = &s->waits; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	json_decref(w->ans);
+	free(w->key);
+	free(w);
+}
+
+/* ---- the reader -------------------------------------------------------- */
+
+/* An answer's key: its id (compact JSON), or the batch key for an array or
+ * an error with id null.  NULL: not an answer (an event). */
+static char *answer_key(json_t *m)
+{
+	json_t *id;
+
+	if (json_is_array(m))
+		return strdup(FSESS_BATCH_KEY);
+	if (!json_is_object(m) || json_object_get(m, "method"))
+		return NULL;
+	id = json_object_get(m, "id");
+	if (!id || json_is_null(id))
+		return strdup(FSESS_BATCH_KEY);
+	return json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+static void on_line(struct fsess *s, char *line)
+{
+	json_t *m = json_loads(line, JSON_DECODE_ANY, NULL);
+	char *key = m ? answer_key(m) : NULL;
+	struct fwait **p, *w = NULL;
+
+	pthread_mutex_lock(&s->mu);
+	if (!key) {
+		if (json_is_object(m)) {
+			push_event(s, line);
+			line = NULL;
+		}
+		goto out;
+	}
+	for (p = &s->waits; *p; p = &(*p)->next)
+		if (!(*p)->ans && !strcmp((*p)->key, key)) {
+			w = *p;
+			break;
+		}
+	if (!w)
+		goto out; /* an answer nobody waits for (timed out): dropped */
+	if (w->orphan) {
+		*p = w->next;
+		push_event(s, line);
+		line = NULL;
+		free(w->key);
+		free(w);
+		goto out;
+	}
+	w->ans = m;
+	m = NULL;
+	pthread_cond_broadcast(&s->cv);
+out:
+	pthread_mutex_unlock(&s->mu);
+	json_decref(m);
+	free(key);
+	free(line);
+}
+
+static void *reader(void *arg)
+{
+	struct fsess *s = arg;
+	struct pollfd pf = { .fd = s->from, .events = POLLIN };
+
+	for (;;) {
+		char *nl = s->rbuf ? memchr(s->rbuf, '\n', s->rlen) : NULL;
+		ssize_t n;
+		char *nb;
+
+		if (nl) {
+			size_t len = (size_t)(nl - s->rbuf);
+			char *line = strndup(s->rbuf, len);
+			memmove(s->rbuf, nl + 1, s->rlen - len - 1);
+			s->rlen -= len + 1;
+			if (!line)
+				break;
+			on_line(s, line);
+			continue;
+		}
+		if (s->rlen >= FSESS_LINE_MAX)
+			break;
+		if (poll(&pf, 1, 500) == 0) {
+			if (atomic_load(&s->stopping))
+				break;
+			continue;
+		}
+		if (!(nb = realloc(s->rbuf, s->rlen + 65536)))
+			break;
+		s->rbuf = nb;
+		n = read(s->from, s->rbuf + s->rlen, 65536);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		s->rlen += (size_t)n;
+	}
+	pthread_mutex_lock(&s->mu);
+	s->dead = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* ---- the process ------------------------------------------------------- */
+
+int fsess_start(struct fsess *s, const char *const *argv)
+{
+	int in[2], out[2], r;
+
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(out, O_CLOEXEC) < 0) {
+		close(in[0]);
+		close(in[1]);
+		return -errno;
+	}
+	s->pid = fork();
+	if (s->pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		pthread_sigmask(SIG_SETMASK, &none, NULL);
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
+			_exit(125);
+		execv("/proc/self/exe", (char **)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	if (s->pid < 0) {
+		close(in[1]);
+		close(out[0]);
+		s->pid = 0;
+		return -errno;
+	}
+	s->to = in[1];
+	s->from = out[0];
+	if ((r = pthread_create(&s->reader, NULL, reader, s)) != 0) {
+		fsess_stop(s);
+		return -r;
+	}
+	s->has_reader = 1;
+	return 0;
+}
+
+void fsess_stop(struct fsess *s)
+{
+	int i, st;
+
+	pthread_mutex_lock(&s->wmu);
+	if (s->to >= 0)
+		close(s->to);
+	s->to = -1;
+	pthread_mutex_unlock(&s->wmu);
+	for (i = 0; s->pid > 0 && i < 60; i++) {
+		if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+			s->pid = 0;
+			break;
+		}
+		if (i == 40)
+			kill(s->pid, SIGTERM);
+		usleep(50 * 1000);
+	}
+	if (s->pid > 0) {
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, &st, 0);
+	}
+	s->pid = 0;
+	if (s->has_reader) {
+		/* The process is gone: its stdout is at EOF, or (held by a
+		 * child of it) the reader sees `stopping` within its poll. */
+		atomic_store(&s->stopping, 1);
+		pthread_join(s->reader, NULL);
+		s->has_reader = 0;
+	}
+	if (s->from >= 0)
+		close(s->from);
+	s->from = -1;
+	pthread_mutex_lock(&s->mu);
+	s->dead = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int fsess_send(struct fsess *s, json_t *msg)
+{
+	char *t = json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
+	int r = -EPIPE;
+
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->wmu);
+	if (s->to >= 0 && write_all(s->to, t, strlen(t)) == 0 && write_all(s->to, "\n", 1) == 0)
+		r = 0;
+	pthread_mutex_unlock(&s->wmu);
+	free(t);
+	return r;
+}

@@ -1,0 +1,140 @@
+/* cmd-mcp-fsess.h — one session of the HTTP front (cmd-mcp-front.c): a
+ * `cordon mcp --agent A` process, a thread reading its stdout, the
+ * requests waiting for their answers and the session's events (the
+ * server's notifications and requests to the client, numbered for
+ * Last-Event-ID) until a stream carries them.
+ *
+ * Trust: the session's process is the stdio gateway (cordon's own), but
+ * what it relays from the server is the server's: lines over the cap end
+ * the session, answers go only to the request of their id. */
+#ifndef CD_CMD_MCP_FSESS_H
+#define CD_CMD_MCP_FSESS_H
+
+#include "http/httpd.h"
+#include "util/buf.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FSESS_LINE_MAX (4 * 1024 * 1024)
+#define FSESS_EVENTS   256 /* kept for delivery and resumption */
+/* The key of a batch's answer (an array, or one error with id null). */
+#define FSESS_BATCH_KEY "[batch]"
+
+struct fwait {
+	struct fwait *next;
+	char *key;   /* the request's id, compact JSON */
+	json_t *ans; /* the answer, once here */
+	int orphan;  /* its stream is gone: the answer becomes an event */
+};
+
+struct fev {
+	uint64_t id; /* 0: free */
+	char *data;  /* one JSON-RPC message */
+	int taken;   /* carried by a stream already */
+};
+
+struct fsess {
+	char id[65];
+	char agent[128];
+	char token[64];   /* the token's id (records) */
+	char version[16]; /* the protocol version of the initialize result */
+	pid_t pid;
+	int to, from;
+	pthread_t reader;
+	int has_reader;
+	atomic_int stopping;
+	pthread_mutex_t wmu; /* writes to the session's stdin */
+	pthread_mutex_t mu;  /* everything below */
+	pthread_cond_t cv;
+	unsigned refs;
+	int dead;
+	unsigned posts; /* POST streams waiting for an answer */
+	struct fwait *waits;
+	struct fev ev[FSESS_EVENTS]; /* event n at ev[n % FSESS_EVENTS] */
+	uint64_t next_ev;            /* the next event's id (from 1) */
+	uint64_t dropped;            /* events pushed out before delivery */
+	json_t *init;                /* a shared instance: its initialize result */
+	char *rbuf;
+	size_t rlen;
+};
+
+/* A session of the HTTP front (an Mcp-Session-Id): its agent and its
+ * gateway process, its own or (shared: true) one of all the sessions of
+ * its agent under the same policy, whose request ids it rewrites to
+ * "cordon-s<N>:<id>" (and back) so that the sessions' ids cannot meet. */
+struct fsession {
+	char id[65];
+	char agent[128];
+	char token[64];   /* the token's id (records) */
+	char version[16]; /* the protocol version of the initialize result */
+	char policy[4096];
+	struct fsess *b;
+	int shared;
+	int first; /* the session that opened b (forwards initialized) */
+	uint64_t n;
+	unsigned get_gen; /* the GET stream in force (under b->mu) */
+	int closed;       /* under b->mu */
+	atomic_uint refs;
+};
+
+/* A session (one reference) on backend b (its reference is taken over). */
+struct fsession *fsession_new(const char *agent, const char *token, const char *policy,
+                              struct fsess *b);
+void fsession_get(struct fsession *x);
+void fsession_put(struct fsession *x);
+/* Mark it closed (its streams end) and drop a reference. */
+void fsession_close(struct fsession *x);
+
+/* A shared session's copy of a message (or batch) with its request ids
+ * (and notifications/cancelled's requestId) rewritten; others: msg with
+ * a reference.  NULL without memory. */
+json_t *fsession_out(const struct fsession *x, json_t *msg);
+/* Restore a shared session's ids in an answer (an object or an array). */
+void fsession_in(const struct fsession *x, json_t *ans);
+
+/* A POST's answer as an event stream (rs->sse): the session's events
+ * while w waits, the answer (its id restored), the end; an error answer
+ * with `id` when the deadline passes or the session ends.  Takes the
+ * reference of x and w.  0 or -ENOMEM (the caller still owns them). */
+int fstream_post(struct fsession *x, struct fwait *w, json_t *id, int64_t deadline,
+                 struct cd_http_resp *rs);
+/* The session's GET stream, after `last` when `replay`: replaces the one
+ * in force.  Takes the reference of x.  0 or -ENOMEM. */
+int fstream_get(struct fsession *x, uint64_t last, int replay, struct cd_http_resp *rs);
+
+/* A new session (one reference) of agent; NULL without memory. */
+struct fsess *fsess_new(const char *agent, const char *token);
+void fsess_get(struct fsess *s);
+/* Drop a reference; the last frees (after fsess_stop). */
+void fsess_put(struct fsess *s);
+/* Start argv (execv of /proc/self/exe) and the reader: 0 or -errno. */
+int fsess_start(struct fsess *s, const char *const *argv);
+/* End the process (stdin closed, then TERM, then KILL) and the reader. */
+void fsess_stop(struct fsess *s);
+/* Write one message as a line: 0 or -EPIPE. */
+int fsess_send(struct fsess *s, json_t *msg);
+
+/* Wait for the answer of key: register first, then wait. */
+struct fwait *fsess_wait_add(struct fsess *s, json_t *id_or_null);
+/* Until the answer is in w->ans (1), an event is waiting for a stream
+ * (2, only when `events`), the deadline (0) or the session's end (-1). */
+int fsess_wait(struct fsess *s, struct fwait *w, int64_t deadline_ms, int events);
+/* Unregister w; `orphan`: its answer, when it comes, is an event. */
+void fsess_wait_done(struct fsess *s, struct fwait *w, int orphan);
+
+/* Append the undelivered events (from_get: only when no POST waits) as
+ * SSE ("id: N\nevent: message\ndata: ...\n\n"), marking them taken: the
+ * number appended.  Under s->mu. */
+int fsess_take_events(struct fsess *s, struct cd_buf *out, int from_get);
+/* Append again the events after `last` still kept (resumption). */
+int fsess_replay(struct fsess *s, uint64_t last, struct cd_buf *out);
+/* One SSE event with a message: 0 or -ENOMEM. */
+int fsess_sse(struct cd_buf *out, uint64_t id, const char *data);
+
+int64_t fsess_now_ms(void);
+
+#endif
