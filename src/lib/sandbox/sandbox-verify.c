@@ -335,11 +335,13 @@ static int tree_unchanged(int rootfd, size_t t, size_t *j, int pass)
 		if ((r < 0 &&
 		     (errno == ENOENT || errno == EACCES || errno == ELOOP || errno == ENOTDIR)) ||
 		    (r == 0 && S_ISLNK(stx.stx_mode))) {
-			/* moved away: what it holds is checked where it is now */
+			/* moved away: what it holds is checked where it is now;
+			 * unsearchable (another user's 0700 directory under a root
+			 * caller's idmapped view): the sandbox cannot look either */
 			if (pass == 2 && g_seen[*j] != ABSENT)
 				cd_child_fail(MOVED, dest, 0);
 			g_seen[*j] = ABSENT;
-			changed = 1;
+			changed |= !(r < 0 && errno == EACCES);
 			continue;
 		}
 		if (r < 0)
