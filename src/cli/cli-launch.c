@@ -551,7 +551,7 @@ static void record(struct launch *l)
 		          "rlimit (memfds and System V IPC refused, scratch within it)",
 		          mem);
 	}
-	if (l->prof.workspace_write || l->plan->ntrees) {
+	if (l->prof.workspace_write || l->plan->nplanted) {
 		l->planted = launch_planted_paths(l->plan, l->missing_before, &l->planted_check);
 		/* fail closed: an unchecked tree may hold what the host runs */
 		const char *c = json_string_value(l->planted_check);

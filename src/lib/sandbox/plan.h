@@ -143,6 +143,7 @@ struct cd_plan {
 	 * (sandbox-verify.c). */
 	struct cd_stamped_tree *trees;
 	size_t ntrees;
+	size_t nplanted; /* of them `planted` (checked after the run) */
 	struct cd_dir_stamp *dirs;
 	size_t ndirs;
 	int64_t scan_ns; /* CLOCK_REALTIME when the walk began */

@@ -51,7 +51,7 @@ static int checked(const struct walk *w, const char *canon)
 	size_t i;
 
 	for (i = 0; i < p->ntrees; i++) {
-		if (cd_path_is_under(canon, p->trees[i].root))
+		if (p->trees[i].planted && cd_path_is_under(canon, p->trees[i].root))
 			return 1;
 	}
 	for (i = w->first; !w->list_only && i < p->nmounts; i++) {

@@ -773,6 +773,7 @@ static int stamped_tree(struct walk *w, const char *root, int planted)
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	v[p->ntrees].complete = 1;
 	v[p->ntrees].planted = planted;
+	p->nplanted += planted != 0;
 	v[p->ntrees].mount = w->mount;
 	w->tree = p->ntrees++;
 	if (w->tree == 0) {
