@@ -220,7 +220,10 @@ static int decide(struct launch *l)
 	}
 	if (l->dec.verdict == CD_VERDICT_NEEDS_APPROVAL && l->state) {
 		/* Held: an approver rule, a person through the queue, or the
-		 * operator's terminal decides; the decision's profile stays. */
+		 * operator's terminal decides; the decision's profile stays.
+		 * No host id is held while the run waits (minutes, maybe):
+		 * it is taken again once approved. */
+		cd_idslot_release(&l->slot);
 		if (cli_await_approval(&l->gate, &l->rq, &l->dec, l->state,
 		                       l->a.approval_timeout_ms
 		                               ? (int64_t)(l->a.approval_timeout_ms / 1000)
@@ -232,6 +235,8 @@ static int decide(struct launch *l)
 		}
 		if (l->approval_id[0])
 			l->rq.approval_id = l->approval_id;
+		if (l->dec.verdict == CD_VERDICT_ALLOW)
+			launch_host_ids_start(&l->ids, &l->slot);
 	}
 	if (l->dec.verdict != CD_VERDICT_ALLOW) {
 		launch_explain_refusal(&l->dec, msg, sizeof msg);
