@@ -32,10 +32,14 @@
  * run with that many more allowed, and the same zombies found again after
  * it, so that none was reaped while the kernel counted.  A zombie in
  * another pid namespace is not seen and keeps its id's slot held until it
- * is reaped.  The keeper lives as long as the slot (a second keeper
- * of the id sees it), and dies with cordon (parent-death signal, and EOF
- * on its pipe).  Two keepers of one id checking at once both see each
- * other and both move on: never a shared id.
+ * is reaped.  The keeper lives as long as anything of the run may run
+ * as the id (a second keeper of the id sees it): until the slot is
+ * released, or cd_idslot_end_keeper once the sandbox has ended; it dies
+ * with cordon (parent-death signal, and EOF on its pipe).  Two keepers
+ * of one id checking at once both see each other and both move on: never
+ * a shared id.  The keeper's answer can be read later
+ * (cd_idslot_take_async, cd_idslot_confirm), so the check runs while
+ * the caller prepares the run; nothing may run as the id before it.
  *
  * Trust boundary: the supervisor (host root) opens the directory one
  * component at a time without following symlinks; it must be its own
