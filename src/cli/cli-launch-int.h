@@ -16,6 +16,7 @@
 #include "cli-launch.h"
 
 #include "proposal/proposal.h"
+#include "sandbox/idslot.h"
 #include "sandbox/plan.h"
 #include "sandbox/sandbox.h"
 #include "util/bounds.h"
@@ -155,6 +156,27 @@ int launch_apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
                          const struct cd_policy *policy, const char *granted,
                          struct cd_arena *arena);
 #define LAUNCH_NPRIVATE 32
+/* The run's host ids, taken early: a root caller's slot is locked at once
+ * and its keeper's check (idslot.h) runs while the policy is loaded and
+ * the plan built; launch_host_ids_confirm waits for it before anything
+ * runs as that id.  A failure to take one is kept (r, err) and refuses
+ * the run where the plan is built, as before. */
+struct launch_ids {
+	int started, r;
+	uint32_t first, count;
+	struct cd_idmap_range range;
+	struct cd_err err;
+};
+
+void launch_host_ids_start(struct launch_ids *ids, struct cd_idslot *slot);
+/* The ids into po: 0, or the kept failure (-errno, *err set). */
+int launch_host_ids_apply(struct launch_ids *ids, struct cd_plan_opts *po,
+                          const struct cd_idslot *slot, struct cd_err *err);
+/* 0 when po's ids are confirmed; 1 when another slot replaced a busy one
+ * (po updated: rebuild the plan); -errno (*err set). */
+int launch_host_ids_confirm(struct launch_ids *ids, struct cd_plan_opts *po, struct cd_idslot *slot,
+                            struct cd_err *err);
+
 void launch_private_paths(const struct run_args *a, char *v[LAUNCH_NPRIVATE],
                           char buf[LAUNCH_NPRIVATE][CD_PATH_MAX], size_t *ret_n);
 int launch_load_policy(const struct run_args *a, struct cd_audit *audit, const char *run_id,

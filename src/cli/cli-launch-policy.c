@@ -398,27 +398,66 @@ int launch_add_caches(struct run_args *a)
  * range, held until cordon exits (idmap.h, idslot.h).  The test seam
  * CORDON_TEST_ID_SLOTS=[FIRST:]COUNT narrows the slots a root run may take
  * and can never widen them: a window outside the range refuses the run. */
-int launch_host_ids(struct cd_plan_opts *po, struct cd_idslot *slot, struct cd_err *err)
+void launch_host_ids_start(struct launch_ids *ids, struct cd_idslot *slot)
 {
-	struct cd_idmap_range range;
 	const char *w = getenv("CORDON_TEST_ID_SLOTS");
-	uint32_t first = 0, count = 0;
-	int r;
 
+	memset(ids, 0, sizeof *ids);
+	ids->started = 1;
+	if (geteuid() != 0)
+		return;
+	if (w && cd_idslot_parse_window(w, &ids->first, &ids->count) < 0) {
+		ids->r = cd_err_set(&ids->err, -EINVAL, "CORDON_TEST_ID_SLOTS: not [FIRST:]COUNT");
+		return;
+	}
+	cd_idmap_root_range(&ids->range);
+	ids->r = cd_idslot_take_async(CD_IDSLOT_DIR, &ids->range, ids->first, ids->count, slot,
+	                              &ids->err);
+}
+
+int launch_host_ids_apply(struct launch_ids *ids, struct cd_plan_opts *po,
+                          const struct cd_idslot *slot, struct cd_err *err)
+{
 	po->idmap = geteuid() == 0;
 	po->id_slot = -1;
+	if (!ids->started)
+		return cd_err_set(err, -EINVAL, "the run's host ids were not taken");
+	if (ids->r < 0) {
+		*err = ids->err;
+		return ids->r;
+	}
 	if (!po->idmap) {
 		po->host_uid = geteuid();
 		po->host_gid = getegid();
 		return 0;
 	}
-	if (w && cd_idslot_parse_window(w, &first, &count) < 0)
-		return cd_err_set(err, -EINVAL, "CORDON_TEST_ID_SLOTS: not [FIRST:]COUNT");
-	cd_idmap_root_range(&range);
-	if ((r = cd_idslot_take(CD_IDSLOT_DIR, &range, first, count, slot, err)) < 0)
-		return r;
 	po->host_uid = slot->uid;
 	po->host_gid = slot->gid;
 	po->id_slot = (long)slot->index;
 	return 0;
+}
+
+int launch_host_ids_confirm(struct launch_ids *ids, struct cd_plan_opts *po, struct cd_idslot *slot,
+                            struct cd_err *err)
+{
+	int r;
+
+	if (!po->idmap)
+		return 0;
+	r = cd_idslot_confirm(CD_IDSLOT_DIR, &ids->range, ids->first, ids->count, slot, err);
+	if (r == 1 && launch_host_ids_apply(ids, po, slot, err) < 0)
+		return -EINVAL;
+	return r;
+}
+
+int launch_host_ids(struct cd_plan_opts *po, struct cd_idslot *slot, struct cd_err *err)
+{
+	struct launch_ids ids;
+	int r;
+
+	launch_host_ids_start(&ids, slot);
+	if ((r = launch_host_ids_apply(&ids, po, slot, err)) < 0)
+		return r;
+	r = launch_host_ids_confirm(&ids, po, slot, err);
+	return r < 0 ? r : 0;
 }

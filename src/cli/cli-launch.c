@@ -89,6 +89,7 @@ struct launch {
 	struct cd_result res;
 	struct cd_err err;
 	struct cd_idslot slot;
+	struct launch_ids ids;
 	char run_id[CD_RUN_ID_LEN + 1];
 	sigset_t oldmask;
 	int rc, sfd;
@@ -219,7 +220,10 @@ static int decide(struct launch *l)
 	}
 	if (l->dec.verdict == CD_VERDICT_NEEDS_APPROVAL && l->state) {
 		/* Held: an approver rule, a person through the queue, or the
-		 * operator's terminal decides; the decision's profile stays. */
+		 * operator's terminal decides; the decision's profile stays.
+		 * No host id is held while the run waits (minutes, maybe):
+		 * it is taken again once approved. */
+		cd_idslot_release(&l->slot);
 		if (cli_await_approval(&l->gate, &l->rq, &l->dec, l->state,
 		                       l->a.approval_timeout_ms
 		                               ? (int64_t)(l->a.approval_timeout_ms / 1000)
@@ -231,6 +235,8 @@ static int decide(struct launch *l)
 		}
 		if (l->approval_id[0])
 			l->rq.approval_id = l->approval_id;
+		if (l->dec.verdict == CD_VERDICT_ALLOW)
+			launch_host_ids_start(&l->ids, &l->slot);
 	}
 	if (l->dec.verdict != CD_VERDICT_ALLOW) {
 		launch_explain_refusal(&l->dec, msg, sizeof msg);
@@ -347,6 +353,8 @@ static int shape(struct launch *l)
 /* The plan's options from the run's, and the plan built and checked. */
 static int build_plan(struct launch *l)
 {
+	int r;
+
 	memset(&l->po, 0, sizeof l->po);
 	if (l->a.propose) {
 		if (l->prof.workspace_write) {
@@ -383,7 +391,7 @@ static int build_plan(struct launch *l)
 	l->po.scratch_host = l->a.scratch;
 	l->po.rootfs = l->a.rootfs;
 	l->po.limits = &l->a.limits;
-	if (launch_host_ids(&l->po, &l->slot, &l->err) < 0) {
+	if (launch_host_ids_apply(&l->ids, &l->po, &l->slot, &l->err) < 0) {
 		l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_SETUP_ERROR, l->err.msg);
 		return -1;
 	}
@@ -397,6 +405,17 @@ static int build_plan(struct launch *l)
 	launch_private_paths(&l->a, l->priv, l->privbuf, &l->po.nprivate);
 	l->po.private_paths = (const char *const *)l->priv;
 	if (cd_plan_build(&l->po, &l->plan, &l->err) < 0) {
+		l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_SETUP_ERROR, l->err.msg);
+		return -1;
+	}
+	/* The slot's check ran meanwhile; a slot found busy was replaced. */
+	r = launch_host_ids_confirm(&l->ids, &l->po, &l->slot, &l->err);
+	if (r == 1) {
+		cd_plan_free(l->plan);
+		l->plan = NULL;
+		r = cd_plan_build(&l->po, &l->plan, &l->err);
+	}
+	if (r < 0) {
 		l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_SETUP_ERROR, l->err.msg);
 		return -1;
 	}
@@ -508,6 +527,9 @@ static int run(struct launch *l)
 		l->raw = 1;
 	}
 	cd_sandbox_run(l->plan, l->run_id, &l->io, &l->res, &l->err);
+	/* Nothing of the sandbox is left: its id's keeper may go (reaped at
+	 * the end, while the slot's lock is held until then). */
+	cd_idslot_end_keeper(&l->slot);
 	if (l->raw) {
 		launch_tty_restore();
 		l->raw = 0;
@@ -632,8 +654,12 @@ int cli_launch(int argc, char **argv, const struct cli_launch_mode *mode)
 	struct launch l;
 
 	launch_init(&l, mode);
-	if (check_options(&l, argc, argv) < 0 || open_policy(&l) < 0 || decide(&l) < 0 ||
-	    check_grant(&l, argv) < 0 || shape(&l) < 0 || build_plan(&l) < 0)
+	if (check_options(&l, argc, argv) < 0)
+		return finish(&l);
+	/* A root caller's slot is checked while the policy loads. */
+	launch_host_ids_start(&l.ids, &l.slot);
+	if (open_policy(&l) < 0 || decide(&l) < 0 || check_grant(&l, argv) < 0 || shape(&l) < 0 ||
+	    build_plan(&l) < 0)
 		return finish(&l);
 	if (l.a.dry_run) {
 		l.rc = print_plan(&l);

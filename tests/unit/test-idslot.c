@@ -38,6 +38,19 @@ static int take(uint32_t first, uint32_t count, struct cd_idslot *s, struct cd_e
 	return cd_idslot_take(dir, &range, first, count, s, e);
 }
 
+static int take_async(uint32_t first, uint32_t count, struct cd_idslot *s, struct cd_err *e)
+{
+	memset(e, 0, sizeof *e);
+	s->fd = -1;
+	return cd_idslot_take_async(dir, &range, first, count, s, e);
+}
+
+static int confirm(uint32_t first, uint32_t count, struct cd_idslot *s, struct cd_err *e)
+{
+	memset(e, 0, sizeof *e);
+	return cd_idslot_confirm(dir, &range, first, count, s, e);
+}
+
 static unsigned mode_of(const char *p)
 {
 	struct stat st;
@@ -165,11 +178,32 @@ static void test_elsewhere(void)
 	is_int(take(2, 2, &s, &e), 0, "window 2:2 skips the used id ...");
 	is_int((long)s.index, 3, "... to slot 3");
 	cd_idslot_release(&s);
+	/* Taken early (the keeper's answer read later): the same verdicts. */
+	is_int(take_async(2, 2, &s, &e), 0, "async: window 2:2 takes slot 2's lock at once ...");
+	ok(s.index == 2 && s.keeper_rep >= 0, "... its id not yet checked (slot %u)",
+	   (unsigned)s.index);
+	is_int(confirm(2, 2, &s, &e), 1, "... the check finds the id used: another slot (%s)",
+	       e.msg);
+	ok(s.index == 3 && s.uid == 5000003 && s.fd >= 0 && s.keeper > 0 && s.keeper_rep < 0,
+	   "... slot 3, locked and kept (slot %u)", (unsigned)s.index);
+	cd_idslot_release(&s);
+	is_int(take_async(2, 1, &s, &e), 0, "async: window 2:1 takes slot 2's lock ...");
+	is_int(confirm(2, 1, &s, &e), -EBUSY, "... and is refused once the check answers");
+	ok(s.fd < 0 && strstr(e.msg, "every host id") != NULL, "... holding nothing (%s)", e.msg);
+	cd_idslot_release(&s);
+	is_int(take_async(1, 1, &s, &e), 0, "async: a free id ...");
+	is_int(confirm(1, 1, &s, &e), 0, "... is confirmed as it is (%s)", e.msg);
+	ok(s.index == 1 && s.keeper > 0, "... slot 1, kept");
+	is_int(confirm(1, 1, &s, &e), 0, "... and confirming again changes nothing");
+	cd_idslot_release(&s);
 	kill(pid, SIGKILL);
 	/* not reaped: a zombie, as a killed run's are under a pid 1 that does
 	 * not reap */
 	waitid(P_PID, (id_t)pid, NULL, WEXITED | WNOWAIT);
 	is_int(take(2, 1, &s, &e), 0, "a zombie of the id does not hold slot 2 (%s)", e.msg);
+	cd_idslot_release(&s);
+	take_async(2, 1, &s, &e);
+	is_int(confirm(2, 1, &s, &e), 0, "... nor when taken early (%s)", e.msg);
 	cd_idslot_release(&s);
 	waitpid(pid, &st, 0);
 	is_int(take(2, 1, &s, &e), 0, "once that process is reaped, slot 2 is free (%s)", e.msg);
@@ -290,7 +324,7 @@ static void cleanup(void)
 
 int main(void)
 {
-	tap_start(30);
+	tap_start(42);
 	if (!mkdtemp(top)) {
 		ok(0, "mkdtemp");
 		return tap_done();

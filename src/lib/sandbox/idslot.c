@@ -274,13 +274,13 @@ static int uid_procs(uid_t uid, pid_t except, pid_t *v, int *live)
 	return n;
 }
 
-/* One keeper of `uid` allowing `others` other processes of it: 1 with the
- * keeper in *s, 0 when more exist, or -errno. */
-static int keeper(struct cd_idslot *s, uid_t uid, gid_t gid, int others, struct cd_err *err)
+/* Start one keeper of `uid` allowing `others` other processes of it,
+ * without waiting for its answer: 0 with the keeper in *s and its answer
+ * pending on s->keeper_rep (keeper_answer reads it), or -errno. */
+static int keeper_start(struct cd_idslot *s, uid_t uid, gid_t gid, int others, struct cd_err *err)
 {
 	int ctl[2], rep[2], r;
 	pid_t parent = getpid(), pid;
-	char c = 'e';
 
 	if (pipe2(ctl, O_CLOEXEC) < 0)
 		return cd_err_sys(err, -errno, "pipe for the keeper of id %u", (unsigned)uid);
@@ -299,39 +299,62 @@ static int keeper(struct cd_idslot *s, uid_t uid, gid_t gid, int others, struct 
 	r = pid < 0 ? -errno : 0;
 	close(ctl[0]);
 	close(rep[1]);
-	if (pid > 0)
-		while (read(rep[0], &c, 1) < 0 && errno == EINTR)
-			;
-	close(rep[0]);
-	if (pid > 0 && c == 'k') {
-		s->keeper = pid;
-		s->keeper_fd = ctl[1];
-		return 1;
+	if (pid < 0) {
+		close(ctl[1]);
+		close(rep[0]);
+		return cd_err_sys(err, r,
+		                  "cannot check that host id %u is used nowhere else (its keeper "
+		                  "failed); refused",
+		                  (unsigned)uid);
 	}
-	close(ctl[1]);
-	if (pid > 0)
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	s->keeper = pid;
+	s->keeper_fd = ctl[1];
+	s->keeper_rep = rep[0];
+	return 0;
+}
+
+/* The started keeper's answer: 1 with the keeper kept in *s, 0 when more
+ * processes of `uid` exist (the keeper ended), or -errno. */
+static int keeper_answer(struct cd_idslot *s, uid_t uid, struct cd_err *err)
+{
+	char c = 'e';
+
+	while (read(s->keeper_rep, &c, 1) < 0 && errno == EINTR)
+		;
+	close(s->keeper_rep);
+	s->keeper_rep = -1;
+	if (c == 'k')
+		return 1;
+	release_keeper(s);
 	if (c == 'b')
 		return 0;
-	return cd_err_sys(err, r ? r : -ECHILD,
+	return cd_err_sys(err, -ECHILD,
 	                  "cannot check that host id %u is used nowhere else (its keeper "
 	                  "failed); refused",
 	                  (unsigned)uid);
 }
 
+/* One keeper, waited for: keeper_answer's values. */
+static int keeper(struct cd_idslot *s, uid_t uid, gid_t gid, int others, struct cd_err *err)
+{
+	int r = keeper_start(s, uid, gid, others, err);
+
+	return r < 0 ? r : keeper_answer(s, uid, err);
+}
+
 /* Is `uid` used by no live process of the user namespace (idslot.h)?  1
- * with the keeper in *s, 0 when busy.  Zombies this pid namespace shows
- * are allowed for (a killed run's, our /run's lock being free): counted
- * before the check, and still the same zombies after it, so that none
- * was reaped while the kernel counted (a live process elsewhere would
- * then have taken its place in the count).  With the keeper up, /proc
- * must show no live process of the id either (uid_procs): one that comes
- * after sees the keeper. */
-static int keep(struct cd_idslot *s, uid_t uid, gid_t gid, struct cd_err *err)
+ * with the keeper in *s, 0 when busy.  `first` is the answer of a keeper
+ * allowing no other process (1, 0 or -errno).  Zombies this pid
+ * namespace shows are allowed for (a killed run's, our /run's lock being
+ * free): counted before the check, and still the same zombies after it,
+ * so that none was reaped while the kernel counted (a live process
+ * elsewhere would then have taken its place in the count).  With the
+ * keeper up, /proc must show no live process of the id either
+ * (uid_procs): one that comes after sees the keeper. */
+static int keep_rest(struct cd_idslot *s, int first, uid_t uid, gid_t gid, struct cd_err *err)
 {
 	pid_t z1[ZOMBIES_MAX], z2[ZOMBIES_MAX];
-	int r = keeper(s, uid, gid, 0, err), n1, n2, i, j, live;
+	int r = first, n1, n2, i, j, live;
 
 	if (r < 0)
 		return r;
@@ -358,8 +381,10 @@ static int keep(struct cd_idslot *s, uid_t uid, gid_t gid, struct cd_err *err)
 	return 0;
 }
 
-int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t first,
-                   uint32_t count, struct cd_idslot *ret, struct cd_err *err)
+/* cd_idslot_take; with `async` (root only) the first keeper's answer is
+ * left pending for cd_idslot_confirm. */
+static int take(const char *dir, const struct cd_idmap_range *range, uint32_t first, uint32_t count,
+                struct cd_idslot *ret, int async, struct cd_err *err)
 {
 	uint32_t i;
 	int dirfd, fd = -1, r = 0;
@@ -375,11 +400,21 @@ int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t
 		return dirfd;
 	ret->keeper = 0;
 	ret->keeper_fd = -1;
+	ret->keeper_rep = -1;
 	for (i = first; i - first < count; i++) {
-		r = try_lock(dirfd, dir, (uid_t)(range->uid + i), &fd, err);
+		uid_t uid = (uid_t)(range->uid + i);
+		gid_t gid = (gid_t)(range->gid + i);
+
+		r = try_lock(dirfd, dir, uid, &fd, err);
 		/* root: also unused beyond this /run (idslot.h) */
-		if (r > 0 && geteuid() == 0 &&
-		    (r = keep(ret, (uid_t)(range->uid + i), (gid_t)(range->gid + i), err)) <= 0) {
+		if (r > 0 && geteuid() == 0 && async) {
+			int k = keeper_start(ret, uid, gid, 0, err);
+
+			r = k < 0 ? k : 1;
+		} else if (r > 0 && geteuid() == 0) {
+			r = keep_rest(ret, keeper(ret, uid, gid, 0, err), uid, gid, err);
+		}
+		if (r <= 0 && fd >= 0) {
 			close(fd);
 			fd = -1;
 		}
@@ -402,10 +437,56 @@ int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t
 	return 0;
 }
 
+int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t first,
+                   uint32_t count, struct cd_idslot *ret, struct cd_err *err)
+{
+	return take(dir, range, first, count, ret, 0, err);
+}
+
+int cd_idslot_take_async(const char *dir, const struct cd_idmap_range *range, uint32_t first,
+                         uint32_t count, struct cd_idslot *ret, struct cd_err *err)
+{
+	return take(dir, range, first, count, ret, 1, err);
+}
+
+int cd_idslot_confirm(const char *dir, const struct cd_idmap_range *range, uint32_t first,
+                      uint32_t count, struct cd_idslot *s, struct cd_err *err)
+{
+	int r;
+
+	if (s->fd < 0)
+		return cd_err_set(err, -EINVAL, "no host id slot was taken");
+	if (s->keeper_rep < 0)
+		return 0;
+	r = keep_rest(s, keeper_answer(s, s->uid, err), s->uid, s->gid, err);
+	if (r > 0)
+		return 0;
+	/* Busy beyond this /run, or the check failed: this slot is not ours. */
+	close(s->fd);
+	s->fd = -1;
+	if (r < 0)
+		return r;
+	if ((r = take(dir, range, first, count, s, 0, err)) < 0)
+		return r;
+	return 1;
+}
+
+void cd_idslot_end_keeper(struct cd_idslot *s)
+{
+	if (s->fd >= 0 && s->keeper_rep < 0 && s->keeper_fd >= 0) {
+		close(s->keeper_fd);
+		s->keeper_fd = -1;
+	}
+}
+
 void cd_idslot_release(struct cd_idslot *s)
 {
 	if (s->fd < 0)
 		return;
+	if (s->keeper_rep >= 0) {
+		close(s->keeper_rep);
+		s->keeper_rep = -1;
+	}
 	release_keeper(s);
 	close(s->fd);
 	s->fd = -1;

@@ -32,10 +32,14 @@
  * run with that many more allowed, and the same zombies found again after
  * it, so that none was reaped while the kernel counted.  A zombie in
  * another pid namespace is not seen and keeps its id's slot held until it
- * is reaped.  The keeper lives as long as the slot (a second keeper
- * of the id sees it), and dies with cordon (parent-death signal, and EOF
- * on its pipe).  Two keepers of one id checking at once both see each
- * other and both move on: never a shared id.
+ * is reaped.  The keeper lives as long as anything of the run may run
+ * as the id (a second keeper of the id sees it): until the slot is
+ * released, or cd_idslot_end_keeper once the sandbox has ended; it dies
+ * with cordon (parent-death signal, and EOF on its pipe).  Two keepers
+ * of one id checking at once both see each other and both move on: never
+ * a shared id.  The keeper's answer can be read later
+ * (cd_idslot_take_async, cd_idslot_confirm), so the check runs while
+ * the caller prepares the run; nothing may run as the id before it.
  *
  * Trust boundary: the supervisor (host root) opens the directory one
  * component at a time without following symlinks; it must be its own
@@ -58,6 +62,7 @@ struct cd_idslot {
 	int fd;         /* the locked file; -1 when none is held */
 	int keeper_fd;  /* root: the keeper's pipe (close to end it), else -1 */
 	pid_t keeper;   /* root: the keeper process, else 0 */
+	int keeper_rep; /* root, cd_idslot_take_async: the keeper's answer, unread; else -1 */
 	uint32_t index; /* the slot: uid = range.uid + index */
 	uid_t uid;
 	gid_t gid;
@@ -76,6 +81,27 @@ struct cd_idslot {
  * otherwise.  The message says which. */
 int cd_idslot_take(const char *dir, const struct cd_idmap_range *range, uint32_t first,
                    uint32_t count, struct cd_idslot *ret, struct cd_err *err);
+
+/* cd_idslot_take without waiting for the keeper's answer (root), so the
+ * caller can prepare the run meanwhile; the slot is not checked until
+ * cd_idslot_confirm says so, which must come before anything runs as
+ * its id. */
+int cd_idslot_take_async(const char *dir, const struct cd_idmap_range *range, uint32_t first,
+                         uint32_t count, struct cd_idslot *ret, struct cd_err *err);
+
+/* Wait for the keeper of a slot taken with cd_idslot_take_async (the same
+ * dir, range and window): 0 when the slot is confirmed as taken; 1 when
+ * that id was in use beyond this /run and another slot was taken (and
+ * checked) in its place (*s changed: the caller redoes what used the
+ * ids); -errno as cd_idslot_take (the slot is then released).  0 at once
+ * for a slot already checked. */
+int cd_idslot_confirm(const char *dir, const struct cd_idmap_range *range, uint32_t first,
+                      uint32_t count, struct cd_idslot *s, struct cd_err *err);
+
+/* Let the keeper end now (its exit overlaps what the caller still does);
+ * the slot's lock stays held until cd_idslot_release, which reaps it.
+ * For when nothing of the run is left that runs as its id. */
+void cd_idslot_end_keeper(struct cd_idslot *s);
 
 /* Free the slot (close its lock, end and reap its keeper); accepts a
  * slot never taken (fd -1). */
