@@ -28,6 +28,7 @@
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -257,13 +258,32 @@ static void where_remove(const char *state_opt)
 static int where_read(const char *state_opt, char *origin, size_t n)
 {
 	char path[4200];
+	struct stat sb;
 	FILE *f;
 	long pid = 0;
 	size_t len;
+	int fd;
 
-	if (where_file(state_opt, path, sizeof path) < 0 || !(f = fopen(path, "re"))) {
+	if (where_file(state_opt, path, sizeof path) < 0 ||
+	    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		cli_errorf("login: no console is serving this state database (none started "
 		           "'cordon serve' over it); give --listen ADDR:PORT or --origin URL");
+		return -1;
+	}
+	/* Only a file our own console wrote: where the state directory is
+	 * writable by others, anyone could leave one naming their own server,
+	 * and the link printed below is a working login. */
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
+	    (sb.st_mode & 077)) {
+		close(fd);
+		cli_errorf("login: %s is not this user's own 0600 file: not trusted; give "
+		           "--listen or --origin",
+		           path);
+		return -1;
+	}
+	if (!(f = fdopen(fd, "r"))) {
+		close(fd);
+		cli_errorf("login: cannot read %s; give --listen or --origin", path);
 		return -1;
 	}
 	if (!fgets(origin, (int)n, f) || fscanf(f, "%ld", &pid) != 1 || pid <= 0) {

@@ -141,4 +141,32 @@ is "$(cat "$D/data/held/a.txt" 2>/dev/null)" A "... and writes its file"
 kill $serve_pid
 wait $serve_pid
 nok "a stopped console removes its file" test -e "$CORDON_STATE.console"
+
+# A file someone else left there (a state directory others may write):
+# never trusted, or the printed link would be a working login for the
+# planter's server.  Positive control: this user's own 0600 file.
+planted() { # planted OWNER MODE: a file naming the planter's server, pid alive
+	printf 'http://127.0.0.1:9\n%s\n' $$ >"$CORDON_STATE.console"
+	chown "$1" "$CORDON_STATE.console"
+	chmod "$2" "$CORDON_STATE.console"
+	"$CORDON" serve login alice --policy "$P" 2>&1
+}
+out=$(planted 65534:65534 600)
+case $out in *"not this user's own 0600 file: not trusted"*) ok "another user's STATE.console is refused" true ;;
+*) nok "another user's STATE.console is refused ($out)" true ;; esac
+out=$(planted 0:0 644)
+case $out in *"not trusted"*) ok "a STATE.console others may read is refused" true ;;
+*) nok "a STATE.console others may read is refused ($out)" true ;; esac
+rm -f "$CORDON_STATE.console"
+printf 'http://127.0.0.1:9\n%s\n' $$ >"$T/elsewhere"
+chmod 600 "$T/elsewhere"
+ln -s "$T/elsewhere" "$CORDON_STATE.console"
+out=$("$CORDON" serve login alice --policy "$P" 2>&1)
+case $out in *"no console is serving"*) ok "a symlinked STATE.console is not followed" true ;;
+*) nok "a symlinked STATE.console is not followed ($out)" true ;; esac
+rm -f "$CORDON_STATE.console"
+out=$(planted 0:0 600)
+case $out in "http://127.0.0.1:9/login?t="*) ok "control: this user's own 0600 file is used" true ;;
+*) nok "control: this user's own 0600 file is used ($out)" true ;; esac
+rm -f "$CORDON_STATE.console"
 done_testing
