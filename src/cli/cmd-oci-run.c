@@ -220,6 +220,17 @@ static int build(struct sup *s)
 		cli_errorf("%s", s->err.msg);
 		return -1;
 	}
+	/* root.path was checked resolved (oci_check_root) and the plan
+	 * resolved it again: a symlink swapped in between would have the plan
+	 * bind a host tree, idmapped (an attacker's review read /etc/shadow
+	 * that way).  After this, the child opens every entry without
+	 * following symlinks, so a later swap fails the run. */
+	if (!s->plan->rootfs || strcmp(s->plan->rootfs, s->spec->root) != 0) {
+		cli_errorf("root.path %s changed while it was checked (a symlink swapped in?): "
+		           "refused",
+		           s->spec->root);
+		return -1;
+	}
 	return 0;
 }
 

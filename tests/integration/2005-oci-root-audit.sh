@@ -131,6 +131,41 @@ import json, sys
 r = json.load(open('$T/verify.json'))
 sys.exit(0 if any(x['tool'] == 'container' and x['target'] == '$T/k9' for x in r['interrupted_runs']) else 1)"
 
+# root.path swapped for a symlink to a host tree while it is checked
+# (an attacker's review: 3 runs in 20 read /etc/shadow through the
+# idmapped root).  A flipper exchanges BUNDLE/rootfs and a link to a
+# host tree holding a marker only root may read; no run may show it.
+HOSTT=$T/race-host
+mkdir -p "$HOSTT/bin" "$HOSTT/proc" "$HOSTT/dev" "$HOSTT/tmp" "$HOSTT/etc"
+cp /bin/busybox "$HOSTT/bin/busybox"
+for c in sh cat head; do ln -sf busybox "$HOSTT/bin/$c"; done
+echo HOST-ONLY-SECRET >"$HOSTT/etc/shadow"
+chmod 0600 "$HOSTT/etc/shadow"
+image "$T/race/rootfs"
+ln -s "$HOSTT" "$T/race/evil"
+bundle "$T/race" rootfs ""
+python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+os.chdir(sys.argv[1])
+while True:
+    libc.renameat2(-100, b"rootfs", -100, b"evil", 2)
+' "$T/race" &
+flip=$!
+leaked=0 ran=0
+for i in $(seq 1 20); do
+	out=$(/usr/bin/python3 "$SHIM" "$OCI" "$T/root-race" "$T/race" race$i 2>&1)
+	case $out in *HOST-ONLY-SECRET*) leaked=$((leaked + 1)) ;; esac
+	case $out in *ran*) ran=$((ran + 1)) ;; esac
+done
+kill $flip
+wait $flip 2>/dev/null
+is "$leaked" 0 "root.path swapped for a host tree while checked: no run of 20 reads the host's file"
+diag "$ran of 20 ran (the rest refused)"
+[ -L "$T/race/evil" ] || { mv "$T/race/evil" "$T/race/x"; mv "$T/race/rootfs" "$T/race/evil"; mv "$T/race/x" "$T/race/rootfs"; }
+out=$(/usr/bin/python3 "$SHIM" "$OCI" "$T/root-race" "$T/race" race-ctl 2>&1)
+is "$(echo "$out" | sed -n 2p)" "ran" "control: the same bundle runs without the flipper"
+
 # Refused by the supervisor (after the spec parsed): on record too.
 image "$T/s1/rootfs"
 bundle "$T/s1" rootfs "c['linux']['namespaces'][1]['path'] = '/etc/passwd'"
