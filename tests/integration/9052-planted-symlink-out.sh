@@ -71,6 +71,13 @@ links() {
 		sh -c 'rm sub/inside && ln -s ../../scr/e sub/inside' 3>"$T/rec" 2>"$T/err"
 	is "$(planted)" "sub/inside" "$who: a link retargeted out of the tree is reported"
 
+	# In two runs: a link to a file in the scratch (not new in the next
+	# run), then the file replaced by a repository there.  The first run
+	# must report it.
+	$RUN_AS "$CORDON" run --profile workspace-write --scratch "$d/scr" --json-fd 3 -- \
+		sh -c 'echo x >/tmp/f2 && ln -s ../scr/f2 vendor2' 3>"$T/rec" 2>"$T/err"
+	is "$(planted)" "vendor2" "$who: a new link to a file in the scratch is reported (a later run may make it a repository)"
+
 	# The default profile: the working tree is read-only, a --rw one is checked.
 	$RUN_AS "$CORDON" run --scratch "$d/scr" --rw "$d/out" --json-fd 3 -- \
 		ln -s ../scr/e "$d/out/w" 3>"$T/rec" 2>"$T/err"

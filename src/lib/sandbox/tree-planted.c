@@ -102,7 +102,8 @@ static int climbs_out(const struct walk *w, const char *t)
  * directory outside the checked trees, or one that resolves to nothing
  * (what the host finds there later is anyone's), is reported; a link that
  * stays in its tree as written costs no lookup, and one to a file is no
- * more than a file the sandbox could write itself. */
+ * more than a file the sandbox could write itself, unless the file is in
+ * the scratch. */
 int cd_tree_link_leaves(struct walk *w, int dfd, const char *name)
 {
 	char target[CD_PATH_MAX], canon[CD_PATH_MAX];
@@ -116,9 +117,14 @@ int cd_tree_link_leaves(struct walk *w, int dfd, const char *name)
 		return 0;
 	if (!realpath(w->path, canon))
 		return 1; /* dangling, or a loop */
-	if (stat(canon, &st) < 0 || !S_ISDIR(st.st_mode))
-		return 0;
-	return !checked(w, canon);
+	if (stat(canon, &st) < 0)
+		return 1;
+	if (S_ISDIR(st.st_mode))
+		return !checked(w, canon);
+	/* A file in the --scratch DIR: the next run may make it a directory
+	 * (a repository) behind the link, which by then is no longer new (an
+	 * attacker's review planted an fsmonitor in two runs that way). */
+	return w->p->scratch_host && cd_path_is_under(canon, w->p->scratch_host);
 }
 
 /* A directory whose entries changed during the run: its new host-run
