@@ -2,7 +2,9 @@
  * and a live server on loopback answering raw requests: the security
  * headers on every answer, 404/405, the body cap (413), the header cap
  * (431), an unknown Host (421), a non-loopback address without TLS
- * refused, an event stream that delivers its events. */
+ * refused, an event stream that delivers its events; connections that
+ * send nothing are closed after the short idle timeout, so they cannot hold
+ * the per-address slots (all loopback clients share one address). */
 #include "../tap.h"
 
 #include "http/httpd.h"
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static int h_hello(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
@@ -219,6 +222,68 @@ static void test_server(void)
 	cd_httpd_stop(h);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* 16 connections that send nothing fill the per-address cap; a real
+ * request is refused at first, then served once the idle timeout (10 s,
+ * not the long timeout_s) has closed them. */
+static void test_idle(void)
+{
+	static char out[4096];
+	struct cd_httpd_conf c = { 0 };
+	struct cd_httpd *h = NULL;
+	struct cd_err err = { 0 };
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fds[16], first_ok, served = 0;
+	double t0, took = 0;
+	size_t i;
+
+	c.addr = "127.0.0.1";
+	c.routes = routes;
+	c.nroutes = 1;
+	c.max_per_ip = 16;
+	c.timeout_s = 600;
+	if (!ok(cd_httpd_start(&c, &h, &err) == 0, "idle: server starts (%s)", err.msg))
+		return;
+	sa.sin_port = htons(cd_httpd_port(h));
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	for (i = 0; i < 16; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fds[i] >= 0 && connect(fds[i], (struct sockaddr *)&sa, sizeof sa) < 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	}
+	usleep(200 * 1000);
+	t0 = now_s();
+	out[0] = '\0';
+	raw(cd_httpd_port(h), "GET / HTTP/1.0\r\n\r\n", out, sizeof out);
+	first_ok = strstr(out, " 200 ") != NULL;
+	ok(!first_ok, "16 idle connections fill the per-address cap (control)");
+	while (!first_ok && now_s() - t0 < 14) {
+		usleep(250 * 1000);
+		out[0] = '\0';
+		raw(cd_httpd_port(h), "GET / HTTP/1.0\r\n\r\n", out, sizeof out);
+		if (strstr(out, " 200 ")) {
+			served = 1;
+			took = now_s() - t0;
+			break;
+		}
+	}
+	ok(served && took < 12.5, "a real request is served after the idle ones time out (%.1f s)",
+	   took);
+	for (i = 0; i < 16; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	cd_httpd_stop(h);
+}
+
 int main(void)
 {
 	tap_start(60);
@@ -226,5 +291,6 @@ int main(void)
 	test_addrs();
 	test_form();
 	test_server();
+	test_idle();
 	return tap_done();
 }

@@ -3,7 +3,10 @@
  * maps it.
  *
  * One thread per connection (libmicrohttpd's), at most max_conns of them
- * and max_per_ip from one address, each closed after timeout_s idle; a
+ * and max_per_ip from one address, each closed after idle_s without a byte
+ * until its request is complete (the daemon's timeout), after timeout_s
+ * while a handler answers it (raised per connection, lowered again when
+ * the answer is sent); a
  * request is checked (header count, Host, Content-Length, body cap) before
  * any handler sees it; every response carries the security headers.
  *
@@ -31,6 +34,7 @@ static __typeof__(MHD_get_daemon_info) *p_MHD_get_daemon_info;
 static __typeof__(MHD_lookup_connection_value) *p_MHD_lookup_connection_value;
 static __typeof__(MHD_get_connection_values) *p_MHD_get_connection_values;
 static __typeof__(MHD_get_connection_info) *p_MHD_get_connection_info;
+static __typeof__(MHD_set_connection_option) *p_MHD_set_connection_option;
 static __typeof__(MHD_create_response_from_buffer) *p_MHD_create_response_from_buffer;
 static __typeof__(MHD_create_response_from_callback) *p_MHD_create_response_from_callback;
 static __typeof__(MHD_add_response_header) *p_MHD_add_response_header;
@@ -44,6 +48,7 @@ static const struct cd_dl_sym mhd_syms[] = {
 	CD_DL_SYM(MHD_lookup_connection_value),
 	CD_DL_SYM(MHD_get_connection_values),
 	CD_DL_SYM(MHD_get_connection_info),
+	CD_DL_SYM(MHD_set_connection_option),
 	CD_DL_SYM(MHD_create_response_from_buffer),
 	CD_DL_SYM(MHD_create_response_from_callback),
 	CD_DL_SYM(MHD_add_response_header),
@@ -434,6 +439,10 @@ static enum MHD_Result dispatch(struct cd_httpd *h, struct MHD_Connection *conn,
 	rq.tls = h->cert != NULL;
 	rq.conn = conn;
 	peer_of(conn, &rq);
+	/* The request is complete: answering it (a long poll, an event
+	 * stream) may take the long timeout; on_completed lowers it again. */
+	(void)p_MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+	                                  h->c.timeout_s ? h->c.timeout_s : CD_HTTPD_TIMEOUT_S);
 	memset(&rs, 0, sizeof rs);
 	cd_buf_init(&rs.body, 8u << 20);
 	rs.status = 200;
@@ -510,14 +519,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return dispatch(h, conn, url, method, st);
 }
 
+static unsigned idle_timeout(const struct cd_httpd *h)
+{
+	unsigned idle = h->c.idle_s ? h->c.idle_s : CD_HTTPD_IDLE_S;
+	unsigned t = h->c.timeout_s ? h->c.timeout_s : CD_HTTPD_TIMEOUT_S;
+
+	return idle < t ? idle : t;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+	struct cd_httpd *h = cls;
 	struct rstate *st = *con_cls;
-	(void)cls;
-	(void)conn;
-	(void)toe;
 
+	/* Back to waiting for a request: the short timeout again. */
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		(void)p_MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+		                                  idle_timeout(h));
 	if (st) {
 		cd_buf_release(&st->body);
 		free(st);
@@ -628,9 +647,11 @@ int cd_httpd_start(const struct cd_httpd_conf *c, struct cd_httpd **ret, struct 
 			{ MHD_OPTION_CONNECTION_LIMIT,
 			  c->max_conns ? c->max_conns : CD_HTTPD_MAX_CONNS, NULL },
 			{ MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-			  c->max_per_ip ? c->max_per_ip : CD_HTTPD_MAX_PER_IP, NULL },
-			{ MHD_OPTION_CONNECTION_TIMEOUT,
-			  c->timeout_s ? c->timeout_s : CD_HTTPD_TIMEOUT_S, NULL },
+			  c->max_per_ip                         ? c->max_per_ip
+			  : cd_http_addr_loopback(c->addr) == 1 ? CD_HTTPD_MAX_PER_IP_LO
+			                                        : CD_HTTPD_MAX_PER_IP,
+			  NULL },
+			{ MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout(h), NULL },
 			{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, 32 * 1024, NULL },
 			{ MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert },
 			{ MHD_OPTION_HTTPS_MEM_KEY, 0, h->key },

@@ -116,8 +116,14 @@ struct cd_httpd_conf {
 	unsigned max_headers;           /* header lines of a request */
 	unsigned max_conns;             /* connections at once */
 	unsigned max_per_ip;            /* connections at once from one address */
-	unsigned timeout_s;             /* an idle connection is closed after */
-	unsigned sse_keepalive_ms;      /* a comment on a quiet event stream */
+	/* A connection is closed after idle_s without a byte until its
+	 * request (headers and body) is complete, and between requests; while
+	 * a handler answers it (a long poll, an event stream) after
+	 * timeout_s.  Connections that send nothing cannot hold the per-address
+	 * slots for longer than idle_s. */
+	unsigned idle_s;
+	unsigned timeout_s;
+	unsigned sse_keepalive_ms; /* a comment on a quiet event stream */
 	/* Host header values accepted (NULL-terminated list), e.g.
 	 * "127.0.0.1:8750": others get 421 (a DNS-rebinding page cannot reach
 	 * the server).  NULL: any. */
@@ -132,10 +138,14 @@ struct cd_httpd_conf {
 	void (*refused)(void *ctx, const struct cd_http_req *rq, int status);
 };
 
-#define CD_HTTPD_MAX_BODY         (64 * 1024)
-#define CD_HTTPD_MAX_HEADERS      64
-#define CD_HTTPD_MAX_CONNS        64
-#define CD_HTTPD_MAX_PER_IP       16
+#define CD_HTTPD_MAX_BODY    (64 * 1024)
+#define CD_HTTPD_MAX_HEADERS 64
+#define CD_HTTPD_MAX_CONNS   64
+#define CD_HTTPD_MAX_PER_IP  16
+/* On a loopback address every local client shares one address: the cap
+ * is higher there (max_conns still bounds the total). */
+#define CD_HTTPD_MAX_PER_IP_LO    32
+#define CD_HTTPD_IDLE_S           10
 #define CD_HTTPD_TIMEOUT_S        60
 #define CD_HTTPD_SSE_KEEPALIVE_MS 15000
 /* Scripts and styles only from the server's own files, no inline script,
