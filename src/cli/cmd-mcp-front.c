@@ -344,10 +344,15 @@ static int request(struct front *f, struct fsession *x, json_t *msg, json_t *id,
 {
 	json_t *out = fsession_out(x, msg);
 	json_t *wid = out && id ? json_object_get(out, "id") : NULL;
-	struct fwait *w = out ? fsess_wait_add(x->b, wid) : NULL;
+	char bkey[48];
+	struct fwait *w;
 	int64_t deadline = fsess_now_ms() + (int64_t)f->wait_s * 1000, first;
 	int r;
 
+	/* A shared instance's sessions each have their batch key. */
+	snprintf(bkey, sizeof bkey, x->shared ? FSESS_BATCH_KEY ":s%llu" : FSESS_BATCH_KEY,
+	         (unsigned long long)x->n);
+	w = out ? fsess_wait_add(x->b, wid, bkey) : NULL;
 	if (!w) {
 		int busy = out && errno == EBUSY;
 		json_decref(out);
@@ -469,6 +474,8 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 	}
 	x->shared = shared == 1;
 	x->first = !b->init;
+	if (x->first) /* before its reader starts */
+		b->shared = x->shared;
 	f->sess[slot] = x;
 	fsession_get(x);
 	pthread_mutex_unlock(&f->mu);
@@ -520,7 +527,8 @@ static int open_session(struct front *f, const struct cd_http_req *rq, const str
 		return 0;
 	}
 	if (spawn(f, x->b, k) < 0 || !(out = fsession_out(x, msg)) ||
-	    !(w = fsess_wait_add(x->b, json_object_get(out, "id"))) || fsess_send(x->b, out) < 0 ||
+	    !(w = fsess_wait_add(x->b, json_object_get(out, "id"), FSESS_BATCH_KEY)) ||
+	    fsess_send(x->b, out) < 0 ||
 	    (r = fsess_wait(x->b, w, fsess_now_ms() + (int64_t)f->wait_s * 1000, 0)) != 1) {
 		cd_http_resp_text(rs, r == 0 ? 504 : 502, "the session's gateway did not start\n");
 		goto fail;
