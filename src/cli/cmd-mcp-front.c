@@ -43,8 +43,14 @@
 #define FRONT_HOSTS        3
 /* An answer not here by then goes out as an event stream (kept alive). */
 #define FRONT_JSON_WAIT_MS 10000
-/* 401s recorded per minute; the others are counted in the next record. */
+/* 401s (and, apart, 413s and 429s) recorded per minute; the others are
+ * counted in the next record. */
 #define FRONT_AUTH_RECORDS 20
+
+struct rate {
+	int64_t window;
+	unsigned recorded, suppressed;
+};
 
 struct front {
 	const char *policy, *server, *audit, *state_opt, *cwd, *cert, *key, *listen;
@@ -56,9 +62,9 @@ struct front {
 	struct cd_state *state;
 	struct cd_audit *log;
 	pthread_mutex_t mu;  /* sessions, and the state connection */
-	pthread_mutex_t amu; /* the audit log, and the 401 counters */
-	int64_t auth_window;
-	unsigned auth_recorded, auth_suppressed;
+	pthread_mutex_t amu; /* the audit log, and the rates below */
+	struct rate auth;    /* token-refused */
+	struct rate refuse;  /* request-refused, session-refused */
 	struct fsession *sess[FRONT_SESSIONS_MAX];
 	char hostbuf[FRONT_HOSTS][300];
 	const char *hosts[FRONT_HOSTS + 1];
@@ -114,27 +120,49 @@ out:
 	return r;
 }
 
-/* A 401, recorded at most FRONT_AUTH_RECORDS times a minute (a flood of
- * bad tokens must not fill the log): the next record counts the others. */
-static void record_401(struct front *f, const struct cd_http_req *rq, const char *why)
+/* Whether a record of rate may be written now (at most
+ * FRONT_AUTH_RECORDS a minute: a flood must not fill the log): 1 with
+ * *sup the number not written since, or 0 (counted). */
+static int rate_ok(struct front *f, struct rate *rt, unsigned *sup)
 {
 	int64_t now = (int64_t)time(NULL) / 60;
-	unsigned sup = 0;
+	int r = 0;
 
 	pthread_mutex_lock(&f->amu);
-	if (now != f->auth_window) {
-		f->auth_window = now;
-		f->auth_recorded = 0;
+	if (now != rt->window) {
+		rt->window = now;
+		rt->recorded = 0;
 	}
-	if (f->auth_recorded >= FRONT_AUTH_RECORDS) {
-		f->auth_suppressed++;
-		pthread_mutex_unlock(&f->amu);
-		return;
+	if (rt->recorded >= FRONT_AUTH_RECORDS) {
+		rt->suppressed++;
+	} else {
+		rt->recorded++;
+		*sup = rt->suppressed;
+		rt->suppressed = 0;
+		r = 1;
 	}
-	f->auth_recorded++;
-	sup = f->auth_suppressed;
-	f->auth_suppressed = 0;
 	pthread_mutex_unlock(&f->amu);
+	return r;
+}
+
+/* A 413 or 429 of an agent's, recorded at the rate of the 401s. */
+static void record_refused(struct front *f, const struct cd_http_req *rq, const char *action,
+                           const char *agent, const char *token, const char *why)
+{
+	unsigned sup = 0;
+
+	if (rate_ok(f, &f->refuse, &sup))
+		front_record(f, rq, action, agent, token, cd_http_header(rq, "Mcp-Session-Id"),
+		             "deny", why, sup);
+}
+
+/* A 401, recorded at the rate above. */
+static void record_401(struct front *f, const struct cd_http_req *rq, const char *why)
+{
+	unsigned sup = 0;
+
+	if (!rate_ok(f, &f->auth, &sup))
+		return;
 	front_record(f, rq, "token-refused", NULL, NULL, NULL, "deny", why, sup);
 }
 
@@ -344,10 +372,15 @@ static int request(struct front *f, struct fsession *x, json_t *msg, json_t *id,
 {
 	json_t *out = fsession_out(x, msg);
 	json_t *wid = out && id ? json_object_get(out, "id") : NULL;
-	struct fwait *w = out ? fsess_wait_add(x->b, wid) : NULL;
+	char bkey[48];
+	struct fwait *w;
 	int64_t deadline = fsess_now_ms() + (int64_t)f->wait_s * 1000, first;
 	int r;
 
+	/* A shared instance's sessions each have their batch key. */
+	snprintf(bkey, sizeof bkey, x->shared ? FSESS_BATCH_KEY ":s%llu" : FSESS_BATCH_KEY,
+	         (unsigned long long)x->n);
+	w = out ? fsess_wait_add(x->b, wid, bkey) : NULL;
 	if (!w) {
 		int busy = out && errno == EBUSY;
 		json_decref(out);
@@ -447,10 +480,9 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 	if (mine >= f->max_sessions || slot == FRONT_SESSIONS_MAX) {
 		pthread_mutex_unlock(&f->mu);
 		fsess_put(b);
-		front_record(f, rq, "session-refused", k->agent, k->id, NULL, "deny",
-		             mine >= f->max_sessions ? "too many sessions for this agent"
-		                                     : "too many sessions",
-		             0);
+		record_refused(f, rq, "session-refused", k->agent, k->id,
+		               mine >= f->max_sessions ? "too many sessions for this agent"
+		                                       : "too many sessions");
 		cd_http_resp_text(rs, 429, "too many sessions for this agent\n");
 		return NULL;
 	}
@@ -469,6 +501,8 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 	}
 	x->shared = shared == 1;
 	x->first = !b->init;
+	if (x->first) /* before its reader starts */
+		b->shared = x->shared;
 	f->sess[slot] = x;
 	fsession_get(x);
 	pthread_mutex_unlock(&f->mu);
@@ -520,7 +554,8 @@ static int open_session(struct front *f, const struct cd_http_req *rq, const str
 		return 0;
 	}
 	if (spawn(f, x->b, k) < 0 || !(out = fsession_out(x, msg)) ||
-	    !(w = fsess_wait_add(x->b, json_object_get(out, "id"))) || fsess_send(x->b, out) < 0 ||
+	    !(w = fsess_wait_add(x->b, json_object_get(out, "id"), FSESS_BATCH_KEY)) ||
+	    fsess_send(x->b, out) < 0 ||
 	    (r = fsess_wait(x->b, w, fsess_now_ms() + (int64_t)f->wait_s * 1000, 0)) != 1) {
 		cd_http_resp_text(rs, r == 0 ? 504 : 502, "the session's gateway did not start\n");
 		goto fail;
@@ -609,8 +644,7 @@ static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 	if (authenticate(f, rq, &k, rs) < 0)
 		return 0;
 	if (rq->body_len > f->max_request) {
-		front_record(f, rq, "request-refused", k.agent, k.id,
-		             cd_http_header(rq, "Mcp-Session-Id"), "deny", "request too large", 0);
+		record_refused(f, rq, "request-refused", k.agent, k.id, "request too large");
 		cd_http_resp_text(rs, 413, "request too large\n");
 		return 0;
 	}
@@ -665,8 +699,7 @@ static void refused(void *ctx, const struct cd_http_req *rq, int status)
 	memset(&rs, 0, sizeof rs);
 	cd_buf_init(&rs.body, 4096);
 	if (authenticate(f, rq, &k, &rs) == 0)
-		front_record(f, rq, "request-refused", k.agent, k.id,
-		             cd_http_header(rq, "Mcp-Session-Id"), "deny", "request too large", 0);
+		record_refused(f, rq, "request-refused", k.agent, k.id, "request too large");
 	cd_buf_release(&rs.body);
 }
 

@@ -3,6 +3,7 @@
  * for the streams (see cmd-mcp-fsess.h). */
 #include "cmd-mcp-fsess.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -152,22 +153,22 @@ int fsess_replay(struct fsess *s, uint64_t last, struct cd_buf *out)
 
 /* ---- waiting for answers ----------------------------------------------- */
 
-struct fwait *fsess_wait_add(struct fsess *s, json_t *id)
+struct fwait *fsess_wait_add(struct fsess *s, json_t *id, const char *batch_key)
 {
 	struct fwait *w = calloc(1, sizeof *w);
 
 	if (!w)
 		return NULL;
-	w->key = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : strdup(FSESS_BATCH_KEY);
+	w->key = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : strdup(batch_key);
 	if (!w->key) {
 		free(w);
 		return NULL;
 	}
 	pthread_mutex_lock(&s->mu);
-	if (!id) { /* one batch at a time: their answers share a key */
+	if (!id) { /* one batch at a time per key: their answers share it */
 		struct fwait *o;
 		for (o = s->waits; o; o = o->next)
-			if (!strcmp(o->key, FSESS_BATCH_KEY) && !o->orphan) {
+			if (!strcmp(o->key, w->key) && !o->orphan) {
 				pthread_mutex_unlock(&s->mu);
 				free(w->key);
 				free(w);
@@ -232,7 +233,7 @@ void fsess_wait_done(struct fsess *s, struct fwait *w, int orphan)
 	pthread_mutex_lock(&s->mu);
 	s->posts--;
 	if (orphan && !w->ans && !s->dead) {
-		w->orphan = 1; /* the reader turns its answer into an event */
+		w->orphan = orphan; /* the reader turns its answer into an event, or drops it */
 		pthread_cond_broadcast(&s->cv);
 		pthread_mutex_unlock(&s->mu);
 		return;
@@ -251,14 +252,54 @@ void fsess_wait_done(struct fsess *s, struct fwait *w, int orphan)
 
 /* ---- the reader -------------------------------------------------------- */
 
+/* N of an id "cordon-sN:..." (a shared instance's session), else 0. */
+static unsigned long long id_session(json_t *el)
+{
+	const char *t = json_string_value(json_object_get(el, "id"));
+	unsigned long long n;
+	char *e;
+
+	if (!t || strncmp(t, "cordon-s", 8) || !isdigit((unsigned char)t[8]))
+		return 0;
+	errno = 0;
+	n = strtoull(t + 8, &e, 10);
+	return *e == ':' && !errno ? n : 0;
+}
+
+/* A shared instance's array: "[batch]:sN" when the ids of its elements
+ * (those not null) all carry session N's prefix, the batch key when none
+ * has an id, else a key no wait has (an answer no session owns). */
+static char *array_key(json_t *m)
+{
+	unsigned long long n = 0, k;
+	char key[64];
+	json_t *el;
+	size_t i;
+
+	json_array_foreach(m, i, el)
+	{
+		json_t *id = json_object_get(el, "id");
+		if (!id || json_is_null(id))
+			continue;
+		k = id_session(el);
+		if (!k || (n && k != n))
+			return strdup("[batch]:none");
+		n = k;
+	}
+	if (!n)
+		return strdup(FSESS_BATCH_KEY);
+	snprintf(key, sizeof key, FSESS_BATCH_KEY ":s%llu", n);
+	return strdup(key);
+}
+
 /* An answer's key: its id (compact JSON), or the batch key for an array or
  * an error with id null.  NULL: not an answer (an event). */
-static char *answer_key(json_t *m)
+static char *answer_key(struct fsess *s, json_t *m)
 {
 	json_t *id;
 
 	if (json_is_array(m))
-		return strdup(FSESS_BATCH_KEY);
+		return s->shared ? array_key(m) : strdup(FSESS_BATCH_KEY);
 	if (!json_is_object(m) || json_object_get(m, "method"))
 		return NULL;
 	id = json_object_get(m, "id");
@@ -267,10 +308,32 @@ static char *answer_key(json_t *m)
 	return json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
+/* The wait an answer of key is for: the first of that key; on a shared
+ * instance, a batch answer no session's prefix names (an error with id
+ * null) goes to its one batch waiting, or (several) to none. */
+static struct fwait **wait_of(struct fsess *s, const char *key)
+{
+	struct fwait **p, **found = NULL;
+
+	for (p = &s->waits; *p; p = &(*p)->next) {
+		if ((*p)->ans)
+			continue;
+		if (!strcmp((*p)->key, key))
+			return p;
+		if (s->shared && !strcmp(key, FSESS_BATCH_KEY) &&
+		    !strncmp((*p)->key, FSESS_BATCH_KEY ":s", sizeof FSESS_BATCH_KEY + 1)) {
+			if (found)
+				return NULL;
+			found = p;
+		}
+	}
+	return found;
+}
+
 static void on_line(struct fsess *s, char *line)
 {
 	json_t *m = json_loads(line, JSON_DECODE_ANY, NULL);
-	char *key = m ? answer_key(m) : NULL;
+	char *key = m ? answer_key(s, m) : NULL;
 	struct fwait **p, *w = NULL;
 
 	pthread_mutex_lock(&s->mu);
@@ -281,17 +344,15 @@ static void on_line(struct fsess *s, char *line)
 		}
 		goto out;
 	}
-	for (p = &s->waits; *p; p = &(*p)->next)
-		if (!(*p)->ans && !strcmp((*p)->key, key)) {
-			w = *p;
-			break;
-		}
-	if (!w)
+	if (!(p = wait_of(s, key)))
 		goto out; /* an answer nobody waits for (timed out): dropped */
+	w = *p;
 	if (w->orphan) {
 		*p = w->next;
-		push_event(s, line);
-		line = NULL;
+		if (w->orphan == 1) {
+			push_event(s, line);
+			line = NULL;
+		}
 		free(w->key);
 		free(w);
 		goto out;

@@ -21,14 +21,18 @@
 
 #define FSESS_LINE_MAX (4 * 1024 * 1024)
 #define FSESS_EVENTS   256 /* kept for delivery and resumption */
-/* The key of a batch's answer (an array, or one error with id null). */
+/* The key of a batch's answer (an array, or one error with id null); a
+ * shared instance's session N waits on "[batch]:sN", which an array
+ * whose ids all carry "cordon-sN:" answers. */
 #define FSESS_BATCH_KEY "[batch]"
 
 struct fwait {
 	struct fwait *next;
 	char *key;   /* the request's id, compact JSON */
 	json_t *ans; /* the answer, once here */
-	int orphan;  /* its stream is gone: the answer becomes an event */
+	int orphan;  /* its stream is gone: the answer becomes an event (1),
+	              * or (2: a shared instance, whose events every session
+	              * sees) is dropped */
 };
 
 struct fev {
@@ -58,6 +62,7 @@ struct fsess {
 	uint64_t next_ev;            /* the next event's id (from 1) */
 	uint64_t dropped;            /* events pushed out before delivery */
 	json_t *init;                /* a shared instance: its initialize result */
+	int shared;                  /* answers go by their ids' "cordon-sN:" */
 	char *rbuf;
 	size_t rlen;
 };
@@ -118,12 +123,15 @@ void fsess_stop(struct fsess *s);
 /* Write one message as a line: 0 or -EPIPE. */
 int fsess_send(struct fsess *s, json_t *msg);
 
-/* Wait for the answer of key: register first, then wait. */
-struct fwait *fsess_wait_add(struct fsess *s, json_t *id_or_null);
+/* Wait for the answer of id, or (NULL) of a batch under batch_key (one
+ * at a time per key: else NULL with errno EBUSY): register first, then
+ * wait. */
+struct fwait *fsess_wait_add(struct fsess *s, json_t *id_or_null, const char *batch_key);
 /* Until the answer is in w->ans (1), an event is waiting for a stream
  * (2, only when `events`), the deadline (0) or the session's end (-1). */
 int fsess_wait(struct fsess *s, struct fwait *w, int64_t deadline_ms, int events);
-/* Unregister w; `orphan`: its answer, when it comes, is an event. */
+/* Unregister w; `orphan` 1: its answer, when it comes, is an event; 2:
+ * it is dropped. */
 void fsess_wait_done(struct fsess *s, struct fwait *w, int orphan);
 
 /* Append the undelivered events (from_get: only when no POST waits) as

@@ -208,8 +208,10 @@ static void pstream_done(void *ctx)
 {
 	struct pstream *p = ctx;
 
-	/* Gone before its answer: the answer becomes an event (GET). */
-	fsess_wait_done(p->x->b, p->w, !p->finished);
+	/* Gone before its answer: the answer becomes an event (GET), or
+	 * on a shared instance (whose events every session sees) is
+	 * dropped. */
+	fsess_wait_done(p->x->b, p->w, p->finished ? 0 : p->x->shared ? 2 : 1);
 	fsession_put(p->x);
 	json_decref(p->id);
 	free(p);

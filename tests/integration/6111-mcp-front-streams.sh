@@ -83,6 +83,12 @@ is "$(post "$S" '[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{
 is "$(post "" '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}')" 429 "a third session of alice's (--max-sessions 2): 429"
 big=$(head -c 5000 /dev/zero | tr '\0' a)
 is "$(post "$S" '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"text":"'"$big"'"}}}')" 413 "a request over --max-request: 413"
+i=0
+while [ $i -lt 60 ]; do # a flood of 413s: recorded as the 401s are, 20 a minute
+	echo "$(post "$S" '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"text":"'"$big"'"}}}')" >>"$D/flood"
+	i=$((i + 1))
+done
+is "$(sort -u "$D/flood")" 413 "60 more requests over --max-request: 413 each"
 is "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$U" -H 'Authorization: Bearer cdt_nothing-of-ours' --data-binary '{}')" 401 "a wrong token: 401"
 is "$(curl -s -o /dev/null -X DELETE -w '%{http_code}' -H "Authorization: Bearer $A" -H "Mcp-Session-Id: $SO" "$U")" 200 "DELETE a session"
 records >"$D/rec"
@@ -90,6 +96,8 @@ ok "record: a session opened, naming alice and her token" grep -q '"agent":"alic
 ok "record: the session closed by DELETE" grep -q '"action":"session-close",.*"reason":"DELETE".*"session":"'"$(echo "$SO" | cut -c1-8)"'"' "$D/rec"
 ok "record: the 429" grep -q '"agent":"alice","action":"session-refused",.*"decision":"deny","reason":"too many sessions for this agent"' "$D/rec"
 ok "record: the 413" grep -q '"agent":"alice","action":"request-refused",.*"reason":"request too large"' "$D/rec"
+n=$(grep -c '"action":"\(request\|session\)-refused"' "$D/rec")
+ok "... the 62 refusals left at most 20 records a minute ($n; two minutes at most)" test "$n" -ge 20 -a "$n" -le 40
 ok "record: the 401" grep -q '"action":"token-refused",.*"decision":"deny","reason":"no token in force"' "$D/rec"
 lacks "no record holds a whole session id" "$S" "$D/rec"
 stop_front

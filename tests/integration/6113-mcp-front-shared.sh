@@ -20,6 +20,12 @@ inst = os.urandom(8).hex()  # the pid is the same in every sandbox
 schema = {"type": "object", "properties": {"text": {"type": "string"}}}
 tools = [{"name": "echo", "description": "echo", "inputSchema": schema}]
 def answer(m):
+    if m["params"]["arguments"]["text"].startswith("slow"):  # an event, later the answer
+        with lock:
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                                         "params": {"level": "info", "data": "working"}}) + "\n")
+            sys.stdout.flush()
+        time.sleep(1.5)
     time.sleep(0.5)
     with lock:
         log.write("%s %s\n" % (inst, m["params"]["arguments"]["text"]))
@@ -81,12 +87,13 @@ post() { # post TOKEN SESSION BODY OUT: the status
 		${2:+-H "Mcp-Session-Id: $2"} -H 'Content-Type: application/json' \
 		-H 'Accept: application/json, text/event-stream' --data-binary "$3"
 }
-init() { # init TOKEN: a session id on stdout
-	post "$1" "" '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' "$D/init" >/dev/null
+init() { # init TOKEN [VERSION]: a session id on stdout
+	post "$1" "" '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"'"${2:-2025-06-18}"'","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' "$D/init" >/dev/null
 	sid=$(sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: *\([0-9a-f]*\).*/\1/p' "$D/init.hdr")
 	post "$1" "$sid" '{"jsonrpc":"2.0","method":"notifications/initialized"}' /dev/null >/dev/null
 	echo "$sid"
 }
+batch() { echo '[{"jsonrpc":"2.0","id":"'"$1"'","method":"tools/call","params":{"name":"echo","arguments":{"text":"'"$2"'"}}}]'; }
 echo_call() { echo '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"'"$1"'"}}}'; }
 pids() { cut -d' ' -f1 "$D/log/calls" | sort -u | wc -l | tr -d ' '; }
 children() { ps -o pid= --ppid "$FP" | wc -l | tr -d ' '; }
@@ -124,6 +131,26 @@ curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $A" -H "Mcp-Session-Id:
 i=0
 while [ "$(children)" -gt 1 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 is "$(children)" 1 "alice's last session ended: her instance ended (bob's remains)"
+# Batches (2025-03-26) on a shared instance: each session's own, one
+# session's abandoned batch neither blocks another's nor answers it.
+B1=$(init "$A" 2025-03-26)
+B2=$(init "$A" 2025-03-26)
+post "$A" "$B1" "$(batch x one)" "$D/b1" >"$D/b1.st" &
+p1=$!
+post "$A" "$B2" "$(batch x two)" "$D/b2" >"$D/b2.st" &
+p2=$!
+wait $p1 $p2
+is "$(cat "$D/b1.st") $(cat "$D/b2.st")" "200 200" "two sessions' batches at once (same id): both served"
+ok "... each its own answer (one)" grep -q '"id":"x".*echo one' "$D/b1"
+ok "... (two)" grep -q '"id":"x".*echo two' "$D/b2"
+curl -s --max-time 0.5 -o "$D/b1" -X POST "$U" -H "Authorization: Bearer $A" -H "Mcp-Session-Id: $B1" \
+	-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	--data-binary "$(batch A-private slow-secret)"
+is "$(post "$A" "$B2" "$(batch B-own mine)" "$D/b2")" 200 "batch: one session's in flight (abandoned), another's is served"
+ok "... with its own answer" grep -q '"id":"B-own".*echo mine\|echo mine.*"id":"B-own"' "$D/b2"
+nok "... never the other session's" grep -q 'A-private\|secret' "$D/b2"
+curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $A" -H "Mcp-Session-Id: $B1" "$U"
+curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $A" -H "Mcp-Session-Id: $B2" "$U"
 "$CORDON" log export --format jsonl 2>/dev/null | grep '"kind":"mcp.front"' >"$D/rec"
 ok "the records say which sessions share an instance" grep -q '"reason":"initialize (shared instance)"' "$D/rec"
 kill $FP
