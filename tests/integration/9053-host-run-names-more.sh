@@ -26,12 +26,15 @@ print(" ".join(sorted(r.get("planted_paths") or [])) if "planted_paths" in r els
 }
 
 NAMES=".cargo/config.toml .cargo/config .pnpmfile.cjs bunfig.toml .mvn/extensions.xml
-	.mvn/wrapper/maven-wrapper.properties lefthook.yml mise.toml .mise.toml .nvim.lua .exrc"
+	.mvn/wrapper/maven-wrapper.properties lefthook.yml mise.toml .mise.toml .nvim.lua .exrc
+	.pnpmfile.mjs .pnpmfile.js .vimrc gradle.properties gradle/wrapper/gradle-wrapper.properties
+	.venv/bin/activate.fish .venv/bin/activate.csh .venv/bin/Activate.ps1"
 
 names() {
 	who=$1
 	d=$T/names-$who
 	mkdir -p "$d/old/a/.cargo" "$d/old/a/.mvn/wrapper" "$d/old/a/.venv/bin" "$d/old/a/.cargo/registry" \
+		"$d/old/a/gradle/wrapper" \
 		"$d/new/b"
 	for f in $NAMES; do echo "orig" >"$d/old/a/$f"; done
 	echo orig >"$d/old/a/.cargo/registry/index"
@@ -66,7 +69,9 @@ names() {
 		done" 3>"$T/rec" 2>"$T/err"
 	got=" $(planted) "
 	for f in .cargo/config.toml .cargo/config .pnpmfile.cjs bunfig.toml .mvn lefthook.yml \
-		mise.toml .mise.toml .nvim.lua .exrc .venv/bin/python; do
+		mise.toml .mise.toml .nvim.lua .exrc .venv/bin/python .pnpmfile.mjs .pnpmfile.js .vimrc \
+		gradle.properties gradle/wrapper/gradle-wrapper.properties .venv/bin/activate.fish \
+		.venv/bin/activate.csh .venv/bin/Activate.ps1; do
 		case $got in *" b/$f "*) r=yes ;; *) r="no: $got" ;; esac
 		is "$r" yes "$who: a new b/$f is in planted_paths"
 	done

@@ -46,6 +46,8 @@ const char *const cd_host_run_names[] = {
 	".yarnrc",            /* yarn-path: the yarn that runs */
 	".yarnrc.yml",        /* yarnPath, plugins: the same for yarn 2+ */
 	".pnpmfile.cjs",      /* pnpm's install hooks */
+	".pnpmfile.mjs",      /* ... */
+	".pnpmfile.js",       /* ... */
 	"bunfig.toml",        /* bun: preload scripts */
 	".mvn",               /* extensions.xml, jvm.config, wrapper/ (the maven mvnw runs) */
 	"lefthook.yml",       /* the commands lefthook's git hooks run */
@@ -60,11 +62,13 @@ const char *const cd_host_run_names[] = {
 	".nvim.lua",          /* neovim's exrc */
 	".nvimrc",            /* ... */
 	".exrc",              /* vim's and neovim's exrc */
+	".vimrc",             /* ... read by vim's exrc too */
+	"gradle.properties",  /* org.gradle.jvmargs: the JVM any gradle command starts */
 	NULL,
 };
 
-/* Keep tree-scan.c's first-letter filter (cd_tree_host_run_path) in step:
- * the last components here start with one of "acmp". */
+/* Keep tree-names.c's first-letter filter (cd_tree_host_run_path) in step:
+ * the last components here start with one of "acgmpA". */
 const char *const cd_host_run_paths[] = {
 	".cargo/config.toml", /* build.rustc-wrapper, target runners: run by any cargo command */
 	".cargo/config",      /* ... its older name */
@@ -73,6 +77,10 @@ const char *const cd_host_run_paths[] = {
 	".venv/bin/python",   /* what editors run to find the interpreter */
 	".venv/bin/python3",  /* ... */
 	".venv/bin/activate", /* what the shell sources */
+	".venv/bin/activate.fish",                  /* ... fish's */
+	".venv/bin/activate.csh",                   /* ... csh's */
+	".venv/bin/Activate.ps1",                   /* ... PowerShell's */
+	"gradle/wrapper/gradle-wrapper.properties", /* distributionUrl: the gradle gradlew runs */
 	NULL,
 };
 
