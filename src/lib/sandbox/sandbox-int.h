@@ -111,6 +111,11 @@ struct cd_supervisor {
 	int laysock;  /* overlay: our end of the layer socket, read once after the run */
 	struct cd_cgroup *cg;
 	int child_done, killed_timeout, killed_output, got_status, status, started;
+	/* Covered credentials watched on the host (sandbox-covers.c): an
+	 * inotify fd (-1 when none is covered) and what each watch names. */
+	int cover_fd, killed_cover;
+	struct cd_cover_watch *covers;
+	size_t ncovers;
 	uint32_t walls;
 	/* The seccomp program the child installs (quotas.h), for the answers. */
 	const struct cd_seccomp_prog *prog;
@@ -129,7 +134,24 @@ enum {
 	CD_EV_LISTENER,
 	CD_EV_PROXY,
 	CD_EV_PTY,
+	CD_EV_COVER,
 };
+
+/* One covered credential's host parent directory (watch wd) and name. */
+struct cd_cover_watch {
+	int wd;
+	char *host;       /* the covered host path */
+	const char *name; /* its last component, inside host */
+};
+
+/* sandbox-covers.c: watch the host parent directory of every covered
+ * credential (before the child mounts anything) and stop the run when a
+ * covered name is replaced, renamed over or removed on the host, which
+ * detaches its cover.  -1 (err says why) when a watch cannot be set:
+ * the run is refused. */
+int cd_sup_cover_watch(struct cd_supervisor *s, const struct cd_plan *plan, struct cd_err *err);
+void cd_sup_cover_event(struct cd_supervisor *s);
+void cd_sup_cover_release(struct cd_supervisor *s);
 
 /* The hex SHA-256 of what `st` hashed (sandbox.c). */
 void cd_sup_hex_digest(crypto_hash_sha256_state *st, char out[65]);

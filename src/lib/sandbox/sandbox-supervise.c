@@ -493,6 +493,12 @@ void cd_sup_finish_result(struct cd_supervisor *s)
 	res->stdin_bytes = s->in_bytes;
 	res->walls = s->walls;
 
+	if (s->killed_cover) {
+		res->reason = CD_REASON_COVER_REPLACED;
+		res->exit_code = 125;
+		res->signal = SIGKILL;
+		return;
+	}
 	if (s->killed_timeout) {
 		res->reason = CD_REASON_TIMEOUT;
 		res->exit_code = 124;
@@ -614,6 +620,9 @@ void cd_sup_loop(struct cd_supervisor *s)
 					cd_sup_kill_sandbox(s);
 				}
 				epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->timerfd, NULL);
+				break;
+			case CD_EV_COVER:
+				cd_sup_cover_event(s);
 				break;
 			case CD_EV_PID:
 				cd_sup_reap(s);

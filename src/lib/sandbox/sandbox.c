@@ -58,6 +58,8 @@ const char *cd_reason_name(enum cd_reason r)
 		return "denied";
 	case CD_REASON_SETUP_ERROR:
 		return "setup-error";
+	case CD_REASON_COVER_REPLACED:
+		return "cover-replaced";
 	}
 	return "unknown";
 }
@@ -173,6 +175,18 @@ static int setup_fail(struct cd_result *res, struct cd_err *err, int code, const
 	res->reason = CD_REASON_SETUP_ERROR;
 	res->exit_code = 125;
 	return cd_err_set(err, code, "%s", res->error);
+}
+
+/* A covered credential could not be watched: the run is refused with
+ * what cd_sup_cover_watch() said. */
+static int cover_fail(struct cd_result *res, struct cd_err *err, int code)
+{
+	int n = snprintf(res->error, sizeof res->error, "%s", err->msg);
+	if (n < 0)
+		res->error[0] = '\0';
+	res->reason = CD_REASON_SETUP_ERROR;
+	res->exit_code = 125;
+	return code;
 }
 
 /* A stream handed to the command directly must be a pipe: never the
@@ -531,6 +545,7 @@ static void release(struct cd_supervisor *s, struct fds *f, int *pidfd)
 		close(s->timerfd);
 	if (s->epfd >= 0)
 		close(s->epfd);
+	cd_sup_cover_release(s);
 	cd_closep(&s->lsock);
 	cd_closep(&s->psock);
 	cd_closep(&s->ptysock);
@@ -561,7 +576,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 
 	memset(res, 0, sizeof *res);
 	memset(&s, 0, sizeof s);
-	s.lsock = s.listener = s.psock = s.ptysock = s.ptm = s.laysock = -1;
+	s.lsock = s.listener = s.psock = s.ptysock = s.ptm = s.laysock = s.cover_fd = -1;
 	s.prog = &plan->seccomp;
 	if (plan->proxy_port && !io->on_proxy)
 		return setup_fail(res, err, -EINVAL,
@@ -608,6 +623,13 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		free(s.in_buf);
 		return r;
 	}
+	/* Before the child mounts anything: no replacement goes unseen. */
+	if ((r = cd_sup_cover_watch(&s, plan, err)) < 0) {
+		close_trees(&ctx);
+		close_all(&f);
+		free(s.in_buf);
+		return cover_fail(res, err, r);
+	}
 
 	memset(&ca, 0, sizeof ca);
 	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
@@ -621,6 +643,7 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 		close_trees(&ctx);
 		close_all(&f);
 		free(s.in_buf);
+		cd_sup_cover_release(&s);
 		return setup_fail(res, err, r, clone_hint(r, hint, sizeof hint));
 	}
 	if (pid == 0)
@@ -630,6 +653,10 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	init_supervisor(&s, plan, io, res, pidfd, &f);
 	if (watch_fds(&s, plan, io, &f, pid, &what, &r, err) < 0)
 		goto abort;
+	if (s.cover_fd >= 0 && (r = cd_sup_ep_add(s.epfd, s.cover_fd, EPOLLIN, CD_EV_COVER)) < 0) {
+		what = "watch the covered credentials";
+		goto abort;
+	}
 	if (start_command(&s, plan, io, res, &f, &r) < 0)
 		goto abort;
 	cd_sup_run(&s);

@@ -31,6 +31,7 @@ enum cd_reason {
 	CD_REASON_OUTPUT_LIMIT,
 	CD_REASON_DENIED,
 	CD_REASON_SETUP_ERROR,
+	CD_REASON_COVER_REPLACED, /* a covered credential was replaced on the host */
 };
 
 struct cd_result {
