@@ -393,6 +393,27 @@ static int unreachable_cover(const struct cd_mount *m)
 static const char MOVED_COVER[] = "refused: the tree walk checked another file than is now "
                                   "at (moved since by a concurrent rename?)";
 
+/* Is mount i, a pinned cover, under (or at) a mask the plan made before
+ * it?  A path both hidden as private (a home holding the store's
+ * .pgpass) and found by the walk as a credential is covered twice: the
+ * second finds the first cover, not the inode it was pinned to, though
+ * nothing moved, and what it would hide is hidden already. */
+static int hidden_before(size_t i)
+{
+	const struct cd_mount *v = cd_child_g_ctx->plan->mounts, *m = &v[i];
+	size_t j, n;
+
+	if (!(m->flags & CD_MNT_PINNED))
+		return 0;
+	for (j = 0; j < i; j++) {
+		n = strlen(v[j].dest);
+		if (v[j].kind == CD_MNT_MASK && !strncmp(m->dest, v[j].dest, n) &&
+		    (m->dest[n] == '\0' || m->dest[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
 static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 {
 	const struct cd_mount *m = &cd_child_g_ctx->plan->mounts[i];
@@ -400,6 +421,8 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 	int pfd, tfd = -1, mfd = -1, r = 0, fd;
 	const char *what = "mount";
 
+	if (hidden_before(i))
+		return;
 	if (strcmp(m->dest, "/") == 0) {
 		/* Only the final remount applies to the root itself. */
 		if ((r = set_attr(rootfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
