@@ -21,6 +21,7 @@
 #include "cli.h"
 
 #include "cli-audit.h"
+#include "cmd-mcp-front.h"
 #include "cmd-mcp-fsess.h"
 #include "cmd-mcp.h"
 #include "http/httpd.h"
@@ -38,137 +39,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
-
-#define FRONT_SESSIONS_MAX 256
-#define FRONT_HOSTS        3
-/* An answer not here by then goes out as an event stream (kept alive). */
-#define FRONT_JSON_WAIT_MS 10000
-/* 401s (and, apart, 413s and 429s) recorded per minute; the others are
- * counted in the next record. */
-#define FRONT_AUTH_RECORDS 20
-/* Every session's token is re-checked (and idle sessions closed) this
- * often: a revoked token's open streams end within it. */
-#define FRONT_SWEEP_S 5
-
-struct rate {
-	int64_t window;
-	unsigned recorded, suppressed;
-};
-
-struct front {
-	const char *policy, *server, *audit, *state_opt, *cwd, *cert, *key, *listen;
-	const char *origin_opt;
-	char **cmd;
-	unsigned max_sessions; /* per agent */
-	size_t max_request;
-	unsigned wait_s; /* for one answer of a session */
-	uint64_t idle_ms; /* a session without requests or streams ends */
-	struct cd_state *state;
-	struct cd_audit *log;
-	pthread_mutex_t mu;  /* sessions, and the state connection */
-	pthread_mutex_t amu; /* the audit log, and the rates below */
-	struct rate auth;    /* token-refused */
-	struct rate refuse;  /* request-refused, session-refused */
-	struct fsession *sess[FRONT_SESSIONS_MAX];
-	char hostbuf[FRONT_HOSTS][300];
-	const char *hosts[FRONT_HOSTS + 1];
-	char origins[FRONT_HOSTS + 1][320];
-	int tls;
-};
-
-/* ---- records ------------------------------------------------------------ */
-
-/* One `mcp.front` record: action (session-open, session-close,
- * session-refused, request-refused, token-refused), the agent when known,
- * the decision and why; details name the peer, the token's id and the
- * session's first 8 characters (the id itself is a credential).  0 or
- * negative (the caller refuses what it was about to allow). */
-static int front_record(struct front *f, const struct cd_http_req *rq, const char *action,
-                        const char *agent, const char *token, const char *sid, const char *decision,
-                        const char *reason, unsigned suppressed)
-{
-	struct cd_record rec;
-	struct cd_err err = { 0, "" };
-	json_t *d = json_object();
-	char *details = NULL;
-	int r = -ENOMEM;
-
-	if (!d)
-		return r;
-	if (rq)
-		json_object_set_new(d, "peer", json_string(rq->peer));
-	if (token && *token)
-		json_object_set_new(d, "token", json_string(token));
-	if (sid && *sid)
-		json_object_set_new(d, "session", json_stringn(sid, 8));
-	if (suppressed)
-		json_object_set_new(d, "unrecorded_before", json_integer(suppressed));
-	if (!(details = json_dumps(d, JSON_COMPACT)))
-		goto out;
-	memset(&rec, 0, sizeof rec);
-	rec.kind = "mcp.front";
-	rec.agent = agent;
-	rec.action = action;
-	rec.target = "http";
-	rec.decision = decision;
-	rec.reason = reason;
-	rec.details_json = details;
-	pthread_mutex_lock(&f->amu);
-	r = cd_audit_append(f->log, &rec, NULL, &err);
-	pthread_mutex_unlock(&f->amu);
-	if (r < 0)
-		cli_warnf("audit log: %s", err.msg);
-out:
-	json_decref(d);
-	free(details);
-	return r;
-}
-
-/* Whether a record of rate may be written now (at most
- * FRONT_AUTH_RECORDS a minute: a flood must not fill the log): 1 with
- * *sup the number not written since, or 0 (counted). */
-static int rate_ok(struct front *f, struct rate *rt, unsigned *sup)
-{
-	int64_t now = (int64_t)time(NULL) / 60;
-	int r = 0;
-
-	pthread_mutex_lock(&f->amu);
-	if (now != rt->window) {
-		rt->window = now;
-		rt->recorded = 0;
-	}
-	if (rt->recorded >= FRONT_AUTH_RECORDS) {
-		rt->suppressed++;
-	} else {
-		rt->recorded++;
-		*sup = rt->suppressed;
-		rt->suppressed = 0;
-		r = 1;
-	}
-	pthread_mutex_unlock(&f->amu);
-	return r;
-}
-
-/* A 413 or 429 of an agent's, recorded at the rate of the 401s. */
-static void record_refused(struct front *f, const struct cd_http_req *rq, const char *action,
-                           const char *agent, const char *token, const char *why)
-{
-	unsigned sup = 0;
-
-	if (rate_ok(f, &f->refuse, &sup))
-		front_record(f, rq, action, agent, token, cd_http_header(rq, "Mcp-Session-Id"),
-		             "deny", why, sup);
-}
-
-/* A 401, recorded at the rate above. */
-static void record_401(struct front *f, const struct cd_http_req *rq, const char *why)
-{
-	unsigned sup = 0;
-
-	if (!rate_ok(f, &f->auth, &sup))
-		return;
-	front_record(f, rq, "token-refused", NULL, NULL, NULL, "deny", why, sup);
-}
 
 /* ---- who is asking ------------------------------------------------------ */
 

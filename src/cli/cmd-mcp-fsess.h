@@ -78,7 +78,7 @@ struct fsession {
 	char hash[65];    /* its hash (re-checked while the session lives) */
 	char version[16]; /* the protocol version of the initialize result */
 	char policy[4096];
-	atomic_llong used; /* fsess_now_ms() of its last request (idle timeout) */
+	atomic_llong used;  /* fsess_now_ms() of its last request (idle timeout) */
 	atomic_int streams; /* its streams open */
 	struct fsess *b;
 	int shared;
