@@ -58,7 +58,7 @@ post() {
 		-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 		--data-binary "$body"
 }
-req() { curl -s -o /dev/null -w '%{http_code}' -X "$1" -H "Authorization: Bearer $2" -H "Mcp-Session-Id: $3" "$U"; }
+req() { curl -s --max-time 5 -o /dev/null -w '%{http_code}' -X "$1" -H "Authorization: Bearer $2" -H "Mcp-Session-Id: $3" "$U"; }
 INIT='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 INITED='{"jsonrpc":"2.0","method":"notifications/initialized"}'
 LIST='{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
