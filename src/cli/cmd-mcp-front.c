@@ -21,6 +21,7 @@
 #include "cli.h"
 
 #include "cli-audit.h"
+#include "cmd-mcp-front.h"
 #include "cmd-mcp-fsess.h"
 #include "cmd-mcp.h"
 #include "http/httpd.h"
@@ -39,133 +40,6 @@
 #include <sys/random.h>
 #include <time.h>
 
-#define FRONT_SESSIONS_MAX 256
-#define FRONT_HOSTS        3
-/* An answer not here by then goes out as an event stream (kept alive). */
-#define FRONT_JSON_WAIT_MS 10000
-/* 401s (and, apart, 413s and 429s) recorded per minute; the others are
- * counted in the next record. */
-#define FRONT_AUTH_RECORDS 20
-
-struct rate {
-	int64_t window;
-	unsigned recorded, suppressed;
-};
-
-struct front {
-	const char *policy, *server, *audit, *state_opt, *cwd, *cert, *key, *listen;
-	const char *origin_opt;
-	char **cmd;
-	unsigned max_sessions; /* per agent */
-	size_t max_request;
-	unsigned wait_s; /* for one answer of a session */
-	struct cd_state *state;
-	struct cd_audit *log;
-	pthread_mutex_t mu;  /* sessions, and the state connection */
-	pthread_mutex_t amu; /* the audit log, and the rates below */
-	struct rate auth;    /* token-refused */
-	struct rate refuse;  /* request-refused, session-refused */
-	struct fsession *sess[FRONT_SESSIONS_MAX];
-	char hostbuf[FRONT_HOSTS][300];
-	const char *hosts[FRONT_HOSTS + 1];
-	char origins[FRONT_HOSTS + 1][320];
-	int tls;
-};
-
-/* ---- records ------------------------------------------------------------ */
-
-/* One `mcp.front` record: action (session-open, session-close,
- * session-refused, request-refused, token-refused), the agent when known,
- * the decision and why; details name the peer, the token's id and the
- * session's first 8 characters (the id itself is a credential).  0 or
- * negative (the caller refuses what it was about to allow). */
-static int front_record(struct front *f, const struct cd_http_req *rq, const char *action,
-                        const char *agent, const char *token, const char *sid, const char *decision,
-                        const char *reason, unsigned suppressed)
-{
-	struct cd_record rec;
-	struct cd_err err = { 0, "" };
-	json_t *d = json_object();
-	char *details = NULL;
-	int r = -ENOMEM;
-
-	if (!d)
-		return r;
-	if (rq)
-		json_object_set_new(d, "peer", json_string(rq->peer));
-	if (token && *token)
-		json_object_set_new(d, "token", json_string(token));
-	if (sid && *sid)
-		json_object_set_new(d, "session", json_stringn(sid, 8));
-	if (suppressed)
-		json_object_set_new(d, "unrecorded_before", json_integer(suppressed));
-	if (!(details = json_dumps(d, JSON_COMPACT)))
-		goto out;
-	memset(&rec, 0, sizeof rec);
-	rec.kind = "mcp.front";
-	rec.agent = agent;
-	rec.action = action;
-	rec.target = "http";
-	rec.decision = decision;
-	rec.reason = reason;
-	rec.details_json = details;
-	pthread_mutex_lock(&f->amu);
-	r = cd_audit_append(f->log, &rec, NULL, &err);
-	pthread_mutex_unlock(&f->amu);
-	if (r < 0)
-		cli_warnf("audit log: %s", err.msg);
-out:
-	json_decref(d);
-	free(details);
-	return r;
-}
-
-/* Whether a record of rate may be written now (at most
- * FRONT_AUTH_RECORDS a minute: a flood must not fill the log): 1 with
- * *sup the number not written since, or 0 (counted). */
-static int rate_ok(struct front *f, struct rate *rt, unsigned *sup)
-{
-	int64_t now = (int64_t)time(NULL) / 60;
-	int r = 0;
-
-	pthread_mutex_lock(&f->amu);
-	if (now != rt->window) {
-		rt->window = now;
-		rt->recorded = 0;
-	}
-	if (rt->recorded >= FRONT_AUTH_RECORDS) {
-		rt->suppressed++;
-	} else {
-		rt->recorded++;
-		*sup = rt->suppressed;
-		rt->suppressed = 0;
-		r = 1;
-	}
-	pthread_mutex_unlock(&f->amu);
-	return r;
-}
-
-/* A 413 or 429 of an agent's, recorded at the rate of the 401s. */
-static void record_refused(struct front *f, const struct cd_http_req *rq, const char *action,
-                           const char *agent, const char *token, const char *why)
-{
-	unsigned sup = 0;
-
-	if (rate_ok(f, &f->refuse, &sup))
-		front_record(f, rq, action, agent, token, cd_http_header(rq, "Mcp-Session-Id"),
-		             "deny", why, sup);
-}
-
-/* A 401, recorded at the rate above. */
-static void record_401(struct front *f, const struct cd_http_req *rq, const char *why)
-{
-	unsigned sup = 0;
-
-	if (!rate_ok(f, &f->auth, &sup))
-		return;
-	front_record(f, rq, "token-refused", NULL, NULL, NULL, "deny", why, sup);
-}
-
 /* ---- who is asking ------------------------------------------------------ */
 
 static int origin_ok(struct front *f, const struct cd_http_req *rq)
@@ -183,6 +57,7 @@ static int origin_ok(struct front *f, const struct cd_http_req *rq)
 
 struct tok {
 	char id[64];
+	char hash[65];
 	char agent[128];
 	char policy[4096];
 };
@@ -225,6 +100,7 @@ static int authenticate(struct front *f, const struct cd_http_req *rq, struct to
 	pthread_mutex_lock(&f->mu);
 	r = st->ops->agent_token_find(st, hash, (int64_t)time(NULL), tok_cb, k, &err);
 	pthread_mutex_unlock(&f->mu);
+	memcpy(k->hash, hash, sizeof hash);
 	if (r < 0 && r != -ENOENT)
 		cli_warnf("token lookup: %s", err.msg);
 	if (r == 0 && k->agent[0])
@@ -274,16 +150,22 @@ static int spawn(struct front *f, struct fsess *s, const struct tok *k)
 	return fsess_start(s, argv);
 }
 
+/* Whether session o is id's, opened by token k (a session of another
+ * token, even of the same agent, is none: under f->mu). */
+static int sess_is(const struct fsession *o, const char *id, const struct tok *k)
+{
+	return o && !strcmp(o->id, id) && !strcmp(o->agent, k->agent) && !strcmp(o->token, k->id);
+}
+
 /* Take a session out of the table (the caller closes it). */
-static struct fsession *sess_take(struct front *f, const char *id, const char *agent)
+static struct fsession *sess_take(struct front *f, const char *id, const struct tok *k)
 {
 	struct fsession *x = NULL;
 	size_t i;
 
 	pthread_mutex_lock(&f->mu);
 	for (i = 0; i < FRONT_SESSIONS_MAX; i++)
-		if (f->sess[i] && !strcmp(f->sess[i]->id, id) &&
-		    !strcmp(f->sess[i]->agent, agent)) {
+		if (sess_is(f->sess[i], id, k)) {
 			x = f->sess[i];
 			f->sess[i] = NULL;
 			break;
@@ -305,11 +187,11 @@ static void sess_close(struct front *f, const struct cd_http_req *rq, struct fse
 	fsession_close(x);
 }
 
-/* A session of `agent` with `id`, with a reference; NULL when there is
- * none (an id of another agent's is none; a session whose process ended
+/* A session with `id` of token k, with a reference; NULL when there is
+ * none (an id of another token's is none; a session whose process ended
  * is closed now). */
 static struct fsession *sess_find(struct front *f, const struct cd_http_req *rq, const char *id,
-                                  const char *agent)
+                                  const struct tok *k)
 {
 	struct fsession *x = NULL;
 	size_t i;
@@ -317,10 +199,11 @@ static struct fsession *sess_find(struct front *f, const struct cd_http_req *rq,
 
 	pthread_mutex_lock(&f->mu);
 	for (i = 0; i < FRONT_SESSIONS_MAX && !x; i++)
-		if (f->sess[i] && !strcmp(f->sess[i]->id, id) && !strcmp(f->sess[i]->agent, agent))
+		if (sess_is(f->sess[i], id, k))
 			x = f->sess[i];
 	if (x) {
 		fsession_get(x);
+		atomic_store(&x->used, fsess_now_ms());
 		pthread_mutex_lock(&x->b->mu);
 		dead = x->b->dead;
 		pthread_mutex_unlock(&x->b->mu);
@@ -328,10 +211,52 @@ static struct fsession *sess_find(struct front *f, const struct cd_http_req *rq,
 	pthread_mutex_unlock(&f->mu);
 	if (x && dead) {
 		fsession_put(x);
-		sess_close(f, rq, sess_take(f, id, agent), "the session's gateway ended");
+		sess_close(f, rq, sess_take(f, id, k), "the session's gateway ended");
 		return NULL;
 	}
 	return x;
+}
+
+/* Why session x must end now (under f->mu): its token is no longer in
+ * force (revoked, expired, or not found), or it was idle too long; NULL
+ * while it may live.  A failed lookup ends it too (fail closed). */
+static const char *sess_expired(struct front *f, struct fsession *x, int64_t now)
+{
+	struct cd_store *st = cd_state_store(f->state);
+	struct cd_err err = { 0, "" };
+	struct tok k;
+	int r;
+
+	memset(&k, 0, sizeof k);
+	r = st->ops->agent_token_find(st, x->hash, (int64_t)time(NULL), tok_cb, &k, &err);
+	if (r < 0 && r != -ENOENT)
+		cli_warnf("token lookup: %s", err.msg);
+	if (r < 0 || !k.agent[0] || strcmp(k.id, x->token) || strcmp(k.agent, x->agent))
+		return r < 0 && r != -ENOENT ? "token lookup failed"
+		                             : "the session's token is revoked or expired";
+	if (!atomic_load(&x->streams) && now - atomic_load(&x->used) >= (int64_t)f->idle_ms)
+		return "idle (--session-idle)";
+	return NULL;
+}
+
+/* Close every session whose token is no longer in force, and the idle
+ * ones: their streams end, their processes stop, with a record each. */
+static void sess_sweep(struct front *f)
+{
+	struct fsession *gone[FRONT_SESSIONS_MAX];
+	const char *why[FRONT_SESSIONS_MAX];
+	int64_t now = fsess_now_ms();
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&f->mu);
+	for (i = 0; i < FRONT_SESSIONS_MAX; i++)
+		if (f->sess[i] && (why[n] = sess_expired(f, f->sess[i], now))) {
+			gone[n++] = f->sess[i];
+			f->sess[i] = NULL;
+		}
+	pthread_mutex_unlock(&f->mu);
+	for (i = 0; i < n; i++)
+		sess_close(f, NULL, gone[i], why[i]);
 }
 
 /* ---- answers ------------------------------------------------------------ */
@@ -499,6 +424,7 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 		cd_http_resp_text(rs, 500, "out of memory\n");
 		return NULL;
 	}
+	memcpy(x->hash, k->hash, sizeof x->hash);
 	x->shared = shared == 1;
 	x->first = !b->init;
 	if (x->first) /* before its reader starts */
@@ -584,7 +510,7 @@ fail:
 	if (w)
 		fsess_wait_done(x->b, w, 0);
 	fsession_put(x);
-	sess_close(f, rq, sess_take(f, x->id, k->agent), "initialize failed");
+	sess_close(f, rq, sess_take(f, x->id, k), "initialize failed");
 	return 0;
 }
 
@@ -671,7 +597,7 @@ static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 		cd_http_resp_text(rs, 400, "Bad Request: Mcp-Session-Id required\n");
 		return 0;
 	}
-	if (!(x = sess_find(f, rq, sid, k.agent))) {
+	if (!(x = sess_find(f, rq, sid, &k))) {
 		json_decref(msg);
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
@@ -713,7 +639,7 @@ static int delete_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_re
 	if (authenticate(f, rq, &k, rs) < 0)
 		return 0;
 	sid = cd_http_header(rq, "Mcp-Session-Id");
-	if (!sid || !(x = sess_take(f, sid, k.agent))) {
+	if (!sid || !(x = sess_take(f, sid, &k))) {
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
 	}
@@ -745,7 +671,7 @@ static int get_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp 
 		cd_http_resp_text(rs, 400, "Bad Request: Last-Event-ID is not one of ours\n");
 		return 0;
 	}
-	if (!(x = sess_find(f, rq, sid, k.agent))) {
+	if (!(x = sess_find(f, rq, sid, &k))) {
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
 	}
@@ -787,6 +713,7 @@ static const struct option front_opts[] = {
 	{ "allow-origin", required_argument, NULL, 'o' },
 	{ "max-sessions", required_argument, NULL, 'm' },
 	{ "max-request", required_argument, NULL, 'r' },
+	{ "session-idle", required_argument, NULL, 'i' },
 	{ "agent", required_argument, NULL, 'a' },
 	/* The stdio gateway's own (refused with --listen): the table is also
 	 * what `cordon mcp` completes. */
@@ -850,6 +777,14 @@ static int front_args(int argc, char **argv, struct front *f)
 			else
 				f->max_request = (size_t)v;
 			break;
+		case 'i':
+			if (cd_parse_duration_ms(optarg, &v) < 0 || v < 1000 ||
+			    v > 7ull * 24 * 3600 * 1000) {
+				cli_errorf("--session-idle '%s': a duration from 1s to 7d", optarg);
+				return CD_EXIT_USAGE;
+			}
+			f->idle_ms = v;
+			break;
 		case 'a':
 			cli_errorf("--agent is not given with --listen: each request's token names "
 			           "its "
@@ -907,6 +842,7 @@ int mcp_front_cmd(int argc, char **argv)
 	struct cd_httpd *h = NULL;
 	struct cd_err err = { 0, "" };
 	char addr[256];
+	struct timespec sweep = { FRONT_SWEEP_S, 0 };
 	sigset_t set;
 	size_t i;
 	int r, sig, rc = CD_EXIT_CORDON;
@@ -915,6 +851,7 @@ int mcp_front_cmd(int argc, char **argv)
 	f.max_sessions = 8;
 	f.max_request = 1u << 20;
 	f.wait_s = 660;
+	f.idle_ms = 30 * 60 * 1000;
 	if ((r = front_args(argc, argv, &f)) >= 0)
 		return r;
 	memset(&c, 0, sizeof c);
@@ -957,7 +894,11 @@ int mcp_front_cmd(int argc, char **argv)
 	fprintf(stderr, "cordon mcp: listening on %s/mcp\n", f.origins[0]);
 	/* SIGHUP: every session reloads its policy (as a stdio gateway
 	 * does); INT, TERM: the end. */
-	while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
+	while ((sig = sigtimedwait(&set, NULL, &sweep)) == SIGHUP || sig < 0) {
+		if (sig < 0) { /* a tick: tokens revoked or expired, idle sessions */
+			sess_sweep(&f);
+			continue;
+		}
 		pthread_mutex_lock(&f.mu);
 		for (i = 0; i < FRONT_SESSIONS_MAX; i++)
 			if (f.sess[i] && f.sess[i]->b->pid > 0)

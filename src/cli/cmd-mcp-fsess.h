@@ -74,9 +74,12 @@ struct fsess {
 struct fsession {
 	char id[65];
 	char agent[128];
-	char token[64];   /* the token's id (records) */
+	char token[64];   /* the token's id: only it may use the session */
+	char hash[65];    /* its hash (re-checked while the session lives) */
 	char version[16]; /* the protocol version of the initialize result */
 	char policy[4096];
+	atomic_llong used;  /* fsess_now_ms() of its last request (idle timeout) */
+	atomic_int streams; /* its streams open */
 	struct fsess *b;
 	int shared;
 	int first; /* the session that opened b (forwards initialized) */

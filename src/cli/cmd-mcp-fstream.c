@@ -23,6 +23,8 @@ struct fsession *fsession_new(const char *agent, const char *token, const char *
 	snprintf(x->policy, sizeof x->policy, "%s", policy);
 	x->b = b;
 	x->n = atomic_fetch_add(&session_count, 1) + 1;
+	atomic_init(&x->used, fsess_now_ms());
+	atomic_init(&x->streams, 0);
 	atomic_init(&x->refs, 1);
 	return x;
 }
@@ -212,6 +214,8 @@ static void pstream_done(void *ctx)
 	 * on a shared instance (whose events every session sees) is
 	 * dropped. */
 	fsess_wait_done(p->x->b, p->w, p->finished ? 0 : p->x->shared ? 2 : 1);
+	atomic_store(&p->x->used, fsess_now_ms());
+	atomic_fetch_sub(&p->x->streams, 1);
 	fsession_put(p->x);
 	json_decref(p->id);
 	free(p);
@@ -228,6 +232,7 @@ int fstream_post(struct fsession *x, struct fwait *w, json_t *id, int64_t deadli
 	p->w = w;
 	p->id = json_incref(id);
 	p->deadline = deadline;
+	atomic_fetch_add(&x->streams, 1);
 	rs->status = 200;
 	rs->sse.next = pstream_next;
 	rs->sse.done = pstream_done;
@@ -269,6 +274,8 @@ static void gstream_done(void *ctx)
 {
 	struct gstream *g = ctx;
 
+	atomic_store(&g->x->used, fsess_now_ms());
+	atomic_fetch_sub(&g->x->streams, 1);
 	fsession_put(g->x);
 	free(g);
 }
@@ -286,6 +293,7 @@ int fstream_get(struct fsession *x, uint64_t last, int replay, struct cd_http_re
 	g->gen = ++x->get_gen;
 	pthread_cond_broadcast(&x->b->cv);
 	pthread_mutex_unlock(&x->b->mu);
+	atomic_fetch_add(&x->streams, 1);
 	g->x = x;
 	g->last = last;
 	g->replay = replay;
