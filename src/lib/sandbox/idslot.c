@@ -226,6 +226,59 @@ static int status_has_uid(const char *text, uid_t uid)
 	return 0;
 }
 
+/* How many threads this /proc/PID/status text says the process has (1
+ * when the line is missing). */
+static long status_threads(const char *text)
+{
+	const char *f = strstr(text, "\nThreads:");
+
+	return f ? strtol(f + 9, NULL, 10) : 1;
+}
+
+/* Reads /proc/`pid`/`sub`status into buf (NUL-terminated): its length,
+ * or -1. */
+static ssize_t read_status(const char *pid, const char *sub, char *buf, size_t size)
+{
+	char p[96];
+	ssize_t len;
+	int fd;
+
+	if (snprintf(p, sizeof p, "/proc/%s/%sstatus", pid, sub) >= (int)sizeof p ||
+	    (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	return len;
+}
+
+/* Has a thread of process `pid` other than its leader `uid` among its
+ * ids, alive?  Credentials are per thread: one that changed its own with
+ * a raw setresuid (no C library broadcast) is not seen in the leader's
+ * status. */
+static int thread_has_uid(const char *pid, uid_t uid)
+{
+	char dir[64], sub[96], text[4096];
+	struct dirent *e;
+	DIR *d;
+	int found = 0;
+
+	if (snprintf(dir, sizeof dir, "/proc/%s/task", pid) >= (int)sizeof dir ||
+	    !(d = opendir(dir)))
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || strcmp(e->d_name, pid) == 0 ||
+		    snprintf(sub, sizeof sub, "task/%s/", e->d_name) >= (int)sizeof sub ||
+		    read_status(pid, sub, text, sizeof text) < 0)
+			continue;
+		found = status_has_uid(text, uid) && !strstr(text, "\nState:\tZ");
+	}
+	closedir(d);
+	return found;
+}
+
 /* The processes of `uid` this pid namespace shows, but `except` (our
  * keeper): the zombies (a killed run's keeper and sandbox init, which a
  * pid 1 that does not reap keeps for ever) with their pids in v, sorted
@@ -233,10 +286,12 @@ static int status_has_uid(const char *text, uid_t uid)
  * (RLIMIT_NPROC) misses a process of the id in a user namespace another
  * user owns (the kernel charges that namespace's owner), and /proc shows
  * every process of the pid namespaces below ours, under our own view of
- * its ids.  The number of zombies, or -1. */
+ * its ids.  A process with more than one thread has each thread's ids
+ * read too, and a zombie leader whose threads live counts as live.  The
+ * number of zombies, or -1. */
 static int uid_procs(uid_t uid, pid_t except, pid_t *v, int *live)
 {
-	char p[64], line[1024];
+	char text[4096];
 	struct dirent *e;
 	DIR *d = opendir("/proc");
 	int n = 0;
@@ -245,22 +300,22 @@ static int uid_procs(uid_t uid, pid_t except, pid_t *v, int *live)
 	if (!d)
 		return -1;
 	while ((e = readdir(d))) {
-		int fd;
-		ssize_t len;
+		int mine, zombie, threads;
 
 		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
-		    snprintf(p, sizeof p, "/proc/%s/status", e->d_name) >= (int)sizeof p ||
 		    strtol(e->d_name, NULL, 10) == except ||
-		    (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		    read_status(e->d_name, "", text, sizeof text) < 0)
 			continue;
-		len = read(fd, line, sizeof line - 1);
-		close(fd);
-		if (len <= 0)
+		mine = status_has_uid(text, uid);
+		zombie = strstr(text, "\nState:\tZ") != NULL;
+		threads = status_threads(text) > 1;
+		if (threads && ((mine && zombie) || thread_has_uid(e->d_name, uid))) {
+			++*live;
 			continue;
-		line[len] = '\0';
-		if (!status_has_uid(line, uid))
+		}
+		if (!mine)
 			continue;
-		if (!strstr(line, "\nState:\tZ")) {
+		if (!zombie) {
 			++*live;
 			continue;
 		}
