@@ -42,44 +42,76 @@ const char *const cd_host_run_names[] = {
 	".pre-commit-config.yaml",
 	".cursor",
 	".claude",
-	".npmrc",             /* node-options, script-shell: run by any npm command */
-	".yarnrc",            /* yarn-path: the yarn that runs */
-	".yarnrc.yml",        /* yarnPath, plugins: the same for yarn 2+ */
-	".pnpmfile.cjs",      /* pnpm's install hooks */
-	".pnpmfile.mjs",      /* ... */
-	".pnpmfile.js",       /* ... */
-	"bunfig.toml",        /* bun: preload scripts */
-	".mvn",               /* extensions.xml, jvm.config, wrapper/ (the maven mvnw runs) */
-	"lefthook.yml",       /* the commands lefthook's git hooks run */
-	"lefthook.yaml",      /* ... */
-	".lefthook.yml",      /* ... */
-	".lefthook.yaml",     /* ... */
-	"lefthook-local.yml", /* ... */
-	"mise.toml",          /* mise: env, tasks and hooks run on entering the directory */
-	".mise.toml",         /* ... */
-	"mise.local.toml",    /* ... */
-	".mise.local.toml",   /* ... */
-	".nvim.lua",          /* neovim's exrc */
-	".nvimrc",            /* ... */
-	".exrc",              /* vim's and neovim's exrc */
-	".vimrc",             /* ... read by vim's exrc too */
-	"gradle.properties",  /* org.gradle.jvmargs: the JVM any gradle command starts */
+	".npmrc",              /* node-options, script-shell: run by any npm command */
+	".yarnrc",             /* yarn-path: the yarn that runs */
+	".yarnrc.yml",         /* yarnPath, plugins: the same for yarn 2+ */
+	".pnpmfile.cjs",       /* pnpm's install hooks */
+	".pnpmfile.mjs",       /* ... */
+	".pnpmfile.js",        /* ... */
+	"bunfig.toml",         /* bun: preload scripts */
+	".mvn",                /* extensions.xml, jvm.config, wrapper/ (the maven mvnw runs) */
+	"lefthook.yml",        /* the commands lefthook's git hooks run */
+	"lefthook.yaml",       /* ... */
+	".lefthook.yml",       /* ... */
+	".lefthook.yaml",      /* ... */
+	"lefthook-local.yml",  /* ... */
+	"mise.toml",           /* mise: env, tasks and hooks run on entering the directory */
+	".mise.toml",          /* ... */
+	"mise.local.toml",     /* ... */
+	".mise.local.toml",    /* ... */
+	".nvim.lua",           /* neovim's exrc */
+	".nvimrc",             /* ... */
+	".exrc",               /* vim's and neovim's exrc */
+	".vimrc",              /* ... read by vim's exrc too */
+	"gradle.properties",   /* org.gradle.jvmargs: the JVM any gradle command starts */
+	".pdbrc",              /* python's pdb runs its lines: breakpoint(), pytest --pdb */
+	"pyvenv.cfg",          /* a virtualenv's home =: where its python loads the stdlib */
+	".pylintrc",           /* init-hook, load-plugins: run by editors on open */
+	"pylintrc",            /* ... */
+	"mypy.ini",            /* plugins = : run by editors on open */
+	".mypy.ini",           /* ... */
+	".rubocop.yml",        /* require: the same for ruby */
+	".irbrc",              /* irb loads the working directory's */
+	".pryrc",              /* ... pry */
+	".Rprofile",           /* R runs the working directory's at start */
+	".Renviron",           /* ... R_PROFILE_USER and friends */
+	".ghci",               /* ghci runs the working directory's */
+	".octaverc",           /* octave runs the working directory's */
+	".dir-locals.el",      /* emacs' directory variables (eval:) */
+	".devcontainer.json",  /* initializeCommand runs on the host */
+	"ansible.cfg",         /* vault_password_file, plugin paths: read from the cwd */
+	"rust-toolchain",      /* rustup: a toolchain path inside the tree */
+	"rust-toolchain.toml", /* ... */
+	".bazelrc",            /* bazel: startup options, a --host_jvm_args or a wrapper */
+	".jvmopts",            /* sbt: the JVM's options */
+	".sbtopts",            /* ... */
+	".tool-versions",      /* asdf and mise: the tools (and plugins) that run */
+	".lldbinit",           /* lldb's local init file */
 	NULL,
 };
 
 /* Keep tree-names.c's first-letter filter (cd_tree_host_run_path) in step:
- * the last components here start with one of "acgmpA". */
+ * the last components here start with one of "acghmpA".  A virtualenv is
+ * matched by its bin/ entries whatever the environment's directory is
+ * called (venv/, env/, .venv/ ...); its pyvenv.cfg is a host-run name. */
 const char *const cd_host_run_paths[] = {
 	".cargo/config.toml", /* build.rustc-wrapper, target runners: run by any cargo command */
 	".cargo/config",      /* ... its older name */
 	".config/mise.toml",  /* mise */
 	".mise/config.toml",  /* ... */
-	".venv/bin/python",   /* what editors run to find the interpreter */
-	".venv/bin/python3",  /* ... */
-	".venv/bin/activate", /* what the shell sources */
-	".venv/bin/activate.fish",                  /* ... fish's */
-	".venv/bin/activate.csh",                   /* ... csh's */
-	".venv/bin/Activate.ps1",                   /* ... PowerShell's */
+	"bin/python",         /* what editors run to find a virtualenv's interpreter */
+	"bin/python3",        /* ... */
+	"bin/python3.9",      /* ... and its versioned names */
+	"bin/python3.10",     /* ... */
+	"bin/python3.11",     /* ... */
+	"bin/python3.12",     /* ... */
+	"bin/python3.13",     /* ... */
+	"bin/python3.14",     /* ... */
+	"bin/activate",       /* what the shell sources */
+	"bin/activate.fish",  /* ... fish's */
+	"bin/activate.csh",   /* ... csh's */
+	"bin/Activate.ps1",   /* ... PowerShell's */
+	".hg/hgrc",           /* mercurial: [hooks] and [extensions] run on any hg command */
 	"gradle/wrapper/gradle-wrapper.properties", /* distributionUrl: the gradle gradlew runs */
 	NULL,
 };
@@ -112,6 +144,23 @@ const char *const cd_credential_files[] = {
 	"id_ecdsa_sk",
 	"id_ed25519_sk",
 	"*.key",
+	"*.p12",                              /* PKCS#12 key stores */
+	"*.pfx",                              /* ... */
+	"*.jks",                              /* java key stores */
+	"*.tfstate",                          /* terraform state: every resource's secrets */
+	"*.tfstate.backup",                   /* ... */
+	".my.cnf",                            /* mysql's password */
+	".vault-token",                       /* hashicorp vault */
+	".s3cfg",                             /* s3cmd's keys */
+	".boto",                              /* gsutil's and boto's keys */
+	".databrickscfg",                     /* databricks tokens */
+	".htpasswd",                          /* password hashes */
+	"client_secret.json",                 /* an OAuth client's secret */
+	".gem/credentials",                   /* rubygems' API key */
+	".m2/settings.xml",                   /* maven's server passwords */
+	".composer/auth.json",                /* composer's tokens */
+	".pulumi/credentials.json",           /* pulumi's tokens */
+	".terraform.d/credentials.tfrc.json", /* terraform cloud's tokens */
 	NULL,
 };
 

@@ -21,7 +21,8 @@ int cd_tree_is_host_run(const char *name)
 	size_t i;
 
 	/* the first letters of cd_host_run_names: most names cost one compare */
-	if (name[0] != '.' && name[0] != 'b' && name[0] != 'g' && name[0] != 'l' && name[0] != 'm')
+	if (name[0] != '.' && name[0] != 'a' && name[0] != 'b' && name[0] != 'g' &&
+	    name[0] != 'l' && name[0] != 'm' && name[0] != 'p' && name[0] != 'r')
 		return 0;
 	for (i = 0; cd_host_run_names[i]; i++) {
 		if (!strcmp(name, cd_host_run_names[i]))
@@ -43,9 +44,10 @@ static void fold_add(int dfd, struct fold *f, const char *name)
 /* Names the walk and the check after the run compare (the last component
  * of each path pattern, and the directories those pass through). */
 static const char *const fold_extra[] = {
-	"HEAD", "objects", "alternates", ".env",    ".ssh", ".docker", ".kube",
-	".aws", ".azure",  ".config",    "gcloud",  "gh",   ".cargo",  ".venv",
-	"bin",  ".mise",   "gradle",     "wrapper", NULL,
+	"HEAD",      "objects", "alternates",   ".env",    ".ssh", ".docker", ".kube",
+	".aws",      ".azure",  ".config",      "gcloud",  "gh",   ".cargo",  ".venv",
+	"bin",       ".mise",   "gradle",       "wrapper", ".hg",  ".gem",    ".m2",
+	".composer", ".pulumi", ".terraform.d", NULL,
 };
 
 /* Can this kernel have a casefolded directory at all?  Only with
@@ -110,8 +112,8 @@ int cd_tree_host_run_path(const char *path, size_t len, const char *name)
 {
 	size_t i;
 
-	if (name[0] != 'a' && name[0] != 'c' && name[0] != 'g' && name[0] != 'm' &&
-	    name[0] != 'p' && name[0] != 'A')
+	if (name[0] != 'a' && name[0] != 'c' && name[0] != 'g' && name[0] != 'h' &&
+	    name[0] != 'm' && name[0] != 'p' && name[0] != 'A')
 		return 0;
 	for (i = 0; cd_host_run_paths[i]; i++) {
 		const char *base = strrchr(cd_host_run_paths[i], '/') + 1;

@@ -74,7 +74,7 @@ struct walk {
 	size_t mount;           /* the mount being walked (plan->mounts[mount]) */
 	int stamp;              /* remember each directory's ctime (plan->dirs) */
 	size_t tree;            /* ... as part of plan->trees[tree] */
-	struct cred_pat cred[32];
+	struct cred_pat cred[64];
 	size_t ncred;
 	/* Hard links, across every bound tree (a name in one tree reads and
 	 * writes the same bytes as a name in another): */
