@@ -432,8 +432,7 @@ static int ask_opening(int fd, json_t *req, json_t **ret)
 		goto out;
 	json_decref(rep);
 	rep = NULL;
-	if (cli_warm_recv(fd, &rep) < 0 ||
-	    !json_is_string(json_object_get(rep, "error")) ||
+	if (cli_warm_recv(fd, &rep) < 0 || !json_is_string(json_object_get(rep, "error")) ||
 	    strcmp(json_string_value(json_object_get(rep, "error")), "unknown request") != 0)
 		goto out;
 	json_decref(rep);
@@ -488,8 +487,7 @@ static int warm_append(void *ctx, const struct cd_record *r, size_t n, int lazy,
 		return cd_err_set(err, -ENOMEM, "out of memory");
 	}
 	if (ask_opening(w->fd, req, &rep) == 0 &&
-	    json_is_integer(last = json_object_get(rep, "last")) &&
-	    json_integer_value(last) > 0) {
+	    json_is_integer(last = json_object_get(rep, "last")) && json_integer_value(last) > 0) {
 		if (ret_last)
 			*ret_last = (uint64_t)json_integer_value(last);
 		json_decref(rep);
