@@ -300,6 +300,7 @@ struct warm {
 	char db[CD_PATH_MAX], key[CD_PATH_MAX], cp[CD_PATH_MAX];
 	struct cd_audit_opts o;
 	struct cd_audit *cold; /* opened after the service failed */
+	json_t *open;          /* the log to open, sent with the first append */
 };
 
 static int used_cold; /* a record of this process went the cold way */
@@ -403,6 +404,52 @@ static int ask(int fd, json_t *req, json_t **ret)
 	return 0;
 }
 
+/* A run's first append, which carries its open.  A service started by
+ * an older cordon (still running after an upgrade, until it idles out)
+ * knows only a separate open: it says "append before open" (and then,
+ * always, "unknown request" too, read here), and the open is then sent
+ * on its own, then the append again. */
+static int ask_opening(int fd, json_t *req, json_t **ret)
+{
+	json_t *o = json_incref(json_object_get(req, "open")), *rep = NULL;
+	const char *why;
+	int r;
+
+	if (!o)
+		return ask(fd, req, ret);
+	r = cli_warm_send(fd, req);
+	if (r == 0)
+		r = cli_warm_recv(fd, &rep);
+	if (r == 0 && json_object_get(rep, "ok") == json_true()) {
+		*ret = rep;
+		goto out;
+	}
+	why = json_string_value(json_object_get(rep, "error"));
+	r = -EPROTO;
+	if (!why || strcmp(why, "append before open") != 0 ||
+	    json_object_set_new(o, "op", json_string("open")) < 0 ||
+	    json_object_del(req, "open") < 0)
+		goto out;
+	json_decref(rep);
+	rep = NULL;
+	if (cli_warm_recv(fd, &rep) < 0 || !json_is_string(json_object_get(rep, "error")) ||
+	    strcmp(json_string_value(json_object_get(rep, "error")), "unknown request") != 0)
+		goto out;
+	json_decref(rep);
+	rep = NULL;
+	r = ask(fd, json_incref(o), &rep);
+	if (r == 0)
+		r = ask(fd, json_incref(req), ret);
+out:
+	json_decref(o);
+	json_decref(req);
+	if (rep && r < 0)
+		json_decref(rep);
+	else if (rep && *ret != rep)
+		json_decref(rep);
+	return r;
+}
+
 static int cold_append(struct warm *w, const struct cd_record *r, size_t n, int lazy,
                        uint64_t *ret_last, struct cd_err *err)
 {
@@ -427,6 +474,11 @@ static int warm_append(void *ctx, const struct cd_record *r, size_t n, int lazy,
 		return cold_append(w, r, n, lazy, ret_last, err);
 	req = json_pack("{s:s, s:b, s:[]}", "op", "append", "lazy", lazy, "recs");
 	recs = json_object_get(req, "recs");
+	/* The open rides with the first append (the run's intent): no
+	 * round trip of its own before the sandbox is built. */
+	if (req && w->open && json_object_set_new(req, "open", w->open) < 0)
+		recs = NULL;
+	w->open = NULL;
 	for (i = 0; recs && i < n; i++)
 		if (json_array_append_new(recs, cli_warm_record_json(&r[i])) < 0)
 			recs = NULL;
@@ -434,8 +486,8 @@ static int warm_append(void *ctx, const struct cd_record *r, size_t n, int lazy,
 		json_decref(req);
 		return cd_err_set(err, -ENOMEM, "out of memory");
 	}
-	if (ask(w->fd, req, &rep) == 0 && json_is_integer(last = json_object_get(rep, "last")) &&
-	    json_integer_value(last) > 0) {
+	if (ask_opening(w->fd, req, &rep) == 0 &&
+	    json_is_integer(last = json_object_get(rep, "last")) && json_integer_value(last) > 0) {
 		if (ret_last)
 			*ret_last = (uint64_t)json_integer_value(last);
 		json_decref(rep);
@@ -456,6 +508,7 @@ static void warm_close(void *ctx)
 
 	if (w->fd >= 0)
 		close(w->fd);
+	json_decref(w->open);
 	cd_audit_close(w->cold);
 	free(w);
 }
@@ -482,8 +535,7 @@ int cli_warm_audit_open(const char *db, const struct cd_audit_opts *o, struct cd
 {
 	struct cd_audit_remote rm;
 	struct warm *w;
-	json_t *rep = NULL, *id;
-	int fd, r, fresh;
+	int fd, fresh;
 
 	used_cold = 1;
 	if (!cli_warm_enabled() || o->read_only)
@@ -509,23 +561,21 @@ int cli_warm_audit_open(const char *db, const struct cd_audit_opts *o, struct cd
 	w->o.key_path = o->key_path ? w->key : NULL;
 	/* no key, no checkpoints: the file is not named to the service */
 	w->o.checkpoint_out = o->checkpoint_out && o->key_path ? w->cp : NULL;
-	r = ask(fd,
-	        json_pack("{s:s, s:s, s:s?, s:s?, s:I, s:I}", "op", "open", "audit", db, "key",
-	                  o->key_path, "cp", w->o.checkpoint_out, "every",
-	                  (json_int_t)o->checkpoint_every, "secs", (json_int_t)o->checkpoint_secs),
-	        &rep);
-	if (r < 0 || !json_is_string(id = json_object_get(rep, "log_id")))
-		goto cold;
+	/* Nothing is asked yet: the service opens the log with the first
+	 * append, and a refusal then sends that append (and the rest) cold. */
+	w->open = json_pack("{s:s, s:s?, s:s?, s:I, s:I}", "audit", db, "key", o->key_path, "cp",
+	                    w->o.checkpoint_out, "every", (json_int_t)o->checkpoint_every, "secs",
+	                    (json_int_t)o->checkpoint_secs);
 	rm.append = warm_append;
 	rm.close = warm_close;
 	rm.ctx = w;
-	if (cd_audit_open_remote(db, json_string_value(id), &rm, ret, NULL) < 0)
+	if (!w->open || cd_audit_open_remote(db, NULL, &rm, ret, NULL) < 0)
 		goto cold;
-	json_decref(rep);
 	used_cold = 0;
 	return 0;
 cold:
-	json_decref(rep);
+	if (w)
+		json_decref(w->open);
 	free(w);
 	close(fd);
 	return 1;

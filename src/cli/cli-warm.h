@@ -14,7 +14,10 @@
  * Messages: a 32-bit little-endian length, then one JSON object, at most
  * CLI_WARM_FRAME_MAX bytes.  open {op, audit, key, cp, every, secs} ->
  * {ok, log_id} | {ok:false, error}; append {op, lazy, recs:[...]} ->
- * {ok, last} once durable (lazy: committed) | {ok:false, error}. */
+ * {ok, last} once durable (lazy: committed) | {ok:false, error}.  A
+ * run's first append carries its open, {op:"append", open:{audit, key,
+ * cp, every, secs}, lazy, recs}: one round trip, not two, and none before
+ * the sandbox is built (the intent is sent while the child builds it). */
 #ifndef CD_CLI_WARM_H
 #define CD_CLI_WARM_H
 

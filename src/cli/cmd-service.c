@@ -180,6 +180,30 @@ static int handle_open(struct svc *s, struct client *c, json_t *req)
 	return 0;
 }
 
+/* An append that carries its log ({open: {audit, key, cp, every, secs}},
+ * the client's first): the log opened (or found) as an open request
+ * does.  1 go on, 0 answered (refused). */
+static int open_with(struct svc *s, struct client *c, json_t *req)
+{
+	json_t *o = json_object_get(req, "open");
+	struct cd_err err = { 0, "" };
+	int i;
+
+	if (!o)
+		return 1;
+	if (!json_is_object(o) || json_object_get(o, "op")) {
+		reply_err(c, "malformed open request");
+		return 0;
+	}
+	i = log_get(s, o, &err);
+	if (i < 0) {
+		reply_err(c, err.msg);
+		return 0;
+	}
+	c->log = i;
+	return 1;
+}
+
 /* Commit every pending append of one log in one transaction, then answer
  * each: the seq of its last record.  A lazy request rides in the durable
  * group (durable is more than it asked for). */
@@ -203,6 +227,8 @@ static void commit_group(struct svc *s, int li, struct pend *p, size_t np)
 		for (j = 0; j < p[i].n; j++)
 			cli_warm_record_from(json_array_get(a, j), &recs[k++]);
 	}
+	if (r == 0 && !s->logs[li].a)
+		r = cd_err_set(&err, -ESTALE, "the log was closed meanwhile");
 	if (r == 0)
 		r = cd_audit_append_many(s->logs[li].a, recs, total, &last, &err);
 	for (i = 0; i < np; i++) {
@@ -341,10 +367,13 @@ static void turn(struct svc *s, struct epoll_event *ev, int nev)
 		op = r ? json_string_value(json_object_get(req, "op")) : NULL;
 		if (r && op && strcmp(op, "open") == 0)
 			handle_open(s, c, req);
-		else if (r && op && strcmp(op, "append") == 0 && check_append(c, req)) {
-			p[np].c = c;
-			p[np++].req = req;
-			continue;
+		else if (r && op && strcmp(op, "append") == 0) {
+			/* one answer per request: a refusal is the answer */
+			if (open_with(s, c, req) && check_append(c, req)) {
+				p[np].c = c;
+				p[np++].req = req;
+				continue;
+			}
 		} else if (r)
 			reply_err(c, "unknown request");
 		json_decref(req);

@@ -95,5 +95,16 @@ int main(void)
 
 	cd_audit_close(a);
 	is_int(h.closed, 1, "close reaches the hook once");
+
+	/* No log id yet: the service opens the log with the first append. */
+	a = NULL;
+	is_int(cd_audit_open_remote("/x/audit.db", NULL, &rm, &a, &err), 0,
+	       "a remote log opens without a log id");
+	is_str(cd_audit_log_id(a), "", "whose id is empty");
+	r[0].kind = "run.intent";
+	ok(cd_audit_append(a, &r[0], &seq, &err) == 0 && h.calls == 5 && seq == 42,
+	   "and appends through the hook");
+	cd_audit_close(a);
+	is_int(h.closed, 2, "then closes");
 	return tap_done();
 }

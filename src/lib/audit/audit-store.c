@@ -146,18 +146,20 @@ int cd_audit_open_remote(const char *db_path, const char *log_id, const struct c
 	struct cd_audit *a;
 	unsigned char id[CD_AUDIT_LOG_ID_LEN / 2];
 
-	if (!db_path || !log_id || !rm || !rm->append)
+	if (!db_path || !rm || !rm->append)
 		return cd_err_set(err, -EINVAL, "no remote audit log");
-	if (strlen(log_id) != CD_AUDIT_LOG_ID_LEN ||
-	    cd_audit_unhex(log_id, CD_AUDIT_LOG_ID_LEN, id, sizeof id) < 0)
+	if (log_id && (strlen(log_id) != CD_AUDIT_LOG_ID_LEN ||
+	               cd_audit_unhex(log_id, CD_AUDIT_LOG_ID_LEN, id, sizeof id) < 0))
 		return cd_err_set(err, -CD_E_PARSE, "audit log: malformed log id");
 	a = calloc(1, sizeof *a);
 	if (!a || !(a->path = strdup(db_path))) {
 		free(a);
 		return cd_err_set(err, -ENOMEM, "out of memory");
 	}
-	memcpy(a->log_id, log_id, CD_AUDIT_LOG_ID_LEN);
-	cd_audit_genesis(a->log_id, a->genesis);
+	if (log_id) {
+		memcpy(a->log_id, log_id, CD_AUDIT_LOG_ID_LEN);
+		cd_audit_genesis(a->log_id, a->genesis);
+	}
 	a->remote = *rm;
 	*ret = a;
 	return 0;

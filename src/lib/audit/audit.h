@@ -184,7 +184,9 @@ void cd_audit_close(struct cd_audit *a);
  * the last one; may be NULL); records are checked here before it is
  * called.  `close` (may be NULL) is called by cd_audit_close.  Such a log
  * answers appends only: query, size, sync and wait fail with -ENOTSUP,
- * checkpoints with -ENOKEY. */
+ * checkpoints with -ENOKEY.  log_id may be NULL (not known to this
+ * process: the other one opens the log with the first append); then
+ * cd_audit_log_id() is "". */
 struct cd_audit_remote {
 	int (*append)(void *ctx, const struct cd_record *r, size_t n, int lazy, uint64_t *ret_last,
 	              struct cd_err *err);
