@@ -389,8 +389,10 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 	const char *pol = k->policy[0] ? k->policy : f->policy;
 	struct fsession *x = NULL;
 	struct fsess *b = NULL;
+	struct flimits lim;
 	size_t i, mine = 0, slot = FRONT_SESSIONS_MAX;
 
+	front_limits(f, pol, k->agent, &lim);
 	pthread_mutex_lock(&f->mu);
 	for (i = 0; i < FRONT_SESSIONS_MAX; i++) {
 		struct fsession *o = f->sess[i];
@@ -402,12 +404,14 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 			slot = i;
 		}
 	}
-	if (mine >= f->max_sessions || slot == FRONT_SESSIONS_MAX) {
+	if (mine >= lim.max_sessions || slot == FRONT_SESSIONS_MAX) {
+		char why[96];
 		pthread_mutex_unlock(&f->mu);
 		fsess_put(b);
+		snprintf(why, sizeof why, "too many sessions for this agent (max_sessions %u, %s)",
+		         lim.max_sessions, lim.sessions_src);
 		record_refused(f, rq, "session-refused", k->agent, k->id,
-		               mine >= f->max_sessions ? "too many sessions for this agent"
-		                                       : "too many sessions");
+		               mine >= lim.max_sessions ? why : "too many sessions");
 		cd_http_resp_text(rs, 429, "too many sessions for this agent\n");
 		return NULL;
 	}
@@ -558,9 +562,28 @@ static void post_other(struct fsession *x, json_t *msg, struct cd_http_resp *rs)
 	fsession_put(x);
 }
 
+/* The tools/call requests in a message or a batch. */
+static unsigned tool_calls(json_t *msg)
+{
+	const char *m = json_string_value(json_object_get(msg, "method"));
+	unsigned n = 0;
+	json_t *el;
+	size_t i;
+
+	if (!json_is_array(msg))
+		return m && !strcmp(m, "tools/call");
+	json_array_foreach(msg, i, el)
+	{
+		m = json_string_value(json_object_get(el, "method"));
+		n += m && !strcmp(m, "tools/call");
+	}
+	return n;
+}
+
 static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
 {
 	struct front *f = ctx;
+	struct flimits lim;
 	struct tok k;
 	json_t *msg, *id, *meth;
 	const char *sid, *m;
@@ -569,8 +592,12 @@ static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 
 	if (authenticate(f, rq, &k, rs) < 0)
 		return 0;
-	if (rq->body_len > f->max_request) {
-		record_refused(f, rq, "request-refused", k.agent, k.id, "request too large");
+	front_limits(f, k.policy[0] ? k.policy : f->policy, k.agent, &lim);
+	if (rq->body_len > lim.max_request) {
+		char why[96];
+		snprintf(why, sizeof why, "request too large (max_request %zu, %s)",
+		         lim.max_request, lim.request_src);
+		record_refused(f, rq, "request-refused", k.agent, k.id, why);
 		cd_http_resp_text(rs, 413, "request too large\n");
 		return 0;
 	}
@@ -602,6 +629,17 @@ static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
 	}
+	if (!front_calls_ok(f, k.agent, tool_calls(msg), lim.max_cpm)) {
+		char why[96];
+		snprintf(why, sizeof why, "too many tool calls (max_calls_per_minute %u, policy)",
+		         lim.max_cpm);
+		record_refused(f, rq, "request-refused", k.agent, k.id, why);
+		reply_error(rs, 429, json_is_object(msg) ? id : NULL, -32000,
+		            "cordon: too many tool calls for this agent this minute");
+		fsession_put(x);
+		json_decref(msg);
+		return 0;
+	}
 	if (json_is_array(msg))
 		r = post_batch(f, x, msg, rs);
 	else if (meth && id)
@@ -619,13 +657,16 @@ static void refused(void *ctx, const struct cd_http_req *rq, int status)
 	struct front *f = ctx;
 	struct cd_http_resp rs;
 	struct tok k;
+	char why[96];
 
 	if (status != 413)
 		return;
 	memset(&rs, 0, sizeof rs);
 	cd_buf_init(&rs.body, 4096);
+	snprintf(why, sizeof why, "request too large (over %zu, the largest max_request)",
+	         f->ceiling);
 	if (authenticate(f, rq, &k, &rs) == 0)
-		record_refused(f, rq, "request-refused", k.agent, k.id, "request too large");
+		record_refused(f, rq, "request-refused", k.agent, k.id, why);
 	cd_buf_release(&rs.body);
 }
 
@@ -765,9 +806,9 @@ static int front_args(int argc, char **argv, struct front *f)
 			break;
 		case 'm':
 		case 'r':
-			if (cd_parse_u64(optarg, strlen(optarg), c == 'm' ? 256 : 16u << 20, &v) <
-			            0 ||
-			    v < 1) {
+			if ((c == 'm' ? cd_parse_u64(optarg, strlen(optarg), 256, &v)
+			              : cd_parse_size(optarg, 0, &v)) < 0 ||
+			    v < 1 || v > (c == 'm' ? 256u : 16u << 20)) {
 				cli_errorf("--%s '%s': out of range",
 				           c == 'm' ? "max-sessions" : "max-request", optarg);
 				return CD_EXIT_USAGE;
@@ -867,13 +908,16 @@ int mcp_front_cmd(int argc, char **argv)
 	}
 	pthread_mutex_init(&f.mu, NULL);
 	pthread_mutex_init(&f.amu, NULL);
+	pthread_mutex_init(&f.lmu, NULL);
+	f.ceiling = f.max_request;
+	f.ceiling = front_ceiling(&f);
 	f.tls = f.cert != NULL;
 	/* A placeholder no Host header can equal until the port is known. */
 	f.hosts[0] = "\001";
 	c.addr = addr;
 	c.tls_cert = f.cert;
 	c.tls_key = f.key;
-	c.max_body = f.max_request;
+	c.max_body = f.ceiling;
 	c.hosts = f.hosts;
 	c.routes = routes;
 	c.nroutes = sizeof routes / sizeof routes[0];
@@ -899,6 +943,7 @@ int mcp_front_cmd(int argc, char **argv)
 			sess_sweep(&f);
 			continue;
 		}
+		front_limits_reload(&f);
 		pthread_mutex_lock(&f.mu);
 		for (i = 0; i < FRONT_SESSIONS_MAX; i++)
 			if (f.sess[i] && f.sess[i]->b->pid > 0)
@@ -916,7 +961,9 @@ out:
 	if (f.log)
 		cd_audit_sync(f.log, &err);
 	cd_audit_close(f.log);
+	front_limits_free(&f);
 	pthread_mutex_destroy(&f.mu);
 	pthread_mutex_destroy(&f.amu);
+	pthread_mutex_destroy(&f.lmu);
 	return rc;
 }
