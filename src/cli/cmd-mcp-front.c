@@ -305,7 +305,7 @@ static int request(struct front *f, struct fsession *x, json_t *msg, json_t *id,
 	/* A shared instance's sessions each have their batch key. */
 	snprintf(bkey, sizeof bkey, x->shared ? FSESS_BATCH_KEY ":s%llu" : FSESS_BATCH_KEY,
 	         (unsigned long long)x->n);
-	w = out ? fsess_wait_add(x->b, wid, bkey) : NULL;
+	w = out ? fsess_wait_add(x->b, &x->v, wid, bkey) : NULL;
 	if (!w) {
 		int busy = out && errno == EBUSY;
 		json_decref(out);
@@ -380,6 +380,18 @@ static int policy_shared(struct front *f, const char *path)
 	return r;
 }
 
+/* Whether a shared instance takes new sessions: its gateway has not
+ * ended (under f->mu). */
+static int joinable(struct fsess *b)
+{
+	int r;
+
+	pthread_mutex_lock(&b->mu);
+	r = !b->dead;
+	pthread_mutex_unlock(&b->mu);
+	return r;
+}
+
 /* A new session in the table within the agent's limit, on a new process
  * or on the agent's shared one (same policy): with a reference of the
  * caller's besides the table's; NULL when over (429 in rs). */
@@ -391,6 +403,7 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 	struct fsess *b = NULL;
 	struct flimits lim;
 	size_t i, mine = 0, slot = FRONT_SESSIONS_MAX;
+	int first;
 
 	front_limits(f, pol, k->agent, &lim);
 	pthread_mutex_lock(&f->mu);
@@ -398,7 +411,8 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 		struct fsession *o = f->sess[i];
 		if (o && !strcmp(o->agent, k->agent)) {
 			mine++;
-			if (shared == 1 && o->shared && !b && !strcmp(o->policy, pol) && o->b->init)
+			if (shared == 1 && o->shared && !b && !strcmp(o->policy, pol) &&
+			    joinable(o->b))
 				fsess_get(b = o->b);
 		} else if (!o && slot == FRONT_SESSIONS_MAX) {
 			slot = i;
@@ -415,6 +429,9 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 		cd_http_resp_text(rs, 429, "too many sessions for this agent\n");
 		return NULL;
 	}
+	/* A shared instance starts once (its first session's initialize),
+	 * under f->mu: the others join it, started or starting. */
+	first = !b;
 	if (!b)
 		b = fsess_new(k->agent, k->id);
 	if (b)
@@ -430,7 +447,7 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 	}
 	memcpy(x->hash, k->hash, sizeof x->hash);
 	x->shared = shared == 1;
-	x->first = !b->init;
+	x->first = first;
 	if (x->first) /* before its reader starts */
 		b->shared = x->shared;
 	f->sess[slot] = x;
@@ -441,11 +458,25 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 
 /* A later session of a shared instance: the instance's initialize
  * result, under the client's id. */
-static int join_shared(struct fsession *x, json_t *id, struct cd_http_resp *rs)
+static int join_shared(struct front *f, struct fsession *x, json_t *id, struct cd_http_resp *rs)
 {
-	json_t *a = json_deep_copy(x->b->init);
-	json_t *v = json_object_get(json_object_get(a, "result"), "protocolVersion");
+	int64_t deadline = fsess_now_ms() + (int64_t)f->wait_s * 1000;
+	struct fsess *b = x->b;
+	json_t *a, *v;
 	int r;
+
+	/* Its first session may still be starting it: wait for its answer
+	 * (init, set once) or its end. */
+	pthread_mutex_lock(&b->mu);
+	while (!b->init && !b->dead && fsess_now_ms() < deadline)
+		fsess_cv_wait(b, 1000);
+	a = b->init ? json_deep_copy(b->init) : NULL;
+	pthread_mutex_unlock(&b->mu);
+	if (!a) {
+		cd_http_resp_text(rs, 502, "the shared instance did not start\n");
+		return -1;
+	}
+	v = json_object_get(json_object_get(a, "result"), "protocolVersion");
 
 	snprintf(x->version, sizeof x->version, "%s",
 	         json_is_string(v) ? json_string_value(v) : "");
@@ -478,13 +509,13 @@ static int open_session(struct front *f, const struct cd_http_req *rq, const str
 		goto fail;
 	}
 	if (!x->first) {
-		if (join_shared(x, id, rs) < 0)
+		if (join_shared(f, x, id, rs) < 0)
 			goto fail;
 		fsession_put(x);
 		return 0;
 	}
 	if (spawn(f, x->b, k) < 0 || !(out = fsession_out(x, msg)) ||
-	    !(w = fsess_wait_add(x->b, json_object_get(out, "id"), FSESS_BATCH_KEY)) ||
+	    !(w = fsess_wait_add(x->b, &x->v, json_object_get(out, "id"), FSESS_BATCH_KEY)) ||
 	    fsess_send(x->b, out) < 0 ||
 	    (r = fsess_wait(x->b, w, fsess_now_ms() + (int64_t)f->wait_s * 1000, 0)) != 1) {
 		cd_http_resp_text(rs, r == 0 ? 504 : 502, "the session's gateway did not start\n");
@@ -500,10 +531,11 @@ static int open_session(struct front *f, const struct cd_http_req *rq, const str
 	         json_is_string(v) ? json_string_value(v) : "");
 	if (reply_json(rs, w->ans) < 0 || cd_http_resp_header(rs, "Mcp-Session-Id", x->id) < 0)
 		goto fail;
-	if (x->shared) {
-		pthread_mutex_lock(&f->mu); /* sess_add reads it under f->mu */
+	if (x->shared) { /* the sessions waiting in join_shared go on */
+		pthread_mutex_lock(&x->b->mu);
 		x->b->init = json_incref(w->ans);
-		pthread_mutex_unlock(&f->mu);
+		pthread_cond_broadcast(&x->b->cv);
+		pthread_mutex_unlock(&x->b->mu);
 	}
 	json_decref(out);
 	fsess_wait_done(x->b, w, 0);
@@ -513,8 +545,10 @@ fail:
 	json_decref(out);
 	if (w)
 		fsess_wait_done(x->b, w, 0);
-	fsession_put(x);
+	if (x->first && x->shared) /* the sessions joining it fail too */
+		fsess_stop(x->b);
 	sess_close(f, rq, sess_take(f, x->id, k), "initialize failed");
+	fsession_put(x);
 	return 0;
 }
 
