@@ -693,6 +693,12 @@ static void refused(void *ctx, const struct cd_http_req *rq, int status)
 	struct tok k;
 	char why[96];
 
+	if (status == 408) { /* cut before its headers were complete: no agent */
+		snprintf(why, sizeof why, "request not complete within %us (--request-deadline)",
+		         f->request_s);
+		record_refused(f, rq, "request-refused", NULL, NULL, why);
+		return;
+	}
 	if (status != 413)
 		return;
 	memset(&rs, 0, sizeof rs);
@@ -789,6 +795,7 @@ static const struct option front_opts[] = {
 	{ "max-sessions", required_argument, NULL, 'm' },
 	{ "max-request", required_argument, NULL, 'r' },
 	{ "session-idle", required_argument, NULL, 'i' },
+	{ "request-deadline", required_argument, NULL, 'D' },
 	{ "agent", required_argument, NULL, 'a' },
 	/* The stdio gateway's own (refused with --listen): the table is also
 	 * what `cordon mcp` completes. */
@@ -860,6 +867,14 @@ static int front_args(int argc, char **argv, struct front *f)
 			}
 			f->idle_ms = v;
 			break;
+		case 'D':
+			if (cd_parse_duration_ms(optarg, &v) < 0 || v < 1000 || v > 3600 * 1000) {
+				cli_errorf("--request-deadline '%s': a duration from 1s to 1h",
+				           optarg);
+				return CD_EXIT_USAGE;
+			}
+			f->request_s = (unsigned)(v / 1000);
+			break;
 		case 'a':
 			cli_errorf("--agent is not given with --listen: each request's token names "
 			           "its "
@@ -927,6 +942,7 @@ int mcp_front_cmd(int argc, char **argv)
 	f.max_request = 1u << 20;
 	f.wait_s = 660;
 	f.idle_ms = 30 * 60 * 1000;
+	f.request_s = CD_HTTPD_REQUEST_S;
 	if ((r = front_args(argc, argv, &f)) >= 0)
 		return r;
 	memset(&c, 0, sizeof c);
@@ -958,6 +974,7 @@ int mcp_front_cmd(int argc, char **argv)
 	c.ctx = &f;
 	c.refused = refused;
 	c.timeout_s = f.wait_s + 30;
+	c.request_s = f.request_s;
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);

@@ -44,8 +44,9 @@ struct front {
 	char **cmd;
 	unsigned max_sessions; /* per agent */
 	size_t max_request;
-	unsigned wait_s;  /* for one answer of a session */
-	uint64_t idle_ms; /* a session without requests or streams ends */
+	unsigned wait_s;    /* for one answer of a session */
+	uint64_t idle_ms;   /* a session without requests or streams ends */
+	unsigned request_s; /* one request's headers and body (--request-deadline) */
 	struct cd_state *state;
 	struct cd_audit *log;
 	pthread_mutex_t mu;  /* sessions, and the state connection */
