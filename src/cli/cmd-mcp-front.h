@@ -67,6 +67,10 @@ struct front {
 	struct fcalls calls[FRONT_SESSIONS_MAX];
 };
 
+/* The options of `cordon mcp --listen` into f: -1 to go on, else the exit
+ * status (usage, --help). */
+int front_args(int argc, char **argv, struct front *f);
+
 /* An agent's limits: its policy's mcp_front: values, else the flags. */
 struct flimits {
 	unsigned max_sessions;
