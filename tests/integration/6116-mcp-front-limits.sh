@@ -129,4 +129,7 @@ for bad in 'max_sessions: 0' 'max_sessions: 300' 'max_request: 17M' 'max_request
 	nok "policy lint refuses mcp_front: {$bad}" "$CORDON" policy lint "$D/bad.yaml"
 done
 ok "... and takes the good file (the positive control)" "$CORDON" policy lint "$D/policy.yaml"
+"$CORDON" policy matrix "$D/policy.yaml" >"$D/matrix"
+ok "policy matrix shows alice's limits" grep -q '^  alice: max_sessions 1, max_request 4096, max_calls_per_minute 3$' "$D/matrix"
+ok "... and bob's (the flags where he sets none)" grep -q '^  bob: max_sessions (flag), max_request 65536, max_calls_per_minute none$' "$D/matrix"
 done_testing
