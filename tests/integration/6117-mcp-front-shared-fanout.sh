@@ -110,11 +110,15 @@ is "$(grep -c '"reason":"initialize (shared instance)"' "$D/rec")" 5 "... five j
 
 # GET streams of sessions 2 to 4; session 1 calls bcast.
 for n in 2 3 4; do
-	curl -s -N --max-time 6 -o "$D/get.$n" -H "Authorization: Bearer $A" -H "Mcp-Session-Id: $(cat "$D/sid.$n")" \
-		-H 'Accept: text/event-stream' "$U" &
+	curl -s -N --max-time 60 -o "$D/get.$n" -D "$D/get.$n.hdr" -H "Authorization: Bearer $A" \
+		-H "Mcp-Session-Id: $(cat "$D/sid.$n")" -H 'Accept: text/event-stream' "$U" &
 	GP="$GP $!"
 done
-sleep 1.5
+i=0 # each stream open (its headers in) before the server notifies
+while [ $i -lt 100 ] && ! { [ -s "$D/get.2.hdr" ] && [ -s "$D/get.3.hdr" ] && [ -s "$D/get.4.hdr" ]; }; do
+	sleep 0.1
+	i=$((i + 1))
+done
 call() { echo '{"jsonrpc":"2.0","id":'"$1"',"method":"tools/call","params":{"name":"'"$2"'","arguments":{"text":"x"}'"${3:-}"'}}'; }
 is "$(post "$(cat "$D/sid.1")" "$(call 5 bcast)" "$D/b1")" 200 "session 1's call that makes the server notify answers"
 ok "... its answer" grep -q 'ran bcast' "$D/b1"
@@ -122,7 +126,9 @@ ok "... its stream carries tools/list_changed" grep -q 'notifications/tools/list
 # Session 2 calls prog with a progress token of its own, while the GET
 # streams are open.
 post "$(cat "$D/sid.2")" "$(call 6 prog ',"_meta":{"progressToken":"tok-two"}')" "$D/p2" >/dev/null
-wait $GP
+sleep 1 # what the streams carry has reached them
+kill $GP
+wait $GP 2>/dev/null
 GP=""
 for n in 2 3 4; do
 	ok "session $n's GET stream: tools/list_changed" grep -q 'notifications/tools/list_changed' "$D/get.$n"
