@@ -305,7 +305,7 @@ static int request(struct front *f, struct fsession *x, json_t *msg, json_t *id,
 	/* A shared instance's sessions each have their batch key. */
 	snprintf(bkey, sizeof bkey, x->shared ? FSESS_BATCH_KEY ":s%llu" : FSESS_BATCH_KEY,
 	         (unsigned long long)x->n);
-	w = out ? fsess_wait_add(x->b, wid, bkey) : NULL;
+	w = out ? fsess_wait_add(x->b, &x->v, wid, bkey) : NULL;
 	if (!w) {
 		int busy = out && errno == EBUSY;
 		json_decref(out);
@@ -380,6 +380,18 @@ static int policy_shared(struct front *f, const char *path)
 	return r;
 }
 
+/* Whether a shared instance takes new sessions: its gateway has not
+ * ended (under f->mu). */
+static int joinable(struct fsess *b)
+{
+	int r;
+
+	pthread_mutex_lock(&b->mu);
+	r = !b->dead;
+	pthread_mutex_unlock(&b->mu);
+	return r;
+}
+
 /* A new session in the table within the agent's limit, on a new process
  * or on the agent's shared one (same policy): with a reference of the
  * caller's besides the table's; NULL when over (429 in rs). */
@@ -389,28 +401,37 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 	const char *pol = k->policy[0] ? k->policy : f->policy;
 	struct fsession *x = NULL;
 	struct fsess *b = NULL;
+	struct flimits lim;
 	size_t i, mine = 0, slot = FRONT_SESSIONS_MAX;
+	int first;
 
+	front_limits(f, pol, k->agent, &lim);
 	pthread_mutex_lock(&f->mu);
 	for (i = 0; i < FRONT_SESSIONS_MAX; i++) {
 		struct fsession *o = f->sess[i];
 		if (o && !strcmp(o->agent, k->agent)) {
 			mine++;
-			if (shared == 1 && o->shared && !b && !strcmp(o->policy, pol) && o->b->init)
+			if (shared == 1 && o->shared && !b && !strcmp(o->policy, pol) &&
+			    joinable(o->b))
 				fsess_get(b = o->b);
 		} else if (!o && slot == FRONT_SESSIONS_MAX) {
 			slot = i;
 		}
 	}
-	if (mine >= f->max_sessions || slot == FRONT_SESSIONS_MAX) {
+	if (mine >= lim.max_sessions || slot == FRONT_SESSIONS_MAX) {
+		char why[96];
 		pthread_mutex_unlock(&f->mu);
 		fsess_put(b);
+		snprintf(why, sizeof why, "too many sessions for this agent (max_sessions %u, %s)",
+		         lim.max_sessions, lim.sessions_src);
 		record_refused(f, rq, "session-refused", k->agent, k->id,
-		               mine >= f->max_sessions ? "too many sessions for this agent"
-		                                       : "too many sessions");
+		               mine >= lim.max_sessions ? why : "too many sessions");
 		cd_http_resp_text(rs, 429, "too many sessions for this agent\n");
 		return NULL;
 	}
+	/* A shared instance starts once (its first session's initialize),
+	 * under f->mu: the others join it, started or starting. */
+	first = !b;
 	if (!b)
 		b = fsess_new(k->agent, k->id);
 	if (b)
@@ -426,7 +447,7 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 	}
 	memcpy(x->hash, k->hash, sizeof x->hash);
 	x->shared = shared == 1;
-	x->first = !b->init;
+	x->first = first;
 	if (x->first) /* before its reader starts */
 		b->shared = x->shared;
 	f->sess[slot] = x;
@@ -437,11 +458,25 @@ static struct fsession *sess_add(struct front *f, const struct cd_http_req *rq, 
 
 /* A later session of a shared instance: the instance's initialize
  * result, under the client's id. */
-static int join_shared(struct fsession *x, json_t *id, struct cd_http_resp *rs)
+static int join_shared(struct front *f, struct fsession *x, json_t *id, struct cd_http_resp *rs)
 {
-	json_t *a = json_deep_copy(x->b->init);
-	json_t *v = json_object_get(json_object_get(a, "result"), "protocolVersion");
+	int64_t deadline = fsess_now_ms() + (int64_t)f->wait_s * 1000;
+	struct fsess *b = x->b;
+	json_t *a, *v;
 	int r;
+
+	/* Its first session may still be starting it: wait for its answer
+	 * (init, set once) or its end. */
+	pthread_mutex_lock(&b->mu);
+	while (!b->init && !b->dead && fsess_now_ms() < deadline)
+		fsess_cv_wait(b, 1000);
+	a = b->init ? json_deep_copy(b->init) : NULL;
+	pthread_mutex_unlock(&b->mu);
+	if (!a) {
+		cd_http_resp_text(rs, 502, "the shared instance did not start\n");
+		return -1;
+	}
+	v = json_object_get(json_object_get(a, "result"), "protocolVersion");
 
 	snprintf(x->version, sizeof x->version, "%s",
 	         json_is_string(v) ? json_string_value(v) : "");
@@ -474,13 +509,13 @@ static int open_session(struct front *f, const struct cd_http_req *rq, const str
 		goto fail;
 	}
 	if (!x->first) {
-		if (join_shared(x, id, rs) < 0)
+		if (join_shared(f, x, id, rs) < 0)
 			goto fail;
 		fsession_put(x);
 		return 0;
 	}
 	if (spawn(f, x->b, k) < 0 || !(out = fsession_out(x, msg)) ||
-	    !(w = fsess_wait_add(x->b, json_object_get(out, "id"), FSESS_BATCH_KEY)) ||
+	    !(w = fsess_wait_add(x->b, &x->v, json_object_get(out, "id"), FSESS_BATCH_KEY)) ||
 	    fsess_send(x->b, out) < 0 ||
 	    (r = fsess_wait(x->b, w, fsess_now_ms() + (int64_t)f->wait_s * 1000, 0)) != 1) {
 		cd_http_resp_text(rs, r == 0 ? 504 : 502, "the session's gateway did not start\n");
@@ -496,10 +531,11 @@ static int open_session(struct front *f, const struct cd_http_req *rq, const str
 	         json_is_string(v) ? json_string_value(v) : "");
 	if (reply_json(rs, w->ans) < 0 || cd_http_resp_header(rs, "Mcp-Session-Id", x->id) < 0)
 		goto fail;
-	if (x->shared) {
-		pthread_mutex_lock(&f->mu); /* sess_add reads it under f->mu */
+	if (x->shared) { /* the sessions waiting in join_shared go on */
+		pthread_mutex_lock(&x->b->mu);
 		x->b->init = json_incref(w->ans);
-		pthread_mutex_unlock(&f->mu);
+		pthread_cond_broadcast(&x->b->cv);
+		pthread_mutex_unlock(&x->b->mu);
 	}
 	json_decref(out);
 	fsess_wait_done(x->b, w, 0);
@@ -509,8 +545,10 @@ fail:
 	json_decref(out);
 	if (w)
 		fsess_wait_done(x->b, w, 0);
-	fsession_put(x);
+	if (x->first && x->shared) /* the sessions joining it fail too */
+		fsess_stop(x->b);
 	sess_close(f, rq, sess_take(f, x->id, k), "initialize failed");
+	fsession_put(x);
 	return 0;
 }
 
@@ -558,9 +596,28 @@ static void post_other(struct fsession *x, json_t *msg, struct cd_http_resp *rs)
 	fsession_put(x);
 }
 
+/* The tools/call requests in a message or a batch. */
+static unsigned tool_calls(json_t *msg)
+{
+	const char *m = json_string_value(json_object_get(msg, "method"));
+	unsigned n = 0;
+	json_t *el;
+	size_t i;
+
+	if (!json_is_array(msg))
+		return m && !strcmp(m, "tools/call");
+	json_array_foreach(msg, i, el)
+	{
+		m = json_string_value(json_object_get(el, "method"));
+		n += m && !strcmp(m, "tools/call");
+	}
+	return n;
+}
+
 static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
 {
 	struct front *f = ctx;
+	struct flimits lim;
 	struct tok k;
 	json_t *msg, *id, *meth;
 	const char *sid, *m;
@@ -569,8 +626,12 @@ static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 
 	if (authenticate(f, rq, &k, rs) < 0)
 		return 0;
-	if (rq->body_len > f->max_request) {
-		record_refused(f, rq, "request-refused", k.agent, k.id, "request too large");
+	front_limits(f, k.policy[0] ? k.policy : f->policy, k.agent, &lim);
+	if (rq->body_len > lim.max_request) {
+		char why[96];
+		snprintf(why, sizeof why, "request too large (max_request %zu, %s)",
+		         lim.max_request, lim.request_src);
+		record_refused(f, rq, "request-refused", k.agent, k.id, why);
 		cd_http_resp_text(rs, 413, "request too large\n");
 		return 0;
 	}
@@ -602,6 +663,17 @@ static int post_mcp(void *ctx, const struct cd_http_req *rq, struct cd_http_resp
 		cd_http_resp_text(rs, 404, "no such session\n");
 		return 0;
 	}
+	if (!front_calls_ok(f, k.agent, tool_calls(msg), lim.max_cpm)) {
+		char why[96];
+		snprintf(why, sizeof why, "too many tool calls (max_calls_per_minute %u, policy)",
+		         lim.max_cpm);
+		record_refused(f, rq, "request-refused", k.agent, k.id, why);
+		reply_error(rs, 429, json_is_object(msg) ? id : NULL, -32000,
+		            "cordon: too many tool calls for this agent this minute");
+		fsession_put(x);
+		json_decref(msg);
+		return 0;
+	}
 	if (json_is_array(msg))
 		r = post_batch(f, x, msg, rs);
 	else if (meth && id)
@@ -619,13 +691,22 @@ static void refused(void *ctx, const struct cd_http_req *rq, int status)
 	struct front *f = ctx;
 	struct cd_http_resp rs;
 	struct tok k;
+	char why[96];
 
+	if (status == 408) { /* cut before its headers were complete: no agent */
+		snprintf(why, sizeof why, "request not complete within %us (--request-deadline)",
+		         f->request_s);
+		record_refused(f, rq, "request-refused", NULL, NULL, why);
+		return;
+	}
 	if (status != 413)
 		return;
 	memset(&rs, 0, sizeof rs);
 	cd_buf_init(&rs.body, 4096);
+	snprintf(why, sizeof why, "request too large (over %zu, the largest max_request)",
+	         f->ceiling);
 	if (authenticate(f, rq, &k, &rs) == 0)
-		record_refused(f, rq, "request-refused", k.agent, k.id, "request too large");
+		record_refused(f, rq, "request-refused", k.agent, k.id, why);
 	cd_buf_release(&rs.body);
 }
 
@@ -690,128 +771,6 @@ static const struct cd_http_route routes[] = {
 
 /* ---- the command ------------------------------------------------------- */
 
-/* `cordon mcp` with --listen before any "--": the front. */
-int mcp_front_wanted(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--listen") || !strncmp(argv[i], "--listen=", 9))
-			return 1;
-	return 0;
-}
-
-static const struct option front_opts[] = {
-	{ "listen", required_argument, NULL, 'l' },
-	{ "policy", required_argument, NULL, 'p' },
-	{ "server", required_argument, NULL, 's' },
-	{ "audit", required_argument, NULL, 'A' },
-	{ "state", required_argument, NULL, 'S' },
-	{ "cwd", required_argument, NULL, 'C' },
-	{ "tls-cert", required_argument, NULL, 'c' },
-	{ "tls-key", required_argument, NULL, 'k' },
-	{ "allow-origin", required_argument, NULL, 'o' },
-	{ "max-sessions", required_argument, NULL, 'm' },
-	{ "max-request", required_argument, NULL, 'r' },
-	{ "session-idle", required_argument, NULL, 'i' },
-	{ "agent", required_argument, NULL, 'a' },
-	/* The stdio gateway's own (refused with --listen): the table is also
-	 * what `cordon mcp` completes. */
-	{ "task", required_argument, NULL, 'X' },
-	{ "approval-timeout", required_argument, NULL, 'X' },
-	{ "secret", required_argument, NULL, 'X' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-/* `cordon mcp`'s options, stdio and --listen (cli-complete.c). */
-const struct option *const cli_opts_mcp = front_opts;
-
-static int front_args(int argc, char **argv, struct front *f)
-{
-	uint64_t v;
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = cli_getopt(argc, argv, "+h", front_opts, CD_EXIT_USAGE)) != -1) {
-		switch (c) {
-		case 'l':
-			f->listen = optarg;
-			break;
-		case 'p':
-			f->policy = optarg;
-			break;
-		case 's':
-			f->server = optarg;
-			break;
-		case 'A':
-			f->audit = optarg;
-			break;
-		case 'S':
-			f->state_opt = optarg;
-			break;
-		case 'C':
-			f->cwd = optarg;
-			break;
-		case 'c':
-			f->cert = optarg;
-			break;
-		case 'k':
-			f->key = optarg;
-			break;
-		case 'o':
-			f->origin_opt = optarg;
-			break;
-		case 'm':
-		case 'r':
-			if (cd_parse_u64(optarg, strlen(optarg), c == 'm' ? 256 : 16u << 20, &v) <
-			            0 ||
-			    v < 1) {
-				cli_errorf("--%s '%s': out of range",
-				           c == 'm' ? "max-sessions" : "max-request", optarg);
-				return CD_EXIT_USAGE;
-			}
-			if (c == 'm')
-				f->max_sessions = (unsigned)v;
-			else
-				f->max_request = (size_t)v;
-			break;
-		case 'i':
-			if (cd_parse_duration_ms(optarg, &v) < 0 || v < 1000 ||
-			    v > 7ull * 24 * 3600 * 1000) {
-				cli_errorf("--session-idle '%s': a duration from 1s to 7d", optarg);
-				return CD_EXIT_USAGE;
-			}
-			f->idle_ms = v;
-			break;
-		case 'a':
-			cli_errorf("--agent is not given with --listen: each request's token names "
-			           "its "
-			           "agent (cordon mcp token add)");
-			return CD_EXIT_USAGE;
-		case 'X':
-			cli_errorf("--task, --approval-timeout and --secret are not taken with "
-			           "--listen");
-			return CD_EXIT_USAGE;
-		case 'h':
-			mcp_usage(stdout);
-			return CD_EXIT_OK;
-		default:
-			cli_errorf("unknown or incomplete option '%s' (see --help)",
-			           argv[optind - 1]);
-			return CD_EXIT_USAGE;
-		}
-	}
-	if (!f->policy) {
-		cli_errorf("usage: cordon mcp --listen ADDR:PORT --policy FILE [--server NAME] [-- "
-		           "CMD [ARG...]]");
-		return CD_EXIT_USAGE;
-	}
-	f->cmd = optind < argc ? argv + optind : NULL;
-	return -1;
-}
-
 /* The Host values and Origins accepted: the address itself, and
  * localhost on a loopback address (filled once the port is known). */
 static void front_names(struct front *f, const char *addr, uint16_t port)
@@ -852,6 +811,7 @@ int mcp_front_cmd(int argc, char **argv)
 	f.max_request = 1u << 20;
 	f.wait_s = 660;
 	f.idle_ms = 30 * 60 * 1000;
+	f.request_s = CD_HTTPD_REQUEST_S;
 	if ((r = front_args(argc, argv, &f)) >= 0)
 		return r;
 	memset(&c, 0, sizeof c);
@@ -867,19 +827,23 @@ int mcp_front_cmd(int argc, char **argv)
 	}
 	pthread_mutex_init(&f.mu, NULL);
 	pthread_mutex_init(&f.amu, NULL);
+	pthread_mutex_init(&f.lmu, NULL);
+	f.ceiling = f.max_request;
+	f.ceiling = front_ceiling(&f);
 	f.tls = f.cert != NULL;
 	/* A placeholder no Host header can equal until the port is known. */
 	f.hosts[0] = "\001";
 	c.addr = addr;
 	c.tls_cert = f.cert;
 	c.tls_key = f.key;
-	c.max_body = f.max_request;
+	c.max_body = f.ceiling;
 	c.hosts = f.hosts;
 	c.routes = routes;
 	c.nroutes = sizeof routes / sizeof routes[0];
 	c.ctx = &f;
 	c.refused = refused;
 	c.timeout_s = f.wait_s + 30;
+	c.request_s = f.request_s;
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
@@ -899,6 +863,7 @@ int mcp_front_cmd(int argc, char **argv)
 			sess_sweep(&f);
 			continue;
 		}
+		front_limits_reload(&f);
 		pthread_mutex_lock(&f.mu);
 		for (i = 0; i < FRONT_SESSIONS_MAX; i++)
 			if (f.sess[i] && f.sess[i]->b->pid > 0)
@@ -916,7 +881,9 @@ out:
 	if (f.log)
 		cd_audit_sync(f.log, &err);
 	cd_audit_close(f.log);
+	front_limits_free(&f);
 	pthread_mutex_destroy(&f.mu);
 	pthread_mutex_destroy(&f.amu);
+	pthread_mutex_destroy(&f.lmu);
 	return rc;
 }

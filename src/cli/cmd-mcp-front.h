@@ -22,6 +22,17 @@
  * often: a revoked token's open streams end within it. */
 #define FRONT_SWEEP_S 5
 
+/* Policies read for the limits per agent (cmd-mcp-flimit.c). */
+#define FRONT_POLICIES 8
+
+struct cd_policy;
+
+struct fcalls {
+	char agent[128];
+	int64_t window; /* the minute counted */
+	unsigned n;
+};
+
 struct rate {
 	int64_t window;
 	unsigned recorded, suppressed;
@@ -33,8 +44,9 @@ struct front {
 	char **cmd;
 	unsigned max_sessions; /* per agent */
 	size_t max_request;
-	unsigned wait_s;  /* for one answer of a session */
-	uint64_t idle_ms; /* a session without requests or streams ends */
+	unsigned wait_s;    /* for one answer of a session */
+	uint64_t idle_ms;   /* a session without requests or streams ends */
+	unsigned request_s; /* one request's headers and body (--request-deadline) */
 	struct cd_state *state;
 	struct cd_audit *log;
 	pthread_mutex_t mu;  /* sessions, and the state connection */
@@ -46,7 +58,39 @@ struct front {
 	const char *hosts[FRONT_HOSTS + 1];
 	char origins[FRONT_HOSTS + 1][320];
 	int tls;
+	size_t ceiling;      /* the HTTP server's body cap (the largest limit) */
+	pthread_mutex_t lmu; /* lpol and calls */
+	struct {
+		char path[4096];
+		struct cd_policy *p;
+	} lpol[FRONT_POLICIES];
+	struct fcalls calls[FRONT_SESSIONS_MAX];
 };
+
+/* The options of `cordon mcp --listen` into f: -1 to go on, else the exit
+ * status (usage, --help). */
+int front_args(int argc, char **argv, struct front *f);
+
+/* An agent's limits: its policy's mcp_front: values, else the flags. */
+struct flimits {
+	unsigned max_sessions;
+	size_t max_request;
+	unsigned max_cpm;                       /* 0: no limit */
+	const char *sessions_src, *request_src; /* "policy" or the flag */
+};
+
+/* The limits of agent under the policy at `policy` (read once, again
+ * after front_limits_reload; one that does not load: the flags). */
+void front_limits(struct front *f, const char *policy, const char *agent, struct flimits *ret);
+/* The largest max_request of --max-request and the agents of --policy:
+ * the HTTP server's cap (a larger value elsewhere is held to it). */
+size_t front_ceiling(struct front *f);
+/* SIGHUP: the policies are read again at their next use. */
+void front_limits_reload(struct front *f);
+void front_limits_free(struct front *f);
+/* Count n tool calls of agent in this minute: 1 within max (0: none), 0
+ * over (not counted). */
+int front_calls_ok(struct front *f, const char *agent, unsigned n, unsigned max);
 
 /* One `mcp.front` record: action (session-open, session-close,
  * session-refused, request-refused, token-refused), the agent when known,

@@ -23,6 +23,17 @@ int64_t fsess_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void fsess_cv_wait(struct fsess *s, unsigned wait_ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+	ts.tv_sec += wait_ms / 1000 + ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+}
+
 struct fsess *fsess_new(const char *agent, const char *token)
 {
 	struct fsess *s = calloc(1, sizeof *s);
@@ -91,69 +102,83 @@ int fsess_sse(struct cd_buf *out, uint64_t id, const char *data)
 	return 0;
 }
 
-/* Keep a message as the next event (under s->mu; takes `data`). */
-static void push_event(struct fsess *s, char *data)
+/* Keep a message as the next event for session `to` (under s->mu;
+ * takes `data`).  An event pushed out before a session took it is lost
+ * to it (a resumption says so by the gap in the ids). */
+static void push_event(struct fsess *s, char *data, uint64_t to)
 {
 	struct fev *e = &s->ev[s->next_ev % FSESS_EVENTS];
 
-	if (e->id && !e->taken)
-		s->dropped++;
 	free(e->data);
 	e->id = s->next_ev++;
 	e->data = data;
-	e->taken = 0;
+	e->to = to;
 	pthread_cond_broadcast(&s->cv);
 }
 
-static int undelivered(const struct fsess *s)
+static uint64_t oldest(const struct fsess *s)
+{
+	return s->next_ev > FSESS_EVENTS ? s->next_ev - FSESS_EVENTS : 1;
+}
+
+static int for_view(const struct fev *e, const struct fview *v)
+{
+	return e->to == 0 || e->to == v->n || e->to == FEV_ANY;
+}
+
+static int undelivered(const struct fsess *s, const struct fview *v)
 {
 	uint64_t n;
 
-	for (n = s->next_ev > FSESS_EVENTS ? s->next_ev - FSESS_EVENTS : 1; n < s->next_ev; n++)
-		if (!s->ev[n % FSESS_EVENTS].taken)
+	for (n = v->seen + 1 > oldest(s) ? v->seen + 1 : oldest(s); n < s->next_ev; n++)
+		if (for_view(&s->ev[n % FSESS_EVENTS], v))
 			return 1;
 	return 0;
 }
 
-int fsess_take_events(struct fsess *s, struct cd_buf *out, int from_get)
+int fsess_take_events(struct fsess *s, struct fview *v, struct cd_buf *out, int from_get)
 {
 	uint64_t n;
 	int k = 0;
 
-	if (from_get && s->posts)
+	if (from_get && v->posts)
 		return 0; /* a POST stream carries them (they are its call's) */
-	for (n = s->next_ev > FSESS_EVENTS ? s->next_ev - FSESS_EVENTS : 1; n < s->next_ev; n++) {
+	for (n = v->seen + 1 > oldest(s) ? v->seen + 1 : oldest(s); n < s->next_ev; n++) {
 		struct fev *e = &s->ev[n % FSESS_EVENTS];
-		if (e->taken)
-			continue;
-		if (fsess_sse(out, e->id, e->data) < 0)
-			return k;
-		e->taken = 1;
-		k++;
+		if (for_view(e, v)) {
+			if (fsess_sse(out, e->id, e->data) < 0)
+				return k;
+			if (e->to == FEV_ANY)
+				e->to = v->n; /* taken: its answer comes from this client */
+			k++;
+		}
+		v->seen = n;
 	}
 	return k;
 }
 
-int fsess_replay(struct fsess *s, uint64_t last, struct cd_buf *out)
+int fsess_replay(struct fsess *s, struct fview *v, uint64_t last, struct cd_buf *out)
 {
 	uint64_t n = last + 1;
 	int k = 0;
 
-	if (n + FSESS_EVENTS < s->next_ev)
-		n = s->next_ev - FSESS_EVENTS;
+	if (n < oldest(s))
+		n = oldest(s);
 	for (; n < s->next_ev; n++) {
 		struct fev *e = &s->ev[n % FSESS_EVENTS];
-		if (e->id != n || fsess_sse(out, e->id, e->data) < 0)
+		if (e->id != n || (e->to != 0 && e->to != v->n) ||
+		    fsess_sse(out, e->id, e->data) < 0)
 			continue;
-		e->taken = 1;
 		k++;
 	}
+	if (s->next_ev - 1 > v->seen)
+		v->seen = s->next_ev - 1;
 	return k;
 }
 
 /* ---- waiting for answers ----------------------------------------------- */
 
-struct fwait *fsess_wait_add(struct fsess *s, json_t *id, const char *batch_key)
+struct fwait *fsess_wait_add(struct fsess *s, struct fview *v, json_t *id, const char *batch_key)
 {
 	struct fwait *w = calloc(1, sizeof *w);
 
@@ -177,8 +202,9 @@ struct fwait *fsess_wait_add(struct fsess *s, json_t *id, const char *batch_key)
 			}
 	}
 	w->next = s->waits;
+	w->v = v;
 	s->waits = w;
-	s->posts++;
+	v->posts++;
 	pthread_mutex_unlock(&s->mu);
 	return w;
 }
@@ -194,7 +220,7 @@ int fsess_wait(struct fsess *s, struct fwait *w, int64_t deadline_ms, int events
 
 		/* Events first: the server's messages before the answer
 		 * (read before it) go out before it, on a stream. */
-		if (events && undelivered(s)) {
+		if (events && undelivered(s, w->v)) {
 			r = 2;
 			break;
 		}
@@ -231,7 +257,8 @@ void fsess_wait_done(struct fsess *s, struct fwait *w, int orphan)
 	struct fwait **p;
 
 	pthread_mutex_lock(&s->mu);
-	s->posts--;
+	w->v->posts--;
+	w->v = NULL; /* an orphan outlives its session's view */
 	if (orphan && !w->ans && !s->dead) {
 		w->orphan = orphan; /* the reader turns its answer into an event, or drops it */
 		pthread_cond_broadcast(&s->cv);
@@ -252,10 +279,10 @@ void fsess_wait_done(struct fsess *s, struct fwait *w, int orphan)
 
 /* ---- the reader -------------------------------------------------------- */
 
-/* N of an id "cordon-sN:..." (a shared instance's session), else 0. */
-static unsigned long long id_session(json_t *el)
+/* N of a string "cordon-sN:..." (a shared instance's session N's id or
+ * token), with *rest after the ':'; else 0. */
+static unsigned long long prefix_session(const char *t, const char **rest)
 {
-	const char *t = json_string_value(json_object_get(el, "id"));
 	unsigned long long n;
 	char *e;
 
@@ -263,7 +290,49 @@ static unsigned long long id_session(json_t *el)
 		return 0;
 	errno = 0;
 	n = strtoull(t + 8, &e, 10);
-	return *e == ':' && !errno ? n : 0;
+	if (*e != ':' || errno)
+		return 0;
+	*rest = e + 1;
+	return n;
+}
+
+/* N of an id "cordon-sN:..." (a shared instance's session), else 0. */
+static unsigned long long id_session(json_t *el)
+{
+	const char *rest;
+
+	return prefix_session(json_string_value(json_object_get(el, "id")), &rest);
+}
+
+/* The session a shared instance's event is for (fev.to): progress and
+ * cancellation name a request by the token or id its session's prefix
+ * marks (restored in *line); a server's request goes to the first session
+ * taking it; other notifications to every session.  Under s->mu. */
+static uint64_t event_to(struct fsess *s, json_t *m, char **line)
+{
+	const char *meth = json_string_value(json_object_get(m, "method"));
+	json_t *params = json_object_get(m, "params"), *orig;
+	const char *key = NULL, *rest;
+	unsigned long long n;
+	char *t;
+
+	if (!s->shared)
+		return 0;
+	if (json_object_get(m, "id"))
+		return FEV_ANY;
+	if (meth && !strcmp(meth, "notifications/progress"))
+		key = "progressToken";
+	else if (meth && !strcmp(meth, "notifications/cancelled"))
+		key = "requestId";
+	if (!key || !(n = prefix_session(json_string_value(json_object_get(params, key)), &rest)))
+		return 0;
+	/* Not the session's own value back: nobody's. */
+	if (!(orig = json_loads(rest, JSON_DECODE_ANY, NULL)) ||
+	    json_object_set_new(params, key, orig) < 0 || !(t = json_dumps(m, JSON_COMPACT)))
+		return FEV_ANY - 1;
+	free(*line);
+	*line = t;
+	return n;
 }
 
 /* A shared instance's array: "[batch]:sN" when the ids of its elements
@@ -339,7 +408,8 @@ static void on_line(struct fsess *s, char *line)
 	pthread_mutex_lock(&s->mu);
 	if (!key) {
 		if (json_is_object(m)) {
-			push_event(s, line);
+			uint64_t to = event_to(s, m, &line);
+			push_event(s, line, to);
 			line = NULL;
 		}
 		goto out;
@@ -350,7 +420,7 @@ static void on_line(struct fsess *s, char *line)
 	if (w->orphan) {
 		*p = w->next;
 		if (w->orphan == 1) {
-			push_event(s, line);
+			push_event(s, line, 0);
 			line = NULL;
 		}
 		free(w->key);

@@ -26,19 +26,36 @@
  * whose ids all carry "cordon-sN:" answers. */
 #define FSESS_BATCH_KEY "[batch]"
 
+/* What one session of a backend has had of its events (under its mu):
+ * events are delivered in order, each once per session it is for. */
+struct fview {
+	uint64_t n;     /* the session's number (fsession.n) */
+	uint64_t seen;  /* events up to this id are delivered (or not its) */
+	unsigned posts; /* its POST streams waiting for an answer */
+};
+
 struct fwait {
 	struct fwait *next;
-	char *key;   /* the request's id, compact JSON */
-	json_t *ans; /* the answer, once here */
-	int orphan;  /* its stream is gone: the answer becomes an event (1),
+	struct fview *v; /* the session waiting */
+	char *key;       /* the request's id, compact JSON */
+	json_t *ans;     /* the answer, once here */
+	int orphan;      /* its stream is gone: the answer becomes an event (1),
 	              * or (2: a shared instance, whose events every session
 	              * sees) is dropped */
 };
 
+/* fev.to of a server's request on a shared instance: the first session
+ * whose stream takes it (and answers it). */
+#define FEV_ANY UINT64_MAX
+
 struct fev {
 	uint64_t id; /* 0: free */
 	char *data;  /* one JSON-RPC message */
-	int taken;   /* carried by a stream already */
+	/* The session it is for: 0 every session (a notification not bound
+	 * to a request: every session sharing the instance gets it), N the
+	 * session N's (progress or cancellation of its request), FEV_ANY
+	 * (then the N that took it). */
+	uint64_t to;
 };
 
 struct fsess {
@@ -56,13 +73,11 @@ struct fsess {
 	pthread_cond_t cv;
 	unsigned refs;
 	int dead;
-	unsigned posts; /* POST streams waiting for an answer */
 	struct fwait *waits;
 	struct fev ev[FSESS_EVENTS]; /* event n at ev[n % FSESS_EVENTS] */
 	uint64_t next_ev;            /* the next event's id (from 1) */
-	uint64_t dropped;            /* events pushed out before delivery */
-	json_t *init;                /* a shared instance: its initialize result */
-	int shared;                  /* answers go by their ids' "cordon-sN:" */
+	json_t *init; /* a shared instance: its initialize result (set once, under mu) */
+	int shared;   /* answers go by their ids' "cordon-sN:" */
 	char *rbuf;
 	size_t rlen;
 };
@@ -85,6 +100,7 @@ struct fsession {
 	int first; /* the session that opened b (forwards initialized) */
 	uint64_t n;
 	unsigned get_gen; /* the GET stream in force (under b->mu) */
+	struct fview v;   /* its events (under b->mu) */
 	int closed;       /* under b->mu */
 	atomic_uint refs;
 };
@@ -126,26 +142,30 @@ void fsess_stop(struct fsess *s);
 /* Write one message as a line: 0 or -EPIPE. */
 int fsess_send(struct fsess *s, json_t *msg);
 
-/* Wait for the answer of id, or (NULL) of a batch under batch_key (one
- * at a time per key: else NULL with errno EBUSY): register first, then
- * wait. */
-struct fwait *fsess_wait_add(struct fsess *s, json_t *id_or_null, const char *batch_key);
-/* Until the answer is in w->ans (1), an event is waiting for a stream
- * (2, only when `events`), the deadline (0) or the session's end (-1). */
+/* Session v waits for the answer of id, or (NULL) of a batch under
+ * batch_key (one at a time per key: else NULL with errno EBUSY): register
+ * first, then wait. */
+struct fwait *fsess_wait_add(struct fsess *s, struct fview *v, json_t *id_or_null,
+                             const char *batch_key);
+/* Until the answer is in w->ans (1), an event is waiting for w's
+ * session's stream (2, only when `events`), the deadline (0) or the
+ * session's end (-1). */
 int fsess_wait(struct fsess *s, struct fwait *w, int64_t deadline_ms, int events);
 /* Unregister w; `orphan` 1: its answer, when it comes, is an event; 2:
  * it is dropped. */
 void fsess_wait_done(struct fsess *s, struct fwait *w, int orphan);
 
-/* Append the undelivered events (from_get: only when no POST waits) as
- * SSE ("id: N\nevent: message\ndata: ...\n\n"), marking them taken: the
- * number appended.  Under s->mu. */
-int fsess_take_events(struct fsess *s, struct cd_buf *out, int from_get);
-/* Append again the events after `last` still kept (resumption). */
-int fsess_replay(struct fsess *s, uint64_t last, struct cd_buf *out);
+/* Append the events of session v not delivered yet (from_get: only when
+ * none of its POSTs waits) as SSE ("id: N\nevent: message\ndata:
+ * ...\n\n"): the number appended.  Under s->mu. */
+int fsess_take_events(struct fsess *s, struct fview *v, struct cd_buf *out, int from_get);
+/* Append again session v's events after `last` still kept (resumption). */
+int fsess_replay(struct fsess *s, struct fview *v, uint64_t last, struct cd_buf *out);
 /* One SSE event with a message: 0 or -ENOMEM. */
 int fsess_sse(struct cd_buf *out, uint64_t id, const char *data);
 
 int64_t fsess_now_ms(void);
+/* Wait on s->cv (under s->mu) at most wait_ms. */
+void fsess_cv_wait(struct fsess *s, unsigned wait_ms);
 
 #endif

@@ -23,6 +23,11 @@ struct fsession *fsession_new(const char *agent, const char *token, const char *
 	snprintf(x->policy, sizeof x->policy, "%s", policy);
 	x->b = b;
 	x->n = atomic_fetch_add(&session_count, 1) + 1;
+	/* A session joining a shared instance: its events from now on. */
+	pthread_mutex_lock(&b->mu);
+	x->v.n = x->n;
+	x->v.seen = b->next_ev - 1;
+	pthread_mutex_unlock(&b->mu);
 	atomic_init(&x->used, fsess_now_ms());
 	atomic_init(&x->streams, 0);
 	atomic_init(&x->refs, 1);
@@ -79,6 +84,9 @@ static int out_one(const struct fsession *x, json_t *m)
 		return 0;
 	if (!strcmp(meth, "notifications/cancelled"))
 		return rewrite(x, json_object_get(m, "params"), "requestId");
+	/* Its progress comes back to this session only (event_to). */
+	if (rewrite(x, json_object_get(json_object_get(m, "params"), "_meta"), "progressToken") < 0)
+		return -ENOMEM;
 	return rewrite(x, m, "id");
 }
 
@@ -140,17 +148,6 @@ void fsession_in(const struct fsession *x, json_t *ans)
 
 /* ---- streams ------------------------------------------------------------ */
 
-static void wait_cv(struct fsess *b, unsigned wait_ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_nsec += (long)(wait_ms % 1000) * 1000000;
-	ts.tv_sec += wait_ms / 1000 + ts.tv_nsec / 1000000000;
-	ts.tv_nsec %= 1000000000;
-	pthread_cond_timedwait(&b->cv, &b->mu, &ts);
-}
-
 struct pstream {
 	struct fsession *x;
 	struct fwait *w;
@@ -182,14 +179,14 @@ static int pstream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
 	if (p->finished)
 		return -1;
 	pthread_mutex_lock(&b->mu);
-	k = fsess_take_events(b, out, 0);
+	k = fsess_take_events(b, &p->x->v, out, 0);
 	if (!k && p->w->ans) {
 		fsession_in(p->x, p->w->ans);
 		t = json_dumps(p->w->ans, JSON_COMPACT | JSON_ENCODE_ANY);
 	}
 	dead = b->dead || p->x->closed;
 	if (!k && !t && !dead)
-		wait_cv(b, wait_ms);
+		fsess_cv_wait(b, wait_ms);
 	pthread_mutex_unlock(&b->mu);
 	if (k)
 		return k;
@@ -259,13 +256,13 @@ static int gstream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
 		return -1;
 	}
 	if (g->replay) {
-		k = fsess_replay(b, g->last, out);
+		k = fsess_replay(b, &g->x->v, g->last, out);
 		g->replay = 0;
 	}
-	k += fsess_take_events(b, out, 1);
+	k += fsess_take_events(b, &g->x->v, out, 1);
 	dead = b->dead;
 	if (!k && !dead)
-		wait_cv(b, wait_ms);
+		fsess_cv_wait(b, wait_ms);
 	pthread_mutex_unlock(&b->mu);
 	return k ? k : dead ? -1 : 0;
 }

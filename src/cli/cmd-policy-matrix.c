@@ -367,6 +367,29 @@ oom:
 	return -1;
 }
 
+/* The agents' limits behind `cordon mcp --listen` (mcp_front:), when any
+ * agent (or the one asked for) sets some. */
+static void print_limits(const struct cd_policy *p, const char *only, int md)
+{
+	const char *ids[256];
+	struct cd_agent_limits l;
+	size_t n = cd_policy_agents(p, ids, 256), i;
+	int head = 0;
+
+	for (i = 0; i < n && i < 256; i++) {
+		if ((only && strcmp(only, ids[i])) || !cd_policy_agent_limits(p, ids[i], &l))
+			continue;
+		if (!head++)
+			printf(md ? "\n## Limits behind `cordon mcp --listen`\n\n"
+			          : "\nlimits behind cordon mcp --listen (mcp_front):\n");
+		printf("%s%s: max_sessions %s%.0u, max_request %s%.0llu, max_calls_per_minute "
+		       "%s%.0u\n",
+		       md ? "- " : "  ", ids[i], l.max_sessions ? "" : "(flag)", l.max_sessions,
+		       l.max_request ? "" : "(flag)", (unsigned long long)l.max_request,
+		       l.max_calls_per_minute ? "" : "none", l.max_calls_per_minute);
+	}
+}
+
 /* ---- --json: the same matrix for a program ---------------------------- */
 
 static json_t *actions_json(unsigned mask)
@@ -571,6 +594,8 @@ int policy_matrix_cmd(int argc, char **argv)
 		r = print_matrix_json(m, file, cd_policy_sha256(p), at);
 	else
 		r = print_matrix(m, file, cd_policy_sha256(p), at, fmt == FMT_MARKDOWN);
+	if (r == 0 && fmt != FMT_JSON)
+		print_limits(p, agent, fmt == FMT_MARKDOWN);
 	cd_matrix_free(m);
 	cd_policy_free(p);
 	return r < 0 ? CD_EXIT_FAIL : CD_EXIT_OK;

@@ -94,8 +94,8 @@ is "$(curl -s -o /dev/null -X DELETE -w '%{http_code}' -H "Authorization: Bearer
 records >"$D/rec"
 ok "record: a session opened, naming alice and her token" grep -q '"agent":"alice","action":"session-open",.*"decision":"allow".*"token":"'"$tid"'"' "$D/rec"
 ok "record: the session closed by DELETE" grep -q '"action":"session-close",.*"reason":"DELETE".*"session":"'"$(echo "$SO" | cut -c1-8)"'"' "$D/rec"
-ok "record: the 429" grep -q '"agent":"alice","action":"session-refused",.*"decision":"deny","reason":"too many sessions for this agent"' "$D/rec"
-ok "record: the 413" grep -q '"agent":"alice","action":"request-refused",.*"reason":"request too large"' "$D/rec"
+ok "record: the 429" grep -q '"agent":"alice","action":"session-refused",.*"decision":"deny","reason":"too many sessions for this agent (max_sessions 2, --max-sessions)"' "$D/rec"
+ok "record: the 413" grep -q '"agent":"alice","action":"request-refused",.*"reason":"request too large (' "$D/rec"
 n=$(grep -c '"action":"\(request\|session\)-refused"' "$D/rec")
 ok "... the 62 refusals left at most 20 records a minute ($n; two minutes at most)" test "$n" -ge 20 -a "$n" -le 40
 ok "record: the 401" grep -q '"action":"token-refused",.*"decision":"deny","reason":"no token in force"' "$D/rec"

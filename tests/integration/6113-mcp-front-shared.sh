@@ -172,9 +172,10 @@ FP=""
 
 # The policy side.
 sed 's/{id: t, kind: mcp, shared: true,/{id: t, kind: mcp, shared: true, url: "http:\/\/127.0.0.1:9\/mcp",/' "$D/shared.yaml" >"$D/bad.yaml"
-nok "shared: on a url: server is refused" "$CORDON" policy check "$D/bad.yaml"
+nok "shared: on a url: server is refused" "$CORDON" policy lint "$D/bad.yaml"
 sed 's/shared: true/shared: yes/' "$D/shared.yaml" >"$D/bad2.yaml"
-nok "shared: must be true or false" "$CORDON" policy check "$D/bad2.yaml"
+nok "shared: must be true or false" "$CORDON" policy lint "$D/bad2.yaml"
+ok "... the good file lints (the positive control)" "$CORDON" policy lint "$D/shared.yaml"
 "$CORDON" policy diff "$D/own.yaml" "$D/shared.yaml" >"$D/diff" 2>&1
 ok "policy diff: shared turned on is reported" grep -q 'shared' "$D/diff"
 done_testing

@@ -21,11 +21,13 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static __typeof__(MHD_start_daemon) *p_MHD_start_daemon;
@@ -59,12 +61,27 @@ static const struct cd_dl_sym mhd_syms[] = {
 #define TLS_FILE_MAX (256 * 1024)
 #define SSE_SLICE_MS 500
 
+/* A connection's watch (its socket context): since when it has been
+ * receiving a request (headers and body), 0 while one is answered. */
+struct cwatch {
+	struct cwatch *next, **pprev;
+	int fd;
+	int64_t since; /* monotonic ms */
+	char peer[64];
+};
+
 struct cd_httpd {
 	struct cd_httpd_conf c;
 	struct MHD_Daemon *d;
 	char *cert, *key; /* PEM, wiped and freed at stop */
 	uint16_t port;
 	atomic_int stopping;
+	/* The request deadline: every connection's watch, and the thread
+	 * that cuts those receiving one request for longer than request_s. */
+	pthread_mutex_t wmu;
+	struct cwatch *watch;
+	pthread_t sweeper;
+	int has_sweeper;
 };
 
 /* One request's state across the library's calls. */
@@ -229,6 +246,8 @@ void cd_http_resp_text(struct cd_http_resp *rs, int status, const char *msg)
 
 const char *cd_http_header(const struct cd_http_req *rq, const char *name)
 {
+	if (!rq->conn) /* a request cut before its headers were complete */
+		return NULL;
 	return p_MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
 }
 
@@ -481,6 +500,108 @@ static void tell_refused(struct cd_httpd *h, struct MHD_Connection *conn, const 
 	h->c.refused(h->c.ctx, &rq, status);
 }
 
+/* ---- the request deadline ------------------------------------------ */
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A connection's request is complete (receiving 0) or a new one may
+ * begin (1): its deadline off, or counted from now. */
+static void watch_set(struct cd_httpd *h, struct MHD_Connection *conn, int receiving)
+{
+	const union MHD_ConnectionInfo *ci =
+	        p_MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct cwatch *w = ci ? ci->socket_context : NULL;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&h->wmu);
+	w->since = receiving ? mono_ms() : 0;
+	pthread_mutex_unlock(&h->wmu);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+	struct cd_httpd *h = cls;
+	struct cwatch *w = *socket_context;
+	const union MHD_ConnectionInfo *ci;
+	struct cd_http_req rq;
+
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		/* Before the library closes the socket: the sweeper never
+		 * touches a number reused since. */
+		if (w) {
+			pthread_mutex_lock(&h->wmu);
+			if ((*w->pprev = w->next))
+				w->next->pprev = w->pprev;
+			pthread_mutex_unlock(&h->wmu);
+			free(w);
+		}
+		*socket_context = NULL;
+		return;
+	}
+	ci = p_MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci || !(w = calloc(1, sizeof *w)))
+		return; /* unwatched: the idle timeout still holds */
+	w->fd = ci->connect_fd;
+	memset(&rq, 0, sizeof rq);
+	peer_of(conn, &rq);
+	memcpy(w->peer, rq.peer, sizeof w->peer);
+	pthread_mutex_lock(&h->wmu);
+	w->since = mono_ms();
+	if ((w->next = h->watch))
+		w->next->pprev = &w->next;
+	w->pprev = &h->watch;
+	h->watch = w;
+	pthread_mutex_unlock(&h->wmu);
+	*socket_context = w;
+}
+
+/* Once a second: a connection receiving one request (a byte now and then
+ * keeps the idle timeout away) for longer than request_s is cut, and the
+ * front end told (408, the peer only). */
+static void *sweeper(void *arg)
+{
+	struct cd_httpd *h = arg;
+	int64_t limit = (int64_t)(h->c.request_s ? h->c.request_s : CD_HTTPD_REQUEST_S) * 1000;
+
+	while (!atomic_load(&h->stopping)) {
+		char peers[8][64];
+		size_t n = 0, i;
+		int64_t now = mono_ms();
+		struct cwatch *w;
+
+		pthread_mutex_lock(&h->wmu);
+		for (w = h->watch; w; w = w->next)
+			if (w->since && now - w->since > limit) {
+				shutdown(w->fd, SHUT_RDWR);
+				w->since = 0;
+				if (n < 8)
+					memcpy(peers[n++], w->peer, sizeof peers[0]);
+			}
+		pthread_mutex_unlock(&h->wmu);
+		for (i = 0; i < n && h->c.refused; i++) {
+			struct cd_http_req rq;
+			memset(&rq, 0, sizeof rq);
+			rq.method = "?";
+			rq.path = "?";
+			rq.body = "";
+			rq.tls = h->cert != NULL;
+			memcpy(rq.peer, peers[i], sizeof rq.peer);
+			rq.peer_loopback = cd_http_addr_loopback(rq.peer) == 1;
+			h->c.refused(h->c.ctx, &rq, 408);
+		}
+		usleep(250 * 1000);
+	}
+	return NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
@@ -496,6 +617,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*con_cls = st;
 		/* Refused before the body: the library answers and closes. */
 		if ((st->reject = precheck(h, conn)) != 0) {
+			watch_set(h, conn, 0);
 			tell_refused(h, conn, url, method, st->reject);
 			return send_text(h, conn, st->reject,
 			                 st->reject == 431   ? "too many headers\n"
@@ -510,6 +632,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	watch_set(h, conn, 0); /* the request is complete */
 	if (st->reject) {
 		tell_refused(h, conn, url, method, st->reject);
 		return send_text(h, conn, st->reject, "request body too large\n");
@@ -533,10 +656,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct cd_httpd *h = cls;
 	struct rstate *st = *con_cls;
 
-	/* Back to waiting for a request: the short timeout again. */
-	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+	/* Back to waiting for a request: the short timeout again, and the
+	 * deadline of the next request. */
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
 		(void)p_MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
 		                                  idle_timeout(h));
+		watch_set(h, conn, 1);
+	}
 	if (st) {
 		cd_buf_release(&st->body);
 		free(st);
@@ -633,6 +759,7 @@ int cd_httpd_start(const struct cd_httpd_conf *c, struct cd_httpd **ret, struct 
 	if (!(h = calloc(1, sizeof *h)))
 		return cd_err_set(err, -ENOMEM, "out of memory");
 	h->c = *c;
+	pthread_mutex_init(&h->wmu, NULL);
 	if ((r = load_tls(h, err)) < 0)
 		goto fail;
 	if (listen_addr(c, &ss, &flags) < 0) {
@@ -661,6 +788,7 @@ int cd_httpd_start(const struct cd_httpd_conf *c, struct cd_httpd **ret, struct 
 			o[5].option = MHD_OPTION_END;
 		h->d = p_MHD_start_daemon(flags, c->port, NULL, NULL, on_request, h,
 		                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		                          MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 		                          MHD_OPTION_ARRAY, o, MHD_OPTION_END);
 	}
 	if (!h->d) {
@@ -670,6 +798,11 @@ int cd_httpd_start(const struct cd_httpd_conf *c, struct cd_httpd **ret, struct 
 		               c->addr, (unsigned)c->port);
 		goto fail;
 	}
+	if ((r = pthread_create(&h->sweeper, NULL, sweeper, h)) != 0) {
+		r = cd_err_set(err, -r, "cannot start the request deadline's thread");
+		goto fail;
+	}
+	h->has_sweeper = 1;
 	di = p_MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = di && di->port ? di->port : c->port;
 	*ret = h;
@@ -689,8 +822,11 @@ void cd_httpd_stop(struct cd_httpd *h)
 	if (!h)
 		return;
 	atomic_store(&h->stopping, 1);
+	if (h->has_sweeper)
+		pthread_join(h->sweeper, NULL);
 	if (h->d)
 		p_MHD_stop_daemon(h->d);
+	pthread_mutex_destroy(&h->wmu);
 	free_secret(h->cert);
 	free_secret(h->key);
 	free(h);

@@ -123,6 +123,10 @@ struct cd_httpd_conf {
 	 * slots for longer than idle_s. */
 	unsigned idle_s;
 	unsigned timeout_s;
+	/* A request (its headers and body, from the end of the previous
+	 * one on the connection) not complete after request_s is cut, however
+	 * often its bytes come: refused() is told (408, no headers). */
+	unsigned request_s;
 	unsigned sse_keepalive_ms; /* a comment on a quiet event stream */
 	/* Host header values accepted (NULL-terminated list), e.g.
 	 * "127.0.0.1:8750": others get 421 (a DNS-rebinding page cannot reach
@@ -134,7 +138,8 @@ struct cd_httpd_conf {
 	void *ctx; /* handed to every handler */
 	/* Optional: told of a request this server refuses before any handler
 	 * (413 over max_body, 421, 431), with its headers but no body (a
-	 * front end records it).  Its answer is not the hook's to change. */
+	 * front end records it), or cuts (408 past request_s: no headers,
+	 * the peer only).  Its answer is not the hook's to change. */
 	void (*refused)(void *ctx, const struct cd_http_req *rq, int status);
 };
 
@@ -147,6 +152,7 @@ struct cd_httpd_conf {
 #define CD_HTTPD_MAX_PER_IP_LO    32
 #define CD_HTTPD_IDLE_S           10
 #define CD_HTTPD_TIMEOUT_S        60
+#define CD_HTTPD_REQUEST_S        30
 #define CD_HTTPD_SSE_KEEPALIVE_MS 15000
 /* Scripts and styles only from the server's own files, no inline script,
  * no framing, no plugins, forms only to the server. */

@@ -125,6 +125,9 @@ struct cd_named {
 	/* tools of kind mcp, launched: behind `cordon mcp --listen` the
 	 * sessions of one agent may share one instance (shared: true). */
 	int shared;
+	/* agents: limits of their sessions behind `cordon mcp --listen`
+	 * (mcp_front:; 0: not set, the front's flags apply). */
+	struct cd_agent_limits limits;
 };
 
 struct cd_profile {

@@ -145,6 +145,46 @@ static int load_shared(struct lctx *c, const struct cd_ynode *it, struct cd_name
 	return 0;
 }
 
+/* mcp_front: {max_sessions: N, max_request: SIZE, max_calls_per_minute:
+ * N} on an agent (cd_named.limits): each optional, none zero. */
+static int load_limits(struct lctx *c, const struct cd_ynode *it, struct cd_named *x)
+{
+	static const struct keyspec spec[] = { { "max_sessions", 0 },
+		                               { "max_request", 0 },
+		                               { "max_calls_per_minute", 0 },
+		                               { NULL, 0 } };
+	const struct cd_ynode *m = cd_pl_map_get(it, "mcp_front"), *v;
+	uint64_t n;
+	int r;
+
+	if (!m)
+		return 0;
+	if ((r = cd_pl_expect(c, m, CD_Y_MAP, "mcp_front")) < 0 ||
+	    (r = cd_pl_check_keys(c, m, spec, "mcp_front")) < 0)
+		return r;
+	if ((v = cd_pl_map_get(m, "max_sessions"))) {
+		if (v->type != CD_Y_SCALAR ||
+		    cd_parse_u64(v->s, strlen(v->s), CD_AGENT_MAX_SESSIONS, &n) < 0 || !n)
+			return cd_pl_lfail(c, v, "a number from 1 to 256", "bad max_sessions");
+		x->limits.max_sessions = (unsigned)n;
+	}
+	if ((v = cd_pl_map_get(m, "max_request"))) {
+		if (v->type != CD_Y_SCALAR || cd_parse_size(v->s, 0, &n) < 0 ||
+		    n > CD_AGENT_MAX_REQUEST)
+			return cd_pl_lfail(c, v, "a size from 1 to 16M, e.g. 64K",
+			                   "bad max_request");
+		x->limits.max_request = n;
+	}
+	if ((v = cd_pl_map_get(m, "max_calls_per_minute"))) {
+		if (v->type != CD_Y_SCALAR ||
+		    cd_parse_u64(v->s, strlen(v->s), CD_AGENT_MAX_CPM, &n) < 0 || !n)
+			return cd_pl_lfail(c, v, "a number from 1 to 100000",
+			                   "bad max_calls_per_minute");
+		x->limits.max_calls_per_minute = (unsigned)n;
+	}
+	return 0;
+}
+
 int cd_pl_load_named(struct lctx *c, const struct cd_ynode *seq, const char *what,
                      const struct keyspec *spec, struct cd_named **ret, size_t *ret_n)
 {
@@ -191,7 +231,8 @@ int cd_pl_load_named(struct lctx *c, const struct cd_ynode *seq, const char *wha
 			return r;
 		if ((v = cd_pl_map_get(it, "pins")) && (r = load_pins(c, v, x)) < 0)
 			return r;
-		if ((r = load_remote(c, it, x)) < 0 || (r = load_shared(c, it, x)) < 0)
+		if ((r = load_remote(c, it, x)) < 0 || (r = load_shared(c, it, x)) < 0 ||
+		    (r = load_limits(c, it, x)) < 0)
 			return r;
 	}
 	qsort(out, i, sizeof *out, cd_pl_cmp_named);

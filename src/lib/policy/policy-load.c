@@ -302,7 +302,7 @@ static int load_tree(struct lctx *c, const struct cd_ynode *root)
 		{ "break_glass", 0 }, { "approvers", 0 }, { NULL, 0 },
 	};
 	static const struct keyspec agent_spec[] = {
-		{ "id", 1 }, { "owner", 1 }, { "description", 0 }, { NULL, 0 }
+		{ "id", 1 }, { "owner", 1 }, { "description", 0 }, { "mcp_front", 0 }, { NULL, 0 }
 	};
 	static const struct keyspec task_spec[] = {
 		{ "id", 1 }, { "owner", 0 }, { "description", 0 }, { NULL, 0 }
@@ -488,4 +488,33 @@ size_t cd_policy_agents(const struct cd_policy *p, const char **out, size_t max)
 	for (i = 0; p && i < p->nagents && i < max; i++)
 		out[i] = p->agents[i].id;
 	return p ? p->nagents : 0;
+}
+
+int cd_policy_agent_limits(const struct cd_policy *p, const char *agent,
+                           struct cd_agent_limits *ret)
+{
+	char name[256];
+	size_t i, n;
+
+	memset(ret, 0, sizeof *ret);
+	if (!p || !agent)
+		return 0;
+	/* A sub-agent not declared itself: its declared ancestor's. */
+	for (n = strlen(agent); n;) {
+		if (n < sizeof name) {
+			memcpy(name, agent, n);
+			name[n] = 0;
+			for (i = 0; i < p->nagents; i++)
+				if (!strcmp(p->agents[i].id, name)) {
+					*ret = p->agents[i].limits;
+					return ret->max_sessions || ret->max_request ||
+					       ret->max_calls_per_minute;
+				}
+		}
+		while (n && agent[n - 1] != '/')
+			n--;
+		if (n)
+			n--; /* drop the '/' */
+	}
+	return 0;
 }

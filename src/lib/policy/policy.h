@@ -255,6 +255,23 @@ int cd_policy_delegation_check(struct cd_policy *p, const char *parent, const ch
  * max are written). */
 size_t cd_policy_agents(const struct cd_policy *p, const char **out, size_t max);
 
+/* An agent's limits behind `cordon mcp --listen` (its mcp_front: entry):
+ * each 0 when the policy sets none (the front's flags then apply). */
+struct cd_agent_limits {
+	unsigned max_sessions;         /* sessions at once */
+	uint64_t max_request;          /* bytes of one POST body */
+	unsigned max_calls_per_minute; /* tools/call messages, all sessions */
+};
+#define CD_AGENT_MAX_SESSIONS 256
+#define CD_AGENT_MAX_REQUEST  (16u << 20)
+#define CD_AGENT_MAX_CPM      100000
+
+/* The limits of `agent` (a sub-agent PARENT/NAME not declared itself: its
+ * declared ancestor's) into *ret: 1 when the policy sets some, else 0
+ * (all zero). */
+int cd_policy_agent_limits(const struct cd_policy *p, const char *agent,
+                           struct cd_agent_limits *ret);
+
 /* ---- approvers ---------------------------------------------------- */
 
 /* May `person` approve a request of `agent`?  1, or 0 with the reason in
