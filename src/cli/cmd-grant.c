@@ -343,7 +343,9 @@ static int make(struct env *v, const struct cd_temp_req *q, int json)
 
 	if (r < 0) {
 		cli_errorf("%s", err.msg);
-		return r == -EINVAL ? CD_EXIT_USAGE : r == -CD_E_DENIED ? CD_EXIT_FAIL : CD_EXIT_CORDON;
+		return r == -EINVAL        ? CD_EXIT_USAGE
+		       : r == -CD_E_DENIED ? CD_EXIT_FAIL
+		                           : CD_EXIT_CORDON;
 	}
 	if (q->kind == CD_TEMP_BREAK_GLASS && !v->policy)
 		cli_warnf("no --policy: the grant will be checked against the policy in force when "

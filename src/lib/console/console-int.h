@@ -113,6 +113,10 @@ void *console_notifier(void *arg);
  * and their revoke. */
 int console_h_grants(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 int console_h_grant_revoke(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+/* console-grant-new.c: the form for a new break-glass or delegated grant,
+ * and its POST /grants. */
+int console_grant_form(struct cd_buf *b, const char *csrf);
+int console_h_grant_new(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 
 /* console-pins.c: MCP tool definitions waiting for approval. */
 int console_h_pins(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);

@@ -385,6 +385,7 @@ static const struct cd_http_route routes[] = {
 	{ "POST", "/proposals/*", console_h_proposal_decide },
 	{ "GET", "/grants", console_h_grants },
 	{ "POST", "/grants/*", console_h_grant_revoke },
+	{ "POST", "/grants", console_h_grant_new },
 	{ "GET", "/pins", console_h_pins },
 	{ "POST", "/pins", console_h_pin_approve },
 	{ "GET", "/login", h_login_page },

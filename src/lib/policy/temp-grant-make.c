@@ -99,8 +99,7 @@ static int scope_list(struct cd_buf *b, const struct cd_temp_req *q, const char 
 }
 
 /* arg:NAME=VALUE and arg:NAME^=PREFIX into "args: {NAME: {eq: V}, ...}". */
-static int scope_args(struct cd_buf *b, const struct cd_temp_req *q, int *first,
-                      struct cd_err *err)
+static int scope_args(struct cd_buf *b, const struct cd_temp_req *q, int *first, struct cd_err *err)
 {
 	size_t i, n = 0;
 	int r = 0;
@@ -114,7 +113,8 @@ static int scope_args(struct cd_buf *b, const struct cd_temp_req *q, int *first,
 		eq = strchr(s + 4, '=');
 		if (!eq || eq == s + 4)
 			return cd_err_set(err, -EINVAL,
-			                  "bad scope '%.64s' (arg:NAME=VALUE or arg:NAME^=PREFIX)", s);
+			                  "bad scope '%.64s' (arg:NAME=VALUE or arg:NAME^=PREFIX)",
+			                  s);
 		prefix = eq[-1] == '^';
 		if (!(name = strndup(s + 4, (size_t)(eq - s - 4 - prefix))))
 			return cd_err_set(err, -ENOMEM, "out of memory");
@@ -143,10 +143,11 @@ int cd_temp_req_check(const struct cd_temp_req *q, struct cd_err *err)
 		for (k = 0; !ok && k < CD_ARRAY_SIZE(keys); k++)
 			ok = strncmp(q->scope[i], keys[k], strlen(keys[k])) == 0;
 		if (!ok)
-			return cd_err_set(err, -EINVAL,
-			                  "unknown scope '%.64s' (path=, host=, port=, argv=, field=, "
-			                  "arg:NAME=)",
-			                  q->scope[i]);
+			return cd_err_set(
+			        err, -EINVAL,
+			        "unknown scope '%.64s' (path=, host=, port=, argv=, field=, "
+			        "arg:NAME=)",
+			        q->scope[i]);
 	}
 	if (q->approval && strcmp(q->approval, "human") && strcmp(q->approval, "none"))
 		return cd_err_set(err, -EINVAL, "the approval is human or none");
@@ -259,8 +260,9 @@ static int grant_yaml(const struct cd_temp_req *q, const struct cd_temp_grant *g
 		r = yq_key(&b, "profile", profile);
 	r = r ?: yq_key(&b, "owner", g->by);
 	r = r ?: yq_key(&b, "justification", justification);
-	r = r ?: cd_buf_printf(&b, ", review_by: \"@%lld\", expires: \"@%lld\"}",
-	                       (long long)g->expires, (long long)g->expires);
+	r = r
+	            ?: cd_buf_printf(&b, ", review_by: \"@%lld\", expires: \"@%lld\"}",
+	                             (long long)g->expires, (long long)g->expires);
 	if (r) {
 		cd_buf_release(&b);
 		if (err && !err->code)
@@ -310,17 +312,17 @@ static int make_break_glass(struct cd_state *s, struct cd_audit *audit, struct c
 	if (!q->ticket || !*q->ticket)
 		return cd_err_set(err, -EINVAL, "a break-glass grant names a ticket");
 	if (q->ttl_s > cap)
-		return cd_err_set(err, -CD_E_DENIED,
-		                  "the time to live of %lld s is longer than the break-glass cap of "
-		                  "%lld s%s",
-		                  (long long)q->ttl_s, (long long)cap,
-		                  p ? " (the policy's break_glass max_ttl)" : "");
+		return cd_err_set(
+		        err, -CD_E_DENIED,
+		        "the time to live of %lld s is longer than the break-glass cap of "
+		        "%lld s%s",
+		        (long long)q->ttl_s, (long long)cap,
+		        p ? " (the policy's break_glass max_ttl)" : "");
 	g->ticket = q->ticket;
 	snprintf(just, sizeof just, "break-glass, ticket %s%s%s", q->ticket,
 	         q->reason && *q->reason ? ": " : "", q->reason ? q->reason : "");
-	if ((r = grant_yaml(q, g,
-	                    q->approval && !strcmp(q->approval, "human") ? "human" : NULL, NULL,
-	                    just, &yaml, err)) < 0)
+	if ((r = grant_yaml(q, g, q->approval && !strcmp(q->approval, "human") ? "human" : NULL,
+	                    NULL, just, &yaml, err)) < 0)
 		return r;
 	g->grant_json = yaml;
 	/* Checked now against the policy when there is one; at every use in
@@ -334,8 +336,7 @@ static int make_break_glass(struct cd_state *s, struct cd_audit *audit, struct c
 }
 
 static int make_delegated(struct cd_state *s, struct cd_audit *audit, struct cd_policy *p,
-                          const struct cd_temp_req *q, struct cd_temp_grant *g,
-                          struct cd_err *err)
+                          const struct cd_temp_req *q, struct cd_temp_grant *g, struct cd_err *err)
 {
 	CD_AUTOFREE char *probe = NULL, *yaml = NULL;
 	const char *approval = NULL, *profile = NULL;
@@ -375,9 +376,10 @@ int cd_temp_make(struct cd_state *s, struct cd_audit *audit, struct cd_policy *p
 		return r;
 	if (!q->agent || !*q->agent || !q->tool || !*q->tool || !q->actions || !*q->actions ||
 	    !q->by || !*q->by || (!bg && (!q->to || !*q->to)))
-		return cd_err_set(err, -EINVAL, "%s",
-		                  bg ? "a break-glass grant names an agent, a tool and actions"
-		                     : "a delegation names a parent, a sub-agent, a tool and actions");
+		return cd_err_set(
+		        err, -EINVAL, "%s",
+		        bg ? "a break-glass grant names an agent, a tool and actions"
+		           : "a delegation names a parent, a sub-agent, a tool and actions");
 	if (q->ttl_s <= 0)
 		return cd_err_set(err, -EINVAL, "a time to live is required (e.g. 30m)");
 	g->kind = q->kind;
