@@ -391,9 +391,29 @@ static int webhook_key(const struct sopts *o, unsigned char key[CD_CONSOLE_WEBHO
 	return 0;
 }
 
+/* The key the console's stored sessions are MACed with: session.key in
+ * cordon's configuration directory, made (0600) when absent, so sessions
+ * outlive a restart of the console. */
+static int session_key(unsigned char key[CD_CONSOLE_SESSION_KEY_LEN])
+{
+	char path[4096];
+	struct cd_err err = { 0, "" };
+
+	if (cli_config_path("console-session.key", path, sizeof path) < 0) {
+		cli_errorf("cannot find the console's session key");
+		return -1;
+	}
+	if (cd_mask_key_load(path, key, &err) < 0) {
+		cli_errorf("session key: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 static int serve_cmd(const struct sopts *o)
 {
 	unsigned char pk[CD_AUDIT_PK_LEN], hk[CD_CONSOLE_WEBHOOK_KEY_LEN];
+	unsigned char sess[CD_CONSOLE_SESSION_KEY_LEN];
 	char cp[4096], apath[4096];
 	struct cd_console_conf c;
 	struct cd_console *con = NULL;
@@ -422,6 +442,9 @@ static int serve_cmd(const struct sopts *o)
 		goto out;
 	}
 	c.sign_key = sk;
+	if (session_key(sess) < 0)
+		goto out;
+	c.session_key = sess;
 	c.addr = addr;
 	c.tls_cert = o->cert;
 	c.tls_key = o->key;
@@ -470,6 +493,7 @@ out:
 	cd_state_close(st);
 	cd_audit_close(audit);
 	sodium_memzero(hk, sizeof hk);
+	sodium_memzero(sess, sizeof sess);
 	return rc;
 }
 

@@ -11,7 +11,9 @@
 
 #include <pthread.h>
 
-/* A logged-in browser.  The cookie's secret is kept only as its SHA-256. */
+/* A logged-in browser, as cached from the state database (console.c).
+ * The cookie's secret is kept only as its SHA-256; the CSRF token is
+ * derived from the secret under the console's session key. */
 struct console_session {
 	int used;
 	unsigned char key[32];
@@ -40,6 +42,7 @@ struct console_seen_bg {
 
 struct cd_console {
 	struct cd_console_conf conf;
+	unsigned char skey[CD_CONSOLE_SESSION_KEY_LEN]; /* conf.session_key's copy */
 	struct cd_httpd *httpd;
 	int tls;
 	char origin[300];

@@ -1,0 +1,139 @@
+#!/bin/sh
+# cordon serve (issue 18): sessions outlive a restart, and an identity
+# header from a reverse proxy.
+# Sessions are rows of the state database: the SHA-256 of the cookie's
+# secret, the person, the expiry and a MAC under the console's session key
+# (console-session.key in the configuration directory, 0600).  A cookie
+# works after a restart, with the same CSRF token (derived from the
+# secret); a logout deletes the row, so after another restart the cookie is
+# worth nothing; a row copied under another hash (a writer of the state
+# database making itself a session of alice's) does not verify, while one
+# MACed with the key does (positive control).
+# --trust-proxy-header NAME: a request from loopback carrying NAME: PERSON
+# is that person when PERSON is among approvers.people; an unknown person is
+# refused (403) and recorded; without the flag the header is ignored.
+# (Root only: the console is the operator's.)
+. "${CORDON_SRC:-.}/tests/lib.sh"
+
+export XDG_CONFIG_HOME="$T/cfg"
+cat >"$T/p.yaml" <<'YAML'
+version: 1
+agents:
+  - {id: coder, owner: alice}
+tools:
+  - {id: shell, kind: command}
+approvers:
+  people: [alice, bob]
+grants:
+  - id: echo
+    agent: coder
+    tool: shell
+    actions: [execute]
+    scope: {argv: [echo]}
+    owner: alice
+    justification: tests
+    review_by: 2099-01-01
+    expires: 2099-01-01
+YAML
+P="$T/p.yaml"
+cd "$T" || exit 1
+serve_pid=
+trap 'kill $serve_pid 2>/dev/null; _tap_cleanup' EXIT
+
+start() {
+	: >"$T/link"
+	"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" "$@" >"$T/link" 2>"$T/serve.err" &
+	serve_pid=$!
+	i=0
+	while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	link=$(head -1 "$T/link")
+	origin=${link%%/login*}
+}
+stop() {
+	kill "$serve_pid" 2>/dev/null
+	wait "$serve_pid" 2>/dev/null
+	serve_pid=
+}
+H="$T/h"
+code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
+isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
+has() { grep -q -- "$1" "$T/body"; }
+login() {
+	l=$1
+	code -X POST -H "Origin: $origin" --data "t=${l#*t=}" "$origin/login" >/dev/null
+	awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//'
+}
+csrf_of() { sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1; }
+person_of() { sed -n 's/.*<span class="who">\([^<]*\)<.*/\1/p' "$T/body" | head -1; }
+
+start
+ok "serve starts ($origin)" test -n "$origin"
+is "$(stat -c %a "$XDG_CONFIG_HOME/cordon/console-session.key") $(stat -c %s "$XDG_CONFIG_HOME/cordon/console-session.key")" \
+	"600 32" "the session key is made, 0600, 32 bytes"
+alice=$(login "$("$CORDON" serve login alice --listen "${origin#http://}" --policy "$P")")
+bob=$(login "$("$CORDON" serve login bob --listen "${origin#http://}" --policy "$P")")
+ok "alice and bob logged in" test -n "$alice" -a -n "$bob"
+isb "$(code -H "Cookie: $alice" "$origin/")" 200 "alice's cookie works"
+csrf1=$(csrf_of)
+python3 - "$CORDON_STATE" "${alice#*=}" <<'PY' >"$T/rows"
+import hashlib, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+h = hashlib.sha256(sys.argv[2].encode()).hexdigest()
+print(db.execute("select count(*) from console_sessions where hash = ?", (h,)).fetchone()[0],
+      db.execute("select count(*) from console_sessions where hash = ? or person = ? or mac = ?",
+                 (sys.argv[2], sys.argv[2], sys.argv[2])).fetchone()[0])
+PY
+is "$(cat "$T/rows")" "1 0" "the state database holds the cookie's SHA-256, never the cookie"
+
+stop
+start
+ok "serve restarted ($origin)" test -n "$origin"
+isb "$(code -H "Cookie: $alice" "$origin/")" 200 "after the restart alice's cookie still works"
+is "$(person_of)" "alice" "... as alice"
+is "$(csrf_of)" "$csrf1" "... with the same CSRF token (bound to the session)"
+code -H "Cookie: $bob" "$origin/" >/dev/null
+bcsrf=$(csrf_of)
+isb "$(code -X POST -H "Cookie: $alice" -H "Origin: $origin" --data "csrf=$bcsrf" \
+	"$origin/logout")" 403 "bob's CSRF token does not log alice out"
+isb "$(code -X POST -H "Cookie: $alice" -H "Origin: $origin" --data "csrf=$csrf1" \
+	"$origin/logout")" 303 "alice logs out"
+isb "$(code -H "Cookie: $alice" "$origin/")" 401 "... her cookie is refused at once"
+stop
+start
+isb "$(code -H "Cookie: $alice" "$origin/")" 401 "... and after another restart"
+isb "$(code -H "Cookie: $bob" "$origin/")" 200 "bob's session is still there"
+
+# A writer of the state database copies bob's row under the hash of a
+# secret it knows: no session.
+forged=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
+python3 - "$CORDON_STATE" "${bob#*=}" "$forged" "" <<'PY'
+import hashlib, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+old = hashlib.sha256(sys.argv[2].encode()).hexdigest()
+new = hashlib.sha256(sys.argv[3].encode()).hexdigest()
+db.execute("insert into console_sessions select ?, person, mac, created, expires"
+           " from console_sessions where hash = ?", (new, old))
+db.commit()
+PY
+isb "$(code -H "Cookie: cordon_session=$forged" "$origin/")" 401 \
+	"a session row copied under another hash does not work"
+"$CORDON" log export --format jsonl | grep -q '"kind":"console.session"'
+is "$?" 0 "... and is recorded (console.session)"
+# Positive control: the same row MACed with the key does work.
+python3 - "$CORDON_STATE" "$forged" "$XDG_CONFIG_HOME/cordon/console-session.key" <<'PY'
+import hashlib, hmac, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+h = hashlib.sha256(sys.argv[2].encode()).hexdigest()
+person, exp = db.execute("select person, expires from console_sessions where hash = ?",
+                         (h,)).fetchone()
+key = open(sys.argv[3], 'rb').read()
+msg = b"cordon-session\n" + h.encode() + b"\0" + person.encode() + b"\0" + str(exp).encode() + b"\0"
+db.execute("update console_sessions set mac = ? where hash = ?",
+           (hmac.new(key, msg, hashlib.sha256).hexdigest(), h))
+db.commit()
+PY
+isb "$(code -H "Cookie: cordon_session=$forged" "$origin/")" 200 \
+	"positive control: the row with the key's MAC works"
+stop
+
+done_testing
