@@ -42,7 +42,8 @@ trap 'kill $serve_pid 2>/dev/null; _tap_cleanup' EXIT
 
 start() {
 	: >"$T/link"
-	"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" "$@" >"$T/link" 2>"$T/serve.err" &
+	"$CORDON" serve --listen "127.0.0.1:${port:-0}" --policy "$P" "$@" >"$T/link" \
+		2>"$T/serve.err" &
 	serve_pid=$!
 	i=0
 	while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
@@ -134,6 +135,44 @@ db.commit()
 PY
 isb "$(code -H "Cookie: cordon_session=$forged" "$origin/")" 200 \
 	"positive control: the row with the key's MAC works"
+stop
+
+# The proxy's identity header.
+isb "$(code -H "X-Forwarded-User: bob" "$origin/")" 000 "(the console is stopped)"
+start
+isb "$(code -H "X-Forwarded-User: bob" "$origin/")" 401 \
+	"without --trust-proxy-header the header is ignored"
+stop
+# curl reaches it at its listen address; the origin is the proxy's.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+start --trust-proxy-header X-Forwarded-User --origin "https://console.example"
+addr=http://127.0.0.1:$port
+origin=https://console.example
+ok "serve with --trust-proxy-header X-Forwarded-User ($addr)" test -n "$addr"
+ok "... still prints a login link for the proxy's origin" grep -q '^https://console.example/login' "$T/link"
+isb "$(code -H "Host: console.example" -H "X-Forwarded-User: bob" "$addr/")" 200 \
+	"from loopback with the header: logged in"
+is "$(person_of)" "bob" "... as bob"
+pcsrf=$(csrf_of)
+ok "... with a CSRF token" test -n "$pcsrf"
+isb "$(code -H "Host: console.example" "$addr/")" 401 "without the header: not logged in"
+isb "$(code -H "Host: console.example" -H "X-Forwarded-User: mallory" "$addr/")" 403 \
+	"a person not in approvers.people: refused"
+has "not among the policy"
+is "$?" 0 "... saying why"
+isb "$(code -H "Host: console.example" -H "X-Forwarded-User: coder" "$addr/grants")" 403 \
+	"an agent's name: refused"
+"$CORDON" log export --format jsonl | grep '"kind":"console.proxy"' | grep -q mallory
+is "$?" 0 "... the refusal is recorded (console.proxy)"
+isb "$(code -X POST -H "Host: console.example" -H "X-Forwarded-User: bob" \
+	-H "Origin: $origin" --data "csrf=0000" "$addr/logout")" 403 \
+	"a proxied post without the page's CSRF token: refused"
+isb "$(code -X POST -H "Host: console.example" -H "X-Forwarded-User: bob" \
+	-H "Origin: http://evil.example" --data "csrf=$pcsrf" "$addr/logout")" 403 \
+	"a proxied post from another Origin: refused"
+isb "$(code -X POST -H "Host: console.example" -H "X-Forwarded-User: bob" \
+	-H "Origin: $origin" --data "csrf=$pcsrf" "$addr/logout")" 303 \
+	"... with both: accepted"
 stop
 
 done_testing

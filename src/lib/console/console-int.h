@@ -134,6 +134,13 @@ int console_auth(struct cd_console *c, const struct cd_http_req *rq, struct cd_h
                  struct console_session *ret);
 int console_check_post(struct cd_console *c, const struct cd_http_req *rq, struct cd_http_resp *rs,
                        struct console_session *ret);
+/* The cache slot of a session's key (filled by the caller). */
+struct console_session *console_session_slot(struct cd_console *c, const unsigned char key[32]);
+/* console-proxy.c: the identity header of a reverse proxy: 1 (*ret is the
+ * person's session), 0 not configured, not from loopback or absent, -1
+ * refused (rs filled, recorded).  c->mu held. */
+int console_proxy_auth(struct cd_console *c, const struct cd_http_req *rq, struct cd_http_resp *rs,
+                       struct console_session *ret);
 /* A whole page with one message (escaped). */
 void console_message(struct cd_http_resp *rs, int status, const char *title, const char *msg,
                      const struct console_session *s);

@@ -136,7 +136,7 @@ static void session_csrf(const struct cd_console *c, const char *secret, char ou
 
 /* The cache slot of key, or a slot to fill (free, expired, else the one
  * that expires first: a cache, the row stays). */
-static struct console_session *session_slot(struct cd_console *c, const unsigned char key[32])
+struct console_session *console_session_slot(struct cd_console *c, const unsigned char key[32])
 {
 	struct console_session *s = NULL, *oldest = NULL;
 	int64_t now = now_s();
@@ -192,7 +192,7 @@ static struct console_session *session_find(struct cd_console *c, const char *co
 		               "refused: a stored session whose MAC does not verify");
 		return NULL;
 	}
-	s = session_slot(c, key);
+	s = console_session_slot(c, key);
 	memcpy(s->key, key, sizeof key);
 	snprintf(s->person, sizeof s->person, "%s", person);
 	session_csrf(c, cookie, s->csrf);
@@ -224,7 +224,7 @@ static struct console_session *session_new(struct cd_console *c, const char *per
 		sodium_memzero(secret, SECRET_HEX + 1);
 		return NULL;
 	}
-	s = session_slot(c, key);
+	s = console_session_slot(c, key);
 	memcpy(s->key, key, sizeof key);
 	session_csrf(c, secret, s->csrf);
 	snprintf(s->person, sizeof s->person, "%s", person);
@@ -257,8 +257,12 @@ void console_message(struct cd_http_resp *rs, int status, const char *title, con
 int console_auth(struct cd_console *c, const struct cd_http_req *rq, struct cd_http_resp *rs,
                  struct console_session *ret)
 {
-	struct console_session *s = session_find(c, cd_http_cookie(rq, cookie_name(c)));
+	struct console_session *s;
+	int p = console_proxy_auth(c, rq, rs, ret);
 
+	if (p)
+		return p > 0;
+	s = session_find(c, cd_http_cookie(rq, cookie_name(c)));
 	if (!s) {
 		console_message(rs, 401, "Log in",
 		                "You are not logged in.  Ask the operator for a login link: "

@@ -68,6 +68,10 @@ struct cd_console_conf {
 	 * in the state database (they outlive a restart) and of their CSRF
 	 * tokens.  NULL: a random key, so sessions end with the process. */
 	const unsigned char *session_key;
+	/* An identity header set by a reverse proxy in front ("X-Forwarded-
+	 * User"): honoured only from a loopback peer, for a person of
+	 * approvers.people (console-proxy.c).  NULL: never. */
+	const char *proxy_header;
 };
 
 #define CD_CONSOLE_SESSION_KEY_LEN 32
