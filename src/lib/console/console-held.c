@@ -214,6 +214,17 @@ static int fp_one(const struct cd_approval *a, void *ctx)
 	return 0;
 }
 
+/* An approver rule's decision changes the page too (console-rules.c). */
+static int fp_rule(const struct cd_approval *a, void *ctx)
+{
+	if (strncmp(a->approval, "policy:", 7) == 0) {
+		crypto_hash_sha256_update(ctx, (const unsigned char *)a->id, strlen(a->id) + 1);
+		crypto_hash_sha256_update(ctx, (const unsigned char *)a->status,
+		                          strlen(a->status) + 1);
+	}
+	return 0;
+}
+
 /* A break-glass grant made or used since the last look is queued for the
  * webhooks; those active when the console starts are only remembered. */
 static int bg_one(const struct cd_temp_grant *g, void *ctx)
@@ -264,7 +275,9 @@ static void refresh(struct cd_console *c, unsigned n)
 		c->bg_seeded = 1;
 	crypto_hash_sha256_init(&f.h);
 	f.c = c;
-	if (cd_approval_list(c->conf.state, "pending", 0, fp_one, &f, &err) < 0)
+	if (cd_approval_list(c->conf.state, "pending", 0, fp_one, &f, &err) < 0 ||
+	    cd_approval_list(c->conf.state, NULL, (int64_t)time(NULL) - 3600, fp_rule, &f.h, &err) <
+	            0)
 		return;
 	crypto_hash_sha256_final(&f.h, fp);
 	if (memcmp(fp, c->held_fp, sizeof fp)) {

@@ -10,6 +10,8 @@
 #include "policy/tool-url.h"
 
 #include <pthread.h>
+#include <sys/types.h>
+#include <time.h>
 
 /* A logged-in browser, as cached from the state database (console.c).
  * The cookie's secret is kept only as its SHA-256; the CSRF token is
@@ -79,6 +81,12 @@ struct cd_console {
 	size_t seen_held_next;
 	struct console_seen_bg seen_bg[CONSOLE_SEEN_BG];
 	int bg_seeded;
+	/* The policy approver rules are described from (console-rules.c),
+	 * and its file's identity when loaded. */
+	struct cd_policy *rules_policy;
+	struct timespec rules_mtime;
+	ino_t rules_ino;
+	off_t rules_size;
 };
 
 /* console-html.c */
@@ -120,6 +128,12 @@ int console_h_grant_revoke(void *ctx, const struct cd_http_req *rq, struct cd_ht
  * and its POST /grants. */
 int console_grant_form(struct cd_buf *b, const char *csrf);
 int console_h_grant_new(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+
+/* console-rules.c: approver-rule outcomes of the last hour, as a table
+ * for the held-calls page; what rule NAME requires, as a span (c->mu held
+ * for both). */
+int console_render_rules(struct cd_console *c, struct cd_buf *b);
+int console_rule_requires(struct cd_console *c, struct cd_buf *b, const char *rule);
 
 /* console-pins.c: MCP tool definitions waiting for approval. */
 int console_h_pins(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);

@@ -627,6 +627,7 @@ void cd_console_stop(struct cd_console *c)
 	if (c->verifier_started)
 		pthread_join(c->verifier, NULL);
 	free(c->urls);
+	cd_policy_free(c->rules_policy);
 	sodium_memzero(c->sessions, sizeof c->sessions);
 	sodium_memzero(c->skey, sizeof c->skey);
 	pthread_cond_destroy(&c->cv);
