@@ -187,7 +187,9 @@ static struct console_session *session_find(struct cd_console *c, const char *co
 	}
 	session_mac(c, hash, person, expires, want);
 	if (strlen(mac) != 64 || sodium_memcmp(mac, want, 64) != 0) {
+		/* Forged, or made under another key: it goes (recorded once). */
 		session_drop(c, key);
+		(void)st->ops->console_session_end(st, hash, now_s(), NULL);
 		console_record(c, "console.session", person,
 		               "refused: a stored session whose MAC does not verify");
 		return NULL;
