@@ -38,7 +38,8 @@ YAML
 P="$T/p.yaml"
 cd "$T" || exit 1
 serve_pid=
-trap 'kill $serve_pid 2>/dev/null; _tap_cleanup' EXIT
+serve2_pid= sse2_pid=
+trap 'kill $serve_pid $serve2_pid $sse2_pid 2>/dev/null; _tap_cleanup' EXIT
 
 start() {
 	: >"$T/link"
@@ -137,6 +138,27 @@ print(hmac.new(key, msg, hashlib.sha256).hexdigest())' "$fh" "$XDG_CONFIG_HOME/c
 db "update console_sessions set mac = '$mac' where hash = '$fh'"
 isb "$(code -H "Cookie: cordon_session=$forged" "$origin/")" 200 \
 	"positive control: the row with the key's MAC works"
+
+# Two consoles over one store: a logout in one ends the session in the
+# other, its open event stream too.
+"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" >"$T/link2" 2>"$T/serve2.err" &
+serve2_pid=$!
+i=0
+while [ ! -s "$T/link2" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+origin2=$(sed 's|/login.*||' "$T/link2")
+isb "$(code -H "Cookie: $bob" "$origin2/")" 200 "a second console over the same store knows bob's session"
+curl -sN -H "Cookie: $bob" "$origin2/events" >"$T/sse2" 2>/dev/null &
+sse2_pid=$!
+code -H "Cookie: $bob" "$origin/" >/dev/null
+isb "$(code -X POST -H "Cookie: $bob" -H "Origin: $origin" --data "csrf=$(csrf_of)" \
+	"$origin/logout")" 303 "bob logs out in the first"
+isb "$(code -H "Cookie: $bob" "$origin2/")" 401 "... the second refuses his cookie at once"
+i=0
+while kill -0 $sse2_pid 2>/dev/null && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+! kill -0 $sse2_pid 2>/dev/null
+is "$?" 0 "... and ends his event stream there within seconds"
+kill $sse2_pid $serve2_pid 2>/dev/null
+wait $serve2_pid 2>/dev/null
 stop
 
 # The proxy's identity header.

@@ -50,6 +50,7 @@ struct stream {
 	unsigned char key[32]; /* the session's */
 	uint64_t gen;
 	int first;
+	int64_t checked; /* when the session's row was last looked at */
 };
 
 static int session_alive(struct cd_console *c, const unsigned char key[32])
@@ -61,6 +62,18 @@ static int session_alive(struct cd_console *c, const unsigned char key[32])
 		    !sodium_memcmp(c->sessions[i].key, key, 32))
 			return (int)i;
 	return -1;
+}
+
+/* The stream's session still stored?  Looked at every 5 s (a stream wakes
+ * twice a second); c->mu held. */
+static int still_stored(struct stream *st, int i)
+{
+	int64_t now = (int64_t)time(NULL);
+
+	if (now - st->checked < 5)
+		return 1;
+	st->checked = now;
+	return console_session_stored(st->c, (size_t)i);
 }
 
 static int stream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
@@ -79,7 +92,8 @@ static int stream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
 		if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) != 0)
 			break;
 	/* A session that ended (logged out, expired) ends its streams. */
-	if (c->stopping || (i = session_alive(c, st->key)) < 0) {
+	/* ... or through another console over the same store. */
+	if (c->stopping || (i = session_alive(c, st->key)) < 0 || !still_stored(st, i)) {
 		r = -1;
 	} else if (st->first || c->gen != st->gen) {
 		st->first = 0;

@@ -22,6 +22,7 @@ struct console_session {
 	char person[128];
 	char csrf[65];
 	int64_t expires;
+	int proxied; /* from a proxy's identity header: no stored row */
 };
 
 struct console_fail {
@@ -148,6 +149,9 @@ int console_auth(struct cd_console *c, const struct cd_http_req *rq, struct cd_h
                  struct console_session *ret);
 int console_check_post(struct cd_console *c, const struct cd_http_req *rq, struct cd_http_resp *rs,
                        struct console_session *ret);
+/* Is the cached session of slot i still stored (not logged out through
+ * another console over the same store)?  1 or 0 (the slot is dropped). */
+int console_session_stored(struct cd_console *c, size_t i);
 /* The cache slot of a session's key (filled by the caller). */
 struct console_session *console_session_slot(struct cd_console *c, const unsigned char key[32]);
 /* console-proxy.c: the identity header of a reverse proxy: 1 (*ret is the

@@ -55,9 +55,11 @@ static int listed(struct cd_console *c, const char *person, char *why, size_t wn
 	}
 	for (i = 0; (x = cd_policy_approver_listed(p, i)) != NULL && !ok; i++)
 		ok = !strcmp(x, person);
-	cd_policy_free(p);
 	if (!ok)
 		snprintf(why, wn, "'%s' is not among the policy's approvers.people", person);
+	else /* and never an agent */
+		ok = cd_policy_approver_person(p, person, "", why, wn);
+	cd_policy_free(p);
 	return ok;
 }
 
@@ -93,6 +95,7 @@ int console_proxy_auth(struct cd_console *c, const struct cd_http_req *rq, struc
 		crypto_auth_hmacsha256_final(&st, key);
 		sodium_bin2hex(s->csrf, sizeof s->csrf, key, sizeof key);
 		s->expires = (int64_t)time(NULL) + 300;
+		s->proxied = 1;
 		s->used = 1;
 		*ret = *s;
 		return 1;

@@ -167,6 +167,24 @@ static void session_drop(struct cd_console *c, const unsigned char key[32])
 			memset(&c->sessions[i], 0, sizeof c->sessions[i]);
 }
 
+int console_session_stored(struct cd_console *c, size_t i)
+{
+	struct cd_store *st = cd_state_store(c->conf.state);
+	struct console_session *s = &c->sessions[i];
+	char hash[65], person[sizeof s->person], mac[80];
+	int64_t expires;
+
+	if (s->proxied)
+		return 1;
+	sodium_bin2hex(hash, sizeof hash, s->key, sizeof s->key);
+	if (st->ops->console_session_get(st, hash, now_s(), person, sizeof person, mac, sizeof mac,
+	                                 &expires, NULL) < 0) {
+		memset(s, 0, sizeof *s);
+		return 0;
+	}
+	return 1;
+}
+
 static struct console_session *session_find(struct cd_console *c, const char *cookie)
 {
 	struct cd_store *st = cd_state_store(c->conf.state);
