@@ -147,8 +147,12 @@ echo "$rec" | grep -q 'ticket INC-7: disk full'
 is "$?" 0 "... with the ticket and the reason"
 i=0
 while ! grep -q "$bg" "$T/got" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-grep "$bg" "$T/got" | grep -q 'break-glass'
-is "$?" 0 "the webhook hears of the break-glass grant"
+grep "$bg" "$T/got" | grep -q '"break-glass.made"'
+is "$?" 0 "the webhook hears of the break-glass grant made in the console"
+i=0
+while ! grep "$bg" "$T/got" | grep -q '"break-glass.used"' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+grep "$bg" "$T/got" | grep -q '"break-glass.used"'
+is "$?" 0 "... and of its use (break-glass.used)"
 code -H "Cookie: $alice" "$origin/grants" >/dev/null
 has "<tr class=\"temp\" data-id=\"$bg\">"
 is "$?" 0 "the grants page lists it"
