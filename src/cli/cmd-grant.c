@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_SCOPE 64
+#define MAX_SCOPE CD_TEMP_MAX_SCOPE
 
 static const char usage_grant[] =
         "usage: cordon grant break-glass --agent A --tool T --actions LIST --ticket ID --ttl DUR\n"
@@ -230,264 +230,6 @@ static const char *who(const char *by)
 	return by && *by ? by : cli_login_name();
 }
 
-/* ---- the grant as the policy loader reads it (YAML flow style) ---- */
-
-/* A double-quoted YAML scalar: every byte outside printable ASCII and the
- * quote and backslash escaped, so no value can change the structure. */
-static int yq(struct cd_buf *b, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	int r = cd_buf_append(b, "\"", 1);
-
-	for (; r == 0 && *p; p++) {
-		if (*p == '"' || *p == '\\')
-			r = cd_buf_printf(b, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			r = cd_buf_printf(b, "\\x%02x", *p);
-		else
-			r = cd_buf_append(b, (const char *)p, 1);
-	}
-	return r ? r : cd_buf_append(b, "\"", 1);
-}
-
-static int yq_key(struct cd_buf *b, const char *key, const char *val)
-{
-	int r = cd_buf_printf(b, "%s: ", key);
-	return r ? r : yq(b, val);
-}
-
-/* One list of the scope ("paths", "hosts" ...): the values of every
- * --scope KEY=... with that key, in order. */
-static int scope_list(struct cd_buf *b, const struct gopts *o, const char *key, const char *plural,
-                      int plain, int *first)
-{
-	size_t i, kl = strlen(key), n = 0;
-	int r = 0;
-
-	for (i = 0; r == 0 && i < o->nscope; i++) {
-		const char *s = o->scope[i], *v;
-		if (strncmp(s, key, kl) == 0 && s[kl] == '=')
-			v = s + kl + 1;
-		else if (strncmp(s, plural, strlen(plural)) == 0 && s[strlen(plural)] == '=')
-			v = s + strlen(plural) + 1;
-		else
-			continue;
-		if (n++ == 0)
-			r = cd_buf_printf(b, "%s%s: [", *first ? "" : ", ", plural);
-		else
-			r = cd_buf_append(b, ", ", 2);
-		*first = 0;
-		if (r)
-			break;
-		if (plain) {
-			/* Ports: digits and one '-' only, written plain (the loader
-			 * wants numbers, not strings). */
-			if (!*v || strspn(v, "0123456789-") != strlen(v)) {
-				cli_errorf("bad port '%s' in --scope", v);
-				return -EINVAL;
-			}
-			r = cd_buf_append(b, v, strlen(v));
-		} else if (!strcmp(key, "argv")) {
-			/* argv='git status': one token per word. */
-			CD_AUTOFREE char *copy = strdup(v);
-			char *save = NULL, *tok;
-			int t = 0;
-			if (!copy)
-				return -ENOMEM;
-			n--;
-			for (tok = strtok_r(copy, " \t", &save); r == 0 && tok;
-			     tok = strtok_r(NULL, " \t", &save)) {
-				if (t++ || n)
-					r = cd_buf_append(b, ", ", 2);
-				if (r == 0)
-					r = yq(b, tok);
-				n++;
-			}
-		} else {
-			r = yq(b, v);
-		}
-	}
-	if (r == 0 && n)
-		r = cd_buf_append(b, "]", 1);
-	return r;
-}
-
-/* arg:NAME=VALUE and arg:NAME^=PREFIX into "args: {NAME: {eq: V}, ...}". */
-static int scope_args(struct cd_buf *b, const struct gopts *o, int *first)
-{
-	size_t i, n = 0;
-	int r = 0;
-
-	for (i = 0; r == 0 && i < o->nscope; i++) {
-		const char *s = o->scope[i], *eq;
-		CD_AUTOFREE char *name = NULL;
-		int prefix;
-		if (strncmp(s, "arg:", 4) != 0)
-			continue;
-		eq = strchr(s + 4, '=');
-		if (!eq || eq == s + 4) {
-			cli_errorf("bad --scope '%s' (arg:NAME=VALUE or arg:NAME^=PREFIX)", s);
-			return -EINVAL;
-		}
-		prefix = eq[-1] == '^';
-		name = strndup(s + 4, (size_t)(eq - s - 4 - prefix));
-		if (!name)
-			return -ENOMEM;
-		r = cd_buf_printf(b, "%s", n++ ? ", " : *first ? "args: {" : ", args: {");
-		*first = 0;
-		if (r == 0)
-			r = yq(b, name);
-		if (r == 0)
-			r = cd_buf_printf(b, ": {%s: ", prefix ? "prefix" : "eq");
-		if (r == 0)
-			r = yq(b, eq + 1);
-		if (r == 0)
-			r = cd_buf_append(b, "}", 1);
-	}
-	if (r == 0 && n)
-		r = cd_buf_append(b, "}", 1);
-	return r;
-}
-
-static int scope_keys_known(const struct gopts *o)
-{
-	static const char *const keys[] = { "path=",  "paths=", "host=",  "hosts=", "port=",
-		                            "ports=", "argv=",  "field=", "fields=" };
-	size_t i, k;
-
-	for (i = 0; i < o->nscope; i++) {
-		int ok = strncmp(o->scope[i], "arg:", 4) == 0;
-		for (k = 0; !ok && k < CD_ARRAY_SIZE(keys); k++)
-			ok = strncmp(o->scope[i], keys[k], strlen(keys[k])) == 0;
-		if (!ok) {
-			cli_errorf("unknown --scope '%s' (path=, host=, port=, argv=, field=, "
-			           "arg:NAME=)",
-			           o->scope[i]);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* --mask email=pseudonymize,card into "mask: {"email": "pseudonymize",
- * "card": "redact"}" and --fields a,b.c into "fields: ["a", "b.c"]"; the
- * loader checks the names.  A comma-separated list, empty items refused. */
-static int minimize_yaml(struct cd_buf *b, const struct gopts *o)
-{
-	const char *const lists[2] = { o->mask, o->fields };
-	unsigned l;
-	int r = 0;
-
-	for (l = 0; r == 0 && l < 2; l++) {
-		CD_AUTOFREE char *copy = NULL;
-		char *save = NULL, *tok;
-		int n = 0;
-		if (!lists[l])
-			continue;
-		if (!(copy = strdup(lists[l])))
-			return -ENOMEM;
-		r = cd_buf_printf(b, l ? ", fields: [" : ", mask: {");
-		for (tok = strtok_r(copy, ",", &save); r == 0 && tok;
-		     tok = strtok_r(NULL, ",", &save)) {
-			char *eq = l ? NULL : strchr(tok, '=');
-			if (eq)
-				*eq = '\0';
-			if (!*tok || (eq && !eq[1])) {
-				cli_errorf("bad --%s '%s'", l ? "fields" : "mask", lists[l]);
-				return -EINVAL;
-			}
-			if (n++)
-				r = cd_buf_append(b, ", ", 2);
-			if (r == 0)
-				r = yq(b, tok);
-			if (r == 0 && !l)
-				r = cd_buf_append(b, ": ", 2);
-			if (r == 0 && !l)
-				r = yq(b, eq ? eq + 1 : "redact");
-		}
-		if (r == 0 && n == 0) {
-			cli_errorf("bad --%s '%s'", l ? "fields" : "mask", lists[l]);
-			return -EINVAL;
-		}
-		if (r == 0)
-			r = cd_buf_append(b, l ? "]" : "}", 1);
-	}
-	if (r == 0 && o->require_task)
-		r = cd_buf_printf(b, ", require_task: true");
-	return r;
-}
-
-/* The grant mapping for the loader.  NULL on error (reported). */
-static char *grant_yaml(const struct gopts *o, const char *id, const char *agent,
-                        const char *approval, const char *profile, const char *by,
-                        const char *justification, int64_t expires)
-{
-	struct cd_buf b;
-	CD_AUTOFREE char *acts = strdup(o->actions);
-	char *save = NULL, *tok;
-	int r, first = 1, n = 0;
-
-	if (!acts)
-		return NULL;
-	cd_buf_init(&b, 1 << 20);
-	r = cd_buf_append(&b, "{", 1);
-	if (r == 0)
-		r = yq_key(&b, "id", id);
-	if (r == 0 && (r = cd_buf_append(&b, ", ", 2)) == 0)
-		r = yq_key(&b, "agent", agent);
-	if (r == 0 && o->task && (r = cd_buf_append(&b, ", ", 2)) == 0)
-		r = yq_key(&b, "task", o->task);
-	if (r == 0 && (r = cd_buf_append(&b, ", ", 2)) == 0)
-		r = yq_key(&b, "tool", o->tool);
-	if (r == 0)
-		r = cd_buf_printf(&b, ", actions: [");
-	for (tok = strtok_r(acts, ", ", &save); r == 0 && tok; tok = strtok_r(NULL, ", ", &save)) {
-		if (n++)
-			r = cd_buf_append(&b, ", ", 2);
-		if (r == 0)
-			r = yq(&b, tok);
-	}
-	if (r == 0)
-		r = cd_buf_append(&b, "]", 1);
-	if (r == 0 && o->nscope) {
-		r = cd_buf_printf(&b, ", scope: {");
-		if (r == 0)
-			r = scope_list(&b, o, "path", "paths", 0, &first);
-		if (r == 0)
-			r = scope_list(&b, o, "host", "hosts", 0, &first);
-		if (r == 0)
-			r = scope_list(&b, o, "port", "ports", 1, &first);
-		if (r == 0)
-			r = scope_list(&b, o, "argv", "argv", 0, &first);
-		if (r == 0)
-			r = scope_list(&b, o, "field", "fields", 0, &first);
-		if (r == 0)
-			r = scope_args(&b, o, &first);
-		if (r == 0)
-			r = cd_buf_append(&b, "}", 1);
-	}
-	if (r == 0)
-		r = minimize_yaml(&b, o);
-	if (r == 0 && approval && (r = cd_buf_append(&b, ", ", 2)) == 0)
-		r = yq_key(&b, "approval", approval);
-	if (r == 0 && profile && (r = cd_buf_append(&b, ", ", 2)) == 0)
-		r = yq_key(&b, "profile", profile);
-	if (r == 0 && (r = cd_buf_append(&b, ", ", 2)) == 0)
-		r = yq_key(&b, "owner", by);
-	if (r == 0 && (r = cd_buf_append(&b, ", ", 2)) == 0)
-		r = yq_key(&b, "justification", justification);
-	if (r == 0)
-		r = cd_buf_printf(&b, ", review_by: \"@%lld\", expires: \"@%lld\"}",
-		                  (long long)expires, (long long)expires);
-	if (r) {
-		cd_buf_release(&b);
-		if (r != -EINVAL)
-			cli_errorf("cannot build the grant: %s", cd_strerror(r));
-		return NULL;
-	}
-	return b.data; /* owned by the caller */
-}
-
 static void warn_temp(const char *id, const char *msg, void *ctx)
 {
 	(void)ctx;
@@ -543,39 +285,6 @@ static int env_open(struct env *v, const struct gopts *o)
 	return 0;
 }
 
-static int parse_ttl(const char *s, int64_t *ret)
-{
-	uint64_t ms;
-
-	if (!s) {
-		cli_errorf("--ttl DUR is required (e.g. 30m)");
-		return -1;
-	}
-	if (cd_parse_duration_ms(s, &ms) < 0 || ms < 1000 ||
-	    ms > (uint64_t)CD_BREAK_GLASS_CEILING_TTL * 1000 * 52) {
-		cli_errorf("bad --ttl '%s' (e.g. 30m, 4h)", s);
-		return -1;
-	}
-	*ret = (int64_t)(ms / 1000);
-	return 0;
-}
-
-/* Store g and its record: the row is committed only once the record is
- * durable, so a grant never exists without its record. */
-static int store(struct env *v, struct cd_temp_grant *g, const char *kind, const char *reason)
-{
-	struct cd_err err = { 0, "" };
-
-	if (cd_state_begin(v->state, &err) < 0 || cd_temp_add(v->state, g, &err) < 0 ||
-	    cd_temp_record(v->audit, kind, g, g->by, reason, &err) < 0 ||
-	    cd_state_commit(v->state, &err) < 0) {
-		cd_state_rollback(v->state);
-		cli_errorf("%s", err.msg);
-		return -1;
-	}
-	return 0;
-}
-
 static void print_created(const struct cd_temp_grant *g, int json)
 {
 	char until[64];
@@ -597,20 +306,52 @@ static void print_created(const struct cd_temp_grant *g, int json)
 	       g->tool, until);
 }
 
-/* The fields every new temporary grant starts with. */
-static void grant_init(struct cd_temp_grant *g, enum cd_temp_kind kind, const char *agent,
-                       const struct gopts *o, const struct env *v, int64_t ttl)
+/* The request of o's options; 0, or -1 (reported: a usage error). */
+static int make_req(const struct gopts *o, enum cd_temp_kind kind, struct cd_temp_req *q)
 {
-	memset(g, 0, sizeof *g);
-	g->kind = kind;
-	cd_state_random_id(kind == CD_TEMP_BREAK_GLASS ? "bg-" : "dg-", g->id, sizeof g->id);
-	g->agent = agent;
-	g->task = o->task;
-	g->tool = o->tool;
-	g->by = who(o->by);
-	g->created = v->now;
-	g->expires = v->now + ttl;
-	g->policy_sha256 = v->policy ? cd_policy_sha256(v->policy) : NULL;
+	struct cd_err err = { 0, "" };
+
+	memset(q, 0, sizeof *q);
+	q->kind = kind;
+	q->agent = o->agent;
+	q->to = o->to;
+	q->task = o->task;
+	q->tool = o->tool;
+	q->actions = o->actions;
+	q->ticket = o->ticket;
+	q->by = who(o->by);
+	q->approval = o->approval;
+	q->reason = o->reason;
+	q->mask = o->mask;
+	q->fields = o->fields;
+	q->require_task = o->require_task;
+	q->scope = o->scope;
+	q->nscope = o->nscope;
+	if (cd_temp_req_check(q, &err) < 0 || cd_temp_parse_ttl(o->ttl, &q->ttl_s, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Make it (temp-grant-make.c) and say so: an exit status. */
+static int make(struct env *v, const struct cd_temp_req *q, int json)
+{
+	struct cd_temp_grant g;
+	struct cd_err err = { 0, "" };
+	int r = cd_temp_make(v->state, v->audit, v->policy, q, v->now, &g, &err);
+
+	if (r < 0) {
+		cli_errorf("%s", err.msg);
+		return r == -EINVAL        ? CD_EXIT_USAGE
+		       : r == -CD_E_DENIED ? CD_EXIT_FAIL
+		                           : CD_EXIT_CORDON;
+	}
+	if (q->kind == CD_TEMP_BREAK_GLASS && !v->policy)
+		cli_warnf("no --policy: the grant will be checked against the policy in force when "
+		          "it is used");
+	print_created(&g, json);
+	return CD_EXIT_OK;
 }
 
 /* ---- cordon grant break-glass ---- */
@@ -619,11 +360,7 @@ static int break_glass(int argc, char **argv)
 {
 	struct gopts o;
 	struct env v;
-	struct cd_temp_grant g;
-	struct cd_err err = { 0, "" };
-	CD_AUTOFREE char *yaml = NULL;
-	char just[512];
-	int64_t ttl, cap;
+	struct cd_temp_req q;
 	int r = parse(argc, argv, usage_grant, &o), rc = CD_EXIT_CORDON;
 
 	if (r)
@@ -636,49 +373,10 @@ static int break_glass(int argc, char **argv)
 		cli_errorf("break-glass needs --agent, --tool, --actions and --ticket");
 		return CD_EXIT_USAGE;
 	}
-	if (o.approval && strcmp(o.approval, "human") && strcmp(o.approval, "none")) {
-		cli_errorf("--approval is human or none");
+	if (make_req(&o, CD_TEMP_BREAK_GLASS, &q) < 0)
 		return CD_EXIT_USAGE;
-	}
-	if (scope_keys_known(&o) < 0 || parse_ttl(o.ttl, &ttl) < 0)
-		return CD_EXIT_USAGE;
-	if (env_open(&v, &o) < 0)
-		goto out;
-	cap = cd_policy_break_glass_max_ttl(v.policy);
-	if (ttl > cap) {
-		cli_errorf("--ttl %s is longer than the break-glass cap of %lld s%s", o.ttl,
-		           (long long)cap, v.policy ? " (the policy's break_glass max_ttl)" : "");
-		rc = CD_EXIT_FAIL;
-		goto out;
-	}
-	grant_init(&g, CD_TEMP_BREAK_GLASS, o.agent, &o, &v, ttl);
-	g.ticket = o.ticket;
-	snprintf(just, sizeof just, "break-glass, ticket %s%s%s", o.ticket, o.reason ? ": " : "",
-	         o.reason ? o.reason : "");
-	yaml = grant_yaml(&o, g.id, o.agent,
-	                  o.approval && !strcmp(o.approval, "human") ? "human" : NULL, NULL, g.by,
-	                  just, g.expires);
-	if (!yaml) {
-		rc = CD_EXIT_USAGE;
-		goto out;
-	}
-	g.grant_json = yaml;
-	/* Checked now against the policy when one is named; at every use in
-	 * any case. */
-	if (v.policy &&
-	    cd_policy_add_temp(v.policy, g.kind, g.id, NULL, yaml, g.created, &err) < 0) {
-		cli_errorf("refused: %s", err.msg);
-		rc = CD_EXIT_FAIL;
-		goto out;
-	}
-	if (!v.policy)
-		cli_warnf("no --policy: the grant will be checked against the policy in force when "
-		          "it is used");
-	if (store(&v, &g, "grant.break-glass", just) < 0)
-		goto out;
-	print_created(&g, o.json);
-	rc = CD_EXIT_OK;
-out:
+	if (env_open(&v, &o) == 0)
+		rc = make(&v, &q, o.json);
 	env_close(&v);
 	return rc;
 }
@@ -853,12 +551,7 @@ int cmd_delegate(int argc, char **argv)
 {
 	struct gopts o;
 	struct env v;
-	struct cd_temp_grant g;
-	struct cd_err err = { 0, "" };
-	CD_AUTOFREE char *probe = NULL, *yaml = NULL;
-	const char *approval = NULL, *profile = NULL;
-	char just[512];
-	int64_t ttl;
+	struct cd_temp_req q;
 	int r = parse(argc, argv, usage_delegate, &o), rc = CD_EXIT_CORDON;
 
 	if (r)
@@ -871,37 +564,10 @@ int cmd_delegate(int argc, char **argv)
 		cli_errorf("delegate needs --policy, --from, --to, --tool and --actions");
 		return CD_EXIT_USAGE;
 	}
-	if (scope_keys_known(&o) < 0 || parse_ttl(o.ttl, &ttl) < 0)
+	if (make_req(&o, CD_TEMP_DELEGATED, &q) < 0)
 		return CD_EXIT_USAGE;
-	if (env_open(&v, &o) < 0)
-		goto out;
-	grant_init(&g, CD_TEMP_DELEGATED, o.to, &o, &v, ttl);
-	g.parent = o.agent;
-	snprintf(just, sizeof just, "delegated by %s%s%s", o.agent, o.reason ? ": " : "",
-	         o.reason ? o.reason : "");
-	/* First the bare grant, to learn what the parent's covering grants
-	 * require; then the grant the child really gets, carrying it. */
-	probe = grant_yaml(&o, g.id, o.to, "human", NULL, g.by, just, g.expires);
-	if (!probe) {
-		rc = CD_EXIT_USAGE;
-		goto out;
-	}
-	r = cd_policy_delegation_check(v.policy, o.agent, g.id, probe, v.now, g.expires, &approval,
-	                               &profile, &err);
-	if (r < 0) {
-		cli_errorf("refused: %s", err.msg);
-		rc = r == -CD_E_DENIED || r == -CD_E_PARSE ? CD_EXIT_FAIL : CD_EXIT_CORDON;
-		goto out;
-	}
-	yaml = grant_yaml(&o, g.id, o.to, approval, profile, g.by, just, g.expires);
-	if (!yaml)
-		goto out;
-	g.grant_json = yaml;
-	if (store(&v, &g, "grant.delegated", just) < 0)
-		goto out;
-	print_created(&g, o.json);
-	rc = CD_EXIT_OK;
-out:
+	if (env_open(&v, &o) == 0)
+		rc = make(&v, &q, o.json);
 	env_close(&v);
 	return rc;
 }

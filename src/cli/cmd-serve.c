@@ -36,6 +36,7 @@ static const char usage[] =
         "usage: cordon serve [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE]\n"
         "                    [--origin URL] [--policy FILE] [--state PATH] [--audit PATH]\n"
         "                    [--notify-webhook URL]... [--notify-key FILE] [--sign-key FILE]\n"
+        "                    [--trust-proxy-header NAME]\n"
         "       cordon serve login NAME [--listen ADDR:PORT | --origin URL] [--policy FILE]\n"
         "                    [--ttl SECONDS] [--state PATH]\n"
         "\n"
@@ -75,10 +76,18 @@ static const char usage[] =
         "approvers.consoles, which trusts this console to have authenticated the\n"
         "person (needed for approvers with a key in approvers.keys, and with a\n"
         "postgresql:// state store).\n"
+        "--trust-proxy-header NAME (e.g. X-Forwarded-User): behind an auth proxy on\n"
+        "this host, a request from loopback carrying NAME: PERSON is PERSON's, when\n"
+        "PERSON is among approvers.people (else 403, recorded); from any other peer\n"
+        "the header is ignored.  The proxy must set it itself, never pass a\n"
+        "client's; anyone who reaches loopback here can send it.\n"
+        "Sessions are kept hashed in the state database (MACed with\n"
+        "console-session.key in cordon's configuration directory): they outlive a\n"
+        "restart; logging out ends one.\n"
         "Exit 0 stopped by a signal, 1 refused, 2 usage, 125 could not start.\n";
 
 struct sopts {
-	const char *listen, *cert, *key, *origin, *policy, *state, *audit, *sign_key;
+	const char *listen, *cert, *key, *origin, *policy, *state, *audit, *sign_key, *proxy_header;
 	const char *hooks[CD_CONSOLE_WEBHOOKS_MAX], *hook_key;
 	int listen_given;
 	size_t nhooks;
@@ -97,6 +106,7 @@ enum {
 	OPT_HOOK,
 	OPT_HOOK_KEY,
 	OPT_SIGN_KEY,
+	OPT_PROXY_HEADER,
 	OPT_HELP,
 };
 
@@ -112,6 +122,7 @@ static const struct option long_opts[] = {
 	{ "notify-webhook", required_argument, NULL, OPT_HOOK },
 	{ "notify-key", required_argument, NULL, OPT_HOOK_KEY },
 	{ "sign-key", required_argument, NULL, OPT_SIGN_KEY },
+	{ "trust-proxy-header", required_argument, NULL, OPT_PROXY_HEADER },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -144,6 +155,17 @@ static int parse(int argc, char **argv, struct sopts *o)
 			break;
 		case OPT_SIGN_KEY:
 			o->sign_key = optarg;
+			break;
+		case OPT_PROXY_HEADER:
+			if (!*optarg || strlen(optarg) > 64 ||
+			    strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			                   "0123456789-") != strlen(optarg)) {
+				cli_errorf(
+				        "--trust-proxy-header is a header name (letters, digits, "
+				        "'-')");
+				return -1;
+			}
+			o->proxy_header = optarg;
 			break;
 		case OPT_POLICY:
 			o->policy = optarg;
@@ -391,9 +413,29 @@ static int webhook_key(const struct sopts *o, unsigned char key[CD_CONSOLE_WEBHO
 	return 0;
 }
 
+/* The key the console's stored sessions are MACed with: session.key in
+ * cordon's configuration directory, made (0600) when absent, so sessions
+ * outlive a restart of the console. */
+static int session_key(unsigned char key[CD_CONSOLE_SESSION_KEY_LEN])
+{
+	char path[4096];
+	struct cd_err err = { 0, "" };
+
+	if (cli_config_path("console-session.key", path, sizeof path) < 0) {
+		cli_errorf("cannot find the console's session key");
+		return -1;
+	}
+	if (cd_mask_key_load(path, key, &err) < 0) {
+		cli_errorf("session key: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 static int serve_cmd(const struct sopts *o)
 {
 	unsigned char pk[CD_AUDIT_PK_LEN], hk[CD_CONSOLE_WEBHOOK_KEY_LEN];
+	unsigned char sess[CD_CONSOLE_SESSION_KEY_LEN];
 	char cp[4096], apath[4096];
 	struct cd_console_conf c;
 	struct cd_console *con = NULL;
@@ -422,6 +464,10 @@ static int serve_cmd(const struct sopts *o)
 		goto out;
 	}
 	c.sign_key = sk;
+	if (session_key(sess) < 0)
+		goto out;
+	c.session_key = sess;
+	c.proxy_header = o->proxy_header;
 	c.addr = addr;
 	c.tls_cert = o->cert;
 	c.tls_key = o->key;
@@ -470,6 +516,7 @@ out:
 	cd_state_close(st);
 	cd_audit_close(audit);
 	sodium_memzero(hk, sizeof hk);
+	sodium_memzero(sess, sizeof sess);
 	return rc;
 }
 

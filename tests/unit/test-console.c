@@ -4,7 +4,8 @@
  * expiring), and a live console on loopback: no session -> 401, a
  * session from a link, a POST without the Origin, with a foreign Origin or
  * without the CSRF token refused; the log and proposal pages behind the
- * same session, token and Origin. */
+ * same session, token and Origin; sessions kept across a restart under the
+ * same session key, refused (and deleted) under another. */
 #include "../tap.h"
 
 #include "console/console.h"
@@ -228,6 +229,58 @@ out:
 	cd_state_close(st);
 }
 
+/* Sessions are kept in the state database under a MAC key: the cookie
+ * works in a console started again with the same key, not with another
+ * (the row then goes: not even the first key brings it back). */
+static void test_restart(const char *dir)
+{
+	static char out[65536], req[1024], path[512], link[512], cookie[256];
+	static const unsigned char k1[32] = { 1 }, k2[32] = { 2 };
+	const unsigned char *keys[4] = { k1, k1, k2, k1 };
+	const char *want[4] = { " 303 ", " 200 ", " 401 ", " 401 " };
+	struct cd_console_conf c = { 0 };
+	struct cd_console *con = NULL;
+	struct cd_state *st = NULL;
+	struct cd_err err = { 0 };
+	char body[256];
+	const char *p;
+	uint16_t port;
+	int i;
+
+	snprintf(path, sizeof path, "%s/state-restart.db", dir);
+	if (!ok(cd_state_open(path, &st, &err) == 0, "state database (%s)", err.msg))
+		return;
+	c.addr = "127.0.0.1";
+	c.state = st;
+	for (i = 0; i < 4; i++) {
+		c.session_key = keys[i];
+		if (!ok(cd_console_start(&c, &con, &err) == 0, "console %d starts (%s)", i,
+		        err.msg))
+			break;
+		port = (uint16_t)atoi(strrchr(cd_console_origin(con), ':') + 1);
+		if (i == 0) {
+			cd_console_link(con, "alice", 0, link, sizeof link, &err);
+			snprintf(body, sizeof body, "t=%s", strstr(link, "t=") + 2);
+			post(port, "/login", cd_console_origin(con), NULL, body, out, sizeof out);
+			p = strstr(out, "Set-Cookie: cordon_session=");
+			snprintf(cookie, sizeof cookie, "%.*s", p ? (int)strcspn(p + 12, ";\r") : 0,
+			         p ? p + 12 : "");
+		} else {
+			snprintf(req, sizeof req,
+			         "GET / HTTP/1.0\r\nHost: 127.0.0.1:%u\r\nCookie: %s\r\n\r\n", port,
+			         cookie);
+			raw(port, req, out, sizeof out);
+		}
+		ok(strstr(out, want[i]) != NULL, "%s:%s",
+		   (const char *[]){ "log in", "the same key after a restart",
+		                     "another key: the MAC fails", "the first key again: gone" }[i],
+		   want[i]);
+		cd_console_stop(con);
+		con = NULL;
+	}
+	cd_state_close(st);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test-console.XXXXXX";
@@ -236,11 +289,15 @@ int main(void)
 	test_escape();
 	test_origin();
 	if (mkdtemp(dir)) {
-		static const char *const files[] = { "state.db", "state.db-wal", "state.db-shm" };
+		static const char *const files[] = {
+			"state.db",         "state.db-wal",         "state.db-shm",
+			"state-restart.db", "state-restart.db-wal", "state-restart.db-shm"
+		};
 		char f[128];
 		size_t i;
 		test_live(dir);
-		for (i = 0; i < 3; i++) {
+		test_restart(dir);
+		for (i = 0; i < 6; i++) {
 			snprintf(f, sizeof f, "%s/%s", dir, files[i]);
 			unlink(f);
 		}

@@ -245,6 +245,9 @@ static void filled(const struct cd_store_ops *o)
 	HAS(o, approval_add);
 	HAS(o, console_login_add);
 	HAS(o, console_login_take);
+	HAS(o, console_session_add);
+	HAS(o, console_session_get);
+	HAS(o, console_session_end);
 	HAS(o, agent_token_add);
 	HAS(o, agent_token_find);
 	HAS(o, agent_token_list);
@@ -302,6 +305,36 @@ static void logins(struct cd_store *a, struct cd_store *b)
 	       "an expired link is stored");
 	is_int(b->ops->console_login_take(b, "cd34", now, who, sizeof who, &err), -ENOENT,
 	       "an expired link logs no one in");
+}
+
+/* A console session: stored hashed with its MAC, read back until it
+ * expires, gone once ended (and expired rows with any end). */
+static void sessions(struct cd_store *a, struct cd_store *b)
+{
+	struct cd_err err = { 0, "" };
+	char who[64], mac[80];
+	int64_t now = time(NULL), exp = 0;
+
+	is_int(a->ops->console_session_add(a, "s1", "alice", "m1", now, now + 600, &err), 0,
+	       "a session is stored %s", err.msg);
+	is_int(b->ops->console_session_get(b, "s1", now, who, sizeof who, mac, sizeof mac, &exp,
+	                                   &err),
+	       0, "another connection reads it %s", err.msg);
+	is_str(who, "alice", "... its person");
+	is_str(mac, "m1", "... its MAC");
+	ok(exp == now + 600, "... its expiry");
+	is_int(b->ops->console_session_get(b, "s1", now + 600, who, sizeof who, mac, sizeof mac,
+	                                   &exp, &err),
+	       -ENOENT, "... not once expired");
+	is_int(a->ops->console_session_add(a, "s2", "bob", "m2", now - 700, now - 100, &err), 0,
+	       "an expired session is stored");
+	is_int(b->ops->console_session_end(b, "s1", now, &err), 0, "a session is ended %s",
+	       err.msg);
+	is_int(a->ops->console_session_get(a, "s1", now, who, sizeof who, mac, sizeof mac, &exp,
+	                                   &err),
+	       -ENOENT, "... and is gone");
+	is_int(a->ops->console_session_add(a, "s2", "bob", "m2", now, now + 60, &err), 0,
+	       "... the expired row went with it (its hash is free again)");
 }
 
 static int tok_cb(const struct cd_agent_token *t, void *ctx)
@@ -371,6 +404,7 @@ int main(int argc, char **argv)
 	grants(a, b);
 	waiting(a);
 	logins(a, b);
+	sessions(a, b);
 	tokens(a, b);
 	audit();
 	a->ops->close(a);

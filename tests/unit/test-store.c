@@ -9,10 +9,12 @@
 #include "store/store.h"
 #include "policy/temp-grant.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HAS(ops, f) ok((ops)->f != NULL, "%s: " #f, (ops)->name)
@@ -45,6 +47,9 @@ static void state_ops(const struct cd_store_ops *o)
 	HAS(o, proposal_finish);
 	HAS(o, console_login_add);
 	HAS(o, console_login_take);
+	HAS(o, console_session_add);
+	HAS(o, console_session_get);
+	HAS(o, console_session_end);
 	HAS(o, agent_token_add);
 	HAS(o, agent_token_find);
 	HAS(o, agent_token_list);
@@ -128,6 +133,36 @@ static int reaped_ok(pid_t pid)
 	       WEXITSTATUS(status) == 0;
 }
 
+/* A console session: stored hashed with its MAC, read back until it
+ * expires, gone once ended (and expired rows with any end). */
+static void sessions(struct cd_store *a, struct cd_store *b)
+{
+	struct cd_err err = { 0, "" };
+	char who[64], mac[80];
+	int64_t now = time(NULL), exp = 0;
+
+	is_int(a->ops->console_session_add(a, "s1", "alice", "m1", now, now + 600, &err), 0,
+	       "a session is stored %s", err.msg);
+	is_int(b->ops->console_session_get(b, "s1", now, who, sizeof who, mac, sizeof mac, &exp,
+	                                   &err),
+	       0, "another connection reads it %s", err.msg);
+	is_str(who, "alice", "... its person");
+	is_str(mac, "m1", "... its MAC");
+	ok(exp == now + 600, "... its expiry");
+	is_int(b->ops->console_session_get(b, "s1", now + 600, who, sizeof who, mac, sizeof mac,
+	                                   &exp, &err),
+	       -ENOENT, "... not once expired");
+	is_int(a->ops->console_session_add(a, "s2", "bob", "m2", now - 700, now - 100, &err), 0,
+	       "an expired session is stored");
+	is_int(b->ops->console_session_end(b, "s1", now, &err), 0, "a session is ended %s",
+	       err.msg);
+	is_int(a->ops->console_session_get(a, "s1", now, who, sizeof who, mac, sizeof mac, &exp,
+	                                   &err),
+	       -ENOENT, "... and is gone");
+	is_int(a->ops->console_session_add(a, "s2", "bob", "m2", now, now + 60, &err), 0,
+	       "... the expired row went with it (its hash is free again)");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/cordon-store.XXXXXX", path[256], log[256];
@@ -145,6 +180,7 @@ int main(void)
 	if (!s || !a)
 		return tap_done();
 	state_ops(cd_state_store(s)->ops);
+	sessions(cd_state_store(s), cd_state_store(s));
 	audit_ops(cd_audit_store_(a)->ops);
 
 	is_int(cd_state_wait(s, 120), 0, "state: no change, the wait times out");

@@ -298,6 +298,7 @@ int console_h_grants(void *ctx, const struct cd_http_req *rq, struct cd_http_res
 	}
 	pthread_mutex_lock(&c->mu);
 	r = r ?: temp_html(c, &rs->body, s.csrf, now);
+	r = r ?: console_grant_form(&rs->body, s.csrf);
 	r = r ?: console_page_end(&rs->body);
 	pthread_mutex_unlock(&c->mu);
 	cd_policy_free(p);

@@ -50,6 +50,7 @@ struct stream {
 	unsigned char key[32]; /* the session's */
 	uint64_t gen;
 	int first;
+	int64_t checked; /* when the session's row was last looked at */
 };
 
 static int session_alive(struct cd_console *c, const unsigned char key[32])
@@ -61,6 +62,18 @@ static int session_alive(struct cd_console *c, const unsigned char key[32])
 		    !sodium_memcmp(c->sessions[i].key, key, 32))
 			return (int)i;
 	return -1;
+}
+
+/* The stream's session still stored?  Looked at every 5 s (a stream wakes
+ * twice a second); c->mu held. */
+static int still_stored(struct stream *st, int i)
+{
+	int64_t now = (int64_t)time(NULL);
+
+	if (now - st->checked < 5)
+		return 1;
+	st->checked = now;
+	return console_session_stored(st->c, (size_t)i);
 }
 
 static int stream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
@@ -79,7 +92,8 @@ static int stream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
 		if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) != 0)
 			break;
 	/* A session that ended (logged out, expired) ends its streams. */
-	if (c->stopping || (i = session_alive(c, st->key)) < 0) {
+	/* ... or through another console over the same store. */
+	if (c->stopping || (i = session_alive(c, st->key)) < 0 || !still_stored(st, i)) {
 		r = -1;
 	} else if (st->first || c->gen != st->gen) {
 		st->first = 0;
@@ -214,6 +228,17 @@ static int fp_one(const struct cd_approval *a, void *ctx)
 	return 0;
 }
 
+/* An approver rule's decision changes the page too (console-rules.c). */
+static int fp_rule(const struct cd_approval *a, void *ctx)
+{
+	if (strncmp(a->approval, "policy:", 7) == 0) {
+		crypto_hash_sha256_update(ctx, (const unsigned char *)a->id, strlen(a->id) + 1);
+		crypto_hash_sha256_update(ctx, (const unsigned char *)a->status,
+		                          strlen(a->status) + 1);
+	}
+	return 0;
+}
+
 /* A break-glass grant made or used since the last look is queued for the
  * webhooks; those active when the console starts are only remembered. */
 static int bg_one(const struct cd_temp_grant *g, void *ctx)
@@ -264,7 +289,9 @@ static void refresh(struct cd_console *c, unsigned n)
 		c->bg_seeded = 1;
 	crypto_hash_sha256_init(&f.h);
 	f.c = c;
-	if (cd_approval_list(c->conf.state, "pending", 0, fp_one, &f, &err) < 0)
+	if (cd_approval_list(c->conf.state, "pending", 0, fp_one, &f, &err) < 0 ||
+	    cd_approval_list(c->conf.state, NULL, (int64_t)time(NULL) - 3600, fp_rule, &f.h, &err) <
+	            0)
 		return;
 	crypto_hash_sha256_final(&f.h, fp);
 	if (memcmp(fp, c->held_fp, sizeof fp)) {

@@ -156,6 +156,7 @@ static int args_shown(struct cd_buf *b, const struct cd_approval *a)
 }
 
 struct held_ctx {
+	struct cd_console *c;
 	struct cd_buf *b;
 	const char *csrf;
 	size_t n;
@@ -210,9 +211,13 @@ static int held_one(const struct cd_approval *a, void *ctx)
 	                       "<dt>deadline</dt><dd class=\"deadline\" data-deadline=\"%lld\">%s"
 	                       "</dd></dl>",
 	                       (long long)a->deadline, deadline);
-	if (!r && strncmp(a->approval, "policy:", 7) == 0)
-		r = cd_buf_puts(b, "<p class=\"rule\">decided by the policy's approver rule</p>");
-	else if (!r)
+	if (!r && strncmp(a->approval, "policy:", 7) == 0) {
+		r = cd_buf_puts(b, "<p class=\"rule\">being decided by approver rule <b>");
+		r = r ?: esc(b, a->approval + 7);
+		r = r ?: cd_buf_puts(b, "</b>, which requires: ");
+		r = r ?: console_rule_requires(h->c, b, a->approval + 7);
+		r = r ?: cd_buf_puts(b, "</p>");
+	} else if (!r)
 		r = decide_form(b, a, h->csrf);
 	r = r ?: cd_buf_puts(b, "</article>");
 	h->n++;
@@ -223,7 +228,7 @@ static int held_one(const struct cd_approval *a, void *ctx)
 int console_render_held(struct cd_console *c, struct cd_buf *b, const char *csrf)
 {
 	struct cd_err err = { 0, "" };
-	struct held_ctx h = { b, csrf, 0, 0 };
+	struct held_ctx h = { c, b, csrf, 0, 0 };
 	int r;
 
 	r = cd_approval_list(c->conf.state, "pending", 0, held_one, &h, &err);
@@ -233,8 +238,8 @@ int console_render_held(struct cd_console *c, struct cd_buf *b, const char *csrf
 		return cd_buf_puts(b, "</p>");
 	}
 	if (!h.n)
-		return cd_buf_puts(b, "<p class=\"empty\">No call is waiting for approval.</p>");
-	return 0;
+		r = cd_buf_puts(b, "<p class=\"empty\">No call is waiting for approval.</p>");
+	return r ?: console_render_rules(c, b);
 }
 
 const char console_js[] =

@@ -10,14 +10,19 @@
 #include "policy/tool-url.h"
 
 #include <pthread.h>
+#include <sys/types.h>
+#include <time.h>
 
-/* A logged-in browser.  The cookie's secret is kept only as its SHA-256. */
+/* A logged-in browser, as cached from the state database (console.c).
+ * The cookie's secret is kept only as its SHA-256; the CSRF token is
+ * derived from the secret under the console's session key. */
 struct console_session {
 	int used;
 	unsigned char key[32];
 	char person[128];
 	char csrf[65];
 	int64_t expires;
+	int proxied; /* from a proxy's identity header: no stored row */
 };
 
 struct console_fail {
@@ -40,6 +45,7 @@ struct console_seen_bg {
 
 struct cd_console {
 	struct cd_console_conf conf;
+	unsigned char skey[CD_CONSOLE_SESSION_KEY_LEN]; /* conf.session_key's copy */
 	struct cd_httpd *httpd;
 	int tls;
 	char origin[300];
@@ -76,6 +82,12 @@ struct cd_console {
 	size_t seen_held_next;
 	struct console_seen_bg seen_bg[CONSOLE_SEEN_BG];
 	int bg_seeded;
+	/* The policy approver rules are described from (console-rules.c),
+	 * and its file's identity when loaded. */
+	struct cd_policy *rules_policy;
+	struct timespec rules_mtime;
+	ino_t rules_ino;
+	off_t rules_size;
 };
 
 /* console-html.c */
@@ -113,6 +125,16 @@ void *console_notifier(void *arg);
  * and their revoke. */
 int console_h_grants(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 int console_h_grant_revoke(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+/* console-grant-new.c: the form for a new break-glass or delegated grant,
+ * and its POST /grants. */
+int console_grant_form(struct cd_buf *b, const char *csrf);
+int console_h_grant_new(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+
+/* console-rules.c: approver-rule outcomes of the last hour, as a table
+ * for the held-calls page; what rule NAME requires, as a span (c->mu held
+ * for both). */
+int console_render_rules(struct cd_console *c, struct cd_buf *b);
+int console_rule_requires(struct cd_console *c, struct cd_buf *b, const char *rule);
 
 /* console-pins.c: MCP tool definitions waiting for approval. */
 int console_h_pins(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
@@ -126,6 +148,16 @@ int console_h_pin_approve(void *ctx, const struct cd_http_req *rq, struct cd_htt
 int console_auth(struct cd_console *c, const struct cd_http_req *rq, struct cd_http_resp *rs,
                  struct console_session *ret);
 int console_check_post(struct cd_console *c, const struct cd_http_req *rq, struct cd_http_resp *rs,
+                       struct console_session *ret);
+/* Is the cached session of slot i still stored (not logged out through
+ * another console over the same store)?  1 or 0 (the slot is dropped). */
+int console_session_stored(struct cd_console *c, size_t i);
+/* The cache slot of a session's key (filled by the caller). */
+struct console_session *console_session_slot(struct cd_console *c, const unsigned char key[32]);
+/* console-proxy.c: the identity header of a reverse proxy: 1 (*ret is the
+ * person's session), 0 not configured, not from loopback or absent, -1
+ * refused (rs filled, recorded).  c->mu held. */
+int console_proxy_auth(struct cd_console *c, const struct cd_http_req *rq, struct cd_http_resp *rs,
                        struct console_session *ret);
 /* A whole page with one message (escaped). */
 void console_message(struct cd_http_resp *rs, int status, const char *title, const char *msg,

@@ -97,50 +97,158 @@ int cd_console_link(struct cd_console *c, const char *person, int64_t ttl_s, cha
 
 /* ---- sessions ----------------------------------------------------- */
 
-static struct console_session *session_find(struct cd_console *c, const char *cookie)
-{
-	unsigned char key[32];
-	size_t i;
-	int64_t now = now_s();
+/* A session lives in the state database as the SHA-256 of its cookie's
+ * secret, its person, its expiry and a MAC under the console's session key
+ * over those three: a row copied under another hash, another person or a
+ * later expiry does not verify.  The CSRF token is a MAC of the secret
+ * itself, never stored.  c->sessions caches the rows seen, for the event
+ * streams; every request asks the store again, so a logout ends the
+ * session at once here and in any console over the same store. */
 
-	if (!cookie || !is_secret(cookie))
-		return NULL;
-	crypto_hash_sha256(key, (const unsigned char *)cookie, SECRET_HEX);
-	for (i = 0; i < CD_CONSOLE_MAX_SESSIONS; i++) {
-		struct console_session *s = &c->sessions[i];
-		if (s->used && s->expires <= now)
-			memset(s, 0, sizeof *s);
-		if (s->used && sodium_memcmp(s->key, key, sizeof key) == 0)
-			return s;
-	}
-	return NULL;
+static void session_mac(const struct cd_console *c, const char *hash, const char *person,
+                        int64_t expires, char out[65])
+{
+	crypto_auth_hmacsha256_state st;
+	unsigned char m[crypto_auth_hmacsha256_BYTES];
+	char e[24];
+
+	snprintf(e, sizeof e, "%lld", (long long)expires);
+	crypto_auth_hmacsha256_init(&st, c->skey, sizeof c->skey);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)"cordon-session\n", 15);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)hash, strlen(hash) + 1);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)person, strlen(person) + 1);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)e, strlen(e) + 1);
+	crypto_auth_hmacsha256_final(&st, m);
+	sodium_bin2hex(out, 65, m, sizeof m);
 }
 
-/* A new session for person; its cookie secret into secret.  NULL when
- * every slot is taken by a live session. */
-static struct console_session *session_new(struct cd_console *c, const char *person,
-                                           char secret[SECRET_HEX + 1])
+static void session_csrf(const struct cd_console *c, const char *secret, char out[65])
+{
+	crypto_auth_hmacsha256_state st;
+	unsigned char m[crypto_auth_hmacsha256_BYTES];
+
+	crypto_auth_hmacsha256_init(&st, c->skey, sizeof c->skey);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)"cordon-csrf\n", 12);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)secret, SECRET_HEX);
+	crypto_auth_hmacsha256_final(&st, m);
+	sodium_bin2hex(out, 65, m, sizeof m);
+}
+
+/* The cache slot of key, or a slot to fill (free, expired, else the one
+ * that expires first: a cache, the row stays). */
+struct console_session *console_session_slot(struct cd_console *c, const unsigned char key[32])
 {
 	struct console_session *s = NULL, *oldest = NULL;
 	int64_t now = now_s();
 	size_t i;
 
-	for (i = 0; i < CD_CONSOLE_MAX_SESSIONS && !s; i++) {
+	for (i = 0; i < CD_CONSOLE_MAX_SESSIONS; i++) {
 		struct console_session *x = &c->sessions[i];
-		if (!x->used || x->expires <= now)
+		if (x->used && x->expires <= now)
+			memset(x, 0, sizeof *x);
+		if (x->used && sodium_memcmp(x->key, key, 32) == 0)
+			return x;
+		if (!x->used && !s)
 			s = x;
-		else if (!oldest || x->expires < oldest->expires)
+		if (x->used && (!oldest || x->expires < oldest->expires))
 			oldest = x;
 	}
-	if (!s)
-		return NULL;
+	s = s ? s : oldest;
 	memset(s, 0, sizeof *s);
-	new_secret(secret);
-	crypto_hash_sha256(s->key, (const unsigned char *)secret, SECRET_HEX);
-	new_secret(s->csrf);
+	return s;
+}
+
+static void session_drop(struct cd_console *c, const unsigned char key[32])
+{
+	size_t i;
+
+	for (i = 0; i < CD_CONSOLE_MAX_SESSIONS; i++)
+		if (c->sessions[i].used && !sodium_memcmp(c->sessions[i].key, key, 32))
+			memset(&c->sessions[i], 0, sizeof c->sessions[i]);
+}
+
+int console_session_stored(struct cd_console *c, size_t i)
+{
+	struct cd_store *st = cd_state_store(c->conf.state);
+	struct console_session *s = &c->sessions[i];
+	char hash[65], person[sizeof s->person], mac[80];
+	int64_t expires;
+
+	if (s->proxied)
+		return 1;
+	sodium_bin2hex(hash, sizeof hash, s->key, sizeof s->key);
+	if (st->ops->console_session_get(st, hash, now_s(), person, sizeof person, mac, sizeof mac,
+	                                 &expires, NULL) < 0) {
+		memset(s, 0, sizeof *s);
+		return 0;
+	}
+	return 1;
+}
+
+static struct console_session *session_find(struct cd_console *c, const char *cookie)
+{
+	struct cd_store *st = cd_state_store(c->conf.state);
+	struct cd_err err = { 0, "" };
+	struct console_session *s;
+	unsigned char key[32];
+	char hash[65], person[sizeof s->person], mac[80], want[65];
+	int64_t expires = 0;
+
+	if (!cookie || !is_secret(cookie))
+		return NULL;
+	crypto_hash_sha256(key, (const unsigned char *)cookie, SECRET_HEX);
+	sodium_bin2hex(hash, sizeof hash, key, sizeof key);
+	if (st->ops->console_session_get(st, hash, now_s(), person, sizeof person, mac, sizeof mac,
+	                                 &expires, &err) < 0) {
+		session_drop(c, key);
+		return NULL;
+	}
+	session_mac(c, hash, person, expires, want);
+	if (strlen(mac) != 64 || sodium_memcmp(mac, want, 64) != 0) {
+		/* Forged, or made under another key: it goes (recorded once). */
+		session_drop(c, key);
+		(void)st->ops->console_session_end(st, hash, now_s(), NULL);
+		console_record(c, "console.session", person,
+		               "refused: a stored session whose MAC does not verify");
+		return NULL;
+	}
+	s = console_session_slot(c, key);
+	memcpy(s->key, key, sizeof key);
 	snprintf(s->person, sizeof s->person, "%s", person);
-	s->expires = now +
-	             (c->conf.session_ttl_s > 0 ? c->conf.session_ttl_s : CD_CONSOLE_SESSION_TTL_S);
+	session_csrf(c, cookie, s->csrf);
+	s->expires = expires;
+	s->used = 1;
+	return s;
+}
+
+/* A new session for person, stored; its cookie secret into secret.  NULL
+ * when the store refuses it. */
+static struct console_session *session_new(struct cd_console *c, const char *person,
+                                           char secret[SECRET_HEX + 1])
+{
+	struct cd_store *st = cd_state_store(c->conf.state);
+	struct cd_err err = { 0, "" };
+	struct console_session *s;
+	unsigned char key[32];
+	char hash[65], mac[65];
+	int64_t now = now_s(),
+	        expires = now + (c->conf.session_ttl_s > 0 ? c->conf.session_ttl_s
+	                                                   : CD_CONSOLE_SESSION_TTL_S);
+
+	new_secret(secret);
+	crypto_hash_sha256(key, (const unsigned char *)secret, SECRET_HEX);
+	sodium_bin2hex(hash, sizeof hash, key, sizeof key);
+	session_mac(c, hash, person, expires, mac);
+	(void)st->ops->console_session_end(st, NULL, now, NULL); /* the expired ones */
+	if (st->ops->console_session_add(st, hash, person, mac, now, expires, &err) < 0) {
+		sodium_memzero(secret, SECRET_HEX + 1);
+		return NULL;
+	}
+	s = console_session_slot(c, key);
+	memcpy(s->key, key, sizeof key);
+	session_csrf(c, secret, s->csrf);
+	snprintf(s->person, sizeof s->person, "%s", person);
+	s->expires = expires;
 	s->used = 1;
 	return s;
 }
@@ -169,8 +277,12 @@ void console_message(struct cd_http_resp *rs, int status, const char *title, con
 int console_auth(struct cd_console *c, const struct cd_http_req *rq, struct cd_http_resp *rs,
                  struct console_session *ret)
 {
-	struct console_session *s = session_find(c, cd_http_cookie(rq, cookie_name(c)));
+	struct console_session *s;
+	int p = console_proxy_auth(c, rq, rs, ret);
 
+	if (p)
+		return p > 0;
+	s = session_find(c, cd_http_cookie(rq, cookie_name(c)));
 	if (!s) {
 		console_message(rs, 401, "Log in",
 		                "You are not logged in.  Ask the operator for a login link: "
@@ -320,7 +432,7 @@ static int h_login(void *ctx, const struct cd_http_req *rq, struct cd_http_resp 
 	}
 	if (!(s = session_new(c, person, secret))) {
 		pthread_mutex_unlock(&c->mu);
-		cd_http_resp_text(rs, 503, "too many sessions\n");
+		cd_http_resp_text(rs, 503, "the session could not be stored\n");
 		return 0;
 	}
 	snprintf(cookie, sizeof cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s",
@@ -338,13 +450,24 @@ static int h_login(void *ctx, const struct cd_http_req *rq, struct cd_http_resp 
 static int h_logout(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
 {
 	struct cd_console *c = ctx;
-	struct console_session s, *live;
-	char cookie[128];
+	struct cd_store *st = cd_state_store(c->conf.state);
+	struct cd_err err = { 0, "" };
+	struct console_session s;
+	char cookie[128], hash[65];
 
 	pthread_mutex_lock(&c->mu);
-	if (console_check_post(c, rq, rs, &s) &&
-	    (live = session_find(c, cd_http_cookie(rq, cookie_name(c)))) != NULL) {
-		memset(live, 0, sizeof *live);
+	if (console_check_post(c, rq, rs, &s)) {
+		/* The row goes: the cookie is worth nothing from now on, here
+		 * and after a restart. */
+		sodium_bin2hex(hash, sizeof hash, s.key, sizeof s.key);
+		if (st->ops->console_session_end(st, hash, now_s(), &err) < 0) {
+			pthread_mutex_unlock(&c->mu);
+			cd_http_resp_text(rs, 500,
+			                  "logout failed: the session could not be ended\n");
+			return 0;
+		}
+		session_drop(c, s.key);
+		console_record(c, "console.logout", s.person, "logged out");
 		snprintf(cookie, sizeof cookie,
 		         "%s=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0%s", cookie_name(c),
 		         c->tls ? "; Secure" : "");
@@ -385,6 +508,7 @@ static const struct cd_http_route routes[] = {
 	{ "POST", "/proposals/*", console_h_proposal_decide },
 	{ "GET", "/grants", console_h_grants },
 	{ "POST", "/grants/*", console_h_grant_revoke },
+	{ "POST", "/grants", console_h_grant_new },
 	{ "GET", "/pins", console_h_pins },
 	{ "POST", "/pins", console_h_pin_approve },
 	{ "GET", "/login", h_login_page },
@@ -453,6 +577,10 @@ int cd_console_start(const struct cd_console_conf *conf, struct cd_console **ret
 		return cd_err_set(err, -ENOMEM, "out of memory");
 	c->conf = *conf;
 	c->tls = conf->tls_cert != NULL;
+	if (conf->session_key)
+		memcpy(c->skey, conf->session_key, sizeof c->skey);
+	else
+		randombytes_buf(c->skey, sizeof c->skey);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
 	pthread_cond_init(&c->ncv, NULL);
@@ -519,7 +647,9 @@ void cd_console_stop(struct cd_console *c)
 	if (c->verifier_started)
 		pthread_join(c->verifier, NULL);
 	free(c->urls);
+	cd_policy_free(c->rules_policy);
 	sodium_memzero(c->sessions, sizeof c->sessions);
+	sodium_memzero(c->skey, sizeof c->skey);
 	pthread_cond_destroy(&c->cv);
 	pthread_cond_destroy(&c->ncv);
 	pthread_mutex_destroy(&c->mu);

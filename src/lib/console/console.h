@@ -64,7 +64,17 @@ struct cd_console_conf {
 	 * to have authenticated the person.  NULL: decisions unsigned (refused
 	 * for an approver with a key, and through a shared store). */
 	const struct cd_approver_key *sign_key;
+	/* CD_CONSOLE_SESSION_KEY_LEN bytes: the MAC key of the sessions kept
+	 * in the state database (they outlive a restart) and of their CSRF
+	 * tokens.  NULL: a random key, so sessions end with the process. */
+	const unsigned char *session_key;
+	/* An identity header set by a reverse proxy in front ("X-Forwarded-
+	 * User"): honoured only from a loopback peer, for a person of
+	 * approvers.people (console-proxy.c).  NULL: never. */
+	const char *proxy_header;
 };
+
+#define CD_CONSOLE_SESSION_KEY_LEN 32
 
 #define CD_CONSOLE_WEBHOOKS_MAX    8
 #define CD_CONSOLE_WEBHOOK_KEY_LEN 32

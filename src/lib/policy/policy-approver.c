@@ -7,6 +7,7 @@
 #include "policy-int.h"
 
 #include "util/bounds.h"
+#include "util/buf.h"
 
 #include <errno.h>
 #include <sodium.h>
@@ -192,4 +193,97 @@ int cd_policy_approver_check(const struct cd_policy *p, const char *rule,
 			          a->below_names[j], v, a->below_values[j]);
 	}
 	return no(why, wn, "approved by rule '%s'", a->id) + 1;
+}
+
+/* ---- describing a rule (for people) ---------------------------------- */
+
+static int put(struct cd_buf *b, int *first, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static int put(struct cd_buf *b, int *first, const char *fmt, ...)
+{
+	va_list ap;
+	char tmp[1024];
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if (!*first && cd_buf_puts(b, "; ") < 0)
+		return -CD_E_LIMIT;
+	*first = 0;
+	return cd_buf_puts(b, tmp);
+}
+
+/* "a, b, c" of up to max items (then "..."). */
+static void join(char *out, size_t n, const char *const *v, size_t nv, const char *quote)
+{
+	size_t i, k = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < nv && k < n; i++) {
+		int w = snprintf(out + k, n - k, "%s%s%s%s", i ? " " : "", quote, v[i], quote);
+		if (w < 0 || (size_t)w >= n - k) {
+			snprintf(out + (n > 4 ? n - 4 : 0), n > 4 ? 4 : n, "...");
+			return;
+		}
+		k += (size_t)w;
+	}
+}
+
+static int scope_describe(struct cd_buf *b, const struct cd_rule *s, int *first)
+{
+	static const char *const ops[] = { "=", "starts with", "one of" };
+	char list[512];
+	size_t i;
+	int r = 0;
+
+	if (!s->has_scope)
+		return 0;
+	if (s->nargv) {
+		join(list, sizeof list, s->argv, s->nargv, "");
+		r = r ?: put(b, first, "the command starts with '%s'", list);
+	}
+	if (s->npaths) {
+		join(list, sizeof list, s->paths, s->npaths, "");
+		r = r ?: put(b, first, "paths within %s", list);
+	}
+	if (s->nhosts) {
+		join(list, sizeof list, s->hosts, s->nhosts, "");
+		r = r ?: put(b, first, "hosts %s", list);
+	}
+	for (i = 0; i < s->nargs && !r; i++) {
+		const struct cd_arg_rule *a = &s->args[i];
+		join(list, sizeof list, (const char *const *)a->values, a->nvalues, "'");
+		r = put(b, first, "argument %s %s %s", a->name,
+		        (unsigned)a->op < sizeof ops / sizeof ops[0] ? ops[a->op] : "?", list);
+	}
+	return r;
+}
+
+int cd_policy_approver_describe(const struct cd_policy *p, const char *rule, struct cd_buf *b)
+{
+	const struct cd_approver_rule *a = NULL;
+	char list[512];
+	size_t i;
+	int r, first = 1;
+
+	for (i = 0; p && rule && i < p->narules && !a; i++)
+		if (!strcmp(p->arules[i].id, rule))
+			a = &p->arules[i];
+	if (!a)
+		return -ENOENT;
+	r = scope_describe(b, &a->scope, &first);
+	if (a->noperand_globs) {
+		join(list, sizeof list, a->operand_globs, a->noperand_globs, "");
+		r = r ?: put(b, &first, "every operand within %s", list);
+	}
+	if (a->max_operands >= 0)
+		r = r ?: put(b, &first, "at most %ld operands", a->max_operands);
+	if (a->max_paths >= 0)
+		r = r ?: put(b, &first, "at most %ld paths", a->max_paths);
+	for (i = 0; i < a->nbelow && !r; i++)
+		r = put(b, &first, "%s below %s", a->below_names[i], a->below_values[i]);
+	return r;
 }

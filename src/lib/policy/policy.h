@@ -290,6 +290,14 @@ int cd_policy_approver_person(const struct cd_policy *p, const char *person, con
 int cd_policy_approver_check(const struct cd_policy *p, const char *rule,
                              const struct cd_request *req, const char *cwd, char *why, size_t wn);
 
+/* What approver rule `rule` requires, for people, appended to b ("the
+ * command starts with 'rm -f'; every operand within /src/app/...; at most 10
+ * operands; amount below 100").  0, -ENOENT (no such rule) or -CD_E_LIMIT.
+ * The policy's text is tame (loaded strictly) but b still goes through
+ * the caller's escaping. */
+struct cd_buf;
+int cd_policy_approver_describe(const struct cd_policy *p, const char *rule, struct cd_buf *b);
+
 /* approvers.keys: person's Ed25519 public key into pk: 1, or 0 when the
  * policy pins none for them. */
 int cd_policy_approver_key(const struct cd_policy *p, const char *person, unsigned char pk[32]);

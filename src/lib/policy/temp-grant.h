@@ -62,6 +62,45 @@ typedef void (*cd_temp_warn_fn)(const char *id, const char *msg, void *ctx);
 int cd_temp_apply(struct cd_state *s, struct cd_policy *p, int64_t now, cd_temp_warn_fn warn,
                   void *ctx, size_t *ret_n, struct cd_err *err);
 
+/* ---- making one (temp-grant-make.c) ---- */
+
+#define CD_TEMP_MAX_SCOPE 64
+
+/* What a person asks for, as `cordon grant break-glass` and `cordon
+ * delegate` take it.  scope items are "path=GLOB", "host=H", "port=N|N-M",
+ * "argv=TOKENS", "field=NAME", "arg:NAME=V", "arg:NAME^=PREFIX"; mask
+ * "TYPE[=ACTION],..."; fields "PATH,...". */
+struct cd_temp_req {
+	enum cd_temp_kind kind;
+	const char *agent; /* break-glass: the agent; delegated: the parent */
+	const char *to;    /* delegated: the sub-agent PARENT/NAME */
+	const char *task, *tool, *actions, *ticket, *by, *approval, *reason;
+	const char *mask, *fields;
+	int require_task;
+	const char *const *scope;
+	size_t nscope;
+	int64_t ttl_s;
+};
+
+/* The request's shape (scope keys, approval): 0 or -EINVAL with why. */
+int cd_temp_req_check(const struct cd_temp_req *q, struct cd_err *err);
+
+/* "30m", "4h" into seconds: 0 or -EINVAL with why. */
+int cd_temp_parse_ttl(const char *s, int64_t *ret, struct cd_err *err);
+
+/* Make the grant q asks for at `now`, as the CLI does: a break-glass grant
+ * needs a ticket, lives at most the policy's max_ttl and is checked by the
+ * loader against p (when not NULL); a delegation needs p and is checked by
+ * cd_policy_delegation_check (p should carry the active temporary grants,
+ * cd_temp_apply).  The row and its record ("grant.break-glass",
+ * "grant.delegated", naming q->by) in one step.  *g gets the row (its
+ * strings point into q; grant_json NULL).  -EINVAL: the request is
+ * malformed; -CD_E_DENIED: refused (over the cap, not covered); else could
+ * not proceed. */
+int cd_temp_make(struct cd_state *s, struct cd_audit *audit, struct cd_policy *p,
+                 const struct cd_temp_req *q, int64_t now, struct cd_temp_grant *g,
+                 struct cd_err *err);
+
 /* ---- their audit records (temp-grant-log.c) ---- */
 
 /* Append a record of kind ("grant.break-glass", "grant.revoked" ...) for

@@ -147,6 +147,12 @@ static const char *const migrations[] = {
 	 * waiting run checks it against its own policy's key, so a writer of
 	 * this table cannot answer in an approver's name. */
 	"ALTER TABLE approvals ADD COLUMN signature text;",
+	/* 6: the console's sessions (store-pg-logins.c): the SHA-256 of each
+	 * cookie's secret, never the secret, and the console's MAC over the
+	 * row. */
+	"CREATE TABLE console_sessions ("
+	" hash text PRIMARY KEY, person text NOT NULL, mac text NOT NULL,"
+	" created bigint NOT NULL, expires bigint NOT NULL);",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))

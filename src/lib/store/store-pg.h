@@ -148,6 +148,13 @@ int cd_pg_console_login_add(struct cd_store *st, const char *hash, const char *p
                             int64_t expires, struct cd_err *err);
 int cd_pg_console_login_take(struct cd_store *st, const char *hash, int64_t now, char *ret_person,
                              size_t len, struct cd_err *err);
+int cd_pg_console_session_add(struct cd_store *st, const char *hash, const char *person,
+                              const char *mac, int64_t now, int64_t expires, struct cd_err *err);
+int cd_pg_console_session_get(struct cd_store *st, const char *hash, int64_t now, char *ret_person,
+                              size_t len, char *ret_mac, size_t mlen, int64_t *ret_expires,
+                              struct cd_err *err);
+int cd_pg_console_session_end(struct cd_store *st, const char *hash, int64_t now,
+                              struct cd_err *err);
 
 /* Agent tokens (store-pg-tokens.c). */
 int cd_pg_agent_token_add(struct cd_store *st, const struct cd_agent_token *t, struct cd_err *err);

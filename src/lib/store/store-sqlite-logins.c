@@ -87,3 +87,71 @@ fail:
 	cd_sqlite_rollback(store);
 	return r;
 }
+
+/* ---- sessions ------------------------------------------------------ */
+
+int cd_sqlite_console_session_add(struct cd_store *store, const char *hash, const char *person,
+                                  const char *mac, int64_t now, int64_t expires, struct cd_err *err)
+{
+	struct cd_sqlite *s = cd_sqlite_of(store);
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db,
+	                       "INSERT INTO console_sessions (hash, person, mac, created, expires)"
+	                       " VALUES (?,?,?,?,?)",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return cd_sqlite_err(s, err, "store session");
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, person, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, mac, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, now);
+	sqlite3_bind_int64(st, 5, expires);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return cd_sqlite_err(s, err, "store session");
+	return 0;
+}
+
+int cd_sqlite_console_session_get(struct cd_store *store, const char *hash, int64_t now,
+                                  char *ret_person, size_t len, char *ret_mac, size_t mlen,
+                                  int64_t *ret_expires, struct cd_err *err)
+{
+	struct cd_sqlite *s = cd_sqlite_of(store);
+	sqlite3_stmt *st = NULL;
+	const char *person, *mac;
+	int rc, found = 0;
+
+	if (sqlite3_prepare_v2(s->db,
+	                       "SELECT person, mac, expires FROM console_sessions"
+	                       " WHERE hash = ? AND expires > ?",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return cd_sqlite_err(s, err, "read session");
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, now);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && (person = cd_sqlite_col(st, 0)) && *person &&
+	    strlen(person) < len && (mac = cd_sqlite_col(st, 1)) && strlen(mac) < mlen) {
+		memcpy(ret_person, person, strlen(person) + 1);
+		memcpy(ret_mac, mac, strlen(mac) + 1);
+		*ret_expires = sqlite3_column_int64(st, 2);
+		found = 1;
+	} else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		sqlite3_finalize(st);
+		return cd_sqlite_err(s, err, "read session");
+	}
+	sqlite3_finalize(st);
+	return found ? 0 : cd_err_set(err, -ENOENT, "no such session, ended or expired");
+}
+
+int cd_sqlite_console_session_end(struct cd_store *store, const char *hash, int64_t now,
+                                  struct cd_err *err)
+{
+	struct cd_sqlite *s = cd_sqlite_of(store);
+
+	if (run(s, "DELETE FROM console_sessions WHERE hash = ?1 OR expires <= ?2",
+	        hash ? hash : "", now) < 0)
+		return cd_sqlite_err(s, err, "end session");
+	return 0;
+}

@@ -91,6 +91,12 @@ static const char *const migrations[] = {
 	/* 9: an approver's signature over a decision (approval-sign.h):
 	 * the waiting run checks it against the policy's key. */
 	"ALTER TABLE approvals ADD COLUMN signature TEXT;",
+	/* 10: the console's sessions (cordon serve): the SHA-256 of each
+	 * cookie's secret, never the secret, and the console's MAC over the
+	 * row, so a row copied under another hash is refused. */
+	"CREATE TABLE console_sessions ("
+	" hash TEXT PRIMARY KEY, person TEXT NOT NULL, mac TEXT NOT NULL,"
+	" created INTEGER NOT NULL, expires INTEGER NOT NULL);",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
@@ -324,6 +330,9 @@ static const struct cd_store_ops sqlite_state_ops = {
 	.proposal_finish = cd_sqlite_proposal_finish,
 	.console_login_add = cd_sqlite_console_login_add,
 	.console_login_take = cd_sqlite_console_login_take,
+	.console_session_add = cd_sqlite_console_session_add,
+	.console_session_get = cd_sqlite_console_session_get,
+	.console_session_end = cd_sqlite_console_session_end,
 	.agent_token_add = cd_sqlite_agent_token_add,
 	.agent_token_find = cd_sqlite_agent_token_find,
 	.agent_token_list = cd_sqlite_agent_token_list,

@@ -186,6 +186,22 @@ struct cd_store_ops {
 	                         int64_t now, int64_t expires, struct cd_err *err);
 	int (*console_login_take)(struct cd_store *st, const char *hash, int64_t now,
 	                          char *ret_person, size_t len, struct cd_err *err);
+	/* The console's sessions, so that they outlive a restart.
+	 * console_session_add stores the SHA-256 (hex) of a session cookie's
+	 * secret with its person, its expiry and mac (the console's MAC over
+	 * the row, hex); console_session_get reads the row of `hash` not
+	 * expired at now (person into ret_person, len bytes with the NUL; mac
+	 * into ret_mac, mlen bytes; expiry): -ENOENT when there is none;
+	 * console_session_end deletes the row of `hash` (NULL: none) and every
+	 * row expired at now. */
+	int (*console_session_add)(struct cd_store *st, const char *hash, const char *person,
+	                           const char *mac, int64_t now, int64_t expires,
+	                           struct cd_err *err);
+	int (*console_session_get)(struct cd_store *st, const char *hash, int64_t now,
+	                           char *ret_person, size_t len, char *ret_mac, size_t mlen,
+	                           int64_t *ret_expires, struct cd_err *err);
+	int (*console_session_end)(struct cd_store *st, const char *hash, int64_t now,
+	                           struct cd_err *err);
 
 	/* Agent tokens of the MCP HTTP front (cordon mcp token).
 	 * agent_token_add stores t (id and hash set by the caller);
