@@ -517,6 +517,7 @@ int console_h_run(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *
 	r = r ?: url_enc(&rs->body, id, strlen(id));
 	r = r ?: cd_buf_puts(&rs->body, "\">in the log</a></p>");
 	r = r ?: render_run(c, &rs->body, id);
+	r = r ?: console_render_replay(c, &rs->body, id);
 	r = r ?: console_page_end(&rs->body);
 	if (r < 0)
 		console_message(rs, 500, "Run", "out of memory", &s);
