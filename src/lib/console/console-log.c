@@ -311,16 +311,16 @@ static int older_link(struct cd_buf *b, const struct log_q *q, const struct log_
 	int r = cd_buf_printf(b, "<p><a id=\"older\" href=\"/log?before=%llu",
 	                      (unsigned long long)before->seq);
 
-	if (!r && before->has_host) {
-		r = cd_buf_printf(b, "&amp;bt=%lld&amp;bh=", (long long)before->time_ns);
-		r = r ?: url_enc(b, before->host, strlen(before->host));
-	}
-
 	for (i = 0; i < sizeof names / sizeof names[0] && !r; i++)
 		if (vals[i][0]) {
 			r = cd_buf_printf(b, "&amp;%s=", names[i]);
 			r = r ?: url_enc(b, vals[i], strlen(vals[i]));
 		}
+	if (!r && before->has_host) {
+		/* The rest of the cursor, last: the record's time and host. */
+		r = cd_buf_printf(b, "&amp;bt=%lld&amp;bh=", (long long)before->time_ns);
+		r = r ?: url_enc(b, before->host, strlen(before->host));
+	}
 	return r ?: cd_buf_puts(b, "\">Older records</a></p>");
 }
 
