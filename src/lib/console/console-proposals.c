@@ -140,7 +140,7 @@ static int render_file(struct cd_buf *b, const struct cd_prop_file *f)
 	if (!r && f->flagged)
 		r = cd_buf_puts(b, "<p class=\"flag\">Flagged: this path would run later on the "
 		                   "host; it is applied only when the approver names it "
-		                   "(cordon proposals apply --accept PATH).</p>");
+		                   "(cordon proposals apply --accept-flagged PATH).</p>");
 	if (!r && f->note) {
 		r = cd_buf_puts(b, "<p class=\"error\">refused: ");
 		r = r ?: esc0(b, f->note);
@@ -300,7 +300,7 @@ static int decide(struct cd_console *c, struct cd_proposal *p, const char *perso
 		if (!sel) {
 			console_message(rs, 409, "Not applied",
 			                "nothing to apply: flagged files are applied only with "
-			                "cordon proposals apply --accept PATH",
+			                "cordon proposals apply --accept-flagged PATH",
 			                s);
 			return 0;
 		}
