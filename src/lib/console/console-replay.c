@@ -205,7 +205,11 @@ int console_h_run_cast(void *ctx, const struct cd_http_req *rq, struct cd_http_r
 	pthread_mutex_lock(&c->mu);
 	if (!console_auth(c, rq, rs, &s))
 		goto out;
-	if (!c->conf.audit || !run_id_ok(id)) {
+	if (!c->conf.audit) {
+		console_message(rs, 503, "Session", "this console has no audit log", &s);
+		goto out;
+	}
+	if (!run_id_ok(id)) {
 		console_message(rs, 400, "Session", "give a run id: /run/cast?id=ID", &s);
 		goto out;
 	}
