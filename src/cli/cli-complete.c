@@ -77,6 +77,7 @@ static const struct cpl_node nodes[] = {
 	{ "proposals show", &cli_opts_proposals, ARGS_NONE, NULL, NULL },
 	{ "proposals diff", &cli_opts_proposals, ARGS_NONE, NULL, NULL },
 	{ "proposals apply", &cli_opts_proposals, ARGS_NONE, NULL, NULL },
+	{ "proposals commit", &cli_opts_proposals, ARGS_NONE, NULL, NULL },
 	{ "proposals reject", &cli_opts_proposals, ARGS_NONE, NULL, NULL },
 	{ "mcp", &cli_opts_mcp, ARGS_CMD, NULL, NULL },
 	{ "mcp pins list", &cli_opts_mcp_pins, ARGS_NONE, NULL, NULL },

@@ -1,4 +1,4 @@
-/* cmd-proposals.c — `cordon proposals list|show|diff|apply|reject`: a
+/* cmd-proposals.c — `cordon proposals list|show|diff|apply|commit|reject`: a
  * person reviews what a `cordon run --propose` changed, then applies it to
  * the real tree (or commits it on a new git branch) or rejects it.
  *
@@ -36,6 +36,8 @@ static void usage(FILE *f)
 	        "       cordon proposals diff ID [PATH...]\n"
 	        "       cordon proposals apply ID [--paths P]... [--accept-flagged P]...\n"
 	        "                                [--branch NAME] [--as NAME] [--json]\n"
+	        "       cordon proposals commit ID --branch NAME [--paths P]...\n"
+	        "                                [--accept-flagged P]... [--as NAME] [--json]\n"
 	        "       cordon proposals reject ID [--as NAME]\n"
 	        "\n"
 	        "Review the file changes a 'cordon run --propose' made in its overlay, then\n"
@@ -61,7 +63,9 @@ static void usage(FILE *f)
 	        "  --branch NAME         commit on a new branch NAME of the tree's git\n"
 	        "                        repository (on top of HEAD) instead; the working\n"
 	        "                        tree is not touched; git holds no directories: a\n"
-	        "                        new empty one is left out, and said so\n"
+	        "                        new empty one is left out, and said so; git runs\n"
+	        "                        no hook and no filter of the repository\n"
+	        "  commit ID             apply --branch: the same checks, the same record\n"
 	        "  reject ID             end it unapplied; its layer is removed\n"
 	        "  --as NAME             who decides (default: the login name); never the\n"
 	        "                        agent that made the proposal\n"
@@ -535,21 +539,30 @@ int cmd_proposals(int argc, char **argv)
 	if (strcmp(sub, "list") == 0) {
 		if (nargs != 0)
 			goto bad;
-	} else if (!strcmp(sub, "show") || !strcmp(sub, "apply") || !strcmp(sub, "reject")) {
+	} else if (!strcmp(sub, "show") || !strcmp(sub, "apply") || !strcmp(sub, "reject") ||
+	           !strcmp(sub, "commit")) {
 		if (nargs != 1)
 			goto bad;
+		if (!strcmp(sub, "commit") && !o.branch) {
+			cli_errorf("commit needs --branch NAME (a new branch)");
+			return CD_EXIT_USAGE;
+		}
 	} else if (!strcmp(sub, "diff")) {
 		if (nargs < 1)
 			goto bad;
 	} else {
-		cli_errorf("unknown subcommand '%s' (list, show, diff, apply, reject)", sub);
+		cli_errorf("unknown subcommand '%s' (list, show, diff, apply, commit, reject)",
+		           sub);
 		return CD_EXIT_USAGE;
 	}
-	if ((o.branch || o.npaths || o.naccept) && strcmp(sub, "apply") != 0) {
-		cli_errorf("--branch, --paths and --accept-flagged go with apply");
+	if ((o.branch || o.npaths || o.naccept) && strcmp(sub, "apply") != 0 &&
+	    strcmp(sub, "commit") != 0) {
+		cli_errorf("--branch, --paths and --accept-flagged go with apply or commit");
 		return CD_EXIT_USAGE;
 	}
-	if (env_open(&v, &o, !strcmp(sub, "apply") || !strcmp(sub, "reject")) < 0) {
+	if (env_open(&v, &o,
+	             !strcmp(sub, "apply") || !strcmp(sub, "commit") || !strcmp(sub, "reject")) <
+	    0) {
 		env_close(&v);
 		return CD_EXIT_CORDON;
 	}
@@ -559,7 +572,7 @@ int cmd_proposals(int argc, char **argv)
 		rc = show_cmd(&v, &o, argv[o.first]);
 	else if (!strcmp(sub, "diff"))
 		rc = diff_cmd(&v, &o, argv[o.first], argv + o.first + 1, (size_t)nargs - 1);
-	else if (!strcmp(sub, "apply"))
+	else if (!strcmp(sub, "apply") || !strcmp(sub, "commit"))
 		rc = apply_cmd(&v, &o, argv[o.first]);
 	else
 		rc = reject_cmd(&v, &o, argv[o.first]);

@@ -393,6 +393,22 @@ static int verify_inputs(const char *audit_opt, struct cd_console_conf *c,
 	return 0;
 }
 
+/* Where `cordon shell` keeps its recordings: sessions/ next to a local
+ * audit log (cli-launch-tty.c); NULL for none. */
+static const char *sessions_dir(const char *audit_opt, char *out, size_t cap)
+{
+	char *slash;
+	size_t n;
+
+	if (cli_audit_local(audit_opt, out, cap) < 0 || !(slash = strrchr(out, '/')))
+		return NULL;
+	n = (size_t)(slash - out);
+	if (cap - n <= sizeof "/sessions")
+		return NULL;
+	memcpy(slash, "/sessions", sizeof "/sessions");
+	return out;
+}
+
 /* The key webhook messages are signed with: --notify-key, else
  * webhook.key in the configuration directory, made (0600) when absent. */
 static int webhook_key(const struct sopts *o, unsigned char key[CD_CONSOLE_WEBHOOK_KEY_LEN])
@@ -436,7 +452,7 @@ static int serve_cmd(const struct sopts *o)
 {
 	unsigned char pk[CD_AUDIT_PK_LEN], hk[CD_CONSOLE_WEBHOOK_KEY_LEN];
 	unsigned char sess[CD_CONSOLE_SESSION_KEY_LEN];
-	char cp[4096], apath[4096];
+	char cp[4096], apath[4096], sdir[4096];
 	struct cd_console_conf c;
 	struct cd_console *con = NULL;
 	struct cd_state *st = NULL;
@@ -476,6 +492,7 @@ static int serve_cmd(const struct sopts *o)
 	c.state = st;
 	c.audit = audit;
 	c.audit_path = cli_audit_path(o->audit, apath, sizeof apath) == 0 ? apath : NULL;
+	c.sessions_dir = sessions_dir(o->audit, sdir, sizeof sdir);
 	if (o->nhooks) {
 		if (webhook_key(o, hk) < 0)
 			goto out;

@@ -52,12 +52,14 @@ sess=$(awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | s
 get() { code -H "Cookie: $sess" "$origin$1"; }
 seqs() { grep -o 'id="seq-[0-9]*"' "$T/body" | tr -dc '0-9\n' | tr '\n' ' ' | sed 's/ $//'; }
 older() { sed -n 's/.*id="older" href="\([^"]*\)".*/\1/p' "$T/body" | sed 's/&amp;/\&/g'; }
+# The link without the keyset's time and host (bt, bh: last).
+older_seq() { older | sed 's/&bt=.*//'; }
 
 isb "$(get "/log?agent=rare")" 200 "the rare agent's page"
 s=$(seqs)
 is "$(echo "$s" | wc -w) $(echo "$s" | cut -d' ' -f1) $(echo "$s" | awk '{print $NF}')" "50 100 51" \
 	"... its newest 50 records (seq 100 to 51), newest first"
-is "$(older)" "/log?before=51&agent=rare" "... a link to the older ones"
+is "$(older_seq)" "/log?before=51&agent=rare" "... a link to the older ones"
 isb "$(get "$(older)")" 200 "the next page"
 s=$(seqs)
 is "$(echo "$s" | wc -w) $(echo "$s" | cut -d' ' -f1) $(echo "$s" | awk '{print $NF}')" "50 50 1" \

@@ -198,6 +198,43 @@ static int count_chain(const char *host, void *ctx)
 	return 0;
 }
 
+/* Appends "host:seq " of each record to the buffer in ctx. */
+static int list_rows(const struct cd_audit_entry *e, void *ctx)
+{
+	char *out = ctx;
+	size_t n = strlen(out);
+
+	snprintf(out + n, 256 - n, "%.*s:%llu ", (int)e->str[CD_AF_HOST].len, e->str[CD_AF_HOST].p,
+	         (unsigned long long)e->seq);
+	return 0;
+}
+
+/* The keyset cursor: records before (time, host, seq) in the query's
+ * order, whatever their chain (a seq alone compares across chains). */
+static void keyset(struct cd_store *st)
+{
+	struct cd_audit_filter f;
+	struct cd_err err = { 0, "" };
+	char out[256] = "";
+
+	memset(&f, 0, sizeof f);
+	f.before_seq = 1;
+	f.before_time_ns = 1;
+	f.before_host = "h2";
+	is_int(st->ops->audit_query(st, &f, list_rows, out, &err), 0, "a keyset query %s", err.msg);
+	is_str(out, "h1:1 h1:2 ", "... gives the records before (1, h2, 1): h1's two");
+	out[0] = '\0';
+	f.before_host = NULL;
+	st->ops->audit_query(st, &f, list_rows, out, &err);
+	is_str(out, "", "... where seq < 1 alone gives none");
+	out[0] = '\0';
+	f.before_seq = 2;
+	f.before_host = "h1";
+	f.last = 1;
+	st->ops->audit_query(st, &f, list_rows, out, &err);
+	is_str(out, "h1:1 ", "before (1, h1, 2), the last one: h1:1");
+}
+
 static void audit(void)
 {
 	struct cd_store *h1 = NULL, *h2 = NULL;
@@ -224,6 +261,7 @@ static void audit(void)
 	h1->ops->audit_chains(h1, count_chain, &n, &err);
 	h1->ops->audit_read_end(h1);
 	is_int(n, 2, "two chains listed");
+	keyset(h1);
 	h1->ops->close(h1);
 	h2->ops->close(h2);
 }

@@ -110,6 +110,12 @@ int console_h_run(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *
 int console_h_verify_page(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 int console_h_verify(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 
+/* console-replay.c: a run's shell-session recording (c->mu held), the
+ * asciicast the player reads, the player's script. */
+int console_render_replay(struct cd_console *c, struct cd_buf *b, const char *id);
+int console_h_run_cast(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+int console_h_replay_js(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
+
 /* console-proposals.c: the proposals, one proposal's diffs, apply/reject. */
 int console_h_proposals(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);
 int console_h_proposal(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs);

@@ -148,27 +148,50 @@ static int render_row(struct cd_buf *b, const struct cd_audit_entry *e)
 
 /* ---- the list ----------------------------------------------------- */
 
+/* A page's cursor: the record it goes on from (older ones only), as the
+ * store orders them: seq alone for one chain, (time, host, seq) for a
+ * store of several (cd_audit_filter.before_host). */
+struct log_key {
+	uint64_t seq; /* 0: from the newest */
+	int64_t time_ns;
+	char host[QARG_MAX];
+	int has_host;
+};
+
 struct log_q {
 	char agent[QARG_MAX], run[QARG_MAX], kind[QARG_MAX], decision[QARG_MAX];
 	char since[QARG_MAX], until[QARG_MAX], text[QARG_MAX];
-	uint64_t before; /* 0: from the newest */
+	struct log_key before;
 };
+
+static void key_of(struct log_key *k, const struct cd_audit_entry *e)
+{
+	const struct cd_audit_str *h = &e->str[CD_AF_HOST];
+
+	k->seq = e->seq;
+	k->time_ns = e->time_ns;
+	k->has_host = h->p && h->len < sizeof k->host;
+	if (k->has_host) {
+		memcpy(k->host, h->p, h->len);
+		k->host[h->len] = '\0';
+	}
+}
 
 struct log_scan {
 	const struct log_q *q;
 	struct cd_buf json; /* a record as JSON, for the free text */
 	/* One chunk: a ring of its newest PAGE + 1 matches. */
 	struct cd_buf rows[PAGE + 1];
-	uint64_t seqs[PAGE + 1];
-	size_t n;     /* matches in the chunk */
-	size_t read;  /* records in the chunk */
-	uint64_t low; /* the chunk's oldest seq */
+	struct log_key keys[PAGE + 1];
+	size_t n;           /* matches in the chunk */
+	size_t read;        /* records in the chunk */
+	struct log_key low; /* the chunk's oldest record */
 	/* The page: matches newest first. */
 	struct cd_buf out[PAGE + 1];
-	uint64_t out_seqs[PAGE + 1];
+	struct log_key out_keys[PAGE + 1];
 	size_t got;
-	size_t scanned; /* records read for this page */
-	uint64_t go_on; /* the budget ran out: the cursor to go on from */
+	size_t scanned;       /* records read for this page */
+	struct log_key go_on; /* the budget ran out: the cursor to go on from */
 	int r;
 };
 
@@ -178,7 +201,7 @@ static int log_one(const struct cd_audit_entry *e, void *ctx)
 	struct cd_buf *row;
 
 	if (!ls->read++)
-		ls->low = e->seq;
+		key_of(&ls->low, e);
 	if (ls->q->text[0]) {
 		cd_buf_reset(&ls->json);
 		if ((ls->r = cd_audit_entry_json(e, &ls->json)) < 0)
@@ -188,7 +211,7 @@ static int log_one(const struct cd_audit_entry *e, void *ctx)
 	}
 	row = &ls->rows[ls->n % (PAGE + 1)];
 	cd_buf_reset(row);
-	ls->seqs[ls->n % (PAGE + 1)] = e->seq;
+	key_of(&ls->keys[ls->n % (PAGE + 1)], e);
 	ls->n++;
 	if ((ls->r = render_row(row, e)) < 0)
 		return 1;
@@ -212,7 +235,8 @@ static int qarg(const struct cd_http_req *rq, const char *name, char *out)
 static int parse_q(const struct cd_http_req *rq, struct log_q *q, struct cd_audit_filter *f,
                    const char **why)
 {
-	const char *b = cd_http_query(rq, "before");
+	const char *b = cd_http_query(rq, "before"), *bt = cd_http_query(rq, "bt");
+	const char *bh = cd_http_query(rq, "bh");
 	int64_t now = (int64_t)time(NULL) * 1000000000LL;
 	char *end;
 
@@ -225,10 +249,22 @@ static int parse_q(const struct cd_http_req *rq, struct log_q *q, struct cd_audi
 		return -1;
 	if (b && *b) {
 		errno = 0;
-		q->before = strtoull(b, &end, 10);
+		q->before.seq = strtoull(b, &end, 10);
 		*why = "before is a record's seq";
 		if (errno || *end || b[0] < '0' || b[0] > '9')
 			return -1;
+	}
+	if (q->before.seq && bt && bh) {
+		/* The rest of the cursor: the record's time and host. */
+		long long t;
+		*why = "bt and bh are a record's time (ns) and host";
+		errno = 0;
+		t = strtoll(bt, &end, 10);
+		if (errno || *end || !*bt || strlen(bh) >= sizeof q->before.host)
+			return -1;
+		q->before.time_ns = t;
+		memcpy(q->before.host, bh, strlen(bh) + 1);
+		q->before.has_host = 1;
 	}
 	f->agent = q->agent[0] ? q->agent : NULL;
 	f->run_id = q->run[0] ? q->run : NULL;
@@ -265,7 +301,7 @@ static int filter_form(struct cd_buf *b, const struct log_q *q)
 }
 
 /* The link to the next (older) page: the filters and the cursor. */
-static int older_link(struct cd_buf *b, const struct log_q *q, uint64_t before)
+static int older_link(struct cd_buf *b, const struct log_q *q, const struct log_key *before)
 {
 	const char *names[] = { "agent", "run", "kind", "decision", "since", "until", "q" };
 	const char *vals[] = {
@@ -273,13 +309,18 @@ static int older_link(struct cd_buf *b, const struct log_q *q, uint64_t before)
 	};
 	size_t i;
 	int r = cd_buf_printf(b, "<p><a id=\"older\" href=\"/log?before=%llu",
-	                      (unsigned long long)before);
+	                      (unsigned long long)before->seq);
 
 	for (i = 0; i < sizeof names / sizeof names[0] && !r; i++)
 		if (vals[i][0]) {
 			r = cd_buf_printf(b, "&amp;%s=", names[i]);
 			r = r ?: url_enc(b, vals[i], strlen(vals[i]));
 		}
+	if (!r && before->has_host) {
+		/* The rest of the cursor, last: the record's time and host. */
+		r = cd_buf_printf(b, "&amp;bt=%lld&amp;bh=", (long long)before->time_ns);
+		r = r ?: url_enc(b, before->host, strlen(before->host));
+	}
 	return r ?: cd_buf_puts(b, "\">Older records</a></p>");
 }
 
@@ -289,12 +330,14 @@ static int scan_page(struct cd_console *c, struct log_scan *ls, const struct cd_
                      struct cd_err *err)
 {
 	struct cd_audit_filter f = *f0;
-	uint64_t cursor = ls->q->before;
+	struct log_key cursor = ls->q->before;
 	size_t i, k;
 	int r;
 
 	while (ls->got <= PAGE) {
-		f.before_seq = cursor;
+		f.before_seq = cursor.seq;
+		f.before_time_ns = cursor.time_ns;
+		f.before_host = cursor.seq && cursor.has_host ? cursor.host : NULL;
 		f.last = ls->q->text[0] ? TEXT_CHUNK : PAGE + 1 - ls->got;
 		ls->n = ls->read = 0;
 		r = cd_audit_query(c->conf.audit, &f, log_one, ls, err);
@@ -305,10 +348,10 @@ static int scan_page(struct cd_console *c, struct log_scan *ls, const struct cd_
 			size_t at = (ls->n - 1 - i) % (PAGE + 1);
 			struct cd_buf t = ls->out[ls->got];
 			ls->out[ls->got] = ls->rows[at];
-			ls->out_seqs[ls->got++] = ls->seqs[at];
+			ls->out_keys[ls->got++] = ls->keys[at];
 			ls->rows[at] = t;
 		}
-		if (ls->read < f.last || ls->low <= 1)
+		if (ls->read < f.last || (!ls->low.has_host && ls->low.seq <= 1))
 			break; /* nothing older */
 		cursor = ls->low;
 		ls->scanned += ls->read;
@@ -341,14 +384,14 @@ static int render_log(struct cd_console *c, struct cd_buf *b, const struct log_q
 		r = cd_buf_puts(b, "<p class=\"error\">cannot read the audit log: ");
 		r = r ?: esc_c(b, err.msg[0] ? err.msg : "the records could not be rendered");
 		r = r ?: cd_buf_puts(b, "</p>");
-	} else if (!ls->got && !ls->go_on) {
+	} else if (!ls->got && !ls->go_on.seq) {
 		r = cd_buf_puts(b, "<p class=\"empty\">No record matches.</p>");
 	} else if (!ls->got) {
 		r = cd_buf_printf(b,
 		                  "<p class=\"empty\">No match in the %zu records before seq %llu."
 		                  "</p>",
-		                  ls->scanned, (unsigned long long)ls->go_on);
-		r = r ?: older_link(b, q, ls->go_on);
+		                  ls->scanned, (unsigned long long)ls->go_on.seq);
+		r = r ?: older_link(b, q, &ls->go_on);
 	} else {
 		shown = ls->got < PAGE ? ls->got : PAGE;
 		r = cd_buf_puts(b, head_row);
@@ -356,9 +399,9 @@ static int render_log(struct cd_console *c, struct cd_buf *b, const struct log_q
 			r = cd_buf_append(b, ls->out[i].data, ls->out[i].len);
 		r = r ?: cd_buf_puts(b, "</tbody></table>");
 		if (!r && ls->got > PAGE)
-			r = older_link(b, q, ls->out_seqs[PAGE - 1]);
-		else if (!r && ls->go_on)
-			r = older_link(b, q, ls->go_on);
+			r = older_link(b, q, &ls->out_keys[PAGE - 1]);
+		else if (!r && ls->go_on.seq)
+			r = older_link(b, q, &ls->go_on);
 	}
 	for (i = 0; i <= PAGE; i++) {
 		cd_buf_release(&ls->rows[i]);
@@ -517,6 +560,7 @@ int console_h_run(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *
 	r = r ?: url_enc(&rs->body, id, strlen(id));
 	r = r ?: cd_buf_puts(&rs->body, "\">in the log</a></p>");
 	r = r ?: render_run(c, &rs->body, id);
+	r = r ?: console_render_replay(c, &rs->body, id);
 	r = r ?: console_page_end(&rs->body);
 	if (r < 0)
 		console_message(rs, 500, "Run", "out of memory", &s);

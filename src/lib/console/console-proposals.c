@@ -2,11 +2,12 @@
  * console: the list (newest first, with their counts and status) and one
  * proposal's files with their unified diffs, the flagged paths (files that
  * would run later on the host) highlighted, refused entries with why.
- * Apply and Reject buttons decide through the functions of `cordon
- * proposals apply|reject` (cd_proposal_may_decide, cd_proposal_apply_by,
- * cd_proposal_reject_by: the same checks, records and bookkeeping); from
- * the console flagged files are never applied (the CLI's --accept names
- * them one by one).
+ * Apply, Commit to branch and Reject buttons decide through the functions
+ * of `cordon proposals apply|commit|reject` (cd_proposal_may_decide,
+ * cd_proposal_apply_by, cd_proposal_reject_by: the same checks, records
+ * and bookkeeping); from the console flagged files are never applied nor
+ * committed (the CLI's --accept-flagged names them one by one).  A branch
+ * name is checked by git (check-ref-format) and must be new.
  *
  * Trust boundary: the paths, diffs, agent and task of a proposal were
  * written by the sandboxed command: every byte is escaped
@@ -139,7 +140,7 @@ static int render_file(struct cd_buf *b, const struct cd_prop_file *f)
 	if (!r && f->flagged)
 		r = cd_buf_puts(b, "<p class=\"flag\">Flagged: this path would run later on the "
 		                   "host; it is applied only when the approver names it "
-		                   "(cordon proposals apply --accept PATH).</p>");
+		                   "(cordon proposals apply --accept-flagged PATH).</p>");
 	if (!r && f->note) {
 		r = cd_buf_puts(b, "<p class=\"error\">refused: ");
 		r = r ?: esc0(b, f->note);
@@ -156,25 +157,47 @@ static int render_file(struct cd_buf *b, const struct cd_prop_file *f)
 	return r ?: cd_buf_puts(b, "</section>");
 }
 
+/* One form a decision (Enter in the branch field commits, never applies). */
+static int form_start(struct cd_buf *b, const struct cd_proposal *p, const char *csrf)
+{
+	int r = cd_buf_printf(b,
+	                      "<form class=\"decide\" method=\"post\" action=\"/proposals/%s\">"
+	                      "<input type=\"hidden\" name=\"csrf\" value=\"",
+	                      p->id);
+
+	r = r ?: cd_console_html_escape(b, csrf, strlen(csrf));
+	return r ?: cd_buf_puts(b, "\">");
+}
+
 static int buttons(struct cd_buf *b, const struct cd_proposal *p, const char *csrf)
 {
 	int r = 0;
 
 	if (strcmp(p->status, "pending") && strcmp(p->status, "partial"))
 		return 0;
-	r = cd_buf_printf(b,
-	                  "<form class=\"decide\" method=\"post\" action=\"/proposals/%s\">"
-	                  "<input type=\"hidden\" name=\"csrf\" value=\"",
-	                  p->id);
-	r = r ?: cd_console_html_escape(b, csrf, strlen(csrf));
+	r = form_start(b, p, csrf);
 	r = r
-	            ?: cd_buf_puts(b,
-	                           "\"><button class=\"approve\" name=\"decision\" value=\"apply\">"
-	                           "Apply</button><button class=\"deny\" name=\"decision\" "
-	                           "value=\"reject\">Reject</button></form><p class=\"note\">Apply "
-	                           "applies every change but the flagged and refused ones, each "
-	                           "base re-checked; flagged files only with <code>cordon "
-	                           "proposals apply --accept PATH</code>.</p>");
+	            ?: cd_buf_puts(b, "<button class=\"approve\" name=\"decision\" value=\"apply\">"
+	                              "Apply</button><button class=\"deny\" name=\"decision\" "
+	                              "value=\"reject\">Reject</button></form>");
+	r = r ?: form_start(b, p, csrf);
+	r = r
+	            ?: cd_buf_printf(
+	                       b,
+	                       "<input type=\"hidden\" name=\"decision\" value=\"commit\">"
+	                       "<label>branch <input name=\"branch\" maxlength=\"200\" "
+	                       "value=\"cordon/%s\"></label><button class=\"commit\">Commit to "
+	                       "branch</button></form>",
+	                       p->id);
+	r = r
+	            ?: cd_buf_puts(
+	                       b,
+	                       "<p class=\"note\">Apply applies every change but the flagged "
+	                       "and refused ones, each base re-checked; Commit to branch commits "
+	                       "the same changes on a new branch of the tree's git repository, "
+	                       "on top of HEAD, the work tree untouched; flagged files only with "
+	                       "<code>cordon proposals apply|commit --accept-flagged "
+	                       "PATH</code>.</p>");
 	return r;
 }
 
@@ -250,9 +273,10 @@ out:
 	return 0;
 }
 
-/* POST /proposals/ID, decision=apply|reject. */
+/* POST /proposals/ID, decision=apply|reject|commit (branch=NAME):
+ * apply is 0 for reject, 1 for apply, 2 for a commit on branch. */
 static int decide(struct cd_console *c, struct cd_proposal *p, const char *person, int apply,
-                  struct cd_http_resp *rs, const struct console_session *s)
+                  const char *branch, struct cd_http_resp *rs, const struct console_session *s)
 {
 	struct cd_err err = { 0, "" };
 	const char *status = NULL;
@@ -276,22 +300,25 @@ static int decide(struct cd_console *c, struct cd_proposal *p, const char *perso
 		if (!sel) {
 			console_message(rs, 409, "Not applied",
 			                "nothing to apply: flagged files are applied only with "
-			                "cordon proposals apply --accept PATH",
+			                "cordon proposals apply --accept-flagged PATH",
 			                s);
 			return 0;
 		}
-		r = cd_proposal_apply_by(c->conf.state, c->conf.audit, p, person, NULL, commit,
-		                         &status, &err);
+		r = cd_proposal_apply_by(c->conf.state, c->conf.audit, p, person,
+		                         apply == 2 ? branch : NULL, commit, &status, &err);
 	}
 	if (r < 0) {
 		snprintf(msg, sizeof msg, "proposal %s: %s", p->id, err.msg);
-		console_message(rs, apply && !status ? 409 : 500, apply ? "Not applied" : "Failed",
+		console_message(rs, apply && !status ? 409 : 500,
+		                apply == 2 ? "Not committed"
+		                : apply    ? "Not applied"
+		                           : "Failed",
 		                msg, s);
 		return 0;
 	}
 	snprintf(msg, sizeof msg, "/proposal?id=%s", p->id);
 	cd_http_resp_header(rs, "Location", msg);
-	cd_http_resp_text(rs, 303, apply ? "applied\n" : "rejected\n");
+	cd_http_resp_text(rs, 303, apply == 2 ? "committed\n" : apply ? "applied\n" : "rejected\n");
 	return 0;
 }
 
@@ -302,17 +329,25 @@ int console_h_proposal_decide(void *ctx, const struct cd_http_req *rq, struct cd
 	struct cd_err err = { 0, "" };
 	struct cd_proposal *p = NULL;
 	const char *id = rq->path + strlen("/proposals/");
-	char decision[16];
-	int r;
+	char decision[16], branch[256] = "";
+	int r, mode;
 
 	pthread_mutex_lock(&c->mu);
 	if (!console_check_post(c, rq, rs, &s))
 		goto out;
 	if (!id_ok(id) ||
 	    cd_http_form_get(rq->body, rq->body_len, "decision", decision, sizeof decision) < 0 ||
-	    (strcmp(decision, "apply") && strcmp(decision, "reject"))) {
+	    (strcmp(decision, "apply") && strcmp(decision, "reject") &&
+	     strcmp(decision, "commit"))) {
 		console_message(rs, 400, "Refused",
-		                "a decision is apply or reject, on a proposal id", &s);
+		                "a decision is apply, commit or reject, on a proposal id", &s);
+		goto out;
+	}
+	mode = !strcmp(decision, "commit") ? 2 : !strcmp(decision, "apply");
+	if (mode == 2 &&
+	    cd_http_form_get(rq->body, rq->body_len, "branch", branch, sizeof branch) < 0) {
+		console_message(rs, 400, "Refused",
+		                "a commit needs a branch name (at most 200 bytes)", &s);
 		goto out;
 	}
 	r = cd_proposal_load(c->conf.state, id, &p, &err);
@@ -321,7 +356,7 @@ int console_h_proposal_decide(void *ctx, const struct cd_http_req *rq, struct cd
 		                r == -ENOENT ? "no such proposal" : err.msg, &s);
 		goto out;
 	}
-	decide(c, p, s.person, !strcmp(decision, "apply"), rs, &s);
+	decide(c, p, s.person, mode, branch, rs, &s);
 	cd_proposal_free(p);
 out:
 	pthread_mutex_unlock(&c->mu);

@@ -501,6 +501,8 @@ static const struct cd_http_route routes[] = {
 	{ "POST", "/calls/*", console_h_decide },
 	{ "GET", "/log", console_h_log },
 	{ "GET", "/run", console_h_run },
+	{ "GET", "/run/cast", console_h_run_cast },
+	{ "GET", "/static/replay.js", console_h_replay_js },
 	{ "GET", "/verify", console_h_verify_page },
 	{ "POST", "/verify", console_h_verify },
 	{ "GET", "/proposals", console_h_proposals },

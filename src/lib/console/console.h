@@ -46,6 +46,9 @@ struct cd_console_conf {
 	/* The log's path or URI: "verify now" opens it read-only on a thread
 	 * of its own (NULL: no verify now). */
 	const char *audit_path;
+	/* The `cordon shell` recordings (sessions/ next to a local audit
+	 * log): shown on a run's page (NULL: none). */
+	const char *sessions_dir;
 	int64_t session_ttl_s; /* 0: CD_CONSOLE_SESSION_TTL_S */
 	/* What "verify now" checks against, as `cordon log verify`: the
 	 * public key (CD_AUDIT_PK_LEN bytes) and the checkpoint file; NULL:

@@ -2,9 +2,14 @@
  * repository, so review happens where teams already review.
  *
  * git is run with fork/exec (no shell) in a clean environment: no system or
- * global configuration, no prompts, C locale; the repository's own
- * configuration still applies, so only plumbing that runs no hooks is used
- * (rev-parse, check-ref-format, fast-import).  One fast-import process
+ * global configuration, no prompts, C locale.  The repository's own
+ * configuration still applies and may be hostile (the host's, but the tree
+ * is what an agent worked in): every git gets core.hooksPath=/dev/null on
+ * its command line, which outranks any config file, so no hook runs (git
+ * fast-import's ref update runs the reference-transaction hook otherwise),
+ * and core.fsmonitor=false; only plumbing that reads no index and runs no
+ * filter is used (rev-parse, check-ref-format, fast-import: blobs go in
+ * as they are, no clean/smudge filter, no attributes).  One fast-import process
  * writes every blob, the tree and the commit, with paths C-quoted (any
  * byte is safe) and contents read from the proposal's layer after their
  * hash is checked again.  libgit2 is not used: it is not installed on the
@@ -41,15 +46,19 @@ static char *const git_env[] = {
  * -errno. */
 static int git_run(const char *dir, const char *const *args, int in_fd, struct cd_buf *out)
 {
-	const char *argv[16];
+	const char *argv[20];
 	int pfd[2], st, r = 0;
 	size_t n = 0, i;
 	pid_t pid;
 
 	argv[n++] = "git";
+	argv[n++] = "-c";
+	argv[n++] = "core.hooksPath=/dev/null";
+	argv[n++] = "-c";
+	argv[n++] = "core.fsmonitor=false";
 	argv[n++] = "-C";
 	argv[n++] = dir;
-	for (i = 0; args[i] && n < 15; i++)
+	for (i = 0; args[i] && n < 19; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	if (pipe2(pfd, O_CLOEXEC) < 0)

@@ -326,7 +326,14 @@ static int audit_query(struct cd_store *st, const struct cd_audit_filter *f, cd_
 			r = cd_buf_printf(&sql, " AND %s = $%d", eq[i].col, p.n);
 		}
 	}
-	if (r == 0 && f->before_seq) {
+	if (r == 0 && f->before_seq && f->before_host) {
+		/* A row comparison: the range of the (time_ns, host, seq) indexes. */
+		cd_pg_p_int(&p, f->before_time_ns);
+		cd_pg_p_str(&p, f->before_host);
+		cd_pg_p_int(&p, (int64_t)(f->before_seq > INT64_MAX ? INT64_MAX : f->before_seq));
+		r = cd_buf_printf(&sql, " AND (time_ns, host, seq) < ($%d, $%d, $%d)", p.n - 2,
+		                  p.n - 1, p.n);
+	} else if (r == 0 && f->before_seq) {
 		cd_pg_p_int(&p, (int64_t)(f->before_seq > INT64_MAX ? INT64_MAX : f->before_seq));
 		r = cd_buf_printf(&sql, " AND seq < $%d", p.n);
 	}
@@ -491,14 +498,19 @@ static int audit_presize(struct cd_store *st, struct cd_err *err)
 	return 0; /* the server's WAL is its own */
 }
 
-/* Ordered as audit_query orders (time, then host and seq).  Needs the
- * table's owner: a role that may only write gets an error, and the
- * pages stay right, only slower. */
+/* Ordered as audit_query orders (time, then host and seq): the filtered
+ * pages, and the unfiltered one deep in the log (audit_records_page: a
+ * keyset cursor walks it from any record; audit_records_time alone
+ * left PostgreSQL skipping every newer record).  Needs the table's
+ * owner: a role that may only write gets an error, and the pages stay
+ * right, only slower. */
 static int audit_index(struct cd_store *st, struct cd_err *err)
 {
 	struct cd_pg *pg = cd_pg_of(st);
 
 	if (cd_pg_cmd(pg,
+	              "CREATE INDEX IF NOT EXISTS audit_records_page"
+	              " ON audit_records(time_ns, host, seq);"
 	              "CREATE INDEX IF NOT EXISTS audit_records_agent"
 	              " ON audit_records(agent, time_ns, host, seq);"
 	              "CREATE INDEX IF NOT EXISTS audit_records_run"

@@ -214,6 +214,13 @@ struct cd_audit_filter {
 	uint64_t after_seq;         /* only seq > after_seq */
 	uint64_t before_seq;        /* only seq < before_seq; 0: unbounded */
 	uint64_t last;              /* only the last N matches (still in order); 0: all */
+	/* With before_seq: a keyset cursor, only the records before the one
+	 * at (before_time_ns, before_host, before_seq) in audit_query's order.
+	 * A store of several chains (PostgreSQL) orders by time, host, seq
+	 * and pages through a matching index; SQLite's one chain is in seq
+	 * order, so it needs before_seq alone.  NULL: seq < before_seq. */
+	int64_t before_time_ns;
+	const char *before_host;
 };
 
 #endif
