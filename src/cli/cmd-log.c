@@ -451,6 +451,17 @@ static int verify_json(const struct cd_audit_verify_opts *vo, const struct cd_au
 	}
 	if (o && rep->chains)
 		json_object_set_new(o, "chains", json_integer((json_int_t)rep->chains));
+	if (o && intact) {
+		json_t *u = json_array();
+		for (i = 0; u && i < rep->unanchored_chains && i < CD_AUDIT_REPORT_CHAINS; i++)
+			json_array_append_new(
+			        u, json_pack("{s:s,s:I,s:I}", "chain", rep->unanchored[i].chain,
+			                     "last_checkpoint",
+			                     (json_int_t)rep->unanchored[i].last_checkpoint,
+			                     "last_seq", (json_int_t)rep->unanchored[i].last_seq));
+		if (u)
+			json_object_set_new(o, "unanchored", u);
+	}
 	txt = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 	json_decref(o);
 	if (!txt) {
@@ -463,6 +474,32 @@ static int verify_json(const struct cd_audit_verify_opts *vo, const struct cd_au
 		cli_errorf("seq %llu: %s: %s", (unsigned long long)rep->bad_seq,
 		           cd_audit_problem_name(rep->problem), rep->what);
 	return intact ? CD_EXIT_OK : CD_EXIT_FAIL;
+}
+
+/* Records no signed checkpoint covers yet, per chain (not a failure). */
+static void print_unanchored(const struct cd_audit_report *rep)
+{
+	uint64_t i;
+
+	for (i = 0; i < rep->unanchored_chains && i < CD_AUDIT_REPORT_CHAINS; i++) {
+		struct cd_buf c;
+		cd_buf_init(&c, 1024);
+		if (rep->unanchored[i].chain[0] &&
+		    (cd_buf_puts(&c, "chain '") < 0 ||
+		     cd_buf_escape(&c, rep->unanchored[i].chain, strlen(rep->unanchored[i].chain)) <
+		             0 ||
+		     cd_buf_puts(&c, "': ") < 0))
+			c.len = 0;
+		printf("unanchored: %srecords %llu to %llu follow its last checkpoint%s\n",
+		       c.len ? c.data : "",
+		       (unsigned long long)rep->unanchored[i].last_checkpoint + 1,
+		       (unsigned long long)rep->unanchored[i].last_seq,
+		       rep->unanchored[i].last_checkpoint ? "" : " (it has none)");
+		cd_buf_release(&c);
+	}
+	if (rep->unanchored_chains > CD_AUDIT_REPORT_CHAINS)
+		printf("unanchored: %llu more chains\n",
+		       (unsigned long long)(rep->unanchored_chains - CD_AUDIT_REPORT_CHAINS));
 }
 
 static int do_verify(struct args *a)
@@ -556,6 +593,7 @@ static int do_verify(struct args *a)
 	if (rep.chains)
 		printf("chains: %llu (one per host), each verified\n",
 		       (unsigned long long)rep.chains);
+	print_unanchored(&rep);
 	printf("intact: %llu records (last seq %llu), %llu checkpoints in the log, %llu in the "
 	       "checkpoint file (covering %llu), %llu signatures verified\n",
 	       (unsigned long long)rep.records, (unsigned long long)rep.last_seq,

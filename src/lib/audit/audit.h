@@ -167,6 +167,9 @@ struct cd_audit_opts {
 	const char *checkpoint_out; /* file checkpoint lines are appended to; NULL: none */
 	unsigned busy_ms;           /* how long to wait for other writers; 0: 10000 */
 	int read_only;              /* open an existing log for reading only */
+	/* The chain written (the records' host field); NULL: this host's
+	 * name.  `cordon log ship` writes a local log's chain by its name. */
+	const char *host;
 };
 
 /* Open (and create, unless read_only) the log at db_path: parent
@@ -281,11 +284,13 @@ enum cd_audit_problem {
 	CD_AUDIT_BAD_SIGNATURE,
 	CD_AUDIT_BAD_CHECKPOINT, /* a checkpoint that does not match the chain or is malformed */
 	CD_AUDIT_FOREIGN,        /* a checkpoint of another log */
+	CD_AUDIT_CUT,            /* the chain ends below its last signed checkpoint */
 };
 
 const char *cd_audit_problem_name(enum cd_audit_problem p);
 
 #define CD_AUDIT_REPORT_INTERRUPTED 16
+#define CD_AUDIT_REPORT_CHAINS      16
 
 struct cd_audit_verify_opts {
 	const unsigned char *pubkey; /* CD_AUDIT_PK_LEN bytes; NULL: signatures unchecked */
@@ -313,6 +318,15 @@ struct cd_audit_report {
 	 * chain); seq numbers are then that chain's. */
 	uint64_t chains;
 	char chain[256];
+	/* Per chain (the first CD_AUDIT_REPORT_CHAINS), the records after its
+	 * last checkpoint: nothing signed covers them, so deleting them is
+	 * seen only against a copy kept elsewhere (docs/cordon-log.md). */
+	uint64_t unanchored_chains; /* chains with such records */
+	struct {
+		char chain[256]; /* "" with one chain */
+		uint64_t last_checkpoint; /* the seq of its last checkpoint record; 0: none */
+		uint64_t last_seq;
+	} unanchored[CD_AUDIT_REPORT_CHAINS];
 };
 
 /* Verify the whole log.  Returns 0 when verification ran (the outcome is in

@@ -179,11 +179,15 @@ static void audit_rollback(struct cd_store *st)
 	cd_pg_rollback(st);
 }
 
-/* log_id is the log's; every other key is its writer's (cp_size, cp_time
- * of the host's own checkpoints). */
+/* log_id is the log's; every other key is its chain's (cp_size, cp_time,
+ * cp_line of the host's own checkpoints; chain_log_id of a chain shipped
+ * from a local log): the writer's, or while verifying the chain being
+ * read (audit_chain). */
 static const char *meta_host(struct cd_pg *pg, const char *key)
 {
-	return strcmp(key, "log_id") == 0 ? "" : pg->host;
+	if (strcmp(key, "log_id") == 0)
+		return "";
+	return pg->chain[0] ? pg->chain : pg->host;
 }
 
 static int audit_meta_get(struct cd_store *st, const char *key, char *out, size_t outlen)
@@ -317,8 +321,15 @@ static int audit_query(struct cd_store *st, const struct cd_audit_filter *f, cd_
 	if (!f)
 		f = &none;
 	cd_buf_init(&sql, 4096);
-	cd_pg_p_int(&p, (int64_t)(f->after_seq > INT64_MAX ? INT64_MAX : f->after_seq));
-	r = cd_buf_puts(&sql, "SELECT " COLUMNS " FROM audit_records WHERE seq > $1");
+	if (f->after_chains) {
+		/* A follower's cursor: seq counts within a chain. */
+		cd_pg_p_str(&p, f->after_chains);
+		r = cd_buf_puts(&sql, "SELECT " COLUMNS " FROM audit_records WHERE seq >"
+		                      " coalesce(($1::jsonb ->> host)::bigint, 0)");
+	} else {
+		cd_pg_p_int(&p, (int64_t)(f->after_seq > INT64_MAX ? INT64_MAX : f->after_seq));
+		r = cd_buf_puts(&sql, "SELECT " COLUMNS " FROM audit_records WHERE seq > $1");
+	}
 	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(eq); i++) {
 		const char *v = *(const char *const *)((const char *)f + eq[i].off);
 		if (v) {
@@ -375,6 +386,8 @@ static int audit_read_begin(struct cd_store *st, struct cd_err *err)
 
 static void audit_read_end(struct cd_store *st)
 {
+	/* The writer's own meta rows again (meta_host). */
+	cd_pg_of(st)->chain[0] = '\0';
 	cd_pg_rollback(st);
 }
 
