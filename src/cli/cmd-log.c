@@ -744,6 +744,7 @@ static void usage(FILE *f)
 	}
 	fprintf(f, "  log confirm [--audit PATH] [--key F] SEQ VALUE|--argv -- ARG...|--arguments "
 	           "JSON|--file NAME:PATH\n");
+	fprintf(f, "  log ship [--from PATH] [--to URI] [--batch N] [--pubkey F] [--json]\n");
 	fprintf(f, "\nRun 'cordon log COMMAND --help' for details.\n");
 }
 
@@ -958,6 +959,8 @@ int cmd_log(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "confirm"))
 		return cmd_log_confirm(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "ship"))
+		return cmd_log_ship(argc - 1, argv + 1);
 	for (i = 0; i < CD_ARRAY_SIZE(subs); i++) {
 		if (strcmp(argv[1], subs[i].name) != 0)
 			continue;

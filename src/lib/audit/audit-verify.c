@@ -546,8 +546,10 @@ static void check_high_water(struct walk *w, const char *chain)
 		}
 		if (cp.size >= last) {
 			fail(rep, CD_AUDIT_CUT, last + 1,
-			     "the chain ends at seq %llu but its last signed checkpoint covers %llu "
-			     "records and was written as seq %llu: records were deleted from the end",
+			     "the chain ends at seq %llu but its last signed checkpoint covers "
+			     "%llu "
+			     "records and was written as seq %llu: records were deleted from the "
+			     "end",
 			     (unsigned long long)last, (unsigned long long)cp.size,
 			     (unsigned long long)cp.size + 1);
 			return;

@@ -259,6 +259,32 @@ int cd_audit_index(struct cd_audit *a, struct cd_err *err);
 /* The highest seq stored (0 for an empty log). */
 int cd_audit_size(struct cd_audit *a, uint64_t *ret, struct cd_err *err);
 
+/* ---- shipping (audit-ship.c) --------------------------------------- */
+
+struct cd_audit_ship_opts {
+	const char *to;              /* the shared store (a postgresql:// URI) */
+	uint64_t batch;              /* records per durable transaction */
+	unsigned busy_ms;            /* how long to wait for the chain's lock; 0: 10000 */
+	const unsigned char *pubkey; /* checks the local checkpoints' signatures; NULL: not */
+};
+
+struct cd_audit_ship_report {
+	char host[256];         /* the chain shipped ("": the local log is empty) */
+	uint64_t local_last;    /* the local records verified */
+	uint64_t remote_before; /* the shared chain's last seq before */
+	uint64_t shipped;       /* records committed into it */
+};
+
+/* Copy the local log `from` (opened read-only) into the chain of the same
+ * host name in the shared store o->to, verifying it as it goes; only the
+ * records after the shared chain's head are sent, in durable batches.
+ * 0 when the shared chain now ends where the local log does; negative
+ * with a one-line reason naming the seq otherwise (-CD_E_DENIED: a broken
+ * local chain, a shared chain that differs or is longer, another log's
+ * chain), the batches verified before the refusal kept. */
+int cd_audit_ship(struct cd_audit *from, const struct cd_audit_ship_opts *o,
+                  struct cd_audit_ship_report *rep, struct cd_err *err);
+
 /* ---- output (audit-format.c) --------------------------------------- */
 
 /* One record as a JSON object (one line, no newline) with the stable field
@@ -323,7 +349,7 @@ struct cd_audit_report {
 	 * seen only against a copy kept elsewhere (docs/cordon-log.md). */
 	uint64_t unanchored_chains; /* chains with such records */
 	struct {
-		char chain[256]; /* "" with one chain */
+		char chain[256];          /* "" with one chain */
 		uint64_t last_checkpoint; /* the seq of its last checkpoint record; 0: none */
 		uint64_t last_seq;
 	} unanchored[CD_AUDIT_REPORT_CHAINS];

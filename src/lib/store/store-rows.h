@@ -216,8 +216,8 @@ struct cd_audit_filter {
 	 * {"HOST": SEQ, ...}, only the records after SEQ in each chain named
 	 * (all of the others); after_seq is then not used.  NULL: none. */
 	const char *after_chains;
-	uint64_t before_seq;        /* only seq < before_seq; 0: unbounded */
-	uint64_t last;              /* only the last N matches (still in order); 0: all */
+	uint64_t before_seq; /* only seq < before_seq; 0: unbounded */
+	uint64_t last;       /* only the last N matches (still in order); 0: all */
 };
 
 #endif
