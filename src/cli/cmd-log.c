@@ -185,14 +185,15 @@ static int print_json_row(const struct cd_audit_entry *e, void *ctx)
 
 struct follow_ctx {
 	int table;
-	uint64_t last;
+	struct cli_follow cur;
 };
 
 static int print_row(const struct cd_audit_entry *e, void *ctx)
 {
 	struct follow_ctx *fc = ctx;
 
-	fc->last = e->seq;
+	if (cli_follow_seen(&fc->cur, e) < 0)
+		return -ENOMEM;
 	return fc->table ? print_table_row(e, NULL) : print_json_row(e, NULL);
 }
 
@@ -209,26 +210,37 @@ static int open_ro(struct args *a, struct cd_audit **ret)
 static int list(struct args *a, int follow)
 {
 	struct cd_audit *log = NULL;
-	struct follow_ctx fc = { 0, 0 };
+	struct follow_ctx fc;
 	struct cd_err err;
 	int r;
 
+	memset(&fc, 0, sizeof fc);
 	fc.table = a->table || (!a->json && isatty(STDOUT_FILENO));
 	if (open_ro(a, &log) < 0)
 		return CD_EXIT_FAIL;
+	if (follow && cli_follow_start(&fc.cur, log) < 0) {
+		cd_audit_close(log);
+		return CD_EXIT_FAIL;
+	}
 	if (fc.table)
 		printf("%-7s %-19s %-12s %-12s %-12s %-8s %-4s %s\n", "SEQ", "TIME (UTC)", "KIND",
 		       "AGENT", "TOOL", "DECISION", "EXIT", "TARGET/REASON");
 	r = cd_audit_query(log, &a->f, print_row, &fc, &err);
 	while (r == 0 && follow) {
 		fflush(stdout);
-		/* The next look, or sooner when a writer appends. */
-		cd_audit_wait(log, 200);
-		if (fc.last)
-			a->f.after_seq = fc.last;
+		/* The next look when a writer appends (PostgreSQL: NOTIFY from
+		 * any host; SQLite: its data version), at the latest in 2 s (a
+		 * notice that crossed the last query). */
+		cd_audit_wait(log, 2000);
+		/* After the last record shown of each chain. */
+		if (cli_follow_filter(&fc.cur, &a->f) < 0) {
+			r = cd_err_set(&err, -ENOMEM, "out of memory");
+			break;
+		}
 		a->f.last = 0;
 		r = cd_audit_query(log, &a->f, print_row, &fc, &err);
 	}
+	cli_follow_free(&fc.cur);
 	cd_audit_close(log);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_errorf("cannot write the output");

@@ -548,3 +548,13 @@ int cd_audit_query(struct cd_audit *a, const struct cd_audit_filter *f, cd_audit
 		return -ENOTSUP;
 	return a->store->ops->audit_query(a->store, f, fn, ctx, err);
 }
+
+int cd_audit_heads(struct cd_audit *a, int (*fn)(const char *host, uint64_t seq, void *ctx),
+                   void *ctx, struct cd_err *err)
+{
+	if (no_store(a, err) < 0)
+		return -ENOTSUP;
+	if (!a->store->ops->audit_heads)
+		return -ENOTSUP;
+	return a->store->ops->audit_heads(a->store, fn, ctx, err);
+}

@@ -256,6 +256,11 @@ int cd_audit_query(struct cd_audit *a, const struct cd_audit_filter *f, cd_audit
  * answer, only slower). */
 int cd_audit_index(struct cd_audit *a, struct cd_err *err);
 
+/* Every chain's last seq, for a store with one chain per host
+ * (PostgreSQL); -ENOTSUP for a log of one chain. */
+int cd_audit_heads(struct cd_audit *a, int (*fn)(const char *host, uint64_t seq, void *ctx),
+                   void *ctx, struct cd_err *err);
+
 /* The highest seq stored (0 for an empty log). */
 int cd_audit_size(struct cd_audit *a, uint64_t *ret, struct cd_err *err);
 

@@ -407,6 +407,22 @@ static int audit_chains(struct cd_store *st, int (*fn)(const char *host, void *c
 	return r;
 }
 
+static int audit_heads(struct cd_store *st, int (*fn)(const char *host, uint64_t seq, void *ctx),
+                       void *ctx, struct cd_err *err)
+{
+	struct cd_pg *pg = cd_pg_of(st);
+	PGresult *res = cd_pg_query(pg, "SELECT host, max(seq) FROM audit_records GROUP BY host",
+	                            NULL, "cannot read the chains", err);
+	int i, r = 0;
+
+	if (!res)
+		return err && err->code ? err->code : -EIO;
+	for (i = 0; r == 0 && i < cd_pq.ntuples(res); i++)
+		r = fn(cd_pq.getvalue(res, i, 0), (uint64_t)cd_pg_int(res, i, 1), ctx);
+	cd_pq.clear(res);
+	return r;
+}
+
 static int audit_chain(struct cd_store *st, const char *host)
 {
 	struct cd_pg *pg = cd_pg_of(st);
@@ -578,4 +594,5 @@ const struct cd_store_ops cd_pg_ops = {
 	.audit_index = audit_index,
 	.audit_chains = audit_chains,
 	.audit_chain = audit_chain,
+	.audit_heads = audit_heads,
 };

@@ -258,6 +258,11 @@ struct cd_store_ops {
 	int (*audit_chains)(struct cd_store *st, int (*fn)(const char *host, void *ctx), void *ctx,
 	                    struct cd_err *err);
 	int (*audit_chain)(struct cd_store *st, const char *host);
+	/* Every chain's last seq (a follower starts after them); NULL in a
+	 * backend with one chain. */
+	int (*audit_heads)(struct cd_store *st,
+	                   int (*fn)(const char *host, uint64_t seq, void *ctx), void *ctx,
+	                   struct cd_err *err);
 };
 
 /* Is `path` a store URI ("postgresql://..." or "postgres://...") rather
