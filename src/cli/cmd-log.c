@@ -720,8 +720,10 @@ static const struct sub subs[] = {
 	  "the "
 	  "hash chain and check every checkpoint.  Exit 0 when intact; 1 naming the\nfirst bad "
 	  "sequence number and what is wrong (modified, missing, reordered, inserted,\ntruncated, "
-	  "rolled back, bad signature).  Runs with an intent and no result are\nlisted as "
-	  "interrupted.\n\n" AUDIT_HELP
+	  "rolled back, bad signature, cut: ended below its last signed\ncheckpoint).  Runs with "
+	  "an "
+	  "intent and no result are listed as interrupted,\nrecords after a chain's last "
+	  "checkpoint as unanchored.\n\n" AUDIT_HELP
 	  "  --pubkey F        the public key (default $XDG_CONFIG_HOME/cordon/audit.pub)\n"
 	  "  --checkpoint F    a checkpoint file kept off the host (default: the log's path + "
 	  "'.checkpoints')\n"
