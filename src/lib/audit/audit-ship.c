@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SHIP_ROWS 500 /* records per INSERT */
+
 struct ship {
 	struct cd_audit *from, *to;
 	struct cd_store *lst, *rst;
@@ -50,7 +52,51 @@ struct ship {
 	int in_tx, diverged;
 	uint64_t in_batch;
 	char cp_line[CD_AUDIT_CP_LINE_MAX]; /* the batch's last checkpoint ("": none) */
+	/* Records verified, not sent yet: copies (the scan's rows are views),
+	 * sent SHIP_ROWS in one statement. */
+	struct cd_audit_entry pend[SHIP_ROWS];
+	char *blob[SHIP_ROWS];
+	size_t npend;
 };
+
+/* A copy of e whose strings live in one allocation (*blob). */
+static int copy_entry(const struct cd_audit_entry *e, struct cd_audit_entry *out, char **blob)
+{
+	size_t n = 0, off = 0;
+	int i;
+
+	for (i = 0; i < CD_AF_NSTR; i++)
+		n += e->str[i].p ? e->str[i].len : 0;
+	if (!(*blob = malloc(n + 1)))
+		return -ENOMEM;
+	*out = *e;
+	for (i = 0; i < CD_AF_NSTR; i++) {
+		if (!e->str[i].p)
+			continue;
+		memcpy(*blob + off, e->str[i].p, e->str[i].len);
+		out->str[i].p = *blob + off;
+		off += e->str[i].len;
+	}
+	return 0;
+}
+
+/* Send the pending records (inside the batch's transaction). */
+static int flush_rows(struct ship *s)
+{
+	const struct cd_store_ops *ops = s->rst->ops;
+	size_t i;
+	int r = 0;
+
+	if (s->npend && ops->audit_insert_many)
+		r = ops->audit_insert_many(s->rst, s->pend, s->npend, s->err);
+	for (i = 0; i < s->npend; i++) {
+		if (r == 0 && !ops->audit_insert_many)
+			r = ops->audit_insert(s->rst, &s->pend[i], s->err);
+		free(s->blob[i]);
+	}
+	s->npend = 0;
+	return r;
+}
 
 static int refuse(struct ship *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int refuse(struct ship *s, const char *fmt, ...)
@@ -102,7 +148,8 @@ static int batch_commit(struct ship *s)
 	if (!s->in_tx)
 		return 0;
 	s->in_tx = 0;
-	if (s->cp_line[0])
+	r = flush_rows(s);
+	if (r == 0 && s->cp_line[0])
 		r = s->rst->ops->audit_meta_set(s->rst, "cp_line", s->cp_line,
 		                                "cannot record the chain's checkpoint", s->err);
 	if (r < 0) {
@@ -249,7 +296,9 @@ static int ship_row(const struct cd_audit_entry *e, void *ctx)
 	}
 	if (!s->in_tx && (r = batch_begin(s)) < 0)
 		return r;
-	if ((r = s->rst->ops->audit_insert(s->rst, e, s->err)) < 0)
+	if ((r = copy_entry(e, &s->pend[s->npend], &s->blob[s->npend])) < 0)
+		return cd_err_set(s->err, r, "out of memory");
+	if (++s->npend == SHIP_ROWS && (r = flush_rows(s)) < 0)
 		return r;
 	s->remote.seq = e->seq;
 	memcpy(s->remote.hash, h, sizeof h);
@@ -280,50 +329,72 @@ static uint64_t first_difference(struct ship *s, uint64_t hi)
 	return lo;
 }
 
-int cd_audit_ship(struct cd_audit *from, const struct cd_audit_ship_opts *o,
-                  struct cd_audit_ship_report *rep, struct cd_err *err)
+/* Pending copies never sent (a refusal or an error first). */
+static void flush_discard(struct ship *s)
 {
-	struct ship s;
+	size_t i;
+
+	for (i = 0; i < s->npend; i++)
+		free(s->blob[i]);
+	s->npend = 0;
+}
+
+static int ship_run(struct ship *s, struct cd_audit *from, const struct cd_audit_ship_opts *o,
+                    struct cd_audit_ship_report *rep, struct cd_err *err)
+{
 	int r;
 
-	memset(rep, 0, sizeof *rep);
-	memset(&s, 0, sizeof s);
-	if (!o || !o->to || !o->batch)
-		return cd_err_set(err, -EINVAL, "ship: no destination");
-	s.from = from;
-	s.lst = cd_audit_store_(from);
-	s.o = o;
-	s.rep = rep;
-	s.err = err;
-	s.expect = 1;
+	s->from = from;
+	s->lst = cd_audit_store_(from);
+	s->o = o;
+	s->rep = rep;
+	s->err = err;
+	s->expect = 1;
 	err->code = 0;
-	if (!s.lst)
+	if (!s->lst)
 		return cd_err_set(err, -ENOTSUP, "ship: the local log cannot be read here");
-	memcpy(s.head, cd_audit_genesis_(from), sizeof s.head);
-	if ((r = s.lst->ops->audit_read_begin(s.lst, err)) < 0)
+	memcpy(s->head, cd_audit_genesis_(from), sizeof s->head);
+	if ((r = s->lst->ops->audit_read_begin(s->lst, err)) < 0)
 		return r;
-	r = s.lst->ops->audit_scan(s.lst, ship_row, &s, err);
+	r = s->lst->ops->audit_scan(s->lst, ship_row, s, err);
 	if (r > 0)
 		r = 0;
 	/* What was verified and sent before a refusal is kept. */
-	if (s.in_tx && batch_commit(&s) < 0 && r == 0)
-		r = fail_code(&s);
-	if (r == 0 && s.diverged) {
-		uint64_t d = first_difference(&s, s.remote.seq);
-		r = refuse(&s,
+	if (s->in_tx && batch_commit(s) < 0 && r == 0)
+		r = fail_code(s);
+	if (r == 0 && s->diverged) {
+		uint64_t d = first_difference(s, s->remote.seq);
+		r = refuse(s,
 		           "seq %llu of chain '%s' differs in the shared store from the local "
 		           "log: refused, nothing shipped",
 		           (unsigned long long)d, rep->host);
-	} else if (r == 0 && s.to && rep->local_last < s.remote.seq) {
-		r = refuse(&s,
+	} else if (r == 0 && s->to && rep->local_last < s->remote.seq) {
+		r = refuse(s,
 		           "the shared store holds %llu records of chain '%s', the local log "
 		           "only %llu: an older copy, or another log; nothing shipped",
-		           (unsigned long long)s.remote.seq, rep->host,
+		           (unsigned long long)s->remote.seq, rep->host,
 		           (unsigned long long)rep->local_last);
 	}
-	if (s.in_tx)
-		s.rst->ops->audit_rollback(s.rst);
-	s.lst->ops->audit_read_end(s.lst);
-	cd_audit_close(s.to);
+	if (s->in_tx)
+		s->rst->ops->audit_rollback(s->rst);
+	s->lst->ops->audit_read_end(s->lst);
+	cd_audit_close(s->to);
+	return r;
+}
+
+int cd_audit_ship(struct cd_audit *from, const struct cd_audit_ship_opts *o,
+                  struct cd_audit_ship_report *rep, struct cd_err *err)
+{
+	struct ship *sp;
+	int r;
+
+	memset(rep, 0, sizeof *rep);
+	if (!o || !o->to || !o->batch)
+		return cd_err_set(err, -EINVAL, "ship: no destination");
+	if (!(sp = calloc(1, sizeof *sp)))
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	r = ship_run(sp, from, o, rep, err);
+	flush_discard(sp);
+	free(sp);
 	return r;
 }

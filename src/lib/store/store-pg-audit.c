@@ -25,6 +25,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,6 +167,90 @@ static int audit_insert(struct cd_store *st, const struct cd_audit_entry *e, str
 		r = err && err->code ? err->code : -EIO;
 	for (i = 0; i < CD_AF_NSTR; i++)
 		free(s[i]);
+	return r;
+}
+
+/* The text columns in CD_AF_* order (as COLUMNS lists them). */
+static const char *const text_cols[CD_AF_NSTR] = {
+	"host",        "kind",         "run_id",        "agent",         "task",    "tool",
+	"action",      "target",       "decision",      "grant_ids",     "reason",  "argv_sha256",
+	"code_sha256", "stdin_sha256", "stdout_sha256", "stderr_sha256", "details",
+};
+
+/* One row as a JSON object whose members are the columns (NULL: absent
+ * from the record).  -EINVAL: a field that is not UTF-8 (a text column
+ * cannot hold it either). */
+static int row_json(const struct cd_audit_entry *e, json_t *row)
+{
+	char hex[65];
+	int i, r = 0;
+
+	r |= json_object_set_new(row, "seq", json_integer((json_int_t)e->seq));
+	r |= json_object_set_new(row, "time_ns", json_integer((json_int_t)e->time_ns));
+	r |= json_object_set_new(row, "exit_code",
+	                         e->has_exit ? json_integer((json_int_t)e->exit_code)
+	                                     : json_null());
+	r |= json_object_set_new(row, "duration_ms",
+	                         e->has_duration ? json_integer((json_int_t)e->duration_ms)
+	                                         : json_null());
+	for (i = 0; r == 0 && i < CD_AF_NSTR; i++) {
+		json_t *v;
+		if (!e->str[i].p)
+			continue;
+		if (memchr(e->str[i].p, '\0', e->str[i].len) ||
+		    !(v = json_stringn(e->str[i].p, e->str[i].len)))
+			return -EINVAL;
+		r |= json_object_set_new(row, text_cols[i], v);
+	}
+	cd_hex(e->prev, CD_AUDIT_HASH_LEN, hex);
+	r |= json_object_set_new(row, "prev_hash", json_string(hex));
+	cd_hex(e->hash, CD_AUDIT_HASH_LEN, hex);
+	r |= json_object_set_new(row, "hash", json_string(hex));
+	return r ? -ENOMEM : 0;
+}
+
+static int audit_insert_many(struct cd_store *st, const struct cd_audit_entry *e, size_t n,
+                             struct cd_err *err)
+{
+	struct cd_pg *pg = cd_pg_of(st);
+	struct cd_pg_params p = { .n = 0 };
+	json_t *rows = json_array();
+	const struct cd_audit_str *host;
+	char *txt = NULL;
+	size_t i;
+	int r = rows ? 0 : -ENOMEM;
+
+	for (i = 0; r == 0 && i < n; i++) {
+		json_t *row = json_object();
+		host = &e[i].str[CD_AF_HOST];
+		if (!host->p || host->len != strlen(pg->host) ||
+		    memcmp(host->p, pg->host, host->len))
+			r = -ESRCH;
+		else if (!row || json_array_append_new(rows, row) < 0)
+			r = -ENOMEM;
+		else
+			r = row_json(&e[i], row);
+	}
+	if (r == 0 && !(txt = json_dumps(rows, JSON_COMPACT)))
+		r = -ENOMEM;
+	json_decref(rows);
+	if (r == -ESRCH)
+		return cd_err_set(err, -EINVAL, "audit log '%s': a record of another chain",
+		                  pg->where);
+	if (r == -EINVAL)
+		return cd_err_set(err, -EINVAL,
+		                  "audit log '%s': seq %llu: a field that is not UTF-8 cannot be "
+		                  "stored",
+		                  pg->where, (unsigned long long)e[i - 1].seq);
+	if (r < 0)
+		return cd_err_set(err, r, "out of memory");
+	cd_pg_p_str(&p, txt);
+	if (cd_pg_cmd(pg,
+	              "INSERT INTO audit_records(" COLUMNS ") SELECT " COLUMNS
+	              " FROM json_populate_recordset(NULL::audit_records, $1::json)",
+	              &p, "cannot append", err) < 0)
+		r = err && err->code ? err->code : -EIO;
+	free(txt);
 	return r;
 }
 
@@ -577,6 +662,7 @@ const struct cd_store_ops cd_pg_ops = {
 	.audit_begin = audit_begin,
 	.audit_head = audit_head,
 	.audit_insert = audit_insert,
+	.audit_insert_many = audit_insert_many,
 	.audit_commit = audit_commit,
 	.audit_rollback = audit_rollback,
 	.audit_meta_get = audit_meta_get,
