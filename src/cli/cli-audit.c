@@ -11,6 +11,7 @@
 #include <sodium.h>
 
 #include <errno.h>
+#include <jansson.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,4 +295,64 @@ int cli_audit_open_warm(const char *opt, struct cd_audit **ret)
 	cfg.path = opt;
 	cfg.warm = 1;
 	return cli_audit_open_cfg(&cfg, ret);
+}
+
+/* Chain `host` shown up to seq (never moved back). */
+static int follow_at(const char *host, uint64_t seq, void *ctx)
+{
+	struct cli_follow *c = ctx;
+	json_t *v;
+
+	if (!c->chains && !(c->chains = json_object()))
+		return -ENOMEM;
+	v = json_object_get(c->chains, host);
+	if (v && (uint64_t)json_integer_value(v) >= seq)
+		return 0;
+	/* A name that is not UTF-8 cannot be a PostgreSQL chain's. */
+	json_object_set_new(c->chains, host, json_integer((json_int_t)seq));
+	return 0;
+}
+
+int cli_follow_start(struct cli_follow *c, struct cd_audit *log)
+{
+	struct cd_err err = { 0, "" };
+	int r = cd_audit_heads(log, follow_at, c, &err);
+
+	if (r == -ENOTSUP)
+		return 0; /* one chain: the last seq shown is the cursor */
+	if (r < 0)
+		cli_errorf("%s", err.msg);
+	return r;
+}
+
+int cli_follow_seen(struct cli_follow *c, const struct cd_audit_entry *e)
+{
+	const struct cd_audit_str *h = &e->str[CD_AF_HOST];
+	char host[256];
+
+	c->last = e->seq;
+	if (!h->p || h->len >= sizeof host || memchr(h->p, 0, h->len))
+		return 0; /* a chain is named by a host; SQLite's one uses last */
+	memcpy(host, h->p, h->len);
+	host[h->len] = '\0';
+	return follow_at(host, e->seq, c);
+}
+
+int cli_follow_filter(struct cli_follow *c, struct cd_audit_filter *f)
+{
+	free(c->dump);
+	c->dump = NULL;
+	f->after_seq = c->last;
+	f->after_chains = NULL;
+	if (c->chains && !(c->dump = json_dumps(c->chains, JSON_COMPACT)))
+		return -ENOMEM;
+	f->after_chains = c->dump;
+	return 0;
+}
+
+void cli_follow_free(struct cli_follow *c)
+{
+	json_decref(c->chains);
+	free(c->dump);
+	memset(c, 0, sizeof *c);
 }

@@ -62,6 +62,24 @@ int cli_audit_open_cfg(const struct cli_audit_cfg *cfg, struct cd_audit **ret);
 /* cli_audit_open through the service (cordon run, shell). */
 int cli_audit_open_warm(const char *opt, struct cd_audit **ret);
 
+/* A follower's cursor (`log tail -f`): the last record shown of every
+ * chain, so that the next query asks for what came after it in each (seq
+ * counts within a chain: on PostgreSQL, one per host).
+ * cli_follow_seen after each record shown; cli_follow_filter sets f's
+ * after_seq and after_chains for the next query (valid until the next
+ * call or cli_follow_free): 0, or -ENOMEM. */
+struct cli_follow {
+	uint64_t last;
+	void *chains; /* {"HOST": seq} (json_t) */
+	char *dump;
+};
+/* Start after every chain's last record (before the first query); 0, or
+ * negative after saying why. */
+int cli_follow_start(struct cli_follow *c, struct cd_audit *log);
+int cli_follow_seen(struct cli_follow *c, const struct cd_audit_entry *e);
+int cli_follow_filter(struct cli_follow *c, struct cd_audit_filter *f);
+void cli_follow_free(struct cli_follow *c);
+
 /* The state database (state.h): its path, and opening it with a one-line
  * reason on failure (the caller refuses, exit 125). */
 struct cd_state;

@@ -51,6 +51,7 @@ static const struct cpl_node nodes[] = {
 	{ "log checkpoint", &cli_opts_log, ARGS_NONE, NULL, cli_log_opt_applies },
 	{ "log keygen", &cli_opts_log, ARGS_NONE, NULL, cli_log_opt_applies },
 	{ "log confirm", &cli_opts_log_confirm, ARGS_NONE, NULL, NULL },
+	{ "log ship", &cli_opts_log_ship, ARGS_NONE, NULL, NULL },
 	{ "policy lint", &cli_opts_policy_json, ARGS_FILES, NULL, NULL },
 	{ "policy check", &cli_opts_policy_request, ARGS_FILES, NULL, NULL },
 	{ "policy explain", &cli_opts_policy_request, ARGS_FILES, NULL, NULL },

@@ -39,6 +39,7 @@ int cmd_oci(int argc, char **argv); /* argv[0] is `cordon-oci` (cmd-oci.c) */
 int cmd_cache(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_log_confirm(int argc, char **argv); /* cordon log confirm */
+int cmd_log_ship(int argc, char **argv);    /* cordon log ship */
 int cmd_policy(int argc, char **argv);
 int cmd_proxy(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
@@ -58,6 +59,7 @@ extern const struct option *const cli_opts_log; /* every log subcommand */
 /* Whether log subcommand SUB takes option O of cli_opts_log. */
 int cli_log_opt_applies(const char *sub, const struct option *o);
 extern const struct option *const cli_opts_log_confirm;
+extern const struct option *const cli_opts_log_ship;
 extern const struct option *const cli_opts_policy_request; /* check, explain */
 extern const struct option *const cli_opts_policy_json;    /* lint, test, diff */
 extern const struct option *const cli_opts_policy_review;

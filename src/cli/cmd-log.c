@@ -185,14 +185,15 @@ static int print_json_row(const struct cd_audit_entry *e, void *ctx)
 
 struct follow_ctx {
 	int table;
-	uint64_t last;
+	struct cli_follow cur;
 };
 
 static int print_row(const struct cd_audit_entry *e, void *ctx)
 {
 	struct follow_ctx *fc = ctx;
 
-	fc->last = e->seq;
+	if (cli_follow_seen(&fc->cur, e) < 0)
+		return -ENOMEM;
 	return fc->table ? print_table_row(e, NULL) : print_json_row(e, NULL);
 }
 
@@ -209,26 +210,37 @@ static int open_ro(struct args *a, struct cd_audit **ret)
 static int list(struct args *a, int follow)
 {
 	struct cd_audit *log = NULL;
-	struct follow_ctx fc = { 0, 0 };
+	struct follow_ctx fc;
 	struct cd_err err;
 	int r;
 
+	memset(&fc, 0, sizeof fc);
 	fc.table = a->table || (!a->json && isatty(STDOUT_FILENO));
 	if (open_ro(a, &log) < 0)
 		return CD_EXIT_FAIL;
+	if (follow && cli_follow_start(&fc.cur, log) < 0) {
+		cd_audit_close(log);
+		return CD_EXIT_FAIL;
+	}
 	if (fc.table)
 		printf("%-7s %-19s %-12s %-12s %-12s %-8s %-4s %s\n", "SEQ", "TIME (UTC)", "KIND",
 		       "AGENT", "TOOL", "DECISION", "EXIT", "TARGET/REASON");
 	r = cd_audit_query(log, &a->f, print_row, &fc, &err);
 	while (r == 0 && follow) {
 		fflush(stdout);
-		/* The next look, or sooner when a writer appends. */
-		cd_audit_wait(log, 200);
-		if (fc.last)
-			a->f.after_seq = fc.last;
+		/* The next look when a writer appends (PostgreSQL: NOTIFY from
+		 * any host; SQLite: its data version), at the latest in 2 s (a
+		 * notice that crossed the last query). */
+		cd_audit_wait(log, 2000);
+		/* After the last record shown of each chain. */
+		if (cli_follow_filter(&fc.cur, &a->f) < 0) {
+			r = cd_err_set(&err, -ENOMEM, "out of memory");
+			break;
+		}
 		a->f.last = 0;
 		r = cd_audit_query(log, &a->f, print_row, &fc, &err);
 	}
+	cli_follow_free(&fc.cur);
 	cd_audit_close(log);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_errorf("cannot write the output");
@@ -451,6 +463,17 @@ static int verify_json(const struct cd_audit_verify_opts *vo, const struct cd_au
 	}
 	if (o && rep->chains)
 		json_object_set_new(o, "chains", json_integer((json_int_t)rep->chains));
+	if (o && intact) {
+		json_t *u = json_array();
+		for (i = 0; u && i < rep->unanchored_chains && i < CD_AUDIT_REPORT_CHAINS; i++)
+			json_array_append_new(
+			        u, json_pack("{s:s,s:I,s:I}", "chain", rep->unanchored[i].chain,
+			                     "last_checkpoint",
+			                     (json_int_t)rep->unanchored[i].last_checkpoint,
+			                     "last_seq", (json_int_t)rep->unanchored[i].last_seq));
+		if (u)
+			json_object_set_new(o, "unanchored", u);
+	}
 	txt = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 	json_decref(o);
 	if (!txt) {
@@ -463,6 +486,32 @@ static int verify_json(const struct cd_audit_verify_opts *vo, const struct cd_au
 		cli_errorf("seq %llu: %s: %s", (unsigned long long)rep->bad_seq,
 		           cd_audit_problem_name(rep->problem), rep->what);
 	return intact ? CD_EXIT_OK : CD_EXIT_FAIL;
+}
+
+/* Records no signed checkpoint covers yet, per chain (not a failure). */
+static void print_unanchored(const struct cd_audit_report *rep)
+{
+	uint64_t i;
+
+	for (i = 0; i < rep->unanchored_chains && i < CD_AUDIT_REPORT_CHAINS; i++) {
+		struct cd_buf c;
+		cd_buf_init(&c, 1024);
+		if (rep->unanchored[i].chain[0] &&
+		    (cd_buf_puts(&c, "chain '") < 0 ||
+		     cd_buf_escape(&c, rep->unanchored[i].chain, strlen(rep->unanchored[i].chain)) <
+		             0 ||
+		     cd_buf_puts(&c, "': ") < 0))
+			c.len = 0;
+		printf("unanchored: %srecords %llu to %llu follow its last checkpoint%s\n",
+		       c.len ? c.data : "",
+		       (unsigned long long)rep->unanchored[i].last_checkpoint + 1,
+		       (unsigned long long)rep->unanchored[i].last_seq,
+		       rep->unanchored[i].last_checkpoint ? "" : " (it has none)");
+		cd_buf_release(&c);
+	}
+	if (rep->unanchored_chains > CD_AUDIT_REPORT_CHAINS)
+		printf("unanchored: %llu more chains\n",
+		       (unsigned long long)(rep->unanchored_chains - CD_AUDIT_REPORT_CHAINS));
 }
 
 static int do_verify(struct args *a)
@@ -556,6 +605,7 @@ static int do_verify(struct args *a)
 	if (rep.chains)
 		printf("chains: %llu (one per host), each verified\n",
 		       (unsigned long long)rep.chains);
+	print_unanchored(&rep);
 	printf("intact: %llu records (last seq %llu), %llu checkpoints in the log, %llu in the "
 	       "checkpoint file (covering %llu), %llu signatures verified\n",
 	       (unsigned long long)rep.records, (unsigned long long)rep.last_seq,
@@ -670,8 +720,10 @@ static const struct sub subs[] = {
 	  "the "
 	  "hash chain and check every checkpoint.  Exit 0 when intact; 1 naming the\nfirst bad "
 	  "sequence number and what is wrong (modified, missing, reordered, inserted,\ntruncated, "
-	  "rolled back, bad signature).  Runs with an intent and no result are\nlisted as "
-	  "interrupted.\n\n" AUDIT_HELP
+	  "rolled back, bad signature, cut: ended below its last signed\ncheckpoint).  Runs with "
+	  "an "
+	  "intent and no result are listed as interrupted,\nrecords after a chain's last "
+	  "checkpoint as unanchored.\n\n" AUDIT_HELP
 	  "  --pubkey F        the public key (default $XDG_CONFIG_HOME/cordon/audit.pub)\n"
 	  "  --checkpoint F    a checkpoint file kept off the host (default: the log's path + "
 	  "'.checkpoints')\n"
@@ -706,6 +758,7 @@ static void usage(FILE *f)
 	}
 	fprintf(f, "  log confirm [--audit PATH] [--key F] SEQ VALUE|--argv -- ARG...|--arguments "
 	           "JSON|--file NAME:PATH\n");
+	fprintf(f, "  log ship [--from PATH] [--to URI] [--batch N] [--pubkey F] [--json]\n");
 	fprintf(f, "\nRun 'cordon log COMMAND --help' for details.\n");
 }
 
@@ -920,6 +973,8 @@ int cmd_log(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "confirm"))
 		return cmd_log_confirm(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "ship"))
+		return cmd_log_ship(argc - 1, argv + 1);
 	for (i = 0; i < CD_ARRAY_SIZE(subs); i++) {
 		if (strcmp(argv[1], subs[i].name) != 0)
 			continue;

@@ -44,7 +44,7 @@ scenario() {
 	fresh
 	ok "$who: untouched log verifies" $RUN_AS "$CORDON" log verify --audit "$D/audit.db"
 	$RUN_AS "$CORDON" log verify --json --audit "$D/audit.db" >"$D/out"
-	case $(cat "$D/out") in '{"intact":true,"records":'*'"pubkey":true,"checkpoint_file":true}') r=0 ;; *) r=1 ;; esac
+	case $(cat "$D/out") in '{"intact":true,"records":'*'"pubkey":true,"checkpoint_file":true'*'}') r=0 ;; *) r=1 ;; esac
 	is "$r" 0 "$who: --json: intact, with the key and the checkpoint file"
 	expect "modified field" "UPDATE records SET target='/etc/shadow' WHERE seq=5" modified 5
 	expect "deleted row" "DELETE FROM records WHERE seq=7" missing 7

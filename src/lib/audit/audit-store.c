@@ -120,8 +120,15 @@ int cd_audit_open(const char *db_path, const struct cd_audit_opts *opts, struct 
 		r = cd_err_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (gethostname(a->host, sizeof a->host - 1) < 0)
+	if (opts->host) {
+		if (!*opts->host || strlen(opts->host) >= sizeof a->host) {
+			r = cd_err_set(err, -EINVAL, "audit log: bad host name");
+			goto fail;
+		}
+		memcpy(a->host, opts->host, strlen(opts->host) + 1);
+	} else if (gethostname(a->host, sizeof a->host - 1) < 0) {
 		memcpy(a->host, "unknown", sizeof "unknown");
+	}
 	if (opts->key_path) {
 		r = cd_audit_key_load(opts->key_path, &a->key, err);
 		if (r < 0)
@@ -324,6 +331,11 @@ static int write_checkpoint(struct cd_audit *a, struct cd_store_audit_head *h, i
 	if (n < 0 || (size_t)n >= sizeof v)
 		return cd_err_set(err, -EOVERFLOW, "cannot record the checkpoint");
 	if ((r = a->store->ops->audit_meta_set(a->store, "cp_time", v,
+	                                       "cannot record the checkpoint", err)) < 0)
+		return r;
+	/* The signed high-water mark, beside the chain: verify finds a chain
+	 * cut below it (the checkpoint record deleted with the tail). */
+	if ((r = a->store->ops->audit_meta_set(a->store, "cp_line", line,
 	                                       "cannot record the checkpoint", err)) < 0)
 		return r;
 	if (a->npending < (int)CD_ARRAY_SIZE(a->pending))
@@ -537,4 +549,14 @@ int cd_audit_query(struct cd_audit *a, const struct cd_audit_filter *f, cd_audit
 	if (no_store(a, err) < 0)
 		return -ENOTSUP;
 	return a->store->ops->audit_query(a->store, f, fn, ctx, err);
+}
+
+int cd_audit_heads(struct cd_audit *a, int (*fn)(const char *host, uint64_t seq, void *ctx),
+                   void *ctx, struct cd_err *err)
+{
+	if (no_store(a, err) < 0)
+		return -ENOTSUP;
+	if (!a->store->ops->audit_heads)
+		return -ENOTSUP;
+	return a->store->ops->audit_heads(a->store, fn, ctx, err);
 }

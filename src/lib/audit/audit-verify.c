@@ -58,6 +58,8 @@ const char *cd_audit_problem_name(enum cd_audit_problem p)
 		return "bad checkpoint";
 	case CD_AUDIT_FOREIGN:
 		return "foreign checkpoint";
+	case CD_AUDIT_CUT:
+		return "cut";
 	}
 	return "unknown";
 }
@@ -263,6 +265,11 @@ struct walk {
 	unsigned char head[CD_AUDIT_HASH_LEN]; /* last verified chain hash */
 	uint64_t expect;
 	struct cd_err *err;
+	/* The chain being walked: its log id (the log's, or the local log's
+	 * it was shipped from), that id's genesis, its last checkpoint. */
+	char log_id[CD_AUDIT_LOG_ID_LEN + 1];
+	unsigned char genesis[CD_AUDIT_HASH_LEN];
+	uint64_t last_cp;
 };
 
 static int str_is(const struct cd_audit_str *s, const char *lit)
@@ -352,7 +359,7 @@ static void check_log_checkpoint(struct walk *w, const struct cd_audit_entry *e)
 		return;
 	}
 	json_decref(j);
-	if (strcmp(cp.log_id, cd_audit_log_id(w->a)) != 0) {
+	if (strcmp(cp.log_id, w->log_id) != 0) {
 		fail(w->rep, CD_AUDIT_FOREIGN, e->seq, "checkpoint of another log (%s)", cp.log_id);
 		return;
 	}
@@ -401,6 +408,7 @@ static int walk_row(const struct cd_audit_entry *e, void *ctx)
 		check_log_checkpoint(w, e);
 		if (w->rep->problem != CD_AUDIT_INTACT)
 			return 1;
+		w->last_cp = e->seq;
 	} else if (e->str[CD_AF_RUN_ID].p && str_is(&e->str[CD_AF_KIND], "run.intent")) {
 		r = intent_add(&w->open, &e->str[CD_AF_RUN_ID], e->seq);
 		if (r < 0)
@@ -426,7 +434,7 @@ static int walk_rows(struct walk *w, struct cd_err *err)
 static int hash_at(struct walk *w, uint64_t seq, unsigned char out[CD_AUDIT_HASH_LEN])
 {
 	if (seq == 0) {
-		memcpy(out, cd_audit_genesis_(w->a), CD_AUDIT_HASH_LEN);
+		memcpy(out, w->genesis, CD_AUDIT_HASH_LEN);
 		return 1;
 	}
 	return w->store->ops->audit_hash_at(w->store, seq, out);
@@ -448,7 +456,7 @@ static void check_tail(struct walk *w, const struct cpfile *f)
 		const struct cd_audit_checkpoint *cp = &f->cp[i];
 		unsigned char h[CD_AUDIT_HASH_LEN];
 
-		if (strcmp(cp->log_id, cd_audit_log_id(w->a)) != 0) {
+		if (strcmp(cp->log_id, w->log_id) != 0) {
 			fail(rep, CD_AUDIT_FOREIGN, cp->size,
 			     "the checkpoint file holds a checkpoint of another log (%s)",
 			     cp->log_id);
@@ -483,6 +491,85 @@ static void check_tail(struct walk *w, const struct cpfile *f)
 		fail(rep, CD_AUDIT_TRUNCATED, last + 1,
 		     "records %llu to %lld were deleted from the end", (unsigned long long)last + 1,
 		     (long long)counter);
+}
+
+/* The start of a chain: its log id is the log's, or the one of the local
+ * log it was shipped from (`cordon log ship`, meta chain_log_id); a
+ * malformed one is refused. */
+static int chain_start(struct walk *w)
+{
+	struct cd_store *st = w->store;
+	unsigned char raw[CD_AUDIT_LOG_ID_LEN / 2];
+	char v[CD_AUDIT_LOG_ID_LEN + 8];
+	int r = st->ops->audit_meta_get(st, "chain_log_id", v, sizeof v);
+
+	memcpy(w->log_id, cd_audit_log_id(w->a), sizeof w->log_id);
+	if (r == 0 && (strlen(v) != CD_AUDIT_LOG_ID_LEN ||
+	               cd_audit_unhex(v, CD_AUDIT_LOG_ID_LEN, raw, sizeof raw) < 0))
+		r = -CD_E_CORRUPT;
+	if (r == 0)
+		memcpy(w->log_id, v, sizeof w->log_id);
+	else if (r != -ENOENT)
+		fail(w->rep, CD_AUDIT_BAD_CHECKPOINT, 1, "the chain's log id is malformed");
+	cd_audit_genesis(w->log_id, w->genesis);
+	memcpy(w->head, w->genesis, CD_AUDIT_HASH_LEN);
+	w->expect = 1;
+	w->last_cp = 0;
+	w->rep->last_seq = 0;
+	return r == 0 || r == -ENOENT ? 0 : 1;
+}
+
+/* The chain's end against its last signed checkpoint, which the writer
+ * keeps beside the chain (meta cp_line, written in the checkpoint's
+ * transaction): a chain that ends before that checkpoint's record was
+ * cut (its tail deleted, the checkpoint with it).  Then the records after
+ * the last checkpoint, which nothing signed covers, are listed. */
+static void check_high_water(struct walk *w, const char *chain)
+{
+	struct cd_audit_report *rep = w->rep;
+	struct cd_audit_checkpoint cp;
+	char line[CD_AUDIT_CP_LINE_MAX];
+	unsigned char h[CD_AUDIT_HASH_LEN];
+	uint64_t last = rep->last_seq;
+
+	if (w->store->ops->audit_meta_get(w->store, "cp_line", line, sizeof line) == 0) {
+		if (cd_audit_checkpoint_parse(line, strlen(line), &cp) < 0 ||
+		    strcmp(cp.log_id, w->log_id) != 0) {
+			fail(rep, CD_AUDIT_BAD_CHECKPOINT, last + 1,
+			     "the chain's recorded last checkpoint is malformed or of another log");
+			return;
+		}
+		if (w->o->pubkey && cd_audit_checkpoint_check(&cp, w->o->pubkey) < 0) {
+			fail(rep, CD_AUDIT_BAD_SIGNATURE, cp.size + 1,
+			     "the chain's recorded last checkpoint has a bad signature");
+			return;
+		}
+		if (cp.size >= last) {
+			fail(rep, CD_AUDIT_CUT, last + 1,
+			     "the chain ends at seq %llu but its last signed checkpoint covers "
+			     "%llu "
+			     "records and was written as seq %llu: records were deleted from the "
+			     "end",
+			     (unsigned long long)last, (unsigned long long)cp.size,
+			     (unsigned long long)cp.size + 1);
+			return;
+		}
+		if (!hash_at(w, cp.size, h) || sodium_memcmp(h, cp.head, sizeof h) != 0) {
+			fail(rep, CD_AUDIT_BAD_CHECKPOINT, cp.size,
+			     "the chain at seq %llu differs from its recorded signed checkpoint",
+			     (unsigned long long)cp.size);
+			return;
+		}
+	}
+	if (last > w->last_cp) {
+		uint64_t i = rep->unanchored_chains++;
+		if (i < CD_AUDIT_REPORT_CHAINS) {
+			snprintf(rep->unanchored[i].chain, sizeof rep->unanchored[i].chain, "%s",
+			         chain);
+			rep->unanchored[i].last_checkpoint = w->last_cp;
+			rep->unanchored[i].last_seq = last;
+		}
+	}
 }
 
 /* The names of a store's chains, collected before walking them. */
@@ -527,13 +614,13 @@ static int walk_chains(struct walk *w, const struct cpfile *f, struct cd_err *er
 		r = cd_err_set(err, r, "audit log: cannot list its chains");
 	for (i = 0; r == 0 && i < c.n; i++) {
 		w->store->ops->audit_chain(w->store, c.v[i]);
-		w->expect = 1;
-		memcpy(w->head, cd_audit_genesis_(w->a), CD_AUDIT_HASH_LEN);
-		rep->last_seq = 0;
 		rep->chains++;
-		r = walk_rows(w, err);
+		if (chain_start(w) == 0)
+			r = walk_rows(w, err);
 		if (r == 0 && rep->problem == CD_AUDIT_INTACT)
 			check_tail(w, strcmp(c.v[i], cd_audit_host_(w->a)) == 0 ? f : &none);
+		if (r == 0 && rep->problem == CD_AUDIT_INTACT)
+			check_high_water(w, c.v[i]);
 		if (rep->last_seq > last)
 			last = rep->last_seq;
 		if (r == 0 && rep->problem != CD_AUDIT_INTACT) {
@@ -566,7 +653,6 @@ int cd_audit_verify(struct cd_audit *a, const struct cd_audit_verify_opts *o,
 	w->rep = ret;
 	w->expect = 1;
 	memset(ret, 0, sizeof *ret);
-	memcpy(w->head, cd_audit_genesis_(a), CD_AUDIT_HASH_LEN);
 	/* The file first: every line in it was written after its records
 	 * were committed, so the snapshot taken next holds them all. */
 	if (o->checkpoint_path)
@@ -576,10 +662,12 @@ int cd_audit_verify(struct cd_audit *a, const struct cd_audit_verify_opts *o,
 	if (r == 0) {
 		if (w->store->ops->audit_chains)
 			r = walk_chains(w, &f, err);
-		else {
+		else if (chain_start(w) == 0) {
 			r = walk_rows(w, err);
 			if (r == 0 && ret->problem == CD_AUDIT_INTACT)
 				check_tail(w, &f);
+			if (r == 0 && ret->problem == CD_AUDIT_INTACT)
+				check_high_water(w, "");
 		}
 		w->store->ops->audit_read_end(w->store);
 	}

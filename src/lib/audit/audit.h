@@ -167,6 +167,9 @@ struct cd_audit_opts {
 	const char *checkpoint_out; /* file checkpoint lines are appended to; NULL: none */
 	unsigned busy_ms;           /* how long to wait for other writers; 0: 10000 */
 	int read_only;              /* open an existing log for reading only */
+	/* The chain written (the records' host field); NULL: this host's
+	 * name.  `cordon log ship` writes a local log's chain by its name. */
+	const char *host;
 };
 
 /* Open (and create, unless read_only) the log at db_path: parent
@@ -255,8 +258,39 @@ int cd_audit_query(struct cd_audit *a, const struct cd_audit_filter *f, cd_audit
  * answer, only slower). */
 int cd_audit_index(struct cd_audit *a, struct cd_err *err);
 
+/* Every chain's last seq, for a store with one chain per host
+ * (PostgreSQL); -ENOTSUP for a log of one chain. */
+int cd_audit_heads(struct cd_audit *a, int (*fn)(const char *host, uint64_t seq, void *ctx),
+                   void *ctx, struct cd_err *err);
+
 /* The highest seq stored (0 for an empty log). */
 int cd_audit_size(struct cd_audit *a, uint64_t *ret, struct cd_err *err);
+
+/* ---- shipping (audit-ship.c) --------------------------------------- */
+
+struct cd_audit_ship_opts {
+	const char *to;              /* the shared store (a postgresql:// URI) */
+	uint64_t batch;              /* records per durable transaction */
+	unsigned busy_ms;            /* how long to wait for the chain's lock; 0: 10000 */
+	const unsigned char *pubkey; /* checks the local checkpoints' signatures; NULL: not */
+};
+
+struct cd_audit_ship_report {
+	char host[256];         /* the chain shipped ("": the local log is empty) */
+	uint64_t local_last;    /* the local records verified */
+	uint64_t remote_before; /* the shared chain's last seq before */
+	uint64_t shipped;       /* records committed into it */
+};
+
+/* Copy the local log `from` (opened read-only) into the chain of the same
+ * host name in the shared store o->to, verifying it as it goes; only the
+ * records after the shared chain's head are sent, in durable batches.
+ * 0 when the shared chain now ends where the local log does; negative
+ * with a one-line reason naming the seq otherwise (-CD_E_DENIED: a broken
+ * local chain, a shared chain that differs or is longer, another log's
+ * chain), the batches verified before the refusal kept. */
+int cd_audit_ship(struct cd_audit *from, const struct cd_audit_ship_opts *o,
+                  struct cd_audit_ship_report *rep, struct cd_err *err);
 
 /* ---- output (audit-format.c) --------------------------------------- */
 
@@ -283,11 +317,13 @@ enum cd_audit_problem {
 	CD_AUDIT_BAD_SIGNATURE,
 	CD_AUDIT_BAD_CHECKPOINT, /* a checkpoint that does not match the chain or is malformed */
 	CD_AUDIT_FOREIGN,        /* a checkpoint of another log */
+	CD_AUDIT_CUT,            /* the chain ends below its last signed checkpoint */
 };
 
 const char *cd_audit_problem_name(enum cd_audit_problem p);
 
 #define CD_AUDIT_REPORT_INTERRUPTED 16
+#define CD_AUDIT_REPORT_CHAINS      16
 
 struct cd_audit_verify_opts {
 	const unsigned char *pubkey; /* CD_AUDIT_PK_LEN bytes; NULL: signatures unchecked */
@@ -315,6 +351,15 @@ struct cd_audit_report {
 	 * chain); seq numbers are then that chain's. */
 	uint64_t chains;
 	char chain[256];
+	/* Per chain (the first CD_AUDIT_REPORT_CHAINS), the records after its
+	 * last checkpoint: nothing signed covers them, so deleting them is
+	 * seen only against a copy kept elsewhere (docs/cordon-log.md). */
+	uint64_t unanchored_chains; /* chains with such records */
+	struct {
+		char chain[256];          /* "" with one chain */
+		uint64_t last_checkpoint; /* the seq of its last checkpoint record; 0: none */
+		uint64_t last_seq;
+	} unanchored[CD_AUDIT_REPORT_CHAINS];
 };
 
 /* Verify the whole log.  Returns 0 when verification ran (the outcome is in

@@ -25,6 +25,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +170,90 @@ static int audit_insert(struct cd_store *st, const struct cd_audit_entry *e, str
 	return r;
 }
 
+/* The text columns in CD_AF_* order (as COLUMNS lists them). */
+static const char *const text_cols[CD_AF_NSTR] = {
+	"host",        "kind",         "run_id",        "agent",         "task",    "tool",
+	"action",      "target",       "decision",      "grant_ids",     "reason",  "argv_sha256",
+	"code_sha256", "stdin_sha256", "stdout_sha256", "stderr_sha256", "details",
+};
+
+/* One row as a JSON object whose members are the columns (NULL: absent
+ * from the record).  -EINVAL: a field that is not UTF-8 (a text column
+ * cannot hold it either). */
+static int row_json(const struct cd_audit_entry *e, json_t *row)
+{
+	char hex[65];
+	int i, r = 0;
+
+	r |= json_object_set_new(row, "seq", json_integer((json_int_t)e->seq));
+	r |= json_object_set_new(row, "time_ns", json_integer((json_int_t)e->time_ns));
+	r |= json_object_set_new(row, "exit_code",
+	                         e->has_exit ? json_integer((json_int_t)e->exit_code)
+	                                     : json_null());
+	r |= json_object_set_new(row, "duration_ms",
+	                         e->has_duration ? json_integer((json_int_t)e->duration_ms)
+	                                         : json_null());
+	for (i = 0; r == 0 && i < CD_AF_NSTR; i++) {
+		json_t *v;
+		if (!e->str[i].p)
+			continue;
+		if (memchr(e->str[i].p, '\0', e->str[i].len) ||
+		    !(v = json_stringn(e->str[i].p, e->str[i].len)))
+			return -EINVAL;
+		r |= json_object_set_new(row, text_cols[i], v);
+	}
+	cd_hex(e->prev, CD_AUDIT_HASH_LEN, hex);
+	r |= json_object_set_new(row, "prev_hash", json_string(hex));
+	cd_hex(e->hash, CD_AUDIT_HASH_LEN, hex);
+	r |= json_object_set_new(row, "hash", json_string(hex));
+	return r ? -ENOMEM : 0;
+}
+
+static int audit_insert_many(struct cd_store *st, const struct cd_audit_entry *e, size_t n,
+                             struct cd_err *err)
+{
+	struct cd_pg *pg = cd_pg_of(st);
+	struct cd_pg_params p = { .n = 0 };
+	json_t *rows = json_array();
+	const struct cd_audit_str *host;
+	char *txt = NULL;
+	size_t i;
+	int r = rows ? 0 : -ENOMEM;
+
+	for (i = 0; r == 0 && i < n; i++) {
+		json_t *row = json_object();
+		host = &e[i].str[CD_AF_HOST];
+		if (!host->p || host->len != strlen(pg->host) ||
+		    memcmp(host->p, pg->host, host->len))
+			r = -ESRCH;
+		else if (!row || json_array_append_new(rows, row) < 0)
+			r = -ENOMEM;
+		else
+			r = row_json(&e[i], row);
+	}
+	if (r == 0 && !(txt = json_dumps(rows, JSON_COMPACT)))
+		r = -ENOMEM;
+	json_decref(rows);
+	if (r == -ESRCH)
+		return cd_err_set(err, -EINVAL, "audit log '%s': a record of another chain",
+		                  pg->where);
+	if (r == -EINVAL)
+		return cd_err_set(err, -EINVAL,
+		                  "audit log '%s': seq %llu: a field that is not UTF-8 cannot be "
+		                  "stored",
+		                  pg->where, (unsigned long long)e[i - 1].seq);
+	if (r < 0)
+		return cd_err_set(err, r, "out of memory");
+	cd_pg_p_str(&p, txt);
+	if (cd_pg_cmd(pg,
+	              "INSERT INTO audit_records(" COLUMNS ") SELECT " COLUMNS
+	              " FROM json_populate_recordset(NULL::audit_records, $1::json)",
+	              &p, "cannot append", err) < 0)
+		r = err && err->code ? err->code : -EIO;
+	free(txt);
+	return r;
+}
+
 static int audit_commit(struct cd_store *st, struct cd_err *err)
 {
 	return cd_pg_commit(st, err);
@@ -179,11 +264,15 @@ static void audit_rollback(struct cd_store *st)
 	cd_pg_rollback(st);
 }
 
-/* log_id is the log's; every other key is its writer's (cp_size, cp_time
- * of the host's own checkpoints). */
+/* log_id is the log's; every other key is its chain's (cp_size, cp_time,
+ * cp_line of the host's own checkpoints; chain_log_id of a chain shipped
+ * from a local log): the writer's, or while verifying the chain being
+ * read (audit_chain). */
 static const char *meta_host(struct cd_pg *pg, const char *key)
 {
-	return strcmp(key, "log_id") == 0 ? "" : pg->host;
+	if (strcmp(key, "log_id") == 0)
+		return "";
+	return pg->chain[0] ? pg->chain : pg->host;
 }
 
 static int audit_meta_get(struct cd_store *st, const char *key, char *out, size_t outlen)
@@ -317,8 +406,15 @@ static int audit_query(struct cd_store *st, const struct cd_audit_filter *f, cd_
 	if (!f)
 		f = &none;
 	cd_buf_init(&sql, 4096);
-	cd_pg_p_int(&p, (int64_t)(f->after_seq > INT64_MAX ? INT64_MAX : f->after_seq));
-	r = cd_buf_puts(&sql, "SELECT " COLUMNS " FROM audit_records WHERE seq > $1");
+	if (f->after_chains) {
+		/* A follower's cursor: seq counts within a chain. */
+		cd_pg_p_str(&p, f->after_chains);
+		r = cd_buf_puts(&sql, "SELECT " COLUMNS " FROM audit_records WHERE seq >"
+		                      " coalesce(($1::jsonb ->> host)::bigint, 0)");
+	} else {
+		cd_pg_p_int(&p, (int64_t)(f->after_seq > INT64_MAX ? INT64_MAX : f->after_seq));
+		r = cd_buf_puts(&sql, "SELECT " COLUMNS " FROM audit_records WHERE seq > $1");
+	}
 	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(eq); i++) {
 		const char *v = *(const char *const *)((const char *)f + eq[i].off);
 		if (v) {
@@ -382,6 +478,8 @@ static int audit_read_begin(struct cd_store *st, struct cd_err *err)
 
 static void audit_read_end(struct cd_store *st)
 {
+	/* The writer's own meta rows again (meta_host). */
+	cd_pg_of(st)->chain[0] = '\0';
 	cd_pg_rollback(st);
 }
 
@@ -397,6 +495,22 @@ static int audit_chains(struct cd_store *st, int (*fn)(const char *host, void *c
 		return err && err->code ? err->code : -EIO;
 	for (i = 0; r == 0 && i < cd_pq.ntuples(res); i++)
 		r = fn(cd_pq.getvalue(res, i, 0), ctx);
+	cd_pq.clear(res);
+	return r;
+}
+
+static int audit_heads(struct cd_store *st, int (*fn)(const char *host, uint64_t seq, void *ctx),
+                       void *ctx, struct cd_err *err)
+{
+	struct cd_pg *pg = cd_pg_of(st);
+	PGresult *res = cd_pg_query(pg, "SELECT host, max(seq) FROM audit_records GROUP BY host",
+	                            NULL, "cannot read the chains", err);
+	int i, r = 0;
+
+	if (!res)
+		return err && err->code ? err->code : -EIO;
+	for (i = 0; r == 0 && i < cd_pq.ntuples(res); i++)
+		r = fn(cd_pq.getvalue(res, i, 0), (uint64_t)cd_pg_int(res, i, 1), ctx);
 	cd_pq.clear(res);
 	return r;
 }
@@ -563,6 +677,7 @@ const struct cd_store_ops cd_pg_ops = {
 	.audit_begin = audit_begin,
 	.audit_head = audit_head,
 	.audit_insert = audit_insert,
+	.audit_insert_many = audit_insert_many,
 	.audit_commit = audit_commit,
 	.audit_rollback = audit_rollback,
 	.audit_meta_get = audit_meta_get,
@@ -580,4 +695,5 @@ const struct cd_store_ops cd_pg_ops = {
 	.audit_index = audit_index,
 	.audit_chains = audit_chains,
 	.audit_chain = audit_chain,
+	.audit_heads = audit_heads,
 };

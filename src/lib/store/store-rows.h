@@ -212,8 +212,12 @@ struct cd_audit_filter {
 	const char *agent, *task, *tool, *kind, *decision, *run_id;
 	int64_t since_ns, until_ns; /* 0: unbounded */
 	uint64_t after_seq;         /* only seq > after_seq */
-	uint64_t before_seq;        /* only seq < before_seq; 0: unbounded */
-	uint64_t last;              /* only the last N matches (still in order); 0: all */
+	/* A store with one chain per host (PostgreSQL): a JSON object
+	 * {"HOST": SEQ, ...}, only the records after SEQ in each chain named
+	 * (all of the others); after_seq is then not used.  NULL: none. */
+	const char *after_chains;
+	uint64_t before_seq; /* only seq < before_seq; 0: unbounded */
+	uint64_t last;       /* only the last N matches (still in order); 0: all */
 	/* With before_seq: a keyset cursor, only the records before the one
 	 * at (before_time_ns, before_host, before_seq) in audit_query's order.
 	 * A store of several chains (PostgreSQL) orders by time, host, seq

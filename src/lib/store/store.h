@@ -235,6 +235,10 @@ struct cd_store_ops {
 	                  struct cd_store_audit_head *ret, struct cd_err *err);
 	int (*audit_insert)(struct cd_store *st, const struct cd_audit_entry *e,
 	                    struct cd_err *err);
+	/* n records in one statement, each as audit_insert stores it (a
+	 * shipped batch: one round trip); NULL: audit_insert them one by one. */
+	int (*audit_insert_many)(struct cd_store *st, const struct cd_audit_entry *e, size_t n,
+	                         struct cd_err *err);
 	int (*audit_commit)(struct cd_store *st, struct cd_err *err);
 	void (*audit_rollback)(struct cd_store *st);
 	/* The log's small key-value table (checkpoint bookkeeping): get is 0,
@@ -274,6 +278,11 @@ struct cd_store_ops {
 	int (*audit_chains)(struct cd_store *st, int (*fn)(const char *host, void *ctx), void *ctx,
 	                    struct cd_err *err);
 	int (*audit_chain)(struct cd_store *st, const char *host);
+	/* Every chain's last seq (a follower starts after them); NULL in a
+	 * backend with one chain. */
+	int (*audit_heads)(struct cd_store *st,
+	                   int (*fn)(const char *host, uint64_t seq, void *ctx), void *ctx,
+	                   struct cd_err *err);
 };
 
 /* Is `path` a store URI ("postgresql://..." or "postgres://...") rather
