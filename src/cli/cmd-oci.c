@@ -398,7 +398,15 @@ static int oci_create(int argc, char **argv)
 		oci_record_refusal(&c, NULL, err.msg);
 		return 1;
 	}
-	(void)console; /* a terminal is refused by the spec check */
+	c.console = console; /* the supervisor sends the terminal over it */
+	if (spec.terminal && !console) {
+		snprintf(err.msg, sizeof err.msg,
+		         "process.terminal is set but no --console-socket was given");
+		oci_errorf("%s", err.msg);
+		oci_record_refusal(&c, NULL, err.msg);
+		cd_oci_spec_free(&spec);
+		return 1;
+	}
 	if (cd_mkdir_parents(c.dir, &err) < 0 || mkdir(c.dir, 0700) < 0) {
 		if (errno == EEXIST)
 			oci_errorf("container with id %s exists already", id);

@@ -34,7 +34,8 @@ struct oci_ctr {
 	char dir[4096];
 	char fifo[4096 + 16];
 	const char *id;
-	const char *bundle; /* absolute */
+	const char *bundle;  /* absolute */
+	const char *console; /* create's --console-socket, or NULL */
 };
 
 /* Log an error as runc does: one line on stderr and, with --log, one
@@ -56,6 +57,13 @@ int oci_supervise(const struct oci_ctr *c, struct cd_oci_spec *spec, int report_
  * (the sandbox makes its own), and a namespace by path is refused.  0, or
  * -1 with err saying why. */
 int oci_ns_enter(const struct cd_oci_spec *spec, unsigned *inherit, struct cd_err *err);
+
+/* process.terminal (cmd-oci-tty.c): make a fresh pty, send its
+ * controller to the manager over `console_socket` (runc's protocol: the
+ * pty's name as data, the fd as SCM_RIGHTS) and close it here; the
+ * follower is *ret_follower, for the sandbox (cd_sandbox_io.direct_tty).
+ * 0, or negative with err saying why (no socket given: refused). */
+int oci_tty_give(const char *console_socket, int *ret_follower, struct cd_err *err);
 
 /* CORDON_* defaults from /etc/cordon/oci.env (NAME=VALUE lines) for the
  * names the environment does not set. */

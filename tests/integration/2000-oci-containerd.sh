@@ -124,6 +124,27 @@ CapBnd:	0000000000000000
 NoNewPrivs:	1
 Seccomp:	2" "inside: no capabilities, raw sockets, mount, bpf, unshare and setns refused, the image read-only, no route out, no_new_privs, seccomp"
 
+# A terminal (ctr run -t, kubectl exec -it's kind): cordon-oci makes a pty
+# and sends its controller over the shim's --console-socket; the command
+# has the follower as stdin, stdout and controlling terminal.  ctr wants a
+# terminal of its own: script(1) gives it one (its stdin at EOF echoes as
+# ^@, dropped).  TIOCSTI stays refused.
+tty_run() { # tty_run RUNTIME ID CMD
+	script -qec "timeout 60 ctr -a '$D/sock' -n $NS run -t --rm --runtime io.containerd.runc.v2 --runc-binary '$1' $IMG $2 sh -c '$3'" /dev/null </dev/null 2>&1 | tr -d '\r\000' | sed 's/\^@//g'
+}
+tcmd='test -t 0 && echo tty-in; test -t 1 && echo tty-out; [ "$(cut -d" " -f7 /proc/self/stat)" != 0 ] && echo ctty; try-syscall tiocsti; exit 5'
+out=$(tty_run "$OCI" t1 "$tcmd")
+is "$out" "tty-in
+tty-out
+ctty
+tiocsti errno=EPERM" "ctr run -t: the container's stdin and stdout are a terminal, its controlling one; its output arrives; TIOCSTI refused"
+script -qec "timeout 60 ctr -a '$D/sock' -n $NS run -t --rm --runtime io.containerd.runc.v2 --runc-binary '$OCI' $IMG t2 sh -c 'exit 7'" /dev/null </dev/null >/dev/null 2>&1
+is "$?" 7 "ctr run -t: the exit status passes through (7)"
+if command -v runc >/dev/null 2>&1; then
+	out=$(tty_run "$(command -v runc)" t3 "$tcmd")
+	ok "control: under runc the same terminal takes TIOCSTI (EFAULT: it got past to the NULL buffer)" sh -c "printf '%s\n' '$out' | grep -qx 'tiocsti errno=EFAULT'"
+fi
+
 # Control: the same probes under Debian's runc see what they report.
 if command -v runc >/dev/null 2>&1; then
 	out=$(timeout 60 ctr -a "$D/sock" -n $NS run --rm --runtime io.containerd.runc.v2 --runc-binary "$(command -v runc)" $IMG c5 sh -c 'esc-probe ids; esc-probe raw' 2>&1)
@@ -147,7 +168,9 @@ PY
 is "$(cat "$T/audit")" "c1 exited 3 True
 c2 exited 42 True
 c3 signaled 137 True
-c4 exited 0 True" "the audit log has each container's result after its intent (exit 3, 42, signal 9 as 137, 0)"
+c4 exited 0 True
+t1 exited 5 True
+t2 exited 7 True" "the audit log has each container's result after its intent (exit 3, 42, signal 9 as 137, 0; the terminal ones 5 and 7)"
 ok "the log verifies" "$CORDON" log verify
 
 stop_containerd

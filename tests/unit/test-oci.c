@@ -56,6 +56,7 @@ static void test_good(void)
 	is_int((int)s.ncaps_dropped, 2, "the two capabilities asked for are counted as dropped");
 	is_int((int)s.nofile, 100, "RLIMIT_NOFILE hard");
 	is_str(s.hostname, "h1", "hostname");
+	is_int(s.terminal, 0, "no terminal unless asked");
 	is_str(s.agent, "a1", "annotation cordon.agent");
 	ok(s.policy == NULL, "no cordon.policy annotation");
 	is_int((int)s.cpu_pct, 50, "cpu quota/period in percent");
@@ -98,6 +99,20 @@ static void refused(const char *what, const char *process, const char *linux_par
 		cd_oci_spec_free(&s);
 }
 
+static void test_terminal(void)
+{
+	static const char text[] = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},"
+	                           "\"process\":{\"args\":[\"sh\"],\"terminal\":true},"
+	                           "\"linux\":{" NS "}}";
+	struct cd_oci_spec s;
+	struct cd_err err = { 0, "" };
+
+	if (!ok(parse(text, &s, &err) == 0, "process.terminal true is accepted (%s)", err.msg))
+		return;
+	is_int(s.terminal, 1, "and asks for a terminal");
+	cd_oci_spec_free(&s);
+}
+
 static void test_refusals(void)
 {
 	static const char *const P = "\"args\":[\"/bin/true\"]";
@@ -120,8 +135,8 @@ static void test_refusals(void)
 	        "device /dev/mem");
 	refused("id mappings", P, NS ",\"uidMappings\":[]", "", -CD_E_DENIED, "uidMappings");
 	refused("hooks", P, NS, ",\"hooks\":{\"prestart\":[]}", -CD_E_DENIED, "hooks");
-	refused("a terminal", "\"args\":[\"x\"],\"terminal\":true", NS, "", -CD_E_DENIED,
-	        "terminal");
+	refused("terminal not a boolean", "\"args\":[\"x\"],\"terminal\":1", NS, "", -CD_E_PARSE,
+	        "process.terminal");
 	refused("empty args", "\"args\":[]", NS, "", -CD_E_PARSE, "process.args");
 	refused("args with a NUL", "\"args\":[\"a\\u0000b\"]", NS, "", -CD_E_PARSE, "NUL");
 	refused("env without '='", "\"args\":[\"x\"],\"env\":[\"NOEQ\"]", NS, "", -CD_E_PARSE,
@@ -366,6 +381,7 @@ int main(void)
 	tap_start(30);
 	test_good();
 	test_refusals();
+	test_terminal();
 	test_pod();
 	test_pod_refusals();
 	test_seccomp();

@@ -237,10 +237,7 @@ static int parse_process(json_t *p, struct cd_oci_spec *s, struct cd_err *err)
 	v = json_object_get(p, "terminal");
 	if (v && !json_is_boolean(v))
 		return bad(err, "process.terminal", "a boolean");
-	if (json_is_true(v))
-		return cd_err_set(err, -CD_E_DENIED,
-		                  "process.terminal: cordon's OCI runtime does not give containers "
-		                  "a terminal yet (run without -t)");
+	s->terminal = json_is_true(v);
 	v = json_object_get(p, "args");
 	if (!v)
 		return bad(err, "process.args", "present");

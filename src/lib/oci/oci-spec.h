@@ -7,7 +7,7 @@
  * request cordon does not grant (capabilities beyond containerd's default
  * set, the host's namespaces, a pid, user or mount namespace joined by
  * path, a missing namespace, devices beyond
- * the default ones, a terminal) refuses the container with a one-line
+ * the default ones) refuses the container with a one-line
  * reason.  Nothing the spec says widens cordon's walls: the capabilities
  * it asks for are dropped, its seccomp profile is a second filter under
  * cordon's (the stricter of the two applies), AppArmor and SELinux
@@ -52,6 +52,7 @@ struct cd_oci_spec {
 	size_t nenv;
 	char *cwd; /* absolute */
 	uint32_t uid, gid;
+	int terminal;    /* process.terminal: a pty given to the manager (--console-socket) */
 	uint64_t nofile; /* RLIMIT_NOFILE hard, 0 when not given */
 	struct cd_oci_mount mounts[CD_OCI_MAX_MOUNTS];
 	size_t nmounts;

@@ -122,6 +122,14 @@ struct cd_sandbox_io {
 	 * caps what passes.  Refused with plan->tty and, for stdout, with an
 	 * active mask. */
 	int direct_stdin, direct_stdout;
+	/* A terminal given away (the OCI runtime's --console-socket): with
+	 * direct_stdin and direct_stdout set and stdin_fd == stdout_fd, that
+	 * fd is the follower side of a fresh pty whose controller the caller
+	 * handed to its manager (never the caller's own terminal: refused).
+	 * It becomes the command's fds 0, 1 and 2 and its controlling
+	 * terminal; nothing is relayed (no hashes, no output cap).  Refused
+	 * with plan->tty and with an active mask. */
+	int direct_tty;
 	/* Terminal output (e.g. when stdout_fd / stderr_fd is a terminal):
 	 * OSC 52 clipboard and OSC 0/1/2 title strings are dropped from what
 	 * is written there (see termfilter.h).  The hashes, byte counts and
