@@ -76,7 +76,8 @@ int oci_check_root(struct cd_oci_spec *spec, const char *bundle, struct cd_err *
 	return 0;
 }
 
-void oci_record_refusal(const struct oci_ctr *c, struct cd_audit *open, const char *reason)
+void oci_record_denial(const struct oci_ctr *c, struct cd_audit *open, const char *at,
+                       const char *action, json_t *args, const char *reason)
 {
 	struct cd_err err = { 0, "" };
 	struct cd_audit *audit = open;
@@ -87,16 +88,16 @@ void oci_record_refusal(const struct oci_ctr *c, struct cd_audit *open, const ch
 	oci_env_defaults();
 	if (cd_run_id_new(run_id) < 0 || (!audit && cli_audit_open(NULL, &audit) < 0))
 		return; /* cli_audit_open said why; the refusal stands */
-	d = json_pack("{s:{s:s,s:s,s:s}}", "oci", "id", c->id, "bundle", c->bundle, "refused_at",
-	              "create");
+	d = json_pack("{s:{s:s,s:s?,s:s,s:O?}}", "oci", "id", c->id, "bundle", c->bundle,
+	              "refused_at", at, "args", args);
 	details = d ? json_dumps(d, JSON_COMPACT) : NULL;
 	json_decref(d);
 	memset(&rec, 0, sizeof rec);
 	rec.kind = "decision";
 	rec.run_id = run_id;
 	rec.tool = "container";
-	rec.action = "execute";
-	rec.target = c->bundle;
+	rec.action = action;
+	rec.target = c->bundle ? c->bundle : c->id;
 	rec.decision = "deny";
 	rec.reason = reason;
 	rec.details_json = details;
@@ -105,4 +106,9 @@ void oci_record_refusal(const struct oci_ctr *c, struct cd_audit *open, const ch
 	free(details);
 	if (audit != open)
 		cd_audit_close(audit);
+}
+
+void oci_record_refusal(const struct oci_ctr *c, struct cd_audit *open, const char *reason)
+{
+	oci_record_denial(c, open, "create", "execute", NULL, reason);
 }

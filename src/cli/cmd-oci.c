@@ -636,6 +636,71 @@ static int oci_delete(int argc, char **argv)
 	return 0;
 }
 
+/* `exec` (ctr task exec, kubectl exec): refused, on record.  A second
+ * process would have to enter the container's namespaces and take every
+ * wall its init took (seccomp, Landlock, no capabilities, no_new_privs,
+ * limits, cgroup) from outside the sandbox; cordon builds them only once,
+ * in the sandbox's own child.  Until that is built, nothing enters. */
+static int oci_exec(int argc, char **argv)
+{
+	static const char *const with_value[] = { "--process",
+		                                  "-p",
+		                                  "--pid-file",
+		                                  "--console-socket",
+		                                  "--cwd",
+		                                  "--env",
+		                                  "-e",
+		                                  "--user",
+		                                  "-u",
+		                                  "--cap",
+		                                  "-c",
+		                                  "--apparmor",
+		                                  "--process-label",
+		                                  "--preserve-fds",
+		                                  "--cgroup",
+		                                  "--additional-gids",
+		                                  "-g" };
+	const char *id = NULL, *process = NULL, *v;
+	json_t *st, *proc = NULL, *args = NULL;
+	struct oci_ctr c;
+	char msg[512];
+	size_t k;
+	int i, r;
+
+	for (i = 1; i < argc && !id; i++) {
+		if ((r = opt_val(argc, argv, &i, "--process", &process)) ||
+		    (r = opt_val(argc, argv, &i, "-p", &process))) {
+			if (r < 0)
+				return 1;
+			continue;
+		}
+		for (k = 0; k < sizeof with_value / sizeof with_value[0]; k++) {
+			if ((r = opt_val(argc, argv, &i, with_value[k], &v)) != 0)
+				break;
+		}
+		if (r < 0)
+			return 1;
+		if (k == sizeof with_value / sizeof with_value[0] && argv[i][0] != '-')
+			id = argv[i];
+	}
+	st = ctr_open(&c, id, 0);
+	if (!st)
+		return 1;
+	if (process)
+		proc = json_load_file(process, JSON_REJECT_DUPLICATES, NULL);
+	args = json_object_get(proc, "args");
+	snprintf(msg, sizeof msg,
+	         "exec: cordon-oci refuses a second process in container %s: its walls (seccomp, "
+	         "Landlock, no capabilities, limits) are set once, for the container's own "
+	         "process",
+	         c.id);
+	oci_errorf("%s", msg);
+	oci_record_denial(&c, NULL, "exec", "exec", json_is_array(args) ? args : NULL, msg);
+	json_decref(proc);
+	json_decref(st);
+	return 1;
+}
+
 static int oci_features(void)
 {
 	fputs("{\n"
@@ -682,9 +747,9 @@ static void oci_usage(FILE *f)
 
 int cmd_oci(int argc, char **argv)
 {
-	static const char *const refused[] = { "exec",   "ps",     "pause",      "resume",
-		                               "update", "events", "checkpoint", "restore",
-		                               "run",    "spec",   "list" };
+	static const char *const refused[] = { "ps",     "pause",      "resume",  "update",
+		                               "events", "checkpoint", "restore", "run",
+		                               "spec",   "list" };
 	const char *fmt = "text", *v;
 	size_t k;
 	int i, r;
@@ -731,6 +796,8 @@ int cmd_oci(int argc, char **argv)
 		return oci_delete(argc, argv);
 	if (strcmp(argv[0], "features") == 0)
 		return oci_features();
+	if (strcmp(argv[0], "exec") == 0)
+		return oci_exec(argc, argv);
 	for (k = 0; k < sizeof refused / sizeof refused[0]; k++) {
 		if (strcmp(argv[0], refused[k]) == 0) {
 			oci_errorf("%s: not supported by cordon's OCI runtime (a container is one "

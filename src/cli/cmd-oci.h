@@ -18,6 +18,8 @@
 #include "audit/audit.h"
 #include "oci/oci-spec.h"
 
+#include <jansson.h>
+
 #include <signal.h>
 #include <stddef.h>
 
@@ -81,5 +83,11 @@ int oci_check_root(struct cd_oci_spec *spec, const char *bundle, struct cd_err *
  * when the caller has the log open, else opened here.  Best effort:
  * the refusal stands whatever happens here. */
 void oci_record_refusal(const struct oci_ctr *c, struct cd_audit *open, const char *reason);
+
+/* The same for any refusal: `at` is the runtime command that refused
+ * ("create", "exec"), `action` the record's action, `args` (borrowed,
+ * may be NULL) the process asked for. */
+void oci_record_denial(const struct oci_ctr *c, struct cd_audit *open, const char *at,
+                       const char *action, json_t *args, const char *reason);
 
 #endif

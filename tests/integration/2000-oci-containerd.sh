@@ -145,6 +145,18 @@ if command -v runc >/dev/null 2>&1; then
 	ok "control: under runc the same terminal takes TIOCSTI (EFAULT: it got past to the NULL buffer)" sh -c "printf '%s\n' '$out' | grep -qx 'tiocsti errno=EFAULT'"
 fi
 
+# exec (ctr task exec, kubectl exec): refused, with cordon's reason, and
+# on record; the container it aimed at runs on.
+crun -d $IMG c6 sh -c 'trap "exit 9" TERM; while :; do sleep 0.1; done' >/dev/null 2>&1
+sleep 1
+refused "ctr task exec is refused with cordon's reason" 'OCI runtime exec failed: exec: cordon-oci refuses a second process in container c6' timeout 30 ctr -a "$D/sock" -n $NS task exec --exec-id e1 c6 id -u
+ok "the container runs on after the refused exec" sh -c "ctr -a '$D/sock' -n $NS task ls | grep -q 'c6 .*RUNNING'"
+ctr -a "$D/sock" -n $NS task kill -s SIGTERM c6
+i=0
+while ! ctr -a "$D/sock" -n $NS task ls | grep -q 'c6 .*STOPPED' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+ctr -a "$D/sock" -n $NS task delete c6 >/dev/null 2>&1
+ctr -a "$D/sock" -n $NS containers rm c6 >/dev/null 2>&1
+
 # Control: the same probes under Debian's runc see what they report.
 if command -v runc >/dev/null 2>&1; then
 	out=$(timeout 60 ctr -a "$D/sock" -n $NS run --rm --runtime io.containerd.runc.v2 --runc-binary "$(command -v runc)" $IMG c5 sh -c 'esc-probe ids; esc-probe raw' 2>&1)
@@ -165,12 +177,22 @@ for r in recs:
     if r["kind"] == "run.result":
         print(r["details"]["oci"]["id"], r["reason"], r["exit_code"], r["run_id"] in intents)
 PY
+python3 - "$T/recs" >"$T/execs" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    o = (r.get("details") or {}).get("oci") or {}
+    if r["kind"] == "decision" and o.get("refused_at") == "exec":
+        print(o["id"], r["action"], r["decision"], " ".join(o.get("args") or []))
+PY
+is "$(cat "$T/execs")" "c6 exec deny id -u" "the refused exec is a deny decision on record, with the command it asked for"
 is "$(cat "$T/audit")" "c1 exited 3 True
 c2 exited 42 True
 c3 signaled 137 True
 c4 exited 0 True
 t1 exited 5 True
-t2 exited 7 True" "the audit log has each container's result after its intent (exit 3, 42, signal 9 as 137, 0; the terminal ones 5 and 7)"
+t2 exited 7 True
+c6 exited 9 True" "the audit log has each container's result after its intent (exit 3, 42, signal 9 as 137, 0; the terminal ones 5 and 7; 9 after a refused exec)"
 ok "the log verifies" "$CORDON" log verify
 
 stop_containerd
