@@ -683,9 +683,11 @@ static int oci_exec(int argc, char **argv)
 		if (k == sizeof with_value / sizeof with_value[0] && argv[i][0] != '-')
 			id = argv[i];
 	}
-	st = ctr_open(&c, id, 0);
-	if (!st)
+	if (!id) {
+		oci_errorf("exec: no container id");
 		return 1;
+	}
+	st = ctr_open(&c, id, 1); /* refused either way; on record when it exists */
 	if (process)
 		proc = json_load_file(process, JSON_REJECT_DUPLICATES, NULL);
 	args = json_object_get(proc, "args");
@@ -693,9 +695,10 @@ static int oci_exec(int argc, char **argv)
 	         "exec: cordon-oci refuses a second process in container %s: its walls (seccomp, "
 	         "Landlock, no capabilities, limits) are set once, for the container's own "
 	         "process",
-	         c.id);
+	         id);
 	oci_errorf("%s", msg);
-	oci_record_denial(&c, NULL, "exec", "exec", json_is_array(args) ? args : NULL, msg);
+	if (st)
+		oci_record_denial(&c, NULL, "exec", "exec", json_is_array(args) ? args : NULL, msg);
 	json_decref(proc);
 	json_decref(st);
 	return 1;
