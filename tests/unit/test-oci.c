@@ -113,6 +113,24 @@ static void test_terminal(void)
 	cd_oci_spec_free(&s);
 }
 
+static void test_hostns(void)
+{
+	struct stat own, fake, file;
+
+	if (!ok(stat("/proc/self/ns/net", &own) == 0, "own network namespace"))
+		return;
+	is_int(cd_oci_ns_is_host(&own, "net"), 1, "the caller's own namespace is the host's");
+	fake = own;
+	fake.st_ino = 0xEFFFFFF9UL;
+	is_int(cd_oci_ns_is_host(&fake, "net"), 1,
+	       "the kernel's fixed number of the initial network namespace is the host's");
+	fake.st_ino = 0xEFFFFFFFUL;
+	is_int(cd_oci_ns_is_host(&fake, "ipc"), 1, "and of the initial IPC namespace");
+	if (stat("/", &file) == 0)
+		ok(cd_oci_ns_is_host(&file, "net") != 1,
+		   "another file is not the host's namespace");
+}
+
 static void test_refusals(void)
 {
 	static const char *const P = "\"args\":[\"/bin/true\"]";
@@ -382,6 +400,7 @@ int main(void)
 	test_good();
 	test_refusals();
 	test_terminal();
+	test_hostns();
 	test_pod();
 	test_pod_refusals();
 	test_seccomp();

@@ -385,18 +385,20 @@ static const char *ns_proc_name(const char *type)
 static int ns_path(const char *type, const char *path, struct cd_oci_spec *s, struct cd_err *err)
 {
 	static const char *const joinable[CD_OCI_NS_N] = { "network", "ipc", "uts" };
-	char own[64], init[64];
-	struct stat a, b, c;
+	struct stat b;
 	const char *pn = ns_proc_name(type);
 	size_t i;
+	int host;
 
-	if (pn && snprintf(own, sizeof own, "/proc/self/ns/%s", pn) > 0 &&
-	    snprintf(init, sizeof init, "/proc/1/ns/%s", pn) > 0 && stat(path, &b) == 0 &&
-	    ((stat(own, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) ||
-	     (stat(init, &c) == 0 && c.st_dev == b.st_dev && c.st_ino == b.st_ino)))
+	/* A path that cannot be read here is refused when it is opened. */
+	if (pn && stat(path, &b) == 0 && (host = cd_oci_ns_is_host(&b, pn)) != 0)
 		return cd_err_set(err, -CD_E_DENIED,
-		                  "cordon refuses host namespaces: linux.namespaces %s joins the "
-		                  "host's (%s)",
+		                  host > 0
+		                          ? "cordon refuses host namespaces: linux.namespaces %s "
+		                            "joins the host's (%s)"
+		                          : "linux.namespaces %s joins %s: the host's namespaces "
+		                            "cannot be read here (neither pid 1's nor kthreadd's), "
+		                            "so a pod's cannot be told apart from them: refused",
 		                  type, path);
 	for (i = 0; i < CD_OCI_NS_N; i++) {
 		if (strcmp(type, joinable[i]) != 0)

@@ -83,6 +83,15 @@ int cd_oci_spec_parse(const char *text, size_t len, const char *bundle, struct c
 
 void cd_oci_spec_free(struct cd_oci_spec *s);
 
+struct stat;
+/* Whether the namespace whose file is `ns` (stat of a /proc/PID/ns/KIND
+ * or a bind-mounted copy; KIND as /proc names it: net, ipc, uts, pid,
+ * mnt, user, cgroup, time) is the host's: the initial one of that kind
+ * (the kernel's fixed inode numbers, pid 1's, kthreadd's) or the
+ * caller's own.  1 the host's, 0 not, -ENOENT when the host's cannot be
+ * read (neither pid 1's nor kthreadd's): the caller refuses then. */
+int cd_oci_ns_is_host(const struct stat *ns, const char *kind);
+
 /* The plan's options from a parsed spec: rootfs, argv, env, cwd,
  * hostname, binds and tmpfs directories (vectors allocated into *binds
  * and *tmpfs, freed by the caller with free()), limits from cordon's
