@@ -76,6 +76,26 @@ int oci_check_root(struct cd_oci_spec *spec, const char *bundle, struct cd_err *
 	return 0;
 }
 
+int oci_check_cgroup(const struct cd_oci_spec *spec, struct cd_err *err)
+{
+	static const char *const hier[] = { "memory", "pids", "cpu", "cpuacct", "freezer" };
+	char path[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; spec->cgroup_at && i < sizeof hier / sizeof hier[0]; i++) {
+		if (snprintf(path, sizeof path, "/sys/fs/cgroup/%s%s", hier[i], spec->cgroup_at) <
+		            (int)sizeof path &&
+		    lstat(path, &st) == 0)
+			return cd_err_set(err, -CD_E_DENIED,
+			                  "linux.cgroupsPath %s exists already in the %s hierarchy "
+			                  "(another's cgroup): cordon places a container only in a "
+			                  "cgroup it makes",
+			                  spec->cgroup_at, hier[i]);
+	}
+	return 0;
+}
+
 void oci_record_denial(const struct oci_ctr *c, struct cd_audit *open, const char *at,
                        const char *action, json_t *args, const char *reason)
 {

@@ -340,6 +340,7 @@ static int run(struct sup *s)
 	io.before_exec = record_intent;
 	io.before_exec_ctx = s;
 	io.inherit_ns = s->inherit_ns;
+	io.cgroup_at = s->spec->cgroup_at;
 	cd_sandbox_run(s->plan, s->run_id, &io, &res, &s->err);
 	if (!s->intent_done) {
 		cli_errorf("%s", res.error[0] ? res.error : "the run could not be recorded");

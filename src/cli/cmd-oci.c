@@ -391,7 +391,8 @@ static int oci_create(int argc, char **argv)
 	oci_env_defaults();
 	r = cd_oci_spec_parse(text, len, bundle_abs, &spec, &err);
 	free(text);
-	if (r == 0 && (r = oci_check_root(&spec, bundle_abs, &err)) < 0)
+	if (r == 0 && ((r = oci_check_root(&spec, bundle_abs, &err)) < 0 ||
+	               (r = oci_check_cgroup(&spec, &err)) < 0))
 		cd_oci_spec_free(&spec);
 	if (r < 0) {
 		oci_errorf("%s", err.msg);

@@ -77,6 +77,12 @@ void oci_env_defaults(void);
  * path.  0, or -CD_E_DENIED with err saying why. */
 int oci_check_root(struct cd_oci_spec *spec, const char *bundle, struct cd_err *err);
 
+/* linux.cgroupsPath (cgroupfs style): refused when that cgroup exists
+ * already in a v1 hierarchy cordon uses (another's: cordon writes its
+ * limits only into one it makes; the sandbox's mkdir decides in the
+ * end).  0, or -CD_E_DENIED with err saying why. */
+int oci_check_cgroup(const struct cd_oci_spec *spec, struct cd_err *err);
+
 /* A container refused at create (its spec): a "decision" record (deny,
  * the reason, tool container, the id and bundle) in the audit log, so a
  * refusal is on record and not only in containerd's --log; in `open`

@@ -57,6 +57,7 @@ static void test_good(void)
 	is_int((int)s.nofile, 100, "RLIMIT_NOFILE hard");
 	is_str(s.hostname, "h1", "hostname");
 	is_int(s.terminal, 0, "no terminal unless asked");
+	is_str(s.cgroup_at, "/k/x", "cgroupsPath: where the container's cgroup is made");
 	is_str(s.agent, "a1", "annotation cordon.agent");
 	ok(s.policy == NULL, "no cordon.policy annotation");
 	is_int((int)s.cpu_pct, 50, "cpu quota/period in percent");
@@ -129,6 +130,40 @@ static void test_hostns(void)
 	if (stat("/", &file) == 0)
 		ok(cd_oci_ns_is_host(&file, "net") != 1,
 		   "another file is not the host's namespace");
+}
+
+static void cgroup_case(const char *path, int code, const char *want)
+{
+	char text[512];
+	struct cd_oci_spec s;
+	struct cd_err err = { 0, "" };
+	int r;
+
+	snprintf(text, sizeof text,
+	         "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":["
+	         "\"x\"]},\"linux\":{" NS ",\"cgroupsPath\":\"%s\"}}",
+	         path);
+	r = parse(text, &s, &err);
+	is_int(r, code, "cgroupsPath %s (%s)", path, err.msg);
+	if (r == 0) {
+		if (want)
+			is_str(s.cgroup_at, want, "cgroupsPath %s is placed at %s", path, want);
+		else
+			ok(s.cgroup_at == NULL, "cgroupsPath %s: recorded, not placed", path);
+		cd_oci_spec_free(&s);
+	}
+}
+
+static void test_cgroups(void)
+{
+	cgroup_case("kubepods/burstable/pod-1/abc", 0, "/kubepods/burstable/pod-1/abc");
+	cgroup_case("//a//b/", 0, "/a/b");
+	cgroup_case("system.slice:cri-containerd:abc", 0, NULL);
+	cgroup_case("/a/../b", -CD_E_DENIED, NULL);
+	cgroup_case("/..", -CD_E_DENIED, NULL);
+	cgroup_case("/a/./b", -CD_E_DENIED, NULL);
+	cgroup_case("/a/b c", -CD_E_DENIED, NULL);
+	cgroup_case("/", -CD_E_PARSE, NULL);
 }
 
 static void test_refusals(void)
@@ -401,6 +436,7 @@ int main(void)
 	test_refusals();
 	test_terminal();
 	test_hostns();
+	test_cgroups();
 	test_pod();
 	test_pod_refusals();
 	test_seccomp();

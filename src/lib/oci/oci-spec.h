@@ -58,6 +58,8 @@ struct cd_oci_spec {
 	size_t nmounts;
 	char *hostname;     /* NULL when not given */
 	char *cgroups_path; /* NULL when not given */
+	char *cgroup_at;    /* cgroupfs-style cgroupsPath, checked and absolute: where the
+			     * container's cgroup is made; NULL: below cordon's own */
 	uint64_t memory;    /* linux.resources.memory.limit, 0 when not given */
 	uint64_t pids;      /* linux.resources.pids.limit, 0 when not given */
 	uint64_t cpu_pct;   /* cpu quota / period in percent of one CPU, 0 when not given */

@@ -457,8 +457,12 @@ static int watch_fds(struct cd_supervisor *s, const struct cd_plan *plan,
 		goto abort;
 	/* The child builds the sandbox's filesystem meanwhile; it waits for
 	 * CD_SYNC_PLACED before anything the limits must cover can start. */
-	if ((r = cd_cgroup_create(s->res->run_id, &plan->limits, &s->cg, err)) < 0) {
-		*what = "create the run's cgroup";
+	if ((r = cd_cgroup_create_at(s->res->run_id, &plan->limits, io->cgroup_at, &s->cg, err)) <
+	    0) {
+		*what = r == -EEXIST && io->cgroup_at
+		                ? "create the run's cgroup (cgroupsPath): it exists already, "
+		                  "another's"
+		                : "create the run's cgroup";
 		goto abort;
 	}
 	if ((r = cd_cgroup_attach(s->cg, (pid_t)pid, err)) < 0)

@@ -144,6 +144,10 @@ struct cd_sandbox_io {
 	 * root, made or joined it and set it up: loopback up, hostname).  The
 	 * caller's must not be the host's.  Refused with an egress proxy. */
 	unsigned inherit_ns;
+	/* When set, the run's v1 cgroups are made at this path below each
+	 * hierarchy's root (cd_cgroup_create_at: the OCI spec's
+	 * cgroupsPath), not below the caller's own. */
+	const char *cgroup_at;
 };
 
 /* A fresh random run id (hex).  Returns -errno only if the kernel's random
