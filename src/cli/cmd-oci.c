@@ -10,8 +10,9 @@
  *
  * State lives in --root (default /run/cordon-oci), one directory per
  * container holding state.json and, until `start`, the fifo the
- * supervisor waits on.  Everything else (exec, ps, pause, update,
- * checkpoint) is refused with a reason.
+ * supervisor waits on.  `exec` is refused and recorded (a deny decision);
+ * everything else (ps, pause, update, checkpoint) is refused with a
+ * reason.
  */
 #include "cli.h"
 #include "cmd-oci.h"
@@ -716,7 +717,7 @@ static int oci_features(void)
 	      "    \"namespaces\": [\"pid\", \"network\", \"ipc\", \"uts\", \"mount\", \"cgroup\", "
 	      "\"user\"],\n"
 	      "    \"capabilities\": [],\n"
-	      "    \"cgroup\": {\"v1\": false, \"v2\": true, \"systemd\": false},\n"
+	      "    \"cgroup\": {\"v1\": true, \"v2\": true, \"systemd\": false},\n"
 	      "    \"seccomp\": {\"enabled\": true},\n"
 	      "    \"apparmor\": {\"enabled\": false},\n"
 	      "    \"selinux\": {\"enabled\": false}\n"
@@ -745,7 +746,9 @@ static void oci_usage(FILE *f)
 	      "  state ID                                     its state as JSON\n"
 	      "  kill [--all] ID [SIGNAL]                     signal it (default SIGTERM)\n"
 	      "  delete [--force] ID                          remove a stopped container\n"
-	      "  features                                     what this runtime supports\n",
+	      "  features                                     what this runtime supports\n"
+	      "  exec ID ...                                  refused (and recorded): nothing\n"
+	      "                                               enters a container\n",
 	      f);
 }
 
@@ -768,8 +771,8 @@ int cmd_oci(int argc, char **argv)
 				return 1;
 		} else if (strcmp(argv[i], "--systemd-cgroup") == 0 ||
 		           strcmp(argv[i], "--debug") == 0) {
-			/* cordon places every run in a cgroup of its own (the spec's
-			 * cgroupsPath is recorded, not used): nothing to change. */
+			/* cordon makes the spec's cgroupsPath (cgroupfs form) or a
+			 * cgroup of its own; the systemd form is recorded only. */
 		} else if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-v") == 0) {
 			printf("cordon-oci version %s\nspec: %s\n", CORDON_VERSION, OCI_VERSION);
 			return 0;
