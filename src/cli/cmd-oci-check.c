@@ -76,7 +76,28 @@ int oci_check_root(struct cd_oci_spec *spec, const char *bundle, struct cd_err *
 	return 0;
 }
 
-void oci_record_refusal(const struct oci_ctr *c, struct cd_audit *open, const char *reason)
+int oci_check_cgroup(const struct cd_oci_spec *spec, struct cd_err *err)
+{
+	static const char *const hier[] = { "memory", "pids", "cpu", "cpuacct", "freezer" };
+	char path[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; spec->cgroup_at && i < sizeof hier / sizeof hier[0]; i++) {
+		if (snprintf(path, sizeof path, "/sys/fs/cgroup/%s%s", hier[i], spec->cgroup_at) <
+		            (int)sizeof path &&
+		    lstat(path, &st) == 0)
+			return cd_err_set(err, -CD_E_DENIED,
+			                  "linux.cgroupsPath %s exists already in the %s hierarchy "
+			                  "(another's cgroup): cordon places a container only in a "
+			                  "cgroup it makes",
+			                  spec->cgroup_at, hier[i]);
+	}
+	return 0;
+}
+
+void oci_record_denial(const struct oci_ctr *c, struct cd_audit *open, const char *at,
+                       const char *action, json_t *args, const char *reason)
 {
 	struct cd_err err = { 0, "" };
 	struct cd_audit *audit = open;
@@ -87,16 +108,16 @@ void oci_record_refusal(const struct oci_ctr *c, struct cd_audit *open, const ch
 	oci_env_defaults();
 	if (cd_run_id_new(run_id) < 0 || (!audit && cli_audit_open(NULL, &audit) < 0))
 		return; /* cli_audit_open said why; the refusal stands */
-	d = json_pack("{s:{s:s,s:s,s:s}}", "oci", "id", c->id, "bundle", c->bundle, "refused_at",
-	              "create");
+	d = json_pack("{s:{s:s,s:s?,s:s,s:O?}}", "oci", "id", c->id, "bundle", c->bundle,
+	              "refused_at", at, "args", args);
 	details = d ? json_dumps(d, JSON_COMPACT) : NULL;
 	json_decref(d);
 	memset(&rec, 0, sizeof rec);
 	rec.kind = "decision";
 	rec.run_id = run_id;
 	rec.tool = "container";
-	rec.action = "execute";
-	rec.target = c->bundle;
+	rec.action = action;
+	rec.target = c->bundle ? c->bundle : c->id;
 	rec.decision = "deny";
 	rec.reason = reason;
 	rec.details_json = details;
@@ -105,4 +126,9 @@ void oci_record_refusal(const struct oci_ctr *c, struct cd_audit *open, const ch
 	free(details);
 	if (audit != open)
 		cd_audit_close(audit);
+}
+
+void oci_record_refusal(const struct oci_ctr *c, struct cd_audit *open, const char *reason)
+{
+	oci_record_denial(c, open, "create", "execute", NULL, reason);
 }

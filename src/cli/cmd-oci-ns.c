@@ -16,8 +16,10 @@
  *
  * Trust: the paths come from config.json.  Each is opened without
  * blocking (O_PATH first), must be a namespace file (nsfs) of the type
- * named, and must not be the host's (pid 1's or the supervisor's own
- * before it moved); the open fd is what is joined, so a path that changes
+ * named, and must not be the host's (cd_oci_ns_is_host: the initial
+ * namespace, seen through the kernel's fixed numbers, pid 1 or kthreadd,
+ * or the supervisor's own before it moved); the open fd is what is
+ * joined, so a path that changes
  * later changes nothing.  A rootless cordon-oci cannot join namespaces
  * the host's user namespace owns (setns needs CAP_SYS_ADMIN there): it
  * refuses namespaces by path and keeps the sandbox's own, as before.
@@ -50,21 +52,14 @@ static const struct {
 	[CD_OCI_NS_UTS] = { "uts", "uts", CLONE_NEWUTS },
 };
 
-static int same_file(int fd, const char *path)
-{
-	struct stat a, b;
-
-	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
-}
-
 /* Open the namespace file at `path` for setns, checked.  The fd, or -1
  * with err saying why. */
 static int open_ns(size_t k, const char *path, struct cd_err *err)
 {
-	char own[64], init[64], via[64];
+	char via[64];
 	struct statfs sf;
-	int pfd, fd = -1;
+	struct stat st;
+	int pfd, fd = -1, host = -1;
 
 	pfd = open(path, O_PATH | O_CLOEXEC);
 	if (pfd < 0) {
@@ -88,12 +83,12 @@ static int open_ns(size_t k, const char *path, struct cd_err *err)
 			close(fd);
 		return -1;
 	}
-	snprintf(own, sizeof own, "/proc/self/ns/%s", ns_kind[k].proc);
-	snprintf(init, sizeof init, "/proc/1/ns/%s", ns_kind[k].proc);
-	if (same_file(fd, own) || same_file(fd, init)) {
+	if (fstat(fd, &st) < 0 || (host = cd_oci_ns_is_host(&st, ns_kind[k].proc)) != 0) {
 		cd_err_set(err, -CD_E_DENIED,
-		           "cordon refuses host namespaces: linux.namespaces %s joins the host's "
-		           "(%s)",
+		           host > 0 ? "cordon refuses host namespaces: linux.namespaces %s joins "
+		                      "the host's (%s)"
+		                    : "linux.namespaces %s joins %s: the host's namespaces cannot "
+		                      "be read here (neither pid 1's nor kthreadd's): refused",
 		           ns_kind[k].type, path);
 		close(fd);
 		return -1;

@@ -65,6 +65,7 @@ struct sup {
 	char run_id[CD_RUN_ID_LEN + 1];
 	struct cd_err err;
 	int sfd, intent_done;
+	int tty; /* process.terminal: the pty's follower (its controller went to the shim) */
 	unsigned inherit_ns; /* oci_ns_enter */
 };
 
@@ -329,15 +330,17 @@ static int run(struct sup *s)
 
 	memset(&io, 0, sizeof io);
 	memset(&res, 0, sizeof res);
-	io.stdin_fd = STDIN_FILENO;
-	io.stdout_fd = STDOUT_FILENO;
+	io.stdin_fd = s->tty >= 0 ? s->tty : STDIN_FILENO;
+	io.stdout_fd = s->tty >= 0 ? s->tty : STDOUT_FILENO;
 	io.stderr_fd = STDERR_FILENO;
+	io.direct_stdin = io.direct_stdout = io.direct_tty = s->tty >= 0;
 	io.signal_fd = s->sfd;
 	io.kill_signo = OCI_KILL_SIGNAL;
 	io.winsize_fd = -1;
 	io.before_exec = record_intent;
 	io.before_exec_ctx = s;
 	io.inherit_ns = s->inherit_ns;
+	io.cgroup_at = s->spec->cgroup_at;
 	cd_sandbox_run(s->plan, s->run_id, &io, &res, &s->err);
 	if (!s->intent_done) {
 		cli_errorf("%s", res.error[0] ? res.error : "the run could not be recorded");
@@ -371,7 +374,9 @@ static int prepare(struct sup *s, int report_fd, int *saved_err)
 		return -1;
 	/* Allowed, but what the plan or the namespaces refuse is on record
 	 * too (build() logged it). */
-	if (build(s) < 0 || oci_ns_enter(s->spec, &s->inherit_ns, &s->err) < 0) {
+	if (build(s) < 0 ||
+	    (s->spec->terminal && oci_tty_give(s->c->console, &s->tty, &s->err) < 0) ||
+	    oci_ns_enter(s->spec, &s->inherit_ns, &s->err) < 0) {
 		if (s->plan)
 			cli_errorf("%s", s->err.msg);
 		oci_record_refusal(s->c, s->audit, s->err.msg);
@@ -381,6 +386,22 @@ static int prepare(struct sup *s, int report_fd, int *saved_err)
 		cli_errorf("cannot set up signal forwarding: %s", cd_strerror(-errno));
 		return -1;
 	}
+	return 0;
+}
+
+static int drop_stdio(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC), i;
+
+	if (fd < 0)
+		return -1;
+	for (i = 0; i < 3; i++) {
+		if (dup2(fd, i) < 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	close(fd);
 	return 0;
 }
 
@@ -394,6 +415,7 @@ int oci_supervise(const struct oci_ctr *c, struct cd_oci_spec *spec, int report_
 	s.spec = spec;
 	s.slot.fd = -1;
 	s.sfd = -1;
+	s.tty = -1;
 	if (prepare(&s, report_fd, &saved_err) < 0) {
 		rc = CD_EXIT_CORDON;
 		goto out;
@@ -402,14 +424,24 @@ int oci_supervise(const struct oci_ctr *c, struct cd_oci_spec *spec, int report_
 		return CD_EXIT_CORDON;
 	fflush(stderr);
 	dup2(saved_err, STDERR_FILENO);
+	close(saved_err);
 	close(report_fd);
 	report_fd = -1;
+	/* With a terminal the runtime's stdio is the shim's output pipe,
+	 * read until every writer closed it (go-runc): runc's create leaves
+	 * nothing holding it, and neither may the supervisor. */
+	if (s.tty >= 0 && drop_stdio() < 0) {
+		rc = CD_EXIT_CORDON;
+		goto out;
+	}
 	rc = wait_start(&s);
 	if (rc == 0)
 		rc = run(&s);
 out:
 	if (report_fd >= 0)
 		close(report_fd);
+	if (s.tty >= 0)
+		close(s.tty);
 	cd_plan_free(s.plan);
 	cd_idslot_release(&s.slot);
 	free(s.binds);

@@ -10,8 +10,9 @@
  *
  * State lives in --root (default /run/cordon-oci), one directory per
  * container holding state.json and, until `start`, the fifo the
- * supervisor waits on.  Everything else (exec, ps, pause, update,
- * checkpoint) is refused with a reason.
+ * supervisor waits on.  `exec` is refused and recorded (a deny decision);
+ * everything else (ps, pause, update, checkpoint) is refused with a
+ * reason.
  */
 #include "cli.h"
 #include "cmd-oci.h"
@@ -391,14 +392,23 @@ static int oci_create(int argc, char **argv)
 	oci_env_defaults();
 	r = cd_oci_spec_parse(text, len, bundle_abs, &spec, &err);
 	free(text);
-	if (r == 0 && (r = oci_check_root(&spec, bundle_abs, &err)) < 0)
+	if (r == 0 && ((r = oci_check_root(&spec, bundle_abs, &err)) < 0 ||
+	               (r = oci_check_cgroup(&spec, &err)) < 0))
 		cd_oci_spec_free(&spec);
 	if (r < 0) {
 		oci_errorf("%s", err.msg);
 		oci_record_refusal(&c, NULL, err.msg);
 		return 1;
 	}
-	(void)console; /* a terminal is refused by the spec check */
+	c.console = console; /* the supervisor sends the terminal over it */
+	if (spec.terminal && !console) {
+		snprintf(err.msg, sizeof err.msg,
+		         "process.terminal is set but no --console-socket was given");
+		oci_errorf("%s", err.msg);
+		oci_record_refusal(&c, NULL, err.msg);
+		cd_oci_spec_free(&spec);
+		return 1;
+	}
 	if (cd_mkdir_parents(c.dir, &err) < 0 || mkdir(c.dir, 0700) < 0) {
 		if (errno == EEXIST)
 			oci_errorf("container with id %s exists already", id);
@@ -628,6 +638,74 @@ static int oci_delete(int argc, char **argv)
 	return 0;
 }
 
+/* `exec` (ctr task exec, kubectl exec): refused, on record.  A second
+ * process would have to enter the container's namespaces and take every
+ * wall its init took (seccomp, Landlock, no capabilities, no_new_privs,
+ * limits, cgroup) from outside the sandbox; cordon builds them only once,
+ * in the sandbox's own child.  Until that is built, nothing enters. */
+static int oci_exec(int argc, char **argv)
+{
+	static const char *const with_value[] = { "--process",
+		                                  "-p",
+		                                  "--pid-file",
+		                                  "--console-socket",
+		                                  "--cwd",
+		                                  "--env",
+		                                  "-e",
+		                                  "--user",
+		                                  "-u",
+		                                  "--cap",
+		                                  "-c",
+		                                  "--apparmor",
+		                                  "--process-label",
+		                                  "--preserve-fds",
+		                                  "--cgroup",
+		                                  "--additional-gids",
+		                                  "-g" };
+	const char *id = NULL, *process = NULL, *v;
+	json_t *st, *proc = NULL, *args = NULL;
+	struct oci_ctr c;
+	char msg[512];
+	size_t k;
+	int i, r;
+
+	for (i = 1; i < argc && !id; i++) {
+		if ((r = opt_val(argc, argv, &i, "--process", &process)) ||
+		    (r = opt_val(argc, argv, &i, "-p", &process))) {
+			if (r < 0)
+				return 1;
+			continue;
+		}
+		for (k = 0; k < sizeof with_value / sizeof with_value[0]; k++) {
+			if ((r = opt_val(argc, argv, &i, with_value[k], &v)) != 0)
+				break;
+		}
+		if (r < 0)
+			return 1;
+		if (k == sizeof with_value / sizeof with_value[0] && argv[i][0] != '-')
+			id = argv[i];
+	}
+	if (!id) {
+		oci_errorf("exec: no container id");
+		return 1;
+	}
+	st = ctr_open(&c, id, 1); /* refused either way; on record when it exists */
+	if (process)
+		proc = json_load_file(process, JSON_REJECT_DUPLICATES, NULL);
+	args = json_object_get(proc, "args");
+	snprintf(msg, sizeof msg,
+	         "exec: cordon-oci refuses a second process in container %s: its walls (seccomp, "
+	         "Landlock, no capabilities, limits) are set once, for the container's own "
+	         "process",
+	         id);
+	oci_errorf("%s", msg);
+	if (st)
+		oci_record_denial(&c, NULL, "exec", "exec", json_is_array(args) ? args : NULL, msg);
+	json_decref(proc);
+	json_decref(st);
+	return 1;
+}
+
 static int oci_features(void)
 {
 	fputs("{\n"
@@ -639,7 +717,7 @@ static int oci_features(void)
 	      "    \"namespaces\": [\"pid\", \"network\", \"ipc\", \"uts\", \"mount\", \"cgroup\", "
 	      "\"user\"],\n"
 	      "    \"capabilities\": [],\n"
-	      "    \"cgroup\": {\"v1\": false, \"v2\": true, \"systemd\": false},\n"
+	      "    \"cgroup\": {\"v1\": true, \"v2\": true, \"systemd\": false},\n"
 	      "    \"seccomp\": {\"enabled\": true},\n"
 	      "    \"apparmor\": {\"enabled\": false},\n"
 	      "    \"selinux\": {\"enabled\": false}\n"
@@ -668,15 +746,17 @@ static void oci_usage(FILE *f)
 	      "  state ID                                     its state as JSON\n"
 	      "  kill [--all] ID [SIGNAL]                     signal it (default SIGTERM)\n"
 	      "  delete [--force] ID                          remove a stopped container\n"
-	      "  features                                     what this runtime supports\n",
+	      "  features                                     what this runtime supports\n"
+	      "  exec ID ...                                  refused (and recorded): nothing\n"
+	      "                                               enters a container\n",
 	      f);
 }
 
 int cmd_oci(int argc, char **argv)
 {
-	static const char *const refused[] = { "exec",   "ps",     "pause",      "resume",
-		                               "update", "events", "checkpoint", "restore",
-		                               "run",    "spec",   "list" };
+	static const char *const refused[] = { "ps",     "pause",      "resume",  "update",
+		                               "events", "checkpoint", "restore", "run",
+		                               "spec",   "list" };
 	const char *fmt = "text", *v;
 	size_t k;
 	int i, r;
@@ -691,8 +771,8 @@ int cmd_oci(int argc, char **argv)
 				return 1;
 		} else if (strcmp(argv[i], "--systemd-cgroup") == 0 ||
 		           strcmp(argv[i], "--debug") == 0) {
-			/* cordon places every run in a cgroup of its own (the spec's
-			 * cgroupsPath is recorded, not used): nothing to change. */
+			/* cordon makes the spec's cgroupsPath (cgroupfs form) or a
+			 * cgroup of its own; the systemd form is recorded only. */
 		} else if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-v") == 0) {
 			printf("cordon-oci version %s\nspec: %s\n", CORDON_VERSION, OCI_VERSION);
 			return 0;
@@ -723,6 +803,8 @@ int cmd_oci(int argc, char **argv)
 		return oci_delete(argc, argv);
 	if (strcmp(argv[0], "features") == 0)
 		return oci_features();
+	if (strcmp(argv[0], "exec") == 0)
+		return oci_exec(argc, argv);
 	for (k = 0; k < sizeof refused / sizeof refused[0]; k++) {
 		if (strcmp(argv[0], refused[k]) == 0) {
 			oci_errorf("%s: not supported by cordon's OCI runtime (a container is one "

@@ -18,6 +18,8 @@
 #include "audit/audit.h"
 #include "oci/oci-spec.h"
 
+#include <jansson.h>
+
 #include <signal.h>
 #include <stddef.h>
 
@@ -34,7 +36,8 @@ struct oci_ctr {
 	char dir[4096];
 	char fifo[4096 + 16];
 	const char *id;
-	const char *bundle; /* absolute */
+	const char *bundle;  /* absolute */
+	const char *console; /* create's --console-socket, or NULL */
 };
 
 /* Log an error as runc does: one line on stderr and, with --log, one
@@ -57,6 +60,13 @@ int oci_supervise(const struct oci_ctr *c, struct cd_oci_spec *spec, int report_
  * -1 with err saying why. */
 int oci_ns_enter(const struct cd_oci_spec *spec, unsigned *inherit, struct cd_err *err);
 
+/* process.terminal (cmd-oci-tty.c): make a fresh pty, send its
+ * controller to the manager over `console_socket` (runc's protocol: the
+ * pty's name as data, the fd as SCM_RIGHTS) and close it here; the
+ * follower is *ret_follower, for the sandbox (cd_sandbox_io.direct_tty).
+ * 0, or negative with err saying why (no socket given: refused). */
+int oci_tty_give(const char *console_socket, int *ret_follower, struct cd_err *err);
+
 /* CORDON_* defaults from /etc/cordon/oci.env (NAME=VALUE lines) for the
  * names the environment does not set. */
 void oci_env_defaults(void);
@@ -67,11 +77,23 @@ void oci_env_defaults(void);
  * path.  0, or -CD_E_DENIED with err saying why. */
 int oci_check_root(struct cd_oci_spec *spec, const char *bundle, struct cd_err *err);
 
+/* linux.cgroupsPath (cgroupfs style): refused when that cgroup exists
+ * already in a v1 hierarchy cordon uses (another's: cordon writes its
+ * limits only into one it makes; the sandbox's mkdir decides in the
+ * end).  0, or -CD_E_DENIED with err saying why. */
+int oci_check_cgroup(const struct cd_oci_spec *spec, struct cd_err *err);
+
 /* A container refused at create (its spec): a "decision" record (deny,
  * the reason, tool container, the id and bundle) in the audit log, so a
  * refusal is on record and not only in containerd's --log; in `open`
  * when the caller has the log open, else opened here.  Best effort:
  * the refusal stands whatever happens here. */
 void oci_record_refusal(const struct oci_ctr *c, struct cd_audit *open, const char *reason);
+
+/* The same for any refusal: `at` is the runtime command that refused
+ * ("create", "exec"), `action` the record's action, `args` (borrowed,
+ * may be NULL) the process asked for. */
+void oci_record_denial(const struct oci_ctr *c, struct cd_audit *open, const char *at,
+                       const char *action, json_t *args, const char *reason);
 
 #endif

@@ -47,6 +47,11 @@ stop_containerd() {
 		wait "$ctrd_pid" 2>/dev/null
 		ctrd_pid=
 	fi
+	# The test's cgroups (cgroupsPath), deepest first.
+	for h in /sys/fs/cgroup/*; do
+		[ -d "$h/cordontest$$" ] || continue
+		find "$h/cordontest$$" -depth -type d -exec rmdir {} \; 2>/dev/null
+	done
 	# The shim's runtime root for this namespace (go-runc's --root).
 	rm -rf "/run/containerd/runc/$NS"
 	# Snapshots still mounted (a container left running) go before $T does.
@@ -124,6 +129,68 @@ CapBnd:	0000000000000000
 NoNewPrivs:	1
 Seccomp:	2" "inside: no capabilities, raw sockets, mount, bpf, unshare and setns refused, the image read-only, no route out, no_new_privs, seccomp"
 
+# A terminal (ctr run -t, kubectl exec -it's kind): cordon-oci makes a pty
+# and sends its controller over the shim's --console-socket; the command
+# has the follower as stdin, stdout and controlling terminal.  ctr wants a
+# terminal of its own: script(1) gives it one (its stdin at EOF echoes as
+# ^@, dropped).  TIOCSTI stays refused.
+tty_run() { # tty_run RUNTIME ID CMD
+	script -qec "timeout 60 ctr -a '$D/sock' -n $NS run -t --rm --runtime io.containerd.runc.v2 --runc-binary '$1' $IMG $2 sh -c '$3'" /dev/null </dev/null 2>&1 | tr -d '\r\000' | sed 's/\^@//g'
+}
+tcmd='test -t 0 && echo tty-in; test -t 1 && echo tty-out; [ "$(cut -d" " -f7 /proc/self/stat)" != 0 ] && echo ctty; try-syscall tiocsti; exit 5'
+out=$(tty_run "$OCI" t1 "$tcmd")
+is "$out" "tty-in
+tty-out
+ctty
+tiocsti errno=EPERM" "ctr run -t: the container's stdin and stdout are a terminal, its controlling one; its output arrives; TIOCSTI refused"
+script -qec "timeout 60 ctr -a '$D/sock' -n $NS run -t --rm --runtime io.containerd.runc.v2 --runc-binary '$OCI' $IMG t2 sh -c 'exit 7'" /dev/null </dev/null >/dev/null 2>&1
+is "$?" 7 "ctr run -t: the exit status passes through (7)"
+if command -v runc >/dev/null 2>&1; then
+	out=$(tty_run "$(command -v runc)" t3 "$tcmd")
+	ok "control: under runc the same terminal takes TIOCSTI (EFAULT: it got past to the NULL buffer)" sh -c "printf '%s\n' '$out' | grep -qx 'tiocsti errno=EFAULT'"
+fi
+
+# exec (ctr task exec, kubectl exec): refused, with cordon's reason, and
+# on record; the container it aimed at runs on.
+crun -d $IMG c6 sh -c 'trap "exit 9" TERM; while :; do sleep 0.1; done' >/dev/null 2>&1
+sleep 1
+refused "ctr task exec is refused with cordon's reason" 'OCI runtime exec failed: exec: cordon-oci refuses a second process in container c6' timeout 30 ctr -a "$D/sock" -n $NS task exec --exec-id e1 c6 id -u
+ok "the container runs on after the refused exec" sh -c "ctr -a '$D/sock' -n $NS task ls | grep -q 'c6 .*RUNNING'"
+ctr -a "$D/sock" -n $NS task kill -s SIGTERM c6
+i=0
+while ! ctr -a "$D/sock" -n $NS task ls | grep -q 'c6 .*STOPPED' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+ctr -a "$D/sock" -n $NS task delete c6 >/dev/null 2>&1
+ctr -a "$D/sock" -n $NS containers rm c6 >/dev/null 2>&1
+
+# linux.cgroupsPath (ctr --cgroup; the kubelet's /kubepods/...): the
+# container's processes are in that cgroup of each v1 hierarchy, with the
+# spec's memory limit and cordon's process cap (the spec gives none)
+# written there; a path with .. and a cgroup that exists are refused.
+CG=/cordontest$$
+if [ "$(stat -f -c %T /sys/fs/cgroup/memory 2>/dev/null)" = cgroupfs ]; then
+	crun -d --cgroup "$CG/c7" --memory-limit 300000000 $IMG c7 sleep 1000 >/dev/null 2>&1
+	sleep 1
+	sup=$(ctr -a "$D/sock" -n $NS task ls | awk '$1 == "c7" { print $2 }')
+	desc() { for p in $(pgrep -P "$1"); do echo "$p"; desc "$p"; done; }
+	cpid=$(for p in $(desc "${sup:-0}"); do [ "$(cat /proc/$p/comm 2>/dev/null)" = sleep ] && echo "$p"; done | head -1)
+	is "$(grep -E '^[0-9]+:(memory|pids):' /proc/${cpid:-0}/cgroup | cut -d: -f2- | sort)" "memory:$CG/c7
+pids:$CG/c7" "cgroupsPath: the container's process (seen from the host) is in the spec's cgroup"
+	lim=$(cat /sys/fs/cgroup/memory$CG/c7/memory.limit_in_bytes 2>/dev/null)
+	ok "the spec's memory limit is written there ($lim)" sh -c "[ '${lim:-0}' -le 300000000 ] && [ '${lim:-0}' -gt 299000000 ]"
+	is "$(cat /sys/fs/cgroup/pids$CG/c7/pids.max 2>/dev/null)" 256 "and cordon's process cap (256) holds where the spec gives none"
+	ctr -a "$D/sock" -n $NS task kill -s SIGKILL c7
+	i=0
+	while ! ctr -a "$D/sock" -n $NS task ls | grep -q 'c7 .*STOPPED' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	ctr -a "$D/sock" -n $NS task delete c7 >/dev/null 2>&1
+	ctr -a "$D/sock" -n $NS containers rm c7 >/dev/null 2>&1
+	ok "the container's cgroup is removed when it ends" test ! -e "/sys/fs/cgroup/memory$CG/c7"
+	refused "a cgroupsPath with .. is refused" "OCI runtime create failed: linux.cgroupsPath $CG/../x: cordon places a container only in a cgroup below" crun --rm --cgroup "$CG/../x" $IMG c8 true
+	mkdir -p "/sys/fs/cgroup/memory$CG/taken"
+	refused "a cgroupsPath that exists (another's cgroup) is refused" "OCI runtime create failed: linux.cgroupsPath $CG/taken exists already in the memory hierarchy" crun --rm --cgroup "$CG/taken" $IMG c9 true
+else
+	skip "cgroupsPath: no cgroup v1 memory hierarchy here"
+fi
+
 # Control: the same probes under Debian's runc see what they report.
 if command -v runc >/dev/null 2>&1; then
 	out=$(timeout 60 ctr -a "$D/sock" -n $NS run --rm --runtime io.containerd.runc.v2 --runc-binary "$(command -v runc)" $IMG c5 sh -c 'esc-probe ids; esc-probe raw' 2>&1)
@@ -144,10 +211,23 @@ for r in recs:
     if r["kind"] == "run.result":
         print(r["details"]["oci"]["id"], r["reason"], r["exit_code"], r["run_id"] in intents)
 PY
+python3 - "$T/recs" >"$T/execs" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    o = (r.get("details") or {}).get("oci") or {}
+    if r["kind"] == "decision" and o.get("refused_at") == "exec":
+        print(o["id"], r["action"], r["decision"], " ".join(o.get("args") or []))
+PY
+is "$(cat "$T/execs")" "c6 exec deny id -u" "the refused exec is a deny decision on record, with the command it asked for"
 is "$(cat "$T/audit")" "c1 exited 3 True
 c2 exited 42 True
 c3 signaled 137 True
-c4 exited 0 True" "the audit log has each container's result after its intent (exit 3, 42, signal 9 as 137, 0)"
+c4 exited 0 True
+t1 exited 5 True
+t2 exited 7 True
+c6 exited 9 True
+c7 signaled 137 True" "the audit log has each container's result after its intent (exit 3, 42, signal 9 as 137, 0; the terminal ones 5 and 7; 9 after a refused exec; 137 in its cgroupsPath)"
 ok "the log verifies" "$CORDON" log verify
 
 stop_containerd

@@ -49,6 +49,7 @@ bundle() {
 	python3 -c "
 import json
 c = json.load(open('$SPEC'))
+c['linux'].pop('cgroupsPath', None)  # one cgroup a container: not the corpus's shared one
 c['root'] = {'path': '$R', 'readonly': True}
 c['process']['env'] = ['PATH=/bin']
 $2

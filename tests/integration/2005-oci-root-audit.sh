@@ -22,6 +22,7 @@ bundle() {
 	python3 -c "
 import json
 c = json.load(open('$SPEC'))
+c['linux'].pop('cgroupsPath', None)  # one cgroup a container: not the corpus's shared one
 c['root'] = {'path': '$2', 'readonly': True}
 c['process']['env'] = ['PATH=/bin']
 c['process']['args'] = ['/bin/sh', '-c', 'echo ran; cat /etc/shadow 2>&1 | head -1']

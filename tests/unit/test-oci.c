@@ -56,6 +56,8 @@ static void test_good(void)
 	is_int((int)s.ncaps_dropped, 2, "the two capabilities asked for are counted as dropped");
 	is_int((int)s.nofile, 100, "RLIMIT_NOFILE hard");
 	is_str(s.hostname, "h1", "hostname");
+	is_int(s.terminal, 0, "no terminal unless asked");
+	is_str(s.cgroup_at, "/k/x", "cgroupsPath: where the container's cgroup is made");
 	is_str(s.agent, "a1", "annotation cordon.agent");
 	ok(s.policy == NULL, "no cordon.policy annotation");
 	is_int((int)s.cpu_pct, 50, "cpu quota/period in percent");
@@ -98,6 +100,72 @@ static void refused(const char *what, const char *process, const char *linux_par
 		cd_oci_spec_free(&s);
 }
 
+static void test_terminal(void)
+{
+	static const char text[] = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},"
+	                           "\"process\":{\"args\":[\"sh\"],\"terminal\":true},"
+	                           "\"linux\":{" NS "}}";
+	struct cd_oci_spec s;
+	struct cd_err err = { 0, "" };
+
+	if (!ok(parse(text, &s, &err) == 0, "process.terminal true is accepted (%s)", err.msg))
+		return;
+	is_int(s.terminal, 1, "and asks for a terminal");
+	cd_oci_spec_free(&s);
+}
+
+static void test_hostns(void)
+{
+	struct stat own, fake, file;
+
+	if (!ok(stat("/proc/self/ns/net", &own) == 0, "own network namespace"))
+		return;
+	is_int(cd_oci_ns_is_host(&own, "net"), 1, "the caller's own namespace is the host's");
+	fake = own;
+	fake.st_ino = 0xEFFFFFF9UL;
+	is_int(cd_oci_ns_is_host(&fake, "net"), 1,
+	       "the kernel's fixed number of the initial network namespace is the host's");
+	fake.st_ino = 0xEFFFFFFFUL;
+	is_int(cd_oci_ns_is_host(&fake, "ipc"), 1, "and of the initial IPC namespace");
+	if (stat("/", &file) == 0)
+		ok(cd_oci_ns_is_host(&file, "net") != 1,
+		   "another file is not the host's namespace");
+}
+
+static void cgroup_case(const char *path, int code, const char *want)
+{
+	char text[512];
+	struct cd_oci_spec s;
+	struct cd_err err = { 0, "" };
+	int r;
+
+	snprintf(text, sizeof text,
+	         "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":["
+	         "\"x\"]},\"linux\":{" NS ",\"cgroupsPath\":\"%s\"}}",
+	         path);
+	r = parse(text, &s, &err);
+	is_int(r, code, "cgroupsPath %s (%s)", path, err.msg);
+	if (r == 0) {
+		if (want)
+			is_str(s.cgroup_at, want, "cgroupsPath %s is placed at %s", path, want);
+		else
+			ok(s.cgroup_at == NULL, "cgroupsPath %s: recorded, not placed", path);
+		cd_oci_spec_free(&s);
+	}
+}
+
+static void test_cgroups(void)
+{
+	cgroup_case("kubepods/burstable/pod-1/abc", 0, "/kubepods/burstable/pod-1/abc");
+	cgroup_case("//a//b/", 0, "/a/b");
+	cgroup_case("system.slice:cri-containerd:abc", 0, NULL);
+	cgroup_case("/a/../b", -CD_E_DENIED, NULL);
+	cgroup_case("/..", -CD_E_DENIED, NULL);
+	cgroup_case("/a/./b", -CD_E_DENIED, NULL);
+	cgroup_case("/a/b c", -CD_E_DENIED, NULL);
+	cgroup_case("/", -CD_E_PARSE, NULL);
+}
+
 static void test_refusals(void)
 {
 	static const char *const P = "\"args\":[\"/bin/true\"]";
@@ -120,8 +188,8 @@ static void test_refusals(void)
 	        "device /dev/mem");
 	refused("id mappings", P, NS ",\"uidMappings\":[]", "", -CD_E_DENIED, "uidMappings");
 	refused("hooks", P, NS, ",\"hooks\":{\"prestart\":[]}", -CD_E_DENIED, "hooks");
-	refused("a terminal", "\"args\":[\"x\"],\"terminal\":true", NS, "", -CD_E_DENIED,
-	        "terminal");
+	refused("terminal not a boolean", "\"args\":[\"x\"],\"terminal\":1", NS, "", -CD_E_PARSE,
+	        "process.terminal");
 	refused("empty args", "\"args\":[]", NS, "", -CD_E_PARSE, "process.args");
 	refused("args with a NUL", "\"args\":[\"a\\u0000b\"]", NS, "", -CD_E_PARSE, "NUL");
 	refused("env without '='", "\"args\":[\"x\"],\"env\":[\"NOEQ\"]", NS, "", -CD_E_PARSE,
@@ -366,6 +434,9 @@ int main(void)
 	tap_start(30);
 	test_good();
 	test_refusals();
+	test_terminal();
+	test_hostns();
+	test_cgroups();
 	test_pod();
 	test_pod_refusals();
 	test_seccomp();

@@ -237,10 +237,7 @@ static int parse_process(json_t *p, struct cd_oci_spec *s, struct cd_err *err)
 	v = json_object_get(p, "terminal");
 	if (v && !json_is_boolean(v))
 		return bad(err, "process.terminal", "a boolean");
-	if (json_is_true(v))
-		return cd_err_set(err, -CD_E_DENIED,
-		                  "process.terminal: cordon's OCI runtime does not give containers "
-		                  "a terminal yet (run without -t)");
+	s->terminal = json_is_true(v);
 	v = json_object_get(p, "args");
 	if (!v)
 		return bad(err, "process.args", "present");
@@ -388,18 +385,20 @@ static const char *ns_proc_name(const char *type)
 static int ns_path(const char *type, const char *path, struct cd_oci_spec *s, struct cd_err *err)
 {
 	static const char *const joinable[CD_OCI_NS_N] = { "network", "ipc", "uts" };
-	char own[64], init[64];
-	struct stat a, b, c;
+	struct stat b;
 	const char *pn = ns_proc_name(type);
 	size_t i;
+	int host;
 
-	if (pn && snprintf(own, sizeof own, "/proc/self/ns/%s", pn) > 0 &&
-	    snprintf(init, sizeof init, "/proc/1/ns/%s", pn) > 0 && stat(path, &b) == 0 &&
-	    ((stat(own, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) ||
-	     (stat(init, &c) == 0 && c.st_dev == b.st_dev && c.st_ino == b.st_ino)))
+	/* A path that cannot be read here is refused when it is opened. */
+	if (pn && stat(path, &b) == 0 && (host = cd_oci_ns_is_host(&b, pn)) != 0)
 		return cd_err_set(err, -CD_E_DENIED,
-		                  "cordon refuses host namespaces: linux.namespaces %s joins the "
-		                  "host's (%s)",
+		                  host > 0
+		                          ? "cordon refuses host namespaces: linux.namespaces %s "
+		                            "joins the host's (%s)"
+		                          : "linux.namespaces %s joins %s: the host's namespaces "
+		                            "cannot be read here (neither pid 1's nor kthreadd's), "
+		                            "so a pod's cannot be told apart from them: refused",
 		                  type, path);
 	for (i = 0; i < CD_OCI_NS_N; i++) {
 		if (strcmp(type, joinable[i]) != 0)
@@ -537,6 +536,56 @@ static int parse_resources(json_t *res, struct cd_oci_spec *s, struct cd_err *er
 	return 0;
 }
 
+/* linux.cgroupsPath, cgroupfs style ("/kubepods/burstable/podU/ID", or
+ * relative: taken from the hierarchy's root): where the container's
+ * cgroup is made (cd_cgroup_create_at).  Every component a plain name:
+ * "." and ".." (a path leaving the hierarchy, or climbing to another's
+ * cgroup) are refused.  The systemd form ("slice:prefix:name") is kept
+ * on record only: cordon does not talk to systemd. */
+static int cgroup_place(struct cd_oci_spec *s, struct cd_err *err)
+{
+	const char *p = s->cgroups_path, *c;
+	size_t n, len, depth = 0, o = 0;
+	char *out;
+
+	if (!p || strchr(p, ':'))
+		return 0;
+	len = strlen(p);
+	if (len == 0 || len > 1024)
+		return bad(err, "linux.cgroupsPath", "a path of 1 to 1024 bytes");
+	out = malloc(len + 2);
+	if (!out)
+		return cd_err_set(err, -ENOMEM, "out of memory");
+	out[0] = '\0';
+	for (c = p; *c; c += n) {
+		c += strspn(c, "/");
+		n = strcspn(c, "/");
+		if (n == 0)
+			break;
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.') ||
+		    strspn(c, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") <
+		            n ||
+		    ++depth > 32) {
+			free(out);
+			return cd_err_set(err, -CD_E_DENIED,
+			                  "linux.cgroupsPath %s: cordon places a container only in "
+			                  "a cgroup below the hierarchy's root named by plain "
+			                  "components (no '.', '..' or special characters)",
+			                  p);
+		}
+		out[o++] = '/';
+		memcpy(out + o, c, n);
+		o += n;
+		out[o] = '\0';
+	}
+	if (!out[0]) {
+		free(out);
+		return bad(err, "linux.cgroupsPath", "a cgroup below the hierarchy's root");
+	}
+	s->cgroup_at = out;
+	return 0;
+}
+
 static int parse_linux(json_t *l, struct cd_oci_spec *s, struct cd_err *err)
 {
 	int r;
@@ -547,6 +596,7 @@ static int parse_linux(json_t *l, struct cd_oci_spec *s, struct cd_err *err)
 	    (r = parse_devices(json_object_get(l, "devices"), err)) < 0 ||
 	    (r = parse_resources(json_object_get(l, "resources"), s, err)) < 0 ||
 	    (r = opt_str(l, "cgroupsPath", "linux.cgroupsPath", &s->cgroups_path, err)) < 0 ||
+	    (r = cgroup_place(s, err)) < 0 ||
 	    (r = cd_oci_parse_seccomp(json_object_get(l, "seccomp"), &s->seccomp, err)) < 0)
 		return r;
 	if (json_object_get(l, "uidMappings") || json_object_get(l, "gidMappings"))
@@ -680,6 +730,7 @@ void cd_oci_spec_free(struct cd_oci_spec *s)
 	}
 	free(s->hostname);
 	free(s->cgroups_path);
+	free(s->cgroup_at);
 	free(s->agent);
 	free(s->policy);
 	free(s->task);

@@ -7,7 +7,7 @@
  * request cordon does not grant (capabilities beyond containerd's default
  * set, the host's namespaces, a pid, user or mount namespace joined by
  * path, a missing namespace, devices beyond
- * the default ones, a terminal) refuses the container with a one-line
+ * the default ones) refuses the container with a one-line
  * reason.  Nothing the spec says widens cordon's walls: the capabilities
  * it asks for are dropped, its seccomp profile is a second filter under
  * cordon's (the stricter of the two applies), AppArmor and SELinux
@@ -52,11 +52,14 @@ struct cd_oci_spec {
 	size_t nenv;
 	char *cwd; /* absolute */
 	uint32_t uid, gid;
+	int terminal;    /* process.terminal: a pty given to the manager (--console-socket) */
 	uint64_t nofile; /* RLIMIT_NOFILE hard, 0 when not given */
 	struct cd_oci_mount mounts[CD_OCI_MAX_MOUNTS];
 	size_t nmounts;
 	char *hostname;     /* NULL when not given */
 	char *cgroups_path; /* NULL when not given */
+	char *cgroup_at;    /* cgroupfs-style cgroupsPath, checked and absolute: where the
+			     * container's cgroup is made; NULL: below cordon's own */
 	uint64_t memory;    /* linux.resources.memory.limit, 0 when not given */
 	uint64_t pids;      /* linux.resources.pids.limit, 0 when not given */
 	uint64_t cpu_pct;   /* cpu quota / period in percent of one CPU, 0 when not given */
@@ -81,6 +84,15 @@ int cd_oci_spec_parse(const char *text, size_t len, const char *bundle, struct c
                       struct cd_err *err);
 
 void cd_oci_spec_free(struct cd_oci_spec *s);
+
+struct stat;
+/* Whether the namespace whose file is `ns` (stat of a /proc/PID/ns/KIND
+ * or a bind-mounted copy; KIND as /proc names it: net, ipc, uts, pid,
+ * mnt, user, cgroup, time) is the host's: the initial one of that kind
+ * (the kernel's fixed inode numbers, pid 1's, kthreadd's) or the
+ * caller's own.  1 the host's, 0 not, -ENOENT when the host's cannot be
+ * read (neither pid 1's nor kthreadd's): the caller refuses then. */
+int cd_oci_ns_is_host(const struct stat *ns, const char *kind);
 
 /* The plan's options from a parsed spec: rootfs, argv, env, cwd,
  * hostname, binds and tmpfs directories (vectors allocated into *binds

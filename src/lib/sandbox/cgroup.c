@@ -48,6 +48,7 @@ struct cd_cgroup {
 	char dir[C_N][CD_PATH_MAX]; /* v1 run dirs; "" when absent */
 	int owned[C_N];             /* made by us (not a shared hierarchy's alias) */
 	char note[256];
+	char at[CD_PATH_MAX]; /* cd_cgroup_create_at's path (v1), "" for the default */
 };
 
 /* ---- small file helpers --------------------------------------------- */
@@ -257,6 +258,28 @@ static int make_run_dir(const char *base, const char *id, char *ret, size_t size
 	return 0;
 }
 
+/* cd_cgroup_create_at: mkdir each parent of `dir` below the hierarchy's
+ * mount `mnt` (kept: the manager's, e.g. the kubelet's pod cgroup), then
+ * `dir` itself, which must be new: a cgroup that exists is another's and
+ * cordon writes its limits only into one it made. */
+static int make_at(const char *mnt, const char *dir)
+{
+	char p[CD_PATH_MAX];
+	size_t ml = strlen(mnt);
+	char *slash;
+
+	if (strlen(dir) >= sizeof p)
+		return -ENAMETOOLONG;
+	memcpy(p, dir, strlen(dir) + 1);
+	for (slash = strchr(p + ml + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*slash = '/';
+	}
+	return mkdir(p, 0755) < 0 ? -errno : 0;
+}
+
 static int fs_magic(const char *path, unsigned long magic)
 {
 	struct statfs sf;
@@ -355,10 +378,21 @@ static int v1_make(struct cd_cgroup *cg, const char *self, int c, const char *id
 			return 0;
 		}
 	}
-	n = snprintf(base, sizeof base, "%s%s", mnt, own);
+	n = snprintf(base, sizeof base, "%s%s", mnt, cg->at[0] ? cg->at : own);
 	if (n < 0 || (size_t)n >= sizeof base)
 		return -ENAMETOOLONG;
-	rc = make_run_dir(base, id, cg->dir[c], sizeof cg->dir[c]);
+	if (cg->at[0]) {
+		rc = make_at(mnt, base);
+		if (rc == 0)
+			memcpy(cg->dir[c], base, sizeof cg->dir[c]);
+		if (rc == -EEXIST)
+			return cd_err_sys(err, rc,
+			                  "cgroup1 '%s' exists already (another's cgroup): cordon "
+			                  "places a run only in a cgroup it makes",
+			                  base);
+	} else {
+		rc = make_run_dir(base, id, cg->dir[c], sizeof cg->dir[c]);
+	}
 	if (rc < 0) {
 		cg->dir[c][0] = '\0';
 		if (is_unwritable(rc)) {
@@ -454,6 +488,12 @@ static void set_note(struct cd_cgroup *cg)
 int cd_cgroup_create(const char *run_id, const struct cd_limits *lim, struct cd_cgroup **ret,
                      struct cd_err *err)
 {
+	return cd_cgroup_create_at(run_id, lim, NULL, ret, err);
+}
+
+int cd_cgroup_create_at(const char *run_id, const struct cd_limits *lim, const char *at,
+                        struct cd_cgroup **ret, struct cd_err *err)
+{
 	char self[CG_SELF_MAX];
 	struct cd_cgroup *cg;
 	int rc;
@@ -466,6 +506,14 @@ int cd_cgroup_create(const char *run_id, const struct cd_limits *lim, struct cd_
 	if (!cg)
 		return cd_err_set(err, -ENOMEM, "cgroup: out of memory");
 	cg->lim = *lim;
+	if (at && (at[0] != '/' || strlen(at) >= sizeof cg->at || strstr(at, "/.") ||
+	           strstr(at, "//") || strcmp(at, "/") == 0)) {
+		free(cg);
+		return cd_err_set(err, -EINVAL, "cgroup: path '%s' is not a plain absolute path",
+		                  at);
+	}
+	if (at)
+		memcpy(cg->at, at, strlen(at) + 1);
 	rc = snprintf(cg->note, sizeof cg->note, "rlimit: no writable cgroup hierarchy");
 	if (rc < 0 || (size_t)rc >= sizeof cg->note)
 		cg->note[0] = '\0';

@@ -49,6 +49,16 @@ int cd_cgroup_create(const char *run_id, const struct cd_limits *lim, struct cd_
  * execs or unshares its cgroup namespace) into every hierarchy of the run.
  * A no-op returning 0 for the "rlimit" mechanism.  -errno on failure: the
  * caller must kill the child and abort (fail closed). */
+/* The same, with the run's cgroup at `at` (an absolute path below each
+ * v1 hierarchy's root, without "." or ".." components, e.g. the OCI
+ * spec's cgroupsPath) instead of below the caller's own: its parents are
+ * made when missing and kept, `at` itself must be new (-EEXIST: cordon
+ * writes its limits only into a cgroup it made) and is removed by
+ * cd_cgroup_destroy.  cgroup2 (when delegated to the caller) keeps its
+ * place below the caller's own.  NULL: cd_cgroup_create. */
+int cd_cgroup_create_at(const char *run_id, const struct cd_limits *lim, const char *at,
+                        struct cd_cgroup **ret, struct cd_err *err);
+
 int cd_cgroup_attach(struct cd_cgroup *cg, pid_t pid, struct cd_err *err);
 
 /* Kill every process in the run's cgroup: cgroup.kill on v2; on v1 freeze

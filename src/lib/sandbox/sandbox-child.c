@@ -343,7 +343,7 @@ __attribute__((noreturn)) static void exec_command(void)
 		_exit(CHILD_EXIT_SETUP);
 	/* cordon shell: the session pty becomes the command's controlling
 	 * terminal (the only one it ever has: the host's is never here). */
-	if (p->tty && ioctl(0, TIOCSCTTY, 0) < 0) {
+	if ((p->tty || cd_child_g_ctx->ctty) && ioctl(0, TIOCSCTTY, 0) < 0) {
 		report(CD_REPORT_EXEC_FAIL, errno, 0, 0,
 		       "make the session pty the controlling terminal", NULL);
 		_exit(CHILD_EXIT_SETUP);

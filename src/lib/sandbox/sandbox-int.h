@@ -66,6 +66,7 @@ struct cd_child_ctx {
 	char tmpfs_size[CD_PLAN_MAX_MOUNTS][24]; /* decimal sizes, per mount */
 	char layer_inodes[24];                   /* overlay: decimal inode cap of its layer */
 	unsigned inherit_ns;                     /* cd_sandbox_io.inherit_ns */
+	int ctty; /* cd_sandbox_io.direct_tty: stdio[0] becomes the controlling terminal */
 };
 
 /* The child's whole life: never returns. */

@@ -34,10 +34,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/timerfd.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *cd_reason_name(enum cd_reason r)
 {
@@ -189,6 +191,28 @@ static int cover_fail(struct cd_result *res, struct cd_err *err, int code)
 	return code;
 }
 
+/* A terminal handed over (direct_tty): the follower side of a Unix98
+ * pty (majors 136-143), as both streams, and not the caller's own
+ * controlling terminal (THREATS 1: the host's terminal never goes in). */
+static int check_tty(const struct cd_sandbox_io *io)
+{
+	struct stat st, own;
+	int fd;
+
+	if (!io->direct_stdin || !io->direct_stdout || io->stdin_fd != io->stdout_fd ||
+	    fstat(io->stdin_fd, &st) < 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) < 136 ||
+	    major(st.st_rdev) > 143 || !isatty(io->stdin_fd))
+		return -ENOTSUP;
+	fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0) {
+		int same = fstat(fd, &own) == 0 && own.st_rdev == st.st_rdev;
+		close(fd);
+		if (same)
+			return -EPERM;
+	}
+	return 0;
+}
+
 /* A stream handed to the command directly must be a pipe: never the
  * host's terminal (THREATS 1), a socket or a file. */
 static int check_direct(const struct cd_plan *plan, const struct cd_sandbox_io *io)
@@ -196,11 +220,13 @@ static int check_direct(const struct cd_plan *plan, const struct cd_sandbox_io *
 	struct stat st;
 
 	if (!io->direct_stdin && !io->direct_stdout)
-		return 0;
+		return io->direct_tty ? -EINVAL : 0;
 	if (plan->tty)
 		return -EINVAL;
 	if (io->direct_stdout && io->mask && cd_mask_rules_active(io->mask))
 		return -EINVAL;
+	if (io->direct_tty)
+		return check_tty(io);
 	if (io->direct_stdin && (fstat(io->stdin_fd, &st) < 0 || !S_ISFIFO(st.st_mode)))
 		return -ENOTSUP;
 	if (io->direct_stdout && (fstat(io->stdout_fd, &st) < 0 || !S_ISFIFO(st.st_mode)))
@@ -303,7 +329,8 @@ static int fill_ctx(const struct cd_plan *plan, const struct cd_sandbox_io *io, 
 	ctx->lifeline_fd = f->life;
 	ctx->stdio[0] = io->direct_stdin ? io->stdin_fd : f->in[0];
 	ctx->stdio[1] = io->direct_stdout ? io->stdout_fd : f->out[1];
-	ctx->stdio[2] = f->err[1];
+	ctx->stdio[2] = io->direct_tty ? io->stdin_fd : f->err[1];
+	ctx->ctty = io->direct_tty != 0;
 	n1 = snprintf(ctx->uid_map, sizeof ctx->uid_map, "%u %u 1\n", (unsigned)plan->uid,
 	              (unsigned)plan->host_uid);
 	n2 = snprintf(ctx->gid_map, sizeof ctx->gid_map, "%u %u 1\n", (unsigned)plan->gid,
@@ -430,8 +457,12 @@ static int watch_fds(struct cd_supervisor *s, const struct cd_plan *plan,
 		goto abort;
 	/* The child builds the sandbox's filesystem meanwhile; it waits for
 	 * CD_SYNC_PLACED before anything the limits must cover can start. */
-	if ((r = cd_cgroup_create(s->res->run_id, &plan->limits, &s->cg, err)) < 0) {
-		*what = "create the run's cgroup";
+	if ((r = cd_cgroup_create_at(s->res->run_id, &plan->limits, io->cgroup_at, &s->cg, err)) <
+	    0) {
+		*what = r == -EEXIST && io->cgroup_at
+		                ? "create the run's cgroup (cgroupsPath): it exists already, "
+		                  "another's"
+		                : "create the run's cgroup";
 		goto abort;
 	}
 	if ((r = cd_cgroup_attach(s->cg, (pid_t)pid, err)) < 0)
@@ -599,7 +630,8 @@ int cd_sandbox_run(const struct cd_plan *plan, const char *run_id, const struct 
 	if ((r = check_direct(plan, io)) < 0)
 		return setup_fail(
 		        res, err, r,
-		        "direct stdio: only pipes, never with a terminal or masked output");
+		        "direct stdio: only pipes or a pty given away, never the caller's "
+		        "terminal, a session pty or masked output");
 	s.in_buf = malloc(CD_RELAY_CHUNK);
 	if (!s.in_buf)
 		return setup_fail(res, err, -ENOMEM, "allocate the stdin buffer");

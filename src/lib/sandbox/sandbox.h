@@ -122,6 +122,14 @@ struct cd_sandbox_io {
 	 * caps what passes.  Refused with plan->tty and, for stdout, with an
 	 * active mask. */
 	int direct_stdin, direct_stdout;
+	/* A terminal given away (the OCI runtime's --console-socket): with
+	 * direct_stdin and direct_stdout set and stdin_fd == stdout_fd, that
+	 * fd is the follower side of a fresh pty whose controller the caller
+	 * handed to its manager (never the caller's own terminal: refused).
+	 * It becomes the command's fds 0, 1 and 2 and its controlling
+	 * terminal; nothing is relayed (no hashes, no output cap).  Refused
+	 * with plan->tty and with an active mask. */
+	int direct_tty;
 	/* Terminal output (e.g. when stdout_fd / stderr_fd is a terminal):
 	 * OSC 52 clipboard and OSC 0/1/2 title strings are dropped from what
 	 * is written there (see termfilter.h).  The hashes, byte counts and
@@ -136,6 +144,10 @@ struct cd_sandbox_io {
 	 * root, made or joined it and set it up: loopback up, hostname).  The
 	 * caller's must not be the host's.  Refused with an egress proxy. */
 	unsigned inherit_ns;
+	/* When set, the run's v1 cgroups are made at this path below each
+	 * hierarchy's root (cd_cgroup_create_at: the OCI spec's
+	 * cgroupsPath), not below the caller's own. */
+	const char *cgroup_at;
 };
 
 /* A fresh random run id (hex).  Returns -errno only if the kernel's random
