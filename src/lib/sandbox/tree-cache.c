@@ -100,6 +100,7 @@ struct cd_scan_cache {
 	/* the tree being walked */
 	int active;
 	int failed; /* out of memory while recording: no file this time */
+	int rootfd; /* the tree's top (O_PATH): lookups relative to it, or -1 */
 	char fname[40];
 	const char *src;
 	unsigned char *old; /* the file read, or NULL */
@@ -201,6 +202,7 @@ int cd_tree_cache_new(const struct cd_plan_opts *o, struct cd_scan_cache **ret)
 		return -ENOMEM;
 	}
 	c->dirfd = fd;
+	c->rootfd = -1;
 	c->key = cache_key(o);
 	clock_gettime(CLOCK_REALTIME, &now);
 	c->start_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
@@ -336,6 +338,7 @@ void cd_tree_cache_begin(struct walk *w, const char *src)
 	c->src = src;
 	c->active = 1;
 	cache_load(c);
+	c->rootfd = c->nold ? open(src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
 }
 
 static int buf_add(struct buf *b, const void *p, size_t n)
@@ -435,6 +438,9 @@ void cd_tree_cache_end(struct walk *w, int ok)
 		return;
 	if (ok && !c->failed && (c->nnew || c->nused != c->nold))
 		cache_write(c);
+	if (c->rootfd >= 0)
+		close(c->rootfd);
+	c->rootfd = -1;
 	free(c->old);
 	free(c->off);
 	free(c->out.v);
@@ -529,7 +535,10 @@ static int replay(struct walk *w, const struct rec *r, size_t plen, unsigned dep
 	}
 	if (need) {
 		/* the descriptor the visits need: the same directory still */
-		fd = open(w->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = c->rootfd >= 0 && *rel_of(w)
+		             ? openat(c->rootfd, rel_of(w),
+		                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		             : open(w->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return 1;
 		if (fstat(fd, &st) < 0 || st.st_dev != r->dev || st.st_ino != r->ino ||
@@ -576,11 +585,21 @@ int cd_tree_cache_dir(struct walk *w, int dfd, const char *name, size_t plen, un
 	struct rec r;
 	uint64_t dev;
 	int64_t ct;
+	int at = dfd, flags = AT_SYMLINK_NOFOLLOW;
 
 	if (!c || !c->active || !c->nold)
 		return 1;
-	if (statx(dfd < 0 ? AT_FDCWD : dfd, dfd < 0 ? w->path : name, AT_SYMLINK_NOFOLLOW,
-	          STATX_TYPE | STATX_INO | STATX_CTIME, &sx) < 0 ||
+	/* by its path below the tree's top (the top itself: the descriptor
+	 * opened at the start): fewer components to look up */
+	if (dfd < 0 && c->rootfd >= 0) {
+		at = c->rootfd;
+		name = rel_of(w);
+		flags |= *name ? 0 : AT_EMPTY_PATH;
+	} else if (dfd < 0) {
+		at = AT_FDCWD;
+		name = w->path;
+	}
+	if (statx(at, name, flags, STATX_TYPE | STATX_INO | STATX_CTIME, &sx) < 0 ||
 	    (sx.stx_mask & (STATX_TYPE | STATX_INO | STATX_CTIME)) !=
 	            (STATX_TYPE | STATX_INO | STATX_CTIME) ||
 	    !S_ISDIR(sx.stx_mode))
@@ -634,7 +653,8 @@ int cd_tree_cache_item(struct walk *w, unsigned depth, const char *name, unsigne
 	w->path[dir_len] = '/';
 	memcpy(w->path + dir_len + 1, name, nl + 1);
 	plain = (type == DT_REG || type == DT_DIR) && !cd_tree_is_host_run(name) &&
-	        !cd_tree_host_run_base(name) && strcmp(name, "HEAD") && strcmp(name, "alternates") &&
+	        !cd_tree_host_run_base(name) && strcmp(name, "HEAD") &&
+	        strcmp(name, "alternates") &&
 	        (type == DT_DIR || !cd_tree_cred_maybe(w, name, nl, dir_len + 1 + nl));
 	w->path[dir_len] = '\0';
 	if (plain && type == DT_REG)
@@ -721,4 +741,3 @@ int cd_tree_cache_in_tree(const struct cd_plan *p, size_t first, const struct cd
 	}
 	return 0;
 }
-

@@ -80,14 +80,14 @@ struct walk {
 	size_t ncred;
 	/* Hard links, across every bound tree (a name in one tree reads and
 	 * writes the same bytes as a name in another): */
-	struct inoset credlinks; /* covered credentials with other names */
-	struct inoset shared;    /* files with other names in the writable trees */
-	struct inoset ro;        /* ... of which one name lies in a read-only tree */
-	int want_shared;         /* a read-only tree is walked too: collect `shared` */
-	int link_pass;           /* walking again for those other names only */
+	struct inoset credlinks;          /* covered credentials with other names */
+	struct inoset shared;             /* files with other names in the writable trees */
+	struct inoset ro;                 /* ... of which one name lies in a read-only tree */
+	int want_shared;                  /* a read-only tree is walked too: collect `shared` */
+	int link_pass;                    /* walking again for those other names only */
 	struct cd_scan_cache *cache;      /* the tree being walked uses it: or NULL */
 	struct cd_scan_cache *scan_cache; /* what earlier walks found (tree-cache.c) */
-	char **names;            /* the credlinks names met: "DEV:INO:PATH", each once */
+	char **names;                     /* the credlinks names met: "DEV:INO:PATH", each once */
 	size_t nnames;
 	size_t cred_seen; /* entries read in linked credential directories */
 	char ***list;     /* host-run paths found (relative to src), or NULL */

@@ -442,11 +442,12 @@ static int path_fits(struct walk *w, size_t len, size_t nl, int *ret)
 		*ret = cd_tree_incomplete(w, w->path[w->srclen] ? w->path + w->srclen + 1 : "",
 		                          WHY_TOO_LONG);
 	else
-		*ret = cd_err_set(w->err, -ENAMETOOLONG,
-	                  "a path under '%s' is longer than PATH_MAX: cordon cannot check it "
-	                  "for host sockets, git control files and credentials, so the run "
-	                  "is refused",
-	                  w->src);
+		*ret = cd_err_set(
+		        w->err, -ENAMETOOLONG,
+		        "a path under '%s' is longer than PATH_MAX: cordon cannot check it "
+		        "for host sockets, git control files and credentials, so the run "
+		        "is refused",
+		        w->src);
 	return 0;
 }
 
@@ -639,7 +640,6 @@ int cd_tree_count(struct walk *w, size_t n)
 	                  w->src, CD_SOCKET_SCAN_MAX);
 }
 
-
 /* The entries of dfd, read straight with getdents64 into this depth's
  * buffer (no DIR stream: no allocation and no fcntl calls per directory),
  * each handed to visit(). */
@@ -788,7 +788,6 @@ void cd_tree_walk_free(struct walk *w)
 	free(w);
 }
 
-
 /* A writable tree whose directories the walk stamps: plan->trees[w->tree]. */
 static int stamped_tree(struct walk *w, const char *root, int planted)
 {
@@ -878,7 +877,8 @@ static int walk_mount(struct walk *w, size_t i, int scratch, int pass)
 		return r;
 	/* what only a file's own inode says (set-id bits, capabilities,
 	 * other names) is read from every file: such a tree is read whole */
-	w->cache = w->scan_cache && !pass && !(w->writable && (w->suid_matters || w->want_shared)) &&
+	w->cache = w->scan_cache && !pass &&
+	                           !(w->writable && (w->suid_matters || w->want_shared)) &&
 	                           !(!w->writable && w->shared.n)
 	                   ? w->scan_cache
 	                   : NULL;
