@@ -93,6 +93,11 @@ struct buf {
 	size_t len, cap;
 };
 
+struct key {
+	uint64_t dev, ino;
+	size_t off; /* the record's offset in its buffer */
+};
+
 struct cd_scan_cache {
 	int dirfd;
 	uint64_t key;
@@ -105,7 +110,7 @@ struct cd_scan_cache {
 	const char *src;
 	unsigned char *old; /* the file read, or NULL */
 	size_t oldlen;
-	size_t *off; /* its records, sorted by (dev, ino) */
+	struct key *off; /* its records, sorted by (dev, ino) */
 	size_t nold, nused, nnew;
 	struct buf out; /* the records of this walk */
 	struct build b[SCAN_MAX_DEPTH + 2];
@@ -310,7 +315,9 @@ static void cache_load(struct cd_scan_cache *c)
 	for (i = 0, at = hdr; i < nrec; i++, at += r.size) {
 		if (rec_parse(v, got, at, &r) < 0 || (i && rec_cmp_key(&prev, &r) >= 0))
 			goto bad;
-		c->off[i] = at;
+		c->off[i].dev = r.dev;
+		c->off[i].ino = r.ino;
+		c->off[i].off = at;
 		prev = r;
 	}
 	if (at != got)
@@ -361,15 +368,13 @@ static int buf_add(struct buf *b, const void *p, size_t n)
 	return 0;
 }
 
-static struct cd_scan_cache *sort_ctx;
-
-static int off_cmp(const void *a, const void *b)
+static int key_cmp(const void *a, const void *b)
 {
-	struct rec x, y;
+	const struct key *x = a, *y = b;
 
-	rec_parse(sort_ctx->out.v, sort_ctx->out.len, *(const size_t *)a, &x);
-	rec_parse(sort_ctx->out.v, sort_ctx->out.len, *(const size_t *)b, &y);
-	return rec_cmp_key(&x, &y);
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
 /* The records of this walk, sorted, to a temporary name renamed over
@@ -378,28 +383,31 @@ static void cache_write(struct cd_scan_cache *c)
 {
 	unsigned char hdr[40];
 	struct buf f = { 0 };
-	size_t *off, n = 0, at, i, k;
+	struct key *off;
+	size_t n = 0, at, i, k;
 	char tmp[64];
 	uint64_t u;
 	uint32_t v;
-	struct rec r, prev = { 0 };
+	struct rec r;
 	int fd, ok;
 
 	if (!(off = malloc((c->out.len / REC_HDR + 1) * sizeof *off)))
 		return;
-	for (at = 0; at < c->out.len && rec_parse(c->out.v, c->out.len, at, &r) == 0; at += r.size)
-		off[n++] = at;
-	sort_ctx = c;
-	qsort(off, n, sizeof *off, off_cmp);
+	for (at = 0; at < c->out.len && rec_parse(c->out.v, c->out.len, at, &r) == 0;
+	     at += r.size, n++) {
+		off[n].dev = r.dev;
+		off[n].ino = r.ino;
+		off[n].off = at;
+	}
+	qsort(off, n, sizeof *off, key_cmp);
 	memset(hdr, 0, sizeof hdr);
 	ok = buf_add(&f, hdr, sizeof hdr) == 0 && buf_add(&f, c->src, strlen(c->src)) == 0 &&
 	     buf_add(&f, "\0\0\0\0\0\0\0", pad8(f.len) - f.len) == 0;
 	for (i = 0, k = 0; ok && i < n; i++) {
-		rec_parse(c->out.v, c->out.len, off[i], &r);
-		if (k && rec_cmp_key(&prev, &r) == 0)
-			continue; /* one directory at two paths: the first */
-		ok = buf_add(&f, c->out.v + off[i], r.size) == 0;
-		prev = r;
+		if (i && key_cmp(&off[i - 1], &off[i]) == 0)
+			continue; /* one directory at two paths: one of them */
+		rec_parse(c->out.v, c->out.len, off[i].off, &r);
+		ok = buf_add(&f, c->out.v + off[i].off, r.size) == 0;
 		k++;
 	}
 	free(off);
@@ -493,29 +501,19 @@ static const char *rel_of(const struct walk *w)
 	return w->path[w->srclen] ? w->path + w->srclen + 1 : "";
 }
 
-/* The record of the directory (dev, ino, ctime) at w->path, or NULL. */
+/* 1 and *ret when the directory (dev, ino, ctime) at w->path has a record. */
 static int find(struct cd_scan_cache *c, const struct walk *w, uint64_t dev, uint64_t ino,
                 int64_t ctime, struct rec *ret)
 {
-	struct rec key = { .dev = dev, .ino = ino };
+	struct key k = { dev, ino, 0 };
+	const struct key *hit = bsearch(&k, c->off, c->nold, sizeof *c->off, key_cmp);
 	const char *rel = rel_of(w);
-	size_t lo = 0, hi = c->nold;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int d;
-
-		rec_parse(c->old, c->oldlen, c->off[mid], ret);
-		d = rec_cmp_key(ret, &key);
-		if (d == 0)
-			return ret->ctime == ctime && ret->rel_len == strlen(rel) &&
-			       !memcmp(ret->rel, rel, ret->rel_len);
-		if (d < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	if (!hit)
+		return 0;
+	rec_parse(c->old, c->oldlen, hit->off, ret); /* checked whole on load */
+	return ret->ctime == ctime && ret->rel_len == strlen(rel) &&
+	       !memcmp(ret->rel, rel, ret->rel_len);
 }
 
 /* The directory at w->path (plen bytes), as its record says, the
