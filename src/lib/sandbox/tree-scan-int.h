@@ -15,10 +15,14 @@
 
 #define SCAN_MAX_DEPTH  64
 #define KEY_SNIFF_BYTES (1024 * 1024) /* a larger .pem is covered unread */
-#define STAMP_MAX       100000        /* directories remembered for the check after the run */
-#define STAMP_GUARD_NS  1000000000LL  /* changed within 1 s before the walk: read again */
-#define CRED_DIR_MAX    10000         /* entries of a linked credential directory */
-#define CRED_NAMES_MAX  4096          /* names of credentials with other names, remembered */
+/* Directories remembered for the child's check after the mounts and the
+ * check after the run: more than a walk can meet (its entries over every
+ * tree, CD_SOCKET_SCAN_MAX, plus each tree's top), so that no tree the
+ * walk accepts goes unchecked for being large. */
+#define STAMP_MAX      (CD_SOCKET_SCAN_MAX + CD_PLAN_MAX_MOUNTS + 1)
+#define STAMP_GUARD_NS 1000000000LL /* changed within 1 s before the walk: read again */
+#define CRED_DIR_MAX   10000        /* entries of a linked credential directory */
+#define CRED_NAMES_MAX 4096         /* names of credentials with other names, remembered */
 
 #define WHY_SOCKET     "host socket"
 #define WHY_CREDENTIAL "credential file"
