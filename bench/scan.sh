@@ -15,7 +15,8 @@
 # sandbox the setuid check leaves out).
 #
 # Environment: RUNS (40), WARMUP (5).  The audit log is on tmpfs
-# (/dev/shm), so the disk's fsync does not drown the walk.  Prints wall
+# (/dev/shm), so the disk's fsync does not drown the walk; so is the state
+# directory, fresh each time, with the walk's cache (the warm-up fills it).  Prints wall
 # time and the CPU time (user + system) hyperfine measured; on a shared
 # machine compare the CPU times.  Benchmarks only: nothing is asserted.
 set -eu
@@ -45,15 +46,19 @@ for d in range(2500):
             fh.write("x\n")
 EOF
 git init -q "$W/tree/nested"
-CORDON_AUDIT=/dev/shm/cordon-bench-scan-audit.$$.db
-CORDON_STATE=/dev/shm/cordon-bench-scan-state.$$.db
+# the state directory of its own: the walk's cache (scan/) is kept there
+SD=$(mktemp -d /dev/shm/cordon-bench-scan.XXXXXX)
+CORDON_AUDIT=$SD/audit.db
+CORDON_STATE=$SD/state.db
 export CORDON_AUDIT CORDON_STATE
 dirs="empty tree"
 if [ "$(id -u)" -eq 0 ] && mkdir "$W/tree-nosuid" && mount --bind "$W/tree" "$W/tree-nosuid" &&
 	mount -o remount,bind,nosuid "$W/tree-nosuid"; then
 	dirs="$dirs tree-nosuid"
 fi
-trap 'umount "$W/tree-nosuid" 2>/dev/null; rm -rf "$W" "$CORDON_AUDIT"* "$CORDON_STATE"*' EXIT
+# (`|| :`: under set -e a failed umount, nothing mounted as nobody, would
+# end the trap before the rm)
+trap 'umount "$W/tree-nosuid" 2>/dev/null || :; rm -rf "$W" "$SD"' EXIT
 
 echo "# scan benchmark as uid $(id -u): $(nproc) CPUs, kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# tree: $(find "$W/tree" -type f | wc -l) files in $(find "$W/tree" -type d | wc -l) directories"

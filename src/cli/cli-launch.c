@@ -77,6 +77,7 @@ struct launch {
 	struct cd_audit *audit;
 	struct cd_state *state;
 	char privbuf[LAUNCH_NPRIVATE][CD_PATH_MAX], *priv[LAUNCH_NPRIVATE];
+	char scan_cache[CD_PATH_MAX]; /* the walk's cache: scan/ in the state directory */
 	char approval_id[64];
 	struct cd_gate gate;
 	struct cd_run_request rq;
@@ -351,6 +352,20 @@ static int shape(struct launch *l)
 }
 
 /* The plan's options from the run's, and the plan built and checked. */
+/* scan/ beside the state database (the state directory, which the plan
+ * hides from the sandbox): where the walk of the bound trees keeps what
+ * it found between runs.  NULL without one. */
+static const char *launch_scan_cache(char *out, size_t cap)
+{
+	char *slash;
+
+	if (cli_state_local(NULL, out, cap) < 0 || !(slash = strrchr(out, '/')) ||
+	    (size_t)(slash - out) + sizeof "/scan" > cap)
+		return NULL;
+	memcpy(slash, "/scan", sizeof "/scan");
+	return out;
+}
+
 static int build_plan(struct launch *l)
 {
 	int r;
@@ -404,6 +419,7 @@ static int build_plan(struct launch *l)
 	l->po.egress = l->a.nallow > 0;
 	launch_private_paths(&l->a, l->priv, l->privbuf, &l->po.nprivate);
 	l->po.private_paths = (const char *const *)l->priv;
+	l->po.scan_cache = launch_scan_cache(l->scan_cache, sizeof l->scan_cache);
 	if (cd_plan_build(&l->po, &l->plan, &l->err) < 0) {
 		l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_SETUP_ERROR, l->err.msg);
 		return -1;

@@ -256,6 +256,11 @@ struct cd_plan_opts {
 	 * at these absolute paths, e.g. an image's /run. */
 	const char *const *tmpfs_dirs;
 	size_t ntmpfs;
+	/* A directory of the caller's own (made 0700 if missing) where the
+	 * walk of the bound trees keeps what it found in each directory
+	 * between runs (tree-cache.c); never used when it lies in a bound
+	 * tree.  NULL: every tree is read whole each run. */
+	const char *scan_cache;
 };
 
 /* Fill `lim` with the strict profile's defaults. */

@@ -217,10 +217,9 @@ void cd_tree_creds_init(struct walk *w)
 	}
 }
 
-/* `name` (w->path, length len) names a credential file.  For a symlink
- * (link), a .pem is judged by what it points to. */
-int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
-                          int link)
+/* By its name and path alone: the patterns, .ssh and the credential
+ * directories, .env files, the profile's cover_files. */
+static int cred_by_name(struct walk *w, const char *name, size_t nl, size_t len)
 {
 	const char *rel = w->path + w->srclen + 1;
 	size_t i;
@@ -238,16 +237,34 @@ int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, 
 	}
 	if (in_ssh_dir(w->path, len, name, nl) || env_file(name, nl))
 		return 1;
-	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4) && pem_is_private(dfd, name, link))
-		return 1;
-	if (cred_by_content(w, dfd, name, nl, len, link))
-		return 1;
 	for (i = 0; i < w->o->ncover_files; i++) {
 		const char *g = w->o->cover_files[i];
 		if (fnmatch(g, strchr(g, '/') ? rel : name, FNM_PATHNAME) == 0)
 			return 1;
 	}
 	return 0;
+}
+
+/* `name` (w->path, length len) names a credential file.  For a symlink
+ * (link), a .pem is judged by what it points to. */
+int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
+                          int link)
+{
+	if (cred_by_name(w, name, nl, len))
+		return 1;
+	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4) && pem_is_private(dfd, name, link))
+		return 1;
+	return cred_by_content(w, dfd, name, nl, len, link);
+}
+
+/* Could the regular file `name` (w->path, len bytes) be a credential,
+ * by its name now or by what it may hold later (the files whose content
+ * cd_tree_is_credential reads: .pem, .json, .yarnrc.yml)? */
+int cd_tree_cred_maybe(struct walk *w, const char *name, size_t nl, size_t len)
+{
+	return cred_by_name(w, name, nl, len) || (nl > 4 && !memcmp(name + nl - 4, ".pem", 4)) ||
+	       (nl > 5 && !memcmp(name + nl - 5, ".json", 5)) ||
+	       (nl == 11 && !memcmp(name, ".yarnrc.yml", 11));
 }
 
 static int ino_cmp(const void *a, const void *b)

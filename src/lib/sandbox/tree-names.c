@@ -107,6 +107,18 @@ const char *cd_tree_fold_name(const struct fold *f, ino_t ino, const char *name)
 	return name;
 }
 
+/* Is name the last component of one of cd_host_run_paths? */
+int cd_tree_host_run_base(const char *name)
+{
+	size_t i;
+
+	for (i = 0; cd_host_run_paths[i]; i++) {
+		if (!strcmp(name, strrchr(cd_host_run_paths[i], '/') + 1))
+			return 1;
+	}
+	return 0;
+}
+
 /* Is path (len bytes, ending in name) one of cd_host_run_paths? */
 int cd_tree_host_run_path(const char *path, size_t len, const char *name)
 {

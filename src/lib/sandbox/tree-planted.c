@@ -509,3 +509,51 @@ int cd_plan_check_mount_max(const struct cd_plan *p, struct cd_err *err)
 		                  have + need, p->nmounts, have, max);
 	return 0;
 }
+
+/* One more directory stamped (plan->dirs), w->path, as the walk read it
+ * or the cache replayed it (tree-cache.c). */
+int cd_tree_stamp_id(struct walk *w, dev_t dev, ino_t ino, int64_t ctime_ns)
+{
+	struct cd_plan *p = w->p;
+	struct cd_dir_stamp *v;
+	const char *rel = w->path[w->srclen] ? w->path + w->srclen + 1 : "";
+
+	if (!p->trees[w->tree].complete)
+		return 0;
+	if (p->ndirs >= STAMP_MAX) {
+		p->trees[w->tree].complete = 0; /* the check walks the whole tree instead */
+		return 0;
+	}
+	if (p->ndirs % 256 == 0) {
+		v = realloc(p->dirs, (p->ndirs + 256) * sizeof *v);
+		if (!v)
+			return cd_err_set(w->err, -ENOMEM, "out of memory");
+		p->dirs = v;
+	}
+	if (!(p->dirs[p->ndirs].rel = strdup(rel)))
+		return cd_err_set(w->err, -ENOMEM, "out of memory");
+	p->dirs[p->ndirs].gitdir = 0;
+	p->dirs[p->ndirs].dev = dev;
+	p->dirs[p->ndirs].ino = ino;
+	p->dirs[p->ndirs].tree = w->tree;
+	p->dirs[p->ndirs++].ctime_ns = ctime_ns;
+	return 0;
+}
+
+/* The directory stamped at idx (w->path) has a HEAD: if it is a git
+ * directory now, its HEAD must still parse after the run. */
+void cd_tree_mark_gitdir(struct walk *w, size_t idx)
+{
+	if (w->protect && w->stamp && w->p->trees[w->tree].complete && idx < w->p->ndirs &&
+	    cd_tree_is_gitdir(w->path))
+		w->p->dirs[idx].gitdir = 1;
+}
+
+int cd_tree_stamp_cmp(const void *a, const void *b)
+{
+	const struct cd_dir_stamp *x = a, *y = b;
+
+	if (x->tree != y->tree)
+		return x->tree < y->tree ? -1 : 1;
+	return strcmp(x->rel, y->rel);
+}

@@ -15,10 +15,14 @@
 
 #define SCAN_MAX_DEPTH  64
 #define KEY_SNIFF_BYTES (1024 * 1024) /* a larger .pem is covered unread */
-#define STAMP_MAX       100000        /* directories remembered for the check after the run */
-#define STAMP_GUARD_NS  1000000000LL  /* changed within 1 s before the walk: read again */
-#define CRED_DIR_MAX    10000         /* entries of a linked credential directory */
-#define CRED_NAMES_MAX  4096          /* names of credentials with other names, remembered */
+/* Directories remembered for the child's check after the mounts and the
+ * check after the run: more than a walk can meet (its entries over every
+ * tree, CD_SOCKET_SCAN_MAX, plus each tree's top), so that no tree the
+ * walk accepts goes unchecked for being large. */
+#define STAMP_MAX      (CD_SOCKET_SCAN_MAX + CD_PLAN_MAX_MOUNTS + 1)
+#define STAMP_GUARD_NS 1000000000LL /* changed within 1 s before the walk: read again */
+#define CRED_DIR_MAX   10000        /* entries of a linked credential directory */
+#define CRED_NAMES_MAX 4096         /* names of credentials with other names, remembered */
 
 #define WHY_SOCKET     "host socket"
 #define WHY_CREDENTIAL "credential file"
@@ -51,6 +55,8 @@ struct inoset {
 	int sorted;
 };
 
+struct cd_scan_cache;
+
 struct cred_pat {
 	const char *full, *base; /* the pattern; the name it ends in */
 	size_t blen;
@@ -78,12 +84,14 @@ struct walk {
 	size_t ncred;
 	/* Hard links, across every bound tree (a name in one tree reads and
 	 * writes the same bytes as a name in another): */
-	struct inoset credlinks; /* covered credentials with other names */
-	struct inoset shared;    /* files with other names in the writable trees */
-	struct inoset ro;        /* ... of which one name lies in a read-only tree */
-	int want_shared;         /* a read-only tree is walked too: collect `shared` */
-	int link_pass;           /* walking again for those other names only */
-	char **names;            /* the credlinks names met: "DEV:INO:PATH", each once */
+	struct inoset credlinks;          /* covered credentials with other names */
+	struct inoset shared;             /* files with other names in the writable trees */
+	struct inoset ro;                 /* ... of which one name lies in a read-only tree */
+	int want_shared;                  /* a read-only tree is walked too: collect `shared` */
+	int link_pass;                    /* walking again for those other names only */
+	struct cd_scan_cache *cache;      /* the tree being walked uses it: or NULL */
+	struct cd_scan_cache *scan_cache; /* what earlier walks found (tree-cache.c) */
+	char **names;                     /* the credlinks names met: "DEV:INO:PATH", each once */
 	size_t nnames;
 	size_t cred_seen; /* entries read in linked credential directories */
 	char ***list;     /* host-run paths found (relative to src), or NULL */
@@ -111,6 +119,7 @@ int cd_tree_fold_probe(int dfd, int force, struct fold *ret);
 const char *cd_tree_fold_name(const struct fold *f, ino_t ino, const char *name);
 int cd_tree_is_host_run(const char *name);
 int cd_tree_host_run_path(const char *path, size_t len, const char *name);
+int cd_tree_host_run_base(const char *name);
 int cd_tree_objects_info(char *path, size_t len);
 
 /* tree-scan.c */
@@ -126,10 +135,28 @@ int cd_tree_head_parses(const char *dir);
 int64_t cd_tree_ctime_ns(const struct stat *st);
 void cd_tree_file_id(const struct stat *st, struct cd_file_id *ret);
 int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth);
+int cd_tree_enter(struct walk *w, int dfd, const char *name, size_t len, unsigned depth);
+int cd_tree_visit(struct walk *w, int dfd, const char *name, unsigned char type, size_t len,
+                  unsigned depth);
+int cd_tree_stamp_id(struct walk *w, dev_t dev, ino_t ino, int64_t ctime_ns);
+int cd_tree_count(struct walk *w, size_t n);
+void cd_tree_mark_gitdir(struct walk *w, size_t idx);
 int cd_tree_unopenable(struct walk *w, int dfd, const char *name, int e);
 int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest);
 void cd_tree_walk_free(struct walk *w);
 int cd_tree_stamp_cmp(const void *a, const void *b);
+
+/* tree-cache.c */
+int cd_tree_cache_new(const struct cd_plan_opts *o, struct cd_scan_cache **ret);
+void cd_tree_cache_free(struct cd_scan_cache *c);
+int cd_tree_cache_in_tree(const struct cd_plan *p, size_t first, const struct cd_plan_opts *o);
+void cd_tree_cache_begin(struct walk *w, const char *src);
+void cd_tree_cache_end(struct walk *w, int ok);
+int cd_tree_cache_dir(struct walk *w, int dfd, const char *name, size_t plen, unsigned depth);
+void cd_tree_cache_read_begin(struct walk *w, unsigned depth, const struct stat *st);
+int cd_tree_cache_item(struct walk *w, unsigned depth, const char *name, unsigned char type,
+                       size_t dir_len);
+void cd_tree_cache_read_end(struct walk *w, unsigned depth, int ok);
 
 /* tree-planted.c */
 int cd_tree_link_leaves(struct walk *w, int dfd, const char *name);
@@ -139,6 +166,7 @@ int cd_tree_suffix_is(const char *path, size_t len, const char *tail);
 void cd_tree_creds_init(struct walk *w);
 int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
                           int link);
+int cd_tree_cred_maybe(struct walk *w, const char *name, size_t nl, size_t len);
 int cd_tree_note_links(struct walk *w, int dfd, const char *name);
 int cd_tree_note_cred(struct walk *w, const struct stat *st);
 int cd_tree_cred_bound_file(struct walk *w, const char *src, const char *dest);

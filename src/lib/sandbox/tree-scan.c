@@ -418,12 +418,53 @@ static int walk_sub(struct walk *w, int dfd, const char *name, size_t plen, unsi
 		                  "check it for host sockets, git control files and "
 		                  "credentials, so the run is refused",
 		                  w->path, SCAN_MAX_DEPTH);
+	if (w->cache && (fd = cd_tree_cache_dir(w, dfd, name, plen, depth + 1)) != 1)
+		return fd;
+	if (dfd < 0) {
+		dfd = AT_FDCWD; /* a directory replayed from the cache: by path */
+		name = w->path;
+	}
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0)
 		return cd_tree_walk_dir(w, fd, plen, depth + 1);
 	if (errno != ENOENT)
 		return cd_tree_unopenable(w, dfd, name, errno);
 	return 0;
+}
+
+/* Does an entry of nl bytes fit after w->path's len?  If not, *ret is
+ * the walk's answer (listed as unchecked after the run, else refused). */
+static int path_fits(struct walk *w, size_t len, size_t nl, int *ret)
+{
+	if (len + 1 + nl + 1 < sizeof w->path)
+		return 1;
+	if (w->list_only)
+		*ret = cd_tree_incomplete(w, w->path[w->srclen] ? w->path + w->srclen + 1 : "",
+		                          WHY_TOO_LONG);
+	else
+		*ret = cd_err_set(
+		        w->err, -ENAMETOOLONG,
+		        "a path under '%s' is longer than PATH_MAX: cordon cannot check it "
+		        "for host sockets, git control files and credentials, so the run "
+		        "is refused",
+		        w->src);
+	return 0;
+}
+
+/* Walk the plain directory `name` of dfd (w->path, len bytes; dfd < 0:
+ * by path), whose parent the cache replayed. */
+int cd_tree_enter(struct walk *w, int dfd, const char *name, size_t len, unsigned depth)
+{
+	size_t nl = strlen(name);
+	int r;
+
+	if (!path_fits(w, len, nl, &r))
+		return r;
+	w->path[len] = '/';
+	memcpy(w->path + len + 1, name, nl + 1);
+	r = walk_sub(w, dfd, name, len + 1 + nl, depth);
+	w->path[len] = '\0';
+	return r;
 }
 
 static int visit(struct walk *w, int dfd, const char *name, unsigned char type, size_t len,
@@ -433,16 +474,8 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	struct stat st;
 	int r = 0, hpath = 0;
 
-	if (len + 1 + nl + 1 >= sizeof w->path && w->list_only)
-		return cd_tree_incomplete(w, w->path[w->srclen] ? w->path + w->srclen + 1 : "",
-		                          WHY_TOO_LONG);
-	if (len + 1 + nl + 1 >= sizeof w->path)
-		return cd_err_set(
-		        w->err, -ENAMETOOLONG,
-		        "a path under '%s' is longer than PATH_MAX: cordon cannot check it "
-		        "for host sockets, git control files and credentials, so the run "
-		        "is refused",
-		        w->src);
+	if (!path_fits(w, len, nl, &r))
+		return r;
 	w->path[len] = '/';
 	memcpy(w->path + len + 1, name, nl + 1);
 	if (type == DT_UNKNOWN) {
@@ -535,6 +568,12 @@ out:
 	return r;
 }
 
+int cd_tree_visit(struct walk *w, int dfd, const char *name, unsigned char type, size_t len,
+                  unsigned depth)
+{
+	return visit(w, dfd, name, type, len, depth);
+}
+
 /* w->path (entry `name` of dfd), a directory, cannot be opened (err).
  * After the run: one the sandbox could have made (the caller's, or
  * searchable) is reported and makes the check incomplete; another user's
@@ -580,33 +619,25 @@ int64_t cd_tree_ctime_ns(const struct stat *st)
  * cd_plan_planted reads only the ones whose entries changed (a new entry,
  * a rename or a removal sets the directory's ctime, which no one without
  * CAP_SYS_TIME can set back). */
-static int stamp(struct walk *w, int dfd)
+static int stamp(struct walk *w, const struct stat *st)
 {
-	struct cd_plan *p = w->p;
-	struct cd_dir_stamp *v;
-	struct stat st;
-	const char *rel = w->path[w->srclen] ? w->path + w->srclen + 1 : "";
+	if (!st) {
+		w->p->trees[w->tree].complete = 0; /* the check walks the whole tree instead */
+		return 0;
+	}
+	return cd_tree_stamp_id(w, st->st_dev, st->st_ino, cd_tree_ctime_ns(st));
+}
 
-	if (!p->trees[w->tree].complete)
+/* n more entries read (or replayed): refused past CD_SOCKET_SCAN_MAX. */
+int cd_tree_count(struct walk *w, size_t n)
+{
+	w->seen += n;
+	if (w->seen <= CD_SOCKET_SCAN_MAX)
 		return 0;
-	if (p->ndirs >= STAMP_MAX || fstat(dfd, &st) < 0) {
-		p->trees[w->tree].complete = 0; /* the check walks the whole tree instead */
-		return 0;
-	}
-	if (p->ndirs % 256 == 0) {
-		v = realloc(p->dirs, (p->ndirs + 256) * sizeof *v);
-		if (!v)
-			return cd_err_set(w->err, -ENOMEM, "out of memory");
-		p->dirs = v;
-	}
-	if (!(p->dirs[p->ndirs].rel = strdup(rel)))
-		return cd_err_set(w->err, -ENOMEM, "out of memory");
-	p->dirs[p->ndirs].gitdir = 0;
-	p->dirs[p->ndirs].dev = st.st_dev;
-	p->dirs[p->ndirs].ino = st.st_ino;
-	p->dirs[p->ndirs].tree = w->tree;
-	p->dirs[p->ndirs++].ctime_ns = cd_tree_ctime_ns(&st);
-	return 0;
+	return cd_err_set(w->err, -CD_E_LIMIT,
+	                  "cannot check '%s' for host sockets, git control files and "
+	                  "credentials: more than %d entries; run from a smaller directory",
+	                  w->src, CD_SOCKET_SCAN_MAX);
 }
 
 /* The entries of dfd, read straight with getdents64 into this depth's
@@ -616,11 +647,14 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 {
 	size_t idx = w->p->ndirs;
 	char **buf = &w->dents[depth < SCAN_MAX_DEPTH + 1 ? depth : SCAN_MAX_DEPTH + 1];
-	int r = 0, head = 0, folded;
+	int r = 0, head = 0, folded, have = 0;
 	struct fold *fold = NULL;
+	struct stat st;
 	long n;
 
-	if (w->stamp && (r = stamp(w, dfd)) < 0)
+	if ((w->stamp || w->cache) && (have = fstat(dfd, &st) == 0) && w->cache)
+		cd_tree_cache_read_begin(w, depth, &st);
+	if (w->stamp && (r = stamp(w, have ? &st : NULL)) < 0)
 		goto out;
 	if (!*buf && !(*buf = malloc(DENTS_BYTES))) {
 		r = cd_err_set(w->err, -ENOMEM, "out of memory");
@@ -656,24 +690,20 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 			if (e->d_name[0] == '.' &&
 			    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
 				continue;
-			if (++w->seen > CD_SOCKET_SCAN_MAX) {
-				r = cd_err_set(
-				        w->err, -CD_E_LIMIT,
-				        "cannot check '%s' for host sockets, git control files "
-				        "and credentials: more than %d entries; run from a "
-				        "smaller directory",
-				        w->src, CD_SOCKET_SCAN_MAX);
+			if ((r = cd_tree_count(w, 1)) < 0)
 				break;
-			}
 			name = folded ? cd_tree_fold_name(fold, e->d_ino, e->d_name) : e->d_name;
 			head |= name[0] == 'H' && !strcmp(name, "HEAD");
+			if (w->cache)
+				cd_tree_cache_item(w, depth, name, e->d_type, len);
 			r = visit(w, dfd, name, e->d_type, len, depth);
 		}
 	}
 	/* a git directory now: after the run its HEAD must still parse */
-	if (r == 0 && head && w->protect && w->stamp && w->p->trees[w->tree].complete &&
-	    idx < w->p->ndirs && cd_tree_is_gitdir(w->path))
-		w->p->dirs[idx].gitdir = 1;
+	if (r == 0 && head)
+		cd_tree_mark_gitdir(w, idx);
+	if (w->cache && have)
+		cd_tree_cache_read_end(w, depth, r == 0 && !folded);
 out:
 	free(fold);
 	close(dfd);
@@ -723,6 +753,14 @@ int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 
 	if (len >= sizeof w->path)
 		return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", src);
+	if (w->cache && strcmp(src, "/")) {
+		memcpy(w->path, src, len + 1);
+		w->src = src;
+		w->dest = dest;
+		w->srclen = len;
+		if ((fd = cd_tree_cache_dir(w, -1, src, len, 0)) != 1)
+			return fd;
+	}
 	fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == EACCES || errno == EPERM) && (w->list_only || w->writable))
 		return w->list_only ? cd_tree_incomplete(w, "", WHY_UNREADABLE)
@@ -748,15 +786,6 @@ void cd_tree_walk_free(struct walk *w)
 	for (i = 0; i < CD_ARRAY_SIZE(w->dents); i++)
 		free(w->dents[i]);
 	free(w);
-}
-
-int cd_tree_stamp_cmp(const void *a, const void *b)
-{
-	const struct cd_dir_stamp *x = a, *y = b;
-
-	if (x->tree != y->tree)
-		return x->tree < y->tree ? -1 : 1;
-	return strcmp(x->rel, y->rel);
 }
 
 /* A writable tree whose directories the walk stamps: plan->trees[w->tree]. */
@@ -846,7 +875,19 @@ static int walk_mount(struct walk *w, size_t i, int scratch, int pass)
 	}
 	if (w->stamp && (r = stamped_tree(w, m->src, w->protect)) < 0)
 		return r;
+	/* what only a file's own inode says (set-id bits, capabilities,
+	 * other names) is read from every file: such a tree is read whole */
+	w->cache = w->scan_cache && !pass &&
+	                           !(w->writable && (w->suid_matters || w->want_shared)) &&
+	                           !(!w->writable && w->shared.n)
+	                   ? w->scan_cache
+	                   : NULL;
+	if (w->cache)
+		cd_tree_cache_begin(w, m->src);
 	r = cd_tree_walk_tree(w, m->src, m->dest);
+	if (w->cache)
+		cd_tree_cache_end(w, r == 0);
+	w->cache = NULL;
 	if (w->stamp && p->ndirs)
 		qsort(p->dirs, p->ndirs, sizeof *p->dirs, cd_tree_stamp_cmp);
 	return r;
@@ -896,6 +937,9 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 		if (walked(p, i, first, &scratch))
 			*(tree_writable(&p->mounts[i]) ? &nw : &nro) += 1;
 	}
+	if (o->scan_cache && !cd_tree_cache_in_tree(p, first, o) &&
+	    cd_tree_cache_new(o, &w->scan_cache) < 0)
+		r = cd_err_set(err, -ENOMEM, "out of memory");
 	/* Writable trees first, so that a read-only one can be checked for
 	 * other names of their files (a hard link across the trees would
 	 * make the read-only name writable). */
@@ -916,6 +960,7 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 	}
 	if (r == 0 && w->credlinks.n)
 		r = system_names(w, n);
+	cd_tree_cache_free(w->scan_cache);
 	cd_tree_creds_free(w);
 	cd_tree_walk_free(w);
 	return r;
