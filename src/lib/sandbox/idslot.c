@@ -254,6 +254,24 @@ static ssize_t read_status(const char *pid, const char *sub, char *buf, size_t s
 	return len;
 }
 
+/* Is process `pid` in a user namespace other than ours?  Only there can a
+ * task of the id hide from the keeper's count (see uid_procs); an error
+ * reading it says yes, which costs a look at its threads. */
+static int foreign_userns(const char *pid)
+{
+	static struct stat own;
+	static int have;
+	char p[64];
+	struct stat st;
+
+	if (!have && stat("/proc/self/ns/user", &own) == 0)
+		have = 1;
+	if (!have || snprintf(p, sizeof p, "/proc/%s/ns/user", pid) >= (int)sizeof p ||
+	    stat(p, &st) < 0)
+		return 1;
+	return st.st_ino != own.st_ino || st.st_dev != own.st_dev;
+}
+
 /* Has a thread of process `pid` other than its leader `uid` among its
  * ids, alive?  Credentials are per thread: one that changed its own with
  * a raw setresuid (no C library broadcast) is not seen in the leader's
@@ -286,9 +304,10 @@ static int thread_has_uid(const char *pid, uid_t uid)
  * (RLIMIT_NPROC) misses a process of the id in a user namespace another
  * user owns (the kernel charges that namespace's owner), and /proc shows
  * every process of the pid namespaces below ours, under our own view of
- * its ids.  A process with more than one thread has each thread's ids
- * read too, and a zombie leader whose threads live counts as live.  The
- * number of zombies, or -1. */
+ * its ids.  A process with more than one thread in another user
+ * namespace has each thread's ids read too (in ours, the keeper's count
+ * sees every task of the id), and a zombie leader whose threads live
+ * counts as live.  The number of zombies, or -1. */
 static int uid_procs(uid_t uid, pid_t except, pid_t *v, int *live)
 {
 	char text[4096];
@@ -309,7 +328,8 @@ static int uid_procs(uid_t uid, pid_t except, pid_t *v, int *live)
 		mine = status_has_uid(text, uid);
 		zombie = strstr(text, "\nState:\tZ") != NULL;
 		threads = status_threads(text) > 1;
-		if (threads && ((mine && zombie) || thread_has_uid(e->d_name, uid))) {
+		if (threads && ((mine && zombie) ||
+		                (foreign_userns(e->d_name) && thread_has_uid(e->d_name, uid)))) {
 			++*live;
 			continue;
 		}
