@@ -140,8 +140,11 @@ void cd_plan_free(struct cd_plan *p)
 	for (i = 0; i < p->ndirs; i++)
 		free(p->dirs[i].rel);
 	free(p->dirs);
-	for (i = 0; i < p->ntrees; i++)
+	for (i = 0; i < p->ntrees; i++) {
 		free(p->trees[i].root);
+		if (p->trees[i].fd >= 0)
+			close(p->trees[i].fd);
+	}
 	free(p->trees);
 	free(p);
 }
@@ -509,10 +512,16 @@ static int hide_private(struct cd_plan *p, const struct cd_plan_opts *o, struct 
 	return 0;
 }
 
+/* Shallower destinations first (stable); each stamped tree follows its
+ * bind (cd_stamped_tree.mount), found again by its dest string, which
+ * moves with it. */
 static void sort_by_depth(struct cd_plan *p, size_t first)
 {
+	const char *dest[CD_PLAN_MAX_MOUNTS];
 	size_t i, j;
 
+	for (i = 0; i < p->ntrees && i < CD_PLAN_MAX_MOUNTS; i++)
+		dest[i] = p->mounts[p->trees[i].mount].dest;
 	for (i = first + 1; i < p->nmounts; i++) {
 		struct cd_mount m = p->mounts[i];
 		size_t d = cd_path_depth(m.dest);
@@ -520,6 +529,11 @@ static void sort_by_depth(struct cd_plan *p, size_t first)
 		for (j = i; j > first && cd_path_depth(p->mounts[j - 1].dest) > d; j--)
 			p->mounts[j] = p->mounts[j - 1];
 		p->mounts[j] = m;
+	}
+	for (i = 0; i < p->ntrees && i < CD_PLAN_MAX_MOUNTS; i++) {
+		for (j = 0; j < p->nmounts && p->mounts[j].dest != dest[i]; j++)
+			;
+		p->trees[i].mount = j; /* not found (never): nmounts, checked nowhere */
 	}
 }
 
@@ -871,7 +885,7 @@ static int set_cwd(struct cd_plan *p, const struct cd_plan_opts *o, char *cwd, s
 	return 0;
 }
 
-int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err)
+static int build_once(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err)
 {
 	char cwd[CD_PATH_MAX];
 	struct cd_plan *p;
@@ -965,5 +979,17 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	return 0;
 fail:
 	cd_plan_free(p);
+	return r;
+}
+
+/* A tree's top renamed, or changed at its top, while the walk read it
+ * (-EAGAIN, tree-scan.c): the plan is made again from the start, and the
+ * run refused when that keeps happening. */
+int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err)
+{
+	int r, tries = 0;
+
+	while ((r = build_once(o, ret, err)) == -EAGAIN && ++tries < 3)
+		;
 	return r;
 }

@@ -265,15 +265,31 @@ void cd_child_make_pty(void)
 	cd_child_g_pty_follower = pts;
 }
 
-/* A detached, recursive clone of a host path opened without symlinks. */
-static int clone_source(const char *path)
+static const char MOVED_SOURCE[] = "refused: the tree walk checked another directory or file "
+                                   "than is now (exchanged since by a concurrent rename?) at";
+
+/* Is fd the source the walk read for m (CD_MNT_SRC_PINNED), if any? */
+static int source_is_walked(int fd, const struct cd_mount *m)
 {
-	int fd = cd_child_openat2(AT_FDCWD, path, O_PATH | O_CLOEXEC,
+	struct stat st;
+
+	return !(m->flags & CD_MNT_SRC_PINNED) ||
+	       (fstat(fd, &st) == 0 && st.st_dev == m->src_dev && st.st_ino == m->src_ino);
+}
+
+/* A detached, recursive clone of a host path opened without symlinks:
+ * the very inode the walk read there (what is checked is what is
+ * cloned: the clone is made from this descriptor). */
+static int clone_source(const struct cd_mount *m)
+{
+	int fd = cd_child_openat2(AT_FDCWD, m->src, O_PATH | O_CLOEXEC,
 	                          RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	int tree;
 
 	if (fd < 0)
 		return -errno;
+	if (!source_is_walked(fd, m))
+		cd_child_fail(MOVED_SOURCE, m->src, 0);
 	tree = (int)syscall(SYS_open_tree, fd, "",
 	                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	if (tree < 0) {
@@ -581,9 +597,13 @@ static int lower_open(size_t i, const struct cd_mount *m)
 {
 	int tfd, r;
 
-	if (cd_child_g_ctx->tree_fd[i] < 0)
-		return cd_child_openat2(AT_FDCWD, m->src, O_PATH | O_DIRECTORY | O_CLOEXEC,
-		                        RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (cd_child_g_ctx->tree_fd[i] < 0) {
+		tfd = cd_child_openat2(AT_FDCWD, m->src, O_PATH | O_DIRECTORY | O_CLOEXEC,
+		                       RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (tfd >= 0 && !source_is_walked(tfd, m))
+			cd_child_fail(MOVED_SOURCE, m->src, 0);
+		return tfd;
+	}
 	if (mount("cordon-lower", CD_CHILD_NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	          "mode=0700,size=4k") < 0 ||
 	    mkdir(CD_CHILD_NEWROOT "/lower", 0700) < 0)
@@ -697,7 +717,7 @@ static void open_sources(int *srcfds)
 			srcfds[i] = cd_child_g_ctx->tree_fd[i]; /* idmapped, flags set (idmap.h) */
 			continue;
 		}
-		fd = clone_source(m->src);
+		fd = clone_source(m);
 		if (fd < 0) {
 			if (fd == -ELOOP || fd == -EXDEV)
 				cd_child_fail(

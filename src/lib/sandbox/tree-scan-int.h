@@ -20,6 +20,10 @@
 #define CRED_DIR_MAX    10000         /* entries of a linked credential directory */
 #define CRED_NAMES_MAX  4096          /* names of credentials with other names, remembered */
 
+/* The walk retries (cd_plan_build) on -EAGAIN with this; %s the tree. */
+#define CD_TREE_TOP_MOVED                                                                   \
+	"'%s' was renamed, or an entry at its top made or removed, while cordon checked "   \
+	"it (a concurrent rename?): its covers may not fit what is mounted; refused"
 #define WHY_SOCKET     "host socket"
 #define WHY_CREDENTIAL "credential file"
 #define WHY_HOST_RUN   "runs on the host: read-only"

@@ -716,10 +716,81 @@ static int bound_file(struct walk *w, const char *src, const char *dest)
 	return hit < 0 ? hit : cd_tree_pin(w, src);
 }
 
+/* A file bound by itself: pinned as a tree's top is (root_opened). */
+static int bound_file_pinned(struct walk *w, const char *src, const char *dest)
+{
+	struct cd_mount *m = &w->p->mounts[w->mount];
+	struct stat st;
+
+	if (!w->list_only && !w->link_pass && lstat(src, &st) == 0) {
+		m->flags |= CD_MNT_SRC_PINNED;
+		m->src_dev = st.st_dev;
+		m->src_ino = st.st_ino;
+		m->src_ctime_ns = cd_tree_ctime_ns(&st);
+	}
+	return bound_file(w, src, dest);
+}
+
+/* The top of a tree the walk reads before the run (pass 0) is the bind
+ * source the child mounts: pinned to the directory opened here
+ * (CD_MNT_SRC_PINNED), kept open for the check after the run, and a later
+ * pass must meet the same one. */
+static int root_opened(struct walk *w, int fd, const char *src)
+{
+	struct cd_mount *m = &w->p->mounts[w->mount];
+	struct stat st;
+
+	if (w->list_only)
+		return 0;
+	if (fstat(fd, &st) < 0)
+		return cd_err_sys(w->err, -errno, "cannot check '%s'; refused", src);
+	if (w->link_pass)
+		return !(m->flags & CD_MNT_SRC_PINNED) ||
+		                       (st.st_dev == m->src_dev && st.st_ino == m->src_ino &&
+		                        cd_tree_ctime_ns(&st) == m->src_ctime_ns)
+		               ? 0
+		               : cd_err_set(w->err, -EAGAIN, CD_TREE_TOP_MOVED, src);
+	m->flags |= CD_MNT_SRC_PINNED;
+	m->src_dev = st.st_dev;
+	m->src_ino = st.st_ino;
+	m->src_ctime_ns = cd_tree_ctime_ns(&st);
+	if (w->stamp && w->p->trees[w->tree].fd < 0 &&
+	    (w->p->trees[w->tree].fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+		return cd_err_sys(w->err, -errno, "cannot keep '%s' open; refused", src);
+	return 0;
+}
+
+/* After a pass over the tree: its top is still the directory the walk
+ * opened at src, and was not renamed meanwhile.  A rename (an exchange
+ * with another directory and back) sets the moved directory's ctime, as
+ * does an entry made or removed at the top: either way what the walk
+ * read by path below the top (git control paths, a cover's inode) may
+ * have come from the other directory, so the walk is done again
+ * (cd_plan_build), and the run refused if it keeps changing. */
+static int root_unchanged(struct walk *w, int keep, const char *src)
+{
+	const struct cd_mount *m = &w->p->mounts[w->mount];
+	struct stat st, now;
+	int fd;
+
+	if (w->list_only || !(m->flags & CD_MNT_SRC_PINNED))
+		return 0;
+	fd = open(src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &now) < 0 || fstat(keep, &st) < 0 || st.st_dev != m->src_dev ||
+	    st.st_ino != m->src_ino || cd_tree_ctime_ns(&st) != m->src_ctime_ns ||
+	    now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+		if (fd >= 0)
+			close(fd);
+		return cd_err_set(w->err, -EAGAIN, CD_TREE_TOP_MOVED, src);
+	}
+	close(fd);
+	return 0;
+}
+
 int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 {
 	size_t len = strlen(src);
-	int fd;
+	int fd, keep, r;
 
 	if (len >= sizeof w->path)
 		return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", src);
@@ -731,14 +802,23 @@ int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 		                                 "git control files and credentials; refused",
 		                                 src);
 	if (fd < 0 && errno == ENOTDIR)
-		return bound_file(w, src, dest);
+		return bound_file_pinned(w, src, dest);
 	if (fd < 0)
 		return 0; /* gone: the child checks */
+	if ((r = root_opened(w, fd, src)) < 0 ||
+	    (keep = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		close(fd);
+		return r < 0 ? r : cd_err_sys(w->err, -errno, "cannot check '%s'; refused", src);
+	}
 	memcpy(w->path, src, len + 1);
 	w->src = src;
 	w->dest = dest;
 	w->srclen = strcmp(src, "/") ? len : 0;
-	return cd_tree_walk_dir(w, fd, w->srclen, 0);
+	r = cd_tree_walk_dir(w, fd, w->srclen, 0);
+	if (r == 0)
+		r = root_unchanged(w, keep, src);
+	close(keep);
+	return r;
 }
 
 void cd_tree_walk_free(struct walk *w)
@@ -775,6 +855,7 @@ static int stamped_tree(struct walk *w, const char *root, int planted)
 	v[p->ntrees].planted = planted;
 	p->nplanted += planted != 0;
 	v[p->ntrees].mount = w->mount;
+	v[p->ntrees].fd = -1;
 	w->tree = p->ntrees++;
 	if (w->tree == 0) {
 		/* the first tree's start: a later tree is measured against it
