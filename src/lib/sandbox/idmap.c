@@ -213,6 +213,8 @@ static int open_tree_nofollow(const struct cd_mount *m, int *moved)
 	how.flags = O_PATH | O_CLOEXEC;
 	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	fd = (int)syscall(SYS_openat2, AT_FDCWD, m->src, &how, sizeof how);
+	if (fd < 0 && (m->flags & CD_MNT_SRC_PINNED) && (errno == ENOENT || errno == ENOTDIR))
+		*moved = 1; /* gone since the walk read it */
 	if (fd < 0)
 		return -errno;
 	if ((m->flags & CD_MNT_SRC_PINNED) &&

@@ -265,6 +265,12 @@ void cd_child_make_pty(void)
 	cd_child_g_pty_follower = pts;
 }
 
+/* openat2 beneath a directory: gone, or a rename seen while resolving. */
+static int moved_errno(int e)
+{
+	return e == ENOENT || e == EXDEV || e == EAGAIN || e == ELOOP || e == ENOTDIR;
+}
+
 static const char MOVED_SOURCE[] = "refused: the tree walk checked another directory or file "
                                    "than is now (exchanged since by a concurrent rename?) at";
 
@@ -286,6 +292,8 @@ static int clone_source(const struct cd_mount *m)
 	                          RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	int tree;
 
+	if (fd < 0 && (m->flags & CD_MNT_SRC_PINNED) && (errno == ENOENT || errno == ENOTDIR))
+		cd_child_fail(MOVED_SOURCE, m->src, 0); /* gone since the walk */
 	if (fd < 0)
 		return -errno;
 	if (!source_is_walked(fd, m))
@@ -315,12 +323,6 @@ static int fd_is_dir(int fd)
 {
 	struct stat st;
 	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* openat2 beneath a directory: gone, or a rename seen while resolving. */
-static int moved_errno(int e)
-{
-	return e == ENOENT || e == EXDEV || e == EAGAIN || e == ELOOP || e == ENOTDIR;
 }
 
 /* Open an existing mount target without following symlinks: 1 and *ret,

@@ -40,6 +40,7 @@
 #define WHY_REWRITTEN  "rewritten during the run (through another name)"
 #define WHY_LINK_OUT   "a symlink to a directory the check does not read: the host follows it"
 #define WHY_TOO_DEEP   "nested too deep to check: contents not checked"
+#define WHY_TOP_MOVED  "the tree was renamed or exchanged during the run: the paths reported name where it was"
 #define WHY_TOO_LONG   "holds a path longer than PATH_MAX: contents not checked"
 
 struct ino {

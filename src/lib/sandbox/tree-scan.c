@@ -149,6 +149,25 @@ int cd_tree_has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_ki
 	return 0;
 }
 
+/* The bind just planned (a git directory bound over itself) must mount
+ * the directory the walk read at `host` (CD_MNT_SRC_PINNED). */
+static int pin_source(struct walk *w, const char *host)
+{
+	struct cd_mount *m = &w->p->mounts[w->p->nmounts - 1];
+	struct stat st;
+
+	if (lstat(host, &st) < 0)
+		return cd_err_sys(w->err, -errno,
+		                  "'%s' moved while cordon checked the tree (a concurrent "
+		                  "rename?): refused",
+		                  host);
+	m->flags |= CD_MNT_SRC_PINNED;
+	m->src_dev = st.st_dev;
+	m->src_ino = st.st_ino;
+	m->src_ctime_ns = cd_tree_ctime_ns(&st);
+	return 0;
+}
+
 /* Mount over the host path `host` (below w->src) at its place inside. */
 int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsigned flags,
                   const char *why)
@@ -172,9 +191,9 @@ int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, uns
 		return 0; /* not seen there (or covered already) */
 	n = cd_plan_mount_add(w->p, kind, flags, kind == CD_MNT_BIND ? host : NULL, dest, why,
 	                      w->err);
-	if (n < 0 || kind == CD_MNT_BIND || (why && !strcmp(why, WHY_SOCKET)))
+	if (n < 0 || (why && !strcmp(why, WHY_SOCKET)))
 		return n;
-	return cd_tree_pin(w, host);
+	return kind == CD_MNT_BIND ? pin_source(w, host) : cd_tree_pin(w, host);
 }
 
 /* The cover just planned must land on the file the walk judged at
