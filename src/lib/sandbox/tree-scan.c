@@ -151,9 +151,8 @@ int cd_tree_has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_ki
 
 /* The bind just planned (a git directory bound over itself) must mount
  * the directory the walk read at `host` (CD_MNT_SRC_PINNED). */
-static int pin_source(struct walk *w, const char *host)
+static int pin_source(struct walk *w, struct cd_mount *m, const char *host)
 {
-	struct cd_mount *m = &w->p->mounts[w->p->nmounts - 1];
 	struct stat st;
 
 	if (lstat(host, &st) < 0)
@@ -168,12 +167,52 @@ static int pin_source(struct walk *w, const char *host)
 	return 0;
 }
 
+/* The same bind planned before the walk (the working tree's .git, from
+ * plan.c): pinned to what the walk reads there too. */
+static int pin_planned(struct walk *w, const char *dest, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < w->p->nmounts; i++) {
+		struct cd_mount *m = &w->p->mounts[i];
+
+		if (m->kind == CD_MNT_BIND && !(m->flags & CD_MNT_SRC_PINNED) && m->src &&
+		    !strcmp(m->src, host) && !strcmp(m->dest, dest))
+			return pin_source(w, m, host);
+	}
+	return 0;
+}
+
+/* A credential covered in a writable tree: every directory between the
+ * tree's top and it is bound over itself (a mount point cannot be
+ * renamed or removed), so the sandbox cannot carry it, by renaming a
+ * directory above it, to a path no rule matches (.kube to k, a key's
+ * directory into node_modules/) for the next run to read. */
+static int hold_dirs(struct walk *w, const char *host)
+{
+	char dir[CD_PATH_MAX];
+	size_t i, n = strlen(host);
+	int r = 0;
+
+	if (w->list_only || n >= sizeof dir)
+		return 0;
+	memcpy(dir, host, n + 1);
+	for (i = w->srclen + 1; i < n && r == 0; i++) {
+		if (dir[i] != '/')
+			continue;
+		dir[i] = '\0';
+		r = cd_tree_cover(w, dir, CD_MNT_BIND, CD_MNT_RW, NULL);
+		dir[i] = '/';
+	}
+	return r;
+}
+
 /* Mount over the host path `host` (below w->src) at its place inside. */
 int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsigned flags,
                   const char *why)
 {
 	char dest[CD_PATH_MAX];
-	int n;
+	int n, r;
 
 	if (w->list_only)
 		return 0;
@@ -186,14 +225,18 @@ int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, uns
 		        "be covered, so the run is refused",
 		        host);
 	if ((kind != CD_MNT_MASK || w->link_pass) && cd_tree_has_dest(w->p, dest, kind))
-		return 0;
+		return kind == CD_MNT_BIND ? pin_planned(w, dest, host) : 0;
 	if (cd_tree_shadowed(w->p, w->first, w->mount, dest))
 		return 0; /* not seen there (or covered already) */
 	n = cd_plan_mount_add(w->p, kind, flags, kind == CD_MNT_BIND ? host : NULL, dest, why,
 	                      w->err);
 	if (n < 0 || (why && !strcmp(why, WHY_SOCKET)))
 		return n;
-	return kind == CD_MNT_BIND ? pin_source(w, host) : cd_tree_pin(w, host);
+	r = kind == CD_MNT_BIND ? pin_source(w, &w->p->mounts[w->p->nmounts - 1], host)
+	                        : cd_tree_pin(w, host);
+	if (r == 0 && w->writable && why && !strcmp(why, WHY_CREDENTIAL))
+		r = hold_dirs(w, host);
+	return r;
 }
 
 /* The cover just planned must land on the file the walk judged at
