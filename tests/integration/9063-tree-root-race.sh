@@ -15,7 +15,10 @@
 # concurrent rename).  Controls: without the flipper each run exits 0,
 # reads the bound directory and no secret; the flipper really flipped.
 # --ro and --rw (a root caller's idmapped path) binds, and workspace-write
-# in the default cwd bind; as root and as nobody.
+# in the default cwd bind, raced by a host process; workspace-write raced
+# from another sandbox with --rw on the parent, b a repository (that
+# sandbox cannot exchange a directory holding a credential: held() shows
+# it gets EBUSY, 9064); as root and as nobody.
 : "${CORDON_TEST_TIMEOUT:=300}"
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
@@ -48,8 +51,10 @@ setup() {
 		mkdir -p "$d/top/a/d$i" "$d/top/b/d$i"
 		i=$((i + 1))
 	done
-	echo "$SECRET-env" >"$d/top/b/.env"
-	echo "machine h password $SECRET-netrc" >"$d/top/b/.netrc"
+	if [ "$2" = creds ]; then
+		echo "$SECRET-env" >"$d/top/b/.env"
+		echo "machine h password $SECRET-netrc" >"$d/top/b/.netrc"
+	fi
 	echo plain >"$d/top/a/notes"
 	(cd "$d/top/b" && git init -q . && mkdir -p .git/hooks)
 	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
@@ -60,20 +65,39 @@ one() {
 	case $1 in
 	ro) (cd "$d/cwd" && $RUN_AS "$CORDON" run --ro "$d/top/a:/data" -- sh -c "$CMD" sh /data) ;;
 	rw) (cd "$d/cwd" && $RUN_AS "$CORDON" run --rw "$d/top/a:/data" -- sh -c "$CMD" sh /data) ;;
-	ww) (cd "$d/top/a" && $RUN_AS "$CORDON" run --profile workspace-write -- sh -c "$CMD" sh .) ;;
+	ww | hook) (cd "$d/top/a" && $RUN_AS "$CORDON" run --profile workspace-write -- sh -c "$CMD" sh .) ;;
 	esac >"$T/out" 2>"$T/err"
+}
+
+# A sandbox with --rw on the parent cannot exchange a directory that holds
+# a covered credential: it is bound over itself there (EBUSY).
+held() {
+	who=$1 d=$T/held-$1
+	setup "$d" creds
+	(cd "$d/cwd" && $RUN_AS "$CORDON" run --rw "$d/top" -- /usr/bin/python3 -c '
+import ctypes, sys
+l = ctypes.CDLL(None, use_errno=True)
+r = l.renameat2(-100, (sys.argv[1] + "/top/a").encode(), -100, (sys.argv[1] + "/top/b").encode(), 2)
+print("exchange", r, ctypes.get_errno())' "$d") >"$T/out" 2>&1
+	is "$(cat "$T/out")" "exchange -1 16" \
+		"$who: a sandbox cannot exchange a directory holding a covered credential (EBUSY)"
+	ok "$who: control: the directories are where they were" test -f "$d/top/b/.env" -a -f "$d/top/a/notes"
 }
 
 race() {
 	who=$1
-	for mode in ro rw ww; do
+	held "$who"
+	for mode in ro rw ww hook; do
 		d=$T/$mode-$who
-		setup "$d"
+		# hook: b is a repository with no credential, so a sandbox can
+		# exchange it (THREATS row AD); the others race a host process
+		if [ $mode = hook ]; then setup "$d" repo; else setup "$d" creds; fi
 		one $mode
 		is "$?:$(grep -c "$SECRET" "$T/out"):$(grep -c saw-a "$T/out"):$(grep -c WROTE-HOOK "$T/out")" \
 			"0:0:1:0" "$who/$mode: control: without a flipper the run exits 0, sees top/a, no secret"
-		ok "$who/$mode: control: the secrets are on the host" grep -q "$SECRET" "$d/top/b/.env"
-		if [ $mode = ro ]; then
+		[ $mode = hook ] ||
+			ok "$who/$mode: control: the secrets are on the host" grep -q "$SECRET" "$d/top/b/.env"
+		if [ $mode != hook ]; then
 			# from the host, as the same user
 			$RUN_AS /usr/bin/python3 -c "$FLIP" "$d" "$d/ctl" >"$T/flip.out" 2>&1 &
 		else

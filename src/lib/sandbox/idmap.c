@@ -245,8 +245,8 @@ static int setattr(int tree, uint64_t attrs, int userns)
 	return 0;
 }
 
-#define MOVED_SOURCE                                                                        \
-	"refused: the tree walk checked another directory or file than is now at '%s' "     \
+#define MOVED_SOURCE                                                                               \
+	"refused: the tree walk checked another directory or file than is now at '%s' "            \
 	"(exchanged since by a concurrent rename?)"
 
 /* One caller tree: idmapped, or plain when read-only and its filesystem

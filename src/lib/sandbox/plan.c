@@ -355,8 +355,10 @@ refuse:
 static int protect_one(struct cd_plan *p, const char *path, enum cd_mount_kind kind, unsigned flags,
                        struct cd_err *err)
 {
+	struct cd_mount *m;
 	struct stat st;
 	size_t i;
+	int r;
 
 	if (lstat(path, &st) < 0)
 		return 0;
@@ -371,8 +373,16 @@ static int protect_one(struct cd_plan *p, const char *path, enum cd_mount_kind k
 	}
 	if (kind == CD_MNT_BIND && !S_ISDIR(st.st_mode))
 		return 0;
-	return cd_plan_mount_add(p, kind, flags, kind == CD_MNT_BIND ? path : NULL, path,
-	                         "runs on the host: read-only", err);
+	r = cd_plan_mount_add(p, kind, flags, kind == CD_MNT_BIND ? path : NULL, path,
+	                      "runs on the host: read-only", err);
+	if (r < 0)
+		return r;
+	/* the child mounts the file seen here, or refuses (a rename since) */
+	m = &p->mounts[p->nmounts - 1];
+	m->flags |= kind == CD_MNT_BIND ? CD_MNT_SRC_PINNED : CD_MNT_PINNED;
+	m->src_dev = m->pin_dev = st.st_dev;
+	m->src_ino = m->pin_ino = st.st_ino;
+	return r;
 }
 
 static int protect_workspace(struct cd_plan *p, const char *cwd, struct cd_err *err)
@@ -517,7 +527,7 @@ static int hide_private(struct cd_plan *p, const struct cd_plan_opts *o, struct 
  * moves with it. */
 static void sort_by_depth(struct cd_plan *p, size_t first)
 {
-	const char *dest[CD_PLAN_MAX_MOUNTS];
+	const char *dest[CD_PLAN_MAX_MOUNTS] = { NULL };
 	size_t i, j;
 
 	for (i = 0; i < p->ntrees && i < CD_PLAN_MAX_MOUNTS; i++)

@@ -315,7 +315,8 @@ static int64_t g_seen[STAMP_MAX]; /* each stamp's ctime in the first pass */
 static int tree_unchanged(int rootfd, size_t t, size_t *j, int pass)
 {
 	const struct cd_plan *p = cd_child_g_ctx->plan;
-	const struct cd_mount *m = &p->mounts[p->trees[t].mount < p->nmounts ? p->trees[t].mount : 0];
+	const struct cd_mount *m =
+	        &p->mounts[p->trees[t].mount < p->nmounts ? p->trees[t].mount : 0];
 	const char *skip = NULL;
 	size_t sl = 0;
 	char dest[CD_PATH_MAX];

@@ -467,10 +467,12 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 		 * /proc/self/fd/N, so the lookups by path below it resolve
 		 * in it too): the one the sandbox wrote, wherever a rename
 		 * put it.  Found entries are named by the tree's path. */
-		if (fd >= 0 && snprintf(base, sizeof base, "/proc/self/fd/%d", fd) < (int)sizeof base &&
+		if (fd >= 0 &&
+		    snprintf(base, sizeof base, "/proc/self/fd/%d", fd) < (int)sizeof base &&
 		    (r = top_moved(w, fd)) == 0) {
 			w->srclen = strlen(base);
-			r = p->trees[t].complete ? changed_dirs(w, base, fd) : walk_whole(w, base, fd);
+			r = p->trees[t].complete ? changed_dirs(w, base, fd)
+			                         : walk_whole(w, base, fd);
 		} else if (r == 0) {
 			w->srclen = strcmp(root, "/") ? strlen(root) : 0;
 			r = p->trees[t].complete ? changed_dirs(w, root, -1)

@@ -149,64 +149,6 @@ int cd_tree_has_dest(const struct cd_plan *p, const char *dest, enum cd_mount_ki
 	return 0;
 }
 
-/* The bind just planned (a git directory bound over itself) must mount
- * the directory the walk read at `host` (CD_MNT_SRC_PINNED). */
-static int pin_source(struct walk *w, struct cd_mount *m, const char *host)
-{
-	struct stat st;
-
-	if (lstat(host, &st) < 0)
-		return cd_err_sys(w->err, -errno,
-		                  "'%s' moved while cordon checked the tree (a concurrent "
-		                  "rename?): refused",
-		                  host);
-	m->flags |= CD_MNT_SRC_PINNED;
-	m->src_dev = st.st_dev;
-	m->src_ino = st.st_ino;
-	m->src_ctime_ns = cd_tree_ctime_ns(&st);
-	return 0;
-}
-
-/* The same bind planned before the walk (the working tree's .git, from
- * plan.c): pinned to what the walk reads there too. */
-static int pin_planned(struct walk *w, const char *dest, const char *host)
-{
-	size_t i;
-
-	for (i = 0; i < w->p->nmounts; i++) {
-		struct cd_mount *m = &w->p->mounts[i];
-
-		if (m->kind == CD_MNT_BIND && !(m->flags & CD_MNT_SRC_PINNED) && m->src &&
-		    !strcmp(m->src, host) && !strcmp(m->dest, dest))
-			return pin_source(w, m, host);
-	}
-	return 0;
-}
-
-/* A credential covered in a writable tree: every directory between the
- * tree's top and it is bound over itself (a mount point cannot be
- * renamed or removed), so the sandbox cannot carry it, by renaming a
- * directory above it, to a path no rule matches (.kube to k, a key's
- * directory into node_modules/) for the next run to read. */
-static int hold_dirs(struct walk *w, const char *host)
-{
-	char dir[CD_PATH_MAX];
-	size_t i, n = strlen(host);
-	int r = 0;
-
-	if (w->list_only || n >= sizeof dir)
-		return 0;
-	memcpy(dir, host, n + 1);
-	for (i = w->srclen + 1; i < n && r == 0; i++) {
-		if (dir[i] != '/')
-			continue;
-		dir[i] = '\0';
-		r = cd_tree_cover(w, dir, CD_MNT_BIND, CD_MNT_RW, NULL);
-		dir[i] = '/';
-	}
-	return r;
-}
-
 /* Mount over the host path `host` (below w->src) at its place inside. */
 int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, unsigned flags,
                   const char *why)
@@ -225,17 +167,17 @@ int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, uns
 		        "be covered, so the run is refused",
 		        host);
 	if ((kind != CD_MNT_MASK || w->link_pass) && cd_tree_has_dest(w->p, dest, kind))
-		return kind == CD_MNT_BIND ? pin_planned(w, dest, host) : 0;
+		return kind == CD_MNT_BIND ? cd_tree_pin_planned(w, dest, host) : 0;
 	if (cd_tree_shadowed(w->p, w->first, w->mount, dest))
 		return 0; /* not seen there (or covered already) */
 	n = cd_plan_mount_add(w->p, kind, flags, kind == CD_MNT_BIND ? host : NULL, dest, why,
 	                      w->err);
 	if (n < 0 || (why && !strcmp(why, WHY_SOCKET)))
 		return n;
-	r = kind == CD_MNT_BIND ? pin_source(w, &w->p->mounts[w->p->nmounts - 1], host)
+	r = kind == CD_MNT_BIND ? cd_tree_pin_source(w, &w->p->mounts[w->p->nmounts - 1], host)
 	                        : cd_tree_pin(w, host);
 	if (r == 0 && w->writable && why && !strcmp(why, WHY_CREDENTIAL))
-		r = hold_dirs(w, host);
+		r = cd_tree_hold_dirs(w, host);
 	return r;
 }
 
@@ -778,77 +720,6 @@ static int bound_file(struct walk *w, const char *src, const char *dest)
 	return hit < 0 ? hit : cd_tree_pin(w, src);
 }
 
-/* A file bound by itself: pinned as a tree's top is (root_opened). */
-static int bound_file_pinned(struct walk *w, const char *src, const char *dest)
-{
-	struct cd_mount *m = &w->p->mounts[w->mount];
-	struct stat st;
-
-	if (!w->list_only && !w->link_pass && lstat(src, &st) == 0) {
-		m->flags |= CD_MNT_SRC_PINNED;
-		m->src_dev = st.st_dev;
-		m->src_ino = st.st_ino;
-		m->src_ctime_ns = cd_tree_ctime_ns(&st);
-	}
-	return bound_file(w, src, dest);
-}
-
-/* The top of a tree the walk reads before the run (pass 0) is the bind
- * source the child mounts: pinned to the directory opened here
- * (CD_MNT_SRC_PINNED), kept open for the check after the run, and a later
- * pass must meet the same one. */
-static int root_opened(struct walk *w, int fd, const char *src)
-{
-	struct cd_mount *m = &w->p->mounts[w->mount];
-	struct stat st;
-
-	if (w->list_only)
-		return 0;
-	if (fstat(fd, &st) < 0)
-		return cd_err_sys(w->err, -errno, "cannot check '%s'; refused", src);
-	if (w->link_pass)
-		return !(m->flags & CD_MNT_SRC_PINNED) ||
-		                       (st.st_dev == m->src_dev && st.st_ino == m->src_ino &&
-		                        cd_tree_ctime_ns(&st) == m->src_ctime_ns)
-		               ? 0
-		               : cd_err_set(w->err, -EAGAIN, CD_TREE_TOP_MOVED, src);
-	m->flags |= CD_MNT_SRC_PINNED;
-	m->src_dev = st.st_dev;
-	m->src_ino = st.st_ino;
-	m->src_ctime_ns = cd_tree_ctime_ns(&st);
-	if (w->stamp && w->p->trees[w->tree].fd < 0 &&
-	    (w->p->trees[w->tree].fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
-		return cd_err_sys(w->err, -errno, "cannot keep '%s' open; refused", src);
-	return 0;
-}
-
-/* After a pass over the tree: its top is still the directory the walk
- * opened at src, and was not renamed meanwhile.  A rename (an exchange
- * with another directory and back) sets the moved directory's ctime, as
- * does an entry made or removed at the top: either way what the walk
- * read by path below the top (git control paths, a cover's inode) may
- * have come from the other directory, so the walk is done again
- * (cd_plan_build), and the run refused if it keeps changing. */
-static int root_unchanged(struct walk *w, int keep, const char *src)
-{
-	const struct cd_mount *m = &w->p->mounts[w->mount];
-	struct stat st, now;
-	int fd;
-
-	if (w->list_only || !(m->flags & CD_MNT_SRC_PINNED))
-		return 0;
-	fd = open(src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &now) < 0 || fstat(keep, &st) < 0 || st.st_dev != m->src_dev ||
-	    st.st_ino != m->src_ino || cd_tree_ctime_ns(&st) != m->src_ctime_ns ||
-	    now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
-		if (fd >= 0)
-			close(fd);
-		return cd_err_set(w->err, -EAGAIN, CD_TREE_TOP_MOVED, src);
-	}
-	close(fd);
-	return 0;
-}
-
 int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 {
 	size_t len = strlen(src);
@@ -863,11 +734,13 @@ int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 		                                 "cannot read '%s' to check it for host sockets, "
 		                                 "git control files and credentials; refused",
 		                                 src);
-	if (fd < 0 && errno == ENOTDIR)
-		return bound_file_pinned(w, src, dest);
+	if (fd < 0 && errno == ENOTDIR) {
+		cd_tree_pin_file(w, src);
+		return bound_file(w, src, dest);
+	}
 	if (fd < 0)
 		return 0; /* gone: the child checks */
-	if ((r = root_opened(w, fd, src)) < 0 ||
+	if ((r = cd_tree_root_opened(w, fd, src)) < 0 ||
 	    (keep = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
 		close(fd);
 		return r < 0 ? r : cd_err_sys(w->err, -errno, "cannot check '%s'; refused", src);
@@ -878,7 +751,7 @@ int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 	w->srclen = strcmp(src, "/") ? len : 0;
 	r = cd_tree_walk_dir(w, fd, w->srclen, 0);
 	if (r == 0)
-		r = root_unchanged(w, keep, src);
+		r = cd_tree_root_unchanged(w, keep, src);
 	close(keep);
 	return r;
 }
