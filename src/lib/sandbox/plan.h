@@ -35,6 +35,10 @@ enum cd_mount_kind {
 	CD_MNT_OVERLAY,    /* overlayfs at dest: src the read-only lower layer;
 			    * upper and work on a fresh tmpfs of `size` bytes and
 			    * `inodes` inodes (proposal mode) */
+	CD_MNT_HOLD,       /* a directory above a covered credential: what the
+			    * sandbox shows at dest (covers included) cloned over
+			    * itself after every other mount, so it cannot be
+			    * renamed or removed (EBUSY); pinned like a cover */
 };
 
 /* Mount flags. */

@@ -439,8 +439,8 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 	int pfd, tfd = -1, mfd = -1, r = 0, fd;
 	const char *what = "mount";
 
-	if (hidden_before(i))
-		return;
+	if (hidden_before(i) || m->kind == CD_MNT_HOLD)
+		return; /* holds: hold_dirs(), once everything is mounted */
 	if (strcmp(m->dest, "/") == 0) {
 		/* Only the final remount applies to the root itself. */
 		if ((r = set_attr(rootfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
@@ -535,6 +535,8 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		what = "make read-only";
 		r = remount_ro(pfd, name, m, &tfd, &mfd);
 		break;
+	case CD_MNT_HOLD:
+		break;
 	}
 	if (mfd >= 0)
 		close(mfd);
@@ -546,6 +548,41 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		cd_child_fail(what, m->dest, -r);
 	if (m->kind != CD_MNT_SYMLINK && m->kind != CD_MNT_DIR && m->kind != CD_MNT_FILE)
 		parent_covered(m->dest);
+}
+
+/* CD_MNT_HOLD, deepest first, once every other mount is in place: the
+ * directory the walk judged (pinned), as the sandbox shows it with its
+ * covers, cloned recursively over itself.  The covers stay on the
+ * dentries of the tree's own mount too, so a host rename that moves the
+ * directory elsewhere in the tree shows it covered there as well. */
+static void hold_dirs(int rootfd)
+{
+	const struct cd_plan *p = cd_child_g_ctx->plan;
+	size_t i;
+
+	for (i = p->nmounts; i-- > 0;) {
+		const struct cd_mount *m = &p->mounts[i];
+		int fd, tree, r;
+
+		if (m->kind != CD_MNT_HOLD || hidden_before(i))
+			continue;
+		fd = cd_child_openat2(rootfd, m->dest + 1, O_PATH | O_DIRECTORY | O_CLOEXEC,
+		                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+		if (fd < 0 && moved_errno(errno))
+			cd_child_fail(MOVED_COVER, m->dest, 0);
+		if (fd < 0)
+			cd_child_fail("hold", m->dest, errno);
+		if (!cd_child_same_file(fd, m->pin_dev, m->pin_ino))
+			cd_child_fail(MOVED_COVER, m->dest, 0);
+		tree = (int)syscall(SYS_open_tree, fd, "",
+		                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+		r = tree < 0 ? -errno : attach(tree, fd);
+		if (tree >= 0)
+			close(tree);
+		close(fd);
+		if (r < 0)
+			cd_child_fail("hold", m->dest, -r);
+	}
 }
 
 /* Proposal mode: the layer, a tmpfs made here, inside the sandbox's user
@@ -770,6 +807,7 @@ void cd_child_build_root(void)
 			close(srcfds[i]);
 	}
 	parent_drop();
+	hold_dirs(rootfd);
 	cd_child_verify_covers(rootfd, nullfd);
 	close(nullfd);
 	if (fchdir(rootfd) < 0)

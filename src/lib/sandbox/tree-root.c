@@ -127,10 +127,14 @@ int cd_tree_pin_planned(struct walk *w, const char *dest, const char *host)
 }
 
 /* A credential covered in a writable tree: every directory between the
- * tree's top and it is bound over itself (a mount point cannot be
- * renamed or removed), so the sandbox cannot carry it, by renaming a
- * directory above it, to a path no rule matches (.kube to k, a key's
- * directory into node_modules/) for the next run to read. */
+ * tree's top and it is held (CD_MNT_HOLD: a mount point cannot be renamed
+ * or removed), so the sandbox cannot carry it, by renaming a directory
+ * above it, to a path no rule matches (.kube to k, a key's directory into
+ * node_modules/) for the next run to read.  The hold is a clone of the
+ * sandbox's own view, made after the covers: a plain bind of the host
+ * directory would be a second view of it without them, and a host rename
+ * moving the directory elsewhere in the tree would show the credential
+ * through the first. */
 int cd_tree_hold_dirs(struct walk *w, const char *host)
 {
 	char dir[CD_PATH_MAX];
@@ -144,7 +148,7 @@ int cd_tree_hold_dirs(struct walk *w, const char *host)
 		if (dir[i] != '/')
 			continue;
 		dir[i] = '\0';
-		r = cd_tree_cover(w, dir, CD_MNT_BIND, CD_MNT_RW, NULL);
+		r = cd_tree_cover(w, dir, CD_MNT_HOLD, 0, NULL);
 		dir[i] = '/';
 	}
 	return r;
