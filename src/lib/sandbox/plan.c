@@ -375,13 +375,12 @@ static int protect_one(struct cd_plan *p, const char *path, enum cd_mount_kind k
 		return 0;
 	r = cd_plan_mount_add(p, kind, flags, kind == CD_MNT_BIND ? path : NULL, path,
 	                      "runs on the host: read-only", err);
-	if (r < 0)
-		return r;
-	/* the child mounts the file seen here, or refuses (a rename since) */
-	m = &p->mounts[p->nmounts - 1];
-	m->flags |= kind == CD_MNT_BIND ? CD_MNT_SRC_PINNED : CD_MNT_PINNED;
-	m->src_dev = m->pin_dev = st.st_dev;
-	m->src_ino = m->pin_ino = st.st_ino;
+	if (r >= 0) { /* mounted as seen here, or refused */
+		m = &p->mounts[p->nmounts - 1];
+		m->flags |= kind == CD_MNT_BIND ? CD_MNT_SRC_PINNED : CD_MNT_PINNED;
+		m->src_dev = m->pin_dev = st.st_dev;
+		m->src_ino = m->pin_ino = st.st_ino;
+	}
 	return r;
 }
 
@@ -523,8 +522,7 @@ static int hide_private(struct cd_plan *p, const struct cd_plan_opts *o, struct 
 }
 
 /* Shallower destinations first (stable); each stamped tree follows its
- * bind (cd_stamped_tree.mount), found again by its dest string, which
- * moves with it. */
+ * bind (found again by its dest string, which moves with it). */
 static void sort_by_depth(struct cd_plan *p, size_t first)
 {
 	const char *dest[CD_PLAN_MAX_MOUNTS] = { NULL };
@@ -540,11 +538,10 @@ static void sort_by_depth(struct cd_plan *p, size_t first)
 			p->mounts[j] = p->mounts[j - 1];
 		p->mounts[j] = m;
 	}
-	for (i = 0; i < p->ntrees && i < CD_PLAN_MAX_MOUNTS; i++) {
-		for (j = 0; j < p->nmounts && p->mounts[j].dest != dest[i]; j++)
-			;
-		p->trees[i].mount = j; /* not found (never): nmounts, checked nowhere */
-	}
+	for (i = 0; i < p->ntrees && i < CD_PLAN_MAX_MOUNTS; i++) /* none: nmounts, refused */
+		for (p->trees[i].mount = 0; p->trees[i].mount < p->nmounts &&
+		                            p->mounts[p->trees[i].mount].dest != dest[i];)
+			p->trees[i].mount++;
 }
 
 static int push_str(char ***vec, size_t *n, size_t max, const char *s, struct cd_err *err)
@@ -992,9 +989,7 @@ fail:
 	return r;
 }
 
-/* A tree's top renamed, or changed at its top, while the walk read it
- * (-EAGAIN, tree-scan.c): the plan is made again from the start, and the
- * run refused when that keeps happening. */
+/* A tree's top moved during the walk (-EAGAIN, tree-root.c): made again, up to 3 times. */
 int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err)
 {
 	int r, tries = 0;

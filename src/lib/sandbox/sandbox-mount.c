@@ -575,7 +575,8 @@ static void hold_dirs(int rootfd)
 		if (!cd_child_same_file(fd, m->pin_dev, m->pin_ino))
 			cd_child_fail(MOVED_COVER, m->dest, 0);
 		tree = (int)syscall(SYS_open_tree, fd, "",
-		                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+		                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+		                            AT_RECURSIVE);
 		r = tree < 0 ? -errno : attach(tree, fd);
 		if (tree >= 0)
 			close(tree);
