@@ -200,18 +200,29 @@ static int idmap_userns(uid_t uid, gid_t gid)
 	return r < 0 ? r : fd;
 }
 
-/* A detached recursive clone of `path`, opened without symlinks. */
-static int open_tree_nofollow(const char *path)
+/* A detached recursive clone of m's source, opened without symlinks:
+ * the very inode the walk read there (CD_MNT_SRC_PINNED), else -EXDEV
+ * with *moved set. */
+static int open_tree_nofollow(const struct cd_mount *m, int *moved)
 {
 	struct open_how how;
+	struct stat st;
 	int fd, tree, e;
 
 	memset(&how, 0, sizeof how);
 	how.flags = O_PATH | O_CLOEXEC;
 	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, m->src, &how, sizeof how);
+	if (fd < 0 && (m->flags & CD_MNT_SRC_PINNED) && (errno == ENOENT || errno == ENOTDIR))
+		*moved = 1; /* gone since the walk read it */
 	if (fd < 0)
 		return -errno;
+	if ((m->flags & CD_MNT_SRC_PINNED) &&
+	    (fstat(fd, &st) < 0 || st.st_dev != m->src_dev || st.st_ino != m->src_ino)) {
+		close(fd);
+		*moved = 1;
+		return -EXDEV;
+	}
 	tree = (int)syscall(SYS_open_tree, fd, "",
 	                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	e = errno;
@@ -234,17 +245,23 @@ static int setattr(int tree, uint64_t attrs, int userns)
 	return 0;
 }
 
+#define MOVED_SOURCE                                                                               \
+	"refused: the tree walk checked another directory or file than is now at '%s' "            \
+	"(exchanged since by a concurrent rename?)"
+
 /* One caller tree: idmapped, or plain when read-only and its filesystem
  * (or a mount under it) cannot be idmapped.  *plain says which. */
 static int open_one(const struct cd_mount *m, int userns, int *plain, struct cd_err *err)
 {
 	uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 	int writable = m->kind == CD_MNT_BIND && (m->flags & CD_MNT_RW);
-	int tree, r;
+	int tree, r, moved = 0;
 
 	if (!writable)
 		attrs |= MOUNT_ATTR_RDONLY;
-	tree = open_tree_nofollow(m->src);
+	tree = open_tree_nofollow(m, &moved);
+	if (moved)
+		return cd_err_set(err, -CD_E_DENIED, MOVED_SOURCE, m->src);
 	if (tree == -ELOOP || tree == -EXDEV)
 		return cd_err_sys(err, tree,
 		                  "bind source '%s' changed into a symlink since it was checked",
@@ -271,8 +288,9 @@ static int open_one(const struct cd_mount *m, int userns, int *plain, struct cd_
 			        "caller's sandbox (which does not run as root) cannot "
 			        "write to it; bind it read-only or run cordon as its owner",
 			        m->src);
-		if ((tree = open_tree_nofollow(m->src)) < 0)
-			return cd_err_sys(err, tree, "open bind source '%s'", m->src);
+		if ((tree = open_tree_nofollow(m, &moved)) < 0)
+			return moved ? cd_err_set(err, -CD_E_DENIED, MOVED_SOURCE, m->src)
+			             : cd_err_sys(err, tree, "open bind source '%s'", m->src);
 		*plain = 1;
 		r = setattr(tree, attrs, -1);
 	}

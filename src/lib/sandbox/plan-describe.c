@@ -33,6 +33,8 @@ static const char *kind_name(enum cd_mount_kind k)
 		return "devpts";
 	case CD_MNT_OVERLAY:
 		return "overlay";
+	case CD_MNT_HOLD:
+		return "hold";
 	}
 	return "?";
 }

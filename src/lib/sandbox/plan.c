@@ -140,8 +140,11 @@ void cd_plan_free(struct cd_plan *p)
 	for (i = 0; i < p->ndirs; i++)
 		free(p->dirs[i].rel);
 	free(p->dirs);
-	for (i = 0; i < p->ntrees; i++)
+	for (i = 0; i < p->ntrees; i++) {
 		free(p->trees[i].root);
+		if (p->trees[i].fd >= 0)
+			close(p->trees[i].fd);
+	}
 	free(p->trees);
 	free(p);
 }
@@ -352,8 +355,10 @@ refuse:
 static int protect_one(struct cd_plan *p, const char *path, enum cd_mount_kind kind, unsigned flags,
                        struct cd_err *err)
 {
+	struct cd_mount *m;
 	struct stat st;
 	size_t i;
+	int r;
 
 	if (lstat(path, &st) < 0)
 		return 0;
@@ -368,8 +373,15 @@ static int protect_one(struct cd_plan *p, const char *path, enum cd_mount_kind k
 	}
 	if (kind == CD_MNT_BIND && !S_ISDIR(st.st_mode))
 		return 0;
-	return cd_plan_mount_add(p, kind, flags, kind == CD_MNT_BIND ? path : NULL, path,
-	                         "runs on the host: read-only", err);
+	r = cd_plan_mount_add(p, kind, flags, kind == CD_MNT_BIND ? path : NULL, path,
+	                      "runs on the host: read-only", err);
+	if (r >= 0) { /* mounted as seen here, or refused */
+		m = &p->mounts[p->nmounts - 1];
+		m->flags |= kind == CD_MNT_BIND ? CD_MNT_SRC_PINNED : CD_MNT_PINNED;
+		m->src_dev = m->pin_dev = st.st_dev;
+		m->src_ino = m->pin_ino = st.st_ino;
+	}
+	return r;
 }
 
 static int protect_workspace(struct cd_plan *p, const char *cwd, struct cd_err *err)
@@ -509,10 +521,15 @@ static int hide_private(struct cd_plan *p, const struct cd_plan_opts *o, struct 
 	return 0;
 }
 
+/* Shallower destinations first (stable); each stamped tree follows its
+ * bind (found again by its dest string, which moves with it). */
 static void sort_by_depth(struct cd_plan *p, size_t first)
 {
+	const char *dest[CD_PLAN_MAX_MOUNTS] = { NULL };
 	size_t i, j;
 
+	for (i = 0; i < p->ntrees && i < CD_PLAN_MAX_MOUNTS; i++)
+		dest[i] = p->mounts[p->trees[i].mount].dest;
 	for (i = first + 1; i < p->nmounts; i++) {
 		struct cd_mount m = p->mounts[i];
 		size_t d = cd_path_depth(m.dest);
@@ -521,6 +538,10 @@ static void sort_by_depth(struct cd_plan *p, size_t first)
 			p->mounts[j] = p->mounts[j - 1];
 		p->mounts[j] = m;
 	}
+	for (i = 0; i < p->ntrees && i < CD_PLAN_MAX_MOUNTS; i++) /* none: nmounts, refused */
+		for (p->trees[i].mount = 0; p->trees[i].mount < p->nmounts &&
+		                            p->mounts[p->trees[i].mount].dest != dest[i];)
+			p->trees[i].mount++;
 }
 
 static int push_str(char ***vec, size_t *n, size_t max, const char *s, struct cd_err *err)
@@ -871,7 +892,7 @@ static int set_cwd(struct cd_plan *p, const struct cd_plan_opts *o, char *cwd, s
 	return 0;
 }
 
-int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err)
+static int build_once(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err)
 {
 	char cwd[CD_PATH_MAX];
 	struct cd_plan *p;
@@ -965,5 +986,15 @@ int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_
 	return 0;
 fail:
 	cd_plan_free(p);
+	return r;
+}
+
+/* A tree's top moved during the walk (-EAGAIN, tree-root.c): made again, up to 3 times. */
+int cd_plan_build(const struct cd_plan_opts *o, struct cd_plan **ret, struct cd_err *err)
+{
+	int r, tries = 0;
+
+	while ((r = build_once(o, ret, err)) == -EAGAIN && ++tries < 3)
+		;
 	return r;
 }

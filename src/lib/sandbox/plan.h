@@ -35,6 +35,10 @@ enum cd_mount_kind {
 	CD_MNT_OVERLAY,    /* overlayfs at dest: src the read-only lower layer;
 			    * upper and work on a fresh tmpfs of `size` bytes and
 			    * `inodes` inodes (proposal mode) */
+	CD_MNT_HOLD,       /* a directory above a covered credential: what the
+			    * sandbox shows at dest (covers included) cloned over
+			    * itself after every other mount, so it cannot be
+			    * renamed or removed (EBUSY); pinned like a cover */
 };
 
 /* Mount flags. */
@@ -49,6 +53,12 @@ enum cd_mount_kind {
  * file the walk judged (pin_dev, pin_ino) when the child mounts it, else
  * the run is refused (a concurrent rename moved it). */
 #define CD_MNT_PINNED 0x20u
+/* BIND, OVERLAY whose source the tree walk read: what the child (or the
+ * supervisor, idmap.h) opens at src to mount must be the directory (or
+ * file) the walk opened there (src_dev, src_ino), else the run is refused
+ * (exchanged with another by a concurrent rename: its covers and
+ * read-only paths were planned for the one the walk read). */
+#define CD_MNT_SRC_PINNED 0x40u
 
 struct cd_mount {
 	enum cd_mount_kind kind;
@@ -64,6 +74,9 @@ struct cd_mount {
 			  * (recorded as covered_paths), or NULL */
 	dev_t pin_dev;   /* CD_MNT_PINNED: the file the walk judged */
 	ino_t pin_ino;
+	dev_t src_dev; /* CD_MNT_SRC_PINNED: the source the walk read */
+	ino_t src_ino;
+	int64_t src_ctime_ns; /* its ctime when the walk opened it */
 };
 
 /* Which walls the plan asks for; the result reports which were up. */
@@ -156,6 +169,9 @@ struct cd_stamped_tree {
 		       * only for the child's check that nothing moved into it
 		       * between the walk and the mounts */
 	size_t mount; /* its bind in cd_plan.mounts */
+	int fd;       /* its top as the walk opened it (O_PATH, -1 if none): the
+		       * check after the run reads the directory the sandbox
+		       * had, wherever it is now, not whatever has its path */
 };
 
 struct cd_dir_stamp {

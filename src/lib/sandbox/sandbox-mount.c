@@ -265,15 +265,39 @@ void cd_child_make_pty(void)
 	cd_child_g_pty_follower = pts;
 }
 
-/* A detached, recursive clone of a host path opened without symlinks. */
-static int clone_source(const char *path)
+/* openat2 beneath a directory: gone, or a rename seen while resolving. */
+static int moved_errno(int e)
 {
-	int fd = cd_child_openat2(AT_FDCWD, path, O_PATH | O_CLOEXEC,
+	return e == ENOENT || e == EXDEV || e == EAGAIN || e == ELOOP || e == ENOTDIR;
+}
+
+static const char MOVED_SOURCE[] = "refused: the tree walk checked another directory or file "
+                                   "than is now (exchanged since by a concurrent rename?) at";
+
+/* Is fd the source the walk read for m (CD_MNT_SRC_PINNED), if any? */
+static int source_is_walked(int fd, const struct cd_mount *m)
+{
+	struct stat st;
+
+	return !(m->flags & CD_MNT_SRC_PINNED) ||
+	       (fstat(fd, &st) == 0 && st.st_dev == m->src_dev && st.st_ino == m->src_ino);
+}
+
+/* A detached, recursive clone of a host path opened without symlinks:
+ * the very inode the walk read there (what is checked is what is
+ * cloned: the clone is made from this descriptor). */
+static int clone_source(const struct cd_mount *m)
+{
+	int fd = cd_child_openat2(AT_FDCWD, m->src, O_PATH | O_CLOEXEC,
 	                          RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	int tree;
 
+	if (fd < 0 && (m->flags & CD_MNT_SRC_PINNED) && (errno == ENOENT || errno == ENOTDIR))
+		cd_child_fail(MOVED_SOURCE, m->src, 0); /* gone since the walk */
 	if (fd < 0)
 		return -errno;
+	if (!source_is_walked(fd, m))
+		cd_child_fail(MOVED_SOURCE, m->src, 0);
 	tree = (int)syscall(SYS_open_tree, fd, "",
 	                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	if (tree < 0) {
@@ -299,12 +323,6 @@ static int fd_is_dir(int fd)
 {
 	struct stat st;
 	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* openat2 beneath a directory: gone, or a rename seen while resolving. */
-static int moved_errno(int e)
-{
-	return e == ENOENT || e == EXDEV || e == EAGAIN || e == ELOOP || e == ENOTDIR;
 }
 
 /* Open an existing mount target without following symlinks: 1 and *ret,
@@ -421,8 +439,8 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 	int pfd, tfd = -1, mfd = -1, r = 0, fd;
 	const char *what = "mount";
 
-	if (hidden_before(i))
-		return;
+	if (hidden_before(i) || m->kind == CD_MNT_HOLD)
+		return; /* holds: hold_dirs(), once everything is mounted */
 	if (strcmp(m->dest, "/") == 0) {
 		/* Only the final remount applies to the root itself. */
 		if ((r = set_attr(rootfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
@@ -517,6 +535,8 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		what = "make read-only";
 		r = remount_ro(pfd, name, m, &tfd, &mfd);
 		break;
+	case CD_MNT_HOLD:
+		break;
 	}
 	if (mfd >= 0)
 		close(mfd);
@@ -528,6 +548,42 @@ static void do_mount(int rootfd, size_t i, int srcfd, int nullfd)
 		cd_child_fail(what, m->dest, -r);
 	if (m->kind != CD_MNT_SYMLINK && m->kind != CD_MNT_DIR && m->kind != CD_MNT_FILE)
 		parent_covered(m->dest);
+}
+
+/* CD_MNT_HOLD, deepest first, once every other mount is in place: the
+ * directory the walk judged (pinned), as the sandbox shows it with its
+ * covers, cloned recursively over itself.  The covers stay on the
+ * dentries of the tree's own mount too, so a host rename that moves the
+ * directory elsewhere in the tree shows it covered there as well. */
+static void hold_dirs(int rootfd)
+{
+	const struct cd_plan *p = cd_child_g_ctx->plan;
+	size_t i;
+
+	for (i = p->nmounts; i-- > 0;) {
+		const struct cd_mount *m = &p->mounts[i];
+		int fd, tree, r;
+
+		if (m->kind != CD_MNT_HOLD || hidden_before(i))
+			continue;
+		fd = cd_child_openat2(rootfd, m->dest + 1, O_PATH | O_DIRECTORY | O_CLOEXEC,
+		                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+		if (fd < 0 && moved_errno(errno))
+			cd_child_fail(MOVED_COVER, m->dest, 0);
+		if (fd < 0)
+			cd_child_fail("hold", m->dest, errno);
+		if (!cd_child_same_file(fd, m->pin_dev, m->pin_ino))
+			cd_child_fail(MOVED_COVER, m->dest, 0);
+		tree = (int)syscall(SYS_open_tree, fd, "",
+		                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+		                            AT_RECURSIVE);
+		r = tree < 0 ? -errno : attach(tree, fd);
+		if (tree >= 0)
+			close(tree);
+		close(fd);
+		if (r < 0)
+			cd_child_fail("hold", m->dest, -r);
+	}
 }
 
 /* Proposal mode: the layer, a tmpfs made here, inside the sandbox's user
@@ -581,9 +637,13 @@ static int lower_open(size_t i, const struct cd_mount *m)
 {
 	int tfd, r;
 
-	if (cd_child_g_ctx->tree_fd[i] < 0)
-		return cd_child_openat2(AT_FDCWD, m->src, O_PATH | O_DIRECTORY | O_CLOEXEC,
-		                        RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (cd_child_g_ctx->tree_fd[i] < 0) {
+		tfd = cd_child_openat2(AT_FDCWD, m->src, O_PATH | O_DIRECTORY | O_CLOEXEC,
+		                       RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (tfd >= 0 && !source_is_walked(tfd, m))
+			cd_child_fail(MOVED_SOURCE, m->src, 0);
+		return tfd;
+	}
 	if (mount("cordon-lower", CD_CHILD_NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	          "mode=0700,size=4k") < 0 ||
 	    mkdir(CD_CHILD_NEWROOT "/lower", 0700) < 0)
@@ -697,7 +757,7 @@ static void open_sources(int *srcfds)
 			srcfds[i] = cd_child_g_ctx->tree_fd[i]; /* idmapped, flags set (idmap.h) */
 			continue;
 		}
-		fd = clone_source(m->src);
+		fd = clone_source(m);
 		if (fd < 0) {
 			if (fd == -ELOOP || fd == -EXDEV)
 				cd_child_fail(
@@ -748,6 +808,7 @@ void cd_child_build_root(void)
 			close(srcfds[i]);
 	}
 	parent_drop();
+	hold_dirs(rootfd);
 	cd_child_verify_covers(rootfd, nullfd);
 	close(nullfd);
 	if (fchdir(rootfd) < 0)

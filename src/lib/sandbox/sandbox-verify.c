@@ -315,11 +315,15 @@ static int64_t g_seen[STAMP_MAX]; /* each stamp's ctime in the first pass */
 static int tree_unchanged(int rootfd, size_t t, size_t *j, int pass)
 {
 	const struct cd_plan *p = cd_child_g_ctx->plan;
-	const struct cd_mount *m = &p->mounts[p->trees[t].mount];
+	const struct cd_mount *m =
+	        &p->mounts[p->trees[t].mount < p->nmounts ? p->trees[t].mount : 0];
 	const char *skip = NULL;
 	size_t sl = 0;
 	char dest[CD_PATH_MAX];
 	int view = open_in(rootfd, m->dest, O_PATH | O_DIRECTORY), changed = 0;
+
+	if (p->trees[t].mount >= p->nmounts)
+		cd_child_fail(MOVED, p->trees[t].root, 0); /* lost its bind: never */
 
 	for (; *j < p->ndirs && p->dirs[*j].tree == t; (*j)++) {
 		const struct cd_dir_stamp *s = &p->dirs[*j];
@@ -349,7 +353,9 @@ static int tree_unchanged(int rootfd, size_t t, size_t *j, int pass)
 		ct = ctime_of(&stx);
 		if (makedev(stx.stx_dev_major, stx.stx_dev_minor) != s->dev ||
 		    stx.stx_ino != s->ino) {
-			if (!(stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+			/* the top is the bind itself: never hidden by one */
+			if (!*s->rel ||
+			    !(stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
 				cd_child_fail(MOVED, dest, 0);
 			skip = s->rel; /* a cover or a bind of the plan's hides it */
 			sl = strlen(skip);

@@ -471,8 +471,8 @@ int cd_tree_shadowed(const struct cd_plan *p, size_t first, size_t i, const char
 		size_t od;
 		int after;
 
-		if (j == i || o->kind == CD_MNT_REMOUNT_RO || o->kind == CD_MNT_SYMLINK ||
-		    o->kind == CD_MNT_DIR || o->kind == CD_MNT_FILE ||
+		if (j == i || o->kind == CD_MNT_REMOUNT_RO || o->kind == CD_MNT_HOLD ||
+		    o->kind == CD_MNT_SYMLINK || o->kind == CD_MNT_DIR || o->kind == CD_MNT_FILE ||
 		    !cd_path_is_under(dest, o->dest))
 			continue;
 		od = cd_path_depth(o->dest);

@@ -193,12 +193,13 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
  * just before it, within the timestamps' granularity) are read; every git
  * directory's HEAD is read too (a write in place moves no directory's
  * ctime). */
-static int changed_dirs(struct walk *w)
+static int changed_dirs(struct walk *w, const char *base, int treefd)
 {
 	const struct cd_plan *p = w->p;
 	const char *root = w->src;
 	size_t i;
-	int r = 0, top = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int r = 0, top = treefd >= 0 ? openat(treefd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC)
+	                             : open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (top < 0)
 		return errno == ENOENT || errno == ENOTDIR
@@ -225,7 +226,7 @@ static int changed_dirs(struct walk *w)
 			r = cd_tree_walk_tree(w, root, root);
 			break;
 		}
-		n = snprintf(w->path, sizeof w->path, "%s%s%s", w->srclen ? root : "",
+		n = snprintf(w->path, sizeof w->path, "%s%s%s", w->srclen ? base : "",
 		             ds->rel[0] || !w->srclen ? "/" : "", ds->rel);
 		if (n < 0 || (size_t)n >= sizeof w->path) {
 			r = cd_tree_incomplete(w, ds->rel, WHY_TOO_LONG);
@@ -407,6 +408,31 @@ static int judge(const struct cd_plan *p, char **now, size_t nnow, char ***ret, 
 	return 0;
 }
 
+/* A tree the walk did not stamp whole: read all of it, from its fd. */
+static int walk_whole(struct walk *w, const char *base, int treefd)
+{
+	int fd = openat(treefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return cd_tree_incomplete(w, "", WHY_UNREADABLE);
+	memcpy(w->path, base, strlen(base) + 1);
+	return cd_tree_walk_dir(w, fd, w->srclen, 0);
+}
+
+/* The tree's path no longer names the directory the sandbox had (renamed
+ * or exchanged during the run): said, and the check reads the directory
+ * itself all the same. */
+static int top_moved(struct walk *w, int treefd)
+{
+	struct stat was, now;
+
+	if (fstat(treefd, &was) < 0)
+		return cd_tree_incomplete(w, "", WHY_UNREADABLE);
+	if (lstat(w->src, &now) == 0 && now.st_dev == was.st_dev && now.st_ino == was.st_ino)
+		return 0;
+	return cd_tree_list_add_why(w, "", WHY_TOP_MOVED);
+}
+
 int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct cd_err *err)
 {
 	struct cd_plan_opts o;
@@ -430,13 +456,28 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 	 * told: nothing found is ever dropped for it. */
 	for (t = 0; t < p->ntrees; t++) {
 		const char *root = p->trees[t].root;
+		char base[32];
+		int fd = p->trees[t].fd;
 
 		if (!p->trees[t].planted)
 			continue;
 		w->src = w->dest = root;
-		w->srclen = strcmp(root, "/") ? strlen(root) : 0;
 		w->tree = t;
-		r = p->trees[t].complete ? changed_dirs(w) : cd_tree_walk_tree(w, root, root);
+		/* Read through the directory the walk opened (its fd, by
+		 * /proc/self/fd/N, so the lookups by path below it resolve
+		 * in it too): the one the sandbox wrote, wherever a rename
+		 * put it.  Found entries are named by the tree's path. */
+		if (fd >= 0 &&
+		    snprintf(base, sizeof base, "/proc/self/fd/%d", fd) < (int)sizeof base &&
+		    (r = top_moved(w, fd)) == 0) {
+			w->srclen = strlen(base);
+			r = p->trees[t].complete ? changed_dirs(w, base, fd)
+			                         : walk_whole(w, base, fd);
+		} else if (r == 0) {
+			w->srclen = strcmp(root, "/") ? strlen(root) : 0;
+			r = p->trees[t].complete ? changed_dirs(w, root, -1)
+			                         : cd_tree_walk_tree(w, root, root);
+		}
 		if (r < 0 && !w->incomplete[0])
 			snprintf(w->incomplete, sizeof w->incomplete, "%.*s",
 			         (int)sizeof w->incomplete - 1, err ? err->msg : "failed");

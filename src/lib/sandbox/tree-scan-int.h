@@ -24,6 +24,10 @@
 #define CRED_DIR_MAX   10000        /* entries of a linked credential directory */
 #define CRED_NAMES_MAX 4096         /* names of credentials with other names, remembered */
 
+/* The walk retries (cd_plan_build) on -EAGAIN with this; %s the tree. */
+#define CD_TREE_TOP_MOVED                                                                          \
+	"'%s' was renamed, or an entry at its top made or removed, while cordon checked "          \
+	"it (a concurrent rename?): its covers may not fit what is mounted; refused"
 #define WHY_SOCKET     "host socket"
 #define WHY_CREDENTIAL "credential file"
 #define WHY_HOST_RUN   "runs on the host: read-only"
@@ -40,7 +44,9 @@
 #define WHY_REWRITTEN  "rewritten during the run (through another name)"
 #define WHY_LINK_OUT   "a symlink to a directory the check does not read: the host follows it"
 #define WHY_TOO_DEEP   "nested too deep to check: contents not checked"
-#define WHY_TOO_LONG   "holds a path longer than PATH_MAX: contents not checked"
+#define WHY_TOP_MOVED                                                                              \
+	"the tree was renamed or exchanged during the run: the paths reported name where it was"
+#define WHY_TOO_LONG "holds a path longer than PATH_MAX: contents not checked"
 
 struct ino {
 	dev_t dev;
@@ -157,6 +163,14 @@ void cd_tree_cache_read_begin(struct walk *w, unsigned depth, const struct stat 
 int cd_tree_cache_item(struct walk *w, unsigned depth, const char *name, unsigned char type,
                        size_t dir_len);
 void cd_tree_cache_read_end(struct walk *w, unsigned depth, int ok);
+
+/* tree-root.c */
+int cd_tree_root_opened(struct walk *w, int fd, const char *src);
+int cd_tree_root_unchanged(struct walk *w, int keep, const char *src);
+void cd_tree_pin_file(struct walk *w, const char *src);
+int cd_tree_pin_source(struct walk *w, struct cd_mount *m, const char *host);
+int cd_tree_pin_planned(struct walk *w, const char *dest, const char *host);
+int cd_tree_hold_dirs(struct walk *w, const char *host);
 
 /* tree-planted.c */
 int cd_tree_link_leaves(struct walk *w, int dfd, const char *name);

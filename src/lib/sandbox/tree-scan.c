@@ -154,7 +154,7 @@ int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, uns
                   const char *why)
 {
 	char dest[CD_PATH_MAX];
-	int n;
+	int n, r;
 
 	if (w->list_only)
 		return 0;
@@ -167,14 +167,18 @@ int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, uns
 		        "be covered, so the run is refused",
 		        host);
 	if ((kind != CD_MNT_MASK || w->link_pass) && cd_tree_has_dest(w->p, dest, kind))
-		return 0;
+		return kind == CD_MNT_BIND ? cd_tree_pin_planned(w, dest, host) : 0;
 	if (cd_tree_shadowed(w->p, w->first, w->mount, dest))
 		return 0; /* not seen there (or covered already) */
 	n = cd_plan_mount_add(w->p, kind, flags, kind == CD_MNT_BIND ? host : NULL, dest, why,
 	                      w->err);
-	if (n < 0 || kind == CD_MNT_BIND || (why && !strcmp(why, WHY_SOCKET)))
+	if (n < 0 || (why && !strcmp(why, WHY_SOCKET)))
 		return n;
-	return cd_tree_pin(w, host);
+	r = kind == CD_MNT_BIND ? cd_tree_pin_source(w, &w->p->mounts[w->p->nmounts - 1], host)
+	                        : cd_tree_pin(w, host);
+	if (r == 0 && w->writable && why && !strcmp(why, WHY_CREDENTIAL))
+		r = cd_tree_hold_dirs(w, host);
+	return r;
 }
 
 /* The cover just planned must land on the file the walk judged at
@@ -749,7 +753,7 @@ static int bound_file(struct walk *w, const char *src, const char *dest)
 int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 {
 	size_t len = strlen(src);
-	int fd;
+	int fd, keep, r;
 
 	if (len >= sizeof w->path)
 		return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", src);
@@ -768,15 +772,26 @@ int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 		                                 "cannot read '%s' to check it for host sockets, "
 		                                 "git control files and credentials; refused",
 		                                 src);
-	if (fd < 0 && errno == ENOTDIR)
+	if (fd < 0 && errno == ENOTDIR) {
+		cd_tree_pin_file(w, src);
 		return bound_file(w, src, dest);
+	}
 	if (fd < 0)
 		return 0; /* gone: the child checks */
+	if ((r = cd_tree_root_opened(w, fd, src)) < 0 ||
+	    (keep = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		close(fd);
+		return r < 0 ? r : cd_err_sys(w->err, -errno, "cannot check '%s'; refused", src);
+	}
 	memcpy(w->path, src, len + 1);
 	w->src = src;
 	w->dest = dest;
 	w->srclen = strcmp(src, "/") ? len : 0;
-	return cd_tree_walk_dir(w, fd, w->srclen, 0);
+	r = cd_tree_walk_dir(w, fd, w->srclen, 0);
+	if (r == 0)
+		r = cd_tree_root_unchanged(w, keep, src);
+	close(keep);
+	return r;
 }
 
 void cd_tree_walk_free(struct walk *w)
@@ -804,6 +819,7 @@ static int stamped_tree(struct walk *w, const char *root, int planted)
 	v[p->ntrees].planted = planted;
 	p->nplanted += planted != 0;
 	v[p->ntrees].mount = w->mount;
+	v[p->ntrees].fd = -1;
 	w->tree = p->ntrees++;
 	if (w->tree == 0) {
 		/* the first tree's start: a later tree is measured against it
