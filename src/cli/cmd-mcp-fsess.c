@@ -218,6 +218,12 @@ int fsess_wait(struct fsess *s, struct fwait *w, int64_t deadline_ms, int events
 		struct timespec ts;
 		int64_t d;
 
+		/* A closed session gets nothing more, not even an answer
+		 * already here. */
+		if (w->v && w->v->closed) {
+			r = -1;
+			break;
+		}
 		/* Events first: the server's messages before the answer
 		 * (read before it) go out before it, on a stream. */
 		if (events && undelivered(s, w->v)) {

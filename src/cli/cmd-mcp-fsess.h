@@ -32,6 +32,7 @@ struct fview {
 	uint64_t n;     /* the session's number (fsession.n) */
 	uint64_t seen;  /* events up to this id are delivered (or not its) */
 	unsigned posts; /* its POST streams waiting for an answer */
+	int closed;     /* its session is closed: its waits fail, answers dropped */
 };
 
 struct fwait {
@@ -110,7 +111,10 @@ struct fsession *fsession_new(const char *agent, const char *token, const char *
                               struct fsess *b);
 void fsession_get(struct fsession *x);
 void fsession_put(struct fsession *x);
-/* Mark it closed (its streams end) and drop a reference. */
+/* Mark it closed (its streams and waiting requests end at once, no
+ * answer forwarded) and drop a reference.  A shared instance is sent
+ * notifications/cancelled for each request of the session still waiting
+ * (its gateway withdraws a call held for approval). */
 void fsession_close(struct fsession *x);
 
 /* A shared session's copy of a message (or batch) with its request ids
@@ -149,7 +153,7 @@ struct fwait *fsess_wait_add(struct fsess *s, struct fview *v, json_t *id_or_nul
                              const char *batch_key);
 /* Until the answer is in w->ans (1), an event is waiting for w's
  * session's stream (2, only when `events`), the deadline (0) or the
- * session's end (-1). */
+ * session's end or close (-1, before an answer already here). */
 int fsess_wait(struct fsess *s, struct fwait *w, int64_t deadline_ms, int events);
 /* Unregister w; `orphan` 1: its answer, when it comes, is an event; 2:
  * it is dropped. */

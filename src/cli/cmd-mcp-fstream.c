@@ -47,12 +47,45 @@ void fsession_put(struct fsession *x)
 	free(x);
 }
 
+/* Tell a shared instance the requests of ids (rewritten) are cancelled:
+ * its gateway withdraws a call held for approval, the server may stop. */
+static void send_cancelled(struct fsess *b, json_t *ids)
+{
+	json_t *id, *c;
+	size_t i;
+
+	json_array_foreach(ids, i, id)
+	{
+		c = json_pack("{s:s,s:s,s:{s:O,s:s}}", "jsonrpc", "2.0", "method",
+		              "notifications/cancelled", "params", "requestId", id, "reason",
+		              "cordon: the session is closed");
+		if (c)
+			fsess_send(b, c);
+		json_decref(c);
+	}
+}
+
 void fsession_close(struct fsession *x)
 {
-	pthread_mutex_lock(&x->b->mu);
+	struct fsess *b = x->b;
+	json_t *ids = x->shared ? json_array() : NULL, *id;
+	struct fwait *w;
+	char pre[48];
+	size_t n;
+
+	/* Its requests still waiting (or orphaned) carry its prefix. */
+	n = (size_t)snprintf(pre, sizeof pre, "\"cordon-s%llu:", (unsigned long long)x->n);
+	pthread_mutex_lock(&b->mu);
 	x->closed = 1;
-	pthread_cond_broadcast(&x->b->cv);
-	pthread_mutex_unlock(&x->b->mu);
+	x->v.closed = 1;
+	for (w = b->waits; ids && w; w = w->next)
+		if (!w->ans && !strncmp(w->key, pre, n) &&
+		    (id = json_loads(w->key, JSON_DECODE_ANY, NULL)))
+			json_array_append_new(ids, id);
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	send_cancelled(b, ids);
+	json_decref(ids);
 	fsession_put(x);
 }
 
@@ -179,6 +212,10 @@ static int pstream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
 	if (p->finished)
 		return -1;
 	pthread_mutex_lock(&b->mu);
+	if (p->x->closed) { /* nothing more for it, not even its answer */
+		pthread_mutex_unlock(&b->mu);
+		return pstream_end(p, out, "cordon: the session ended before the answer");
+	}
 	k = fsess_take_events(b, &p->x->v, out, 0);
 	if (!k && p->w->ans) {
 		fsession_in(p->x, p->w->ans);
