@@ -157,8 +157,7 @@ static int withdrawn_cb(const struct cd_approval *a, void *ctx)
 	struct withdraw_ctx *c = ctx;
 	struct cd_err err = { 0, "" };
 
-	return cd_gate_approval_record(c->s->audit, "approval.withdrawn", a, NULL, c->why, &err) <
-	                       0
+	return cd_gate_approval_record(c->s->audit, "approval.withdrawn", a, NULL, c->why, &err) < 0
 	               ? -EIO
 	               : 0;
 }

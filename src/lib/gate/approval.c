@@ -131,12 +131,13 @@ int cd_approval_withdraw(struct cd_state *s, const char *id, const char *by, con
 	int r = -ESTALE;
 
 	if (!id || !by || !*by)
-		return cd_err_set(err, -EINVAL, "a withdrawal names its request and who withdraws it");
+		return cd_err_set(err, -EINVAL,
+		                  "a withdrawal names its request and who withdraws it");
 	/* The update names the status it read: an approval given meanwhile
 	 * is withdrawn on the second try, one used meanwhile is not. */
 	for (i = 0; i < sizeof from / sizeof from[0] && r == -ESTALE; i++) {
 		struct change c = { id, from[i], now, NULL, fn, ctx, err };
-		struct cd_store_approval_move m = { id, from[i], "withdrawn", now, by,
+		struct cd_store_approval_move m = { id,  from[i], "withdrawn", now, by,
 			                            why, NULL,    check_row,   &c };
 		r = st->ops->approval_move(st, &m, err);
 	}
