@@ -315,6 +315,8 @@ static int request(struct front *f, struct fsession *x, json_t *msg, json_t *id,
 		reply_error(rs, 409, NULL, -32600, "a batch is in flight on this session");
 		return 0;
 	}
+	if (!id && x->shared)
+		fsession_batch_ids(x, w, out);
 	r = fsess_send(x->b, out);
 	json_decref(out);
 	if (r < 0) {

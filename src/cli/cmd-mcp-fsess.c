@@ -79,6 +79,7 @@ void fsess_put(struct fsess *s)
 	while ((w = s->waits)) {
 		s->waits = w->next;
 		json_decref(w->ans);
+		json_decref(w->ids);
 		free(w->key);
 		free(w);
 	}
@@ -279,6 +280,7 @@ void fsess_wait_done(struct fsess *s, struct fwait *w, int orphan)
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	json_decref(w->ans);
+	json_decref(w->ids);
 	free(w->key);
 	free(w);
 }
@@ -429,6 +431,7 @@ static void on_line(struct fsess *s, char *line)
 			push_event(s, line, 0);
 			line = NULL;
 		}
+		json_decref(w->ids);
 		free(w->key);
 		free(w);
 		goto out;

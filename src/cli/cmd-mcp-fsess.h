@@ -39,6 +39,7 @@ struct fwait {
 	struct fwait *next;
 	struct fview *v; /* the session waiting */
 	char *key;       /* the request's id, compact JSON */
+	json_t *ids;     /* a shared instance's batch: its requests' ids (rewritten) */
 	json_t *ans;     /* the answer, once here */
 	int orphan;      /* its stream is gone: the answer becomes an event (1),
 	              * or (2: a shared instance, whose events every session
@@ -116,6 +117,10 @@ void fsession_put(struct fsession *x);
  * notifications/cancelled for each request of the session still waiting
  * (its gateway withdraws a call held for approval). */
 void fsession_close(struct fsession *x);
+
+/* A shared session's batch `out` (rewritten) waited for by w: the ids of
+ * its requests kept in w, to be cancelled if the session closes first. */
+void fsession_batch_ids(struct fsession *x, struct fwait *w, json_t *out);
 
 /* A shared session's copy of a message (or batch) with its request ids
  * (and notifications/cancelled's requestId) rewritten; others: msg with

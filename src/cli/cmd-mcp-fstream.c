@@ -65,22 +65,44 @@ static void send_cancelled(struct fsess *b, json_t *ids)
 	}
 }
 
+void fsession_batch_ids(struct fsession *x, struct fwait *w, json_t *out)
+{
+	json_t *ids = json_array(), *el;
+	size_t i;
+
+	json_array_foreach(out, i, el)
+	{
+		if (ids && json_object_get(el, "method") && json_object_get(el, "id"))
+			json_array_append(ids, json_object_get(el, "id"));
+	}
+	pthread_mutex_lock(&x->b->mu);
+	json_decref(w->ids);
+	w->ids = ids;
+	pthread_mutex_unlock(&x->b->mu);
+}
+
 void fsession_close(struct fsession *x)
 {
 	struct fsess *b = x->b;
 	json_t *ids = x->shared ? json_array() : NULL, *id;
 	struct fwait *w;
-	char pre[48];
+	char pre[48], bkey[48];
 	size_t n;
 
-	/* Its requests still waiting (or orphaned) carry its prefix. */
+	/* Its requests still waiting (or orphaned) carry its prefix; its
+	 * batch waits under its batch key with their ids. */
 	n = (size_t)snprintf(pre, sizeof pre, "\"cordon-s%llu:", (unsigned long long)x->n);
+	snprintf(bkey, sizeof bkey, FSESS_BATCH_KEY ":s%llu", (unsigned long long)x->n);
 	pthread_mutex_lock(&b->mu);
 	x->closed = 1;
 	x->v.closed = 1;
 	for (w = b->waits; ids && w; w = w->next)
-		if (!w->ans && !strncmp(w->key, pre, n) &&
-		    (id = json_loads(w->key, JSON_DECODE_ANY, NULL)))
+		if (w->ans)
+			continue;
+		else if (!strcmp(w->key, bkey) && w->ids)
+			json_array_extend(ids, w->ids);
+		else if (!strncmp(w->key, pre, n) &&
+		         (id = json_loads(w->key, JSON_DECODE_ANY, NULL)))
 			json_array_append_new(ids, id);
 	pthread_cond_broadcast(&b->cv);
 	pthread_mutex_unlock(&b->mu);

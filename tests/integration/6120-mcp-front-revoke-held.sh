@@ -68,10 +68,10 @@ post() {
 		-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 		--data-binary "$body"
 }
-INIT='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+INIT='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 INITED='{"jsonrpc":"2.0","method":"notifications/initialized"}'
 LIST='{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
-# init TOKEN: a session in $S.
+# init TOKEN: a session in $S (protocol 2025-03-26: batches too).
 init() {
 	post "$1" "" "$INIT" >/dev/null
 	S=$(sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: *\([0-9a-f]*\).*/\1/p' "$D/hdr")
@@ -83,12 +83,13 @@ held() {
 		-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 		--data-binary '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"held","arguments":{"text":"'"$3"'"}}}' &
 }
-# pending: the id of the newest pending approval, waiting up to 20 s.
+# pending [NOT]: the id of the newest pending approval (not NOT), waiting
+# up to 20 s.
 pending() {
 	i=0 aid=
 	while [ -z "$aid" ] && [ $i -lt 100 ]; do
 		sleep 0.2
-		aid=$("$CORDON" approvals list 2>/dev/null | awk '$2 == "pending" {a = $1} END {print a}')
+		aid=$("$CORDON" approvals list 2>/dev/null | awk -v n="${1:-}" '$2 == "pending" && $1 != n {a = $1} END {print a}')
 		i=$((i + 1))
 	done
 	echo "$aid"
@@ -104,6 +105,8 @@ status_of() { "$CORDON" approvals list --all 2>/dev/null | awk -v a="$1" '$1 == 
 A1=$("$CORDON" mcp token add --agent alice | tail -1)
 id1=$("$CORDON" mcp token list | sed -n 1p | cut -f1)
 A2=$("$CORDON" mcp token add --agent alice | tail -1)
+A3=$("$CORDON" mcp token add --agent alice | tail -1)
+id3=$("$CORDON" mcp token list | sed -n 3p | cut -f1)
 
 start true
 ok "the front listens ($U)" test -n "$U"
@@ -111,6 +114,8 @@ init "$A1"
 S1=$S
 init "$A2"
 S2=$S
+init "$A3"
+S3=$S
 post "$A1" "$S1" "$LIST" >/dev/null
 "$CORDON" mcp pins approve --server t --all >/dev/null 2>&1
 "$CORDON" mcp pins approve --server t/held --all >/dev/null 2>&1
@@ -122,16 +127,27 @@ CP=$!
 ap1=$(pending)
 ok "A1's call is held for approval ($ap1)" test -n "$ap1"
 ok "A1's POST is open while held" kill -0 $CP
+# S3 (A3): the same call in a batch.
+curl -s -N --max-time 60 -o "$D/held3.out" -X POST "$U" -H "Authorization: Bearer $A3" -H "Mcp-Session-Id: $S3" \
+	-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	--data-binary '[{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"held","arguments":{"text":"by-revoked-batch"}}}]' &
+CP2=$!
+ap3=$(pending "$ap1")
+ok "A3's batched call is held too ($ap3)" test -n "$ap3"
 ok "revoke A1 ($id1)" "$CORDON" mcp token revoke "$id1"
+ok "revoke A3 ($id3)" "$CORDON" mcp token revoke "$id3"
 ok "the revoked session's held POST ends within the sweep (12 s)" gone $CP 12
-wait $CP 2>/dev/null
-CP=
-ok "... with no result" sh -c '! grep -q "\"result\"" "$1"' _ "$D/held1.out"
+ok "... the batch's too" gone $CP2 5
+wait $CP $CP2 2>/dev/null
+CP= CP2=
+ok "... with no result" sh -c '! grep -q "\"result\"" "$1" "$2"' _ "$D/held1.out" "$D/held3.out"
 ok "... but cordon's error" grep -q 'cordon: the session' "$D/held1.out"
 i=0
-while [ "$(status_of "$ap1")" = pending ] && [ $i -lt 25 ]; do sleep 0.2; i=$((i + 1)); done
+while [ "$(status_of "$ap1")$(status_of "$ap3")" != withdrawnwithdrawn ] && [ $i -lt 25 ]; do sleep 0.2; i=$((i + 1)); done
 is "$(status_of "$ap1")" withdrawn "the gateway withdrew the approval"
+is "$(status_of "$ap3")" withdrawn "... and the batched call's"
 nok "approving the withdrawn approval is refused" "$CORDON" approvals approve "$ap1" --as bob
+nok "... the batched one's too" "$CORDON" approvals approve "$ap3" --as bob
 
 # Positive control: A2's session on the same instance, its own held call.
 held "$A2" "$S2" by-valid-token "$D/held2.out"
@@ -144,7 +160,7 @@ wait $CP2 2>/dev/null
 CP2=
 ok "... the result" grep -q '"ran by-valid-token"' "$D/held2.out"
 ok "the server ran A2's call" grep -qx 'held by-valid-token' "$D/log/calls"
-ok "the server never ran the revoked token's call" sh -c '! grep -q by-revoked-token "$1"' _ "$D/log/calls"
+ok "the server never ran the revoked tokens' calls" sh -c '! grep -q by-revoked "$1"' _ "$D/log/calls"
 is "$(post "$A2" "$S2" '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"text":"s2"}}}')" 200 "S2 still calls tools"
 ok "... and gets the result" grep -q '"ran s2"' "$D/body"
 "$CORDON" log export --format jsonl >"$D/rec" 2>/dev/null
@@ -156,20 +172,20 @@ FP=
 
 # Control, shared: false: the session's own process stops with it.
 B1=$("$CORDON" mcp token add --agent alice | tail -1)
-idb=$("$CORDON" mcp token list | awk -v a="$id1" '$1 != a {print $1}' | tail -1)
+idb=$("$CORDON" mcp token list | sed -n 4p | cut -f1)
 start false
 init "$B1"
 SB=$S
-held "$B1" "$SB" by-revoked-unshared "$D/held3.out"
+held "$B1" "$SB" by-revoked-unshared "$D/held4.out"
 CP=$!
-ap3=$(pending)
-ok "shared false: the call is held ($ap3)" test -n "$ap3" -a "$ap3" != "$ap2"
+ap4=$(pending)
+ok "shared false: the call is held ($ap4)" test -n "$ap4" -a "$ap4" != "$ap2"
 ok "... revoke the token ($idb)" "$CORDON" mcp token revoke "$idb"
 ok "... its POST ends within 12 s" gone $CP 12
 wait $CP 2>/dev/null
 CP=
-ok "... with no result" sh -c '! grep -q "\"result\"" "$1"' _ "$D/held3.out"
-"$CORDON" approvals approve "$ap3" --as bob >/dev/null 2>&1
+ok "... with no result" sh -c '! grep -q "\"result\"" "$1"' _ "$D/held4.out"
+"$CORDON" approvals approve "$ap4" --as bob >/dev/null 2>&1
 sleep 2
 ok "... the server never ran it" sh -c '! grep -q by-revoked-unshared "$1"' _ "$D/log/calls"
 done_testing
