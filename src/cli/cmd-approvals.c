@@ -155,8 +155,8 @@ static int parse(int argc, char **argv, struct aopts *o)
 	}
 	if (o->status && strcmp(o->status, "pending") && strcmp(o->status, "approved") &&
 	    strcmp(o->status, "denied") && strcmp(o->status, "expired") &&
-	    strcmp(o->status, "used")) {
-		cli_errorf("--status is pending, approved, denied, expired or used");
+	    strcmp(o->status, "used") && strcmp(o->status, "withdrawn")) {
+		cli_errorf("--status is pending, approved, denied, expired, used or withdrawn");
 		return -1;
 	}
 	return 0;

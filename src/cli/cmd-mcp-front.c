@@ -175,7 +175,9 @@ static struct fsession *sess_take(struct front *f, const char *id, const struct 
 }
 
 /* Close a session taken out of the table, with a record: its own process
- * ends now; a shared one with its last session. */
+ * ends now; a shared one with its last session, and meanwhile the
+ * session's requests still waiting fail at once and are cancelled on the
+ * shared gateway (fsession_close: a call held for approval is withdrawn). */
 static void sess_close(struct front *f, const struct cd_http_req *rq, struct fsession *x,
                        const char *why)
 {
@@ -315,6 +317,8 @@ static int request(struct front *f, struct fsession *x, json_t *msg, json_t *id,
 		reply_error(rs, 409, NULL, -32600, "a batch is in flight on this session");
 		return 0;
 	}
+	if (!id && x->shared)
+		fsession_batch_ids(x, w, out);
 	r = fsess_send(x->b, out);
 	json_decref(out);
 	if (r < 0) {

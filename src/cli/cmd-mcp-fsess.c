@@ -79,6 +79,7 @@ void fsess_put(struct fsess *s)
 	while ((w = s->waits)) {
 		s->waits = w->next;
 		json_decref(w->ans);
+		json_decref(w->ids);
 		free(w->key);
 		free(w);
 	}
@@ -218,6 +219,12 @@ int fsess_wait(struct fsess *s, struct fwait *w, int64_t deadline_ms, int events
 		struct timespec ts;
 		int64_t d;
 
+		/* A closed session gets nothing more, not even an answer
+		 * already here. */
+		if (w->v && w->v->closed) {
+			r = -1;
+			break;
+		}
 		/* Events first: the server's messages before the answer
 		 * (read before it) go out before it, on a stream. */
 		if (events && undelivered(s, w->v)) {
@@ -273,6 +280,7 @@ void fsess_wait_done(struct fsess *s, struct fwait *w, int orphan)
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	json_decref(w->ans);
+	json_decref(w->ids);
 	free(w->key);
 	free(w);
 }
@@ -423,6 +431,7 @@ static void on_line(struct fsess *s, char *line)
 			push_event(s, line, 0);
 			line = NULL;
 		}
+		json_decref(w->ids);
 		free(w->key);
 		free(w);
 		goto out;

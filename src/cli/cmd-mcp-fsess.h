@@ -32,12 +32,14 @@ struct fview {
 	uint64_t n;     /* the session's number (fsession.n) */
 	uint64_t seen;  /* events up to this id are delivered (or not its) */
 	unsigned posts; /* its POST streams waiting for an answer */
+	int closed;     /* its session is closed: its waits fail, answers dropped */
 };
 
 struct fwait {
 	struct fwait *next;
 	struct fview *v; /* the session waiting */
 	char *key;       /* the request's id, compact JSON */
+	json_t *ids;     /* a shared instance's batch: its requests' ids (rewritten) */
 	json_t *ans;     /* the answer, once here */
 	int orphan;      /* its stream is gone: the answer becomes an event (1),
 	              * or (2: a shared instance, whose events every session
@@ -110,8 +112,15 @@ struct fsession *fsession_new(const char *agent, const char *token, const char *
                               struct fsess *b);
 void fsession_get(struct fsession *x);
 void fsession_put(struct fsession *x);
-/* Mark it closed (its streams end) and drop a reference. */
+/* Mark it closed (its streams and waiting requests end at once, no
+ * answer forwarded) and drop a reference.  A shared instance is sent
+ * notifications/cancelled for each request of the session still waiting
+ * (its gateway withdraws a call held for approval). */
 void fsession_close(struct fsession *x);
+
+/* A shared session's batch `out` (rewritten) waited for by w: the ids of
+ * its requests kept in w, to be cancelled if the session closes first. */
+void fsession_batch_ids(struct fsession *x, struct fwait *w, json_t *out);
 
 /* A shared session's copy of a message (or batch) with its request ids
  * (and notifications/cancelled's requestId) rewritten; others: msg with
@@ -149,7 +158,7 @@ struct fwait *fsess_wait_add(struct fsess *s, struct fview *v, json_t *id_or_nul
                              const char *batch_key);
 /* Until the answer is in w->ans (1), an event is waiting for w's
  * session's stream (2, only when `events`), the deadline (0) or the
- * session's end (-1). */
+ * session's end or close (-1, before an answer already here). */
 int fsess_wait(struct fsess *s, struct fwait *w, int64_t deadline_ms, int events);
 /* Unregister w; `orphan` 1: its answer, when it comes, is an event; 2:
  * it is dropped. */

@@ -47,12 +47,67 @@ void fsession_put(struct fsession *x)
 	free(x);
 }
 
+/* Tell a shared instance the requests of ids (rewritten) are cancelled:
+ * its gateway withdraws a call held for approval, the server may stop. */
+static void send_cancelled(struct fsess *b, json_t *ids)
+{
+	json_t *id, *c;
+	size_t i;
+
+	json_array_foreach(ids, i, id)
+	{
+		c = json_pack("{s:s,s:s,s:{s:O,s:s}}", "jsonrpc", "2.0", "method",
+		              "notifications/cancelled", "params", "requestId", id, "reason",
+		              "cordon: the session is closed");
+		if (c)
+			fsess_send(b, c);
+		json_decref(c);
+	}
+}
+
+void fsession_batch_ids(struct fsession *x, struct fwait *w, json_t *out)
+{
+	json_t *ids = json_array(), *el;
+	size_t i;
+
+	json_array_foreach(out, i, el)
+	{
+		if (ids && json_object_get(el, "method") && json_object_get(el, "id"))
+			json_array_append(ids, json_object_get(el, "id"));
+	}
+	pthread_mutex_lock(&x->b->mu);
+	json_decref(w->ids);
+	w->ids = ids;
+	pthread_mutex_unlock(&x->b->mu);
+}
+
 void fsession_close(struct fsession *x)
 {
-	pthread_mutex_lock(&x->b->mu);
+	struct fsess *b = x->b;
+	json_t *ids = x->shared ? json_array() : NULL, *id;
+	struct fwait *w;
+	char pre[48], bkey[48];
+	size_t n;
+
+	/* Its requests still waiting (or orphaned) carry its prefix; its
+	 * batch waits under its batch key with their ids. */
+	n = (size_t)snprintf(pre, sizeof pre, "\"cordon-s%llu:", (unsigned long long)x->n);
+	snprintf(bkey, sizeof bkey, FSESS_BATCH_KEY ":s%llu", (unsigned long long)x->n);
+	pthread_mutex_lock(&b->mu);
 	x->closed = 1;
-	pthread_cond_broadcast(&x->b->cv);
-	pthread_mutex_unlock(&x->b->mu);
+	x->v.closed = 1;
+	for (w = b->waits; ids && w; w = w->next)
+		if (w->ans)
+			continue;
+		else if (!strcmp(w->key, bkey) && w->ids)
+			json_array_extend(ids, w->ids);
+		else if (!strncmp(w->key, pre, n) &&
+		         (id = json_loads(w->key, JSON_DECODE_ANY, NULL)))
+			json_array_append_new(ids, id);
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	send_cancelled(b, ids);
+	json_decref(ids);
 	fsession_put(x);
 }
 
@@ -179,6 +234,10 @@ static int pstream_next(void *ctx, struct cd_buf *out, unsigned wait_ms)
 	if (p->finished)
 		return -1;
 	pthread_mutex_lock(&b->mu);
+	if (p->x->closed) { /* nothing more for it, not even its answer */
+		pthread_mutex_unlock(&b->mu);
+		return pstream_end(p, out, "cordon: the session ended before the answer");
+	}
 	k = fsess_take_events(b, &p->x->v, out, 0);
 	if (!k && p->w->ans) {
 		fsession_in(p->x, p->w->ans);

@@ -146,3 +146,38 @@ int mcp_approval_poll(void *ctx, const char *id, char *why, size_t wn)
 	s->held[i].id[0] = '\0';
 	return v;
 }
+
+struct withdraw_ctx {
+	struct session *s;
+	const char *why;
+};
+
+static int withdrawn_cb(const struct cd_approval *a, void *ctx)
+{
+	struct withdraw_ctx *c = ctx;
+	struct cd_err err = { 0, "" };
+
+	return cd_gate_approval_record(c->s->audit, "approval.withdrawn", a, NULL, c->why, &err) < 0
+	               ? -EIO
+	               : 0;
+}
+
+int mcp_approval_withdraw(void *ctx, const char *id, const char *why)
+{
+	struct session *s = ctx;
+	struct withdraw_ctx c = { s, why };
+	struct cd_err err = { 0, "" };
+	size_t i;
+	int r;
+
+	for (i = 0; i < CD_MCP_APPROVALS_MAX && strcmp(s->held[i].id, id); i++)
+		;
+	if (i == CD_MCP_APPROVALS_MAX)
+		return -ENOENT;
+	s->held[i].id[0] = '\0'; /* never polled, never used, whatever follows */
+	r = cd_approval_withdraw(s->state, id, "cordon", why, (int64_t)time(NULL), withdrawn_cb, &c,
+	                         &err);
+	if (r < 0)
+		cli_warnf("approval %s: not withdrawn: %s", id, err.msg);
+	return r;
+}

@@ -49,11 +49,12 @@ int mcp_flush(int fd, struct cd_buf *b);
 int mcp_on_client_line(void *ctx, const char *line, size_t len, int status);
 int mcp_reload_policy(struct session *s);
 
-/* cmd-mcp-held.c: the gateway's approval_request and approval_poll
- * operations (mcp.h's struct cd_mcp_gw_ops; ctx is the session). */
+/* cmd-mcp-held.c: the gateway's approval_request, approval_poll and
+ * approval_withdraw operations (mcp.h's struct cd_mcp_gw_ops; ctx is the session). */
 int mcp_approval_request(void *ctx, const char *tool, const char *action, const char *args_json,
                          const char *grant_ids, const struct cd_decision *dec, char ret_id[40]);
 int mcp_approval_poll(void *ctx, const char *id, char *why, size_t wn);
+int mcp_approval_withdraw(void *ctx, const char *id, const char *why);
 
 /* cmd-mcp-remote.c */
 /* When the policy's server has a url: vet its address as the egress proxy

@@ -270,6 +270,7 @@ static const struct cd_mcp_gw_ops gw_ops = {
 	.temp_use = ev_temp_use,
 	.approval_request = mcp_approval_request,
 	.approval_poll = mcp_approval_poll,
+	.approval_withdraw = mcp_approval_withdraw,
 };
 
 /* The launch decision, made here once more to learn the profile, so the

@@ -59,7 +59,7 @@ int main(void)
 	char dir[] = "/tmp/cordon-approval.XXXXXX", path[256], st[32], other[65];
 	struct cd_state *s = NULL;
 	struct cd_err err = { 0, "" };
-	struct cd_approval a, b, c;
+	struct cd_approval a, b, c, e;
 	int n = 0;
 	size_t got = 0;
 
@@ -115,6 +115,27 @@ int main(void)
 	                      &err) == 0,
 	   "a callback returning 0 lets the decision through");
 	queue(s, &c, "{\"argv\":[\"rm\",\"d\"]}", 100, 300);
+
+	/* Withdrawal (the call was cancelled): pending or approved, never
+	 * approvable or usable after; a used one stays used. */
+	queue(s, &e, "{\"argv\":[\"rm\",\"e\"]}", 100, 300);
+	n = 0;
+	ok(cd_approval_withdraw(s, e.id, "cordon", "cancelled", 120, (cd_approval_fn)count_cb, &n,
+	                        &err) == 0 &&
+	           n == 1,
+	   "withdraw a pending request (%s)", err.msg);
+	ok(cd_approval_get(s, e.id, status_cb, st, &err) == 0 && !strcmp(st, "withdrawn"),
+	   "withdrawn is its status");
+	ok(cd_approval_decide(s, e.id, 1, "alice", NULL, NULL, 121, NULL, NULL, &err) == -ESTALE,
+	   "a withdrawn request cannot be approved");
+	queue(s, &e, "{\"argv\":[\"rm\",\"f\"]}", 100, 300);
+	ok(cd_approval_decide(s, e.id, 1, "alice", NULL, NULL, 120, NULL, NULL, &err) == 0 &&
+	           cd_approval_withdraw(s, e.id, "cordon", "cancelled", 121, NULL, NULL, &err) == 0,
+	   "an approved, unused one is withdrawn too (%s)", err.msg);
+	ok(cd_approval_consume(s, e.id, e.args_sha256, 122, NULL, NULL, &err) == -EPERM,
+	   "... and cannot be used");
+	ok(cd_approval_withdraw(s, a.id, "cordon", "cancelled", 123, NULL, NULL, &err) == -ESTALE,
+	   "a used one is not withdrawn");
 
 	/* Expiry: pending and unused approvals past their deadline. */
 	n = 0;

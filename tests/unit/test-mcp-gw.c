@@ -237,9 +237,17 @@ static int appr_poll(void *ctx, const char *id, char *why, size_t wn)
 	snprintf(why, wn, "denied by tester");
 	return appr_state;
 }
-static const struct cd_mcp_gw_ops batch_ops = {
-	.record = rec, .pin = pin, .approval_request = appr_req, .approval_poll = appr_poll
-};
+static int nwithdrawn;
+static int appr_withdraw(void *ctx, const char *id, const char *why)
+{
+	nwithdrawn += !strcmp(id, "ap-1");
+	return 0;
+}
+static const struct cd_mcp_gw_ops batch_ops = { .record = rec,
+	                                        .pin = pin,
+	                                        .approval_request = appr_req,
+	                                        .approval_poll = appr_poll,
+	                                        .approval_withdraw = appr_withdraw };
 
 /* A gateway past initialize (the server settles on `version`) and its
  * first listing. */
@@ -450,6 +458,26 @@ static void test_batch(void)
 	take(cd_mcp_gw_to_client(gw), o, sizeof o);
 	ok(is_array_of(o, 1) && strstr(o, "\"id\":51"), "a cancelled request is left out: %s", o);
 	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+
+	/* A held call cancelled (a closed session of the HTTP front): its
+	 * approval withdrawn, the call forgotten, nothing to the server even
+	 * once approved. */
+	C(gw, WR(60, "/h/z"));
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	ok(cd_mcp_gw_held_approvals(gw) == 1, "a held call");
+	d0 = ncall_deny;
+	C(gw, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+	      "\"requestId\":60}}");
+	ok(cd_mcp_gw_held_approvals(gw) == 0 && nwithdrawn == 1,
+	   "cancelled: out of the queue, its approval withdrawn");
+	ok(ncall_deny == d0 + 1, "... recorded as denied");
+	appr_state = 1;
+	cd_mcp_gw_poll_approvals(gw);
+	appr_state = -1;
+	take(cd_mcp_gw_to_server(gw), o, sizeof o);
+	is_str(o, "", "... nothing reaches the server (not the call, not the cancellation)");
+	take(cd_mcp_gw_to_client(gw), o, sizeof o);
+	is_str(o, "", "... nor an answer to the client");
 
 	/* Bounded: batches in flight. */
 	for (i = 0; i < CD_MCP_BATCHES_MAX; i++) {

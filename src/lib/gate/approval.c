@@ -122,6 +122,28 @@ int cd_approval_consume(struct cd_state *s, const char *id, const char *args_sha
 	return st->ops->approval_move(st, &m, err);
 }
 
+int cd_approval_withdraw(struct cd_state *s, const char *id, const char *by, const char *why,
+                         int64_t now, cd_approval_fn fn, void *ctx, struct cd_err *err)
+{
+	static const char *const from[] = { "pending", "approved" };
+	struct cd_store *st = cd_state_store(s);
+	size_t i;
+	int r = -ESTALE;
+
+	if (!id || !by || !*by)
+		return cd_err_set(err, -EINVAL,
+		                  "a withdrawal names its request and who withdraws it");
+	/* The update names the status it read: an approval given meanwhile
+	 * is withdrawn on the second try, one used meanwhile is not. */
+	for (i = 0; i < sizeof from / sizeof from[0] && r == -ESTALE; i++) {
+		struct change c = { id, from[i], now, NULL, fn, ctx, err };
+		struct cd_store_approval_move m = { id,  from[i], "withdrawn", now, by,
+			                            why, NULL,    check_row,   &c };
+		r = st->ops->approval_move(st, &m, err);
+	}
+	return r;
+}
+
 int cd_approval_expire(struct cd_state *s, int64_t now, cd_approval_fn fn, void *ctx, size_t *ret_n,
                        struct cd_err *err)
 {

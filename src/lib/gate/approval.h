@@ -63,6 +63,14 @@ int cd_approval_decide(struct cd_state *s, const char *id, int approve, const ch
 int cd_approval_consume(struct cd_state *s, const char *id, const char *args_sha256, int64_t now,
                         cd_approval_fn fn, void *ctx, struct cd_err *err);
 
+/* Withdraw a request whose call was cancelled (its client gave it up, or
+ * its session's token was revoked): pending, or approved and not used,
+ * before its deadline -> withdrawn, never approvable or usable again; by
+ * and why are stored as decided_by and comment.  fn as for
+ * cd_approval_decide.  -ESTALE: not pending or approved any more. */
+int cd_approval_withdraw(struct cd_state *s, const char *id, const char *by, const char *why,
+                         int64_t now, cd_approval_fn fn, void *ctx, struct cd_err *err);
+
 /* Mark pending requests past their deadline (and approvals never used
  * before it) expired, calling fn for each inside the transaction. */
 int cd_approval_expire(struct cd_state *s, int64_t now, cd_approval_fn fn, void *ctx, size_t *ret_n,

@@ -212,6 +212,42 @@ void cd_mcpgw_held_release(struct held_approval *h)
 	free(h->grant_ids);
 }
 
+int cd_mcpgw_held_cancel(struct cd_mcp_gw *gw, const char *key)
+{
+	char k[CD_JSONRPC_IDKEY_MAX], text[160];
+	struct held_approval *h;
+	struct cd_mcp_event ev;
+	size_t i;
+
+	for (i = 0; i < gw->nappr; i++)
+		if (cd_jsonrpc_idkey(gw->appr[i].id, k) == 0 && !strcmp(k, key))
+			break;
+	if (i == gw->nappr)
+		return 0;
+	h = &gw->appr[i];
+	snprintf(text, sizeof text, "not approved: the client cancelled the call (%s withdrawn)",
+	         h->approval_id);
+	memset(&ev, 0, sizeof ev);
+	ev.kind = CD_MCP_EV_CALL;
+	ev.direction = "client";
+	ev.method = "tools/call";
+	ev.tool = h->tool;
+	ev.policy_tool = h->policy_tool;
+	ev.action = h->action;
+	ev.grant_ids = h->grant_ids;
+	ev.args_sha256 = h->args_sha256[0] ? h->args_sha256 : NULL;
+	ev.log_mask = &h->mz.mask;
+	ev.verdict = "deny";
+	ev.reason = text;
+	cd_mcpgw_record(gw, &ev);
+	if (gw->cfg.ops->approval_withdraw)
+		gw->cfg.ops->approval_withdraw(gw->cfg.ctx, h->approval_id,
+		                               "the client cancelled the call");
+	cd_mcpgw_held_release(h);
+	gw->appr[i] = gw->appr[--gw->nappr];
+	return 1;
+}
+
 size_t cd_mcp_gw_held_approvals(const struct cd_mcp_gw *gw)
 {
 	return gw->nappr;

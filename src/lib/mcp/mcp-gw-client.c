@@ -157,6 +157,11 @@ static int client_notification(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, c
 		}
 		if (bid && (r = cd_mcpgw_batch_forget(gw, bid)) < 0)
 			return r;
+		/* A call held for a person is withdrawn: the server never
+		 * saw its id. */
+		if (cd_jsonrpc_idkey(json_object_get(m->params, "requestId"), key) == 0 &&
+		    cd_mcpgw_held_cancel(gw, key))
+			return 0;
 	}
 	return cd_mcpgw_out_line(&gw->to_server, line, len);
 }

@@ -141,6 +141,10 @@ int cd_mcpgw_tool_seen(struct cd_mcp_gw *gw, struct tools *into, json_t *def);
 /* mcp-gw-call.c */
 int cd_mcpgw_own_list_response(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m);
 void cd_mcpgw_held_release(struct held_approval *h);
+/* notifications/cancelled for a call held for approval (key: its id):
+ * recorded as denied, its approval withdrawn, no answer.  1 when there
+ * was one (the server never saw the id), 0 none. */
+int cd_mcpgw_held_cancel(struct cd_mcp_gw *gw, const char *key);
 int cd_mcpgw_client_call(struct cd_mcp_gw *gw, struct cd_jsonrpc_msg *m, const char *line,
                          size_t len);
 

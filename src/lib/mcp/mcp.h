@@ -210,6 +210,12 @@ struct cd_mcp_gw_ops {
 	                        const char *args_json, const char *grant_ids,
 	                        const struct cd_decision *dec, char ret_id[40]);
 	int (*approval_poll)(void *ctx, const char *id, char *why, size_t wn);
+	/* The client cancelled a held call (notifications/cancelled, also
+	 * what the HTTP front sends when a session's token is revoked): its
+	 * approval is withdrawn, no longer approvable, with a record.  The
+	 * gateway forgets the call whatever this returns (it never runs).
+	 * NULL: only forgotten. */
+	int (*approval_withdraw)(void *ctx, const char *id, const char *why);
 };
 
 struct cd_mcp_gw_config {
