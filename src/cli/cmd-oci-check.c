@@ -105,8 +105,8 @@ static int root_allowed(const char *canon, const char *bundle, const char *roots
 {
 	char rootfs[PATH_MAX], b[PATH_MAX];
 
-	if (realpath(bundle, b) && snprintf(rootfs, sizeof rootfs, "%s/rootfs", b) <
-	                                   (int)sizeof rootfs &&
+	if (realpath(bundle, b) &&
+	    snprintf(rootfs, sizeof rootfs, "%s/rootfs", b) < (int)sizeof rootfs &&
 	    strcmp(canon, rootfs) == 0)
 		return 0;
 	if (below(canon, bundle)) {
