@@ -1,16 +1,22 @@
 /* cmd-oci-check.c — what `create` checks before any supervisor exists,
  * and the audit record of a container refused there (see cmd-oci.h).
  *
- * root.path: containerd puts the image's root at BUNDLE/rootfs; CRI-O
- * and podman name a directory of their image store outside the bundle.
- * The image's root is bound through an idmapped mount (its root-owned
- * files read as the container's own), so a root.path naming a host tree
- * (/, /etc, /root) would show the container every root-owned secret in
- * it.  The root must therefore resolve (symlinks followed) to a directory
- * strictly below the bundle, or below one of the image stores the
- * operator names in CORDON_OCI_ROOTS (colon-separated; default the
- * containerd, CRI-O and podman stores below).  The resolved path is the
- * one used from then on.
+ * root.path: containerd puts the image's root at BUNDLE/rootfs (a mount
+ * it makes there for this container); CRI-O and podman name an overlay
+ * mount of their image store, STORE/overlay/LAYER/merged.  The image's
+ * root is bound through an idmapped mount (its root-owned files read as
+ * the container's own), so a root.path naming a host tree (/, /etc) or
+ * another container's files (its rootfs, runc's state, the snapshotter's
+ * layers of every image, all below the stores) would show the container
+ * what is not its own.  The root must therefore resolve (symlinks
+ * followed) to one of:
+ *  - BUNDLE/rootfs;
+ *  - a mount root (statx STATX_ATTR_MOUNT_ROOT) strictly below the bundle;
+ *  - a mount root of the form STORE/overlay/LAYER/merged, STORE one of
+ *    the CRI-O/podman stores below;
+ *  - a directory strictly below one the operator names in
+ *    CORDON_OCI_ROOTS (colon-separated; unset, none).
+ * The resolved path is the one used from then on.
  */
 #include "cli.h"
 #include "cmd-oci.h"
@@ -22,6 +28,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -29,22 +36,105 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define OCI_ROOTS_DEFAULT                                                                          \
-	"/run/containerd:/var/lib/containerd:/run/containers/storage:/var/lib/containers/storage"
+#define OCI_OVERLAY_STORES "/run/containers/storage:/var/lib/containers/storage"
 
-/* `path` (canonical) strictly below `dir`, which is resolved first. */
+/* `path` (canonical) strictly below `dir`, which is resolved first into
+ * `d` (PATH_MAX). */
+static int below_in(const char *path, const char *dir, char *d)
+{
+	return realpath(dir, d) && strcmp(d, "/") != 0 && strcmp(path, d) != 0 &&
+	       cd_path_is_under(path, d);
+}
+
 static int below(const char *path, const char *dir)
 {
 	char d[PATH_MAX];
 
-	return realpath(dir, d) && strcmp(d, "/") != 0 && strcmp(path, d) != 0 &&
-	       cd_path_is_under(path, d);
+	return below_in(path, dir, d);
+}
+
+/* `path` (canonical, so no symlink in it) is the root of a mount; a
+ * kernel that does not say is taken as "no". */
+static int mount_root(const char *path)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) < 0)
+		return 0;
+	return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	       (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+/* `path` is STORE/overlay/LAYER/merged for a directory of `stores`
+ * (colon-separated), LAYER one name. */
+static int overlay_merged(const char *path, const char *stores)
+{
+	char list[1024], d[PATH_MAX], *save = NULL, *s;
+	const char *rel, *slash;
+
+	snprintf(list, sizeof list, "%s", stores);
+	for (s = strtok_r(list, ":", &save); s; s = strtok_r(NULL, ":", &save)) {
+		if (!below_in(path, s, d))
+			continue;
+		rel = path + strlen(d) + 1;
+		if (strncmp(rel, "overlay/", 8) != 0)
+			continue;
+		rel += 8;
+		slash = strchr(rel, '/');
+		if (slash && slash != rel && strcmp(slash, "/merged") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* `path` is strictly below a directory CORDON_OCI_ROOTS names. */
+static int named_root(const char *path, const char *roots)
+{
+	char list[4096], *save = NULL, *d;
+
+	snprintf(list, sizeof list, "%s", roots);
+	for (d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		if (d[0] == '/' && below(path, d))
+			return 1;
+	}
+	return 0;
+}
+
+static int root_allowed(const char *canon, const char *bundle, const char *roots,
+                        struct cd_err *err, const char *given)
+{
+	char rootfs[PATH_MAX], b[PATH_MAX];
+
+	if (realpath(bundle, b) &&
+	    snprintf(rootfs, sizeof rootfs, "%s/rootfs", b) < (int)sizeof rootfs &&
+	    strcmp(canon, rootfs) == 0)
+		return 0;
+	if (below(canon, bundle)) {
+		if (mount_root(canon))
+			return 0;
+		if (!named_root(canon, roots))
+			return cd_err_set(err, -CD_E_DENIED,
+			                  "root.path %s (%s) is in the bundle but is neither "
+			                  "BUNDLE/rootfs nor a mount made there for the container: "
+			                  "cordon refuses it as a container's root",
+			                  given, canon);
+		return 0;
+	}
+	if ((overlay_merged(canon, OCI_OVERLAY_STORES) && mount_root(canon)) ||
+	    named_root(canon, roots))
+		return 0;
+	return cd_err_set(err, -CD_E_DENIED,
+	                  "root.path %s (%s) is outside the bundle, no CRI-O/podman overlay mount "
+	                  "(STORE/overlay/LAYER/merged) and below no image store CORDON_OCI_ROOTS "
+	                  "names (%s): cordon refuses a host tree or another container's files as "
+	                  "a container's root",
+	                  given, canon, *roots ? roots : "unset");
 }
 
 int oci_check_root(struct cd_oci_spec *spec, const char *bundle, struct cd_err *err)
 {
 	const char *roots = getenv("CORDON_OCI_ROOTS");
-	char canon[PATH_MAX], list[4096], *save = NULL, *d, *dup;
+	char canon[PATH_MAX], *dup;
 	struct stat st;
 
 	if (!realpath(spec->root, canon) || stat(canon, &st) < 0)
@@ -52,22 +142,8 @@ int oci_check_root(struct cd_oci_spec *spec, const char *bundle, struct cd_err *
 		                  cd_strerror(-errno));
 	if (!S_ISDIR(st.st_mode))
 		return cd_err_set(err, -CD_E_DENIED, "root.path %s is not a directory", spec->root);
-	if (!roots || !*roots)
-		roots = OCI_ROOTS_DEFAULT;
-	if (!below(canon, bundle)) {
-		snprintf(list, sizeof list, "%s", roots);
-		for (d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-			if (d[0] == '/' && below(canon, d))
-				break;
-		}
-		if (!d)
-			return cd_err_set(
-			        err, -CD_E_DENIED,
-			        "root.path %s (%s) is outside the bundle and the image "
-			        "stores cordon-oci takes roots from (CORDON_OCI_ROOTS: %s): "
-			        "cordon refuses a host tree as a container's root",
-			        spec->root, canon, roots);
-	}
+	if (root_allowed(canon, bundle, roots ? roots : "", err, spec->root) < 0)
+		return -CD_E_DENIED;
 	dup = strdup(canon);
 	if (!dup)
 		return cd_err_set(err, -ENOMEM, "out of memory");

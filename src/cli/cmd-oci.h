@@ -71,10 +71,10 @@ int oci_tty_give(const char *console_socket, int *ret_follower, struct cd_err *e
  * names the environment does not set. */
 void oci_env_defaults(void);
 
-/* root.path (cmd-oci-check.c): it must resolve to a directory strictly
- * below the bundle or below an image store of CORDON_OCI_ROOTS (default
- * containerd's, CRI-O's and podman's); spec->root becomes the resolved
- * path.  0, or -CD_E_DENIED with err saying why. */
+/* root.path (cmd-oci-check.c): it must resolve to BUNDLE/rootfs, a mount
+ * root below the bundle, a CRI-O/podman STORE/overlay/LAYER/merged mount
+ * root, or a directory below one CORDON_OCI_ROOTS names; spec->root
+ * becomes the resolved path.  0, or -CD_E_DENIED with err saying why. */
 int oci_check_root(struct cd_oci_spec *spec, const char *bundle, struct cd_err *err);
 
 /* linux.cgroupsPath (cgroupfs style): refused when that cgroup exists
