@@ -5,7 +5,8 @@
 # p99 of each, and the difference.  The calls are made in ROUNDS rounds
 # (default 5) that alternate direct and gateway sessions, so load from
 # other work on the machine falls on both alike.  The audit log and state
-# database go to /tmp unless CORDON_BENCH_DIR says otherwise.
+# database go to /tmp unless CORDON_BENCH_DIR says otherwise, or to the
+# store CORDON_BENCH_STORE names (a PostgreSQL URI: bench/store-pg.sh).
 set -eu
 CORDON=${1:-$(pwd)/build/cordon}
 CORDON_SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +25,7 @@ grants:
   - {id: launch, agent: bench, tool: fs, actions: [execute], scope: {argv: [node, $MCP_FS_JS]}, profile: fs, owner: o, justification: j, review_by: 2099-01-01, expires: 2099-01-01}
   - {id: read, agent: bench, tool: fs, actions: [read], scope: {paths: [$D/data/**]}, owner: o, justification: j, review_by: 2099-01-01, expires: 2099-01-01}
 EOP
-export CORDON_AUDIT="$D/state/audit.db" CORDON_STATE="$D/state/state.db"
+export CORDON_AUDIT="${CORDON_BENCH_STORE:-$D/state/audit.db}" CORDON_STATE="${CORDON_BENCH_STORE:-$D/state/state.db}"
 cd "$D/work"
 ROUNDS=${ROUNDS:-5}
 N=$((1000 / ROUNDS))

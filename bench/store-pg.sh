@@ -46,3 +46,12 @@ if [ -x "$APPEND" ]; then
 		echo "8 writers, durable appends: $(echo "$t0 $t1 ${N:-250}" | awk '{ printf "%.0f", 8 * $3 / ($2 - $1) }') records/s ($(case $db in postgres*) echo postgresql ;; *) echo sqlite ;; esac))"
 	done
 fi
+# An MCP call through `cordon mcp` with the store in SQLite and in
+# PostgreSQL (bench/mcp.sh: the official SDK client, server-filesystem).
+if [ "${MCP:-1}" = 1 ]; then
+	echo "# tools/call through cordon mcp, SQLite files:"
+	ROUNDS=${MCP_ROUNDS:-2} sh "$CORDON_SRC/bench/mcp.sh" "$CORDON" 2>&1 | grep -E "median|added" || true
+	echo "# tools/call through cordon mcp, PostgreSQL:"
+	CORDON_BENCH_STORE="$URI" ROUNDS=${MCP_ROUNDS:-2} sh "$CORDON_SRC/bench/mcp.sh" "$CORDON" 2>&1 |
+		grep -E "median|added" | sed "s/$PG_ADMIN_PW/***/g" || true
+fi
