@@ -29,7 +29,7 @@ is "$?" 0 "the loader's keyspec tables were read ($n keys)"
 section() {
 	case $1 in
 	load_tree:spec) echo "TOP LEVEL" ;;
-	load_tree:agent_spec) echo "AGENTS" ;;
+	load_tree:agent_spec | load_limits:spec) echo "AGENTS" ;;
 	load_tree:task_spec) echo "TASKS" ;;
 	load_tree:tool_spec) echo "TOOLS" ;;
 	load_profiles:spec) echo "PROFILES" ;;
