@@ -757,14 +757,6 @@ int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 
 	if (len >= sizeof w->path)
 		return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", src);
-	if (w->cache && strcmp(src, "/")) {
-		memcpy(w->path, src, len + 1);
-		w->src = src;
-		w->dest = dest;
-		w->srclen = len;
-		if ((fd = cd_tree_cache_dir(w, -1, src, len, 0)) != 1)
-			return fd;
-	}
 	fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == EACCES || errno == EPERM) && (w->list_only || w->writable))
 		return w->list_only ? cd_tree_incomplete(w, "", WHY_UNREADABLE)
@@ -787,7 +779,14 @@ int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 	w->src = src;
 	w->dest = dest;
 	w->srclen = strcmp(src, "/") ? len : 0;
-	r = cd_tree_walk_dir(w, fd, w->srclen, 0);
+	/* The top's listing from the cache only after the top is pinned and
+	 * kept open (above): a hit is then checked for a moved top as a walk
+	 * is, and the after-run check reads through the kept descriptor. */
+	r = w->cache && w->srclen ? cd_tree_cache_dir(w, -1, src, len, 0) : 1;
+	if (r == 1)
+		r = cd_tree_walk_dir(w, fd, w->srclen, 0);
+	else
+		close(fd);
 	if (r == 0)
 		r = cd_tree_root_unchanged(w, keep, src);
 	close(keep);
