@@ -17,6 +17,10 @@
 #   make deb          a Debian package in build/ (scripts/make-deb.sh)
 #
 # WERROR=1 turns warnings into errors (CI sets it).
+# Each test runs under scripts/reap.pl: what it leaves running is ended when
+# it ends, and past TEST_DEADLINE seconds it is ended itself and fails, so no
+# test can hold the suite (or CI) open.
+TEST_DEADLINE ?= 1200
 
 PREFIX   ?= /usr/local
 CC       ?= cc
@@ -144,7 +148,7 @@ check: $(BIN) $(B)/cordon-oci $(UNITS) $(HELPERS) $(REPLAYS) $(patsubst tests/to
 	@CORDON_SRC=$(CURDIR) sh -c '. tests/mcp/setup.sh && mcp_setup' || true
 	CORDON=$(abspath $(BIN)) CORDON_BUILD=$(abspath $(B)) CORDON_SRC=$(CURDIR) \
 		CORDON_SKIP_LOG=$(abspath $(B))/test-skips.log \
-		prove -e '' --timer $(PROVE_FLAGS) $(UNITS) $(REPLAYS) \
+		prove -e 'perl scripts/reap.pl --deadline $(TEST_DEADLINE)' --timer $(PROVE_FLAGS) $(UNITS) $(REPLAYS) \
 		$(sort $(wildcard tests/integration/*.sh)); \
 		rc=$$?; sh scripts/skip-banner.sh $(B)/test-skips.log; exit $$rc
 
@@ -199,10 +203,10 @@ check-long: $(BIN) $(HELPERS) $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(wi
 	@sh scripts/deps.sh test
 	CORDON=$(abspath $(BIN)) CORDON_BUILD=$(abspath $(B)) CORDON_SRC=$(CURDIR) \
 		CORDON_KILL_LOOPS=300 CORDON_TEST_TIMEOUT=3600 \
-		prove -e '' --timer tests/integration/9023-kill-orphans.sh
+		prove -e 'perl scripts/reap.pl --deadline 4000' --timer tests/integration/9023-kill-orphans.sh
 	for i in $$(seq 20); do \
 		CORDON=$(abspath $(BIN)) CORDON_BUILD=$(abspath $(B)) CORDON_SRC=$(CURDIR) \
-		prove -e '' tests/integration/4020-log-concurrency.sh || exit 1; done
+		prove -e 'perl scripts/reap.pl --deadline $(TEST_DEADLINE)' tests/integration/4020-log-concurrency.sh || exit 1; done
 	$(MAKE) fresh-check
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UNITS:=.d) \

@@ -22,6 +22,11 @@ for c in containerd ctr; do
 	command -v $c >/dev/null 2>&1 || { skip "$c is not installed (scripts/deps.sh test installs it)"; done_testing; }
 done
 
+# Every ctr call is bounded: a shim that died must fail the test, not hang
+# it (and with it the suite).
+CTR=$(command -v ctr)
+ctr() { timeout 60 "$CTR" "$@"; }
+
 D=$T/ctrd
 NS=cordontest$$
 mkdir -p "$D"
@@ -44,6 +49,9 @@ stop_containerd() {
 			ctr -a "$D/sock" -n $NS task delete -f "$id" >/dev/null 2>&1
 		done
 		kill "$ctrd_pid" 2>/dev/null
+		i=0
+		while kill -0 "$ctrd_pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+		kill -9 "$ctrd_pid" 2>/dev/null
 		wait "$ctrd_pid" 2>/dev/null
 		ctrd_pid=
 	fi
