@@ -30,9 +30,12 @@ warm() {
 	sleep 1.2
 	$RUN_AS "$CORDON" run --profile workspace-write -- true </dev/null >/dev/null 2>&1
 	$RUN_AS "$CORDON" run --profile workspace-write -- sh -c 'echo "echo pwn" > .envrc; mkdir -p .git/hooks;
-		echo "id" > .git/hooks/pre-commit; sleep 4' </dev/null >"$T/out" 2>&1 &
+		echo "id" > .git/hooks/pre-commit; : > started; sleep 4' </dev/null >"$T/out" 2>&1 &
 	cp=$!
-	sleep 2
+	# Exchange once the command runs (a loaded machine can take seconds to
+	# get there; exchanged before the walk, there is nothing to catch).
+	i=0
+	while [ ! -e "$X/top/a/started" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	xchg "$X/top/a" "$X/top/b"
 	ok "$who: control: the tree was exchanged during the run" test -e "$X/top/b/README"
 	wait $cp
