@@ -38,10 +38,12 @@ mkdir -m 755 "$W/cwd" "$W/nobody" "$SHM/nobody"
 chown 65534:65534 "$W/nobody" "$SHM/nobody" 2>/dev/null || true
 cc -O2 -o "$W/interleave" "$SRC/bench/interleave.c"
 cc -O2 -o "$W/pool-probe" "$SRC/bench/pool-probe.c"
-B=$(dirname "$CORDON")
-[ -f "$B/libcordon.a" ] || { echo "pool.sh: no $B/libcordon.a (run make)" >&2; exit 1; }
+# pool-park links the library beside CORDON, else this tree's
+LIBCORDON=$(dirname "$CORDON")/libcordon.a
+[ -f "$LIBCORDON" ] || LIBCORDON=$SRC/build/libcordon.a
+[ -f "$LIBCORDON" ] || { echo "pool.sh: no libcordon.a (run make)" >&2; exit 1; }
 # shellcheck disable=SC2046
-cc -O2 -I"$SRC/src/lib" -o "$W/pool-park" "$SRC/bench/pool-park.c" "$B/libcordon.a" \
+cc -O2 -I"$SRC/src/lib" -o "$W/pool-park" "$SRC/bench/pool-park.c" "$LIBCORDON" \
 	$(make -s -C "$SRC" print-ldlibs)
 cd "$W/cwd"
 export CORDON_SERVICE_DIR="$W/svc" CORDON_SERVICE_IDLE=600
