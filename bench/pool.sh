@@ -29,7 +29,11 @@ W=$(mktemp -d /tmp/cordon-bench-pool.XXXXXX)
 SHM=$(mktemp -d /dev/shm/cordon-bench-pool.XXXXXX)
 PIDS=""
 cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
+	# the prototypes' services, then the warm services this run started
+	# (each writes its pid in its lock file)
+	for p in $PIDS $(cat "$W"/svc/*/service.lock 2>/dev/null); do
+		kill "$p" 2>/dev/null || true
+	done
 	rm -rf "$W" "$SHM"
 }
 trap cleanup EXIT
