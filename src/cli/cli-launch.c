@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -106,7 +107,13 @@ struct launch {
 
 static void launch_init(struct launch *l, const struct cli_launch_mode *mode)
 {
-	memset(l, 0, sizeof *l);
+	/* All but privbuf (128 KiB of the stack): launch_private_paths fills
+	 * each entry it points priv at, and nothing reads the others, so
+	 * their pages are never touched (a fresh page's fault costs 17-24 us
+	 * on a VM like the benchmarks'). */
+	memset(l, 0, offsetof(struct launch, privbuf));
+	memset((char *)l + offsetof(struct launch, priv), 0,
+	       sizeof *l - offsetof(struct launch, priv));
 	l->slot.fd = -1;
 	l->rc = CD_EXIT_CORDON;
 	l->sfd = -1;
