@@ -93,7 +93,10 @@ const char *const cd_host_run_names[] = {
 /* Keep tree-names.c's first-letter filter (cd_tree_host_run_path) in step:
  * the last components here start with one of "acghmpA".  A virtualenv is
  * matched by its bin/ entries whatever the environment's directory is
- * called (venv/, env/, .venv/ ...); its pyvenv.cfg is a host-run name. */
+ * called (venv/, env/, .venv/ ...); its pyvenv.cfg is a host-run name.
+ * The rest of a virtualenv's bin/ (one with a pyvenv.cfg beside it: read
+ * only whole) and a site directory's *.pth and sitecustomize files are
+ * matched in code (tree-names.c, cd_tree_python_run). */
 const char *const cd_host_run_paths[] = {
 	".cargo/config.toml", /* build.rustc-wrapper, target runners: run by any cargo command */
 	".cargo/config",      /* ... its older name */

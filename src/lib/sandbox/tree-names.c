@@ -152,3 +152,91 @@ int cd_tree_objects_info(char *path, size_t len)
 	path[len - tl] = '/';
 	return gd;
 }
+
+/* The last component of path (len bytes): its start, *ret_len its length. */
+static const char *last_comp(const char *path, size_t len, size_t *ret_len)
+{
+	size_t i = len;
+
+	while (i > 0 && path[i - 1] != '/')
+		i--;
+	*ret_len = len - i;
+	return path + i;
+}
+
+static int comp_is(const char *c, size_t cl, const char *s)
+{
+	return cl == strlen(s) && memcmp(c, s, cl) == 0;
+}
+
+/* Is path (len bytes) a Python site directory, lib/python3.X/site-packages
+ * (lib64/, pypy3.X/, Debian's dist-packages too)? */
+static int site_dir(const char *path, size_t len)
+{
+	size_t cl;
+	const char *c = last_comp(path, len, &cl);
+
+	if (!comp_is(c, cl, "site-packages") && !comp_is(c, cl, "dist-packages"))
+		return 0;
+	if ((len = (size_t)(c - path)) < 2)
+		return 0;
+	c = last_comp(path, len - 1, &cl);
+	if (!(cl > 6 && !memcmp(c, "python", 6)) && !(cl > 4 && !memcmp(c, "pypy", 4)))
+		return 0;
+	if ((len = (size_t)(c - path)) < 2)
+		return 0;
+	c = last_comp(path, len - 1, &cl);
+	return comp_is(c, cl, "lib") || comp_is(c, cl, "lib64");
+}
+
+/* sitecustomize or usercustomize as the import system finds a module:
+ * NAME.py, NAME.pyc, a package NAME/, an extension NAME.*.so, and in
+ * __pycache__ NAME.cpython-3X.pyc. */
+static int customize_name(const char *name)
+{
+	return (!strncmp(name, "sitecustomize", 13) && (!name[13] || name[13] == '.')) ||
+	       (!strncmp(name, "usercustomize", 13) && (!name[13] || name[13] == '.'));
+}
+
+int cd_tree_python_name(const char *name)
+{
+	size_t nl = strlen(name);
+
+	return !strcmp(name, "bin") || (nl > 4 && !strcmp(name + nl - 4, ".pth")) ||
+	       customize_name(name);
+}
+
+/* Does a Python interpreter on the host run the entry `name` of the
+ * directory dfd (path, len bytes, ends in "/name") at its start, before
+ * any script: a *.pth file of a site directory (its import lines run even
+ * under -I, which editors use to ask a virtualenv's python about itself),
+ * sitecustomize and usercustomize there (or their compiled form, which
+ * the import system takes when its header matches the source's size and
+ * time); or the bin directory of a virtualenv (a directory with a
+ * pyvenv.cfg, whatever its name), which `activate` puts first on PATH? */
+int cd_tree_python_run(int dfd, const char *path, size_t len, const char *name)
+{
+	size_t nl = strlen(name), dl = len - nl - 1, cl;
+	const char *c;
+	char cfg[CD_PATH_MAX];
+	struct stat st;
+	int n;
+
+	if (len <= nl)
+		return 0;
+	if (!strcmp(name, "bin")) {
+		if (dfd >= 0)
+			return fstatat(dfd, "pyvenv.cfg", &st, AT_SYMLINK_NOFOLLOW) == 0;
+		n = snprintf(cfg, sizeof cfg, "%.*s/pyvenv.cfg", (int)dl, path);
+		return n < 0 || (size_t)n >= sizeof cfg || lstat(cfg, &st) == 0;
+	}
+	if (nl > 4 && !strcmp(name + nl - 4, ".pth"))
+		return site_dir(path, dl);
+	if (!customize_name(name))
+		return 0;
+	if (site_dir(path, dl))
+		return 1;
+	c = last_comp(path, dl, &cl);
+	return comp_is(c, cl, "__pycache__") && c - path >= 2 &&
+	       site_dir(path, (size_t)(c - path) - 1);
+}

@@ -126,6 +126,8 @@ const char *cd_tree_fold_name(const struct fold *f, ino_t ino, const char *name)
 int cd_tree_is_host_run(const char *name);
 int cd_tree_host_run_path(const char *path, size_t len, const char *name);
 int cd_tree_host_run_base(const char *name);
+int cd_tree_python_name(const char *name);
+int cd_tree_python_run(int dfd, const char *path, size_t len, const char *name);
 int cd_tree_objects_info(char *path, size_t len);
 
 /* tree-scan.c */

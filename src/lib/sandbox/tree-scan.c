@@ -545,7 +545,7 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	    cd_tree_link_leaves(w, dfd, name))
 		r = cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_LINK_OUT);
 	if (r == 0 && w->protect &&
-	    (cd_tree_is_host_run(name) ||
+	    (cd_tree_is_host_run(name) || cd_tree_python_run(dfd, w->path, len + 1 + nl, name) ||
 	     (hpath = cd_tree_host_run_path(w->path, len + 1 + nl, name)))) {
 		if ((r = cd_tree_list_add(w, w->path)) < 0)
 			goto out;
