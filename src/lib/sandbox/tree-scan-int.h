@@ -128,6 +128,7 @@ int cd_tree_host_run_path(const char *path, size_t len, const char *name);
 int cd_tree_host_run_base(const char *name);
 int cd_tree_python_name(const char *name);
 int cd_tree_python_run(int dfd, const char *path, size_t len, const char *name);
+int cd_tree_yarn_path(struct walk *w, int dfd, const char *name, size_t len);
 int cd_tree_objects_info(char *path, size_t len);
 
 /* tree-scan.c */
