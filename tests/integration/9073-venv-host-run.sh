@@ -6,11 +6,13 @@
 # - its bin/ is read-only whole: no new command (`bin/git`, which
 #   `. bin/activate` puts first on PATH) and no rewritten one (`bin/pip`);
 # - in lib/python3.X/site-packages/ the *.pth files (their import lines
-#   run at every start of the venv's python, -I included) and
-#   sitecustomize/usercustomize are read-only when they exist, and new
-#   ones (a .pth, usercustomize.py, a compiled sitecustomize in
-#   __pycache__, a .pth in a new lib64/ site directory, a new
-#   environment's bin/) are in planted_paths after the run.
+#   run at every start of the venv's python, -I included), the modules
+#   they import (setuptools' _distutils_hack/, an editable install's
+#   finder), sitecustomize/usercustomize and __pycache__ (a compiled
+#   sitecustomize) are read-only when they exist, and new ones (a .pth,
+#   usercustomize.py, __pycache__, the missing module a .pth imports, a
+#   .pth in a new lib64/ site directory, a new environment's bin/) are
+#   in planted_paths after the run.
 # The host side is then run as a user would (`. myenv/bin/activate;
 # git; pip`, `myenv/bin/python -I`): nothing the sandbox wrote runs.
 # Controls: the existing .pth and pip do run on the host; a project bin/
@@ -45,9 +47,18 @@ mkvenv() {
 		"$v" >"$v/bin/activate"
 	printf '#!%s/bin/python\nprint("real pip")\n' "$v" >"$v/bin/pip"
 	chmod +x "$v/bin/pip"
-	printf 'import os; open("%s/host-pth-ran", "w").close()\n' "$2" \
-		>"$v/lib/$PYV/site-packages/distutils-precedence.pth"
-	echo 'x = 1' >"$v/lib/$PYV/site-packages/sitecustomize.py"
+	s=$v/lib/$PYV/site-packages
+	# setuptools' line, and the module it imports at every start
+	echo "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; enabled and __import__('_distutils_hack').add_shim(); " \
+		>"$s/distutils-precedence.pth"
+	mkdir -p "$s/_distutils_hack"
+	printf 'def add_shim():\n    open("%s/host-pth-ran", "w").close()\n' "$2" \
+		>"$s/_distutils_hack/__init__.py"
+	# an editable install's
+	echo 'import __editable___proj_1_0_finder; __editable___proj_1_0_finder.install()' \
+		>"$s/__editable__.proj-1.0.pth"
+	printf 'def install():\n    pass\n' >"$s/__editable___proj_1_0_finder.py"
+	echo 'x = 1' >"$s/sitecustomize.py"
 	echo 'print("tool")' >"$1/bin/tool"
 	echo 'print("main")' >"$1/src/main.py"
 }
@@ -77,6 +88,10 @@ try venv-bin-pip "printf '#!/bin/sh\\\\necho x >$m/pip-ran\\\\n' >myenv/bin/pip"
 try venv-activate "echo 'echo x >$m/act-ran' >>myenv/bin/activate"
 try pth-existing "echo 'import os; open(\"$m/pth-ran\", \"w\")' >>$sp/distutils-precedence.pth"
 try sitecustomize "echo 'open(\"$m/site-ran\", \"w\")' >>$sp/sitecustomize.py"
+try site-pyc "echo junk >$sp/__pycache__/sitecustomize.$CPY.pyc"
+try pth-module "echo 'def add_shim(): open(\"$m/hack-ran\", \"w\")' >$sp/_distutils_hack/__init__.py"
+try pth-module-new "echo x >$sp/_distutils_hack/more.py"
+try pth-finder "echo 'def install(): open(\"$m/finder-ran\", \"w\")' >$sp/__editable___proj_1_0_finder.py"
 try project-bin "echo 'print(1)' >bin/newtool && echo x >>bin/tool"
 try site-module "echo 'x = 2' >$sp/ordinary.py"
 try src "echo x >>src/main.py"
@@ -88,7 +103,8 @@ EOF
 		$RUN_AS "$CORDON" run --profile workspace-write -- sh attack.sh \
 			>"$T/out" 2>"$T/err"
 		is "$?" 0 "$who ($pass run): the run exits 0"
-		for n in venv-bin-new venv-bin-pip venv-activate pth-existing sitecustomize; do
+		for n in venv-bin-new venv-bin-pip venv-activate pth-existing sitecustomize site-pyc \
+			pth-module pth-module-new pth-finder; do
 			is "$(grep "^$n=" "$T/out")" "$n=erofs" \
 				"$who ($pass run): $n is refused: read-only file system"
 		done
@@ -117,20 +133,23 @@ planted_new() {
 	sp=myenv/lib/$PYV/site-packages
 	mkdir -p "$d" "$m"
 	mkvenv "$d" "$m"
+	rmdir "$d/$sp/__pycache__"
+	echo 'import _virtualenv' >"$d/$sp/_virtualenv.pth" # its module not there (yet)
 	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
 	sleep 1.1
 	cd "$d" || exit 1
 	$RUN_AS "$CORDON" run --profile workspace-write --json-fd 3 -- sh -c "
 		echo 'import os; open(\"$m/zz-ran\", \"w\")' >$sp/zz.pth
 		echo 'x = 1' >$sp/usercustomize.py
-		echo junk >$sp/__pycache__/sitecustomize.$CPY.pyc
+		mkdir $sp/__pycache__ && echo junk >$sp/__pycache__/sitecustomize.$CPY.pyc
+		echo 'import os' >$sp/_virtualenv.py
 		mkdir -p myenv/lib64/$PYV/site-packages && echo 'import os' >myenv/lib64/$PYV/site-packages/yy.pth
 		mkdir -p env2/bin && echo 'home = /usr/bin' >env2/pyvenv.cfg && echo x >env2/bin/git
 		echo 'x = 3' >$sp/plain.py
 		echo x >src/new.py && echo x >bin/new" 3>"$T/rec" >"$T/out" 2>"$T/err"
 	is "$?" 0 "$who: the run exits 0"
 	got=" $(planted) "
-	for f in $sp/zz.pth $sp/usercustomize.py $sp/__pycache__/sitecustomize.$CPY.pyc \
+	for f in $sp/zz.pth $sp/usercustomize.py $sp/__pycache__ $sp/_virtualenv.py \
 		myenv/lib64/$PYV/site-packages/yy.pth env2/pyvenv.cfg env2/bin; do
 		case $got in *" $f "*) r=yes ;; *) r="no: $got" ;; esac
 		is "$r" yes "$who: a new $f is in planted_paths"

@@ -6,14 +6,11 @@
 #include "tree-scan-int.h"
 
 #include "util/bounds.h"
-#include "util/path.h"
 #include "profile.h"
 #include "util/util.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <linux/fs.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -194,8 +191,7 @@ static int site_dir(const char *path, size_t len)
 }
 
 /* sitecustomize or usercustomize as the import system finds a module:
- * NAME.py, NAME.pyc, a package NAME/, an extension NAME.*.so, and in
- * __pycache__ NAME.cpython-3X.pyc. */
+ * NAME.py, NAME.pyc, a package NAME/, an extension NAME.*.so. */
 static int customize_name(const char *name)
 {
 	return (!strncmp(name, "sitecustomize", 13) && (!name[13] || name[13] == '.')) ||
@@ -207,21 +203,21 @@ int cd_tree_python_name(const char *name)
 	size_t nl = strlen(name);
 
 	return !strcmp(name, "bin") || (nl > 4 && !strcmp(name + nl - 4, ".pth")) ||
-	       customize_name(name);
+	       customize_name(name) || !strcmp(name, "__pycache__");
 }
 
 /* Does a Python interpreter on the host run the entry `name` of the
  * directory dfd (path, len bytes, ends in "/name") at its start, before
  * any script: a *.pth file of a site directory (its import lines run even
- * under -I, which editors use to ask a virtualenv's python about itself),
- * sitecustomize and usercustomize there (or their compiled form, which
- * the import system takes when its header matches the source's size and
- * time); or the bin directory of a virtualenv (a directory with a
- * pyvenv.cfg, whatever its name), which `activate` puts first on PATH? */
+ * under -I, which editors use to ask a virtualenv's python about itself;
+ * the modules they import: tree-targets.c), sitecustomize and
+ * usercustomize there, and its __pycache__ (the compiled form of those,
+ * which the import system takes when its header matches the source's
+ * size and time); or the bin directory of a virtualenv (a directory with
+ * a pyvenv.cfg, whatever its name), which `activate` puts first on PATH? */
 int cd_tree_python_run(int dfd, const char *path, size_t len, const char *name)
 {
-	size_t nl = strlen(name), dl = len - nl - 1, cl;
-	const char *c;
+	size_t nl = strlen(name), dl = len - nl - 1;
 	char cfg[CD_PATH_MAX];
 	struct stat st;
 	int n;
@@ -234,90 +230,8 @@ int cd_tree_python_run(int dfd, const char *path, size_t len, const char *name)
 		n = snprintf(cfg, sizeof cfg, "%.*s/pyvenv.cfg", (int)dl, path);
 		return n < 0 || (size_t)n >= sizeof cfg || lstat(cfg, &st) == 0;
 	}
-	if (nl > 4 && !strcmp(name + nl - 4, ".pth"))
+	if ((nl > 4 && !strcmp(name + nl - 4, ".pth")) || customize_name(name) ||
+	    !strcmp(name, "__pycache__"))
 		return site_dir(path, dl);
-	if (!customize_name(name))
-		return 0;
-	if (site_dir(path, dl))
-		return 1;
-	c = last_comp(path, dl, &cl);
-	return comp_is(c, cl, "__pycache__") && c - path >= 2 &&
-	       site_dir(path, (size_t)(c - path) - 1);
-}
-
-#define YARNRC_MAX (64 * 1024) /* read of a .yarnrc.yml: its yarnPath */
-
-/* The value of `key` on one line of a yarn config (line ends at end):
- * "yarnPath: V" (.yarnrc.yml) or "yarn-path V" (yarn 1's .yarnrc), V
- * bare or quoted.  Its length, 0 if the line sets something else. */
-static size_t yarn_value(const char *line, const char *end, const char *key, const char **ret)
-{
-	size_t kl = strlen(key);
-	const char *v = line, *e;
-
-	while (v < end && (*v == ' ' || *v == '\t'))
-		v++;
-	if ((size_t)(end - v) <= kl || memcmp(v, key, kl) != 0)
-		return 0;
-	for (v += kl; v < end && (*v == ' ' || *v == '\t' || *v == ':'); v++)
-		;
-	if (v < end && (*v == '"' || *v == '\'')) {
-		e = memchr(v + 1, *v, (size_t)(end - v - 1));
-		v++;
-	} else {
-		for (e = v; e < end && *e != '#' && *e != '\r'; e++)
-			;
-		while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
-			e--;
-	}
-	if (!e || e <= v)
-		return 0;
-	*ret = v;
-	return (size_t)(e - v);
-}
-
-/* `name` of dfd (w->path, its directory len bytes), a .yarnrc.yml or a
- * .yarnrc kept read-only: the file its yarnPath names is what every yarn
- * command there runs.  Listed (not covered: it may lie where the walk
- * has not been, or not exist yet), so the check after the run reports it
- * rewritten, replaced or made. */
-int cd_tree_yarn_path(struct walk *w, int dfd, const char *name, size_t len)
-{
-	const char *key = !strcmp(name, ".yarnrc.yml") ? "yarnPath"
-	                  : !strcmp(name, ".yarnrc")   ? "yarn-path"
-	                                               : NULL;
-	char *buf, host[CD_PATH_MAX];
-	const char *line, *end, *v;
-	size_t got = 0, vl;
-	ssize_t n = 1;
-	int fd, r = 0;
-
-	if (!key || w->list_only || !w->list)
-		return 0;
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return 0; /* yarn cannot read it either */
-	if (!(buf = malloc(YARNRC_MAX))) {
-		close(fd);
-		return cd_err_set(w->err, -ENOMEM, "out of memory");
-	}
-	while (got < YARNRC_MAX && (n = read(fd, buf + got, YARNRC_MAX - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	for (line = buf; r == 0 && line < buf + got; line = end + 1) {
-		if (!(end = memchr(line, '\n', (size_t)(buf + got - line))))
-			end = buf + got;
-		if (!(vl = yarn_value(line, end, key, &v)) || memchr(v, '\0', vl))
-			continue;
-		while (vl > 2 && v[0] == '.' && v[1] == '/') /* ./bin/yarn.js: as shown */
-			v += 2, vl -= 2;
-		n = v[0] == '/' ? snprintf(host, sizeof host, "%.*s", (int)vl, v)
-		                : snprintf(host, sizeof host, "%.*s/%.*s", (int)len, w->path,
-		                           (int)vl, v);
-		if (n > 0 && (size_t)n < sizeof host && (size_t)n > w->srclen &&
-		    cd_path_is_under(host, w->src) && strcmp(host, w->src) != 0)
-			r = cd_tree_list_add(w, host);
-	}
-	free(buf);
-	return r;
+	return 0;
 }

@@ -562,7 +562,7 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 		else if (!w->list_only)
 			r = cd_tree_cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_HOST_RUN);
 		if (r == 0 && type == DT_REG)
-			r = cd_tree_yarn_path(w, dfd, name, len);
+			r = cd_tree_run_targets(w, dfd, name, len);
 		if (r == 0 && w->list_only && !strcmp(name, ".git"))
 			goto out; /* listing: the control paths are listed already */
 	}
