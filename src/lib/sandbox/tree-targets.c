@@ -143,7 +143,7 @@ static int pth_imports(struct walk *w, int dfd, const char *buf, size_t n, size_
 				m = p + 10;
 			else
 				continue;
-			while (m < end && strchr(" \t(\"'", *m))
+			while (m < end && *m && strchr(" \t(\"'", *m))
 				m++;
 			for (p = m; p < end && ident_char(*p); p++)
 				;
