@@ -11,8 +11,9 @@
 #   finder), sitecustomize/usercustomize and __pycache__ (a compiled
 #   sitecustomize) are read-only when they exist, and new ones (a .pth,
 #   usercustomize.py, __pycache__, the missing module a .pth imports, a
-#   .pth in a new lib64/ site directory, a new environment's bin/) are
-#   in planted_paths after the run.
+#   sitecustomize.py in the src/ a .pth puts on sys.path, a .pth in a new
+#   lib64/ site directory, a new environment's bin/) are in
+#   planted_paths after the run.
 # The host side is then run as a user would (`. myenv/bin/activate;
 # git; pip`, `myenv/bin/python -I`): nothing the sandbox wrote runs.
 # Controls: the existing .pth and pip do run on the host; a project bin/
@@ -135,6 +136,7 @@ planted_new() {
 	mkvenv "$d" "$m"
 	rmdir "$d/$sp/__pycache__"
 	echo 'import _virtualenv' >"$d/$sp/_virtualenv.pth" # its module not there (yet)
+	echo "$d/src" >"$d/$sp/__editable__.proj.pth"    # src/ on sys.path
 	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
 	sleep 1.1
 	cd "$d" || exit 1
@@ -143,13 +145,14 @@ planted_new() {
 		echo 'x = 1' >$sp/usercustomize.py
 		mkdir $sp/__pycache__ && echo junk >$sp/__pycache__/sitecustomize.$CPY.pyc
 		echo 'import os' >$sp/_virtualenv.py
+		echo 'import os' >src/sitecustomize.py
 		mkdir -p myenv/lib64/$PYV/site-packages && echo 'import os' >myenv/lib64/$PYV/site-packages/yy.pth
 		mkdir -p env2/bin && echo 'home = /usr/bin' >env2/pyvenv.cfg && echo x >env2/bin/git
 		echo 'x = 3' >$sp/plain.py
 		echo x >src/new.py && echo x >bin/new" 3>"$T/rec" >"$T/out" 2>"$T/err"
 	is "$?" 0 "$who: the run exits 0"
 	got=" $(planted) "
-	for f in $sp/zz.pth $sp/usercustomize.py $sp/__pycache__ $sp/_virtualenv.py \
+	for f in $sp/zz.pth $sp/usercustomize.py $sp/__pycache__ $sp/_virtualenv.py src/sitecustomize.py \
 		myenv/lib64/$PYV/site-packages/yy.pth env2/pyvenv.cfg env2/bin; do
 		case $got in *" $f "*) r=yes ;; *) r="no: $got" ;; esac
 		is "$r" yes "$who: a new $f is in planted_paths"

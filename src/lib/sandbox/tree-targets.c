@@ -2,8 +2,9 @@
  * runs through it: a .yarnrc.yml's yarnPath (yarn 1's .yarnrc
  * yarn-path), and the modules a site directory's *.pth imports at every
  * start of the interpreter (setuptools' distutils-precedence.pth imports
- * _distutils_hack, an editable install's .pth its finder).  The file
- * itself is read-only (tree-scan.c); read here, before the run only. */
+ * _distutils_hack, an editable install's .pth its finder) or the
+ * directories it puts on sys.path.  The file itself is read-only
+ * (tree-scan.c); read here, before the run only. */
 #include "tree-scan-int.h"
 
 #include "util/bounds.h"
@@ -122,9 +123,47 @@ static int word_at(const char *line, const char *p, const char *end, const char 
 	       !memcmp(p, word, wl) && !ident_char(p[wl]);
 }
 
-/* The import lines of a .pth (buf, n bytes; Python runs a line that
- * starts with "import " or "import\t"): each module named after import
- * or from, or in __import__('M'), by its top-level name. */
+/* A directory line of a .pth (line..end; relative to its site directory
+ * w->path, len bytes): Python puts it on sys.path, and a sitecustomize or
+ * usercustomize found there (an editable install's src/, when the site
+ * directory has none) runs at every start.  Each form of them there,
+ * when the directory lies in the tree: listed, so the check after the
+ * run reports one made or rewritten (the directory is the project's). */
+static int pth_dir(struct walk *w, const char *line, const char *end, size_t len)
+{
+	static const char *const names[] = { "sitecustomize", "usercustomize" };
+	static const char *const forms[] = { ".py", ".pyc", "" };
+	char dir[CD_PATH_MAX], canon[CD_PATH_MAX], host[CD_PATH_MAX];
+	size_t i, j;
+	int k, r = 0;
+
+	while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		end--;
+	if (end == line || line[0] == '#' || memchr(line, '\0', (size_t)(end - line)))
+		return 0;
+	k = line[0] == '/' ? snprintf(dir, sizeof dir, "%.*s", (int)(end - line), line)
+	                   : snprintf(dir, sizeof dir, "%.*s/%.*s", (int)len, w->path,
+	                              (int)(end - line), line);
+	if (k < 0 || (size_t)k >= sizeof dir)
+		return 0; /* Python cannot use it either */
+	if (cd_path_canonical(dir, canon, sizeof canon) == 0)
+		memcpy(dir, canon, strlen(canon) + 1);
+	if (!cd_path_is_under(dir, w->src) || strlen(dir) <= w->srclen)
+		return 0;
+	for (i = 0; i < CD_ARRAY_SIZE(names) && r == 0; i++) {
+		for (j = 0; j < CD_ARRAY_SIZE(forms) && r == 0; j++) {
+			k = snprintf(host, sizeof host, "%s/%s%s", dir, names[i], forms[j]);
+			if (k > 0 && (size_t)k < sizeof host)
+				r = cd_tree_list_add(w, host);
+		}
+	}
+	return r;
+}
+
+/* The lines of a .pth (buf, n bytes): a directory for sys.path, or, when
+ * it starts with "import " or "import\t", code Python runs: each module
+ * named after import or from, or in __import__('M'), by its top-level
+ * name. */
 static int pth_imports(struct walk *w, int dfd, const char *buf, size_t n, size_t len)
 {
 	const char *line, *end, *p, *m;
@@ -134,8 +173,10 @@ static int pth_imports(struct walk *w, int dfd, const char *buf, size_t n, size_
 		if (!(end = memchr(line, '\n', (size_t)(buf + n - line))))
 			end = buf + n;
 		if (end - line < 7 || memcmp(line, "import", 6) != 0 ||
-		    (line[6] != ' ' && line[6] != '\t'))
+		    (line[6] != ' ' && line[6] != '\t')) {
+			r = pth_dir(w, line, end, len);
 			continue;
+		}
 		for (p = line; r == 0 && p < end; p++) {
 			if (word_at(line, p, end, "import") || word_at(line, p, end, "from"))
 				m = p + (*p == 'i' ? 6 : 4);
