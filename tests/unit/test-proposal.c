@@ -252,6 +252,12 @@ int main(void)
 	ok(cd_prop_flagged(".git/worktrees/w/commondir", 26), "a worktree's commondir is flagged");
 	ok(!cd_prop_flagged(".git/objects/ab/cdef", 20), "git objects are not flagged");
 	ok(!cd_prop_flagged(".git/refs/heads/main", 20), "git refs are not flagged");
+	ok(cd_prop_flagged("w/.yarn/releases/yarn.cjs", 25),
+	   "a file in yarn's releases is flagged");
+	ok(cd_prop_flagged("gradle/wrapper/gradle-wrapper.jar", 33),
+	   "gradle's wrapper jar is flagged");
+	ok(cd_prop_flagged("a/.cargo/config.toml", 20), "a host-run path at depth is flagged");
+	ok(!cd_prop_flagged(".yarn/cache/x.zip", 17), "yarn's cache is not flagged");
 	ok(cd_prop_flagged("pkg/.npmrc", 10), "an .npmrc at depth is flagged (node-options)");
 	ok(cd_prop_flagged("a/.yarnrc.yml", 13), "a .yarnrc.yml at depth is flagged (yarnPath)");
 	ok(cd_prop_flagged("a/.yarnrc", 9), "a .yarnrc at depth is flagged (yarn-path)");

@@ -224,12 +224,18 @@ static int host_run_path(const char *path, size_t len)
 		}
 		at += cl + 1;
 	}
-	for (at = 0; cd_host_run_paths[at]; at++) {
-		size_t pl = strlen(cd_host_run_paths[at]);
+	/* a host-run path at any depth, or a path below one (.yarn/releases/) */
+	for (at = 0; at < len; at++) {
+		size_t i, pl;
 
-		if (len >= pl && !memcmp(path + len - pl, cd_host_run_paths[at], pl) &&
-		    (len == pl || path[len - pl - 1] == '/'))
-			return 1;
+		if (at && path[at - 1] != '/')
+			continue;
+		for (i = 0; cd_host_run_paths[i]; i++) {
+			pl = strlen(cd_host_run_paths[i]);
+			if (len - at >= pl && !memcmp(path + at, cd_host_run_paths[i], pl) &&
+			    (len - at == pl || path[at + pl] == '/'))
+				return 1;
+		}
 	}
 	return 0;
 }

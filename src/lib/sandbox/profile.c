@@ -91,9 +91,12 @@ const char *const cd_host_run_names[] = {
 };
 
 /* Keep tree-names.c's first-letter filter (cd_tree_host_run_path) in step:
- * the last components here start with one of "acghmpA".  A virtualenv is
+ * the last components here start with one of "acghmprA".  A virtualenv is
  * matched by its bin/ entries whatever the environment's directory is
- * called (venv/, env/, .venv/ ...); its pyvenv.cfg is a host-run name. */
+ * called (venv/, env/, .venv/ ...); its pyvenv.cfg is a host-run name.
+ * The rest of a virtualenv's bin/ (one with a pyvenv.cfg beside it: read
+ * only whole) and a site directory's *.pth and sitecustomize files are
+ * matched in code (tree-names.c, cd_tree_python_run). */
 const char *const cd_host_run_paths[] = {
 	".cargo/config.toml", /* build.rustc-wrapper, target runners: run by any cargo command */
 	".cargo/config",      /* ... its older name */
@@ -113,6 +116,9 @@ const char *const cd_host_run_paths[] = {
 	"bin/Activate.ps1",   /* ... PowerShell's */
 	".hg/hgrc",           /* mercurial: [hooks] and [extensions] run on any hg command */
 	"gradle/wrapper/gradle-wrapper.properties", /* distributionUrl: the gradle gradlew runs */
+	"gradle/wrapper/gradle-wrapper.jar",        /* what gradlew runs: a binary no diff shows */
+	".yarn/releases", /* the yarn that yarnPath names: run by any yarn command (corepack) */
+	".yarn/plugins",  /* the plugins .yarnrc.yml loads: run by any yarn command too */
 	NULL,
 };
 

@@ -60,7 +60,7 @@
 #include <unistd.h>
 
 /* Bump when what makes an entry worth keeping changes (cd_tree_cache_item). */
-#define CACHE_VERSION  "cordon scan cache 1"
+#define CACHE_VERSION  "cordon scan cache 2"
 #define CACHE_MAGIC    "CDSCAN01"
 #define CACHE_MAX_FILE (64u << 20) /* larger: not read */
 #define CACHE_FS_MAX   16
@@ -651,8 +651,8 @@ int cd_tree_cache_item(struct walk *w, unsigned depth, const char *name, unsigne
 	w->path[dir_len] = '/';
 	memcpy(w->path + dir_len + 1, name, nl + 1);
 	plain = (type == DT_REG || type == DT_DIR) && !cd_tree_is_host_run(name) &&
-	        !cd_tree_host_run_base(name) && strcmp(name, "HEAD") &&
-	        strcmp(name, "alternates") &&
+	        !cd_tree_host_run_base(name) && !cd_tree_python_name(name) &&
+	        strcmp(name, "HEAD") && strcmp(name, "alternates") &&
 	        (type == DT_DIR || !cd_tree_cred_maybe(w, name, nl, dir_len + 1 + nl));
 	w->path[dir_len] = '\0';
 	if (plain && type == DT_REG)

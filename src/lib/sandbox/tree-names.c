@@ -10,6 +10,7 @@
 #include "util/util.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <linux/fs.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -47,7 +48,7 @@ static const char *const fold_extra[] = {
 	"HEAD",      "objects", "alternates",   ".env",    ".ssh", ".docker", ".kube",
 	".aws",      ".azure",  ".config",      "gcloud",  "gh",   ".cargo",  ".venv",
 	"bin",       ".mise",   "gradle",       "wrapper", ".hg",  ".gem",    ".m2",
-	".composer", ".pulumi", ".terraform.d", NULL,
+	".composer", ".pulumi", ".terraform.d", ".yarn",   NULL,
 };
 
 /* Can this kernel have a casefolded directory at all?  Only with
@@ -125,7 +126,7 @@ int cd_tree_host_run_path(const char *path, size_t len, const char *name)
 	size_t i;
 
 	if (name[0] != 'a' && name[0] != 'c' && name[0] != 'g' && name[0] != 'h' &&
-	    name[0] != 'm' && name[0] != 'p' && name[0] != 'A')
+	    name[0] != 'm' && name[0] != 'p' && name[0] != 'r' && name[0] != 'A')
 		return 0;
 	for (i = 0; cd_host_run_paths[i]; i++) {
 		const char *base = strrchr(cd_host_run_paths[i], '/') + 1;
@@ -151,4 +152,86 @@ int cd_tree_objects_info(char *path, size_t len)
 	gd = cd_tree_is_gitdir(path);
 	path[len - tl] = '/';
 	return gd;
+}
+
+/* The last component of path (len bytes): its start, *ret_len its length. */
+static const char *last_comp(const char *path, size_t len, size_t *ret_len)
+{
+	size_t i = len;
+
+	while (i > 0 && path[i - 1] != '/')
+		i--;
+	*ret_len = len - i;
+	return path + i;
+}
+
+static int comp_is(const char *c, size_t cl, const char *s)
+{
+	return cl == strlen(s) && memcmp(c, s, cl) == 0;
+}
+
+/* Is path (len bytes) a Python site directory, lib/python3.X/site-packages
+ * (lib64/, pypy3.X/, Debian's dist-packages too)? */
+static int site_dir(const char *path, size_t len)
+{
+	size_t cl;
+	const char *c = last_comp(path, len, &cl);
+
+	if (!comp_is(c, cl, "site-packages") && !comp_is(c, cl, "dist-packages"))
+		return 0;
+	if ((len = (size_t)(c - path)) < 2)
+		return 0;
+	c = last_comp(path, len - 1, &cl);
+	if (!(cl > 6 && !memcmp(c, "python", 6)) && !(cl > 4 && !memcmp(c, "pypy", 4)))
+		return 0;
+	if ((len = (size_t)(c - path)) < 2)
+		return 0;
+	c = last_comp(path, len - 1, &cl);
+	return comp_is(c, cl, "lib") || comp_is(c, cl, "lib64");
+}
+
+/* sitecustomize or usercustomize as the import system finds a module:
+ * NAME.py, NAME.pyc, a package NAME/, an extension NAME.*.so. */
+static int customize_name(const char *name)
+{
+	return (!strncmp(name, "sitecustomize", 13) && (!name[13] || name[13] == '.')) ||
+	       (!strncmp(name, "usercustomize", 13) && (!name[13] || name[13] == '.'));
+}
+
+int cd_tree_python_name(const char *name)
+{
+	size_t nl = strlen(name);
+
+	return !strcmp(name, "bin") || (nl > 4 && !strcmp(name + nl - 4, ".pth")) ||
+	       customize_name(name) || !strcmp(name, "__pycache__");
+}
+
+/* Does a Python interpreter on the host run the entry `name` of the
+ * directory dfd (path, len bytes, ends in "/name") at its start, before
+ * any script: a *.pth file of a site directory (its import lines run even
+ * under -I, which editors use to ask a virtualenv's python about itself;
+ * the modules they import: tree-targets.c), sitecustomize and
+ * usercustomize there, and its __pycache__ (the compiled form of those,
+ * which the import system takes when its header matches the source's
+ * size and time); or the bin directory of a virtualenv (a directory with
+ * a pyvenv.cfg, whatever its name), which `activate` puts first on PATH? */
+int cd_tree_python_run(int dfd, const char *path, size_t len, const char *name)
+{
+	size_t nl = strlen(name), dl = len - nl - 1;
+	char cfg[CD_PATH_MAX];
+	struct stat st;
+	int n;
+
+	if (len <= nl)
+		return 0;
+	if (!strcmp(name, "bin")) {
+		if (dfd >= 0)
+			return fstatat(dfd, "pyvenv.cfg", &st, AT_SYMLINK_NOFOLLOW) == 0;
+		n = snprintf(cfg, sizeof cfg, "%.*s/pyvenv.cfg", (int)dl, path);
+		return n < 0 || (size_t)n >= sizeof cfg || lstat(cfg, &st) == 0;
+	}
+	if ((nl > 4 && !strcmp(name + nl - 4, ".pth")) || customize_name(name) ||
+	    !strcmp(name, "__pycache__"))
+		return site_dir(path, dl);
+	return 0;
 }

@@ -163,6 +163,7 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 		memcpy(w->path + len + 1, e->d_name, nl + 1);
 		if (cd_tree_is_host_run(name) ||
 		    cd_tree_host_run_path(w->path, len + 1 + nl, name) ||
+		    cd_tree_python_run(dirfd(d), w->path, len + 1 + nl, name) ||
 		    (gd && name_in(name, cd_git_control_names)) ||
 		    (oi && !strcmp(name, "alternates")))
 			r = cd_tree_list_add(w, w->path);

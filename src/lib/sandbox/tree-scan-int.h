@@ -1,8 +1,8 @@
 /* tree-scan-int.h — what the tree walk's files share: tree-scan.c (the
  * walk and what it covers), tree-creds.c (credential files, hard links
  * across trees, set-id files), tree-planted.c (the check after the run),
- * tree-names.c (the names they know, casefolded directories).  Not for
- * other modules. */
+ * tree-names.c (the names they know, casefolded directories),
+ * tree-targets.c (what a host-run file names).  Not for other modules. */
 #ifndef CD_TREE_SCAN_INT_H
 #define CD_TREE_SCAN_INT_H
 
@@ -126,6 +126,11 @@ const char *cd_tree_fold_name(const struct fold *f, ino_t ino, const char *name)
 int cd_tree_is_host_run(const char *name);
 int cd_tree_host_run_path(const char *path, size_t len, const char *name);
 int cd_tree_host_run_base(const char *name);
+int cd_tree_python_name(const char *name);
+int cd_tree_python_run(int dfd, const char *path, size_t len, const char *name);
+
+/* tree-targets.c */
+int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len);
 int cd_tree_objects_info(char *path, size_t len);
 
 /* tree-scan.c */

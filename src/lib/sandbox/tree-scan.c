@@ -545,7 +545,7 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	    cd_tree_link_leaves(w, dfd, name))
 		r = cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_LINK_OUT);
 	if (r == 0 && w->protect &&
-	    (cd_tree_is_host_run(name) ||
+	    (cd_tree_is_host_run(name) || cd_tree_python_run(dfd, w->path, len + 1 + nl, name) ||
 	     (hpath = cd_tree_host_run_path(w->path, len + 1 + nl, name)))) {
 		if ((r = cd_tree_list_add(w, w->path)) < 0)
 			goto out;
@@ -561,6 +561,8 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 			r = protect_gitfile(w, dfd, name);
 		else if (!w->list_only)
 			r = cd_tree_cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_HOST_RUN);
+		if (r == 0 && type == DT_REG)
+			r = cd_tree_run_targets(w, dfd, name, len);
 		if (r == 0 && w->list_only && !strcmp(name, ".git"))
 			goto out; /* listing: the control paths are listed already */
 	}

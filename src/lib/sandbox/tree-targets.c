@@ -1,0 +1,227 @@
+/* tree-targets.c — what a protected host-run file names, which the host
+ * runs through it: a .yarnrc.yml's yarnPath (yarn 1's .yarnrc
+ * yarn-path), and the modules a site directory's *.pth imports at every
+ * start of the interpreter (setuptools' distutils-precedence.pth imports
+ * _distutils_hack, an editable install's .pth its finder) or the
+ * directories it puts on sys.path.  The file itself is read-only
+ * (tree-scan.c); read here, before the run only. */
+#include "tree-scan-int.h"
+
+#include "util/bounds.h"
+#include "util/path.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TARGETS_READ_MAX (64 * 1024) /* of a .yarnrc.yml or a .pth: the rest not read */
+#define MODULE_NAME_MAX  255
+
+/* The value of `key` on one line of a yarn config (line ends at end):
+ * "yarnPath: V" (.yarnrc.yml) or "yarn-path V" (yarn 1's .yarnrc), V
+ * bare or quoted.  Its length, 0 if the line sets something else. */
+static size_t yarn_value(const char *line, const char *end, const char *key, const char **ret)
+{
+	size_t kl = strlen(key);
+	const char *v = line, *e;
+
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	if ((size_t)(end - v) <= kl || memcmp(v, key, kl) != 0)
+		return 0;
+	for (v += kl; v < end && (*v == ' ' || *v == '\t' || *v == ':'); v++)
+		;
+	if (v < end && (*v == '"' || *v == '\'')) {
+		e = memchr(v + 1, *v, (size_t)(end - v - 1));
+		v++;
+	} else {
+		for (e = v; e < end && *e != '#' && *e != '\r'; e++)
+			;
+		while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+	}
+	if (!e || e <= v)
+		return 0;
+	*ret = v;
+	return (size_t)(e - v);
+}
+
+/* The yarnPath of a yarn config (buf, n bytes; key its name there), in
+ * the directory w->path (len bytes): listed, not covered (it may lie
+ * where the walk has not been, or not exist yet), so the check after the
+ * run reports it rewritten, replaced or made. */
+static int yarn_targets(struct walk *w, const char *buf, size_t n, const char *key, size_t len)
+{
+	char host[CD_PATH_MAX];
+	const char *line, *end, *v;
+	size_t vl;
+	int r = 0, k;
+
+	for (line = buf; r == 0 && line < buf + n; line = end + 1) {
+		if (!(end = memchr(line, '\n', (size_t)(buf + n - line))))
+			end = buf + n;
+		if (!(vl = yarn_value(line, end, key, &v)) || memchr(v, '\0', vl))
+			continue;
+		while (vl > 2 && v[0] == '.' && v[1] == '/') /* ./bin/yarn.js: as shown */
+			v += 2, vl -= 2;
+		k = v[0] == '/' ? snprintf(host, sizeof host, "%.*s", (int)vl, v)
+		                : snprintf(host, sizeof host, "%.*s/%.*s", (int)len, w->path,
+		                           (int)vl, v);
+		if (k > 0 && (size_t)k < sizeof host && (size_t)k > w->srclen &&
+		    cd_path_is_under(host, w->src) && strcmp(host, w->src) != 0)
+			r = cd_tree_list_add(w, host);
+	}
+	return r;
+}
+
+/* A module the .pth imports, m (ml bytes), looked for in its directory
+ * dfd (w->path, len bytes) as a package M/ and as M.py: one there is
+ * kept read-only (a symlink, which the walk refuses as a host-run name,
+ * is only listed), one not there listed, so one made is reported. */
+static int pth_module(struct walk *w, int dfd, const char *m, size_t ml, size_t len)
+{
+	static const char *const forms[] = { "", ".py" };
+	char host[CD_PATH_MAX];
+	struct stat st;
+	size_t i;
+	int k, r = 0;
+
+	for (i = 0; i < CD_ARRAY_SIZE(forms) && r == 0; i++) {
+		k = snprintf(host, sizeof host, "%.*s/%.*s%s", (int)len, w->path, (int)ml, m,
+		             forms[i]);
+		if (k < 0 || (size_t)k >= sizeof host)
+			return cd_err_set(w->err, -ENAMETOOLONG,
+			                  "'%.64s...' is longer than PATH_MAX: it cannot be kept "
+			                  "read-only, so the run is refused",
+			                  w->path);
+		if ((r = cd_tree_list_add(w, host)) < 0)
+			return r;
+		if (fstatat(dfd, host + len + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+			r = cd_tree_cover(w, host, CD_MNT_REMOUNT_RO, 0, WHY_HOST_RUN);
+	}
+	return r;
+}
+
+static int ident_char(char c)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || (unsigned char)c >= 0x80;
+}
+
+/* Does the word w start at p (a whole word, in line..end)? */
+static int word_at(const char *line, const char *p, const char *end, const char *word)
+{
+	size_t wl = strlen(word);
+
+	return (p == line || !ident_char(p[-1])) && (size_t)(end - p) > wl &&
+	       !memcmp(p, word, wl) && !ident_char(p[wl]);
+}
+
+/* A directory line of a .pth (line..end; relative to its site directory
+ * w->path, len bytes): Python puts it on sys.path, and a sitecustomize or
+ * usercustomize found there (an editable install's src/, when the site
+ * directory has none) runs at every start.  Each form of them there,
+ * when the directory lies in the tree: listed, so the check after the
+ * run reports one made or rewritten (the directory is the project's). */
+static int pth_dir(struct walk *w, const char *line, const char *end, size_t len)
+{
+	static const char *const names[] = { "sitecustomize", "usercustomize" };
+	static const char *const forms[] = { ".py", ".pyc", "" };
+	char dir[CD_PATH_MAX], canon[CD_PATH_MAX], host[CD_PATH_MAX];
+	size_t i, j;
+	int k, r = 0;
+
+	while (end > line && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		end--;
+	if (end == line || line[0] == '#' || memchr(line, '\0', (size_t)(end - line)))
+		return 0;
+	k = line[0] == '/' ? snprintf(dir, sizeof dir, "%.*s", (int)(end - line), line)
+	                   : snprintf(dir, sizeof dir, "%.*s/%.*s", (int)len, w->path,
+	                              (int)(end - line), line);
+	if (k < 0 || (size_t)k >= sizeof dir)
+		return 0; /* Python cannot use it either */
+	if (cd_path_canonical(dir, canon, sizeof canon) == 0)
+		memcpy(dir, canon, strlen(canon) + 1);
+	if (!cd_path_is_under(dir, w->src) || strlen(dir) <= w->srclen)
+		return 0;
+	for (i = 0; i < CD_ARRAY_SIZE(names) && r == 0; i++) {
+		for (j = 0; j < CD_ARRAY_SIZE(forms) && r == 0; j++) {
+			k = snprintf(host, sizeof host, "%s/%s%s", dir, names[i], forms[j]);
+			if (k > 0 && (size_t)k < sizeof host)
+				r = cd_tree_list_add(w, host);
+		}
+	}
+	return r;
+}
+
+/* The lines of a .pth (buf, n bytes): a directory for sys.path, or, when
+ * it starts with "import " or "import\t", code Python runs: each module
+ * named after import or from, or in __import__('M'), by its top-level
+ * name. */
+static int pth_imports(struct walk *w, int dfd, const char *buf, size_t n, size_t len)
+{
+	const char *line, *end, *p, *m;
+	int r = 0;
+
+	for (line = buf; r == 0 && line < buf + n; line = end + 1) {
+		if (!(end = memchr(line, '\n', (size_t)(buf + n - line))))
+			end = buf + n;
+		if (end - line < 7 || memcmp(line, "import", 6) != 0 ||
+		    (line[6] != ' ' && line[6] != '\t')) {
+			r = pth_dir(w, line, end, len);
+			continue;
+		}
+		for (p = line; r == 0 && p < end; p++) {
+			if (word_at(line, p, end, "import") || word_at(line, p, end, "from"))
+				m = p + (*p == 'i' ? 6 : 4);
+			else if (word_at(line, p, end, "__import__"))
+				m = p + 10;
+			else
+				continue;
+			while (m < end && *m && strchr(" \t(\"'", *m))
+				m++;
+			for (p = m; p < end && ident_char(*p); p++)
+				;
+			if (p > m && p - m <= MODULE_NAME_MAX)
+				r = pth_module(w, dfd, m, (size_t)(p - m), len);
+			p--;
+		}
+	}
+	return r;
+}
+
+/* `name` of dfd (w->path, its directory len bytes), a host-run file the
+ * walk keeps read-only before the run: what it names, listed or kept
+ * read-only too. */
+int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len)
+{
+	const char *key = !strcmp(name, ".yarnrc.yml") ? "yarnPath"
+	                  : !strcmp(name, ".yarnrc")   ? "yarn-path"
+	                                               : NULL;
+	size_t nl = strlen(name), got = 0;
+	ssize_t k = 1;
+	char *buf;
+	int fd, r;
+
+	if (w->list_only || !w->list || (!key && (nl <= 4 || strcmp(name + nl - 4, ".pth"))))
+		return 0;
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* yarn and python cannot read it either */
+	if (!(buf = malloc(TARGETS_READ_MAX))) {
+		close(fd);
+		return cd_err_set(w->err, -ENOMEM, "out of memory");
+	}
+	while (got < TARGETS_READ_MAX && (k = read(fd, buf + got, TARGETS_READ_MAX - got)) > 0)
+		got += (size_t)k;
+	close(fd);
+	r = key ? yarn_targets(w, buf, got, key, len) : pth_imports(w, dfd, buf, got, len);
+	free(buf);
+	return r;
+}
