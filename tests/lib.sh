@@ -21,6 +21,11 @@
 #                              saw no PATH (e.g. RUNNER = $RUN_AS "$CORDON" run --)
 #   record_denies DESC REC NAME [COUNT]  the --json record REC counts
 #                              refused calls of syscall NAME (COUNT of them)
+#   denied_names REC           the names of the syscalls the --json record
+#                              REC counts as refused, sorted, on one line
+#   planted_paths              the planted_paths of the --json record
+#                              $T/rec, sorted, on one line ("absent" when
+#                              the record has none)
 #   is GOT WANT DESC           string equality
 #   skip WHY                   SKIP (a failure when CORDON_TEST_MUST_WORK=1;
 #                              listed at the end of `make check` otherwise)
@@ -250,6 +255,19 @@ absent_in() {
 		printf '%s\n' "$_got" | head -10 | sed 's/^/#   /'
 	fi
 	return 0
+}
+
+denied_names() {
+	python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+print(" ".join(sorted(set(d["syscall"] for d in r.get("denied_syscalls") or []))))' "$1"
+}
+
+planted_paths() {
+	python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(" ".join(sorted(r.get("planted_paths") or [])) if "planted_paths" in r else "absent")' "$T/rec" 2>&1
 }
 
 record_denies() {

@@ -3,11 +3,13 @@
  * Tests use it to make a race deterministic: e.g. swap a directory for a
  * symlink after cordon planned the run but before it clones the sandbox.
  *
- *   at-syscall [-w] NR SCRIPT CMD [ARG...]
+ *   at-syscall [-w | -W SECONDS] NR SCRIPT CMD [ARG...]
  *
  * -w: NR makes a process (clone3, fork): hold the command at the call's
- * return until that new process has ended (a zombie), e.g. to let a
- * sandbox child fail before its supervisor goes on.  Only the command's
+ * return until that new process has ended (a zombie), at most 20 s, e.g.
+ * to let a sandbox child fail before its supervisor goes on.  -W: the
+ * same, at most SECONDS (a new process that waits for its parent cannot
+ * end while the parent is held: a run that goes on).  Only the command's
  * first process is traced (its children are not), and it is let go right
  * after that.  Exits with the command's
  * status (128+signal when killed), 2 when the helper itself fails. */
@@ -37,14 +39,14 @@ static int run_script(const char *script)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Wait (at most ~20 s) until process pid is a zombie or gone. */
-static void wait_ended(long pid)
+/* Wait (at most ~secs s) until process pid is a zombie or gone. */
+static void wait_ended(long pid, int secs)
 {
 	char path[64], buf[512];
 	int i;
 
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	for (i = 0; i < 2000; i++) {
+	for (i = 0; i < secs * 100; i++) {
 		FILE *f = fopen(path, "r");
 		size_t n;
 		char *rp;
@@ -77,12 +79,22 @@ int main(int argc, char **argv)
 	int st, sig = 0, wait_child = 0, fired = 0;
 
 	if (argc > 1 && strcmp(argv[1], "-w") == 0) {
-		wait_child = 1;
+		wait_child = 20;
 		argv++;
 		argc--;
+	} else if (argc > 2 && strcmp(argv[1], "-W") == 0) {
+		long secs = strtol(argv[2], &end, 10);
+
+		if (*end || secs < 1 || secs > 600) {
+			fprintf(stderr, "at-syscall: -W takes 1 to 600 seconds\n");
+			return 2;
+		}
+		wait_child = (int)secs;
+		argv += 2;
+		argc -= 2;
 	}
 	if (argc < 4) {
-		fprintf(stderr, "usage: at-syscall [-w] NR SCRIPT CMD [ARG...]\n");
+		fprintf(stderr, "usage: at-syscall [-w | -W SECONDS] NR SCRIPT CMD [ARG...]\n");
 		return 2;
 	}
 	nr = strtoul(argv[1], &end, 10);
@@ -132,7 +144,7 @@ int main(int argc, char **argv)
 				continue; /* on to the call's return */
 		} else if (fired && info.op == PTRACE_SYSCALL_INFO_EXIT) {
 			if (info.exit.rval > 0)
-				wait_ended((long)info.exit.rval);
+				wait_ended((long)info.exit.rval, wait_child);
 		} else {
 			continue;
 		}

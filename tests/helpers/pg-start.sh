@@ -103,3 +103,25 @@ pg_sql_db() {
 pg_sql() {
 	pg_sql_db cordon "$1"
 }
+
+# pg_schema: the audit schema, made by the owner's first connection
+# (quietly); ADMIN is the owner's URI (its password in PG_ADMIN_PW).
+pg_schema() {
+	ADMIN="postgresql://cordon_admin@/cordon?host=$PG_SOCK"
+	env PGPASSWORD="$PG_ADMIN_PW" "$CORDON" log verify --audit "$ADMIN" >/dev/null 2>&1
+}
+
+# pg_audit_hosts X...: the roles of docs/postgresql-roles.sql, and for each
+# X a login role host_X (password pw-X) in cordon_writer that writes the
+# chain of host-X (audit_writers); a failed assertion when that fails.
+pg_audit_hosts() {
+	_roles="" _writers=""
+	for _h; do
+		_roles="$_roles
+CREATE ROLE host_$_h LOGIN PASSWORD 'pw-$_h' IN ROLE cordon_writer;"
+		_writers="$_writers${_writers:+, }('host_$_h', 'host-$_h')"
+	done
+	pg_sql "$(cat "$CORDON_SRC/docs/postgresql-roles.sql")$_roles
+INSERT INTO audit_writers VALUES $_writers;" ||
+		ok "the roles of docs/postgresql-roles.sql are made" false
+}

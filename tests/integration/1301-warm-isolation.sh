@@ -74,15 +74,21 @@ $LOOK" 2>/dev/null | sort | tr '\n' ' ')
 		"$who: run N+1 sees none of it"
 	is "$(last_path "$db")" warm "$who: and run N+1 was warm"
 
-	# Two at once: one leaves and holds on, the other looks meanwhile.
+	# Two at once: one leaves and holds on (until the other has looked,
+	# at most 30 s), the other looks once it has left all of it.
 	$RUN_AS "$CORDON" run -- sh -c "$LEAVE
-sleep 3" &
+echo left
+i=0; while [ ! -e '$T/i-$who/looked' ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done" >"$T/holder-$who" &
 	holder=$!
-	sleep 1.5
+	i=0
+	while ! grep -q '^left$' "$T/holder-$who" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	is "$($RUN_AS "$CORDON" run -- sh -c "$LOOK" 2>/dev/null | tr '\n' ' ')" "" \
 		"$who: a concurrent warm run sees none of the other's"
+	touch "$T/i-$who/looked"
 	wait $holder
-	is $? 0 "$who: the holder ran"
+	r=$?
+	grep -q '^left$' "$T/holder-$who" || r="$r, no 'left' before the look"
+	is "$r" 0 "$who: the holder ran (it had left its things before the look)"
 	cd "$T" || exit 1
 }
 for_each_user iso

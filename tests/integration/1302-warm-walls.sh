@@ -98,7 +98,8 @@ nb "$CORDON" run --allow-home --ro "$H" -- sh -c \
 	"echo RAN; i=0; while [ ! -e '$T/proj/go' ] && [ \$i -lt 200 ]; do sleep 0.1; i=\$((i+1)); done
 	 ls -a '$H/.local/state/cordon'; python3 '$T/proj/cl.py' '$SOCK' '$DB'" >"$T/in2.out" 2>&1 &
 sbx=$!
-sleep 1
+i=0
+while ! grep -q '^RAN' "$T/in2.out" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 svc_kill
 nb "$CORDON" run -- /bin/true >/dev/null 2>&1 # cold; starts a new service
 ok "a new service listens (a new socket inode)" wait_sock

@@ -94,6 +94,19 @@ IMG=docker.io/library/cordon-test:1
 crun() { # crun [ctr run options] ID CMD...
 	timeout 60 ctr -a "$D/sock" -n $NS run --runtime io.containerd.runc.v2 --runc-binary "$OCI" "$@"
 }
+desc() { for p in $(pgrep -P "$1"); do echo "$p"; desc "$p"; done; }
+# wait_in ID COMM: until a COMM process runs in task ID (seen from the
+# host, below the task's process; 10 s at most); its pid in cpid.
+wait_in() {
+	cpid=""
+	_i=0
+	while [ -z "$cpid" ] && [ $_i -lt 100 ]; do
+		_sup=$(ctr -a "$D/sock" -n $NS task ls | awk -v id="$1" '$1 == id { print $2 }')
+		cpid=$(for p in $(desc "${_sup:-0}"); do [ "$(cat /proc/$p/comm 2>/dev/null)" = "$2" ] && echo "$p"; done | head -1)
+		[ -n "$cpid" ] || sleep 0.1
+		_i=$((_i + 1))
+	done
+}
 
 out=$(crun --rm $IMG c1 sh -c 'echo hello; id -u; exit 3' 2>&1)
 rc=$?
@@ -103,14 +116,14 @@ is "$rc" 3 "its exit code (3) is ctr's"
 
 # Signals: ctr task kill reaches the container's process.
 crun -d $IMG c2 sh -c 'trap "exit 42" TERM; while :; do sleep 0.1; done' >/dev/null 2>&1
-sleep 1
+wait_in c2 sleep # the loop runs: the trap is set
 ok "ctr task kill -s SIGTERM is accepted" ctr -a "$D/sock" -n $NS task kill -s SIGTERM c2
 i=0
 while ! ctr -a "$D/sock" -n $NS task ls | grep -q 'c2 .*STOPPED' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 ok "the TERM reached the trap: exit 42" sh -c "ctr -a '$D/sock' -n $NS task delete c2 2>&1 | grep -q 'exit with non-zero exit code 42'"
 ctr -a "$D/sock" -n $NS containers rm c2 >/dev/null 2>&1
 crun -d $IMG c3 sleep 1000 >/dev/null 2>&1
-sleep 1
+wait_in c3 sleep
 ok "ctr task kill -s SIGKILL is accepted" ctr -a "$D/sock" -n $NS task kill -s SIGKILL c3
 i=0
 while ! ctr -a "$D/sock" -n $NS task ls | grep -q 'c3 .*STOPPED' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
@@ -161,7 +174,7 @@ fi
 # exec (ctr task exec, kubectl exec): refused, with cordon's reason, and
 # on record; the container it aimed at runs on.
 crun -d $IMG c6 sh -c 'trap "exit 9" TERM; while :; do sleep 0.1; done' >/dev/null 2>&1
-sleep 1
+wait_in c6 sleep
 refused "ctr task exec is refused with cordon's reason" 'OCI runtime exec failed: exec: cordon-oci refuses a second process in container c6' timeout 30 ctr -a "$D/sock" -n $NS task exec --exec-id e1 c6 id -u
 ok "the container runs on after the refused exec" sh -c "ctr -a '$D/sock' -n $NS task ls | grep -q 'c6 .*RUNNING'"
 ctr -a "$D/sock" -n $NS task kill -s SIGTERM c6
@@ -177,10 +190,7 @@ ctr -a "$D/sock" -n $NS containers rm c6 >/dev/null 2>&1
 CG=/cordontest$$
 if [ "$(stat -f -c %T /sys/fs/cgroup/memory 2>/dev/null)" = cgroupfs ]; then
 	crun -d --cgroup "$CG/c7" --memory-limit 300000000 $IMG c7 sleep 1000 >/dev/null 2>&1
-	sleep 1
-	sup=$(ctr -a "$D/sock" -n $NS task ls | awk '$1 == "c7" { print $2 }')
-	desc() { for p in $(pgrep -P "$1"); do echo "$p"; desc "$p"; done; }
-	cpid=$(for p in $(desc "${sup:-0}"); do [ "$(cat /proc/$p/comm 2>/dev/null)" = sleep ] && echo "$p"; done | head -1)
+	wait_in c7 sleep
 	is "$(grep -E '^[0-9]+:(memory|pids):' /proc/${cpid:-0}/cgroup | cut -d: -f2- | sort)" "memory:$CG/c7
 pids:$CG/c7" "cgroupsPath: the container's process (seen from the host) is in the spec's cgroup"
 	lim=$(cat /sys/fs/cgroup/memory$CG/c7/memory.limit_in_bytes 2>/dev/null)

@@ -10,6 +10,7 @@
 : "${CORDON_TEST_TIMEOUT:=300}"
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/oci-bundle.sh"
 OCI=$CORDON_BUILD/cordon-oci
 H=$CORDON_BUILD/tests/helpers
 SHIM=$CORDON_SRC/tests/helpers/oci-shim.py
@@ -34,21 +35,8 @@ echo "root:x:0:0::/:/bin/sh" >"$R/etc/passwd"
 chmod 0666 "$R/etc/passwd"
 chmod -R a+rX "$R"
 
-# bundle DIR PATCH: containerd's default spec, root.path R, patched by the
-# python statements in PATCH (c is the spec).
-bundle() {
-	mkdir -p "$1"
-	python3 -c "
-import json, sys
-c = json.load(open('$SPEC'))
-c['linux'].pop('cgroupsPath', None)  # one cgroup a container: not the corpus's shared one
-c['root'] = {'path': '$R', 'readonly': True}
-c['process']['env'] = ['PATH=/bin:/probe']
-$2
-json.dump(c, open('$1/config.json', 'w'))"
-	chmod -R a+rX "$1"
-	[ "$RUN_AS" = "" ] || chown -R 65534:65534 "$1"
-}
+# bundle DIR PATCH: oci_bundle with root.path R, PATH /bin:/probe.
+bundle() { oci_bundle "$1" "$R" /bin:/probe "$2"; }
 
 oci_user() {
 	who=$1

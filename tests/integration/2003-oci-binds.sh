@@ -11,6 +11,7 @@
 : "${CORDON_TEST_TIMEOUT:=300}"
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/oci-bundle.sh"
 OCI=$CORDON_BUILD/cordon-oci
 SHIM=$CORDON_SRC/tests/helpers/oci-shim.py
 SPEC=$CORDON_SRC/tests/fuzz/corpus/oci-config/containerd-default.json
@@ -43,20 +44,8 @@ echo 'TOKEN=private-secret' >"$HT/private/.env"
 chmod 0600 "$HT/private/.env"
 chmod 0710 "$HT/private"
 
-# bundle DIR PATCH: containerd's default spec, root.path R, patched.
-bundle() {
-	mkdir -p "$1"
-	python3 -c "
-import json
-c = json.load(open('$SPEC'))
-c['linux'].pop('cgroupsPath', None)  # one cgroup a container: not the corpus's shared one
-c['root'] = {'path': '$R', 'readonly': True}
-c['process']['env'] = ['PATH=/bin']
-$2
-json.dump(c, open('$1/config.json', 'w'))"
-	chmod -R a+rX "$1"
-	[ "$RUN_AS" = "" ] || chown -R 65534:65534 "$1"
-}
+# bundle DIR PATCH: oci_bundle with root.path R, PATH /bin.
+bundle() { oci_bundle "$1" "$R" /bin "$2"; }
 
 probe='head -1 /hetc/shadow || echo shadow-unreadable; cat /hetc/motd; (echo x >> /hetc/motd) 2>/dev/null && echo WROTE-MOTD || echo motd-unwritable; echo w >> /hetc/open && echo wrote-open'
 

@@ -13,6 +13,7 @@
 : "${CORDON_TEST_TIMEOUT:=240}"
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/oci-bundle.sh"
 OCI=$CORDON_BUILD/cordon-oci
 H=$CORDON_BUILD/tests/helpers
 SHIM=$CORDON_SRC/tests/helpers/oci-shim.py
@@ -34,20 +35,8 @@ for c in sh echo cat sleep hostname readlink grep; do ln -s busybox "$R/bin/$c";
 cp "$H/esc-probe" "$R/probe/"
 chmod -R a+rX "$R"
 
-# bundle DIR PATCH: containerd's default spec with the python in PATCH.
-bundle() {
-	mkdir -p "$1"
-	python3 -c "
-import json
-c = json.load(open('$SPEC'))
-c['linux'].pop('cgroupsPath', None)  # one cgroup a container: not the corpus's shared one
-c['root'] = {'path': '$R', 'readonly': True}
-c['process']['env'] = ['PATH=/bin:/probe']
-$2
-json.dump(c, open('$1/config.json', 'w'))"
-	chmod -R a+rX "$1"
-	[ "$RUN_AS" = "" ] || chown -R 65534:65534 "$1"
-}
+# bundle DIR PATCH: oci_bundle with root.path R, PATH /bin:/probe.
+bundle() { oci_bundle "$1" "$R" /bin:/probe "$2"; }
 # join "net ipc uts" PID: the python that gives those namespaces of
 # /proc/PID/ns by path (net, ipc, uts, pid, mnt, user).
 join() {

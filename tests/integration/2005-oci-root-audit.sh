@@ -11,25 +11,17 @@
 : "${CORDON_TEST_TIMEOUT:=180}"
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/oci-bundle.sh"
 OCI=$CORDON_BUILD/cordon-oci
 SHIM=$CORDON_SRC/tests/helpers/oci-shim.py
 SPEC=$CORDON_SRC/tests/fuzz/corpus/oci-config/containerd-default.json
 unset CORDON_OCI_ROOTS
 
-# bundle DIR ROOT PATCH: containerd's default spec, root.path ROOT.
+# bundle DIR ROOT PATCH: oci_bundle with root.path ROOT, PATH /bin, a
+# command that says it ran and tries /etc/shadow.
 bundle() {
-	mkdir -p "$1"
-	python3 -c "
-import json
-c = json.load(open('$SPEC'))
-c['linux'].pop('cgroupsPath', None)  # one cgroup a container: not the corpus's shared one
-c['root'] = {'path': '$2', 'readonly': True}
-c['process']['env'] = ['PATH=/bin']
-c['process']['args'] = ['/bin/sh', '-c', 'echo ran; cat /etc/shadow 2>&1 | head -1']
-$3
-json.dump(c, open('$1/config.json', 'w'))"
-	chmod -R a+rX "$1"
-	[ "$RUN_AS" = "" ] || chown -R 65534:65534 "$1"
+	oci_bundle "$1" "$2" /bin "c['process']['args'] = ['/bin/sh', '-c', 'echo ran; cat /etc/shadow 2>&1 | head -1']
+$3"
 }
 image() {
 	mkdir -p "$1/bin" "$1/etc" "$1/proc" "$1/dev" "$1/tmp"

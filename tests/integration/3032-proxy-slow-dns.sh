@@ -23,11 +23,14 @@ if ! unshare -r -n -m true 2>/dev/null; then
 	done_testing
 fi
 
-# The resolver: slow*.test answer 127.0.0.2 after 6 s, fast.x.test at once;
-# each query is answered on its own thread, so a slow one holds nothing.
+# The resolver: slow*.test answer 127.0.0.2 after 6 s, or as soon as the
+# file RELEASE appears (the test makes it once the order it checks is
+# settled), fast.x.test at once; each query is answered on its own
+# thread, so a slow one holds nothing.
 cat >"$T/dns.py" <<'PY'
-import socket, struct, sys, threading, time
+import os, socket, struct, sys, threading, time
 log = open(sys.argv[1], "a", buffering=1)
+release = sys.argv[2]
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", 53))
 print("ready", flush=True)
@@ -40,7 +43,9 @@ def answer(q, peer):
     qtype = struct.unpack("!H", q[i + 1:i + 3])[0]
     log.write("%d %s\n" % (qtype, name))
     if name.startswith("slow"):
-        time.sleep(6)
+        end = time.time() + 6
+        while time.time() < end and not os.path.exists(release):
+            time.sleep(0.05)
     ans = [socket.inet_aton("127.0.0.2")] if qtype == 1 and name.endswith(".test") else []
     out = q[:2] + struct.pack("!HHHHH", 0x8580, 1, len(ans), 0, 0) + q[12:i + 5]
     for rd in ans:
@@ -115,7 +120,7 @@ ip link set lo up || exit 1
 printf 'nameserver 127.0.0.1\noptions attempts:1 timeout:9\n' >"$W/resolv.conf"
 mount --bind "$W/resolv.conf" /etc/resolv.conf || exit 1
 waitfor() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
-python3 -u "$T/dns.py" "$W/queries" >"$W/dns.out" 2>&1 &
+python3 -u "$T/dns.py" "$W/queries" "$W/release" >"$W/dns.out" 2>&1 &
 DNS=$!
 python3 -u "$T/upstream.py" >"$W/up.out" 2>&1 &
 UP=$!
@@ -132,7 +137,9 @@ R=$W/results
 # theirs, on the loop or in the threads: 127.0.0.1 holds 4 of the 8).
 # 127.0.0.1's own quick one then waits its turn behind its slow ones.
 # The quick client is started first (a loaded machine may take seconds to
-# start python) and sends when told.
+# start python) and sends when told.  The slow answers wait 6 s, or only
+# until the quick one has ended: a proxy that made it wait behind them
+# still has it end after them.
 python3 "$T/get.py" "$PP" 127.0.0.3 fast.x.test fast-other "$R" "$W/go" &
 pids="$!"
 for i in 1 2 3 4 5 6 7 8 9 10; do
@@ -147,6 +154,11 @@ done
 : >"$W/go"
 python3 "$T/get.py" "$PP" 127.0.0.1 fast.x.test fast-same "$R" &
 pids="$pids $!"
+for _ in $(seq 300); do
+	grep -q '^fast-other ' "$R" 2>/dev/null && break
+	sleep 0.05
+done
+: >"$W/release"
 wait $pids
 
 # 2. Slowloris: 16 heads held open (the cap), then a prompt client.

@@ -25,12 +25,7 @@ ADMIN="postgresql://cordon_admin@/cordon?host=$PG_SOCK"
 # The owner's first connection makes the schema.
 ok "the owner's first connection makes the schema" env PGPASSWORD="$PG_ADMIN_PW" \
 	"$CORDON" log verify --audit "$ADMIN"
-pg_sql "$(cat "$CORDON_SRC/docs/postgresql-roles.sql")
-CREATE ROLE host_a LOGIN PASSWORD 'pw-a' IN ROLE cordon_writer;
-CREATE ROLE host_b LOGIN PASSWORD 'pw-b' IN ROLE cordon_writer;
-CREATE ROLE host_c LOGIN PASSWORD 'pw-c' IN ROLE cordon_writer;
-INSERT INTO audit_writers VALUES ('host_a', 'host-a'), ('host_b', 'host-b'), ('host_c', 'host-c');" ||
-	nok "the roles of docs/postgresql-roles.sql are made" false
+pg_audit_hosts a b c
 
 # on HOST ROLE CMD...: CMD as host HOST (its own UTS namespace), connected
 # as ROLE, with state and audit in the shared store.

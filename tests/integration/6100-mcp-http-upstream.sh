@@ -11,42 +11,14 @@
 CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-240}
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/mcp/setup.sh"
+. "$CORDON_SRC/tests/helpers/mcp-upstream.sh"
 
 if ! mcp_setup; then
 	skip "cannot install the MCP SDK (npm ci)"
 	done_testing
 fi
-UP="$CORDON_SRC/tests/mcp/http-upstream.py"
 TOKEN="Bearer tok-6100-$$-q7Zx"
 chmod 0755 "$T"
-
-# start_upstream DIR MODE: the server on an ephemeral loopback port ($port).
-start_upstream() {
-	rm -f "$1/up.log" "$1/up.log.port"
-	python3 "$UP" 0 "$2" "$1/up.log" 2>"$1/up.err" &
-	up_pid=$!
-	_i=0
-	while [ ! -s "$1/up.log.port" ] && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
-	port=$(cat "$1/up.log.port" 2>/dev/null)
-}
-stop_upstream() { kill "$up_pid" 2>/dev/null; wait "$up_pid" 2>/dev/null; }
-trap 'stop_upstream; _tap_cleanup' EXIT
-
-write_policy() { # DIR URL
-	cat >"$1/policy.yaml" <<EOP
-version: 1
-agents: [{id: coder, owner: ops}]
-tools:
-  - id: up
-    kind: mcp
-    url: $2
-    secret: UP_TOKEN
-    operations: {echo: read, wipe: delete}
-    args: {message: value}
-grants:
-  - {id: g-echo, agent: coder, tool: up, actions: [read], scope: {args: {message: {prefix: hello}}}, owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01}
-EOP
-}
 
 case_user() {
 	u=$1
@@ -55,7 +27,7 @@ case_user() {
 	[ "$u" = nobody ] && chown -R 65534:65534 "$D"
 	start_upstream "$D" good
 	ok "$u: the upstream listens" test -n "$port"
-	write_policy "$D" "http://127.0.0.1:$port/mcp"
+	upstream_policy "$D" "http://127.0.0.1:$port/mcp"
 	cd "$D/work" || return
 	gw() { $RUN_AS env CORDON_STATE="$D/st/state.db" CORDON_AUDIT="$D/st/audit.db" UP_TOKEN="$TOKEN" "$@"; }
 	mcp() { gw env MCP_OPS="$1" node "$MCP_CLIENT" "$CORDON" mcp --policy "$D/policy.yaml" --agent coder 2>"$D/stderr"; }

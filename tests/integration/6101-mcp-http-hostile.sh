@@ -11,24 +11,17 @@
 CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-240}
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/mcp/setup.sh"
+. "$CORDON_SRC/tests/helpers/mcp-upstream.sh"
 
 if ! mcp_setup; then
 	skip "cannot install the MCP SDK (npm ci)"
 	done_testing
 fi
-UP="$CORDON_SRC/tests/mcp/http-upstream.py"
-up_pid=""
-stop_upstream() { [ -n "$up_pid" ] && kill "$up_pid" 2>/dev/null; wait "$up_pid" 2>/dev/null; up_pid=""; }
-trap 'stop_upstream; _tap_cleanup' EXIT
 export CORDON_STATE="$T/state.db" CORDON_AUDIT="$T/audit.db"
 
 # run_mode MODE: the server in MODE, a session of list and two calls;
 # its answers in $out, the records in $T/log-MODE.
-python3 "$UP" 0 good "$T/up.log" 2>"$T/up.err" &
-up_pid=$!
-_i=0
-while [ ! -s "$T/up.log.port" ] && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
-port=$(cat "$T/up.log.port")
+start_upstream "$T" good
 run_mode() {
 	: >"$T/up.log"
 	cat >"$T/policy.yaml" <<EOP

@@ -5,42 +5,14 @@
 # reach elsewhere than written.
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/mcp/setup.sh"
+. "$CORDON_SRC/tests/helpers/mcp-upstream.sh"
 
 if ! mcp_setup; then
 	skip "cannot install the MCP SDK (npm ci)"
 	done_testing
 fi
-UP="$CORDON_SRC/tests/mcp/http-upstream.py"
 TOKEN="Bearer tok-6100-$$-q7Zx"
 chmod 0755 "$T"
-
-# start_upstream DIR MODE: the server on an ephemeral loopback port ($port).
-start_upstream() {
-	rm -f "$1/up.log" "$1/up.log.port"
-	python3 "$UP" 0 "$2" "$1/up.log" 2>"$1/up.err" &
-	up_pid=$!
-	_i=0
-	while [ ! -s "$1/up.log.port" ] && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
-	port=$(cat "$1/up.log.port" 2>/dev/null)
-}
-stop_upstream() { kill "$up_pid" 2>/dev/null; wait "$up_pid" 2>/dev/null; }
-trap 'stop_upstream; _tap_cleanup' EXIT
-
-write_policy() { # DIR URL
-	cat >"$1/policy.yaml" <<EOP
-version: 1
-agents: [{id: coder, owner: ops}]
-tools:
-  - id: up
-    kind: mcp
-    url: $2
-    secret: UP_TOKEN
-    operations: {echo: read, wipe: delete}
-    args: {message: value}
-grants:
-  - {id: g-echo, agent: coder, tool: up, actions: [read], scope: {args: {message: {prefix: hello}}}, owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01}
-EOP
-}
 
 # The url is decided as the egress proxy decides: a name that resolves to
 # loopback is refused (only an address named outright may be private), and
@@ -48,7 +20,7 @@ EOP
 D=$T/vet
 mkdir -p "$D"
 start_upstream "$D" good
-write_policy "$D" "https://localhost:$port/mcp"
+upstream_policy "$D" "https://localhost:$port/mcp"
 out=$(cd "$D" && env UP_TOKEN=x MCP_OPS='[{"op":"list"}]' node "$MCP_CLIENT" "$CORDON" mcp --policy "$D/policy.yaml" --agent coder 2>"$D/stderr")
 case $(cat "$D/stderr") in *localhost*"may not be reached"*loopback*) r=0 ;; *) r=1 ;; esac
 is "$r" 0 "a url whose name resolves to loopback is refused"
@@ -59,9 +31,9 @@ stop_upstream
 # The policy refuses what could reach elsewhere than written.
 for bad in "http://localhost:1/mcp" "https://user:pw@example.com/mcp" "ftp://example.com/" \
 	"https://example.com:0/mcp" "https://exa%6dple.com/mcp" "https://example.com/mcp#x"; do
-	write_policy "$D" "$bad"
+	upstream_policy "$D" "$bad"
 	nok "policy lint refuses url $bad" "$CORDON" policy lint "$D/policy.yaml"
 done
-write_policy "$D" "https://example.com/mcp"
+upstream_policy "$D" "https://example.com/mcp"
 ok "policy lint takes an https url (positive control)" "$CORDON" policy lint "$D/policy.yaml"
 done_testing

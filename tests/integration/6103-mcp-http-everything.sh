@@ -47,11 +47,14 @@ EOP
 cat >"$T/inner.sh" <<'EOS'
 set -u
 ip link set lo up
+# listens PORT: something accepts connections on 127.0.0.1:PORT (sh has
+# no /dev/tcp: a connect of python's).
+listens() { python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2).close()' "$1" 2>/dev/null; }
 start() {
 	PORT=3901 node "$MCP_EVERYTHING_JS" streamableHttp >>"$T/srv.log" 2>&1 &
 	SRV=$!
 	i=0
-	while ! (exec 3<>/dev/tcp/127.0.0.1/3901) 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	while ! listens 3901 && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 }
 session() { # NAME OPS
 	MCP_OPS="$2" timeout 90 node "$MCP_CLIENT" "$CORDON" mcp --policy "$T/policy.yaml" --agent coder --server "${3:-every}" >"$T/out-$1" 2>"$T/err-$1"
@@ -65,7 +68,7 @@ session pins '[{"op":"list"}]'
 PORT=3902 node "$MCP_EVERYTHING_JS" sse >"$T/srv-sse.log" 2>&1 &
 SSE=$!
 i=0
-while ! (exec 3<>/dev/tcp/127.0.0.1/3902) 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+while ! listens 3902 && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 session oldpins '[{"op":"list"}]' old
 "$CORDON" mcp pins approve --server old --all >/dev/null
 session old '[{"op":"list"},{"op":"call","name":"echo","args":{"message":"hello old"}}]' old

@@ -9,6 +9,7 @@
 # a token's own policy with a url: upstream; the SDK's HTTP client; as
 # root and as uid 65534.
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/mcp-upstream.sh"
 
 D=$T/front
 mkdir -p "$D/bin" "$D/log" "$D/work"
@@ -69,7 +70,7 @@ ok "token list shows the revoked one" grep -q "^$rid	alice	revoked" "$D/list"
 
 "$CORDON" mcp --listen 127.0.0.1:0 --policy "$D/policy.yaml" -- $SRV >/dev/null 2>"$D/front.err" &
 FP=$!
-trap 'kill $FP 2>/dev/null; wait $FP 2>/dev/null; _tap_cleanup' EXIT
+trap 'kill $FP 2>/dev/null; wait $FP 2>/dev/null; stop_upstream; _tap_cleanup' EXIT
 i=0
 while ! grep -q 'listening on' "$D/front.err" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 U=$(sed -n 's/.*listening on \(http:[^ ]*\)$/\1/p' "$D/front.err")
@@ -182,15 +183,12 @@ wait $FP 2>/dev/null
 # A remote upstream (url:) behind the front: each session its own
 # connection; the denied call never reaches it.
 mkdir -p "$D/up"
-python3 "$CORDON_SRC/tests/mcp/http-upstream.py" 0 good "$D/up/up.log" 2>"$D/up/err" &
-UPP=$!
-i=0
-while [ ! -s "$D/up/up.log.port" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+start_upstream "$D/up" good
 cat >"$D/url.yaml" <<EOP
 version: 1
 agents: [{id: coder, owner: ops}]
 tools:
-  - {id: up, kind: mcp, url: "http://127.0.0.1:$(cat "$D/up/up.log.port")/mcp", secret: UP_TOKEN, operations: {echo: read, wipe: delete}, args: {message: value}}
+  - {id: up, kind: mcp, url: "http://127.0.0.1:$port/mcp", secret: UP_TOKEN, operations: {echo: read, wipe: delete}, args: {message: value}}
 grants:
   - {id: g-echo, agent: coder, tool: up, actions: [read], $G}
 EOP
@@ -216,8 +214,9 @@ ok "url: upstream: an allowed call answers" grep -q 'echo: hello' "$D/body"
 post "$K" "$SK" '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"wipe","arguments":{}}}' >/dev/null
 ok "url: upstream: wipe is denied" grep -q 'denied by policy' "$D/body"
 is "$(grep -c '"method": "tools/call"' "$D/up/up.log")" 1 "url: upstream: only the allowed call reached it"
-kill $FP $UPP
-wait $FP $UPP 2>/dev/null
+kill $FP
+wait $FP 2>/dev/null
+stop_upstream
 
 # As uid 65534 (cordon is rootless first): its own state, tokens and front.
 if [ "$(id -u)" -eq 0 ]; then

@@ -6,16 +6,12 @@
 # event ids the session's gateway resumes the stream (GET, Last-Event-ID)
 # and the call is answered.
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/mcp-upstream.sh"
 
-UP="$CORDON_SRC/tests/mcp/http-upstream.py"
 export CORDON_STATE="$T/state.db" CORDON_AUDIT="$T/audit.db"
-python3 "$UP" 0 good "$T/up.log" 2>"$T/up.err" &
-up_pid=$!
 FP=""
-trap '[ -z "$FP" ] || kill $FP; kill $up_pid; wait $FP $up_pid 2>/dev/null; _tap_cleanup' EXIT
-i=0
-while [ ! -s "$T/up.log.port" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-port=$(cat "$T/up.log.port")
+trap '[ -z "$FP" ] || kill $FP; wait $FP 2>/dev/null; stop_upstream; _tap_cleanup' EXIT
+start_upstream "$T" good
 G='owner: ops, justification: t, review_by: 2030-01-01, expires: 2030-01-01'
 for m in good drop resume; do
 	cat >"$T/$m.yaml" <<EOP

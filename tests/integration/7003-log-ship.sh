@@ -20,14 +20,8 @@ export CORDON_TEST_TIMEOUT
 APPEND=$CORDON_BUILD/tests/tools/audit-append
 [ -x "$APPEND" ] || { skip "no $APPEND (make check builds it)"; done_testing; exit; }
 pg_start || { done_testing; exit; }
-ADMIN="postgresql://cordon_admin@/cordon?host=$PG_SOCK"
-env PGPASSWORD="$PG_ADMIN_PW" "$CORDON" log verify --audit "$ADMIN" >/dev/null 2>&1
-pg_sql "$(cat "$CORDON_SRC/docs/postgresql-roles.sql")
-CREATE ROLE host_a LOGIN PASSWORD 'pw-a' IN ROLE cordon_writer;
-CREATE ROLE host_b LOGIN PASSWORD 'pw-b' IN ROLE cordon_writer;
-CREATE ROLE host_c LOGIN PASSWORD 'pw-c' IN ROLE cordon_writer;
-INSERT INTO audit_writers VALUES ('host_a', 'host-a'), ('host_b', 'host-b'), ('host_c', 'host-c');" ||
-	nok "the roles of docs/postgresql-roles.sql are made" false
+pg_schema
+pg_audit_hosts a b c
 
 export HOME="$T" XDG_CONFIG_HOME="$T/cfg" XDG_STATE_HOME="$T/state"
 unset CORDON_AUDIT CORDON_AUDIT_KEY CORDON_AUDIT_CHECKPOINTS

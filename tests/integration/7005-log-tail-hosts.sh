@@ -12,13 +12,8 @@ export CORDON_TEST_TIMEOUT
 APPEND=$CORDON_BUILD/tests/tools/audit-append
 [ -x "$APPEND" ] || { skip "no $APPEND (make check builds it)"; done_testing; exit; }
 pg_start || { done_testing; exit; }
-ADMIN="postgresql://cordon_admin@/cordon?host=$PG_SOCK"
-env PGPASSWORD="$PG_ADMIN_PW" "$CORDON" log verify --audit "$ADMIN" >/dev/null 2>&1
-pg_sql "$(cat "$CORDON_SRC/docs/postgresql-roles.sql")
-CREATE ROLE host_a LOGIN PASSWORD 'pw-a' IN ROLE cordon_writer;
-CREATE ROLE host_b LOGIN PASSWORD 'pw-b' IN ROLE cordon_writer;
-INSERT INTO audit_writers VALUES ('host_a', 'host-a'), ('host_b', 'host-b');" ||
-	nok "the roles of docs/postgresql-roles.sql are made" false
+pg_schema
+pg_audit_hosts a b
 export HOME="$T"
 unset CORDON_AUDIT CORDON_AUDIT_KEY CORDON_AUDIT_CHECKPOINTS
 # write HOST N TARGET: N durable records by HOST (its UTS namespace, role).

@@ -10,6 +10,7 @@
 # the record as approval.expired (never an answer refused).
 # Root only: the console is the operator's (the sandbox halves are 7002's).
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 for n in console alice; do
 	"$CORDON" approvals keygen --key "$T/$n.key" >"$T/$n.pub" 2>/dev/null
@@ -33,22 +34,12 @@ YAML
 P="$T/p.yaml"
 cd "$T" && touch v1 v2 && chmod 0666 v1 v2
 
-serve_pid=""
 run_pid=""
 trap 'kill $serve_pid $run_pid 2>/dev/null; _tap_cleanup' EXIT
 # console [options]: start a console; its origin in $origin.
-console() {
-	: >"$T/link"
-	"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" "$@" >"$T/link" 2>"$T/serve.err" &
-	serve_pid=$!
-	i=0
-	while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	link=$(head -1 "$T/link")
-	origin=${link%%/login*}
-}
+console() { serve_start --listen 127.0.0.1:0 --policy "$P" "$@"; }
 stop_console() {
-	kill $serve_pid
-	wait $serve_pid 2>/dev/null
+	serve_stop 2>/dev/null
 	serve_pid=""
 }
 # hold FILE TIMEOUT: rm FILE held in the background; its id in $id.
@@ -63,19 +54,6 @@ hold() {
 		[ -n "$id" ] || sleep 0.1
 		i=$((i + 1))
 	done
-}
-H="$T/h"
-code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
-isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
-# login: alice's session cookie, from a one-time `serve login` link.
-login() {
-	l=$("$CORDON" serve login alice --listen "${origin#http://}" --policy "$P") || return 1
-	code -X POST -H "Origin: $origin" --data "t=${l#*t=}" "$origin/login" >/dev/null
-	awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//'
-}
-csrf_of() {
-	code -H "Cookie: $1" "$origin/" >/dev/null
-	sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1
 }
 approve() {
 	code -X POST -H "Cookie: $1" -H "Origin: $origin" \
@@ -113,7 +91,7 @@ case $link in http://127.0.0.1:*/login\?t=*) ok "serve --sign-key starts ($origi
 *) nok "serve --sign-key starts ($link; $(cat "$T/serve.err"))" true ;; esac
 hold v1 60s
 ok "the call is held ($id)" test -n "$id"
-s=$(login)
+s=$(login_as alice "$P")
 ok "alice logs in with a one-time link" test -n "$s"
 isb "$(approve "$s" "$id")" 303 "alice approves in the console"
 wait $run_pid
@@ -130,7 +108,7 @@ stop_console
 console
 hold v2 6s
 ok "a second call is held ($id)" test -n "$id"
-s=$(login)
+s=$(login_as alice "$P")
 st=$(approve "$s" "$id")
 nok "a console without --sign-key does not take alice's approval ($st)" test "$st" = 303
 case $(tr '\n' ' ' <"$T/body") in *"the policy pins a key for"*) ok "... saying why" true ;;

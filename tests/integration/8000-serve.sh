@@ -9,6 +9,7 @@
 # console is the operator's; the held run's sandbox cases as uid 65534
 # are 7001-approvals.sh's.)
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 cat >"$T/p.yaml" <<'YAML'
 version: 1
@@ -56,13 +57,7 @@ case $out in *"not a loopback address"*--tls-cert*) ok "... saying why and how t
 "$CORDON" serve --listen 0.0.0.0:0 --policy "$P" >/dev/null 2>&1
 is "$?" 125 "... with exit 125"
 
-"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" >"$T/link" 2>"$T/serve.err" &
-serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null; _tap_cleanup' EXIT
-i=0
-while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-link=$(head -1 "$T/link")
-origin=${link%%/login*}
+serve_start --listen 127.0.0.1:0 --policy "$P"
 case $link in http://127.0.0.1:*/login\?t=*) ok "serve prints the operator's login link ($origin)" true ;;
 *) nok "serve prints the operator's login link ($link; $(cat "$T/serve.err"))" true ;; esac
 tok=${link#*t=}
@@ -82,11 +77,6 @@ while [ -z "$id" ] && [ $i -lt 100 ]; do
 	i=$((i + 1))
 done
 ok "the call is held ($id)" test -n "$id"
-
-H="$T/h"
-code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
-# Like is, showing the last answer when it fails.
-isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
 
 isb "$(code "$origin/")" 401 "no login: the page is 401"
 absent=1
@@ -119,7 +109,7 @@ grep -q "$id" "$T/body"
 r=$?
 [ $r = 0 ] || diag "page: $(tr '\n' ' ' <"$T/body" | tail -c 800)"
 is "$r" 0 "... lists the held call"
-csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+csrf=$(csrf_in_body)
 ok "... with a CSRF token in its forms" test ${#csrf} -eq 64
 grep -q '&lt;img src=x onerror=alert(1)&gt;' "$T/body"
 is "$?" 0 "markup in an argument is escaped"
@@ -149,17 +139,6 @@ isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" \
 	"approve with a wrong CSRF token: 403"
 "$CORDON" approvals list | grep -q "$id.*pending"
 is "$?" 0 "... the call is still pending"
-
-# Log in as someone: the link from `serve login NAME`, then the cookie.
-login_as() {
-	l=$("$CORDON" serve login "$1" --listen "${origin#http://}" --policy "$2") || return 1
-	code -X POST -H "Origin: $origin" --data "t=${l#*t=}" "$origin/login" >/dev/null
-	awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//'
-}
-csrf_of() {
-	code -H "Cookie: $1" "$origin/" >/dev/null
-	sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1
-}
 
 nok "serve login refuses a name the policy does not list" "$CORDON" serve login mallory --policy "$P"
 nok "serve login refuses an agent of the policy" "$CORDON" serve login coder --policy "$P"
@@ -227,21 +206,15 @@ while [ $i -lt 12 ]; do
 done
 is "$c" 429 "the twelfth failed login within a minute is 429"
 
-kill $serve_pid
-wait $serve_pid
+serve_stop
 is "$?" 0 "serve stops on SIGTERM with exit 0"
 
 # Under TLS: https links, a __Host- cookie marked Secure, HSTS.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T/k.pem" \
 	-out "$T/c.pem" -days 2 -subj /CN=127.0.0.1 -addext "subjectAltName=IP:127.0.0.1" 2>/dev/null
 ok "a test certificate" test -s "$T/c.pem"
-"$CORDON" serve --listen 127.0.0.1:0 --tls-cert "$T/c.pem" --tls-key "$T/k.pem" --policy "$P" \
-	>"$T/link2" 2>"$T/serve2.err" &
-serve_pid=$!
-i=0
-while [ ! -s "$T/link2" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-link=$(head -1 "$T/link2")
-origin=${link%%/login*}
+serve_link=$T/link2 serve_err=$T/serve2.err
+serve_start --listen 127.0.0.1:0 --tls-cert "$T/c.pem" --tls-key "$T/k.pem" --policy "$P"
 case $link in https://127.0.0.1:*) ok "under TLS the link is https ($origin)" true ;;
 *) nok "under TLS the link is https ($link; $(cat "$T/serve2.err"))" true ;; esac
 isb "$(code --cacert "$T/c.pem" -X POST -H "Origin: $origin" --data "t=${link#*t=}" "$origin/login")" \
@@ -252,6 +225,5 @@ grep -qi '^Strict-Transport-Security:' "$H"
 is "$?" 0 "... and HSTS"
 is "$(curl -s -o /dev/null -w '%{http_code}' "http://${origin#https://}/")" 000 \
 	"plain HTTP to the TLS port gets no page"
-kill $serve_pid
-wait $serve_pid
+serve_stop
 done_testing

@@ -8,6 +8,7 @@
 # policy: the operator who is not in approvers.people is refused and the
 # grant stays.  (Root only: the console is the operator's.)
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 cat >"$T/p.yaml" <<'YAML'
 version: 1
@@ -61,25 +62,8 @@ active() { "$CORDON" grant list --json | python3 -c "import json,sys; print(' '.
 is "$(active)" "$(printf '%s\n%s\n' "$bg" "$dg" | sort | tr '\n' ' ' | sed 's/ $//')" \
 	"... both active"
 
-"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" >"$T/link" 2>"$T/serve.err" &
-serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null; _tap_cleanup' EXIT
-i=0
-while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-link=$(head -1 "$T/link")
-origin=${link%%/login*}
+serve_start --listen 127.0.0.1:0 --policy "$P"
 ok "serve prints a login link ($origin)" test -n "$origin"
-
-H="$T/h"
-code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
-isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
-has() { grep -q -- "$1" "$T/body"; }
-login() {
-	l=$1
-	code -X POST -H "Origin: $origin" --data "t=${l#*t=}" "$origin/login" >/dev/null
-	awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//'
-}
-csrf_of() { sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1; }
 
 isb "$(code "$origin/grants")" 401 "no login: the grants page is 401"
 has "$bg"
@@ -122,7 +106,7 @@ has 'ticket INC-&lt;script&gt;alert(1)&lt;/script&gt;<span class="esc">\\u202E</
 is "$?" 0 "... its hostile ticket shown as text, the bidi override visible"
 has '<script>alert'
 is "$?" 1 "... no <script> element comes through"
-csrf=$(csrf_of)
+csrf=$(csrf_in_body)
 ok "... with a CSRF token" test -n "$csrf"
 
 isb "$(code -X POST -H "Cookie: $op" -H "Origin: http://evil.example" --data "csrf=$csrf" \
@@ -139,11 +123,10 @@ is "$(active | wc -w)" 2 "... both grants are still active"
 "$CORDON" run --policy "$P" --agent helper -- ls >/dev/null 2>&1
 is "$?" 0 "... and the break-glass grant works"
 
-al=$("$CORDON" serve login alice --listen "${origin#http://}" --policy "$P")
-alice=$(login "$al")
+alice=$(login_as alice "$P")
 ok "alice (an approver) logged in" test -n "$alice"
 code -H "Cookie: $alice" "$origin/grants" >/dev/null
-acsrf=$(csrf_of)
+acsrf=$(csrf_in_body)
 isb "$(code -X POST -H "Cookie: $alice" -H "Origin: $origin" \
 	--data "csrf=$acsrf&reason=incident+over" "$origin/grants/$bg")" 303 "alice revokes the break-glass grant"
 is "$(active)" "$dg" "... it is no longer active; the delegated one is"

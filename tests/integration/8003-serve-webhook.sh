@@ -10,6 +10,7 @@
 # is approved and runs meanwhile: nothing waits on a webhook.  (Root only:
 # the console is the operator's.)
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 cat >"$T/p.yaml" <<'YAML'
 version: 1
@@ -68,14 +69,9 @@ dead=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 nok "a webhook that is not a URL is refused at start" \
 	"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" --notify-key "$T/wh.key" \
 	--notify-webhook "ftp://127.0.0.1/x"
-"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" --notify-key "$T/wh.key" \
+serve_start --listen 127.0.0.1:0 --policy "$P" --notify-key "$T/wh.key" \
 	--notify-webhook "http://127.0.0.1:$port/hooks/T000SECRETPATH" \
-	--notify-webhook "http://127.0.0.1:$dead/hooks/DEADSECRET" >"$T/link" 2>"$T/serve.err" &
-serve_pid=$!
-i=0
-while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-link=$(head -1 "$T/link")
-origin=${link%%/login*}
+	--notify-webhook "http://127.0.0.1:$dead/hooks/DEADSECRET"
 ok "serve starts with two webhooks ($origin)" test -n "$origin"
 is "$(stat -c %a "$T/wh.key") $(stat -c %s "$T/wh.key")" "600 32" "... the webhook key is made, 0600, 32 bytes"
 
@@ -164,7 +160,6 @@ is "$?" 1 "... without the URL's secret path"
 grep -q T000SECRETPATH "$T/wh.rec"
 is "$?" 1 "... and the live webhook is not recorded as failed"
 
-kill $serve_pid
-wait $serve_pid
+serve_stop
 is "$?" 0 "serve stops on SIGTERM with webhooks running"
 done_testing

@@ -10,6 +10,7 @@
 # Slow on a loaded box (each step a process and an HTTP round trip).
 CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-300}
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 APPEND="$CORDON_BUILD/tests/tools/audit-append"
 [ -x "$APPEND" ] || skip "no $APPEND (make check builds it)"
@@ -30,13 +31,8 @@ approvers:
   people: [alice]
 grants: []
 YAML
-"$CORDON" serve --listen 127.0.0.1:0 --policy "$T/p.yaml" --audit "$A" >"$T/link" 2>"$T/serve.err" &
-serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null; _tap_cleanup' EXIT
-i=0
-while [ ! -s "$T/link" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-link=$(head -1 "$T/link")
-origin=${link%%/login*}
+serve_wait=600
+serve_start --listen 127.0.0.1:0 --policy "$T/p.yaml" --audit "$A"
 ok "serve starts (its indexes made) ($origin)" test -n "$origin"
 if command -v sqlite3 >/dev/null; then
 	sqlite3 "$A" "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'records%'
@@ -44,11 +40,7 @@ if command -v sqlite3 >/dev/null; then
 	is "$(cat "$T/idx")" "records_agent records_decision records_kind records_run " \
 		"... the log has the readers' indexes"
 fi
-H="$T/h"
-code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
-isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
-code -X POST -H "Origin: $origin" --data "t=${link#*t=}" "$origin/login" >/dev/null
-sess=$(awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//')
+sess=$(login "$link")
 get() { code -H "Cookie: $sess" "$origin$1"; }
 seqs() { grep -o 'id="seq-[0-9]*"' "$T/body" | tr -dc '0-9\n' | tr '\n' ' ' | sed 's/ $//'; }
 older() { sed -n 's/.*id="older" href="\([^"]*\)".*/\1/p' "$T/body" | sed 's/&amp;/\&/g'; }
@@ -88,7 +80,7 @@ ok "... after about 150000 / 4096 pages ($n)" test "$n" -ge 30 -a "$n" -le 40
 
 # Verify now, on its own thread: the console answers while it runs.
 get /verify >/dev/null
-csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+csrf=$(csrf_in_body)
 curl -s -o /dev/null -H "Cookie: $sess" -H "Origin: $origin" --data "csrf=$csrf" \
 	"$origin/verify" &
 post_pid=$!

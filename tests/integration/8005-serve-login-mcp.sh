@@ -11,6 +11,7 @@
 CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-300}
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/mcp/setup.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 if ! mcp_setup; then
 	skip "cannot install the MCP SDK and servers (npm ci)"
@@ -43,13 +44,8 @@ is "$?" 125 "serve login without a running console and without --listen fails"
 case $out in *"no console is serving this state database"*--listen*) ok "... saying so, and how to fix it" true ;;
 *) nok "... saying so, and how to fix it ($out)" true ;; esac
 
-"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" >"$T/link" 2>"$T/serve.err" &
-serve_pid=$!
 trap 'kill $serve_pid $cpid 2>/dev/null; _tap_cleanup' EXIT
-i=0
-while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-link=$(head -1 "$T/link")
-origin=${link%%/login*}
+serve_start --listen 127.0.0.1:0 --policy "$P"
 ok "serve starts ($origin)" test -n "$origin"
 i=0
 while [ ! -s "$CORDON_STATE.console" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
@@ -61,11 +57,7 @@ is "$?" 0 "serve login alice, no --listen: finds the console"
 is "${al%%/login*}" "$origin" "... the link is for the running console's origin"
 nok "serve login still refuses a name the policy does not list" "$CORDON" serve login mallory --policy "$P"
 
-H="$T/h"
-code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
-isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
-code -X POST -H "Origin: $origin" --data "t=${al#*t=}" "$origin/login" >/dev/null
-sess=$(awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//')
+sess=$(login "$al")
 ok "alice logs in with that link" test -n "$sess"
 
 # The MCP session: pins approved, then a write that needs a person.
@@ -82,7 +74,7 @@ for f in re.findall(r'<form class="decide" method="post" action="/pins">(.*?)</f
 PY
 ok "... lists the pending definitions of fs ($(cut -d' ' -f1 "$T/pins" | tr '\n' ' '))" \
 	sh -c "grep -q '^write_file [0-9a-f]\{64\}$' '$T/pins' && grep -q '^read_text_file ' '$T/pins'"
-csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+csrf=$(csrf_in_body)
 wsha=$(sed -n 's/^write_file //p' "$T/pins")
 isb "$(code -X POST -H "Cookie: $sess" -H "Origin: http://evil.example" \
 	--data "csrf=$csrf&server=fs&tool=write_file&sha256=$wsha" "$origin/pins")" 403 \
@@ -91,10 +83,9 @@ isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" \
 	--data "csrf=$csrf&server=fs&tool=write_file&sha256=abc" "$origin/pins")" 400 \
 	"an approval without a full SHA-256 is refused"
 op=$(head -1 "$T/link")
-code -X POST -H "Origin: $origin" --data "t=${op#*t=}" "$origin/login" >/dev/null
-osess=$(awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//')
+osess=$(login "$op")
 code -H "Cookie: $osess" "$origin/pins" >/dev/null
-ocsrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+ocsrf=$(csrf_in_body)
 isb "$(code -X POST -H "Cookie: $osess" -H "Origin: $origin" \
 	--data "csrf=$ocsrf&server=fs&tool=write_file&sha256=$wsha" "$origin/pins")" 403 \
 	"the operator, not in approvers.people, may not approve a definition"
@@ -131,15 +122,14 @@ is "$?" 0 "... its action"
 grep -q "held/a.txt" "$T/body"
 is "$?" 0 "... and its path"
 nok "... the file is not written while it waits" test -e "$D/data/held/a.txt"
-csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+csrf=$(csrf_in_body)
 isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" --data "csrf=$csrf&decision=approve&comment=mcp+ok" \
 	"$origin/calls/$id")" 303 "alice approves it in the console"
 wait $cpid
 is "$(cut -c1-16 "$D/held.out")" '{"isError":false' "... the MCP call goes through"
 is "$(cat "$D/data/held/a.txt" 2>/dev/null)" A "... and writes its file"
 
-kill $serve_pid
-wait $serve_pid
+serve_stop
 nok "a stopped console removes its file" test -e "$CORDON_STATE.console"
 
 # A file someone else left there (a state directory others may write):

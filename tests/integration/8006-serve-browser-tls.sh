@@ -14,6 +14,7 @@
 CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-300}
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/web/setup.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 if ! web_setup 2>"$T/setup.err"; then
 	skip "browser test: $(cat "$T/setup.err")"
@@ -67,29 +68,16 @@ spki=$(openssl x509 -in "$T/c.pem" -pubkey -noout | openssl pkey -pubin -outform
 	openssl dgst -sha256 -binary | base64)
 ok "a certificate for console.test" test -s "$T/c.pem" -a -n "$spki"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-origin="https://console.test:$port"
-"$CORDON" serve --listen "127.0.0.1:$port" --origin "$origin" --tls-cert "$T/c.pem" \
-	--tls-key "$T/k.pem" --policy "$P" >"$T/link" 2>"$T/serve.err" &
-serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null; _tap_cleanup' EXIT
-i=0
-while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+want="https://console.test:$port"
+serve_start --listen "127.0.0.1:$port" --origin "$want" --tls-cert "$T/c.pem" \
+	--tls-key "$T/k.pem" --policy "$P"
+origin=$want
 link=$("$CORDON" serve login alice --policy "$P")
 is "${link%%/login*}" "$origin" "serve login alice finds the TLS console ($origin)"
 
-LINK=$link ORIGIN=$origin SPKI=$spki CORDON=$CORDON POLICY=$P WORKDIR=$T/work \
-	PROPOSAL=$pid PROPOSAL_FILE=$T/ws/notes.txt GRANT=$bg PROFILE_DIR=$T/profile \
-	SHOTS=${CORDON_BUILD}/test-artifacts NODE_PATH=$WEB_CACHE/node_modules \
-	timeout 120 node "$WEB_CONSOLE_TLS_JS" >"$T/browser.tap" 2>"$T/browser.err"
-rc=$?
-while IFS= read -r line; do
-	case $line in
-	"ok "*) ok "browser: ${line#* - }" true ;;
-	"not ok "*) nok "browser: ${line#* - }" true ;;
-	"#"*) diag "${line#\# }" ;;
-	esac
-done <"$T/browser.tap"
-is "$rc" 0 "the browser flow passed$( [ $rc = 0 ] || echo ": $(tail -3 "$T/browser.err")")"
+web_run 120 console-tls.mjs LINK="$link" ORIGIN="$origin" SPKI="$spki" CORDON="$CORDON" \
+	POLICY="$P" WORKDIR="$T/work" PROPOSAL="$pid" PROPOSAL_FILE="$T/ws/notes.txt" GRANT="$bg" \
+	PROFILE_DIR="$T/profile"
 "$CORDON" log export --format jsonl >"$T/log"
 grep '"kind":"approval.approved"' "$T/log" | grep -q 'approved over TLS'
 is "$?" 0 "the approval is recorded with the browser's comment"
@@ -98,6 +86,5 @@ is "$?" 0 "the apply is recorded"
 grep '"kind":"grant.revoked"' "$T/log" | grep "$bg" | grep -q 'incident closed'
 is "$?" 0 "the revoke is recorded with its reason"
 ok "screenshots saved" test -s "$CORDON_BUILD/test-artifacts/serve-tls-grants.png"
-kill $serve_pid
-wait $serve_pid
+serve_stop
 done_testing

@@ -9,6 +9,7 @@
 # break-glass grant made here as of one made on the command line.
 # (Root only: the console is the operator's.)
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 cat >"$T/p.yaml" <<'YAML'
 version: 1
@@ -60,25 +61,10 @@ i=0
 while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 port=$(cat "$T/port")
 
-"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" --notify-key "$T/wh.key" \
-	--notify-webhook "http://127.0.0.1:$port/hook" >"$T/link" 2>"$T/serve.err" &
-serve_pid=$!
-i=0
-while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-link=$(head -1 "$T/link")
-origin=${link%%/login*}
+serve_start --listen 127.0.0.1:0 --policy "$P" --notify-key "$T/wh.key" \
+	--notify-webhook "http://127.0.0.1:$port/hook"
 ok "serve prints a login link ($origin)" test -n "$origin"
 
-H="$T/h"
-code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
-isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
-has() { grep -q -- "$1" "$T/body"; }
-login() {
-	l=$1
-	code -X POST -H "Origin: $origin" --data "t=${l#*t=}" "$origin/login" >/dev/null
-	awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//'
-}
-csrf_of() { sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1; }
 grant_of() { awk -F': ' 'tolower($1) == "x-cordon-grant" {print $2}' "$H" | tr -d '\r'; }
 active() { "$CORDON" grant list --json | python3 -c "import json,sys; print(' '.join(sorted(g['id'] for g in json.load(sys.stdin))))"; }
 bgform="kind=break-glass&agent=helper&tool=shell&actions=execute&scope=argv%3Dls&ticket=INC-7&ttl=30m&reason=disk+full&by=mallory"
@@ -93,17 +79,16 @@ ok "the operator (root, not an approver) logged in" test -n "$op"
 isb "$(code -H "Cookie: $op" "$origin/grants")" 200 "the grants page"
 has '<form class="grant-new" method="post" action="/grants">'
 is "$?" 0 "... has the form for a new grant"
-csrf=$(csrf_of)
+csrf=$(csrf_in_body)
 isb "$(code -X POST -H "Cookie: $op" -H "Origin: $origin" --data "csrf=$csrf&$bgform" \
 	"$origin/grants")" 403 "the operator, not in approvers.people, may not make a grant"
 has "not among the policy"
 is "$?" 0 "... and is told why"
 
-al=$("$CORDON" serve login alice --listen "${origin#http://}" --policy "$P")
-alice=$(login "$al")
+alice=$(login_as alice "$P")
 ok "alice (an approver) logged in" test -n "$alice"
 code -H "Cookie: $alice" "$origin/grants" >/dev/null
-acsrf=$(csrf_of)
+acsrf=$(csrf_in_body)
 isb "$(code -X POST -H "Cookie: $alice" -H "Origin: http://evil.example" \
 	--data "csrf=$acsrf&$bgform" "$origin/grants")" 403 "from another Origin: refused"
 isb "$(code -X POST -H "Cookie: $alice" --data "csrf=$acsrf&$bgform" "$origin/grants")" 403 \

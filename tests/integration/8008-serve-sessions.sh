@@ -14,6 +14,7 @@
 # refused (403) and recorded; without the flag the header is ignored.
 # (Root only: the console is the operator's.)
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 export XDG_CONFIG_HOME="$T/cfg"
 cat >"$T/p.yaml" <<'YAML'
@@ -37,46 +38,25 @@ grants:
 YAML
 P="$T/p.yaml"
 cd "$T" || exit 1
-serve_pid=
 serve2_pid= sse2_pid=
 trap 'kill $serve_pid $serve2_pid $sse2_pid 2>/dev/null; _tap_cleanup' EXIT
 
-start() {
-	: >"$T/link"
-	"$CORDON" serve --listen "127.0.0.1:${port:-0}" --policy "$P" "$@" >"$T/link" \
-		2>"$T/serve.err" &
-	serve_pid=$!
-	i=0
-	while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	link=$(head -1 "$T/link")
-	origin=${link%%/login*}
-}
+start() { serve_start --listen "127.0.0.1:${port:-0}" --policy "$P" "$@"; }
 stop() {
-	kill "$serve_pid" 2>/dev/null
-	wait "$serve_pid" 2>/dev/null
+	serve_stop 2>/dev/null
 	serve_pid=
 }
-H="$T/h"
-code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
-isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
-has() { grep -q -- "$1" "$T/body"; }
-login() {
-	l=$1
-	code -X POST -H "Origin: $origin" --data "t=${l#*t=}" "$origin/login" >/dev/null
-	awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//'
-}
-csrf_of() { sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1; }
 person_of() { sed -n 's/.*<span class="who">\([^<]*\)<.*/\1/p' "$T/body" | head -1; }
 
 start
 ok "serve starts ($origin)" test -n "$origin"
 is "$(stat -c %a "$XDG_CONFIG_HOME/cordon/console-session.key") $(stat -c %s "$XDG_CONFIG_HOME/cordon/console-session.key")" \
 	"600 32" "the session key is made, 0600, 32 bytes"
-alice=$(login "$("$CORDON" serve login alice --listen "${origin#http://}" --policy "$P")")
-bob=$(login "$("$CORDON" serve login bob --listen "${origin#http://}" --policy "$P")")
+alice=$(login_as alice "$P")
+bob=$(login_as bob "$P")
 ok "alice and bob logged in" test -n "$alice" -a -n "$bob"
 isb "$(code -H "Cookie: $alice" "$origin/")" 200 "alice's cookie works"
-csrf1=$(csrf_of)
+csrf1=$(csrf_in_body)
 # SQL on the state store, SQLite or PostgreSQL (CORDON_TEST_PG_URI): the
 # values are hex digits, names and numbers only.
 cat >"$T/db.py" <<'PY'
@@ -103,9 +83,9 @@ start
 ok "serve restarted ($origin)" test -n "$origin"
 isb "$(code -H "Cookie: $alice" "$origin/")" 200 "after the restart alice's cookie still works"
 is "$(person_of)" "alice" "... as alice"
-is "$(csrf_of)" "$csrf1" "... with the same CSRF token (bound to the session)"
+is "$(csrf_in_body)" "$csrf1" "... with the same CSRF token (bound to the session)"
 code -H "Cookie: $bob" "$origin/" >/dev/null
-bcsrf=$(csrf_of)
+bcsrf=$(csrf_in_body)
 isb "$(code -X POST -H "Cookie: $alice" -H "Origin: $origin" --data "csrf=$bcsrf" \
 	"$origin/logout")" 403 "bob's CSRF token does not log alice out"
 isb "$(code -X POST -H "Cookie: $alice" -H "Origin: $origin" --data "csrf=$csrf1" \
@@ -150,7 +130,7 @@ isb "$(code -H "Cookie: $bob" "$origin2/")" 200 "a second console over the same 
 curl -sN -H "Cookie: $bob" "$origin2/events" >"$T/sse2" 2>/dev/null &
 sse2_pid=$!
 code -H "Cookie: $bob" "$origin/" >/dev/null
-isb "$(code -X POST -H "Cookie: $bob" -H "Origin: $origin" --data "csrf=$(csrf_of)" \
+isb "$(code -X POST -H "Cookie: $bob" -H "Origin: $origin" --data "csrf=$(csrf_in_body)" \
 	"$origin/logout")" 303 "bob logs out in the first"
 i=0
 while kill -0 $sse2_pid 2>/dev/null && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
@@ -177,7 +157,7 @@ ok "... still prints a login link for the proxy's origin" grep -q '^https://cons
 isb "$(code -H "Host: console.example" -H "X-Forwarded-User: bob" "$addr/")" 200 \
 	"from loopback with the header: logged in"
 is "$(person_of)" "bob" "... as bob"
-pcsrf=$(csrf_of)
+pcsrf=$(csrf_in_body)
 ok "... with a CSRF token" test -n "$pcsrf"
 isb "$(code -H "Host: console.example" "$addr/")" 401 "without the header: not logged in"
 isb "$(code -H "Host: console.example" -H "X-Forwarded-User: mallory" "$addr/")" 403 \

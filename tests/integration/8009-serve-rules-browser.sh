@@ -11,6 +11,7 @@
 # (Root only: the console is the operator's.)
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/web/setup.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 mkdir -p "$T/work/scratch" && chmod -R 0777 "$T/work"
 cat >"$T/p.yaml" <<YAML
@@ -44,23 +45,10 @@ YAML
 P="$T/p.yaml"
 cd "$T/work" || exit 1
 
-"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" >"$T/link" 2>"$T/serve.err" &
-serve_pid=$!
 trap 'kill $serve_pid $sse_pid 2>/dev/null; _tap_cleanup' EXIT
-i=0
-while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-origin=$(sed 's|/login.*||' "$T/link")
+serve_start --listen 127.0.0.1:0 --policy "$P"
 ok "serve starts ($origin)" test -n "$origin"
 
-H="$T/h"
-code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
-isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
-has() { grep -q -- "$1" "$T/body"; }
-login() {
-	l=$1
-	code -X POST -H "Origin: $origin" --data "t=${l#*t=}" "$origin/login" >/dev/null
-	awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//'
-}
 alice=$(login "$("$CORDON" serve login alice --origin "$origin" --policy "$P")")
 ok "alice logged in" test -n "$alice"
 isb "$(code -H "Cookie: $alice" "$origin/")" 200 "the held-calls page"
@@ -109,18 +97,8 @@ if ! web_setup 2>"$T/setup.err"; then
 fi
 link=$("$CORDON" serve login alice --origin "$origin" --policy "$P")
 mkdir -p "$T/profile"
-LINK=$link ORIGIN=$origin RULE=small-scratch-delete PROFILE_DIR=$T/profile \
-	SHOTS=${CORDON_BUILD}/test-artifacts NODE_PATH=$WEB_CACHE/node_modules \
-	timeout 90 node "$WEB_CACHE/console-grants.mjs" >"$T/browser.tap" 2>"$T/browser.err"
-rc=$?
-while IFS= read -r line; do
-	case $line in
-	"ok "*) ok "browser: ${line#* - }" true ;;
-	"not ok "*) nok "browser: ${line#* - }" true ;;
-	"#"*) diag "${line#\# }" ;;
-	esac
-done <"$T/browser.tap"
-is "$rc" 0 "the browser flow passed$( [ $rc = 0 ] || echo ": $(tail -3 "$T/browser.err")")"
+web_run 90 console-grants.mjs LINK="$link" ORIGIN="$origin" RULE=small-scratch-delete \
+	PROFILE_DIR="$T/profile"
 bg=$(cat "$T/profile/grant-id" 2>/dev/null)
 "$CORDON" run --policy "$P" --agent helper -- ls >/dev/null 2>&1
 is "$?" 0 "the grant made in the browser lets helper run ls"
@@ -129,6 +107,5 @@ is "$?" 0 "the grant made in the browser lets helper run ls"
 is "$?" 0 "... recorded as grant.break-glass with the browser's reason"
 ok "screenshots saved" test -s "$CORDON_BUILD/test-artifacts/serve-grant-new.png" -a \
 	-s "$CORDON_BUILD/test-artifacts/serve-rules.png"
-kill $serve_pid
-wait $serve_pid
+serve_stop
 done_testing

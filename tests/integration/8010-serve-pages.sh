@@ -10,6 +10,7 @@
 # Slow on a loaded box (each step a process and an HTTP round trip).
 CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-300}
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 cat >"$T/p.yaml" <<'YAML'
 version: 1
@@ -71,19 +72,8 @@ run_ok=$(grep '"run.intent"' "$T/log" | grep 'script' | head -1 | sed 's/.*"run_
 run_deny=$(grep '"kind":"decision"' "$T/log" | grep '"decision":"deny"' | head -1 | sed 's/.*"run_id":"\([^"]*\)".*/\1/')
 ok "the runs have ids ($run_ok, $run_deny)" test -n "$run_ok" -a -n "$run_deny"
 
-"$CORDON" serve --listen 127.0.0.1:0 --policy "$P" >"$T/link" 2>"$T/serve.err" &
-serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null; _tap_cleanup' EXIT
-i=0
-while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-link=$(head -1 "$T/link")
-origin=${link%%/login*}
+serve_start --listen 127.0.0.1:0 --policy "$P"
 ok "serve prints a login link ($origin)" test -n "$origin"
-
-H="$T/h"
-code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
-isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
-has() { grep -q -- "$1" "$T/body"; }
 
 for pg in /log "/run?id=$run_ok" /verify /proposals "/proposal?id=$pid"; do
 	isb "$(code "$origin$pg")" 401 "no login: $pg is 401"
@@ -92,8 +82,7 @@ done
 isb "$(code -X POST -H "Origin: $origin" --data "csrf=x" "$origin/verify")" 401 \
 	"no login: verify now is refused"
 
-code -X POST -H "Origin: $origin" --data "t=${link#*t=}" "$origin/login" >/dev/null
-sess=$(awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//')
+sess=$(login "$link")
 ok "logged in" test -n "$sess"
 get() { code -H "Cookie: $sess" "$origin$1"; }
 
@@ -179,7 +168,7 @@ isb "$(get "/proposal?id=%3Cx%3E")" 400 "a malformed proposal id is 400"
 # Apply and reject: POSTs with the Origin and the CSRF token, through the
 # functions of cordon proposals apply|reject.
 get "/proposal?id=$pid" >/dev/null
-pcsrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+pcsrf=$(csrf_in_body)
 has "action=\"/proposals/$pid\""
 is "$?" 0 "a pending proposal has Apply and Reject buttons"
 isb "$(code -X POST -H "Cookie: $sess" --data "csrf=$pcsrf&decision=apply" \
@@ -200,11 +189,9 @@ approvers:
   people: [bot]
 grants: []
 YAML
-l=$("$CORDON" serve login bot --listen "${origin#http://}" --policy "$T/bot.yaml")
-code -X POST -H "Origin: $origin" --data "t=${l#*t=}" "$origin/login" >/dev/null
-s_bot=$(awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//')
+s_bot=$(login_as bot "$T/bot.yaml")
 code -H "Cookie: $s_bot" "$origin/proposal?id=$pid" >/dev/null
-bcsrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+bcsrf=$(csrf_in_body)
 isb "$(code -X POST -H "Cookie: $s_bot" -H "Origin: $origin" --data "csrf=$bcsrf&decision=apply" \
 	"$origin/proposals/$pid")" 403 "the agent that made a proposal cannot apply it"
 has "an agent never approves its own proposal"
@@ -238,7 +225,7 @@ is "$?" 0 "... recorded as proposal.refused"
 isb "$(get /verify)" 200 "the chain page"
 has "Not verified since"
 is "$?" 0 "... not verified yet"
-csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+csrf=$(csrf_in_body)
 isb "$(code -X POST -H "Cookie: $sess" -H "Origin: http://evil.example" --data "csrf=$csrf" \
 	"$origin/verify")" 403 "verify now from another Origin: 403"
 isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" --data "csrf=$(printf '%064d' 1)" \
@@ -265,7 +252,6 @@ is "$r" 0 "... reports the modified record"
 "$CORDON" log export --format jsonl | grep -q '"console.verify"'
 is "$?" 0 "the audit log records the console's verifications"
 
-kill $serve_pid
-wait $serve_pid
+serve_stop
 is "$?" 0 "serve stops on SIGTERM with exit 0"
 done_testing

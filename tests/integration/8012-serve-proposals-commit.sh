@@ -9,6 +9,7 @@
 # only: the console is the operator's.)
 CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-300}
 . "${CORDON_SRC:-.}/tests/lib.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 mkdir -p "$T/marks" "$T/ws"
 cd "$T/ws" || exit 1
@@ -39,27 +40,13 @@ approvers:
   people: [alice, bot]
 grants: []
 YAML
-"$CORDON" serve --listen 127.0.0.1:0 --policy "$T/p.yaml" >"$T/link" 2>"$T/serve.err" &
-serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null; _tap_cleanup' EXIT
-i=0
-while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-link=$(head -1 "$T/link")
-origin=${link%%/login*}
+serve_start --listen 127.0.0.1:0 --policy "$T/p.yaml"
 ok "serve prints a login link ($origin)" test -n "$origin"
 
-H="$T/h"
-code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
-isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
-has() { grep -q -- "$1" "$T/body"; }
-login() {
-	code -X POST -H "Origin: $origin" --data "t=${1#*t=}" "$origin/login" >/dev/null
-	awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//'
-}
 sess=$(login "$link")
 ok "logged in" test -n "$sess"
 isb "$(code -H "Cookie: $sess" "$origin/proposal?id=$pid")" 200 "the proposal's page"
-csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+csrf=$(csrf_in_body)
 has 'value="commit"'
 is "$?" 0 "... has a Commit to branch button"
 has "name=\"branch\" maxlength=\"200\" value=\"cordon/$pid\""
@@ -76,10 +63,9 @@ isb "$(post -H "Origin: $origin" --data "csrf=$csrf&decision=commit&branch=x")" 
 	"commit without a login: 401"
 isb "$(post -H "Cookie: $sess" -H "Origin: $origin" --data "csrf=$csrf&decision=commit")" 400 \
 	"commit without a branch name: 400"
-l=$("$CORDON" serve login bot --listen "${origin#http://}" --policy "$T/p.yaml")
-s_bot=$(login "$l")
+s_bot=$(login_as bot "$T/p.yaml")
 code -H "Cookie: $s_bot" "$origin/proposal?id=$pid" >/dev/null
-bcsrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
+bcsrf=$(csrf_in_body)
 isb "$(post -H "Cookie: $s_bot" -H "Origin: $origin" --data "csrf=$bcsrf&decision=commit&branch=x")" \
 	403 "the agent that made the proposal cannot commit it"
 for bad in 'a..b' '-x' 'x%20y' 'HEAD%3Ax' 'x.lock' '%3Cb%3E..x'; do

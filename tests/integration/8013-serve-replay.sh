@@ -10,6 +10,7 @@
 CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-300}
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/web/setup.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 mkdir -p "$T/work" && cd "$T/work" || exit 1
 "$CORDON" shell --json-fd 3 -- sh -c '
@@ -39,24 +40,13 @@ approvers:
   people: [alice]
 grants: []
 YAML
-"$CORDON" serve --listen 127.0.0.1:0 --policy "$T/p.yaml" >"$T/link" 2>"$T/serve.err" &
-serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null; _tap_cleanup' EXIT
-i=0
-while [ ! -s "$T/link" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-link=$(head -1 "$T/link")
-origin=${link%%/login*}
+serve_start --listen 127.0.0.1:0 --policy "$T/p.yaml"
 ok "serve prints a login link ($origin)" test -n "$origin"
 
-H="$T/h"
-code() { curl -s -o "$T/body" -D "$H" -w '%{http_code}' "$@"; }
-isb() { [ "$1" = "$2" ] || diag "answer: $(head -c 600 "$T/body" | tr "\n" " ")"; is "$@"; }
-has() { grep -q -- "$1" "$T/body"; }
 isb "$(code "$origin/run/cast?id=$run")" 401 "no login: the recording is 401"
 has 'bold'
 is "$?" 1 "... and shows nothing of it"
-code -X POST -H "Origin: $origin" --data "t=${link#*t=}" "$origin/login" >/dev/null
-sess=$(awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$H" | tr -d '\r' | sed 's/;.*//')
+sess=$(login "$link")
 ok "logged in" test -n "$sess"
 get() { code -H "Cookie: $sess" "$origin$1"; }
 
@@ -114,17 +104,6 @@ if ! web_setup 2>"$T/setup.err"; then
 fi
 l2=$("$CORDON" serve login alice --origin "$origin" --policy "$T/p.yaml")
 mkdir -p "$T/profile"
-LINK=$l2 ORIGIN=$origin RUN=$run PROFILE_DIR=$T/profile SHOTS=${CORDON_BUILD}/test-artifacts \
-	NODE_PATH=$WEB_CACHE/node_modules timeout 90 node "$WEB_CACHE/replay.mjs" \
-	>"$T/browser.tap" 2>"$T/browser.err"
-rc=$?
-while IFS= read -r line; do
-	case $line in
-	"ok "*) ok "browser: ${line#* - }" true ;;
-	"not ok "*) nok "browser: ${line#* - }" true ;;
-	"#"*) diag "${line#\# }" ;;
-	esac
-done <"$T/browser.tap"
-is "$rc" 0 "the browser flow passed$( [ $rc = 0 ] || echo ": $(tail -3 "$T/browser.err")")"
+web_run 90 replay.mjs LINK="$l2" ORIGIN="$origin" RUN="$run" PROFILE_DIR="$T/profile"
 ok "a screenshot saved" test -s "$CORDON_BUILD/test-artifacts/serve-replay.png"
 done_testing

@@ -10,6 +10,7 @@
 CORDON_TEST_TIMEOUT=${CORDON_TEST_TIMEOUT:-300}
 . "${CORDON_SRC:-.}/tests/lib.sh"
 . "$CORDON_SRC/tests/helpers/pg-start.sh"
+. "$CORDON_SRC/tests/helpers/serve-start.sh"
 
 APPEND="$CORDON_BUILD/tests/tools/audit-append"
 [ -x "$APPEND" ] || nok "no $APPEND (make check builds it)" true
@@ -39,17 +40,11 @@ tools:
 approvers:
   people: [alice]
 YAML
-"$CORDON" serve --listen 127.0.0.1:0 --policy "$T/p.yaml" --audit "$URI" --state "$T/state.db" \
-	>"$T/link" 2>"$T/serve.err" &
-serve_pid=$!
 trap 'kill $serve_pid 2>/dev/null; _pg_cleanup' EXIT
-i=0
-while [ ! -s "$T/link" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-link=$(head -1 "$T/link")
-origin=${link%%/login*}
+serve_wait=300
+serve_start --listen 127.0.0.1:0 --policy "$T/p.yaml" --audit "$URI" --state "$T/state.db"
 ok "serve prints a login link ($origin)" test -n "$origin"
-curl -s -o /dev/null -D "$T/h" -X POST -H "Origin: $origin" --data "t=${link#*t=}" "$origin/login"
-sess=$(awk -F': ' 'tolower($1) == "set-cookie" {print $2}' "$T/h" | tr -d '\r' | sed 's/;.*//')
+sess=$(login "$link")
 ok "logged in" test -n "$sess"
 
 # Follow "Older records" from PATH; every row's seq and time, in page order.

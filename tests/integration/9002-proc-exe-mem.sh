@@ -7,12 +7,6 @@
 . "${CORDON_SRC:-.}/tests/lib.sh"
 H=$CORDON_BUILD/tests/helpers
 
-denied() {
-	python3 -c 'import json,sys
-r = json.load(open(sys.argv[1]))
-print(" ".join(sorted(set(d["syscall"] for d in r.get("denied_syscalls") or []))))' "$1"
-}
-
 exemem() {
 	who=$1
 	run() { $RUN_AS "$CORDON" run --ro "$H" -- "$@"; }
@@ -47,10 +41,10 @@ exemem() {
 	is "$($RUN_AS "$CORDON" run --json-fd 3 --ro "$H" -- "$H/esc-probe" ptrace 1 3>"$T/rec")" \
 		"ptrace-attach=EPERM
 ptrace-seize=EPERM" "$who: ptrace of pid 1 is refused"
-	is "$(denied "$T/rec")" ptrace "$who: the record names ptrace"
+	is "$(denied_names "$T/rec")" ptrace "$who: the record names ptrace"
 	is "$($RUN_AS "$CORDON" run --json-fd 3 --ro "$H" -- "$H/esc-probe" vm-read 1 3>"$T/rec")" \
 		"vm-read=EPERM" "$who: process_vm_readv of pid 1 is refused"
-	is "$(denied "$T/rec")" process_vm_readv "$who: the record names process_vm_readv"
+	is "$(denied_names "$T/rec")" process_vm_readv "$who: the record names process_vm_readv"
 	# The launcher itself is not reachable by its host path.
 	absent_in "$who: the cordon binary's host path is not visible" "$CORDON" run
 	before=$(sha256sum <"$CORDON")

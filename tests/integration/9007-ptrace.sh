@@ -4,26 +4,20 @@
 . "${CORDON_SRC:-.}/tests/lib.sh"
 H=$CORDON_BUILD/tests/helpers
 
-denied() {
-	python3 -c 'import json,sys
-r = json.load(open(sys.argv[1]))
-print(" ".join(sorted(set(d["syscall"] for d in r.get("denied_syscalls") or []))))' "$1"
-}
-
 pt() {
 	who=$1
 	out=$($RUN_AS "$CORDON" run --json-fd 3 --ro "$H" -- "$H/try-syscall" ptrace process_vm_readv process_vm_writev 3>"$T/rec")
 	is "$out" "ptrace errno=EPERM
 process_vm_readv errno=EPERM
 process_vm_writev errno=EPERM" "$who: ptrace and process_vm_readv/writev are refused"
-	is "$(denied "$T/rec")" "process_vm_readv process_vm_writev ptrace" "$who: the record names all three"
+	is "$(denied_names "$T/rec")" "process_vm_readv process_vm_writev ptrace" "$who: the record names all three"
 	# A real attach to a sibling the sandbox itself started (same uid, same
 	# domain: only the filter stands in the way).
 	out=$($RUN_AS "$CORDON" run --json-fd 3 --ro "$H" -- sh -c "sleep 5 & p=\$!; $H/esc-probe ptrace \$p; $H/esc-probe vm-read \$p; kill \$p" 3>"$T/rec")
 	is "$out" "ptrace-attach=EPERM
 ptrace-seize=EPERM
 vm-read=EPERM" "$who: PTRACE_ATTACH/SEIZE and process_vm_readv of a sibling are refused"
-	is "$(denied "$T/rec")" "process_vm_readv ptrace" "$who: the record names them"
+	is "$(denied_names "$T/rec")" "process_vm_readv ptrace" "$who: the record names them"
 	# strace, if installed, cannot trace anything either.
 	if command -v strace >/dev/null 2>&1; then
 		refused "$who: strace cannot trace inside (EPERM)" 'ptrace.*Operation not permitted' $RUN_AS "$CORDON" run -- strace -o /dev/null true

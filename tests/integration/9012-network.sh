@@ -6,12 +6,6 @@
 . "${CORDON_SRC:-.}/tests/lib.sh"
 H=$CORDON_BUILD/tests/helpers
 
-denied() {
-	python3 -c 'import json,sys
-r = json.load(open(sys.argv[1]))
-print(" ".join(sorted(set(d["syscall"] for d in r.get("denied_syscalls") or []))))' "$1"
-}
-
 net() {
 	who=$1
 	run() { $RUN_AS "$CORDON" run --ro "$H" -- "$H/esc-probe" "$@"; }
@@ -19,7 +13,7 @@ net() {
 	is "$out" "socket-packet errno=EPERM
 socket-netlink errno=EPERM
 socket-netlink-high errno=EPERM" "$who: AF_PACKET and AF_NETLINK sockets are refused"
-	is "$(denied "$T/rec")" socket "$who: the record names socket"
+	is "$(denied_names "$T/rec")" socket "$who: the record names socket"
 	is "$(run raw)" "raw=EPERM" "$who: a raw ICMP socket needs CAP_NET_RAW: refused"
 	is "$(run udp 8.8.8.8 53)" "sendto=ENETUNREACH" "$who: UDP to 8.8.8.8:53 has no route"
 	is "$(run udp 2001:4860:4860::8888 53)" "sendto=ENETUNREACH" "$who: UDP to an IPv6 resolver has no route"

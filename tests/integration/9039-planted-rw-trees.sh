@@ -11,13 +11,6 @@
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
 
-planted() {
-	python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(" ".join(sorted(r.get("planted_paths") or [])) if "planted_paths" in r else "absent")' "$T/rec" 2>&1
-}
-
 rw_trees() {
 	who=$1
 	d=$T/rw-$who
@@ -30,7 +23,7 @@ rw_trees() {
 		echo 'export X=1' >$d/out/deep/a/b/.envrc
 		echo plain >$d/out/plain.txt" 3>"$T/rec" 2>"$T/err"
 	is "$?" 0 "$who: the run exits 0"
-	got=" $(planted) "
+	got=" $(planted_paths) "
 	case $got in *" $d/out/sub/.git "*) r=yes ;; *) r="no: $got" ;; esac
 	is "$r" yes "$who: a .git created in a --rw tree is in planted_paths"
 	case $got in *" $d/out/deep/a/b/.envrc "*) r=yes ;; *) r="no: $got" ;; esac
@@ -42,7 +35,7 @@ rw_trees() {
 	is "$(cat "$d/out/plain.txt")" plain "$who: positive control: the --rw tree was written"
 	$RUN_AS "$CORDON" run --rw "$d/out" --json-fd 3 -- sh -c "echo again >$d/out/plain.txt" \
 		3>"$T/rec" 2>"$T/err"
-	is "$(planted)" "" "$who: control: a run that plants nothing reports nothing"
+	is "$(planted_paths)" "" "$who: control: a run that plants nothing reports nothing"
 	cd "$T" || exit 1
 }
 for_each_user rw_trees

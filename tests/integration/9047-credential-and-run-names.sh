@@ -14,13 +14,6 @@
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
 
-planted() {
-	python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(" ".join(sorted(r.get("planted_paths") or [])) if "planted_paths" in r else "absent")' "$T/rec" 2>&1
-}
-
 creds() {
 	who=$1
 	d=$T/creds-$who
@@ -71,7 +64,7 @@ runs() {
 	is "$(grep '^pkg/' "$T/out" | tr '\n' ' ')" "pkg/.yarnrc=refused pkg/.yarnrc.yml=refused " \
 		"$who: an existing .yarnrc and .yarnrc.yml one level down are read-only"
 	is "$(cat "$d/work/pkg/.yarnrc.yml")" "nodeLinker: node-modules" "$who: ... and unchanged on the host"
-	got=" $(planted) "
+	got=" $(planted_paths) "
 	case $got in *" deep/a/.npmrc "*) r=yes ;; *) r="no: $got" ;; esac
 	is "$r" yes "$who: a new .npmrc two levels down is in planted_paths"
 	case $got in *" deep/a/.yarnrc.yml "*) r=yes ;; *) r="no: $got" ;; esac

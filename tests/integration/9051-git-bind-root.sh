@@ -35,13 +35,6 @@ cd "$w" || exit 1
 test -f wt/.git && test -d repo/.git/hooks
 EOF
 
-planted() {
-	python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(" ".join(sorted(r.get("planted_paths") or [])) if "planted_paths" in r else "absent")' "$T/rec" 2>&1
-}
-
 # Does the host's git in DIR run anything planted?  MARK appears if so.
 host_git_clean() {
 	rm -f "$w/MARK"
@@ -72,7 +65,7 @@ routes() {
 		"$who $label: positive control: description is written and the commit lands"
 	is "$($RUN_AS git -C "$w/repo" log --format=%s -1 wt)" "$label" \
 		"$who $label: ... the host's repository has the commit"
-	is "$(planted)" "" "$who $label: nothing to report"
+	is "$(planted_paths)" "" "$who $label: nothing to report"
 	ok "$who $label: the host's git status in the worktree runs nothing planted" \
 		host_git_clean "$w/wt"
 }
@@ -99,7 +92,7 @@ bind_root() {
 		mkdir '$w/repo/.git/hooks' && echo x >'$w/repo/.git/hooks/post-checkout' &&
 		echo /tmp/elsewhere >'$w/repo/.git/objects/info/alternates'" 3>"$T/rec" 2>"$T/err"
 	is "$?" 0 "$who: a run creating hooks/ and alternates in the bound .git exits 0"
-	got=" $(planted) "
+	got=" $(planted_paths) "
 	case $got in *" $w/repo/.git/hooks "*) r=yes ;; *) r="no: $got" ;; esac
 	is "$r" yes "$who: the new hooks/ is in planted_paths"
 	case $got in *" $w/repo/.git/objects/info/alternates "*) r=yes ;; *) r="no: $got" ;; esac
@@ -110,7 +103,7 @@ bind_root() {
 		echo x >>'$w/repo/.git/objects/info/alternates'" 3>"$T/rec" 2>"$T/err"
 	ok "$who: the next run keeps the new alternates read-only" grep -q "Read-only file system" "$T/err"
 	$RUN_AS "$CORDON" run --rw "$w/repo/.git" --json-fd 3 -- true 3>"$T/rec" 2>"$T/err"
-	is "$(planted)" "" "$who: positive control: an idle run reports nothing"
+	is "$(planted_paths)" "" "$who: positive control: an idle run reports nothing"
 
 	# --propose run in the .git itself: the tree's top is the git
 	# directory; what git reads from it is flagged, what it does not is not.

@@ -18,13 +18,6 @@ export CORDON_TEST_TIMEOUT
 
 command -v git >/dev/null || { skip "git is not installed"; done_testing; }
 
-planted() {
-	python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(" ".join(sorted(r.get("planted_paths") or [])) if "planted_paths" in r else "absent")' "$T/rec" 2>&1
-}
-
 links() {
 	who=$1
 	d=$T/ln-$who
@@ -48,7 +41,7 @@ links() {
 	$RUN_AS sh -c 'cd "$1" && git status' x "$d/work/vendor" >/dev/null 2>&1
 	ok "$who: control: the host's git in vendor/ runs what the sandbox planted through the link" \
 		test -e "$d/MARK"
-	got=" $(planted) "
+	got=" $(planted_paths) "
 	for p in vendor sub/abs dangling "$d/out/v"; do
 		case $got in *" $p "*) r=yes ;; *) r="no: $got" ;; esac
 		is "$r" yes "$who: the new link $p is in planted_paths"
@@ -66,22 +59,22 @@ links() {
 	sleep 1.1
 	$RUN_AS "$CORDON" run --profile workspace-write --scratch "$d/scr" --json-fd 3 -- \
 		touch again 3>"$T/rec" 2>"$T/err"
-	is "$(planted)" "" "$who: control: the next run, which plants nothing, reports nothing"
+	is "$(planted_paths)" "" "$who: control: the next run, which plants nothing, reports nothing"
 	$RUN_AS "$CORDON" run --profile workspace-write --scratch "$d/scr" --json-fd 3 -- \
 		sh -c 'rm sub/inside && ln -s ../../scr/e sub/inside' 3>"$T/rec" 2>"$T/err"
-	is "$(planted)" "sub/inside" "$who: a link retargeted out of the tree is reported"
+	is "$(planted_paths)" "sub/inside" "$who: a link retargeted out of the tree is reported"
 
 	# In two runs: a link to a file in the scratch (not new in the next
 	# run), then the file replaced by a repository there.  The first run
 	# must report it.
 	$RUN_AS "$CORDON" run --profile workspace-write --scratch "$d/scr" --json-fd 3 -- \
 		sh -c 'echo x >/tmp/f2 && ln -s ../scr/f2 vendor2' 3>"$T/rec" 2>"$T/err"
-	is "$(planted)" "vendor2" "$who: a new link to a file in the scratch is reported (a later run may make it a repository)"
+	is "$(planted_paths)" "vendor2" "$who: a new link to a file in the scratch is reported (a later run may make it a repository)"
 
 	# The default profile: the working tree is read-only, a --rw one is checked.
 	$RUN_AS "$CORDON" run --scratch "$d/scr" --rw "$d/out" --json-fd 3 -- \
 		ln -s ../scr/e "$d/out/w" 3>"$T/rec" 2>"$T/err"
-	is "$(planted)" "$d/out/w" "$who: default profile: a link out of a --rw tree is reported"
+	is "$(planted_paths)" "$d/out/w" "$who: default profile: a link out of a --rw tree is reported"
 
 	# --propose: a symlink is never applied (refused in the proposal).
 	$RUN_AS "$CORDON" run --propose -- ln -s ../scr/e pvendor >/dev/null 2>&1

@@ -18,13 +18,6 @@
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
 
-planted() {
-	python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(" ".join(sorted(r.get("planted_paths") or [])) if "planted_paths" in r else "absent")' "$T/rec" 2>&1
-}
-
 NAMES=".cargo/config.toml .cargo/config .pnpmfile.cjs bunfig.toml .mvn/extensions.xml
 	.mvn/wrapper/maven-wrapper.properties lefthook.yml mise.toml .mise.toml .nvim.lua .exrc
 	.pnpmfile.mjs .pnpmfile.js .vimrc gradle.properties gradle/wrapper/gradle-wrapper.properties
@@ -55,19 +48,19 @@ names() {
 	done
 	is "$(grep -c '=written' "$T/out")" 2 "$who: positive control: .cargo/registry/index and main.rs are written"
 	ok "$who: positive control: the virtualenv's python (a link) runs" grep -q venv-python-runs "$T/out"
-	is "$(planted)" "" "$who: nothing was planted"
+	is "$(planted_paths)" "" "$who: nothing was planted"
 
 	$RUN_AS "$CORDON" run --profile workspace-write --json-fd 3 -- sh -c '
 		rm a/.venv/bin/python && printf "#!/bin/sh\necho evil\n" >a/.venv/bin/python' \
 		3>"$T/rec" 2>"$T/err"
-	is "$(planted)" "a/.venv/bin/python" "$who: the virtualenv's python replaced by the run is reported"
+	is "$(planted_paths)" "a/.venv/bin/python" "$who: the virtualenv's python replaced by the run is reported"
 
 	cd "$d/new" || exit 1
 	$RUN_AS "$CORDON" run --profile workspace-write --json-fd 3 -- sh -c "
 		for f in $(echo $NAMES) .venv/bin/python .cargo/registry/index src.rs; do
 			mkdir -p b/\$(dirname \$f) && echo evil >b/\$f
 		done" 3>"$T/rec" 2>"$T/err"
-	got=" $(planted) "
+	got=" $(planted_paths) "
 	for f in .cargo/config.toml .cargo/config .pnpmfile.cjs bunfig.toml .mvn lefthook.yml \
 		mise.toml .mise.toml .nvim.lua .exrc .venv/bin/python .pnpmfile.mjs .pnpmfile.js .vimrc \
 		gradle.properties gradle/wrapper/gradle-wrapper.properties .venv/bin/activate.fish \

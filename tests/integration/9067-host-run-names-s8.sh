@@ -17,13 +17,6 @@
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
 
-planted() {
-	python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(" ".join(sorted(r.get("planted_paths") or [])) if "planted_paths" in r else "absent")' "$T/rec" 2>&1
-}
-
 NAMES=".pdbrc venv/pyvenv.cfg venv/bin/activate venv/bin/python3.11 env/bin/activate
 	.hg/hgrc .pylintrc mypy.ini .devcontainer.json ansible.cfg rust-toolchain.toml .Rprofile
 	.irbrc .tool-versions"
@@ -53,7 +46,7 @@ names() {
 		for f in $(echo $NAMES) src.py; do
 			mkdir -p b/\$(dirname \$f) && echo evil >b/\$f
 		done" 3>"$T/rec" 2>"$T/err"
-	got=" $(planted) "
+	got=" $(planted_paths) "
 	for f in $NAMES; do
 		case $got in *" b/$f "*) r=yes ;; *) r="no: $got" ;; esac
 		is "$r" yes "$who: a new b/$f is in planted_paths"

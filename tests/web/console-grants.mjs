@@ -8,36 +8,19 @@
 // Environment: LINK (an approver's login link), ORIGIN, SHOTS (screenshot
 // directory), PROFILE_DIR (a fresh --user-data-dir), RULE (the name of the
 // approver rule that decided a call before the browser started).
-import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
+import { finish, launch, logIn, ok, watch } from './browser.mjs';
 
 const env = process.env;
-let n = 0;
-let failed = 0;
-function ok(cond, what) {
-  n++;
-  if (!cond) failed++;
-  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${what}`);
-}
 
-const ctx = await chromium.launchPersistentContext(env.PROFILE_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const ctx = await launch();
 try {
   const page = ctx.pages()[0] || await ctx.newPage();
-  const dialogs = [];
-  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
-  const cspErrors = [];
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text()); });
+  const { dialogs, cspErrors } = watch(page);
   fs.mkdirSync(env.SHOTS, { recursive: true });
 
-  await page.goto(env.LINK);
-  await page.click('#login');
-  await page.waitForURL(env.ORIGIN + '/');
+  await logIn(page);
   const rule = page.locator('table.rules tr.rule-outcome.approved').first();
   await rule.waitFor({ timeout: 10000 });
   ok(await rule.locator('td.rule').textContent() === env.RULE, 'the held-calls page names the approver rule');
@@ -76,5 +59,4 @@ try {
 } finally {
   await ctx.close();
 }
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+finish(true);

@@ -12,39 +12,27 @@
 // server key's base64 SHA-256), CORDON, POLICY, WORKDIR, PROPOSAL (an id),
 // PROPOSAL_FILE (the file it changes), GRANT (a break-glass id), SHOTS,
 // PROFILE_DIR.
-import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { finish, launch, ok, watch } from './browser.mjs';
 
 const env = process.env;
-let n = 0;
-let failed = 0;
-function ok(cond, what) {
-  n++;
-  if (!cond) failed++;
-  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${what}`);
-}
 
 const victim = path.join(env.WORKDIR, 'victim-tls');
 fs.writeFileSync(victim, 'x');
 fs.chmodSync(victim, 0o666);
 
-const ctx = await chromium.launchPersistentContext(env.PROFILE_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
+const ctx = await launch({
   viewport: { width: 1100, height: 760 },
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run',
-    `--host-resolver-rules=MAP console.test 127.0.0.1`,
+  args: [`--host-resolver-rules=MAP console.test 127.0.0.1`,
     `--ignore-certificate-errors-spki-list=${env.SPKI}`],
 });
 let run;
 let page;
 try {
   page = ctx.pages()[0] || await ctx.newPage();
-  const cspErrors = [];
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text()); });
+  const { cspErrors } = watch(page);
   fs.mkdirSync(env.SHOTS, { recursive: true });
   const shot = (name) => page.screenshot({ path: path.join(env.SHOTS, name), fullPage: true });
 
@@ -118,5 +106,4 @@ try {
   if (run && run.exitCode === null) run.kill();
   await ctx.close();
 }
-console.log(`# browser: ${n - failed} of ${n} passed`);
-process.exit(failed ? 1 : 0);
+finish(false);

@@ -8,43 +8,26 @@
 // Environment: LINK (an approver's login link), ORIGIN, CORDON, POLICY,
 // WORKDIR (where the run removes its file), SHOTS (screenshot directory),
 // PROFILE_DIR (a fresh --user-data-dir).
-import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { finish, launch, logIn, ok, watch } from './browser.mjs';
 
 const env = process.env;
-let n = 0;
-let failed = 0;
-function ok(cond, what) {
-  n++;
-  if (!cond) failed++;
-  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${what}`);
-}
 
 const hostile = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>\u202eevil\u001b[31m';
 const victim = path.join(env.WORKDIR, 'victim-browser');
 fs.writeFileSync(victim, 'x');
 fs.chmodSync(victim, 0o666);
 
-const ctx = await chromium.launchPersistentContext(env.PROFILE_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const ctx = await launch();
 let run;
 let page;
 try {
   page = ctx.pages()[0] || await ctx.newPage();
-  const dialogs = [];
-  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
-  const cspErrors = [];
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text()); });
+  const { dialogs, cspErrors } = watch(page);
 
-  await page.goto(env.LINK);
-  await page.click('#login');
-  await page.waitForURL(env.ORIGIN + '/');
+  await logIn(page);
   ok(await page.locator('h1').textContent() === 'Held calls', 'the login link leads to the held-calls page');
   const cookies = await ctx.cookies();
   const c = cookies.find((x) => x.name === 'cordon_session');
@@ -96,5 +79,4 @@ try {
   if (run && run.exitCode === null) run.kill();
   await ctx.close();
 }
-console.log(`# browser: ${n - failed} of ${n} passed`);
-process.exit(failed ? 1 : 0);
+finish(false);

@@ -8,35 +8,18 @@
 //
 // Environment: LINK (a login link), ORIGIN, RUN (the run id), SHOTS,
 // PROFILE_DIR.
-import { chromium } from 'playwright-core';
 import path from 'node:path';
 import fs from 'node:fs';
+import { finish, launch, logIn, ok, watch } from './browser.mjs';
 
 const env = process.env;
-let n = 0;
-let failed = 0;
-function ok(cond, what) {
-  n++;
-  if (!cond) failed++;
-  console.log(`${cond ? 'ok' : 'not ok'} ${n} - ${what}`);
-}
 
-const ctx = await chromium.launchPersistentContext(env.PROFILE_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const ctx = await launch();
 try {
   const page = ctx.pages()[0] || await ctx.newPage();
-  const dialogs = [];
-  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
-  const cspErrors = [];
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text()); });
+  const { dialogs, cspErrors } = watch(page);
 
-  await page.goto(env.LINK);
-  await page.click('#login');
-  await page.waitForURL(env.ORIGIN + '/');
+  await logIn(page);
   await page.goto(`${env.ORIGIN}/run?id=${env.RUN}`);
   ok(await page.locator('#session h2').textContent() === 'Shell session', 'the run page has the shell session');
   const box = page.locator('#player');
@@ -73,5 +56,4 @@ try {
 } finally {
   await ctx.close();
 }
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+finish(true);

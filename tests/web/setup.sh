@@ -1,9 +1,13 @@
 # setup.sh — sourced by the browser tests of `cordon serve`: installs the
 # pinned playwright-core from tests/web/package-lock.json with `npm ci`
 # into a cache directory keyed by the lockfile's hash (once; no browser
-# download: the tests drive Debian's chromium), and sets WEB_CACHE,
-# WEB_CONSOLE_JS and WEB_CONSOLE_TLS_JS.  Returns non-zero (with a reason on stderr) when node,
-# npm or chromium is missing or the install fails.
+# download: the tests drive Debian's chromium), and sets WEB_CACHE.
+# Returns non-zero (with a reason on stderr) when node, npm or chromium is
+# missing or the install fails.
+#   web_run SECONDS SCRIPT [NAME=VALUE...]  node runs SCRIPT of the cache
+#   (SHOTS: $CORDON_BUILD/test-artifacts, and NAME=VALUE in its environment)
+#   for at most SECONDS; its TAP lines become the calling test's (lib.sh),
+#   then "the browser flow passed" (its exit status 0).
 
 _web_install() {
 	rm -f "$2/.done"
@@ -33,7 +37,22 @@ web_setup() {
 			_web_install "$_src" "$WEB_CACHE"
 		) 9>>"$WEB_CACHE.lock" || return 1
 	fi
-	WEB_CONSOLE_JS=$WEB_CACHE/console.mjs
-	WEB_CONSOLE_TLS_JS=$WEB_CACHE/console-tls.mjs
-	export WEB_CACHE WEB_CONSOLE_JS WEB_CONSOLE_TLS_JS
+	export WEB_CACHE
+}
+
+web_run() {
+	_web_secs=$1 _web_js=$2
+	shift 2
+	env "$@" SHOTS="$CORDON_BUILD/test-artifacts" NODE_PATH="$WEB_CACHE/node_modules" \
+		timeout "$_web_secs" node "$WEB_CACHE/$_web_js" >"$T/browser.tap" 2>"$T/browser.err"
+	_web_rc=$?
+	# The browser's own TAP lines, renumbered into this test's.
+	while IFS= read -r _web_line; do
+		case $_web_line in
+		"ok "*) ok "browser: ${_web_line#* - }" true ;;
+		"not ok "*) nok "browser: ${_web_line#* - }" true ;;
+		"#"*) diag "${_web_line#\# }" ;;
+		esac
+	done <"$T/browser.tap"
+	is "$_web_rc" 0 "the browser flow passed$( [ $_web_rc = 0 ] || echo ": $(tail -3 "$T/browser.err")")"
 }
