@@ -124,8 +124,12 @@ fi
 
 # A hung test fails instead of stalling prove: kill ourselves after the
 # per-test timeout (CORDON_TEST_TIMEOUT seconds, default 120).
+# Its sleep goes with it when the test ends (_tap_cleanup's TERM).
 (
-	sleep "${CORDON_TEST_TIMEOUT:-120}" </dev/null >/dev/null 2>&1
+	trap 'kill "$_sl" 2>/dev/null; exit 0' TERM
+	sleep "${CORDON_TEST_TIMEOUT:-120}" </dev/null >/dev/null 2>&1 &
+	_sl=$!
+	wait "$_sl" || exit 0
 	echo "not ok - test timed out after ${CORDON_TEST_TIMEOUT:-120}s"
 	kill -TERM $$ 2>/dev/null
 ) &
