@@ -106,7 +106,7 @@ struct launch {
 	int tty, raw, sess_fd;
 	char sess_path[CD_PATH_MAX];
 	struct cd_image img;            /* --image: its cache entry */
-	char img_desc[2 * CD_PATH_MAX]; /* "FORMAT DIGEST FILE", for the record */
+	char img_desc[2 * CD_PATH_MAX]; /* "FORMAT DIGEST CACHE FILE", for the record */
 };
 
 static void launch_init(struct launch *l, const struct cli_launch_mode *mode)
@@ -396,8 +396,8 @@ static int launch_image(struct launch *l)
 	if (!realpath(l->a.image, file)) {
 		cd_err_sys(&l->err, -errno, "image '%s'", l->a.image);
 	} else if (cd_image_open(file, cache, &l->img, &l->err) == 0) {
-		n = snprintf(l->img_desc, sizeof l->img_desc, "%s %s %s", l->img.format,
-		             l->img.digest, file);
+		n = snprintf(l->img_desc, sizeof l->img_desc, "%s %s %s %s", l->img.format,
+		             l->img.digest, l->img.unpacked ? "unpacked" : "cached", file);
 		if (n > 0 && (size_t)n < sizeof l->img_desc) {
 			l->po.image = l->img_desc;
 			l->po.rootfs = l->img.rootfs;

@@ -100,12 +100,12 @@ static struct archive *arc_open(struct src *s, int fd, int hash, struct cd_err *
 {
 	struct archive *a;
 
-	if (cd_dl_load("libarchive.so.13", "libarchive13", syms, sizeof syms / sizeof syms[0],
-	               err) < 0)
-		return NULL;
 	s->fd = fd;
 	s->hash = hash;
 	crypto_hash_sha256_init(&s->h);
+	if (cd_dl_load("libarchive.so.13", "libarchive13", syms, sizeof syms / sizeof syms[0],
+	               err) < 0)
+		return NULL;
 	if (lseek(fd, 0, SEEK_SET) < 0) {
 		cd_err_sys(err, -errno, "image");
 		return NULL;
@@ -146,8 +146,8 @@ static int arc_next(struct archive *a, struct archive_entry **e, const char *wha
 	return cd_err_set(err, -CD_E_PARSE, "%s: %s", what, m ? m : "a damaged tar stream");
 }
 
-/* After the end: the rest of the stream hashed, the digest compared. */
-static int arc_close(struct archive *a, struct src *s, const char *digest, struct cd_err *err)
+/* The rest of the stream hashed, the digest compared. */
+static int digest_check(struct src *s, const char *digest, struct cd_err *err)
 {
 	unsigned char d[crypto_hash_sha256_BYTES];
 	char got[72];
@@ -155,9 +155,6 @@ static int arc_close(struct archive *a, struct src *s, const char *digest, struc
 	size_t i;
 	la_ssize_t n;
 
-	p_archive_read_free(a);
-	if (!digest)
-		return 0;
 	while ((n = src_read(NULL, s, &dummy)) > 0)
 		;
 	if (n < 0)
@@ -170,6 +167,13 @@ static int arc_close(struct archive *a, struct src *s, const char *digest, struc
 		return cd_err_set(err, -CD_E_CORRUPT, "layer %s: its bytes hash to %s", digest,
 		                  got);
 	return 0;
+}
+
+/* After the end: the archive freed, the digest compared. */
+static int arc_close(struct archive *a, struct src *s, const char *digest, struct cd_err *err)
+{
+	p_archive_read_free(a);
+	return digest ? digest_check(s, digest, err) : 0;
 }
 
 /* A regular entry's content into fd; bytes counted against the cap. */
@@ -483,9 +487,20 @@ static int pass(int fd, const char *digest, int root, int which, struct cd_image
 	const char *what = digest ? digest : "image archive";
 	int r = 0;
 
-	if (!s || !buf || !(a = arc_open(s, fd, digest != NULL, err))) {
-		r = (!s || !buf) ? cd_err_set(err, -ENOMEM, "out of memory")
-		                 : (err ? err->code : -EIO);
+	if (!s || !buf) {
+		r = cd_err_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!(a = arc_open(s, fd, digest != NULL, err))) {
+		struct cd_err e2 = { 0, "" };
+
+		r = err ? err->code : -EIO;
+		/* Not even a stream: when its bytes are not the digest's, say that. */
+		if (digest && r != -CD_E_KERNEL && digest_check(s, digest, &e2) == -CD_E_CORRUPT) {
+			r = e2.code;
+			if (err)
+				*err = e2;
+		}
 		goto out;
 	}
 	while ((r = arc_next(a, &e, what, err)) == 1) {
@@ -508,10 +523,18 @@ static int pass(int fd, const char *digest, int root, int which, struct cd_image
 		if (r < 0)
 			break;
 	}
-	if (r == 0)
+	if (r == 0) {
 		r = arc_close(a, s, digest, err);
-	else
+	} else if (digest) {
+		/* A damaged stream: when its bytes are not the digest's, say that. */
+		struct cd_err e2 = { 0, "" };
+
+		if (arc_close(a, s, digest, &e2) == -CD_E_CORRUPT && err)
+			*err = e2;
+		r = e2.code == -CD_E_CORRUPT ? e2.code : r;
+	} else {
 		p_archive_read_free(a);
+	}
 out:
 	free(s);
 	free(buf);

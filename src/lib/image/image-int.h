@@ -44,10 +44,9 @@ void cd_image_sha256(const void *buf, size_t len, char out[72]);
 /* 1 when s is "sha256:" and 64 lower-case hex digits. */
 int cd_image_digest_ok(const char *s);
 
-/* An archive entry's path made relative and normal: leading "./" and "/"
- * dropped... no: an absolute path is refused (-CD_E_DENIED "absolute"), a
- * ".." component refused (-CD_E_DENIED), "." and empty components
- * dropped.  out may be "" (the top itself). */
+/* An archive entry's path made relative and plain: an absolute path is
+ * refused (-CD_E_DENIED), so is a ".." component; "." and empty
+ * components are dropped.  out may be "" (the top itself). */
 int cd_image_name_norm(const char *in, char *out, size_t cap, struct cd_err *err);
 /* 1 when a symlink at relative path `at` with target `target` resolves,
  * read by name from at's directory (an absolute target from the top),

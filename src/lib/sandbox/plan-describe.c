@@ -41,14 +41,15 @@ static const char *kind_name(enum cd_mount_kind k)
 
 json_t *cd_plan_image_json(const struct cd_plan *p)
 {
-	/* "FORMAT DIGEST FILE": the file may hold spaces. */
+	/* "FORMAT DIGEST CACHE FILE": the file may hold spaces. */
 	const char *a = p->image ? strchr(p->image, ' ') : NULL, *b = a ? strchr(a + 1, ' ') : NULL;
+	const char *c = b ? strchr(b + 1, ' ') : NULL;
 
-	if (!b)
+	if (!c)
 		return json_null();
-	return json_pack("{s:s%,s:s%,s:s,s:s}", "format", p->image, (size_t)(a - p->image),
-	                 "digest", a + 1, (size_t)(b - a - 1), "file", b + 1, "rootfs",
-	                 p->rootfs ? p->rootfs : "");
+	return json_pack("{s:s%,s:s%,s:s%,s:s,s:s}", "format", p->image, (size_t)(a - p->image),
+	                 "digest", a + 1, (size_t)(b - a - 1), "cache", b + 1, (size_t)(c - b - 1),
+	                 "file", c + 1, "rootfs", p->rootfs ? p->rootfs : "");
 }
 
 char *cd_plan_describe(const struct cd_plan *p)

@@ -115,7 +115,7 @@ struct cd_plan {
 				   * through idmapped mounts (idmap.h) */
 	char *hostname;
 	char *rootfs; /* an image's root (canonical host path), or NULL */
-	char *image;  /* cordon run --image: "FORMAT DIGEST FILE", for the record, or NULL */
+	char *image;  /* cordon run --image: "FORMAT DIGEST CACHE FILE" (the record's), or NULL */
 
 	struct cd_limits limits;
 	unsigned walls; /* CD_WALL_* requested */
@@ -269,7 +269,8 @@ struct cd_plan_opts {
 	const char *rootfs;
 	const char *inside_cwd; /* with rootfs: the working directory inside, or NULL */
 	/* With rootfs unpacked from an image (cordon run --image): "FORMAT
-	 * sha256:HEX FILE", recorded in the plan's description (the intent). */
+	 * sha256:HEX CACHE FILE", CACHE being "unpacked" (by this run) or
+	 * "cached"; recorded in the intent and the plan's description. */
 	const char *image;
 	const char *hostname; /* NULL: "cordon" */
 	/* Fresh writable tmpfs directories (noexec, the scratch size each)
@@ -315,7 +316,7 @@ void cd_plan_free(struct cd_plan *p);
 char *cd_plan_describe(const struct cd_plan *p);
 
 /* The image a plan's root came from (cordon run --image), for the run's
- * records: {format, digest, file, rootfs}, or JSON null.  New reference. */
+ * records: {format, digest, cache, file, rootfs}, or JSON null.  New reference. */
 struct json_t;
 struct json_t *cd_plan_image_json(const struct cd_plan *p);
 
