@@ -131,7 +131,6 @@ void cd_plan_free(struct cd_plan *p)
 	free(p->cwd);
 	free(p->hostname);
 	free(p->rootfs);
-	free(p->image);
 	free(p->scratch_host);
 	free(p->profile);
 	for (i = 0; i < p->nhost_run; i++)
@@ -933,12 +932,8 @@ static int build_once(const struct cd_plan_opts *o, struct cd_plan **ret, struct
 
 	if ((r = set_cwd(p, o, cwd, err)) < 0)
 		goto fail;
-	if (o->rootfs && o->image && !(p->image = strdup(o->image))) {
-		r = cd_err_set(err, -ENOMEM, "out of memory");
-		goto fail;
-	}
 	if (o->rootfs) {
-		if ((r = cd_plan_add_rootfs(p, o->rootfs, err)) < 0)
+		if ((r = cd_plan_add_rootfs(p, o->rootfs, o->image, err)) < 0)
 			goto fail;
 	} else {
 		for (i = 0; i < CD_ARRAY_SIZE(system_dirs); i++) {

@@ -115,7 +115,8 @@ struct cd_plan {
 				   * through idmapped mounts (idmap.h) */
 	char *hostname;
 	char *rootfs; /* an image's root (canonical host path), or NULL */
-	char *image;  /* cordon run --image: "FORMAT DIGEST CACHE FILE" (the record's), or NULL */
+	char *image;  /* cordon run --image: "FORMAT DIGEST CACHE FILE" (the record's), or
+	               * NULL; in rootfs's allocation */
 
 	struct cd_limits limits;
 	unsigned walls; /* CD_WALL_* requested */
