@@ -105,8 +105,6 @@ struct launch {
 	struct layer layer;
 	int tty, raw, sess_fd;
 	char sess_path[CD_PATH_MAX];
-	struct cd_image img;            /* --image: its cache entry */
-	char img_desc[2 * CD_PATH_MAX]; /* "FORMAT DIGEST CACHE FILE", for the record */
 };
 
 static void launch_init(struct launch *l, const struct cli_launch_mode *mode)
@@ -382,6 +380,10 @@ static const char *launch_scan_cache(char *out, size_t cap)
  * --rootfs.  Only here is libarchive loaded. */
 static int launch_image(struct launch *l)
 {
+	/* Static: only --image touches their pages (launch_init zeroes
+	 * struct launch on every run); the plan options point at them. */
+	static struct cd_image img;
+	static char desc[2 * CD_PATH_MAX]; /* "FORMAT DIGEST CACHE FILE", for the record */
 	char cache[CD_PATH_MAX], file[CD_PATH_MAX], *slash;
 	int n;
 
@@ -395,12 +397,12 @@ static int launch_image(struct launch *l)
 	memcpy(slash, "/images", sizeof "/images");
 	if (!realpath(l->a.image, file)) {
 		cd_err_sys(&l->err, -errno, "image '%s'", l->a.image);
-	} else if (cd_image_open(file, cache, &l->img, &l->err) == 0) {
-		n = snprintf(l->img_desc, sizeof l->img_desc, "%s %s %s %s", l->img.format,
-		             l->img.digest, l->img.unpacked ? "unpacked" : "cached", file);
-		if (n > 0 && (size_t)n < sizeof l->img_desc) {
-			l->po.image = l->img_desc;
-			l->po.rootfs = l->img.rootfs;
+	} else if (cd_image_open(file, cache, &img, &l->err) == 0) {
+		n = snprintf(desc, sizeof desc, "%s %s %s %s", img.format, img.digest,
+		             img.unpacked ? "unpacked" : "cached", file);
+		if (n > 0 && (size_t)n < sizeof desc) {
+			l->po.image = desc;
+			l->po.rootfs = img.rootfs;
 			return 0;
 		}
 		cd_err_set(&l->err, -ENAMETOOLONG, "image '%s': a name too long", file);
