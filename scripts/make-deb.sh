@@ -16,7 +16,8 @@
 # /usr/share/doc/cordon.  Depends comes from dpkg-shlibdeps, plus what
 # cordon opens with dlopen (src/lib/mask/hs-load.c: libvectorscan5's libraries;
 # named in packaging/deb/control.in); Recommends: libpq5, opened with dlopen
-# only when a postgresql:// URI names the store (src/lib/store/store-pg-conn.c).
+# only when a postgresql:// URI names the store (src/lib/store/store-pg-conn.c),
+# and libarchive13, opened only by `cordon run --image` (src/lib/image/image-arc.c).
 set -eu
 
 die() {

@@ -109,6 +109,7 @@ static const struct cpl_hint {
 	{ NULL, "cwd", VAL_DIR, NULL },
 	{ NULL, "scratch", VAL_DIR, NULL },
 	{ NULL, "rootfs", VAL_DIR, NULL },
+	{ NULL, "image", VAL_FILE, NULL },
 	{ NULL, "ro", VAL_FILE, NULL },
 	{ NULL, "rw", VAL_FILE, NULL },
 	{ NULL, "policy", VAL_FILE, NULL },

@@ -78,6 +78,7 @@ enum {
 	OPT_INSTALL,
 	OPT_DIRECT_STDIO,
 	OPT_ROOTFS,
+	OPT_IMAGE,
 };
 
 struct run_args {
@@ -89,6 +90,7 @@ struct run_args {
 	size_t nsecrets;
 	const char *cwd, *scratch;
 	const char *rootfs; /* --rootfs DIR: an image's root in place of the host's */
+	const char *image;  /* --image FILE: an image unpacked into the cache, as rootfs */
 	struct cd_limits limits;
 	int json, json_fd, dry_run, allow_degraded, skip_socket_scan, allow_home;
 	int direct_stdio; /* stdin and stdout handed to the command, not relayed */

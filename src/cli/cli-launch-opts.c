@@ -27,6 +27,7 @@ static const struct option options[] = {
 	{ "rw", required_argument, NULL, OPT_RW },
 	{ "scratch", required_argument, NULL, OPT_SCRATCH },
 	{ "rootfs", required_argument, NULL, OPT_ROOTFS },
+	{ "image", required_argument, NULL, OPT_IMAGE },
 	{ "scratch-size", required_argument, NULL, OPT_SCRATCH_SIZE },
 	{ "env", required_argument, NULL, OPT_ENV },
 	{ "secret", required_argument, NULL, OPT_SECRET },
@@ -266,6 +267,9 @@ static int opt_sandbox(struct run_args *a, int c)
 		break;
 	case OPT_ROOTFS:
 		a->rootfs = optarg;
+		break;
+	case OPT_IMAGE:
+		a->image = optarg;
 		break;
 	case OPT_ENV:
 		if (launch_add_env(a, optarg) < 0)
@@ -548,6 +552,10 @@ void cli_launch_options_help(FILE *f)
 	      "                        in place of the host's /usr, /bin, /lib and /etc,\n"
 	      "                        with cordon's /proc, /dev, scratch and the working\n"
 	      "                        directory on top\n"
+	      "  --image FILE          an OCI image layout (directory or tarball) or a\n"
+	      "                        docker-archive, unpacked once into the state\n"
+	      "                        directory's images/ (digests checked, setuid bits,\n"
+	      "                        xattrs and devices left out), run as --rootfs\n"
 	      "  --scratch DIR         use host DIR as the scratch (kept after the run)\n"
 	      "  --scratch-size SIZE   size of the scratch tmpfs (default 256M, at most\n"
 	      "                        --memory)\n"

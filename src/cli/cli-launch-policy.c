@@ -140,6 +140,23 @@ int launch_apply_profile(struct run_args *a, struct cd_sandbox_profile *prof,
 		a->limits.memory = mine.memory;
 	if (a->set & SET_PIDS)
 		a->limits.pids = mine.pids;
+	if (prof->image || prof->rootfs) {
+		/* The profile's root; the command line's replaces it, except
+		 * under a policy, where the grant decides the sandbox. */
+		if (policy && (a->image || a->rootfs)) {
+			cli_errorf("with --policy the grant's profile names the root: --image and "
+			           "--rootfs are refused");
+			return -1;
+		}
+		if (!a->image && !a->rootfs) {
+			a->image = prof->image;
+			a->rootfs = prof->rootfs;
+		}
+	}
+	if (a->image && a->rootfs) {
+		cli_errorf("--image and --rootfs exclude each other");
+		return -1;
+	}
 	if (bound_tmpfs(a) < 0)
 		return -1;
 	for (i = 0; i < prof->nbinds; i++) {

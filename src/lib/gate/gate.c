@@ -408,6 +408,8 @@ int cd_gate_run_intent(const struct cd_gate *g, const struct cd_run_request *rq,
 	json_object_set_new(d, "profile", json_string(plan->profile));
 	json_object_set_new(d, "walls_requested", json_integer(plan->walls));
 	json_object_set_new(d, "landlock_abi", json_integer(plan->landlock_abi));
+	if (plan->image)
+		json_object_set_new(d, "image", cd_plan_image_json(plan));
 	if (rq->approval_id)
 		json_object_set_new(d, "approval_id", json_string(rq->approval_id));
 	ids[0] = '\0';

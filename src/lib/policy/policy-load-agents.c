@@ -364,6 +364,10 @@ static int check_setting(struct lctx *c, const char *key, const struct cd_ynode 
 		if (!canonical_abs(path))
 			return cd_pl_lfail(c, item, "an absolute path without '.', '..', '//'",
 			                   "path '%s' is not canonical", path);
+	} else if (!strcmp(key, "image") || !strcmp(key, "rootfs")) {
+		if (!canonical_abs(s))
+			return cd_pl_lfail(c, item, "an absolute path without '.', '..', '//'",
+			                   "%s '%s' is not canonical", key, s);
 	} else if (!strcmp(key, "cover_files")) {
 		if (!item->len || item->len > 255 || memchr(s, '\0', item->len) || s[0] == '/' ||
 		    s[item->len - 1] == '/')
@@ -381,15 +385,17 @@ static int check_setting(struct lctx *c, const char *key, const struct cd_ynode 
 
 int cd_pl_load_profiles(struct lctx *c, const struct cd_ynode *map)
 {
-	static const char *const scalar_keys[] = { "memory",   "pids",         "timeout",
-		                                   "cpu_time", "output_limit", "scratch_size",
-		                                   "net",      "workspace",    NULL };
+	static const char *const scalar_keys[] = {
+		"memory",    "pids",  "timeout", "cpu_time", "output_limit", "scratch_size", "net",
+		"workspace", "image", "rootfs",  NULL
+	};
 	static const struct keyspec spec[] = {
 		{ "memory", 0 },      { "pids", 0 },         { "timeout", 0 },
 		{ "cpu_time", 0 },    { "output_limit", 0 }, { "scratch_size", 0 },
 		{ "net", 0 },         { "allow_hosts", 0 },  { "ro", 0 },
 		{ "rw", 0 },          { "env", 0 },          { "workspace", 0 },
-		{ "cover_files", 0 }, { NULL, 0 },
+		{ "cover_files", 0 }, { "image", 0 },        { "rootfs", 0 },
+		{ NULL, 0 },
 	};
 	const struct cd_ynode *k, *set, *sk;
 	size_t i = 0;

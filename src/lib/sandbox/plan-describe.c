@@ -39,6 +39,19 @@ static const char *kind_name(enum cd_mount_kind k)
 	return "?";
 }
 
+json_t *cd_plan_image_json(const struct cd_plan *p)
+{
+	/* "FORMAT DIGEST CACHE FILE": the file may hold spaces. */
+	const char *a = p->image ? strchr(p->image, ' ') : NULL, *b = a ? strchr(a + 1, ' ') : NULL;
+	const char *c = b ? strchr(b + 1, ' ') : NULL;
+
+	if (!c)
+		return json_null();
+	return json_pack("{s:s%,s:s%,s:s%,s:s,s:s}", "format", p->image, (size_t)(a - p->image),
+	                 "digest", a + 1, (size_t)(b - a - 1), "cache", b + 1, (size_t)(c - b - 1),
+	                 "file", c + 1, "rootfs", p->rootfs ? p->rootfs : "");
+}
+
 char *cd_plan_describe(const struct cd_plan *p)
 {
 	json_t *o = json_object(), *argv = json_array(), *env = json_array(),
@@ -107,6 +120,10 @@ char *cd_plan_describe(const struct cd_plan *p)
 		                    json_integer((json_int_t)p->seccomp_spec_skipped));
 	json_object_set_new(o, "seccomp", json_boolean(p->walls & CD_WALL_SECCOMP));
 	json_object_set_new(o, "tty", json_boolean(p->tty));
+	if (p->rootfs)
+		json_object_set_new(o, "rootfs", json_string(p->rootfs));
+	if (p->image)
+		json_object_set_new(o, "image", cd_plan_image_json(p));
 	argv = env = mounts = lim = NULL;
 	s = json_dumps(o, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 out:

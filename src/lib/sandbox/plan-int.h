@@ -32,7 +32,8 @@ int cd_home_check(const char *path, const char *what, const char *caller_home, s
 
 /* An image's root (cd_plan_opts.rootfs): its top-level entries bound
  * read-only, symlinks recreated; proc, dev, sys and tmp left to cordon. */
-int cd_plan_add_rootfs(struct cd_plan *p, const char *rootfs, struct cd_err *err);
+int cd_plan_add_rootfs(struct cd_plan *p, const char *rootfs, const char *image,
+                       struct cd_err *err);
 
 /* o->tmpfs_dirs as writable noexec tmpfs mounts of the scratch size;
  * refused over '/', /proc or /dev or where a mount from `first` on is. */

@@ -60,7 +60,7 @@ static int add_entry(struct cd_plan *p, const char *root, const char *name, stru
 	return cd_plan_mount_add(p, CD_MNT_BIND, 0, src, dest, NULL, err);
 }
 
-int cd_plan_add_rootfs(struct cd_plan *p, const char *rootfs, struct cd_err *err)
+int cd_plan_add_rootfs(struct cd_plan *p, const char *rootfs, const char *image, struct cd_err *err)
 {
 	char root[CD_PATH_MAX];
 	struct dirent **names = NULL;
@@ -75,9 +75,14 @@ int cd_plan_add_rootfs(struct cd_plan *p, const char *rootfs, struct cd_err *err
 	if (strcmp(root, "/") == 0)
 		return cd_err_set(err, -CD_E_USAGE,
 		                  "root '%s' is the host's own root: give an image's root", rootfs);
-	p->rootfs = strdup(root);
+	/* The image's description (cordon run --image) shares rootfs's block:
+	 * cd_plan_free frees rootfs alone. */
+	p->rootfs = malloc(strlen(root) + 1 + (image ? strlen(image) + 1 : 0));
 	if (!p->rootfs)
 		return cd_err_set(err, -ENOMEM, "out of memory");
+	memcpy(p->rootfs, root, strlen(root) + 1);
+	if (image)
+		p->image = memcpy(p->rootfs + strlen(root) + 1, image, strlen(image) + 1);
 	n = scandir(root, &names, NULL, alphasort);
 	if (n < 0)
 		return cd_err_sys(err, -errno, "root '%s'", root);

@@ -933,7 +933,7 @@ static int build_once(const struct cd_plan_opts *o, struct cd_plan **ret, struct
 	if ((r = set_cwd(p, o, cwd, err)) < 0)
 		goto fail;
 	if (o->rootfs) {
-		if ((r = cd_plan_add_rootfs(p, o->rootfs, err)) < 0)
+		if ((r = cd_plan_add_rootfs(p, o->rootfs, o->image, err)) < 0)
 			goto fail;
 	} else {
 		for (i = 0; i < CD_ARRAY_SIZE(system_dirs); i++) {

@@ -115,6 +115,8 @@ struct cd_plan {
 				   * through idmapped mounts (idmap.h) */
 	char *hostname;
 	char *rootfs; /* an image's root (canonical host path), or NULL */
+	char *image;  /* cordon run --image: "FORMAT DIGEST CACHE FILE" (the record's), or
+	               * NULL; in rootfs's allocation */
 
 	struct cd_limits limits;
 	unsigned walls; /* CD_WALL_* requested */
@@ -267,7 +269,11 @@ struct cd_plan_opts {
 	 * then go under /etc (the image's). */
 	const char *rootfs;
 	const char *inside_cwd; /* with rootfs: the working directory inside, or NULL */
-	const char *hostname;   /* NULL: "cordon" */
+	/* With rootfs unpacked from an image (cordon run --image): "FORMAT
+	 * sha256:HEX CACHE FILE", CACHE being "unpacked" (by this run) or
+	 * "cached"; recorded in the intent and the plan's description. */
+	const char *image;
+	const char *hostname; /* NULL: "cordon" */
 	/* Fresh writable tmpfs directories (noexec, the scratch size each)
 	 * at these absolute paths, e.g. an image's /run. */
 	const char *const *tmpfs_dirs;
@@ -309,5 +315,10 @@ void cd_plan_free(struct cd_plan *p);
 /* Describe the plan as JSON text (for --dry-run); secrets appear as names
  * only.  Returns a malloc'd string or NULL on ENOMEM. */
 char *cd_plan_describe(const struct cd_plan *p);
+
+/* The image a plan's root came from (cordon run --image), for the run's
+ * records: {format, digest, cache, file, rootfs}, or JSON null.  New reference. */
+struct json_t;
+struct json_t *cd_plan_image_json(const struct cd_plan *p);
 
 #endif

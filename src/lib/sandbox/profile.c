@@ -334,6 +334,19 @@ int cd_profile_apply(struct cd_sandbox_profile *p, const struct cd_profile_setti
 					               "read-only or write",
 					               s[i].values[0]);
 			}
+		} else if (!strcmp(k, "image") || !strcmp(k, "rootfs")) {
+			if ((r = one_value(&s[i], err)) == 0 && s[i].values[0][0] != '/')
+				r = cd_err_set(err, -CD_E_USAGE,
+				               "profile setting %s: '%s' is not an absolute path",
+				               k, s[i].values[0]);
+			else if (r == 0 && (k[0] == 'i' ? p->rootfs : p->image))
+				r = cd_err_set(
+				        err, -CD_E_USAGE,
+				        "profile settings image and rootfs exclude each other");
+			else if (r == 0 && k[0] == 'i')
+				p->image = s[i].values[0];
+			else if (r == 0)
+				p->rootfs = s[i].values[0];
 		} else if (!strcmp(k, "cover_files")) {
 			for (j = 0; j < s[i].nvalues && r == 0; j++) {
 				if (p->ncover >= CD_PROFILE_MAX_ITEMS)

@@ -4,7 +4,7 @@
  * built in (strict, workspace-write) or comes from a policy file's
  * `profiles:` (validated there by the policy loader): memory, pids,
  * timeout, cpu_time, output_limit, scratch_size, net, allow_hosts, ro, rw,
- * env, workspace, cover_files.  This module applies them on top of the strict defaults;
+ * env, workspace, cover_files, image, rootfs.  This module applies them on top of the strict defaults;
  * it refuses what it cannot enforce (fail closed), e.g. `net: proxy` until
  * the egress proxy exists. */
 #ifndef CD_PROFILE_H
@@ -33,6 +33,9 @@ struct cd_sandbox_profile {
 	/* cover_files: globs of further credential files, borrowed */
 	const char *cover_files[CD_PROFILE_MAX_ITEMS];
 	size_t ncover;
+	/* image: an image file (cordon run --image), rootfs: an unpacked
+	 * root (--rootfs); absolute paths, borrowed; at most one of them. */
+	const char *image, *rootfs;
 };
 
 /* The built-in profiles, by name: "strict" (the default) and

@@ -100,4 +100,14 @@
 #define CD_HTTP_INFLIGHT_MAX  64                  /* requests open at once */
 #define CD_MCP_SESSION_ID_MAX 256                 /* Mcp-Session-Id, visible ASCII */
 
+/* cordon run --image: an image's files, all the author's (image/image.h). */
+#define CD_IMAGE_JSON_MAX    (4 * CD_MIB)  /* index.json, manifest, config */
+#define CD_IMAGE_SMALL_TOTAL (32 * CD_MIB) /* small files read from a tarball's first pass */
+#define CD_IMAGE_LAYERS_MAX  256           /* layers of one image */
+#define CD_IMAGE_NESTING_MAX 4             /* indexes within indexes */
+#define CD_IMAGE_ENTRIES_MAX 2000000       /* entries of all layers */
+#define CD_IMAGE_BYTES_MAX   (64 * CD_GIB) /* bytes written, all layers */
+#define CD_IMAGE_NAME_MAX    1024          /* one entry's path */
+#define CD_IMAGE_DEPTH_MAX   128           /* its components */
+
 #endif
