@@ -111,6 +111,43 @@ int cd_tree_root_opened(struct walk *w, int fd, const char *src)
 	return 0;
 }
 
+/* Mounts planned before the walk below the tree's top by host path
+ * (workspace-write's .git bound over itself and its hooks, config and
+ * info kept read-only, each pinned by its own lstat: plan.c), and binds
+ * of its paths over themselves walked already: each must be the inode
+ * the walk's top (fd) has there.
+ * A concurrent exchange of the top between those lookups and the walk's
+ * open would mount the .git of one directory, writable, into the other,
+ * with no read-only hooks: the walk is done again (-EAGAIN). */
+int cd_tree_planned_fit(struct walk *w, int fd)
+{
+	size_t i, dl = strcmp(w->dest, "/") ? strlen(w->dest) : 0;
+	char host[CD_PATH_MAX];
+	struct stat st;
+
+	if (w->list_only || w->link_pass)
+		return 0;
+	for (i = 0; i < w->p->nmounts; i++) {
+		const struct cd_mount *m = &w->p->mounts[i];
+		int bind = m->kind == CD_MNT_BIND && (m->flags & CD_MNT_SRC_PINNED);
+		int n;
+
+		if (i == w->mount ||
+		    (!bind && !(m->kind == CD_MNT_REMOUNT_RO && (m->flags & CD_MNT_PINNED))) ||
+		    strncmp(m->dest, w->dest, dl) != 0 || m->dest[dl] != '/' || !m->dest[dl + 1] ||
+		    cd_tree_shadowed(w->p, w->first, w->mount, m->dest))
+			continue; /* not in this tree, or seen through another bind there */
+		n = snprintf(host, sizeof host, "%s%s", w->srclen ? w->src : "", m->dest + dl);
+		if (n < 0 || (size_t)n >= sizeof host || (bind && strcmp(m->src, host) != 0))
+			continue; /* a bind of another host path: not this tree's */
+		if (fstatat(fd, m->dest + dl + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    st.st_dev != (bind ? m->src_dev : m->pin_dev) ||
+		    st.st_ino != (bind ? m->src_ino : m->pin_ino))
+			return cd_err_set(w->err, -EAGAIN, CD_TREE_TOP_MOVED, w->src);
+	}
+	return 0;
+}
+
 /* After a pass over the tree: its top is still the directory the walk
  * opened at src, and was not renamed meanwhile.  A rename (an exchange
  * with another directory and back) sets the moved directory's ctime, as

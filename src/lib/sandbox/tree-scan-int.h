@@ -173,6 +173,7 @@ void cd_tree_cache_read_end(struct walk *w, unsigned depth, int ok);
 int cd_tree_source_open(struct walk *w, const char *src, struct stat *ret_st);
 int cd_tree_root_opened(struct walk *w, int fd, const char *src);
 int cd_tree_root_unchanged(struct walk *w, int keep, const char *src);
+int cd_tree_planned_fit(struct walk *w, int fd);
 int cd_tree_mask_file(struct walk *w, const struct stat *st, const char *dest);
 int cd_tree_walk_file(struct walk *w, int fd, const struct stat *st, const char *src,
                       const char *dest);

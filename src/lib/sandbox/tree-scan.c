@@ -752,6 +752,11 @@ int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 	w->src = src;
 	w->dest = dest;
 	w->srclen = strcmp(src, "/") ? len : 0;
+	if ((r = cd_tree_planned_fit(w, keep)) < 0) {
+		close(fd);
+		close(keep);
+		return r;
+	}
 	/* The top's listing from the cache only after the top is pinned and
 	 * kept open (above): a hit is then checked for a moved top as a walk
 	 * is, and the after-run check reads through the kept descriptor. */
