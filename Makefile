@@ -62,7 +62,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
 LIB      := $(B)/libcordon.a
 BIN      := $(B)/cordon
 UNITS    := $(UNIT_SRC:%.c=$(B)/%)
-HELPERS  := $(HELP_SRC:%.c=$(B)/%)
+HELPERS  := $(HELP_SRC:%.c=$(B)/%) $(patsubst tests/preload/%.c,$(B)/tests/preload/%.so,$(wildcard tests/preload/*.c))
 REPLAYS  := $(FUZZ_SRC:tests/fuzz/fuzz-%.c=$(B)/tests/fuzz/replay-%)
 DEPSTAMP := $(B)/.deps-build
 
@@ -133,6 +133,12 @@ $(B)/tests/helpers/%: tests/helpers/%.c | $(DEPSTAMP)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -o $@ $< -static 2>/dev/null || \
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -o $@ $<
+
+# LD_PRELOAD objects the tests put under cordon itself (an attacker's
+# timing made deterministic).
+$(B)/tests/preload/%.so: tests/preload/%.c | $(DEPSTAMP)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -fPIC -shared -o $@ $< -ldl
 
 $(B)/tests/fuzz/replay-%: $(B)/tests/fuzz/fuzz-%.o $(B)/tests/fuzz/replay.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -200,15 +200,28 @@ static int idmap_userns(uid_t uid, gid_t gid)
 	return r < 0 ? r : fd;
 }
 
-/* A detached recursive clone of m's source, opened without symlinks:
- * the very inode the walk read there (CD_MNT_SRC_PINNED), else -EXDEV
- * with *moved set. */
+/* A detached recursive clone of m's source: made from the descriptor the
+ * walk opened and judged (m->src_fd: no path is looked up again, so a
+ * rename since cannot put another file under the walk's judgement), else
+ * opened without symlinks and the very inode the walk read there
+ * (CD_MNT_SRC_PINNED), else -EXDEV with *moved set.  A file rewritten
+ * since the walk judged it is refused too. */
 static int open_tree_nofollow(const struct cd_mount *m, int *moved)
 {
 	struct open_how how;
 	struct stat st;
 	int fd, tree, e;
 
+	if ((m->flags & CD_MNT_SRC_PINNED) && m->src_fd >= 0) {
+		if (fstat(m->src_fd, &st) < 0 || !cd_mount_source_is(m, &st)) {
+			*moved = 1;
+			return -EXDEV;
+		}
+		tree = (int)syscall(SYS_open_tree, m->src_fd, "",
+		                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+		                            AT_RECURSIVE);
+		return tree < 0 ? -errno : tree;
+	}
 	memset(&how, 0, sizeof how);
 	how.flags = O_PATH | O_CLOEXEC;
 	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
@@ -217,8 +230,7 @@ static int open_tree_nofollow(const struct cd_mount *m, int *moved)
 		*moved = 1; /* gone since the walk read it */
 	if (fd < 0)
 		return -errno;
-	if ((m->flags & CD_MNT_SRC_PINNED) &&
-	    (fstat(fd, &st) < 0 || st.st_dev != m->src_dev || st.st_ino != m->src_ino)) {
+	if ((m->flags & CD_MNT_SRC_PINNED) && (fstat(fd, &st) < 0 || !cd_mount_source_is(m, &st))) {
 		close(fd);
 		*moved = 1;
 		return -EXDEV;
@@ -247,7 +259,7 @@ static int setattr(int tree, uint64_t attrs, int userns)
 
 #define MOVED_SOURCE                                                                               \
 	"refused: the tree walk checked another directory or file than is now at '%s' "            \
-	"(exchanged since by a concurrent rename?)"
+	"(exchanged or rewritten since: a concurrent rename?)"
 
 /* One caller tree: idmapped, or plain when read-only and its filesystem
  * (or a mount under it) cannot be idmapped.  *plain says which. */

@@ -99,6 +99,7 @@ static void mount_release(struct cd_mount *m)
 	free(m->src);
 	free(m->dest);
 	free(m->content);
+	cd_closep(&m->src_fd);
 }
 
 void cd_plan_free(struct cd_plan *p)
@@ -162,10 +163,7 @@ static int add_mount(struct cd_plan *p, enum cd_mount_kind kind, unsigned flags,
 		                  "refused rather than run half-protected; bind a smaller tree",
 		                  CD_PLAN_MAX_MOUNTS);
 	m = &p->mounts[p->nmounts];
-	memset(m, 0, sizeof *m);
-	m->kind = kind;
-	m->flags = flags;
-	m->mode = 0755;
+	*m = (struct cd_mount){ .kind = kind, .flags = flags, .mode = 0755, .src_fd = -1 };
 	m->dest = strdup(dest);
 	if (!m->dest || (src && !(m->src = strdup(src)))) {
 		mount_release(m);

@@ -53,11 +53,14 @@ enum cd_mount_kind {
  * file the walk judged (pin_dev, pin_ino) when the child mounts it, else
  * the run is refused (a concurrent rename moved it). */
 #define CD_MNT_PINNED 0x20u
-/* BIND, OVERLAY whose source the tree walk read: what the child (or the
- * supervisor, idmap.h) opens at src to mount must be the directory (or
- * file) the walk opened there (src_dev, src_ino), else the run is refused
- * (exchanged with another by a concurrent rename: its covers and
- * read-only paths were planned for the one the walk read). */
+/* BIND, OVERLAY whose source the tree walk read: the mount is made from
+ * the descriptor the walk opened and judged (src_fd: a root caller's
+ * supervisor clones it, idmap.h), or, where the path must be opened again
+ * (the rootless child: a mount of another namespace cannot be cloned), it
+ * must be that directory or file (src_dev, src_ino; a file also its
+ * src_ctime_ns), else the run is refused (exchanged with another by a
+ * concurrent rename, or rewritten: its covers and read-only paths, or
+ * its judgement as a credential, were made for the one the walk read). */
 #define CD_MNT_SRC_PINNED 0x40u
 
 struct cd_mount {
@@ -77,6 +80,7 @@ struct cd_mount {
 	dev_t src_dev; /* CD_MNT_SRC_PINNED: the source the walk read */
 	ino_t src_ino;
 	int64_t src_ctime_ns; /* its ctime when the walk opened it */
+	int src_fd; /* ... opened there by the walk (O_PATH), or -1; the plan's to close */
 };
 
 /* Which walls the plan asks for; the result reports which were up. */
@@ -311,6 +315,14 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 
 /* Free a plan, wiping secret environment entries.  NULL-safe. */
 void cd_plan_free(struct cd_plan *p);
+
+struct stat;
+
+/* Is st (a source opened again at m->src, without following symlinks)
+ * the one the walk read there (CD_MNT_SRC_PINNED): the same device and
+ * inode, and for a file, judged by its content, the same ctime too?  1
+ * also when m is not pinned.  System calls only: the child calls it. */
+int cd_mount_source_is(const struct cd_mount *m, const struct stat *st);
 
 /* Describe the plan as JSON text (for --dry-run); secrets appear as names
  * only.  Returns a malloc'd string or NULL on ENOMEM. */

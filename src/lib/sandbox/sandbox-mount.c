@@ -272,7 +272,8 @@ static int moved_errno(int e)
 }
 
 static const char MOVED_SOURCE[] = "refused: the tree walk checked another directory or file "
-                                   "than is now (exchanged since by a concurrent rename?) at";
+                                   "than is now (exchanged or rewritten since: a concurrent "
+                                   "rename?) at";
 
 /* Is fd the source the walk read for m (CD_MNT_SRC_PINNED), if any? */
 static int source_is_walked(int fd, const struct cd_mount *m)
@@ -280,12 +281,15 @@ static int source_is_walked(int fd, const struct cd_mount *m)
 	struct stat st;
 
 	return !(m->flags & CD_MNT_SRC_PINNED) ||
-	       (fstat(fd, &st) == 0 && st.st_dev == m->src_dev && st.st_ino == m->src_ino);
+	       (fstat(fd, &st) == 0 && cd_mount_source_is(m, &st));
 }
 
 /* A detached, recursive clone of a host path opened without symlinks:
  * the very inode the walk read there (what is checked is what is
- * cloned: the clone is made from this descriptor). */
+ * cloned: the clone is made from this descriptor).  The path is opened
+ * again here, not the walk's descriptor (m->src_fd) cloned: that is a
+ * mount of the host's namespace, and open_tree clones only our own
+ * namespace's (EINVAL). */
 static int clone_source(const struct cd_mount *m)
 {
 	int fd = cd_child_openat2(AT_FDCWD, m->src, O_PATH | O_CLOEXEC,

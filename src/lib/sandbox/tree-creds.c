@@ -33,53 +33,49 @@ int cd_tree_suffix_is(const char *path, size_t len, const char *tail)
 }
 
 /* A .pem holds a private key when it says so (certificates stay
- * readable); one larger than KEY_SNIFF_BYTES, or unreadable to us, is
- * covered unread. */
-static int pem_is_private(int dfd, const char *name, int follow)
+ * readable); one larger than KEY_SNIFF_BYTES, or unreadable to us (fd
+ * -1: the open failed), is covered unread. */
+static int pem_is_private(int fd)
 {
 	char *buf;
 	ssize_t n = 0;
 	size_t got = 0;
-	int fd, hit = 1;
+	int hit = 1;
 	struct stat st;
 
-	fd = openat(dfd, name,
-	            O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return 1;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= KEY_SNIFF_BYTES &&
 	    (buf = malloc(KEY_SNIFF_BYTES))) {
 		while (got < KEY_SNIFF_BYTES &&
-		       (n = read(fd, buf + got, KEY_SNIFF_BYTES - got)) > 0)
+		       (n = pread(fd, buf + got, KEY_SNIFF_BYTES - got, (off_t)got)) > 0)
 			got += (size_t)n;
 		hit = n < 0 || memmem(buf, got, "PRIVATE KEY-----", 16) != NULL;
+		explicit_bzero(buf, got);
 		free(buf);
 	}
-	close(fd);
 	return hit;
 }
 
-/* The content of `name` when it is a regular file of at most max bytes
- * (malloc'd, *ret_len bytes), else NULL: *ret_big says it was larger.
- * Unreadable to us (a rootless caller's sandbox cannot read it either)
- * or not a regular file: NULL. */
-static char *sniff(int dfd, const char *name, int follow, size_t max, size_t *ret_len, int *ret_big)
+/* The content of the file open at fd when it is a regular file of at
+ * most max bytes (malloc'd, *ret_len bytes), else NULL: *ret_big says it
+ * was larger.  Unreadable to us (fd -1: a rootless caller's sandbox
+ * cannot read it either) or not a regular file: NULL. */
+static char *sniff(int fd, size_t max, size_t *ret_len, int *ret_big)
 {
 	char *buf = NULL;
 	ssize_t n = 0;
 	size_t got = 0;
-	int fd;
 	struct stat st;
 
 	*ret_big = 0;
-	fd = openat(dfd, name,
-	            O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	*ret_len = 0;
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		*ret_big = (uint64_t)st.st_size > max;
 		if (!*ret_big && (buf = malloc(max + 1))) {
-			while (got < max && (n = read(fd, buf + got, max - got)) > 0)
+			while (got < max && (n = pread(fd, buf + got, max - got, (off_t)got)) > 0)
 				got += (size_t)n;
 			if (n < 0) {
 				free(buf);
@@ -87,14 +83,25 @@ static char *sniff(int dfd, const char *name, int follow, size_t max, size_t *re
 			}
 		}
 	}
-	close(fd);
 	*ret_len = got;
 	return buf;
 }
 
 #define SA_KEY_MAX 16384 /* a service account key is ~2.3 KB */
 
-/* Credentials known by their content where the name says nothing.  A
+/* Is `name` (w->path, len bytes) judged by its content: 1 a .pem, 2 a
+ * .json outside node_modules, 3 a .yarnrc.yml; else 0. */
+static int content_kind(const struct walk *w, const char *name, size_t nl, size_t len)
+{
+	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4))
+		return 1;
+	if (nl > 5 && !memcmp(name + nl - 5, ".json", 5))
+		return memmem(w->path, len, "/node_modules/", 14) ? 0 : 2;
+	return nl == 11 && !memcmp(name, ".yarnrc.yml", 11) ? 3 : 0;
+}
+
+/* Credentials known by their content where the name says nothing, read
+ * from fd (-1: unreadable to us).  A .pem holding a private key.  A
  * .json outside node_modules that is a service account key ("type":
  * "service_account" with its "private_key"; saved as
  * PROJECT-1a2b3c4d5e6f.json) or a user's application default
@@ -106,23 +113,23 @@ static char *sniff(int dfd, const char *name, int follow, size_t max, size_t *re
  * project's yarn settings: the price of not handing it the token); one
  * without a token stays readable and read-only, one too large to read is
  * covered unread. */
-static int cred_by_content(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
-                           int link)
+static int cred_by_content(int kind, int fd)
 {
 	size_t got;
 	int big, hit = 0;
 	char *buf;
 
-	if (nl > 5 && !memcmp(name + nl - 5, ".json", 5)) {
-		if (memmem(w->path, len, "/node_modules/", 14) ||
-		    !(buf = sniff(dfd, name, link, SA_KEY_MAX, &got, &big)))
+	if (kind == 1)
+		return pem_is_private(fd);
+	if (kind == 2) {
+		if (!(buf = sniff(fd, SA_KEY_MAX, &got, &big)))
 			return 0;
 		hit = (memmem(buf, got, "\"service_account\"", 17) &&
 		       memmem(buf, got, "\"private_key\"", 13)) ||
 		      (memmem(buf, got, "\"authorized_user\"", 17) &&
 		       memmem(buf, got, "\"refresh_token\"", 15));
-	} else if (nl == 11 && !memcmp(name, ".yarnrc.yml", 11)) {
-		if (!(buf = sniff(dfd, name, link, KEY_SNIFF_BYTES, &got, &big)))
+	} else if (kind == 3) {
+		if (!(buf = sniff(fd, KEY_SNIFF_BYTES, &got, &big)))
 			return big;
 		hit = memmem(buf, got, "npmAuthToken", 12) || memmem(buf, got, "npmAuthIdent", 12);
 	} else {
@@ -250,11 +257,26 @@ static int cred_by_name(struct walk *w, const char *name, size_t nl, size_t len)
 int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
                           int link)
 {
+	int kind, fd, hit;
+
 	if (cred_by_name(w, name, nl, len))
 		return 1;
-	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4) && pem_is_private(dfd, name, link))
-		return 1;
-	return cred_by_content(w, dfd, name, nl, len, link);
+	if (!(kind = content_kind(w, name, nl, len)))
+		return 0;
+	fd = openat(dfd, name,
+	            O_RDONLY | (link ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	hit = cred_by_content(kind, fd);
+	if (fd >= 0)
+		close(fd);
+	return hit;
+}
+
+/* The same for a file bound by itself, its content read from fd (its own
+ * inode, opened by the walk: tree-root.c), or -1 when unreadable to us. */
+int cd_tree_file_is_credential(struct walk *w, int fd, const char *name, size_t nl, size_t len)
+{
+	return cred_by_name(w, name, nl, len) ||
+	       cred_by_content(content_kind(w, name, nl, len), fd);
 }
 
 /* Could the regular file `name` (w->path, len bytes) be a credential,
@@ -410,24 +432,21 @@ int cd_tree_link_visit(struct walk *w, int dfd, const char *name)
 }
 
 /* The second walk meets a file bound by itself (--ro FILE, or a file of
- * the system's such as /etc/gitconfig): covered when it is another name
- * of a credential. */
-int cd_tree_cred_bound_file(struct walk *w, const char *src, const char *dest)
+ * the system's such as /etc/gitconfig; st: the inode opened at src,
+ * tree-root.c): covered when it is another name of a credential. */
+int cd_tree_cred_bound_file(struct walk *w, const struct stat *st, const char *src,
+                            const char *dest)
 {
-	struct stat st;
 	struct ino *e;
 	int r;
 
-	if (lstat(src, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    !(e = inoset_find(&w->credlinks, st.st_dev, st.st_ino)))
+	if (!S_ISREG(st->st_mode) || !(e = inoset_find(&w->credlinks, st->st_dev, st->st_ino)))
 		return 0;
 	if ((r = count_name(w, e, src)) < 0)
 		return r;
 	if (cd_tree_shadowed(w->p, w->first, w->mount, dest))
 		return 0;
-	r = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
-	                      w->err);
-	return r < 0 ? r : cd_tree_pin(w, src);
+	return cd_tree_mask_file(w, st, dest);
 }
 
 /* In a read-only tree, while writable trees hold files with other names:

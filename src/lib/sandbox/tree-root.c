@@ -4,50 +4,147 @@
  * the walk's own binds pinned, and the directories above a covered
  * credential held in place.
  *
- * A bind source is opened by path three times: by the walk, by the child
- * (or the supervisor for idmapped trees) to mount it, and by the check
- * after the run.  A concurrent rename (renameat2 RENAME_EXCHANGE of the
- * source with another directory, from the host or from another sandbox
- * with --rw on the parent) could make them three different directories:
- * the covers planned for one would land on another (session 8's F1).
- * So the walk's inode is recorded here and compared where the source is
- * opened again (sandbox-mount.c, idmap.c), and the check after the run
- * reads the descriptor the walk kept (plan->trees[].fd).
+ * A concurrent rename (renameat2 RENAME_EXCHANGE of a bind source with
+ * another directory or file, from the host or from another sandbox with
+ * --rw on the parent) makes each opening of the source's path a possibly
+ * different one: covers planned for one would land on another (session
+ * 8's F1), a file judged by another's content would be mounted unmasked
+ * (G1).  So the source is opened once, here, and everything after goes
+ * through that descriptor: the walk's reads, a bound file's content, the
+ * mount a root caller's supervisor clones (idmap.c), the check after the
+ * run (plan->trees[].fd).  Only the rootless child opens the path again
+ * (it cannot clone a mount of another mount namespace): it must find the
+ * inode recorded here (sandbox-mount.c).
  */
 #include "tree-scan-int.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The top of a tree the walk reads before the run (pass 0) is the bind
- * source the child mounts: pinned to the directory opened here
- * (CD_MNT_SRC_PINNED), kept open for the check after the run, and a later
- * pass must meet the same one. */
-int cd_tree_root_opened(struct walk *w, int fd, const char *src)
+/* plan.h: the rootless child and the supervisor compare with it. */
+int cd_mount_source_is(const struct cd_mount *m, const struct stat *st)
+{
+	if (!(m->flags & CD_MNT_SRC_PINNED))
+		return 1;
+	if (st->st_dev != m->src_dev || st->st_ino != m->src_ino)
+		return 0;
+	/* A directory's ctime moves with every entry made at its top: the
+	 * child's check after the mounts reads such a one again
+	 * (sandbox-verify.c).  A file's moves when it is rewritten. */
+	return S_ISDIR(st->st_mode) || cd_tree_ctime_ns(st) == m->src_ctime_ns;
+}
+
+static int same_source(const struct cd_mount *m, const struct stat *st)
+{
+	return st->st_dev == m->src_dev && st->st_ino == m->src_ino &&
+	       cd_tree_ctime_ns(st) == m->src_ctime_ns;
+}
+
+/* A bind source, opened once by path without following a symlink at its
+ * end (O_PATH): the walk reads through this descriptor, a file is judged
+ * through it, and the mount is made from it (a root caller's supervisor,
+ * idmap.c) or compared with it (the rootless child, sandbox-mount.c).
+ * Before the run (pass 0) it is pinned (CD_MNT_SRC_PINNED) and kept
+ * (m->src_fd: an inode held open keeps its number, so dev+inode name
+ * it alone); a later pass must meet the same one.  Returns the
+ * descriptor (the caller's), -ENOENT when it is gone and nothing is
+ * mounted from this walk (the check after the run, the second pass:
+ * the child refuses a pinned source gone), or a refusal: gone before the
+ * run (a rename away and back would mount a tree the walk never read),
+ * now a symlink, or another than the first pass met (-EAGAIN: the walk
+ * is done again, cd_plan_build). */
+int cd_tree_source_open(struct walk *w, const char *src, struct stat *ret_st)
 {
 	struct cd_mount *m = &w->p->mounts[w->mount];
+	int fd = open(src, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT && (w->list_only || w->link_pass))
+		return -ENOENT;
+	if (fd < 0 && errno == ENOENT)
+		return cd_err_set(w->err, -EAGAIN, CD_TREE_TOP_MOVED, src);
+	if (fd < 0)
+		return cd_err_sys(w->err, -errno, "cannot open '%s' to check it; refused", src);
+	if (fstat(fd, ret_st) < 0) {
+		int e = errno;
+
+		close(fd);
+		return cd_err_sys(w->err, -e, "cannot check '%s'; refused", src);
+	}
+	if (S_ISLNK(ret_st->st_mode)) {
+		close(fd);
+		return cd_err_set(w->err, -ELOOP,
+		                  "'%s' changed into a symlink while cordon checked it (a "
+		                  "concurrent rename?); refused",
+		                  src);
+	}
+	if (w->list_only)
+		return fd;
+	if (w->link_pass) {
+		if (!(m->flags & CD_MNT_SRC_PINNED) || same_source(m, ret_st))
+			return fd;
+		close(fd);
+		return cd_err_set(w->err, -EAGAIN, CD_TREE_TOP_MOVED, src);
+	}
+	if (m->src_fd < 0 && (m->src_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		close(fd);
+		return cd_err_sys(w->err, -errno, "cannot keep '%s' open; refused", src);
+	}
+	m->flags |= CD_MNT_SRC_PINNED;
+	m->src_dev = ret_st->st_dev;
+	m->src_ino = ret_st->st_ino;
+	m->src_ctime_ns = cd_tree_ctime_ns(ret_st);
+	return fd;
+}
+
+/* The top of a writable tree (stamped) opened for reading before the
+ * run: kept open for the check after the run (plan->trees[].fd). */
+int cd_tree_root_opened(struct walk *w, int fd, const char *src)
+{
+	if (w->list_only || w->link_pass || !w->stamp || w->p->trees[w->tree].fd >= 0)
+		return 0;
+	if ((w->p->trees[w->tree].fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+		return cd_err_sys(w->err, -errno, "cannot keep '%s' open; refused", src);
+	return 0;
+}
+
+/* Mounts planned before the walk below the tree's top by host path
+ * (workspace-write's .git bound over itself and its hooks, config and
+ * info kept read-only, each pinned by its own lstat: plan.c), and binds
+ * of its paths over themselves walked already: each must be the inode
+ * the walk's top (fd) has there.
+ * A concurrent exchange of the top between those lookups and the walk's
+ * open would mount the .git of one directory, writable, into the other,
+ * with no read-only hooks: the walk is done again (-EAGAIN). */
+int cd_tree_planned_fit(struct walk *w, int fd)
+{
+	size_t i, dl = strcmp(w->dest, "/") ? strlen(w->dest) : 0;
+	char host[CD_PATH_MAX];
 	struct stat st;
 
-	if (w->list_only)
+	if (w->list_only || w->link_pass)
 		return 0;
-	if (fstat(fd, &st) < 0)
-		return cd_err_sys(w->err, -errno, "cannot check '%s'; refused", src);
-	if (w->link_pass)
-		return !(m->flags & CD_MNT_SRC_PINNED) ||
-		                       (st.st_dev == m->src_dev && st.st_ino == m->src_ino &&
-		                        cd_tree_ctime_ns(&st) == m->src_ctime_ns)
-		               ? 0
-		               : cd_err_set(w->err, -EAGAIN, CD_TREE_TOP_MOVED, src);
-	m->flags |= CD_MNT_SRC_PINNED;
-	m->src_dev = st.st_dev;
-	m->src_ino = st.st_ino;
-	m->src_ctime_ns = cd_tree_ctime_ns(&st);
-	if (w->stamp && w->p->trees[w->tree].fd < 0 &&
-	    (w->p->trees[w->tree].fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
-		return cd_err_sys(w->err, -errno, "cannot keep '%s' open; refused", src);
+	for (i = 0; i < w->p->nmounts; i++) {
+		const struct cd_mount *m = &w->p->mounts[i];
+		int bind = m->kind == CD_MNT_BIND && (m->flags & CD_MNT_SRC_PINNED);
+		int n;
+
+		if (i == w->mount ||
+		    (!bind && !(m->kind == CD_MNT_REMOUNT_RO && (m->flags & CD_MNT_PINNED))) ||
+		    strncmp(m->dest, w->dest, dl) != 0 || m->dest[dl] != '/' || !m->dest[dl + 1] ||
+		    cd_tree_shadowed(w->p, w->first, w->mount, m->dest))
+			continue; /* not in this tree, or seen through another bind there */
+		n = snprintf(host, sizeof host, "%s%s", w->srclen ? w->src : "", m->dest + dl);
+		if (n < 0 || (size_t)n >= sizeof host || (bind && strcmp(m->src, host) != 0))
+			continue; /* a bind of another host path: not this tree's */
+		if (fstatat(fd, m->dest + dl + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    st.st_dev != (bind ? m->src_dev : m->pin_dev) ||
+		    st.st_ino != (bind ? m->src_ino : m->pin_ino))
+			return cd_err_set(w->err, -EAGAIN, CD_TREE_TOP_MOVED, w->src);
+	}
 	return 0;
 }
 
@@ -78,18 +175,80 @@ int cd_tree_root_unchanged(struct walk *w, int keep, const char *src)
 	return 0;
 }
 
-/* A file bound by itself: pinned as a tree's top is (cd_tree_root_opened). */
-void cd_tree_pin_file(struct walk *w, const char *src)
+/* A file bound by itself covered (a credential), where it is mounted:
+ * the cover pinned to the inode judged, the one the bind shows. */
+int cd_tree_mask_file(struct walk *w, const struct stat *st, const char *dest)
 {
-	struct cd_mount *m = &w->p->mounts[w->mount];
-	struct stat st;
+	struct cd_mount *m;
+	int r = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
+	                          w->err);
 
-	if (!w->list_only && !w->link_pass && lstat(src, &st) == 0) {
-		m->flags |= CD_MNT_SRC_PINNED;
-		m->src_dev = st.st_dev;
-		m->src_ino = st.st_ino;
-		m->src_ctime_ns = cd_tree_ctime_ns(&st);
+	if (r < 0)
+		return r;
+	m = &w->p->mounts[w->p->nmounts - 1];
+	m->flags |= CD_MNT_PINNED;
+	m->pin_dev = st->st_dev;
+	m->pin_ino = st->st_ino;
+	return 0;
+}
+
+/* The file behind fd (O_PATH) opened for reading, by its own inode
+ * (/proc/self/fd/N: no name is looked up again); -1 with errno. */
+static int reopen_read(int fd, const struct stat *st)
+{
+	char path[32];
+	struct stat now;
+	int n = snprintf(path, sizeof path, "/proc/self/fd/%d", fd), rfd;
+
+	if (n < 0 || (size_t)n >= sizeof path) {
+		errno = ENAMETOOLONG;
+		return -1;
 	}
+	rfd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd < 0)
+		return -1;
+	if (fstat(rfd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+		close(rfd);
+		errno = EXDEV; /* not the inode opened: /proc is not ours */
+		return -1;
+	}
+	return rfd;
+}
+
+/* A file bound by itself (--ro FILE, --rw FILE), opened at src as fd
+ * (cd_tree_source_open, st its status): the same name and content checks
+ * as one met in a tree, the content read through fd's own inode.  So
+ * what is judged is what is pinned and mounted: a file exchanged with
+ * another between the checks (session 8's G1: a key judged by a
+ * certificate's content) is judged as the inode mounted, or the run is
+ * refused where the path is opened again (the rootless child). */
+int cd_tree_walk_file(struct walk *w, int fd, const struct stat *st, const char *src,
+                      const char *dest)
+{
+	const char *slash = strrchr(src, '/');
+	size_t len = strlen(src);
+	int rfd, hit;
+
+	if (w->link_pass)
+		return cd_tree_cred_bound_file(w, st, src, dest);
+	if (!w->creds || !slash || len >= sizeof w->path || !S_ISREG(st->st_mode))
+		return 0;
+	/* unreadable to us: the content is not judged (cd_tree_is_credential) */
+	rfd = reopen_read(fd, st);
+	if (rfd < 0 && errno != EACCES && errno != EPERM)
+		return cd_err_sys(w->err, -errno, "cannot check '%s' for credentials; refused",
+		                  src);
+	memcpy(w->path, src, len + 1);
+	w->src = src;
+	w->srclen = (size_t)(slash - src); /* names relative to its directory */
+	hit = cd_tree_file_is_credential(w, rfd, slash + 1, strlen(slash + 1), len);
+	if (rfd >= 0)
+		close(rfd);
+	if (!hit || cd_tree_has_dest(w->p, dest, CD_MNT_MASK))
+		return 0;
+	if ((hit = cd_tree_note_cred(w, st)) < 0)
+		return hit;
+	return cd_tree_mask_file(w, st, dest);
 }
 
 /* The bind just planned (a git directory bound over itself) must mount

@@ -170,9 +170,13 @@ int cd_tree_cache_item(struct walk *w, unsigned depth, const char *name, unsigne
 void cd_tree_cache_read_end(struct walk *w, unsigned depth, int ok);
 
 /* tree-root.c */
+int cd_tree_source_open(struct walk *w, const char *src, struct stat *ret_st);
 int cd_tree_root_opened(struct walk *w, int fd, const char *src);
 int cd_tree_root_unchanged(struct walk *w, int keep, const char *src);
-void cd_tree_pin_file(struct walk *w, const char *src);
+int cd_tree_planned_fit(struct walk *w, int fd);
+int cd_tree_mask_file(struct walk *w, const struct stat *st, const char *dest);
+int cd_tree_walk_file(struct walk *w, int fd, const struct stat *st, const char *src,
+                      const char *dest);
 int cd_tree_pin_source(struct walk *w, struct cd_mount *m, const char *host);
 int cd_tree_pin_planned(struct walk *w, const char *dest, const char *host);
 int cd_tree_hold_dirs(struct walk *w, const char *host);
@@ -185,10 +189,12 @@ int cd_tree_suffix_is(const char *path, size_t len, const char *tail);
 void cd_tree_creds_init(struct walk *w);
 int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
                           int link);
+int cd_tree_file_is_credential(struct walk *w, int fd, const char *name, size_t nl, size_t len);
 int cd_tree_cred_maybe(struct walk *w, const char *name, size_t nl, size_t len);
 int cd_tree_note_links(struct walk *w, int dfd, const char *name);
 int cd_tree_note_cred(struct walk *w, const struct stat *st);
-int cd_tree_cred_bound_file(struct walk *w, const char *src, const char *dest);
+int cd_tree_cred_bound_file(struct walk *w, const struct stat *st, const char *src,
+                            const char *dest);
 int cd_tree_links_missing(const struct walk *w, dev_t dev);
 void cd_tree_creds_free(struct walk *w);
 int cd_tree_shadowed(const struct cd_plan *p, size_t first, size_t i, const char *dest);

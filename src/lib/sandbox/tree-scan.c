@@ -716,62 +716,33 @@ out:
 	return r;
 }
 
-/* A file bound by itself (--ro FILE, --rw FILE): the same name and
- * content checks as one met in a tree. */
-static int bound_file(struct walk *w, const char *src, const char *dest)
-{
-	const char *slash = strrchr(src, '/');
-	size_t len = strlen(src);
-	char dir[CD_PATH_MAX];
-	struct stat st;
-	int dfd, hit;
-
-	if (w->link_pass)
-		return cd_tree_cred_bound_file(w, src, dest);
-	if (!w->creds || !slash || len >= sizeof w->path || lstat(src, &st) < 0 ||
-	    !S_ISREG(st.st_mode))
-		return 0;
-	memcpy(dir, src, (size_t)(slash - src));
-	dir[slash > src ? slash - src : 1] = '\0';
-	if (slash == src)
-		dir[0] = '/';
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return cd_err_sys(w->err, -errno, "cannot check '%s' for credentials; refused",
-		                  src);
-	memcpy(w->path, src, len + 1);
-	w->src = src;
-	w->srclen = (size_t)(slash - src); /* names relative to its directory */
-	hit = cd_tree_is_credential(w, dfd, slash + 1, strlen(slash + 1), len, 0);
-	close(dfd);
-	if (!hit || cd_tree_has_dest(w->p, dest, CD_MNT_MASK))
-		return 0;
-	if ((hit = cd_tree_note_cred(w, &st)) < 0)
-		return hit;
-	hit = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, dest, WHY_CREDENTIAL,
-	                        w->err);
-	return hit < 0 ? hit : cd_tree_pin(w, src);
-}
-
 int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 {
 	size_t len = strlen(src);
-	int fd, keep, r;
+	struct stat st;
+	int pfd, fd, keep, r;
 
 	if (len >= sizeof w->path)
 		return cd_err_set(w->err, -ENAMETOOLONG, "'%.64s...': path too long", src);
-	fd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if ((pfd = cd_tree_source_open(w, src, &st)) < 0)
+		return pfd == -ENOENT ? 0 : pfd;
+	if (!S_ISDIR(st.st_mode)) {
+		r = cd_tree_walk_file(w, pfd, &st, src, dest);
+		close(pfd);
+		return r;
+	}
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pfd);
 	if (fd < 0 && (errno == EACCES || errno == EPERM) && (w->list_only || w->writable))
 		return w->list_only ? cd_tree_incomplete(w, "", WHY_UNREADABLE)
 		                    : cd_err_sys(w->err, -errno,
 		                                 "cannot read '%s' to check it for host sockets, "
 		                                 "git control files and credentials; refused",
 		                                 src);
-	if (fd < 0 && errno == ENOTDIR) {
-		cd_tree_pin_file(w, src);
-		return bound_file(w, src, dest);
-	}
-	if (fd < 0)
-		return 0; /* gone: the child checks */
+	if (fd < 0) /* unreadable read-only tree: pinned, so the sandbox gets it unread */
+		return errno == EACCES || errno == EPERM
+		               ? 0
+		               : cd_err_sys(w->err, -errno, "cannot check '%s'; refused", src);
 	if ((r = cd_tree_root_opened(w, fd, src)) < 0 ||
 	    (keep = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
 		close(fd);
@@ -781,6 +752,11 @@ int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
 	w->src = src;
 	w->dest = dest;
 	w->srclen = strcmp(src, "/") ? len : 0;
+	if ((r = cd_tree_planned_fit(w, keep)) < 0) {
+		close(fd);
+		close(keep);
+		return r;
+	}
 	/* The top's listing from the cache only after the top is pinned and
 	 * kept open (above): a hit is then checked for a moved top as a walk
 	 * is, and the after-run check reads through the kept descriptor. */
