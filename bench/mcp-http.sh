@@ -30,7 +30,8 @@ ip link set lo up
 PORT=3901 node "$MCP_EVERYTHING_JS" streamableHttp >"$D/srv.log" 2>&1 &
 SRV=$!
 i=0
-while ! (exec 3<>/dev/tcp/127.0.0.1/3901) 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+# sh has no /dev/tcp: a connect of python's.
+while ! python3 -c 'import socket; socket.create_connection(("127.0.0.1", 3901), 2).close()' 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 N=$((CALLS / ROUNDS))
 TOKEN=$("$CORDON" mcp token add --agent bench | tail -1)
 "$CORDON" mcp --listen 127.0.0.1:3902 --policy "$D/policy.yaml" --max-sessions 256 >/dev/null 2>"$D/front.err" &
