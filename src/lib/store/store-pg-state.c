@@ -25,7 +25,7 @@ static int fail_code(struct cd_err *err)
 
 #define GRANT_COLUMNS                                                                              \
 	"id, kind, agent, task, tool, parent, grant_json, ticket, by_whom, policy_sha256, "        \
-	"created, expires, ended, ended_at, ended_by, uses, last_used"
+	"created, expires, ended, ended_at, ended_by, uses, last_used, signature"
 
 int cd_pg_grant_add(struct cd_store *st, const struct cd_temp_grant *g, struct cd_err *err)
 {
@@ -43,10 +43,11 @@ int cd_pg_grant_add(struct cd_store *st, const struct cd_temp_grant *g, struct c
 	cd_pg_p_str(&p, g->policy_sha256);
 	cd_pg_p_int(&p, g->created);
 	cd_pg_p_int(&p, g->expires);
+	cd_pg_p_str(&p, g->signature);
 	if (cd_pg_cmd(cd_pg_of(st),
 	              "INSERT INTO temp_grants (id, kind, agent, task, tool, parent, grant_json,"
-	              " ticket, by_whom, policy_sha256, created, expires)"
-	              " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
+	              " ticket, by_whom, policy_sha256, created, expires, signature)"
+	              " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)",
 	              &p, "add grant", err) < 0)
 		return fail_code(err);
 	return 0;
@@ -81,6 +82,7 @@ static int grant_read(const PGresult *res, int i, struct cd_temp_grant *g)
 	g->ended_by = cd_pg_col(res, i, 14);
 	g->uses = cd_pg_int(res, i, 15);
 	g->last_used = cd_pg_int(res, i, 16);
+	g->signature = cd_pg_col(res, i, 17);
 	if (!g->agent || !g->tool || !g->grant_json || !g->by)
 		return -EINVAL;
 	if (g->kind == CD_TEMP_DELEGATED && !g->parent)

@@ -37,6 +37,7 @@ struct cd_temp_grant {
 	const char *by;            /* who created it */
 	const char *policy_sha256; /* of the policy checked at creation, or NULL */
 	int64_t created, expires;  /* seconds since the epoch */
+	const char *signature;     /* by `by`'s key or a console key (row-sign.h), or NULL */
 	const char *ended;         /* NULL while active, "revoked" or "expired" */
 	int64_t ended_at;
 	const char *ended_by;
