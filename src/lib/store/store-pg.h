@@ -132,7 +132,7 @@ int cd_pg_pin_see(struct cd_store *st, const char *server, const char *tool, con
 int cd_pg_pin_list(struct cd_store *st, const char *server, const char *tool, cd_store_pin_fn fn,
                    void *ctx, struct cd_err *err);
 int cd_pg_pin_approve(struct cd_store *st, const char *server, const char *tool, const char *sha256,
-                      const char *by, int64_t now, char ret_sha256[65], struct cd_err *err);
+                      const char *by, int64_t now, cd_store_pin_sign_fn sign, void *sctx, char ret_sha256[65], struct cd_err *err);
 
 /* Proposals' metadata (store-pg-proposals.c). */
 int cd_pg_proposal_save(struct cd_store *st, const struct cd_proposal *p, struct cd_err *err);

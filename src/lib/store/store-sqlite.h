@@ -99,7 +99,7 @@ int cd_sqlite_pin_see(struct cd_store *st, const char *server, const char *tool,
 int cd_sqlite_pin_list(struct cd_store *st, const char *server, const char *tool,
                        cd_store_pin_fn fn, void *ctx, struct cd_err *err);
 int cd_sqlite_pin_approve(struct cd_store *st, const char *server, const char *tool,
-                          const char *sha256, const char *by, int64_t now, char ret_sha256[65],
+                          const char *sha256, const char *by, int64_t now, cd_store_pin_sign_fn sign, void *sctx, char ret_sha256[65],
                           struct cd_err *err);
 
 /* Proposals (store-sqlite-proposals.c). */
