@@ -31,11 +31,15 @@ struct pins_opts {
 
 /* The options, also for `cordon completion` (cli-complete.c). */
 static const struct option pins_opts_table[] = {
-	{ "server", required_argument, NULL, 's' }, { "state", required_argument, NULL, 'S' },
-	{ "audit", required_argument, NULL, 'A' },  { "sha256", required_argument, NULL, 'H' },
-	{ "all", no_argument, NULL, 'a' },          { "json", no_argument, NULL, 'j' },
+	{ "server", required_argument, NULL, 's' },
+	{ "state", required_argument, NULL, 'S' },
+	{ "audit", required_argument, NULL, 'A' },
+	{ "sha256", required_argument, NULL, 'H' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "json", no_argument, NULL, 'j' },
 	{ "key", required_argument, NULL, 'K' },
-	{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
 };
 const struct option *const cli_opts_mcp_pins = pins_opts_table;
 

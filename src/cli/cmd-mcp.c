@@ -204,8 +204,8 @@ static int ev_pin(void *ctx, const char *tool, const char *sha256, const char *c
 		return -1;
 	}
 	if (why[0])
-		cli_warnf("the approved definition of tool '%s/%s' is not taken: %s", s->server, tool,
-		          why);
+		cli_warnf("the approved definition of tool '%s/%s' is not taken: %s", s->server,
+		          tool, why);
 	if (inserted && *ret != CD_MCP_PIN_APPROVED &&
 	    cd_gate_mcp_pin(&s->gate, s->run_id, s->agent, s->server, tool, sha256,
 	                    cd_mcp_pin_name(*ret), shadowed, &err) < 0) {

@@ -211,13 +211,23 @@ static int parse(int argc, char **argv, struct sopts *o)
 }
 
 /* A link for NAME (`serve login NAME`, or the operator at start). */
+static int session_key(unsigned char key[CD_CONSOLE_SESSION_KEY_LEN]);
+
+/* The link is MACed under the console's session key (this user's
+ * console-session.key), which the console checks when it is used. */
 static int print_link(struct cd_state *st, const char *origin, const char *person, int64_t ttl)
 {
 	struct cd_err err = { 0, "" };
+	unsigned char key[CD_CONSOLE_SESSION_KEY_LEN];
 	char link[512];
+	int r;
 
-	if (cd_console_login_link(st, origin, person, (int64_t)time(NULL), ttl, link, sizeof link,
-	                          &err) < 0) {
+	if (session_key(key) < 0)
+		return CD_EXIT_CORDON;
+	r = cd_console_login_link(st, key, origin, person, (int64_t)time(NULL), ttl, link,
+	                          sizeof link, &err);
+	sodium_memzero(key, sizeof key);
+	if (r < 0) {
 		cli_errorf("login link: %s", err.msg);
 		return CD_EXIT_CORDON;
 	}

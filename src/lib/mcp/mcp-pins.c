@@ -12,8 +12,8 @@ void cd_mcp_pin_digest(const char *server, const char *tool, const char *sha256,
 {
 	char num[24];
 	struct cd_row_field f[6] = {
-		{ "server", server }, { "tool", tool }, { "sha256", sha256 },
-		{ "state", "approved" }, { "by", by }, { "approved_at", num },
+		{ "server", server },    { "tool", tool }, { "sha256", sha256 },
+		{ "state", "approved" }, { "by", by },     { "approved_at", num },
 	};
 
 	snprintf(num, sizeof num, "%lld", (long long)at);

@@ -60,10 +60,11 @@ int cd_row_verify(const struct cd_policy *p, int shared, const char *by,
 		if (has_key)
 			return say(why, wn, "unsigned, but the policy pins a key for '%.64s'", by);
 		if (shared)
-			return say(why, wn,
-			           "unsigned, and it came through a shared store: the policy pins no "
-			           "key for '%.64s' (approvers.keys)",
-			           by);
+			return say(
+			        why, wn,
+			        "unsigned, and it came through a shared store: the policy pins no "
+			        "key for '%.64s' (approvers.keys)",
+			        by);
 		return say(signer, sn, "unsigned") + 1;
 	}
 	if (strncmp(sig, "ed25519:", 8) != 0 ||

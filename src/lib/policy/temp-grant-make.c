@@ -293,8 +293,8 @@ static int sign(struct cd_state *s, const struct cd_policy *p, const struct cd_t
 			return cd_err_set(err, -EIO, "cannot sign the grant");
 		g->signature = *sig;
 	}
-	if (p && !cd_row_verify(p, cd_temp_shared(s), g->by, m, g->signature, NULL, 0, why,
-	                        sizeof why))
+	if (p &&
+	    !cd_row_verify(p, cd_temp_shared(s), g->by, m, g->signature, NULL, 0, why, sizeof why))
 		return cd_err_set(err, -CD_E_DENIED,
 		                  "refused: the gate would not take this grant: %s (sign with the "
 		                  "key the policy pins: --key FILE, made by 'cordon approvals "

@@ -128,7 +128,8 @@ static int apply_one(const struct cd_temp_grant *g, void *ctx)
 	cd_temp_digest(g, m);
 	if (!cd_row_verify(a->p, a->shared, g->by, m, g->signature, NULL, 0, why, sizeof why)) {
 		if (a->warn) {
-			snprintf(msg, sizeof msg, "not made by '%.64s' as it says: %.255s", g->by, why);
+			snprintf(msg, sizeof msg, "not made by '%.64s' as it says: %.255s", g->by,
+			         why);
 			a->warn(g->id, msg, a->ctx);
 		}
 		return 0;

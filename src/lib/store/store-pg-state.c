@@ -613,12 +613,13 @@ int cd_pg_pin_list(struct cd_store *st, const char *server, const char *tool, cd
 
 	cd_pg_p_str(&p, server);
 	cd_pg_p_str(&p, tool);
-	res = cd_pg_query(cd_pg_of(st),
-	                  "SELECT server, tool, sha256, definition, state, approved_by, first_seen,"
-	                  " last_seen, coalesce(approved_at, 0), signature FROM mcp_pins WHERE ($1::text IS"
-	                  " NULL OR server = $1) AND ($2::text IS NULL OR tool = $2)"
-	                  " ORDER BY server, tool, first_seen, sha256",
-	                  &p, "mcp pins: list", err);
+	res = cd_pg_query(
+	        cd_pg_of(st),
+	        "SELECT server, tool, sha256, definition, state, approved_by, first_seen,"
+	        " last_seen, coalesce(approved_at, 0), signature FROM mcp_pins WHERE ($1::text IS"
+	        " NULL OR server = $1) AND ($2::text IS NULL OR tool = $2)"
+	        " ORDER BY server, tool, first_seen, sha256",
+	        &p, "mcp pins: list", err);
 	if (!res)
 		return fail_code(err);
 	for (i = 0; r >= 0 && i < cd_pq.ntuples(res); i++) {

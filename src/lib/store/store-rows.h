@@ -85,7 +85,7 @@ struct cd_approval {
 struct cd_mcp_pin_row {
 	const char *server, *tool, *sha256, *definition, *state, *approved_by;
 	int64_t first_seen, last_seen, approved_at; /* approved_at 0: never */
-	const char *signature; /* over the approval (mcp-pins.h), or NULL */
+	const char *signature;                      /* over the approval (mcp-pins.h), or NULL */
 };
 
 /* ---- agent tokens (cordon mcp token; the HTTP front) ---------------- */

@@ -116,7 +116,8 @@ int cd_sqlite_pin_list(struct cd_store *store, const char *server, const char *t
 
 	if ((r = prepare(s,
 	                 "SELECT server,tool,sha256,definition,state,approved_by,first_seen,"
-	                 "last_seen,coalesce(approved_at,0),signature FROM mcp_pins WHERE (?1 IS NULL OR "
+	                 "last_seen,coalesce(approved_at,0),signature FROM mcp_pins WHERE (?1 IS "
+	                 "NULL OR "
 	                 "server=?1) AND (?2 IS NULL OR tool=?2) ORDER BY server,tool,first_seen,"
 	                 "sha256",
 	                 &st, err)) < 0)

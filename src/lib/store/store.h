@@ -185,11 +185,13 @@ struct cd_store_ops {
 	 * transaction, reads the row of `hash` not expired at now (the person
 	 * into ret_person, len bytes with the NUL) and deletes it and every
 	 * expired row: -ENOENT when there was none (used, expired, never
-	 * made). */
+	 * made).  mac: the console's MAC over the row (console.c), kept and
+	 * given back ("" when the row has none) with the row's expiry. */
 	int (*console_login_add)(struct cd_store *st, const char *hash, const char *person,
-	                         int64_t now, int64_t expires, struct cd_err *err);
+	                         const char *mac, int64_t now, int64_t expires, struct cd_err *err);
 	int (*console_login_take)(struct cd_store *st, const char *hash, int64_t now,
-	                          char *ret_person, size_t len, struct cd_err *err);
+	                          char *ret_person, size_t len, char *ret_mac, size_t maclen,
+	                          int64_t *ret_expires, struct cd_err *err);
 	/* The console's sessions, so that they outlive a restart.
 	 * console_session_add stores the SHA-256 (hex) of a session cookie's
 	 * secret with its person, its expiry and mac (the console's MAC over
