@@ -255,7 +255,7 @@ int console_h_proposal(void *ctx, const struct cd_http_req *rq, struct cd_http_r
 		console_message(rs, 400, "Proposal", "give a proposal id: /proposal?id=ID", &s);
 		goto out;
 	}
-	r = cd_proposal_load(c->conf.state, id, &p, &err);
+	r = cd_proposal_load(c->conf.state, c->conf.proposal_key, id, &p, &err);
 	if (r < 0) {
 		console_message(rs, r == -ENOENT ? 404 : 500, "Proposal",
 		                r == -ENOENT ? "no such proposal" : err.msg, &s);
@@ -394,7 +394,7 @@ int console_h_proposal_decide(void *ctx, const struct cd_http_req *rq, struct cd
 		                "a commit needs a branch name (at most 200 bytes)", &s);
 		goto out;
 	}
-	r = cd_proposal_load(c->conf.state, id, &p, &err);
+	r = cd_proposal_load(c->conf.state, c->conf.proposal_key, id, &p, &err);
 	if (r < 0) {
 		console_message(rs, r == -ENOENT ? 404 : 500, "Proposal",
 		                r == -ENOENT ? "no such proposal" : err.msg, &s);

@@ -71,6 +71,10 @@ struct cd_console_conf {
 	 * in the state database (they outlive a restart) and of their CSRF
 	 * tokens.  NULL: a random key, so sessions end with the process. */
 	const unsigned char *session_key;
+	/* CD_PROPOSAL_KEY_LEN bytes: this host's proposal key (proposal.h),
+	 * which every proposal shown or decided here must verify under.  NULL:
+	 * no proposal is shown or decided. */
+	const unsigned char *proposal_key;
 	/* An identity header set by a reverse proxy in front ("X-Forwarded-
 	 * User"): honoured only from a loopback peer, for a person of
 	 * approvers.people (console-proxy.c).  NULL: never. */

@@ -150,6 +150,7 @@ struct cd_proposal {
 	int64_t decided_at;
 	struct cd_prop_file *files; /* sorted by path */
 	size_t nfiles;
+	char mac[65]; /* the proposing host's MAC (proposal.h), hex; "" none */
 };
 
 /* The op's name: "added", "modified", "deleted", "refused", "mkdir",
