@@ -109,8 +109,8 @@ const char *cd_console_origin(const struct cd_console *c);
  * person may log in; the console checks the MAC, and the person against
  * its policy again, when the link is used. */
 int cd_console_login_link(struct cd_state *s, const unsigned char *key, const char *origin,
-                          const char *person, int64_t now, int64_t ttl_s, char *out,
-                          size_t outlen, struct cd_err *err);
+                          const char *person, int64_t now, int64_t ttl_s, char *out, size_t outlen,
+                          struct cd_err *err);
 
 /* The same, for the running console's own origin and state connection
  * (taken under its lock: the connection is shared with its threads). */
