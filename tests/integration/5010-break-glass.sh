@@ -25,6 +25,14 @@ grants:
 forbid:
   - {id: no-curl, agent: coder, tool: shell, scope: {argv: [curl]}, reason: no network tools}
 YAML
+# With the invoking user's store in PostgreSQL (4102), a grant counts only
+# when signed (row-sign.h): that user's approver key (its default path,
+# which cordon grant signs with) is listed as a console key, which signs
+# for any person.  The nobody half keeps its SQLite state: unsigned there.
+if [ -n "${CORDON_TEST_PG_URI:-}" ]; then
+	pub=$("$CORDON" approvals keygen 2>/dev/null)
+	printf 'approvers:\n  consoles: ["%s"]\n' "$pub" >>"$T/p.yaml"
+fi
 chmod 0644 "$T/p.yaml"
 
 kinds() { # the kinds of the records in the log, one per line
