@@ -9,9 +9,12 @@
 -- records and read them, never update or delete them, and row-level
 -- security refuses a record for another host's chain.  State tables
 -- (approvals, grants, pins, proposals) are shared read-write: that is why
--- a decision on a held call counts only when signed with the key the
--- policy pins for its approver (approvers.keys; cordon approvals keygen),
--- and an unsigned one is never taken through this store.
+-- a decision on a held call, a temporary grant and a tool definition's
+-- approval count only when signed with the key the policy pins for their
+-- approver (approvers.keys; cordon approvals keygen) or a console key
+-- (approvers.consoles), and an unsigned one is never taken through this
+-- store; a proposal's tree and layer carry a MAC only the host that made
+-- it can check.
 CREATE ROLE cordon_writer NOLOGIN;
 GRANT USAGE ON SCHEMA public TO cordon_writer;
 GRANT SELECT ON cordon_schema, audit_writers TO cordon_writer;
@@ -19,8 +22,11 @@ GRANT SELECT, INSERT ON audit_records TO cordon_writer;
 GRANT SELECT, INSERT, UPDATE ON audit_meta TO cordon_writer;
 GRANT SELECT, INSERT, UPDATE ON temp_grants, approvals, mcp_pins, proposals, proposal_files
       TO cordon_writer;
--- The console's one-time login links: taken by deleting them.
+-- The console's one-time login links: taken by deleting them; each row
+-- carries the console's MAC (console-session.key), so a writer's own row
+-- logs no one in.  Its sessions, MACed the same way, outlive a restart.
 GRANT SELECT, INSERT, DELETE ON console_logins TO cordon_writer;
+GRANT SELECT, INSERT, DELETE ON console_sessions TO cordon_writer;
 GRANT USAGE ON SEQUENCE proposals_seq_seq TO cordon_writer;
 
 -- Per host (repeat with each host's name and a password of its own):

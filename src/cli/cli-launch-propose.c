@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -122,6 +123,7 @@ int launch_make_proposal(struct layer *l, const struct cd_plan *plan, const stru
 	struct cd_prop_scan_in in;
 	size_t c[CD_PROP_NOPS], fl;
 	struct timespec t0, t1;
+	unsigned char key[CD_PROPOSAL_KEY_LEN];
 	long ms;
 	int upfd, r;
 
@@ -164,11 +166,14 @@ int launch_make_proposal(struct layer *l, const struct cd_plan *plan, const stru
 		cd_proposal_free(p);
 		return -1;
 	}
-	if (cd_proposal_save(state, p, &err) < 0) {
-		cli_errorf("--propose: %s", err.msg);
+	if (cli_proposal_key(NULL, key) < 0 || (r = cd_proposal_save(state, key, p, &err)) < 0) {
+		sodium_memzero(key, sizeof key);
+		if (err.msg[0])
+			cli_errorf("--propose: %s", err.msg);
 		cd_proposal_free(p);
 		return -1;
 	}
+	sodium_memzero(key, sizeof key);
 	l->keep = 1;
 	cd_proposal_counts(p, c, &fl);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -106,6 +106,10 @@ struct cd_proposal;
 int cli_proposal_record(struct cd_audit *audit, const struct cd_proposal *p, const char *kind,
                         const char *by, const char *reason);
 int cli_proposal_layer_dir(const char *state_opt, const char *run_id, char *out, size_t outlen);
+/* This host's proposal key (proposal.h: proposal.key beside the layers,
+ * made 0600 when absent) into key (CD_PROPOSAL_KEY_LEN bytes): 0, or -1
+ * after saying why. */
+int cli_proposal_key(const char *state_opt, unsigned char *key);
 
 /* Every front end that decides with a policy first ends, and logs as
  * "grant.expired" records, the temporary grants whose time is up, then adds

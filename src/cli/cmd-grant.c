@@ -13,6 +13,7 @@
 #include "cli-audit.h"
 
 #include "audit/audit.h"
+#include "gate/approval-sign.h"
 #include "util/buf.h"
 #include "util/num.h"
 #include "policy/policy.h"
@@ -35,7 +36,7 @@ static const char usage_grant[] =
         "                                [--scope KEY=VALUE]... [--task T] [--by PERSON]\n"
         "                                [--approval human] [--reason TEXT] [--policy FILE]\n"
         "                                [--mask TYPE[=ACTION],...] [--fields PATH,...]\n"
-        "                                [--require-task]\n"
+        "                                [--require-task] [--key FILE]\n"
         "       cordon grant list [--all] [--json]\n"
         "       cordon grant revoke ID [--by PERSON] [--reason TEXT]\n"
         "\n"
@@ -56,6 +57,11 @@ static const char usage_grant[] =
         "Scope (repeatable, as in a policy's scope):\n"
         "  path=GLOB  host=HOST  port=N|N-M  argv='TOKEN TOKEN...'  field=NAME\n"
         "  arg:NAME=VALUE (equals)  arg:NAME^=PREFIX (starts with)\n"
+        "The grant is signed with the approver's key (--key FILE, else\n"
+        "~/.config/cordon/approver.key when it exists): the gate honours it only when\n"
+        "that is the key the policy pins for --by (approvers.keys) or a console key; an\n"
+        "unsigned grant only from a local SQLite state database, for a person the\n"
+        "policy pins no key for.\n"
         "Common options: --policy FILE (checked now, and its max_ttl applies), --state\n"
         "PATH (default $CORDON_STATE, else ~/.local/state/cordon/state.db), --audit\n"
         "PATH.  Exit 0 done, 1 refused, 2 usage, 125 cordon could not proceed.\n";
@@ -64,7 +70,7 @@ static const char usage_delegate[] =
         "usage: cordon delegate --policy FILE --from AGENT --to AGENT/NAME --tool T\n"
         "                       --actions LIST [--scope KEY=VALUE]... --ttl DUR [--task T]\n"
         "                       [--by PERSON] [--reason TEXT] [--mask TYPE[=ACTION],...]\n"
-        "                       [--fields PATH,...] [--require-task]\n"
+        "                       [--fields PATH,...] [--require-task] [--key FILE]\n"
         "\n"
         "Give the sub-agent AGENT/NAME part of what AGENT holds.  Refused unless, for\n"
         "each action, one grant AGENT holds (in FILE or delegated to it) for that tool\n"
@@ -77,12 +83,13 @@ static const char usage_delegate[] =
         "--mask (redact unless ACTION says pseudonymize or drop), --fields (dotted\n"
         "paths kept in JSON results) and --require-task narrow it further.  The chain (parent, "
         "child, who, when)\n"
-        "is logged and shown by 'cordon grant list'.  Scope keys as for 'cordon grant'.\n"
+        "is logged and shown by 'cordon grant list'.  Scope keys, and the signature\n"
+        "(--key), as for 'cordon grant'.\n"
         "Exit 0 done, 1 refused, 2 usage, 125 cordon could not proceed.\n";
 
 struct gopts {
 	const char *agent, *to, *task, *tool, *actions, *ticket, *ttl, *by, *approval, *reason;
-	const char *policy, *state, *audit, *mask, *fields;
+	const char *policy, *state, *audit, *mask, *fields, *key;
 	int require_task;
 	const char *scope[MAX_SCOPE];
 	size_t nscope;
@@ -110,6 +117,7 @@ enum {
 	OPT_MASK,
 	OPT_FIELDS,
 	OPT_REQUIRE_TASK,
+	OPT_KEY,
 	OPT_HELP,
 };
 
@@ -134,6 +142,7 @@ static const struct option long_opts[] = {
 	{ "mask", required_argument, NULL, OPT_MASK },
 	{ "fields", required_argument, NULL, OPT_FIELDS },
 	{ "require-task", no_argument, NULL, OPT_REQUIRE_TASK },
+	{ "key", required_argument, NULL, OPT_KEY },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -210,6 +219,9 @@ static int parse(int argc, char **argv, const char *usage, struct gopts *o)
 			break;
 		case OPT_REQUIRE_TASK:
 			o->require_task = 1;
+			break;
+		case OPT_KEY:
+			o->key = optarg;
 			break;
 		case 'h':
 		case OPT_HELP:
@@ -334,13 +346,41 @@ static int make_req(const struct gopts *o, enum cd_temp_kind kind, struct cd_tem
 	return 0;
 }
 
-/* Make it (temp-grant-make.c) and say so: an exit status. */
-static int make(struct env *v, const struct cd_temp_req *q, int json)
+/* The approver's key: --key FILE, else ~/.config/cordon/approver.key when
+ * it exists.  0 with *ret (NULL: none, the grant unsigned), or -1 after
+ * saying why. */
+static int key_open(const char *key, struct cd_approver_key **ret)
+{
+	struct cd_err err = { 0, "" };
+	char path[4096];
+
+	*ret = NULL;
+	if (key)
+		snprintf(path, sizeof path, "%s", key);
+	else if (cli_config_path("approver.key", path, sizeof path) < 0 || access(path, F_OK) < 0)
+		return 0;
+	if (cd_approver_key_load(path, ret, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Make it (temp-grant-make.c), signed with the key, and say so: an exit
+ * status. */
+static int make(struct env *v, struct cd_temp_req *q, const char *key, int json)
 {
 	struct cd_temp_grant g;
 	struct cd_err err = { 0, "" };
-	int r = cd_temp_make(v->state, v->audit, v->policy, q, v->now, &g, &err);
+	struct cd_approver_key *k = NULL;
+	int r;
 
+	if (key_open(key, &k) < 0)
+		return CD_EXIT_CORDON;
+	q->sign = k ? cd_approver_row_sign : NULL;
+	q->sign_ctx = k;
+	r = cd_temp_make(v->state, v->audit, v->policy, q, v->now, &g, &err);
+	cd_approver_key_free(k);
 	if (r < 0) {
 		cli_errorf("%s", err.msg);
 		return r == -EINVAL        ? CD_EXIT_USAGE
@@ -376,7 +416,7 @@ static int break_glass(int argc, char **argv)
 	if (make_req(&o, CD_TEMP_BREAK_GLASS, &q) < 0)
 		return CD_EXIT_USAGE;
 	if (env_open(&v, &o) == 0)
-		rc = make(&v, &q, o.json);
+		rc = make(&v, &q, o.key, o.json);
 	env_close(&v);
 	return rc;
 }
@@ -567,7 +607,7 @@ int cmd_delegate(int argc, char **argv)
 	if (make_req(&o, CD_TEMP_DELEGATED, &q) < 0)
 		return CD_EXIT_USAGE;
 	if (env_open(&v, &o) == 0)
-		rc = make(&v, &q, o.json);
+		rc = make(&v, &q, o.key, o.json);
 	env_close(&v);
 	return rc;
 }

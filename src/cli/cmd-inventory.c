@@ -457,7 +457,7 @@ static int pin_one(const struct pinning *pc, struct server *s, struct cd_state *
 	struct cd_err err = { 0, "" };
 	struct cd_buf canon;
 	enum cd_mcp_pin pin;
-	char sha[65];
+	char sha[65], why[320];
 	int r, inserted = 0, shadowed = 0;
 
 	if (!tool || !cd_mcp_tool_name_valid(tool, json_string_length(name)) ||
@@ -474,11 +474,15 @@ static int pin_one(const struct pinning *pc, struct server *s, struct cd_state *
 	pinned = cd_mcp_policy_pin(pc->policy, s->name, tool);
 	if (pinned) {
 		pin = strcmp(pinned, sha) == 0 ? CD_MCP_PIN_APPROVED : CD_MCP_PIN_CHANGED;
-	} else if (cd_mcp_pin_check(st, s->name, tool, sha, canon.data, (int64_t)time(NULL), &pin,
-	                            &inserted, &shadowed, &err) < 0) {
+	} else if (cd_mcp_pin_check(st, pc->policy, s->name, tool, sha, canon.data,
+	                            (int64_t)time(NULL), &pin, &inserted, &shadowed, why,
+	                            sizeof why, &err) < 0) {
 		cd_buf_release(&canon);
 		cli_errorf("pins: %s", err.msg);
 		return -1;
+	} else if (why[0]) {
+		cli_warnf("the approved definition of tool '%s/%s' is not taken: %s", s->name, tool,
+		          why);
 	}
 	cd_buf_release(&canon);
 	if (inserted && pin != CD_MCP_PIN_APPROVED) {

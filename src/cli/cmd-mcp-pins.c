@@ -3,6 +3,7 @@
  * an mcp.pin audit record) and shows what changed.  The gateway session
  * itself is cmd-mcp.c.  Names from the state database are escaped before
  * they reach the terminal. */
+#include "gate/approval-sign.h"
 #include "cli.h"
 
 #include "cli-audit.h"
@@ -22,7 +23,7 @@
 /* ---- pins ------------------------------------------------------------- */
 
 struct pins_opts {
-	const char *server, *state, *audit, *sha256;
+	const char *server, *state, *audit, *sha256, *key;
 	int all, json;
 	char **tools;
 	int ntools;
@@ -30,10 +31,15 @@ struct pins_opts {
 
 /* The options, also for `cordon completion` (cli-complete.c). */
 static const struct option pins_opts_table[] = {
-	{ "server", required_argument, NULL, 's' }, { "state", required_argument, NULL, 'S' },
-	{ "audit", required_argument, NULL, 'A' },  { "sha256", required_argument, NULL, 'H' },
-	{ "all", no_argument, NULL, 'a' },          { "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+	{ "server", required_argument, NULL, 's' },
+	{ "state", required_argument, NULL, 'S' },
+	{ "audit", required_argument, NULL, 'A' },
+	{ "sha256", required_argument, NULL, 'H' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "key", required_argument, NULL, 'K' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
 };
 const struct option *const cli_opts_mcp_pins = pins_opts_table;
 
@@ -60,6 +66,9 @@ static int pins_args(int argc, char **argv, struct pins_opts *o)
 			break;
 		case 'a':
 			o->all = 1;
+			break;
+		case 'K':
+			o->key = optarg;
 			break;
 		case 'j':
 			o->json = 1;
@@ -119,6 +128,7 @@ struct approve_ctx {
 	int approved;
 	struct cd_audit *audit;
 	const char *by;
+	struct cd_approver_key *key; /* NULL: unsigned */
 };
 
 static int approve_one(struct approve_ctx *a, const char *tool)
@@ -127,7 +137,8 @@ static int approve_one(struct approve_ctx *a, const char *tool)
 	char sha[65];
 
 	if (cd_mcp_pin_approve_recorded(a->st, a->audit, a->o->server, tool, a->o->sha256, a->by,
-	                                (int64_t)time(NULL), sha, &err) < 0) {
+	                                (int64_t)time(NULL), a->key ? cd_approver_row_sign : NULL,
+	                                a->key, sha, &err) < 0) {
 		cli_errorf("%s", err.msg);
 		return -1;
 	}
@@ -200,6 +211,25 @@ static void show_diff(json_t *a, json_t *b)
 	}
 }
 
+/* The approver's key: --key FILE, else ~/.config/cordon/approver.key when
+ * it exists (approval-sign.h).  0 with *ret (NULL: none), or -1 said. */
+static int pins_key(const char *key, struct cd_approver_key **ret)
+{
+	struct cd_err err = { 0, "" };
+	char path[4096];
+
+	*ret = NULL;
+	if (key)
+		snprintf(path, sizeof path, "%s", key);
+	else if (cli_config_path("approver.key", path, sizeof path) < 0 || access(path, F_OK) < 0)
+		return 0;
+	if (cd_approver_key_load(path, ret, &err) < 0) {
+		cli_errorf("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 int mcp_pins_cmd(int argc, char **argv)
 {
 	struct pins_opts o;
@@ -235,7 +265,7 @@ int mcp_pins_cmd(int argc, char **argv)
 		}
 		json_decref(arr);
 	} else if (!strcmp(sub, "approve")) {
-		struct approve_ctx a = { st, &o, 0, NULL, NULL };
+		struct approve_ctx a = { st, &o, 0, NULL, NULL, NULL };
 		struct passwd *pw = getpwuid(geteuid());
 		json_t *names = json_array();
 
@@ -247,7 +277,7 @@ int mcp_pins_cmd(int argc, char **argv)
 			cd_state_close(st);
 			return CD_EXIT_USAGE;
 		}
-		if (cli_audit_open(o.audit, &a.audit) < 0)
+		if (cli_audit_open(o.audit, &a.audit) < 0 || pins_key(o.key, &a.key) < 0)
 			goto done_approve;
 		if (o.all && cd_mcp_pins_list(st, o.server, NULL, pending_row, names, &err) < 0) {
 			cli_errorf("%s", err.msg);
@@ -266,6 +296,7 @@ int mcp_pins_cmd(int argc, char **argv)
 		else if (!a.approved)
 			rc = CD_EXIT_FAIL;
 	done_approve:
+		cd_approver_key_free(a.key);
 		json_decref(names);
 		cd_audit_close(a.audit);
 	} else if (!strcmp(sub, "diff")) {

@@ -63,7 +63,8 @@ void mcp_usage(FILE *f)
 	        "       cordon mcp token add --agent ID [--policy FILE] [--expires DUR]\n"
 	        "       cordon mcp token list | revoke ID\n"
 	        "       cordon mcp pins list [--server NAME] [--state PATH] [--json]\n"
-	        "       cordon mcp pins approve --server NAME (--all | TOOL...) [--sha256 HEX]\n"
+	        "       cordon mcp pins approve --server NAME (--all | TOOL...) [--sha256 HEX] "
+	        "[--key FILE]\n"
 	        "                  [--state PATH] [--audit PATH]\n"
 	        "       cordon mcp pins diff --server NAME TOOL [--state PATH]\n"
 	        "\n"
@@ -181,6 +182,7 @@ static int ev_pin(void *ctx, const char *tool, const char *sha256, const char *c
 	struct session *s = ctx;
 	struct cd_err err = { 0, "" };
 	int inserted = 0, shadowed = 0;
+	char why[320];
 	const char *pinned = cd_mcp_policy_pin(s->policy, s->server, tool);
 
 	/* A pin in the policy decides: that definition and no other. */
@@ -195,11 +197,15 @@ static int ev_pin(void *ctx, const char *tool, const char *sha256, const char *c
 		return 0;
 	}
 
-	if (cd_mcp_pin_check(s->state, s->server, tool, sha256, canonical, (int64_t)time(NULL), ret,
-	                     &inserted, &shadowed, &err) < 0) {
+	if (cd_mcp_pin_check(s->state, s->policy, s->server, tool, sha256, canonical,
+	                     (int64_t)time(NULL), ret, &inserted, &shadowed, why, sizeof why,
+	                     &err) < 0) {
 		cli_errorf("pins: %s", err.msg);
 		return -1;
 	}
+	if (why[0])
+		cli_warnf("the approved definition of tool '%s/%s' is not taken: %s", s->server,
+		          tool, why);
 	if (inserted && *ret != CD_MCP_PIN_APPROVED &&
 	    cd_gate_mcp_pin(&s->gate, s->run_id, s->agent, s->server, tool, sha256,
 	                    cd_mcp_pin_name(*ret), shadowed, &err) < 0) {

@@ -10,6 +10,7 @@
 
 #include "util/buf.h"
 #include "cli-audit.h"
+#include "mask/mask.h"
 #include "proposal/proposal.h"
 #include "store/state.h"
 #include "util/util.h"
@@ -200,14 +201,40 @@ int cli_proposal_layer_dir(const char *state_opt, const char *run_id, char *out,
 	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
 }
 
+int cli_proposal_key(const char *state_opt, unsigned char *key)
+{
+	struct cd_err err = { 0, "" };
+	char dir[4096], path[4200];
+	char *slash;
+
+	/* proposals/RUN -> proposals/ -> its parent: the local state dir. */
+	if (cli_proposal_layer_dir(state_opt, "x", dir, sizeof dir) < 0 ||
+	    !(slash = strrchr(dir, '/'))) {
+		cli_errorf("proposals: no place for this host's proposal key");
+		return -1;
+	}
+	*slash = '\0';
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(path, sizeof path, "%s/proposal.key", dir[0] ? dir : "");
+	if (cd_mask_key_load(path, key, &err) < 0) {
+		cli_errorf("proposal key: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 struct env {
 	struct cd_state *state;
 	struct cd_audit *audit;
+	const char *state_opt;
 };
 
 static int env_open(struct env *v, const struct popts *o, int need_audit)
 {
 	memset(v, 0, sizeof *v);
+	v->state_opt = o->state;
 	if ((need_audit && cli_audit_open(o->audit, &v->audit) < 0) ||
 	    cli_state_open(o->state, &v->state) < 0)
 		return -1;
@@ -262,7 +289,14 @@ static int load(struct env *v, const char *id, struct cd_proposal **ret)
 {
 	struct cd_err err = { 0, "" };
 
-	if (cd_proposal_load(v->state, id, ret, &err) < 0) {
+	unsigned char key[CD_PROPOSAL_KEY_LEN];
+	int r;
+
+	if (cli_proposal_key(v->state_opt, key) < 0)
+		return -1;
+	r = cd_proposal_load(v->state, key, id, ret, &err);
+	sodium_memzero(key, sizeof key);
+	if (r < 0) {
 		cli_errorf("%s", err.msg);
 		return -1;
 	}

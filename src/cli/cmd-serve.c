@@ -8,6 +8,7 @@
  * approve), 2 usage, 125 the console could not start (address, TLS, state
  * database, audit log, libmicrohttpd). */
 #include "cli.h"
+#include "proposal/proposal.h"
 
 #include "cli-audit.h"
 
@@ -211,13 +212,23 @@ static int parse(int argc, char **argv, struct sopts *o)
 }
 
 /* A link for NAME (`serve login NAME`, or the operator at start). */
+static int session_key(unsigned char key[CD_CONSOLE_SESSION_KEY_LEN]);
+
+/* The link is MACed under the console's session key (this user's
+ * console-session.key), which the console checks when it is used. */
 static int print_link(struct cd_state *st, const char *origin, const char *person, int64_t ttl)
 {
 	struct cd_err err = { 0, "" };
+	unsigned char key[CD_CONSOLE_SESSION_KEY_LEN];
 	char link[512];
+	int r;
 
-	if (cd_console_login_link(st, origin, person, (int64_t)time(NULL), ttl, link, sizeof link,
-	                          &err) < 0) {
+	if (session_key(key) < 0)
+		return CD_EXIT_CORDON;
+	r = cd_console_login_link(st, key, origin, person, (int64_t)time(NULL), ttl, link,
+	                          sizeof link, &err);
+	sodium_memzero(key, sizeof key);
+	if (r < 0) {
 		cli_errorf("login link: %s", err.msg);
 		return CD_EXIT_CORDON;
 	}
@@ -451,7 +462,7 @@ static int session_key(unsigned char key[CD_CONSOLE_SESSION_KEY_LEN])
 static int serve_cmd(const struct sopts *o)
 {
 	unsigned char pk[CD_AUDIT_PK_LEN], hk[CD_CONSOLE_WEBHOOK_KEY_LEN];
-	unsigned char sess[CD_CONSOLE_SESSION_KEY_LEN];
+	unsigned char sess[CD_CONSOLE_SESSION_KEY_LEN], pkey[CD_PROPOSAL_KEY_LEN];
 	char cp[4096], apath[4096], sdir[4096];
 	struct cd_console_conf c;
 	struct cd_console *con = NULL;
@@ -483,6 +494,9 @@ static int serve_cmd(const struct sopts *o)
 	if (session_key(sess) < 0)
 		goto out;
 	c.session_key = sess;
+	if (cli_proposal_key(o->state, pkey) < 0)
+		goto out;
+	c.proposal_key = pkey;
 	c.proxy_header = o->proxy_header;
 	c.addr = addr;
 	c.tls_cert = o->cert;
@@ -534,6 +548,7 @@ out:
 	cd_audit_close(audit);
 	sodium_memzero(hk, sizeof hk);
 	sodium_memzero(sess, sizeof sess);
+	sodium_memzero(pkey, sizeof pkey);
 	return rc;
 }
 

@@ -150,7 +150,7 @@ is "$n" 1 "one approval.approved record for the raced request"
 
 # ---- break-glass revoked on one host stops on the other --------------
 bg=$(on host-a host_a "$CORDON" grant break-glass --policy "$P" --agent coder --tool shell \
-	--actions execute --scope 'argv=echo' --ticket INC-9 --ttl 10m --by bob | cut -f1)
+	--actions execute --scope 'argv=echo' --ticket INC-9 --ttl 10m --by bob --key "$T/bob.key" | cut -f1)
 case $bg in bg-*) ok "host-a makes a break-glass grant ($bg)" true ;; *) nok "host-a makes a break-glass grant ($bg)" true ;; esac
 is "$(on host-b host_b "$CORDON" run --policy "$P" --agent coder -- echo glass 2>&1)" glass \
 	"host-b runs under it"

@@ -25,6 +25,17 @@ grants:
 forbid:
   - {id: no-curl, agent: coder, tool: shell, scope: {argv: [curl]}, reason: no network tools}
 YAML
+# With the invoking user's store in PostgreSQL (4102), a grant counts only
+# when signed (row-sign.h): that user's approver key (the default path in a
+# configuration directory of this test's, 0700, which cordon grant signs
+# with) is listed as a console key, which signs for any person.  The nobody
+# half keeps its SQLite state and cannot see the key: unsigned there.
+if [ -n "${CORDON_TEST_PG_URI:-}" ]; then
+	export XDG_CONFIG_HOME="$T/cfg"
+	pub=$("$CORDON" approvals keygen 2>/dev/null)
+	chmod 0700 "$T/cfg"
+	printf 'approvers:\n  consoles: ["%s"]\n' "$pub" >>"$T/p.yaml"
+fi
 chmod 0644 "$T/p.yaml"
 
 kinds() { # the kinds of the records in the log, one per line

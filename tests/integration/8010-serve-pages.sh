@@ -22,7 +22,7 @@ tools:
 profiles:
   ws: {workspace: write}
 approvers:
-  people: [alice]
+  people: [alice, bot]
 grants:
   - id: echo
     agent: coder
@@ -179,6 +179,8 @@ isb "$(code -X POST -H "Cookie: $sess" -H "Origin: $origin" \
 isb "$(code -X POST -H "Origin: $origin" --data "csrf=$pcsrf&decision=apply" \
 	"$origin/proposals/$pid")" 401 "apply without a login: 401"
 is "$(pstatus "$pid")" pending "... the proposal is still pending"
+# bot is an approver of the console's policy (a login is checked against
+# it), and the agent that made the proposals.
 cat >"$T/bot.yaml" <<'YAML'
 version: 1
 agents:

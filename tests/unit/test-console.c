@@ -218,7 +218,8 @@ static void test_live(const char *dir)
 	raw(port, req, out, sizeof out);
 	ok(strstr(out, " 401 ") != NULL, "the session is gone: 401");
 
-	is_int(cd_console_login_link(st, origin, "bob", (int64_t)time(NULL) - 700, 600, link2,
+	is_int(cd_console_login_link(st, (const unsigned char *)"0123456789abcdef0123456789abcdef",
+	                             origin, "bob", (int64_t)time(NULL) - 700, 600, link2,
 	                             sizeof link2, &err),
 	       0, "a link made 700 s ago, valid 600 s");
 	snprintf(body, sizeof body, "t=%s", strstr(link2, "t=") + 2);

@@ -329,20 +329,25 @@ static void filled(const struct cd_store_ops *o)
 static void logins(struct cd_store *a, struct cd_store *b)
 {
 	struct cd_err err = { 0 };
-	char who[64];
-	int64_t now = time(NULL);
+	char who[64], mac[80];
+	int64_t now = time(NULL), exp = 0;
 
-	is_int(a->ops->console_login_add(a, "ab12", "alice", now, now + 600, &err), 0,
+	is_int(a->ops->console_login_add(a, "ab12", "alice", "m1", now, now + 600, &err), 0,
 	       "a login link is stored %s", err.msg);
-	is_int(b->ops->console_login_take(b, "ab12", now, who, sizeof who, &err), 0,
-	       "another connection takes it %s", err.msg);
+	is_int(b->ops->console_login_take(b, "ab12", now, who, sizeof who, mac, sizeof mac, &exp,
+	                                  &err),
+	       0, "another connection takes it %s", err.msg);
 	is_str(who, "alice", "... for the person it was made for");
-	is_int(a->ops->console_login_take(a, "ab12", now, who, sizeof who, &err), -ENOENT,
-	       "a second take finds nothing");
-	is_int(a->ops->console_login_add(a, "cd34", "bob", now - 700, now - 100, &err), 0,
+	is_str(mac, "m1", "... with its MAC");
+	is_int(exp, now + 600, "... and its expiry");
+	is_int(a->ops->console_login_take(a, "ab12", now, who, sizeof who, mac, sizeof mac, &exp,
+	                                  &err),
+	       -ENOENT, "a second take finds nothing");
+	is_int(a->ops->console_login_add(a, "cd34", "bob", NULL, now - 700, now - 100, &err), 0,
 	       "an expired link is stored");
-	is_int(b->ops->console_login_take(b, "cd34", now, who, sizeof who, &err), -ENOENT,
-	       "an expired link logs no one in");
+	is_int(b->ops->console_login_take(b, "cd34", now, who, sizeof who, mac, sizeof mac, &exp,
+	                                  &err),
+	       -ENOENT, "an expired link logs no one in");
 }
 
 /* A console session: stored hashed with its MAC, read back until it

@@ -20,6 +20,7 @@
  * values reach the grant mapping only as escaped YAML scalars). */
 #include "console-int.h"
 
+#include "gate/approval-sign.h"
 #include "policy/temp-grant.h"
 
 #include <errno.h>
@@ -239,6 +240,11 @@ int console_h_grant_new(void *ctx, const struct cd_http_req *rq, struct cd_http_
 		goto out;
 	}
 	q.by = s.person;
+	/* Signed with the console's key (--sign-key), which the policy trusts
+	 * to have authenticated s.person (approvers.consoles): without one the
+	 * grant is unsigned, and only a local SQLite store honours that. */
+	q.sign = c->conf.sign_key ? cd_approver_row_sign : NULL;
+	q.sign_ctx = (void *)c->conf.sign_key;
 	if ((st = policy_for(c, &s, &q, &p, why, sizeof why)) != 0) {
 		console_message(rs, st, st == 500 ? "Failed" : "Refused", why, &s);
 		goto out;

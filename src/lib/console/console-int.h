@@ -46,6 +46,7 @@ struct console_seen_bg {
 struct cd_console {
 	struct cd_console_conf conf;
 	unsigned char skey[CD_CONSOLE_SESSION_KEY_LEN]; /* conf.session_key's copy */
+	char operator_name[128]; /* whom the start-up link (cd_console_link) named */
 	struct cd_httpd *httpd;
 	int tls;
 	char origin[300];

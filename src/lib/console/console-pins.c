@@ -13,6 +13,7 @@
  * full digest, so a button approves exactly the definition it showed. */
 #include "console-int.h"
 
+#include "gate/approval-sign.h"
 #include "mcp/mcp-pins.h"
 
 #include <errno.h>
@@ -178,7 +179,9 @@ int console_h_pin_approve(void *ctx, const struct cd_http_req *rq, struct cd_htt
 	if (!may_approve(c, &s, rs))
 		goto out;
 	r = cd_mcp_pin_approve_recorded(c->conf.state, c->conf.audit, server, tool, sha, s.person,
-	                                (int64_t)time(NULL), got, &err);
+	                                (int64_t)time(NULL),
+	                                c->conf.sign_key ? cd_approver_row_sign : NULL,
+	                                (void *)c->conf.sign_key, got, &err);
 	if (r == -ENOENT) {
 		console_message(rs, 409, "Not approved", err.msg, &s);
 	} else if (r < 0) {

@@ -255,7 +255,7 @@ int console_h_proposal(void *ctx, const struct cd_http_req *rq, struct cd_http_r
 		console_message(rs, 400, "Proposal", "give a proposal id: /proposal?id=ID", &s);
 		goto out;
 	}
-	r = cd_proposal_load(c->conf.state, id, &p, &err);
+	r = cd_proposal_load(c->conf.state, c->conf.proposal_key, id, &p, &err);
 	if (r < 0) {
 		console_message(rs, r == -ENOENT ? 404 : 500, "Proposal",
 		                r == -ENOENT ? "no such proposal" : err.msg, &s);
@@ -273,6 +273,52 @@ out:
 	return 0;
 }
 
+/* May person decide p?  The rule held calls, grants and pins follow, with
+ * the policy read again now: an approver of it, never an agent, never the
+ * proposing agent or one it descends from (cd_policy_approver_person).
+ * The console's operator (whom its start-up link named: the user whose
+ * state this is, who may apply it with `cordon proposals` anyway) need
+ * not be listed in approvers.people, but is held to the rest.  1, or 0
+ * with rs filled. */
+static int may_decide(struct cd_console *c, const struct cd_proposal *p, const char *person,
+                      struct cd_http_resp *rs, const struct console_session *s)
+{
+	struct cd_policy *pol = NULL;
+	struct cd_err err = { 0, "" };
+	char why[256], msg[CD_ERR_MSG_MAX + 64];
+	const char *agent = p->agent ? p->agent : "";
+	size_t n;
+	int ok;
+
+	if (cd_proposal_may_decide(p, person, &err) < 0) {
+		console_message(rs, 403, "Refused", err.msg, s);
+		return 0;
+	}
+	if (!c->conf.policy) {
+		console_message(rs, 403, "Refused",
+		                "deciding proposals from the console needs --policy (its "
+		                "approvers.people)",
+		                s);
+		return 0;
+	}
+	if (cd_policy_load_file(c->conf.policy, &pol, &err) < 0) {
+		snprintf(msg, sizeof msg, "cannot check the approver: policy: %s", err.msg);
+		console_message(rs, 500, "Failed", msg, s);
+		return 0;
+	}
+	ok = cd_policy_approver_person(pol, person, agent, why, sizeof why);
+	n = strlen(person);
+	if (!ok && c->operator_name[0] && !strcmp(person, c->operator_name))
+		ok = !cd_policy_is_agent(pol, person) && strcmp(agent, person) != 0 &&
+		     !(!strncmp(agent, person, n) && agent[n] == '/');
+	cd_policy_free(pol);
+	if (!ok) {
+		snprintf(msg, sizeof msg, "refused: %s", why);
+		console_message(rs, 403, "Refused", msg, s);
+	}
+	return ok;
+}
+
 /* POST /proposals/ID, decision=apply|reject|commit (branch=NAME):
  * apply is 0 for reject, 1 for apply, 2 for a commit on branch. */
 static int decide(struct cd_console *c, struct cd_proposal *p, const char *person, int apply,
@@ -284,10 +330,8 @@ static int decide(struct cd_console *c, struct cd_proposal *p, const char *perso
 	size_t i, sel = 0;
 	int r;
 
-	if (cd_proposal_may_decide(p, person, &err) < 0) {
-		console_message(rs, 403, "Refused", err.msg, s);
+	if (!may_decide(c, p, person, rs, s))
 		return 0;
-	}
 	if (!apply) {
 		r = cd_proposal_reject_by(c->conf.state, c->conf.audit, p, person, &err);
 	} else {
@@ -350,7 +394,7 @@ int console_h_proposal_decide(void *ctx, const struct cd_http_req *rq, struct cd
 		                "a commit needs a branch name (at most 200 bytes)", &s);
 		goto out;
 	}
-	r = cd_proposal_load(c->conf.state, id, &p, &err);
+	r = cd_proposal_load(c->conf.state, c->conf.proposal_key, id, &p, &err);
 	if (r < 0) {
 		console_message(rs, r == -ENOENT ? 404 : 500, "Proposal",
 		                r == -ENOENT ? "no such proposal" : err.msg, &s);

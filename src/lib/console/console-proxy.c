@@ -14,7 +14,9 @@
  *
  * Trust boundary: the header's value is the proxy's (or, on a host where
  * others reach loopback, anyone's there: see cordon-serve(1)); it is
- * checked for length and shape before it is compared. */
+ * checked for length and shape before it is compared, and a request
+ * carrying it more than once is refused (a proxy that appends rather than
+ * replaces would pass the client's own copy first). */
 #include "console-int.h"
 
 #include <sodium.h>
@@ -75,7 +77,14 @@ int console_proxy_auth(struct cd_console *c, const struct cd_http_req *rq, struc
 	if (!c->conf.proxy_header || !rq->peer_loopback ||
 	    !(who = cd_http_header(rq, c->conf.proxy_header)))
 		return 0;
-	if (!tame(who)) {
+	if (cd_http_header_count(rq, c->conf.proxy_header) != 1) {
+		/* A proxy that appends its header after the client's copy
+		 * instead of replacing it: the first value would be the
+		 * client's.  Which one is the proxy's cannot be known. */
+		snprintf(why, sizeof why, "the %s header appears more than once",
+		         c->conf.proxy_header);
+		who = "?";
+	} else if (!tame(who)) {
 		snprintf(why, sizeof why, "the %s header is not a person's name",
 		         c->conf.proxy_header);
 		who = "?";

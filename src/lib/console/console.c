@@ -59,11 +59,34 @@ static void new_secret(char out[SECRET_HEX + 1])
 	sodium_memzero(b, sizeof b);
 }
 
-int cd_console_login_link(struct cd_state *s, const char *origin, const char *person, int64_t now,
-                          int64_t ttl_s, char *out, size_t outlen, struct cd_err *err)
+/* A login link's row is MACed under the console's session key over its
+ * hash, person and expiry: any writer of a shared store can insert a row,
+ * only the console's own user (who holds console-session.key) can make
+ * one that logs anyone in. */
+static void login_mac(const unsigned char key[CD_CONSOLE_SESSION_KEY_LEN], const char *hash,
+                      const char *person, int64_t expires, char out[65])
+{
+	crypto_auth_hmacsha256_state st;
+	unsigned char m[crypto_auth_hmacsha256_BYTES];
+	char e[24];
+
+	snprintf(e, sizeof e, "%lld", (long long)expires);
+	crypto_auth_hmacsha256_init(&st, key, CD_CONSOLE_SESSION_KEY_LEN);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)"cordon-login\n", 13);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)hash, strlen(hash) + 1);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)person, strlen(person) + 1);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)e, strlen(e) + 1);
+	crypto_auth_hmacsha256_final(&st, m);
+	sodium_bin2hex(out, 65, m, sizeof m);
+}
+
+int cd_console_login_link(struct cd_state *s, const unsigned char *key, const char *origin,
+                          const char *person, int64_t now, int64_t ttl_s, char *out, size_t outlen,
+                          struct cd_err *err)
 {
 	struct cd_store *st = cd_state_store(s);
-	char secret[SECRET_HEX + 1], hash[65];
+	char secret[SECRET_HEX + 1], hash[65], mac[65];
+	int64_t expires = now + (ttl_s > 0 ? ttl_s : CD_CONSOLE_LOGIN_TTL_S);
 	int r, n;
 
 	if (sodium_init() < 0)
@@ -76,8 +99,10 @@ int cd_console_login_link(struct cd_state *s, const char *origin, const char *pe
 	sodium_memzero(secret, sizeof secret);
 	if (n < 0 || (size_t)n >= outlen)
 		return cd_err_set(err, -CD_E_LIMIT, "login link too long");
-	r = st->ops->console_login_add(st, hash, person, now,
-	                               now + (ttl_s > 0 ? ttl_s : CD_CONSOLE_LOGIN_TTL_S), err);
+	if (!key)
+		return cd_err_set(err, -EINVAL, "no session key to MAC the link with");
+	login_mac(key, hash, person, expires, mac);
+	r = st->ops->console_login_add(st, hash, person, mac, now, expires, err);
 	if (r < 0)
 		sodium_memzero(out, outlen);
 	return r;
@@ -89,8 +114,9 @@ int cd_console_link(struct cd_console *c, const char *person, int64_t ttl_s, cha
 	int r;
 
 	pthread_mutex_lock(&c->mu);
-	r = cd_console_login_link(c->conf.state, c->origin, person, now_s(), ttl_s, out, outlen,
-	                          err);
+	snprintf(c->operator_name, sizeof c->operator_name, "%s", person);
+	r = cd_console_login_link(c->conf.state, c->skey, c->origin, person, now_s(), ttl_s, out,
+	                          outlen, err);
 	pthread_mutex_unlock(&c->mu);
 	return r;
 }
@@ -391,6 +417,40 @@ static int h_login_page(void *ctx, const struct cd_http_req *rq, struct cd_http_
 	return r ?: console_page_end(&rs->body);
 }
 
+/* May the link just taken log `person` in?  Its MAC must be the one
+ * this console's session key makes (else a writer of the store minted it);
+ * and, with --policy, the person must still be an approver of the policy
+ * as it is now (the operator the start-up link named: unless an agent). */
+static int login_allowed(struct cd_console *c, const char *hash, const char *person,
+                         const char *mac, int64_t expires, char *why, size_t wn)
+{
+	struct cd_policy *p = NULL;
+	struct cd_err err = { 0, "" };
+	char want[65], no[256];
+	int ok;
+
+	login_mac(c->skey, hash, person, expires, want);
+	if (strlen(mac) != 64 || sodium_memcmp(mac, want, 64) != 0) {
+		snprintf(why, wn,
+		         "This login link was not made by this console's operator (its MAC "
+		         "does not verify).  Ask for a new one.");
+		return 0;
+	}
+	if (!c->conf.policy)
+		return 1;
+	if (cd_policy_load_file(c->conf.policy, &p, &err) < 0) {
+		snprintf(why, wn, "cannot check the approver: policy: %s", err.msg);
+		return 0;
+	}
+	ok = cd_policy_approver_person(p, person, "", no, sizeof no) ||
+	     (c->operator_name[0] && !strcmp(person, c->operator_name) &&
+	      !cd_policy_is_agent(p, person));
+	cd_policy_free(p);
+	if (!ok)
+		snprintf(why, wn, "refused: %s", no);
+	return ok;
+}
+
 static int h_login(void *ctx, const struct cd_http_req *rq, struct cd_http_resp *rs)
 {
 	struct cd_console *c = ctx;
@@ -398,6 +458,8 @@ static int h_login(void *ctx, const struct cd_http_req *rq, struct cd_http_resp 
 	struct cd_err err = { 0, "" };
 	struct console_session *s;
 	char t[SECRET_HEX + 2], hash[65], person[128], secret[SECRET_HEX + 1], cookie[256];
+	char mac[80], why[512];
+	int64_t expires = 0;
 	int r;
 
 	if (!origin_ok(c, rq)) {
@@ -419,7 +481,8 @@ static int h_login(void *ctx, const struct cd_http_req *rq, struct cd_http_resp 
 	}
 	sha256_hex(t, hash);
 	sodium_memzero(t, sizeof t);
-	r = st->ops->console_login_take(st, hash, now_s(), person, sizeof person, &err);
+	r = st->ops->console_login_take(st, hash, now_s(), person, sizeof person, mac, sizeof mac,
+	                                &expires, &err);
 	if (r < 0) {
 		login_limited(c, rq->peer, 1);
 		pthread_mutex_unlock(&c->mu);
@@ -428,6 +491,13 @@ static int h_login(void *ctx, const struct cd_http_req *rq, struct cd_http_resp 
 		                               "never existed.  Ask for a new one."
 		                             : err.msg,
 		                NULL);
+		return 0;
+	}
+	if (!login_allowed(c, hash, person, mac, expires, why, sizeof why)) {
+		login_limited(c, rq->peer, 1);
+		console_record(c, "console.login.refused", person, why);
+		pthread_mutex_unlock(&c->mu);
+		console_message(rs, 403, "Log in", why, NULL);
 		return 0;
 	}
 	if (!(s = session_new(c, person, secret))) {

@@ -71,6 +71,10 @@ struct cd_console_conf {
 	 * in the state database (they outlive a restart) and of their CSRF
 	 * tokens.  NULL: a random key, so sessions end with the process. */
 	const unsigned char *session_key;
+	/* CD_PROPOSAL_KEY_LEN bytes: this host's proposal key (proposal.h),
+	 * which every proposal shown or decided here must verify under.  NULL:
+	 * no proposal is shown or decided. */
+	const unsigned char *proposal_key;
 	/* An identity header set by a reverse proxy in front ("X-Forwarded-
 	 * User"): honoured only from a loopback peer, for a person of
 	 * approvers.people (console-proxy.c).  NULL: never. */
@@ -99,10 +103,14 @@ const char *cd_console_origin(const struct cd_console *c);
 
 /* Make a login link for `person` valid for ttl_s seconds (0:
  * CD_CONSOLE_LOGIN_TTL_S): a random secret whose SHA-256 goes into the
- * state database; out gets ORIGIN/login?t=SECRET.  The caller checks that
- * the person may log in. */
-int cd_console_login_link(struct cd_state *s, const char *origin, const char *person, int64_t now,
-                          int64_t ttl_s, char *out, size_t outlen, struct cd_err *err);
+ * state database with a MAC under key (CD_CONSOLE_SESSION_KEY_LEN bytes:
+ * the console's session key, console-session.key) over the hash, person
+ * and expiry; out gets ORIGIN/login?t=SECRET.  The caller checks that the
+ * person may log in; the console checks the MAC, and the person against
+ * its policy again, when the link is used. */
+int cd_console_login_link(struct cd_state *s, const unsigned char *key, const char *origin,
+                          const char *person, int64_t now, int64_t ttl_s, char *out, size_t outlen,
+                          struct cd_err *err);
 
 /* The same, for the running console's own origin and state connection
  * (taken under its lock: the connection is shared with its threads). */

@@ -238,3 +238,15 @@ int cd_approval_verify(const struct cd_policy *p, int shared, const struct cd_ap
 		return say(why, wn, "its signature does not verify with %.64s's key", by);
 	return say(why, wn, "its signature verifies with no key of the policy");
 }
+
+int cd_approver_row_sign(const unsigned char m[64], char sig[CD_APPROVAL_SIG_MAX], void *ctx)
+{
+	const struct cd_approver_key *k = ctx;
+	unsigned char s[crypto_sign_BYTES];
+
+	if (!k || sodium_init() < 0)
+		return -EINVAL;
+	crypto_sign_detached(s, NULL, m, 64, k->sk);
+	b64("ed25519:", s, sizeof s, sig, CD_APPROVAL_SIG_MAX);
+	return 0;
+}

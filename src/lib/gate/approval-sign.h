@@ -59,4 +59,8 @@ int cd_approval_sign(const struct cd_approver_key *k, const struct cd_approval *
 int cd_approval_verify(const struct cd_policy *p, int shared, const struct cd_approval *a,
                        char *signer, size_t sn, char *why, size_t wn);
 
+/* Sign the digest of a shared-store row (policy/row-sign.h) with k, which
+ * is ctx: a cd_row_sign_fn.  0 or -EINVAL. */
+int cd_approver_row_sign(const unsigned char m[64], char sig[CD_APPROVAL_SIG_MAX], void *ctx);
+
 #endif

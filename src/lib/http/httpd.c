@@ -251,6 +251,33 @@ const char *cd_http_header(const struct cd_http_req *rq, const char *name)
 	return p_MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
 }
 
+struct count_ctx {
+	const char *name;
+	int n;
+};
+
+static enum MHD_Result count_one(void *ctx, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+	struct count_ctx *x = ctx;
+
+	(void)kind;
+	(void)value;
+	if (key && !strcasecmp(key, x->name))
+		x->n++;
+	return MHD_YES;
+}
+
+int cd_http_header_count(const struct cd_http_req *rq, const char *name)
+{
+	struct count_ctx x = { name, 0 };
+
+	if (!rq->conn)
+		return 0;
+	p_MHD_get_connection_values(rq->conn, MHD_HEADER_KIND, count_one, &x);
+	return x.n;
+}
+
 const char *cd_http_cookie(const struct cd_http_req *rq, const char *name)
 {
 	return p_MHD_lookup_connection_value(rq->conn, MHD_COOKIE_KIND, name);

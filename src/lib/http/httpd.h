@@ -36,6 +36,8 @@ struct cd_http_req {
 
 /* A header, a cookie or a query argument of the request (NULL: absent). */
 const char *cd_http_header(const struct cd_http_req *rq, const char *name);
+/* How many times the request carries header `name` (case-insensitive). */
+int cd_http_header_count(const struct cd_http_req *rq, const char *name);
 const char *cd_http_cookie(const struct cd_http_req *rq, const char *name);
 const char *cd_http_query(const struct cd_http_req *rq, const char *name);
 

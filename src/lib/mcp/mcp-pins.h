@@ -9,8 +9,11 @@
  *
  * Trust: tool names and definitions come from servers (hostile); they are
  * bound as parameters, never interpolated, and shown escaped by the CLI.
- * The operator approves through the CLI; no sandboxed process can reach
- * the database. */
+ * The operator approves through the CLI or the console; no sandboxed
+ * process can reach the database, but every host's writer role can write
+ * a shared store's rows: an approval counts only with its approver's
+ * signature (row-sign.h) over (server, tool, definition SHA-256, state,
+ * by, time), checked against the policy at every check. */
 #ifndef CD_MCP_PINS_H
 #define CD_MCP_PINS_H
 
@@ -19,16 +22,24 @@
 #include "mcp.h"
 #include "store/state.h"
 #include "store/store-rows.h"
+#include "policy/row-sign.h"
 
 #include <stdint.h>
 
 /* The state of definition `sha256` of (server, tool), recording it as
  * pending when it is not known yet (*ret_new = 1 then, else 0), and
  * *ret_shadowed = how many other servers have a pin of the same tool
- * name.  0 or -EIO (the caller treats an error as not approved). */
-int cd_mcp_pin_check(struct cd_state *s, const char *server, const char *tool, const char *sha256,
-                     const char *definition, int64_t now, enum cd_mcp_pin *ret, int *ret_new,
-                     int *ret_shadowed, struct cd_err *err);
+ * name.  A row marked approved whose signature policy p does not take is
+ * CD_MCP_PIN_CHANGED, with the reason in why (may be NULL; "" when none).
+ * 0 or -EIO (the caller treats an error as not approved). */
+int cd_mcp_pin_check(struct cd_state *s, const struct cd_policy *p, const char *server,
+                     const char *tool, const char *sha256, const char *definition, int64_t now,
+                     enum cd_mcp_pin *ret, int *ret_new, int *ret_shadowed, char *why, size_t wn,
+                     struct cd_err *err);
+
+/* The digest an approval's signature covers. */
+void cd_mcp_pin_digest(const char *server, const char *tool, const char *sha256, const char *by,
+                       int64_t at, unsigned char m[CD_ROW_DIGEST_LEN]);
 
 /* struct cd_mcp_pin_row, one pin: store-rows.h. */
 typedef int (*cd_mcp_pin_fn)(const struct cd_mcp_pin_row *row, void *ctx);
@@ -40,9 +51,12 @@ int cd_mcp_pins_list(struct cd_state *s, const char *server, const char *tool, c
 
 /* Approve definition `sha256` (a full hex digest, or NULL: the newest
  * pending one) of (server, tool), superseding the approved one.  `by` is
- * the operator.  0, -ENOENT (nothing to approve), -EIO. */
+ * the operator; sign (may be NULL: unsigned, taken only from a local
+ * SQLite store for a person without a pinned key) signs for them.  0,
+ * -ENOENT (nothing to approve), -EIO. */
 int cd_mcp_pin_approve(struct cd_state *s, const char *server, const char *tool, const char *sha256,
-                       const char *by, int64_t now, char ret_sha256[65], struct cd_err *err);
+                       const char *by, int64_t now, cd_row_sign_fn sign, void *sctx,
+                       char ret_sha256[65], struct cd_err *err);
 
 /* cd_mcp_pin_approve, then its "mcp.pin" record (decision approved, the
  * person as agent, SERVER/TOOL, the definition's SHA-256 as reason): as
@@ -50,6 +64,7 @@ int cd_mcp_pin_approve(struct cd_state *s, const char *server, const char *tool,
  * after the approval is an error saying so. */
 int cd_mcp_pin_approve_recorded(struct cd_state *s, struct cd_audit *a, const char *server,
                                 const char *tool, const char *sha256, const char *by, int64_t now,
-                                char ret_sha256[65], struct cd_err *err);
+                                cd_row_sign_fn sign, void *sctx, char ret_sha256[65],
+                                struct cd_err *err);
 
 #endif

@@ -62,6 +62,11 @@ int cd_policy_approver_person(const struct cd_policy *p, const char *person, con
 	return no(why, wn, "'%s' is not among the policy's approvers.people", person);
 }
 
+int cd_policy_is_agent(const struct cd_policy *p, const char *name)
+{
+	return p && name && is_agent(p, name);
+}
+
 int cd_policy_parse_pubkey(const char *s, unsigned char pk[32])
 {
 	size_t n = 0;

@@ -298,6 +298,9 @@ int cd_policy_approver_check(const struct cd_policy *p, const char *rule,
 struct cd_buf;
 int cd_policy_approver_describe(const struct cd_policy *p, const char *rule, struct cd_buf *b);
 
+/* Is name an agent the policy declares?  1 or 0. */
+int cd_policy_is_agent(const struct cd_policy *p, const char *name);
+
 /* approvers.keys: person's Ed25519 public key into pk: 1, or 0 when the
  * policy pins none for them. */
 int cd_policy_approver_key(const struct cd_policy *p, const char *person, unsigned char pk[32]);

@@ -273,21 +273,57 @@ static int grant_yaml(const struct cd_temp_req *q, const struct cd_temp_grant *g
 	return 0;
 }
 
+/* Sign g with q's signer (none: unsigned) and check that the gate will
+ * take it (row-sign.h): a grant nobody would honour is refused now, not
+ * left out silently at every use.  *sig (freed by the caller) holds the
+ * signature g->signature points to. */
+static int sign(struct cd_state *s, const struct cd_policy *p, const struct cd_temp_req *q,
+                struct cd_temp_grant *g, char **sig, struct cd_err *err)
+{
+	unsigned char m[CD_ROW_DIGEST_LEN];
+	char why[256];
+
+	*sig = NULL;
+	g->signature = NULL;
+	cd_temp_digest(g, m);
+	if (q->sign) {
+		if (!(*sig = calloc(1, CD_ROW_SIG_MAX)))
+			return cd_err_set(err, -ENOMEM, "out of memory");
+		if (q->sign(m, *sig, q->sign_ctx) < 0)
+			return cd_err_set(err, -EIO, "cannot sign the grant");
+		g->signature = *sig;
+	}
+	if (p &&
+	    !cd_row_verify(p, cd_temp_shared(s), g->by, m, g->signature, NULL, 0, why, sizeof why))
+		return cd_err_set(err, -CD_E_DENIED,
+		                  "refused: the gate would not take this grant: %s (sign with the "
+		                  "key the policy pins: --key FILE, made by 'cordon approvals "
+		                  "keygen')",
+		                  why);
+	return 0;
+}
+
 /* Store g and its record: the row is committed only once the record is
  * durable, so a grant never exists without its record. */
-static int store(struct cd_state *s, struct cd_audit *audit, struct cd_temp_grant *g,
-                 const char *kind, const char *reason, struct cd_err *err)
+static int store(struct cd_state *s, struct cd_audit *audit, const struct cd_policy *p,
+                 const struct cd_temp_req *q, struct cd_temp_grant *g, const char *kind,
+                 const char *reason, struct cd_err *err)
 {
+	CD_AUTOFREE char *sig = NULL;
 	int r;
 
-	if ((r = cd_state_begin(s, err)) < 0)
+	if ((r = sign(s, p, q, g, &sig, err)) < 0 || (r = cd_state_begin(s, err)) < 0) {
+		g->signature = NULL;
 		return r;
+	}
 	if ((r = cd_temp_add(s, g, err)) < 0 ||
 	    (r = cd_temp_record(audit, kind, g, g->by, reason, err)) < 0 ||
 	    (r = cd_state_commit(s, err)) < 0) {
 		cd_state_rollback(s);
+		g->signature = NULL;
 		return r < 0 ? r : -EIO;
 	}
+	g->signature = NULL;
 	return 0;
 }
 
@@ -330,7 +366,7 @@ static int make_break_glass(struct cd_state *s, struct cd_audit *audit, struct c
 	if (p && cd_policy_add_temp(p, g->kind, g->id, NULL, yaml, g->created, err) < 0)
 		r = refused(-CD_E_DENIED, err);
 	else
-		r = store(s, audit, g, "grant.break-glass", just, err);
+		r = store(s, audit, p, q, g, "grant.break-glass", just, err);
 	g->grant_json = NULL;
 	return r;
 }
@@ -359,7 +395,7 @@ static int make_delegated(struct cd_state *s, struct cd_audit *audit, struct cd_
 	if ((r = grant_yaml(q, g, approval, profile, just, &yaml, err)) < 0)
 		return r == -EINVAL ? -EIO : r;
 	g->grant_json = yaml;
-	r = store(s, audit, g, "grant.delegated", just, err);
+	r = store(s, audit, p, q, g, "grant.delegated", just, err);
 	g->grant_json = NULL;
 	return r;
 }

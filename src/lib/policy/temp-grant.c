@@ -4,10 +4,12 @@
  * Trust boundary: rows may have been edited by hand.  A row is used only
  * through cd_policy_add_temp, which checks it as strictly as a written
  * grant; a NULL or malformed column makes the row unusable (skipped, a
- * deny), never a wider grant. */
+ * deny), never a wider grant.  A row must also carry a signature the
+ * policy takes (row-sign.h): any writer of a shared store can write one. */
 #include "temp-grant.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 int cd_temp_add(struct cd_state *s, struct cd_temp_grant *g, struct cd_err *err)
@@ -73,8 +75,37 @@ int cd_temp_in_force(struct cd_state *s, const char *id, int64_t now, struct cd_
 	return in_force(s, id, now, 0, err);
 }
 
+void cd_temp_digest(const struct cd_temp_grant *g, unsigned char m[CD_ROW_DIGEST_LEN])
+{
+	char num[2][24];
+	struct cd_row_field f[12] = {
+		{ "id", g->id },
+		{ "kind", cd_temp_kind_name(g->kind) },
+		{ "agent", g->agent },
+		{ "task", g->task },
+		{ "tool", g->tool },
+		{ "parent", g->parent },
+		{ "grant_json", g->grant_json },
+		{ "ticket", g->ticket },
+		{ "by", g->by },
+		{ "policy_sha256", g->policy_sha256 },
+		{ "created", num[0] },
+		{ "expires", num[1] },
+	};
+
+	snprintf(num[0], sizeof num[0], "%lld", (long long)g->created);
+	snprintf(num[1], sizeof num[1], "%lld", (long long)g->expires);
+	cd_row_digest("cordon temporary grant v1", f, 12, m);
+}
+
+int cd_temp_shared(struct cd_state *s)
+{
+	return strcmp(cd_state_store(s)->ops->name, "sqlite") != 0;
+}
+
 struct apply_ctx {
 	struct cd_policy *p;
+	int shared;
 	cd_temp_warn_fn warn;
 	void *ctx;
 	size_t n, seen;
@@ -84,6 +115,8 @@ static int apply_one(const struct cd_temp_grant *g, void *ctx)
 {
 	struct apply_ctx *a = ctx;
 	struct cd_err e = { 0 };
+	unsigned char m[CD_ROW_DIGEST_LEN];
+	char why[256], msg[400];
 
 	if (++a->seen > CD_TEMP_MAX_ACTIVE) {
 		if (a->warn)
@@ -91,6 +124,15 @@ static int apply_one(const struct cd_temp_grant *g, void *ctx)
 			        "more active temporary grants than cordon takes into account",
 			        a->ctx);
 		return 1;
+	}
+	cd_temp_digest(g, m);
+	if (!cd_row_verify(a->p, a->shared, g->by, m, g->signature, NULL, 0, why, sizeof why)) {
+		if (a->warn) {
+			snprintf(msg, sizeof msg, "not made by '%.64s' as it says: %.255s", g->by,
+			         why);
+			a->warn(g->id, msg, a->ctx);
+		}
+		return 0;
 	}
 	if (cd_policy_add_temp(a->p, g->kind, g->id, g->parent, g->grant_json, g->created, &e) <
 	    0) {
@@ -105,7 +147,7 @@ static int apply_one(const struct cd_temp_grant *g, void *ctx)
 int cd_temp_apply(struct cd_state *s, struct cd_policy *p, int64_t now, cd_temp_warn_fn warn,
                   void *ctx, size_t *ret_n, struct cd_err *err)
 {
-	struct apply_ctx a = { p, warn, ctx, 0, 0 };
+	struct apply_ctx a = { p, cd_temp_shared(s), warn, ctx, 0, 0 };
 	int r = cd_temp_list(s, 0, now, apply_one, &a, err);
 
 	if (ret_n)

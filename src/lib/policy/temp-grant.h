@@ -13,6 +13,7 @@
 #include "audit/audit.h"
 #include "util/err.h"
 #include "policy.h"
+#include "row-sign.h"
 #include "store/state.h"
 #include "store/store-rows.h"
 
@@ -54,7 +55,18 @@ int cd_temp_use_active(struct cd_state *s, const char *id, int64_t now, struct c
  * -CD_E_DENIED when not, or an error. */
 int cd_temp_in_force(struct cd_state *s, const char *id, int64_t now, struct cd_err *err);
 
-/* Add the active grants to `p` for decisions at `now`.  A grant the policy
+/* The digest a grant's signature covers: every column that says what it
+ * grants, to whom, by whom and for how long (id, kind, agent, task, tool,
+ * parent, grant_json, ticket, by, policy_sha256, created, expires). */
+void cd_temp_digest(const struct cd_temp_grant *g, unsigned char m[CD_ROW_DIGEST_LEN]);
+
+/* 1 when s is a store other hosts write (PostgreSQL), 0 for SQLite. */
+int cd_temp_shared(struct cd_state *s);
+
+/* Add the active grants to `p` for decisions at `now`.  A grant whose
+ * signature the policy does not take (row-sign.h: unsigned through a
+ * shared store, unsigned for a person with a pinned key, signed by another
+ * key) is left out and reported through warn like any other.  A grant the policy
  * in force no longer accepts (an agent or tool removed, a scope it refuses)
  * is left out — a deny — and reported through warn (may be NULL) with the
  * loader's reason.  *ret_n (may be NULL) counts those added. */
@@ -80,6 +92,11 @@ struct cd_temp_req {
 	const char *const *scope;
 	size_t nscope;
 	int64_t ttl_s;
+	/* Signs the row for q->by (row-sign.h); NULL: unsigned, which only a
+	 * local SQLite store honours, and only for a person without a pinned
+	 * key. */
+	cd_row_sign_fn sign;
+	void *sign_ctx;
 };
 
 /* The request's shape (scope keys, approval): 0 or -EINVAL with why. */

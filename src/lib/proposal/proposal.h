@@ -78,12 +78,26 @@ int cd_proposal_scan(const struct cd_prop_scan_in *in, struct cd_proposal **ret,
 void cd_proposal_counts(const struct cd_proposal *p, size_t ret_counts[CD_PROP_NOPS],
                         size_t *ret_flagged);
 
-/* Store a new proposal (state migrations 4 and 5), in one transaction. */
-int cd_proposal_save(struct cd_state *s, const struct cd_proposal *p, struct cd_err *err);
+/* The proposing host's key (CD_PROPOSAL_KEY_LEN bytes, proposal.key in
+ * its local state directory, 0600): the row of a proposal carries an HMAC
+ * under it over what apply acts on (id, run, agent, task, tree, upper,
+ * created, and each file's path, op, hashes and modes).  Any writer of a
+ * shared store can rewrite the row; only this host's user can make a MAC
+ * that verifies, so a row repointed at another tree or layer, or whose
+ * files were changed, is refused where it would be applied (which is the
+ * proposing host anyway: the new content is on its disk). */
+#define CD_PROPOSAL_KEY_LEN 32
 
-/* Load one by id (diffs included).  -ENOENT when there is none. */
-int cd_proposal_load(struct cd_state *s, const char *id, struct cd_proposal **ret,
+/* Store a new proposal (state migrations 4 and 5), in one transaction,
+ * with its MAC under key. */
+int cd_proposal_save(struct cd_state *s, const unsigned char *key, const struct cd_proposal *p,
                      struct cd_err *err);
+
+/* Load one by id (diffs included).  -ENOENT when there is none;
+ * -CD_E_CORRUPT when its MAC under key does not verify (key NULL: no
+ * key, refused too). */
+int cd_proposal_load(struct cd_state *s, const unsigned char *key, const char *id,
+                     struct cd_proposal **ret, struct cd_err *err);
 
 /* Every proposal, newest first, without files (nfiles counted).  *ret is
  * an array of *ret_n proposals, freed with cd_proposal_list_free. */

@@ -153,6 +153,14 @@ static const char *const migrations[] = {
 	"CREATE TABLE console_sessions ("
 	" hash text PRIMARY KEY, person text NOT NULL, mac text NOT NULL,"
 	" created bigint NOT NULL, expires bigint NOT NULL);",
+	/* 7: what binds the other shared rows to who made them (as SQLite's
+	 * migration 11): signatures over temporary grants and tool-definition
+	 * approvals, the console's MAC over a login link, the proposing
+	 * host's MAC over a proposal's tree and layer. */
+	"ALTER TABLE temp_grants ADD COLUMN signature text;"
+	"ALTER TABLE mcp_pins ADD COLUMN signature text;"
+	"ALTER TABLE console_logins ADD COLUMN mac text;"
+	"ALTER TABLE proposals ADD COLUMN mac text;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))

@@ -8,11 +8,12 @@
 #include "store-pg.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int cd_pg_console_login_add(struct cd_store *st, const char *hash, const char *person, int64_t now,
-                            int64_t expires, struct cd_err *err)
+int cd_pg_console_login_add(struct cd_store *st, const char *hash, const char *person,
+                            const char *mac, int64_t now, int64_t expires, struct cd_err *err)
 {
 	struct cd_pg_params p = { .n = 0 };
 
@@ -20,16 +21,18 @@ int cd_pg_console_login_add(struct cd_store *st, const char *hash, const char *p
 	cd_pg_p_str(&p, person);
 	cd_pg_p_int(&p, now);
 	cd_pg_p_int(&p, expires);
+	cd_pg_p_str(&p, mac);
 	if (cd_pg_cmd(cd_pg_of(st),
-	              "INSERT INTO console_logins (hash, person, created, expires)"
-	              " VALUES ($1, $2, $3, $4)",
+	              "INSERT INTO console_logins (hash, person, created, expires, mac)"
+	              " VALUES ($1, $2, $3, $4, $5)",
 	              &p, "store login link", err) != 1)
 		return err && err->code ? err->code : -EIO;
 	return 0;
 }
 
 int cd_pg_console_login_take(struct cd_store *st, const char *hash, int64_t now, char *ret_person,
-                             size_t len, struct cd_err *err)
+                             size_t len, char *ret_mac, size_t maclen, int64_t *ret_expires,
+                             struct cd_err *err)
 {
 	struct cd_pg *pg = cd_pg_of(st);
 	struct cd_pg_params p = { .n = 0 };
@@ -42,14 +45,18 @@ int cd_pg_console_login_take(struct cd_store *st, const char *hash, int64_t now,
 	/* The link goes whether it is good or not; an expired one logs no one
 	 * in. */
 	res = cd_pg_query(
-	        pg, "DELETE FROM console_logins WHERE hash = $1 RETURNING person, expires > $2", &p,
-	        "take login link", err);
+	        pg,
+	        "DELETE FROM console_logins WHERE hash = $1 RETURNING person, expires > $2,"
+	        " coalesce(mac, ''), expires",
+	        &p, "take login link", err);
 	if (!res)
 		return err && err->code ? err->code : -EIO;
 	if (cd_pq.ntuples(res) == 1 && (person = cd_pg_col(res, 0, 0)) && *person &&
 	    strlen(person) < len &&
 	    !strcmp(cd_pg_col(res, 0, 1) ? cd_pg_col(res, 0, 1) : "", "t")) {
 		memcpy(ret_person, person, strlen(person) + 1);
+		snprintf(ret_mac, maclen, "%s", cd_pg_col(res, 0, 2) ? cd_pg_col(res, 0, 2) : "");
+		*ret_expires = cd_pg_int(res, 0, 3);
 		found = 1;
 	}
 	cd_pq.clear(res);

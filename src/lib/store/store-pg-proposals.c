@@ -109,11 +109,12 @@ int cd_pg_proposal_save(struct cd_store *st, const struct cd_proposal *p, struct
 	cd_pg_p_int(&q, (int64_t)p->layer.used);
 	cd_pg_p_int(&q, (int64_t)p->layer.used_inodes);
 	cd_pg_p_int(&q, (p->layer.bytes_full ? 1 : 0) | (p->layer.inodes_full ? 2 : 0));
+	cd_pg_p_str(&q, p->mac[0] ? p->mac : NULL);
 	if (cd_pg_cmd(
 	            pg,
 	            "INSERT INTO proposals (id, run_id, agent, task, tree, upper, created, status,"
-	            " layer_size, layer_inodes, layer_used, layer_used_inodes, layer_full)"
-	            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+	            " layer_size, layer_inodes, layer_used, layer_used_inodes, layer_full, mac)"
+	            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
 	            &q, "saving a proposal", err) < 0) {
 		r = fail_code(err);
 		goto fail;
@@ -148,8 +149,8 @@ static int hex64_or_empty(const char *t)
 #define HEAD_COLS                                                                                  \
 	"id, run_id, agent, task, tree, upper, created, status, decided_at, decided_by,"           \
 	" branch, commit_id, layer_size, layer_inodes, layer_used, layer_used_inodes,"             \
-	" layer_full"
-#define HEAD_NCOLS 17
+	" layer_full, mac"
+#define HEAD_NCOLS 18
 
 static uint64_t col_u64(const PGresult *res, int i, int c)
 {
@@ -183,6 +184,8 @@ static int read_head(const PGresult *res, int i, struct cd_proposal *p)
 	p->layer.used_inodes = col_u64(res, i, 15);
 	p->layer.bytes_full = (cd_pg_int(res, i, 16) & 1) != 0;
 	p->layer.inodes_full = (cd_pg_int(res, i, 16) & 2) != 0;
+	if (cd_pg_col(res, i, 17) && strlen(cd_pg_col(res, i, 17)) == 64)
+		memcpy(p->mac, cd_pg_col(res, i, 17), 65);
 	if (!p->tree || !p->upper)
 		return -CD_E_CORRUPT;
 	return 0;

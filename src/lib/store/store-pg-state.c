@@ -25,7 +25,7 @@ static int fail_code(struct cd_err *err)
 
 #define GRANT_COLUMNS                                                                              \
 	"id, kind, agent, task, tool, parent, grant_json, ticket, by_whom, policy_sha256, "        \
-	"created, expires, ended, ended_at, ended_by, uses, last_used"
+	"created, expires, ended, ended_at, ended_by, uses, last_used, signature"
 
 int cd_pg_grant_add(struct cd_store *st, const struct cd_temp_grant *g, struct cd_err *err)
 {
@@ -43,10 +43,11 @@ int cd_pg_grant_add(struct cd_store *st, const struct cd_temp_grant *g, struct c
 	cd_pg_p_str(&p, g->policy_sha256);
 	cd_pg_p_int(&p, g->created);
 	cd_pg_p_int(&p, g->expires);
+	cd_pg_p_str(&p, g->signature);
 	if (cd_pg_cmd(cd_pg_of(st),
 	              "INSERT INTO temp_grants (id, kind, agent, task, tool, parent, grant_json,"
-	              " ticket, by_whom, policy_sha256, created, expires)"
-	              " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
+	              " ticket, by_whom, policy_sha256, created, expires, signature)"
+	              " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)",
 	              &p, "add grant", err) < 0)
 		return fail_code(err);
 	return 0;
@@ -81,6 +82,7 @@ static int grant_read(const PGresult *res, int i, struct cd_temp_grant *g)
 	g->ended_by = cd_pg_col(res, i, 14);
 	g->uses = cd_pg_int(res, i, 15);
 	g->last_used = cd_pg_int(res, i, 16);
+	g->signature = cd_pg_col(res, i, 17);
 	if (!g->agent || !g->tool || !g->grant_json || !g->by)
 		return -EINVAL;
 	if (g->kind == CD_TEMP_DELEGATED && !g->parent)
@@ -611,12 +613,13 @@ int cd_pg_pin_list(struct cd_store *st, const char *server, const char *tool, cd
 
 	cd_pg_p_str(&p, server);
 	cd_pg_p_str(&p, tool);
-	res = cd_pg_query(cd_pg_of(st),
-	                  "SELECT server, tool, sha256, definition, state, approved_by, first_seen,"
-	                  " last_seen, coalesce(approved_at, 0) FROM mcp_pins WHERE ($1::text IS"
-	                  " NULL OR server = $1) AND ($2::text IS NULL OR tool = $2)"
-	                  " ORDER BY server, tool, first_seen, sha256",
-	                  &p, "mcp pins: list", err);
+	res = cd_pg_query(
+	        cd_pg_of(st),
+	        "SELECT server, tool, sha256, definition, state, approved_by, first_seen,"
+	        " last_seen, coalesce(approved_at, 0), signature FROM mcp_pins WHERE ($1::text IS"
+	        " NULL OR server = $1) AND ($2::text IS NULL OR tool = $2)"
+	        " ORDER BY server, tool, first_seen, sha256",
+	        &p, "mcp pins: list", err);
 	if (!res)
 		return fail_code(err);
 	for (i = 0; r >= 0 && i < cd_pq.ntuples(res); i++) {
@@ -629,6 +632,7 @@ int cd_pg_pin_list(struct cd_store *st, const char *server, const char *tool, cd
 		row.first_seen = cd_pg_int(res, i, 6);
 		row.last_seen = cd_pg_int(res, i, 7);
 		row.approved_at = cd_pg_int(res, i, 8);
+		row.signature = cd_pg_col(res, i, 9);
 		if (!row.server || !row.tool || !row.sha256 || !row.definition || !row.state)
 			continue;
 		r = fn(&row, ctx);
@@ -638,13 +642,14 @@ int cd_pg_pin_list(struct cd_store *st, const char *server, const char *tool, cd
 }
 
 int cd_pg_pin_approve(struct cd_store *st, const char *server, const char *tool, const char *sha256,
-                      const char *by, int64_t now, char ret_sha256[65], struct cd_err *err)
+                      const char *by, int64_t now, cd_store_pin_sign_fn sign, void *sctx,
+                      char ret_sha256[65], struct cd_err *err)
 {
 	struct cd_pg *pg = cd_pg_of(st);
 	struct cd_pg_params p = { .n = 0 };
 	PGresult *res;
 	const char *h;
-	char sha[65];
+	char sha[65], sig[128];
 	int r;
 
 	if ((r = cd_pg_begin(st, err)) < 0)
@@ -667,6 +672,10 @@ int cd_pg_pin_approve(struct cd_store *st, const char *server, const char *tool,
 	}
 	memcpy(sha, h, 65);
 	cd_pq.clear(res);
+	if (sign && sign(sha, sig, sizeof sig, sctx) < 0) {
+		r = cd_err_set(err, -EIO, "cannot sign the approval");
+		goto fail_r;
+	}
 	p.n = 2;
 	if (cd_pg_cmd(pg,
 	              "UPDATE mcp_pins SET state = 'superseded' WHERE server = $1 AND tool = $2"
@@ -676,9 +685,10 @@ int cd_pg_pin_approve(struct cd_store *st, const char *server, const char *tool,
 	cd_pg_p_str(&p, sha);
 	cd_pg_p_int(&p, now);
 	cd_pg_p_str(&p, by);
+	cd_pg_p_str(&p, sign ? sig : NULL);
 	if (cd_pg_cmd(pg,
-	              "UPDATE mcp_pins SET state = 'approved', approved_at = $4, approved_by = $5"
-	              " WHERE server = $1 AND tool = $2 AND sha256 = $3",
+	              "UPDATE mcp_pins SET state = 'approved', approved_at = $4, approved_by = $5,"
+	              " signature = $6 WHERE server = $1 AND tool = $2 AND sha256 = $3",
 	              &p, "mcp pins: approve", err) < 0)
 		goto fail;
 	if ((r = cd_pg_commit(st, err)) < 0)

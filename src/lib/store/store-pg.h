@@ -132,7 +132,8 @@ int cd_pg_pin_see(struct cd_store *st, const char *server, const char *tool, con
 int cd_pg_pin_list(struct cd_store *st, const char *server, const char *tool, cd_store_pin_fn fn,
                    void *ctx, struct cd_err *err);
 int cd_pg_pin_approve(struct cd_store *st, const char *server, const char *tool, const char *sha256,
-                      const char *by, int64_t now, char ret_sha256[65], struct cd_err *err);
+                      const char *by, int64_t now, cd_store_pin_sign_fn sign, void *sctx,
+                      char ret_sha256[65], struct cd_err *err);
 
 /* Proposals' metadata (store-pg-proposals.c). */
 int cd_pg_proposal_save(struct cd_store *st, const struct cd_proposal *p, struct cd_err *err);
@@ -144,10 +145,11 @@ int cd_pg_proposal_finish(struct cd_store *st, const struct cd_proposal *p, cons
                           const char *by, int64_t now, struct cd_err *err);
 
 /* The console's login links (store-pg-logins.c). */
-int cd_pg_console_login_add(struct cd_store *st, const char *hash, const char *person, int64_t now,
-                            int64_t expires, struct cd_err *err);
+int cd_pg_console_login_add(struct cd_store *st, const char *hash, const char *person,
+                            const char *mac, int64_t now, int64_t expires, struct cd_err *err);
 int cd_pg_console_login_take(struct cd_store *st, const char *hash, int64_t now, char *ret_person,
-                             size_t len, struct cd_err *err);
+                             size_t len, char *ret_mac, size_t maclen, int64_t *ret_expires,
+                             struct cd_err *err);
 int cd_pg_console_session_add(struct cd_store *st, const char *hash, const char *person,
                               const char *mac, int64_t now, int64_t expires, struct cd_err *err);
 int cd_pg_console_session_get(struct cd_store *st, const char *hash, int64_t now, char *ret_person,

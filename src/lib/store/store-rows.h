@@ -37,6 +37,7 @@ struct cd_temp_grant {
 	const char *by;            /* who created it */
 	const char *policy_sha256; /* of the policy checked at creation, or NULL */
 	int64_t created, expires;  /* seconds since the epoch */
+	const char *signature;     /* by `by`'s key or a console key (row-sign.h), or NULL */
 	const char *ended;         /* NULL while active, "revoked" or "expired" */
 	int64_t ended_at;
 	const char *ended_by;
@@ -84,6 +85,7 @@ struct cd_approval {
 struct cd_mcp_pin_row {
 	const char *server, *tool, *sha256, *definition, *state, *approved_by;
 	int64_t first_seen, last_seen, approved_at; /* approved_at 0: never */
+	const char *signature;                      /* over the approval (mcp-pins.h), or NULL */
 };
 
 /* ---- agent tokens (cordon mcp token; the HTTP front) ---------------- */
@@ -148,6 +150,7 @@ struct cd_proposal {
 	int64_t decided_at;
 	struct cd_prop_file *files; /* sorted by path */
 	size_t nfiles;
+	char mac[65]; /* the proposing host's MAC (proposal.h), hex; "" none */
 };
 
 /* The op's name: "added", "modified", "deleted", "refused", "mkdir",

@@ -25,7 +25,8 @@ int cd_sqlite_grant_add(struct cd_store *store, const struct cd_temp_grant *g, s
 	struct cd_sqlite *s = cd_sqlite_of(store);
 	static const char sql[] =
 	        "INSERT INTO temp_grants (id, kind, agent, task, tool, parent, grant_json, ticket,"
-	        " by_whom, policy_sha256, created, expires) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
+	        " by_whom, policy_sha256, created, expires, signature)"
+	        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
 	sqlite3_stmt *st = NULL;
 	int rc;
 
@@ -43,6 +44,7 @@ int cd_sqlite_grant_add(struct cd_store *store, const struct cd_temp_grant *g, s
 	cd_sqlite_bind_opt(st, 10, g->policy_sha256);
 	sqlite3_bind_int64(st, 11, g->created);
 	sqlite3_bind_int64(st, 12, g->expires);
+	cd_sqlite_bind_opt(st, 13, g->signature);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -52,7 +54,7 @@ int cd_sqlite_grant_add(struct cd_store *store, const struct cd_temp_grant *g, s
 
 #define COLUMNS                                                                                    \
 	"id, kind, agent, task, tool, parent, grant_json, ticket, by_whom, policy_sha256, "        \
-	"created, expires, ended, ended_at, ended_by, uses, last_used"
+	"created, expires, ended, ended_at, ended_by, uses, last_used, signature"
 
 /* One row into g; -EINVAL for a row that cannot be a grant. */
 static int row_read(sqlite3_stmt *st, struct cd_temp_grant *g)
@@ -78,6 +80,7 @@ static int row_read(sqlite3_stmt *st, struct cd_temp_grant *g)
 	g->ended_by = cd_sqlite_col(st, 14);
 	g->uses = sqlite3_column_int64(st, 15);
 	g->last_used = sqlite3_column_int64(st, 16);
+	g->signature = cd_sqlite_col(st, 17);
 	if (!g->agent || !g->tool || !g->grant_json || !g->by)
 		return -EINVAL;
 	if (g->kind == CD_TEMP_DELEGATED && !g->parent)

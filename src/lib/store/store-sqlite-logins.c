@@ -8,24 +8,26 @@
 #include "store-sqlite.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 int cd_sqlite_console_login_add(struct cd_store *store, const char *hash, const char *person,
-                                int64_t now, int64_t expires, struct cd_err *err)
+                                const char *mac, int64_t now, int64_t expires, struct cd_err *err)
 {
 	struct cd_sqlite *s = cd_sqlite_of(store);
 	sqlite3_stmt *st = NULL;
 	int rc;
 
 	if (sqlite3_prepare_v2(s->db,
-	                       "INSERT INTO console_logins (hash, person, created, expires)"
-	                       " VALUES (?,?,?,?)",
+	                       "INSERT INTO console_logins (hash, person, created, expires, mac)"
+	                       " VALUES (?,?,?,?,?)",
 	                       -1, &st, NULL) != SQLITE_OK)
 		return cd_sqlite_err(s, err, "store login link");
 	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, person, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, now);
 	sqlite3_bind_int64(st, 4, expires);
+	cd_sqlite_bind_opt(st, 5, mac);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -49,7 +51,8 @@ static int run(struct cd_sqlite *s, const char *sql, const char *a, int64_t now)
 }
 
 int cd_sqlite_console_login_take(struct cd_store *store, const char *hash, int64_t now,
-                                 char *ret_person, size_t len, struct cd_err *err)
+                                 char *ret_person, size_t len, char *ret_mac, size_t maclen,
+                                 int64_t *ret_expires, struct cd_err *err)
 {
 	struct cd_sqlite *s = cd_sqlite_of(store);
 	sqlite3_stmt *st = NULL;
@@ -59,7 +62,8 @@ int cd_sqlite_console_login_take(struct cd_store *store, const char *hash, int64
 	if ((r = cd_sqlite_begin(store, err)) < 0)
 		return r;
 	if (sqlite3_prepare_v2(s->db,
-	                       "SELECT person FROM console_logins WHERE hash = ? AND expires > ?",
+	                       "SELECT person, coalesce(mac, ''), expires FROM console_logins"
+	                       " WHERE hash = ? AND expires > ?",
 	                       -1, &st, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
@@ -68,6 +72,8 @@ int cd_sqlite_console_login_take(struct cd_store *store, const char *hash, int64
 	if (rc == SQLITE_ROW && (person = cd_sqlite_col(st, 0)) && *person &&
 	    strlen(person) < len) {
 		memcpy(ret_person, person, strlen(person) + 1);
+		snprintf(ret_mac, maclen, "%s", cd_sqlite_col(st, 1) ? cd_sqlite_col(st, 1) : "");
+		*ret_expires = sqlite3_column_int64(st, 2);
 		found = 1;
 	} else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		goto fail;

@@ -116,7 +116,8 @@ int cd_sqlite_pin_list(struct cd_store *store, const char *server, const char *t
 
 	if ((r = prepare(s,
 	                 "SELECT server,tool,sha256,definition,state,approved_by,first_seen,"
-	                 "last_seen,coalesce(approved_at,0) FROM mcp_pins WHERE (?1 IS NULL OR "
+	                 "last_seen,coalesce(approved_at,0),signature FROM mcp_pins WHERE (?1 IS "
+	                 "NULL OR "
 	                 "server=?1) AND (?2 IS NULL OR tool=?2) ORDER BY server,tool,first_seen,"
 	                 "sha256",
 	                 &st, err)) < 0)
@@ -135,6 +136,7 @@ int cd_sqlite_pin_list(struct cd_store *store, const char *server, const char *t
 		row.first_seen = sqlite3_column_int64(st, 6);
 		row.last_seen = sqlite3_column_int64(st, 7);
 		row.approved_at = sqlite3_column_int64(st, 8);
+		row.signature = (const char *)sqlite3_column_text(st, 9);
 		if (!row.server || !row.tool || !row.sha256 || !row.definition || !row.state)
 			continue; /* a damaged row is never shown as valid */
 		if ((r = fn(&row, ctx)) < 0) {
@@ -149,13 +151,14 @@ int cd_sqlite_pin_list(struct cd_store *store, const char *server, const char *t
 }
 
 int cd_sqlite_pin_approve(struct cd_store *store, const char *server, const char *tool,
-                          const char *sha256, const char *by, int64_t now, char ret_sha256[65],
+                          const char *sha256, const char *by, int64_t now,
+                          cd_store_pin_sign_fn sign, void *sctx, char ret_sha256[65],
                           struct cd_err *err)
 {
 	struct cd_sqlite *s = cd_sqlite_of(store);
 	sqlite3_stmt *st = NULL;
 	const unsigned char *h;
-	char sha[65];
+	char sha[65], sig[128];
 	int r;
 
 	if ((r = cd_sqlite_begin(store, err)) < 0)
@@ -178,6 +181,10 @@ int cd_sqlite_pin_approve(struct cd_store *store, const char *server, const char
 	}
 	memcpy(sha, h, 65);
 	sqlite3_finalize(st);
+	if (sign && sign(sha, sig, sizeof sig, sctx) < 0) {
+		r = cd_err_set(err, -EIO, "cannot sign the approval");
+		goto rollback;
+	}
 	if ((r = prepare(s,
 	                 "UPDATE mcp_pins SET state='superseded' WHERE server=? AND tool=? AND "
 	                 "state='approved'",
@@ -191,8 +198,8 @@ int cd_sqlite_pin_approve(struct cd_store *store, const char *server, const char
 	}
 	sqlite3_finalize(st);
 	if ((r = prepare(s,
-	                 "UPDATE mcp_pins SET state='approved', approved_at=?, approved_by=? WHERE "
-	                 "server=? AND tool=? AND sha256=?",
+	                 "UPDATE mcp_pins SET state='approved', approved_at=?1, approved_by=?2, "
+	                 "signature=?6 WHERE server=?3 AND tool=?4 AND sha256=?5",
 	                 &st, err)) < 0)
 		goto rollback;
 	sqlite3_bind_int64(st, 1, now);
@@ -200,6 +207,7 @@ int cd_sqlite_pin_approve(struct cd_store *store, const char *server, const char
 	bind_text(st, 3, server);
 	bind_text(st, 4, tool);
 	bind_text(st, 5, sha);
+	bind_text(st, 6, sign ? sig : NULL);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		r = fail(s, st, err, "mcp pins: approve");
 		goto rollback;

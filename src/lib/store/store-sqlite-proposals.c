@@ -17,8 +17,8 @@ int cd_sqlite_proposal_save(struct cd_store *store, const struct cd_proposal *p,
 	struct cd_sqlite *s = cd_sqlite_of(store);
 	static const char ins_p[] =
 	        "INSERT INTO proposals (id, run_id, agent, task, tree, upper, created, status,"
-	        " layer_size, layer_inodes, layer_used, layer_used_inodes, layer_full)"
-	        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+	        " layer_size, layer_inodes, layer_used, layer_used_inodes, layer_full, mac)"
+	        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
 	static const char ins_f[] =
 	        "INSERT INTO proposal_files (proposal, path, op, base_sha256, new_sha256,"
 	        " base_mode, new_mode, flagged, note, diff) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
@@ -45,6 +45,7 @@ int cd_sqlite_proposal_save(struct cd_store *store, const struct cd_proposal *p,
 	sqlite3_bind_int64(st, 11, (int64_t)p->layer.used);
 	sqlite3_bind_int64(st, 12, (int64_t)p->layer.used_inodes);
 	sqlite3_bind_int(st, 13, (p->layer.bytes_full ? 1 : 0) | (p->layer.inodes_full ? 2 : 0));
+	cd_sqlite_bind_opt(st, 14, p->mac[0] ? p->mac : NULL);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto fail;
 	sqlite3_finalize(st);
@@ -104,8 +105,8 @@ static int hex64_or_empty(const unsigned char *t)
 #define HEAD_COLS                                                                                  \
 	"id, run_id, agent, task, tree, upper, created, status, decided_at, decided_by,"           \
 	" branch, commit_id, layer_size, layer_inodes, layer_used, layer_used_inodes,"             \
-	" layer_full"
-#define HEAD_NCOLS 17
+	" layer_full, mac"
+#define HEAD_NCOLS 18
 
 static uint64_t col_u64(sqlite3_stmt *st, int i)
 {
@@ -140,6 +141,8 @@ static int read_head(sqlite3_stmt *st, struct cd_proposal *p)
 	p->layer.used_inodes = col_u64(st, 15);
 	p->layer.bytes_full = (sqlite3_column_int(st, 16) & 1) != 0;
 	p->layer.inodes_full = (sqlite3_column_int(st, 16) & 2) != 0;
+	if (sqlite3_column_text(st, 17) && strlen((const char *)sqlite3_column_text(st, 17)) == 64)
+		memcpy(p->mac, sqlite3_column_text(st, 17), 65);
 	if (!p->tree || !p->upper)
 		return -CD_E_CORRUPT;
 	return 0;

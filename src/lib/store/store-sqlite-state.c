@@ -97,6 +97,14 @@ static const char *const migrations[] = {
 	"CREATE TABLE console_sessions ("
 	" hash TEXT PRIMARY KEY, person TEXT NOT NULL, mac TEXT NOT NULL,"
 	" created INTEGER NOT NULL, expires INTEGER NOT NULL);",
+	/* 11: what binds the other shared rows to who made them: an
+	 * approver's signature over a temporary grant and over a tool
+	 * definition's approval (row-sign.h), the console's MAC over a login
+	 * link, the proposing host's MAC over a proposal's tree and layer. */
+	"ALTER TABLE temp_grants ADD COLUMN signature TEXT;"
+	"ALTER TABLE mcp_pins ADD COLUMN signature TEXT;"
+	"ALTER TABLE console_logins ADD COLUMN mac TEXT;"
+	"ALTER TABLE proposals ADD COLUMN mac TEXT;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))

@@ -99,7 +99,8 @@ int cd_sqlite_pin_see(struct cd_store *st, const char *server, const char *tool,
 int cd_sqlite_pin_list(struct cd_store *st, const char *server, const char *tool,
                        cd_store_pin_fn fn, void *ctx, struct cd_err *err);
 int cd_sqlite_pin_approve(struct cd_store *st, const char *server, const char *tool,
-                          const char *sha256, const char *by, int64_t now, char ret_sha256[65],
+                          const char *sha256, const char *by, int64_t now,
+                          cd_store_pin_sign_fn sign, void *sctx, char ret_sha256[65],
                           struct cd_err *err);
 
 /* Proposals (store-sqlite-proposals.c). */
@@ -113,9 +114,10 @@ int cd_sqlite_proposal_finish(struct cd_store *st, const struct cd_proposal *p, 
 
 /* The console's login links (store-sqlite-logins.c). */
 int cd_sqlite_console_login_add(struct cd_store *st, const char *hash, const char *person,
-                                int64_t now, int64_t expires, struct cd_err *err);
+                                const char *mac, int64_t now, int64_t expires, struct cd_err *err);
 int cd_sqlite_console_login_take(struct cd_store *st, const char *hash, int64_t now,
-                                 char *ret_person, size_t len, struct cd_err *err);
+                                 char *ret_person, size_t len, char *ret_mac, size_t maclen,
+                                 int64_t *ret_expires, struct cd_err *err);
 int cd_sqlite_console_session_add(struct cd_store *st, const char *hash, const char *person,
                                   const char *mac, int64_t now, int64_t expires,
                                   struct cd_err *err);

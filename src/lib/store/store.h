@@ -41,6 +41,7 @@ struct cd_store {
 /* A row callback: 0 goes on, non-zero stops (and is returned by the
  * operation, which then changes nothing when it was inside a
  * transaction). */
+typedef int (*cd_store_pin_sign_fn)(const char *sha256, char *sig, size_t n, void *ctx);
 typedef int (*cd_store_grant_fn)(const struct cd_temp_grant *g, void *ctx);
 typedef int (*cd_store_approval_fn)(const struct cd_approval *a, void *ctx);
 typedef int (*cd_store_pin_fn)(const struct cd_mcp_pin_row *row, void *ctx);
@@ -146,7 +147,9 @@ struct cd_store_ops {
 	 * any) by server, tool, first_seen; fn's negative return stops.
 	 * pin_approve, in one transaction: the pending definition `sha256`
 	 * (NULL: the newest pending one) becomes the approved one, the one
-	 * approved before 'superseded'; -ENOENT when nothing is pending. */
+	 * approved before 'superseded'; -ENOENT when nothing is pending.  sign
+	 * (may be NULL) is called with the definition chosen, inside the
+	 * transaction, and what it writes is kept as the row's signature. */
 	int (*pin_see)(struct cd_store *st, const char *server, const char *tool,
 	               const char *sha256, const char *definition, int64_t now, int *ret_approved,
 	               int *ret_other_approved, int *ret_new, int *ret_shadowed,
@@ -154,7 +157,8 @@ struct cd_store_ops {
 	int (*pin_list)(struct cd_store *st, const char *server, const char *tool,
 	                cd_store_pin_fn fn, void *ctx, struct cd_err *err);
 	int (*pin_approve)(struct cd_store *st, const char *server, const char *tool,
-	                   const char *sha256, const char *by, int64_t now, char ret_sha256[65],
+	                   const char *sha256, const char *by, int64_t now,
+	                   cd_store_pin_sign_fn sign, void *sctx, char ret_sha256[65],
 	                   struct cd_err *err);
 
 	/* Proposals (proposal.h).  proposal_save stores a proposal and its
@@ -181,11 +185,13 @@ struct cd_store_ops {
 	 * transaction, reads the row of `hash` not expired at now (the person
 	 * into ret_person, len bytes with the NUL) and deletes it and every
 	 * expired row: -ENOENT when there was none (used, expired, never
-	 * made). */
+	 * made).  mac: the console's MAC over the row (console.c), kept and
+	 * given back ("" when the row has none) with the row's expiry. */
 	int (*console_login_add)(struct cd_store *st, const char *hash, const char *person,
-	                         int64_t now, int64_t expires, struct cd_err *err);
+	                         const char *mac, int64_t now, int64_t expires, struct cd_err *err);
 	int (*console_login_take)(struct cd_store *st, const char *hash, int64_t now,
-	                          char *ret_person, size_t len, struct cd_err *err);
+	                          char *ret_person, size_t len, char *ret_mac, size_t maclen,
+	                          int64_t *ret_expires, struct cd_err *err);
 	/* The console's sessions, so that they outlive a restart.
 	 * console_session_add stores the SHA-256 (hex) of a session cookie's
 	 * secret with its person, its expiry and mac (the console's MAC over
