@@ -127,6 +127,11 @@ struct cd_gate;
 struct cd_run_request;
 struct cd_decision;
 int cmd_approvals(int argc, char **argv);
+/* The approver's signing key (cmd-approvals.c): FILE, else
+ * ~/.config/cordon/approver.key when it exists.  0 with *ret (NULL: no
+ * key, unsigned), or -1 after saying why. */
+struct cd_approver_key;
+int cli_approver_key_open(const char *file, struct cd_approver_key **ret);
 int cmd_serve(int argc, char **argv);
 int cli_await_approval(const struct cd_gate *g, struct cd_run_request *rq, struct cd_decision *dec,
                        struct cd_state *state, int64_t timeout_s, int interactive,

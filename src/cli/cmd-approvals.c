@@ -323,14 +323,14 @@ static int show_one(const struct cd_approval *a, void *ctx)
 
 /* The approver's key: --key FILE, else ~/.config/cordon/approver.key when
  * it exists.  0 with *ret (NULL: none), or -1 after saying why. */
-static int key_open(const struct aopts *o, struct cd_approver_key **ret)
+int cli_approver_key_open(const char *file, struct cd_approver_key **ret)
 {
 	struct cd_err err = { 0, "" };
 	char path[4096];
 
 	*ret = NULL;
-	if (o->key)
-		snprintf(path, sizeof path, "%s", o->key);
+	if (file)
+		snprintf(path, sizeof path, "%s", file);
 	else if (cli_config_path("approver.key", path, sizeof path) < 0 || access(path, F_OK) < 0)
 		return 0;
 	if (cd_approver_key_load(path, ret, &err) < 0) {
@@ -371,7 +371,7 @@ static int decide_cmd(struct env *v, const struct aopts *o, const char *id, int 
 	struct cd_approver_key *key;
 	int r;
 
-	if (key_open(o, &key) < 0)
+	if (cli_approver_key_open(o->key, &key) < 0)
 		return CD_EXIT_CORDON;
 	r = cd_gate_approval_decide_signed(v->audit, v->state, id, approve, by, o->comment,
 	                                   o->policy, key, v->now, refusal, sizeof refusal, &err);

@@ -346,26 +346,6 @@ static int make_req(const struct gopts *o, enum cd_temp_kind kind, struct cd_tem
 	return 0;
 }
 
-/* The approver's key: --key FILE, else ~/.config/cordon/approver.key when
- * it exists.  0 with *ret (NULL: none, the grant unsigned), or -1 after
- * saying why. */
-static int key_open(const char *key, struct cd_approver_key **ret)
-{
-	struct cd_err err = { 0, "" };
-	char path[4096];
-
-	*ret = NULL;
-	if (key)
-		snprintf(path, sizeof path, "%s", key);
-	else if (cli_config_path("approver.key", path, sizeof path) < 0 || access(path, F_OK) < 0)
-		return 0;
-	if (cd_approver_key_load(path, ret, &err) < 0) {
-		cli_errorf("%s", err.msg);
-		return -1;
-	}
-	return 0;
-}
-
 /* Make it (temp-grant-make.c), signed with the key, and say so: an exit
  * status. */
 static int make(struct env *v, struct cd_temp_req *q, const char *key, int json)
@@ -375,7 +355,7 @@ static int make(struct env *v, struct cd_temp_req *q, const char *key, int json)
 	struct cd_approver_key *k = NULL;
 	int r;
 
-	if (key_open(key, &k) < 0)
+	if (cli_approver_key_open(key, &k) < 0)
 		return CD_EXIT_CORDON;
 	q->sign = k ? cd_approver_row_sign : NULL;
 	q->sign_ctx = k;

@@ -211,25 +211,6 @@ static void show_diff(json_t *a, json_t *b)
 	}
 }
 
-/* The approver's key: --key FILE, else ~/.config/cordon/approver.key when
- * it exists (approval-sign.h).  0 with *ret (NULL: none), or -1 said. */
-static int pins_key(const char *key, struct cd_approver_key **ret)
-{
-	struct cd_err err = { 0, "" };
-	char path[4096];
-
-	*ret = NULL;
-	if (key)
-		snprintf(path, sizeof path, "%s", key);
-	else if (cli_config_path("approver.key", path, sizeof path) < 0 || access(path, F_OK) < 0)
-		return 0;
-	if (cd_approver_key_load(path, ret, &err) < 0) {
-		cli_errorf("%s", err.msg);
-		return -1;
-	}
-	return 0;
-}
-
 int mcp_pins_cmd(int argc, char **argv)
 {
 	struct pins_opts o;
@@ -277,7 +258,8 @@ int mcp_pins_cmd(int argc, char **argv)
 			cd_state_close(st);
 			return CD_EXIT_USAGE;
 		}
-		if (cli_audit_open(o.audit, &a.audit) < 0 || pins_key(o.key, &a.key) < 0)
+		if (cli_audit_open(o.audit, &a.audit) < 0 ||
+		    cli_approver_key_open(o.key, &a.key) < 0)
 			goto done_approve;
 		if (o.all && cd_mcp_pins_list(st, o.server, NULL, pending_row, names, &err) < 0) {
 			cli_errorf("%s", err.msg);
