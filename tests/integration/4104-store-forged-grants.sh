@@ -66,7 +66,7 @@ row() { # ID BY GRANT_JSON_ARGV [SIGNATURE]
 	'{\"id\": \"$1\", \"agent\": \"coder\", \"tool\": \"shell\", \"actions\": [\"execute\"], \"scope\": {\"argv\": [\"$3\"]}, \"profile\": \"ws\", \"owner\": \"$2\", \"justification\": \"INC-0\", \"review_by\": \"2099-01-01\", \"expires\": \"2099-01-01\"}',
 	'INC-0', '$2', $now, $((now + 3600))${4:+, '$4'})"
 }
-end_all() { forge "UPDATE temp_grants SET ended = 'revoked', ended_at = 1"; }
+end_all() { forge "UPDATE temp_grants SET ended = 'revoked', ended_at = 1 WHERE ended IS NULL"; }
 
 denied "before: no grant"
 ok "host A's writer role inserts a grant row 'by alice' (unsigned)" row bg-forged00000001 alice rm
@@ -114,6 +114,16 @@ rc=$?
 if [ "$rc" -eq 0 ] && [ ! -e victim ]; then ok "control: alice's signed grant lets rm run on host B" true
 else nok "control: alice's signed grant lets rm run (rc=$rc: $(tail -2 "$T/out"))" true; fi
 is "$(forge "SELECT signature LIKE 'ed25519:%' FROM temp_grants WHERE id = '$id'")" t "the row carries its signature"
+# A revocation stays: the signature cannot cover the end a revoker writes
+# later, so the database refuses to clear it (session 9's second review, B1:
+# host A's UPDATE ... SET ended = NULL brought a revoked grant back).
+$B "$CORDON" grant revoke "$id" >/dev/null 2>&1
+denied "alice's signed grant, revoked"
+nok "host A's writer role cannot clear the revocation (ended = NULL)" \
+	forge "UPDATE temp_grants SET ended = NULL, ended_at = NULL, ended_by = NULL WHERE id = '$id'"
+is "$(forge "SELECT ended FROM temp_grants WHERE id = '$id'")" revoked "the row still says revoked"
+nok "... nor lower its use count" forge "UPDATE temp_grants SET uses = 0 WHERE id = '$id'"
+denied "alice's signed grant, after host A's tries"
 
 # The local SQLite state (the default), as root and as nobody.
 local_sqlite() {

@@ -161,6 +161,34 @@ static const char *const migrations[] = {
 	"ALTER TABLE mcp_pins ADD COLUMN signature text;"
 	"ALTER TABLE console_logins ADD COLUMN mac text;"
 	"ALTER TABLE proposals ADD COLUMN mac text;",
+	/* 8: what a signature cannot cover, the database holds: a grant's end
+	 * is written by whoever revokes it, after the signature, so a writer
+	 * role could clear it (session 9's second review, B1) and a
+	 * superseded approval could be set approved again (B6).  Writers have
+	 * no DELETE on either table, so a row, once ended or superseded,
+	 * stays so; a grant's use count only grows. */
+	"CREATE FUNCTION cordon_grant_guard() RETURNS trigger LANGUAGE plpgsql AS $g$"
+	" BEGIN"
+	"  IF OLD.ended IS NOT NULL THEN"
+	"   RAISE EXCEPTION 'temporary grant % has ended: it stays ended', OLD.id;"
+	"  END IF;"
+	"  IF NEW.uses < OLD.uses THEN"
+	"   RAISE EXCEPTION 'temporary grant %: its use count only grows', OLD.id;"
+	"  END IF;"
+	"  RETURN NEW;"
+	" END $g$;"
+	"CREATE TRIGGER cordon_grant_guard BEFORE UPDATE ON temp_grants"
+	" FOR EACH ROW EXECUTE FUNCTION cordon_grant_guard();"
+	"CREATE FUNCTION cordon_pin_guard() RETURNS trigger LANGUAGE plpgsql AS $p$"
+	" BEGIN"
+	"  IF OLD.state = 'superseded' AND NEW.state <> 'superseded' THEN"
+	"   RAISE EXCEPTION 'tool pin %/%: % may not become %', OLD.server, OLD.tool,"
+	"    OLD.state, NEW.state;"
+	"  END IF;"
+	"  RETURN NEW;"
+	" END $p$;"
+	"CREATE TRIGGER cordon_pin_guard BEFORE UPDATE ON mcp_pins"
+	" FOR EACH ROW EXECUTE FUNCTION cordon_pin_guard();",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
