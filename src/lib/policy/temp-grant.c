@@ -116,7 +116,7 @@ static int apply_one(const struct cd_temp_grant *g, void *ctx)
 	struct apply_ctx *a = ctx;
 	struct cd_err e = { 0 };
 	unsigned char m[CD_ROW_DIGEST_LEN];
-	char why[256], msg[400];
+	char why[256], msg[400], signer[80] = "";
 
 	if (++a->seen > CD_TEMP_MAX_ACTIVE) {
 		if (a->warn)
@@ -126,10 +126,24 @@ static int apply_one(const struct cd_temp_grant *g, void *ctx)
 		return 1;
 	}
 	cd_temp_digest(g, m);
-	if (!cd_row_verify(a->p, a->shared, g->by, m, g->signature, NULL, 0, why, sizeof why)) {
+	if (!cd_row_verify(a->p, a->shared, g->by, m, g->signature, signer, sizeof signer, why,
+	                   sizeof why)) {
 		if (a->warn) {
 			snprintf(msg, sizeof msg, "not made by '%.64s' as it says: %.255s", g->by,
 			         why);
+			a->warn(g->id, msg, a->ctx);
+		}
+		return 0;
+	}
+	/* A console's key signs for whoever logged in to it: the person the
+	 * row names must still be one who may approve for this agent (session
+	 * 9's second review, B4: a console-signed grant "by" a removed
+	 * approver, or by the agent itself, was honoured).  An approver's own
+	 * key is already tied to a listed person by the policy's loader. */
+	if (!strncmp(signer, "console key", 11) &&
+	    !cd_policy_approver_person(a->p, g->by, g->agent, why, sizeof why)) {
+		if (a->warn) {
+			snprintf(msg, sizeof msg, "'%.64s' may not grant it: %.255s", g->by, why);
 			a->warn(g->id, msg, a->ctx);
 		}
 		return 0;
