@@ -124,6 +124,13 @@ nok "host A's writer role cannot clear the revocation (ended = NULL)" \
 is "$(forge "SELECT ended FROM temp_grants WHERE id = '$id'")" revoked "the row still says revoked"
 nok "... nor lower its use count" forge "UPDATE temp_grants SET uses = 0 WHERE id = '$id'"
 denied "alice's signed grant, after host A's tries"
+# The same for a tool definition's approval (B6): once superseded, a writer
+# role cannot make it approved again (its old signature would verify).
+forge "INSERT INTO mcp_pins (server, tool, sha256, definition, state, first_seen, last_seen, approved_at, approved_by, signature)
+	VALUES ('srv', 'tool9', '$(printf %064d 0)', '{}', 'superseded', 1, 1, 1, 'alice', 'ed25519:AAAA')"
+nok "host A's writer role cannot set a superseded tool approval approved again" \
+	forge "UPDATE mcp_pins SET state = 'approved' WHERE tool = 'tool9'"
+is "$(forge "SELECT state FROM mcp_pins WHERE tool = 'tool9'")" superseded "the pin still says superseded"
 
 # The local SQLite state (the default), as root and as nobody.
 local_sqlite() {
