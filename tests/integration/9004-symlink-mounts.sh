@@ -64,9 +64,14 @@ print([m["src"] for m in json.load(sys.stdin)["mounts"] if m["dest"] == "/x"][0]
 	wait "$swapper" 2>/dev/null
 	diag "$who: 60 runs: $good mounted the directory, $resolved resolved the symlink at plan time, $closed failed closed, $secret showed the secret"
 	ok "$who: no run ever saw the symlink's target at the planned source ($good ran with the directory)" \
-		test "$secret" -eq 0 -a "$good" -gt 0
+		test "$secret" -eq 0
 	ok "$who: the race was live (some runs saw the symlink at plan time or failed closed)" test $((resolved + closed)) -gt 0
-	ok "$who: and some runs mounted the directory" test "$good" -gt 0
+	# Since each source is opened once and checked again at the mount, a
+	# swap this tight can fail every run closed (the walk retries 3 times):
+	# that the directory mounts is checked with the swapper stopped.
+	[ -L "$r/src" ] && "$H/esc-probe" swap "$r/src" "$r/alt" 1 >/dev/null 2>&1
+	is "$($RUN_AS "$CORDON" run --ro "$r/src" -- cat "$r/src/marker" 2>&1)" GOOD \
+		"$who: control: with the swapper stopped, the directory mounts"
 	is $((good + resolved + closed + secret)) 60 "$who: every run ended one of those ways"
 	cd "$T" || exit 1
 }
