@@ -125,3 +125,18 @@ CREATE ROLE host_$_h LOGIN PASSWORD 'pw-$_h' IN ROLE cordon_writer;"
 INSERT INTO audit_writers VALUES $_writers;" ||
 		ok "the roles of docs/postgresql-roles.sql are made" false
 }
+
+# pg_two_hosts: the schema (the owner's first connection makes it), the
+# roles of docs/postgresql-roles.sql and two hosts' writer roles: host_b is
+# this host (B_URI connects as it), host_a the compromised other host
+# (`forge SQL` runs SQL as its writer role).  Two assertions.
+pg_two_hosts() {
+	ok "the owner's first connection makes the schema" env PGPASSWORD="$PG_ADMIN_PW" \
+		"$CORDON" log verify --audit "postgresql://cordon_admin@/cordon?host=$PG_SOCK"
+	ok "the roles of docs/postgresql-roles.sql are made" pg_sql "$(cat "$CORDON_SRC/docs/postgresql-roles.sql")
+CREATE ROLE host_a LOGIN PASSWORD 'pw-a' IN ROLE cordon_writer;
+CREATE ROLE host_b LOGIN PASSWORD 'pw-b' IN ROLE cordon_writer;
+INSERT INTO audit_writers VALUES ('host_a', 'host-a'), ('host_b', '$(uname -n)');"
+	B_URI="postgresql://host_b:pw-b@/cordon?host=$PG_SOCK"
+}
+forge() { env PGPASSWORD=pw-a psql -X -v ON_ERROR_STOP=1 -qAt -h "$PG_SOCK" -U host_a -d cordon -c "$1"; }

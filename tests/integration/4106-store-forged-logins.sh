@@ -21,15 +21,7 @@ serve_pid=""
 stop_console() { [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null; serve_pid=""; }
 pg_start || { done_testing; exit; }
 trap 'stop_console; _pg_cleanup' EXIT
-ok "the owner's first connection makes the schema" env PGPASSWORD="$PG_ADMIN_PW" \
-	"$CORDON" log verify --audit "postgresql://cordon_admin@/cordon?host=$PG_SOCK"
-pg_sql "$(cat "$CORDON_SRC/docs/postgresql-roles.sql")
-CREATE ROLE host_a LOGIN PASSWORD 'pw-a' IN ROLE cordon_writer;
-CREATE ROLE host_b LOGIN PASSWORD 'pw-b' IN ROLE cordon_writer;
-INSERT INTO audit_writers VALUES ('host_a', 'host-a'), ('host_b', '$(uname -n)');" ||
-	nok "the roles of docs/postgresql-roles.sql are made" false
-B_URI="postgresql://host_b:pw-b@/cordon?host=$PG_SOCK"
-forge() { env PGPASSWORD=pw-a psql -X -v ON_ERROR_STOP=1 -qAt -h "$PG_SOCK" -U host_a -d cordon -c "$1"; }
+pg_two_hosts
 for n in console alice; do "$CORDON" approvals keygen --key "$T/$n.key" >"$T/$n.pub" 2>/dev/null; done
 P=$T/p.yaml
 cat >"$P" <<YAML

@@ -14,15 +14,8 @@ export CORDON_TEST_TIMEOUT
 . "$CORDON_SRC/tests/helpers/pg-start.sh"
 
 pg_start || { done_testing; exit; }
-ok "the owner's first connection makes the schema" env PGPASSWORD="$PG_ADMIN_PW" \
-	"$CORDON" log verify --audit "postgresql://cordon_admin@/cordon?host=$PG_SOCK"
-pg_sql "$(cat "$CORDON_SRC/docs/postgresql-roles.sql")
-CREATE ROLE host_a LOGIN PASSWORD 'pw-a' IN ROLE cordon_writer;
-CREATE ROLE host_b LOGIN PASSWORD 'pw-b' IN ROLE cordon_writer;
-INSERT INTO audit_writers VALUES ('host_a', 'host-a'), ('host_b', '$(uname -n)');" ||
-	nok "the roles of docs/postgresql-roles.sql are made" false
-export CORDON_STATE="postgresql://host_b:pw-b@/cordon?host=$PG_SOCK"
-forge() { env PGPASSWORD=pw-a psql -X -v ON_ERROR_STOP=1 -qAt -h "$PG_SOCK" -U host_a -d cordon -c "$1"; }
+pg_two_hosts
+export CORDON_STATE="$B_URI"
 mkdir -p "$T/ws" "$T/victim" && cd "$T/ws" && echo hello >notes.txt
 propose() {
 	"$CORDON" run --propose --agent coder --task t -- sh -c 'echo "ssh-ed25519 AAAA attacker" > authorized_keys' >/dev/null 2>&1
