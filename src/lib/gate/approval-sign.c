@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,20 +183,6 @@ int cd_approval_sign(const struct cd_approver_key *k, const struct cd_approval *
 	return 0;
 }
 
-static int say(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int say(char *out, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (out && n) {
-		va_start(ap, fmt);
-		if (vsnprintf(out, n, fmt, ap) < 0)
-			out[0] = '\0';
-		va_end(ap);
-	}
-	return 0;
-}
-
 int cd_approval_verify(const struct cd_policy *p, int shared, const struct cd_approval *a,
                        char *signer, size_t sn, char *why, size_t wn)
 {
@@ -207,36 +192,37 @@ int cd_approval_verify(const struct cd_policy *p, int shared, const struct cd_ap
 	size_t i, n = 0;
 
 	if (!p || !a || !by || !a->status || sodium_init() < 0)
-		return say(why, wn, "no decision to check");
+		return cd_msg(why, wn, "no decision to check");
 	approve = !strcmp(a->status, "approved") || !strcmp(a->status, "used");
 	has_key = cd_policy_approver_key(p, by, pk);
 	if (!a->signature || !*a->signature) {
 		if (has_key)
-			return say(why, wn, "unsigned, but the policy pins a key for '%.64s'", by);
+			return cd_msg(why, wn, "unsigned, but the policy pins a key for '%.64s'",
+			              by);
 		if (shared)
-			return say(
+			return cd_msg(
 			        why, wn,
 			        "unsigned, and it came through a shared store: the policy pins no "
 			        "key for '%.64s' (approvers.keys)",
 			        by);
-		return say(signer, sn, "unsigned") + 1;
+		return cd_msg(signer, sn, "unsigned") + 1;
 	}
 	if (strncmp(a->signature, "ed25519:", 8) != 0 ||
 	    sodium_base642bin(s, sizeof s, a->signature + 8, strlen(a->signature + 8), NULL, &n,
 	                      &end, sodium_base64_VARIANT_ORIGINAL) != 0 ||
 	    n != sizeof s || !end || *end)
-		return say(why, wn, "its signature is malformed");
+		return cd_msg(why, wn, "its signature is malformed");
 	if (a->decided_at > a->deadline || a->decided_at < a->created)
-		return say(why, wn, "it says it was decided outside the request's lifetime");
+		return cd_msg(why, wn, "it says it was decided outside the request's lifetime");
 	message(a, approve, by, a->decided_at, m);
 	if (has_key && crypto_sign_verify_detached(s, m, sizeof m, pk) == 0)
-		return say(signer, sn, "%.64s's key", by) + 1;
+		return cd_msg(signer, sn, "%.64s's key", by) + 1;
 	for (i = 0; cd_policy_console_key(p, i, pk); i++)
 		if (crypto_sign_verify_detached(s, m, sizeof m, pk) == 0)
-			return say(signer, sn, "console key %zu", i + 1) + 1;
+			return cd_msg(signer, sn, "console key %zu", i + 1) + 1;
 	if (has_key)
-		return say(why, wn, "its signature does not verify with %.64s's key", by);
-	return say(why, wn, "its signature verifies with no key of the policy");
+		return cd_msg(why, wn, "its signature does not verify with %.64s's key", by);
+	return cd_msg(why, wn, "its signature verifies with no key of the policy");
 }
 
 int cd_approver_row_sign(const unsigned char m[64], char sig[CD_APPROVAL_SIG_MAX], void *ctx)

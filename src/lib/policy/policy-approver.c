@@ -15,20 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int no(char *why, size_t wn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int no(char *why, size_t wn, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && wn) {
-		va_start(ap, fmt);
-		if (vsnprintf(why, wn, fmt, ap) < 0)
-			why[0] = '\0';
-		va_end(ap);
-	}
-	return 0;
-}
-
 static int is_agent(const struct cd_policy *p, const char *id)
 {
 	size_t i;
@@ -45,21 +31,22 @@ int cd_policy_approver_person(const struct cd_policy *p, const char *person, con
 	size_t i, n;
 
 	if (!p || !person || !*person || !agent)
-		return no(why, wn, "no approver named");
+		return cd_msg(why, wn, "no approver named");
 	n = strlen(person);
 	if (!strcmp(person, agent) || (!strncmp(agent, person, n) && agent[n] == '/'))
-		return no(why, wn,
-		          "'%s' is the requesting agent: an agent never approves its own "
-		          "request",
-		          person);
+		return cd_msg(why, wn,
+		              "'%s' is the requesting agent: an agent never approves its own "
+		              "request",
+		              person);
 	if (is_agent(p, person))
-		return no(why, wn, "'%s' is an agent of the policy: agents never approve", person);
+		return cd_msg(why, wn, "'%s' is an agent of the policy: agents never approve",
+		              person);
 	if (!p->npeople)
 		return 1;
 	for (i = 0; i < p->npeople; i++)
 		if (!strcmp(p->people[i], person))
 			return 1;
-	return no(why, wn, "'%s' is not among the policy's approvers.people", person);
+	return cd_msg(why, wn, "'%s' is not among the policy's approvers.people", person);
 }
 
 int cd_policy_is_agent(const struct cd_policy *p, const char *name)
@@ -145,7 +132,7 @@ static int operands_ok(const struct cd_approver_rule *a, const struct cd_request
 	size_t i, k, count = 0;
 
 	if (!cwd || cwd[0] != '/')
-		return no(why, wn, "no working directory to resolve operands against");
+		return cd_msg(why, wn, "no working directory to resolve operands against");
 	for (i = a->scope.nargv ? a->scope.nargv : 1; i < r->argc; i++) {
 		const char *t = r->argv[i];
 		int n, hit = 0;
@@ -155,16 +142,17 @@ static int operands_ok(const struct cd_approver_rule *a, const struct cd_request
 		                : snprintf(joined, sizeof joined, "%s/%s", cwd, t);
 		if (n < 0 || (size_t)n >= sizeof joined ||
 		    cd_path_canon(joined, (size_t)n, canon, sizeof canon) < 0)
-			return no(why, wn, "operand '%.200s' does not resolve", t);
+			return cd_msg(why, wn, "operand '%.200s' does not resolve", t);
 		for (k = 0; k < a->noperand_globs && !hit; k++)
 			hit = cd_glob_match(a->operand_globs[k], canon) == 1;
 		if (!hit)
-			return no(why, wn, "operand '%.200s' is outside the rule's paths", canon);
+			return cd_msg(why, wn, "operand '%.200s' is outside the rule's paths",
+			              canon);
 		count++;
 	}
 	if (a->max_operands >= 0 && count > (size_t)a->max_operands)
-		return no(why, wn, "%zu operands, more than the rule's %ld", count,
-		          a->max_operands);
+		return cd_msg(why, wn, "%zu operands, more than the rule's %ld", count,
+		              a->max_operands);
 	return 1;
 }
 
@@ -178,26 +166,27 @@ int cd_policy_approver_check(const struct cd_policy *p, const char *rule,
 		if (!strcmp(p->arules[i].id, rule))
 			a = &p->arules[i];
 	if (!a || !r)
-		return no(why, wn, "no approver rule '%s'", rule ? rule : "");
+		return cd_msg(why, wn, "no approver rule '%s'", rule ? rule : "");
 	if (a->scope.has_scope && !cd_rule_scope_admits(&a->scope, r, why, wn))
 		return 0;
 	if (a->noperand_globs && !operands_ok(a, r, cwd, why, wn))
 		return 0;
 	if (a->max_paths >= 0 && r->npaths > (size_t)a->max_paths)
-		return no(why, wn, "%zu paths, more than the rule's %ld", r->npaths, a->max_paths);
+		return cd_msg(why, wn, "%zu paths, more than the rule's %ld", r->npaths,
+		              a->max_paths);
 	for (j = 0; j < a->nbelow; j++) {
 		const char *v = NULL;
 		for (i = 0; i < r->nargs; i++)
 			if (r->args[i].name && !strcmp(r->args[i].name, a->below_names[j]))
 				v = r->args[i].value;
 		if (!v || !cd_decimal_valid(v))
-			return no(why, wn, "argument '%s' is not a plain number",
-			          a->below_names[j]);
+			return cd_msg(why, wn, "argument '%s' is not a plain number",
+			              a->below_names[j]);
 		if (!decimal_below(v, a->below_values[j]))
-			return no(why, wn, "argument '%s' is %.64s, not below %s",
-			          a->below_names[j], v, a->below_values[j]);
+			return cd_msg(why, wn, "argument '%s' is %.64s, not below %s",
+			              a->below_names[j], v, a->below_values[j]);
 	}
-	return no(why, wn, "approved by rule '%s'", a->id) + 1;
+	return cd_msg(why, wn, "approved by rule '%s'", a->id) + 1;
 }
 
 /* ---- describing a rule (for people) ---------------------------------- */

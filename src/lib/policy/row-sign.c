@@ -2,7 +2,6 @@
 #include "row-sign.h"
 
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,20 +29,6 @@ void cd_row_digest(const char *tag, const struct cd_row_field *f, size_t n,
 	crypto_hash_sha512_final(&h, out);
 }
 
-static int say(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int say(char *out, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (out && n) {
-		va_start(ap, fmt);
-		if (vsnprintf(out, n, fmt, ap) < 0)
-			out[0] = '\0';
-		va_end(ap);
-	}
-	return 0;
-}
-
 int cd_row_verify(const struct cd_policy *p, int shared, const char *by,
                   const unsigned char m[CD_ROW_DIGEST_LEN], const char *sig, char *signer,
                   size_t sn, char *why, size_t wn)
@@ -54,30 +39,31 @@ int cd_row_verify(const struct cd_policy *p, int shared, const char *by,
 	int has_key;
 
 	if (!p || !by || sodium_init() < 0)
-		return say(why, wn, "nothing to check it against");
+		return cd_msg(why, wn, "nothing to check it against");
 	has_key = cd_policy_approver_key(p, by, pk);
 	if (!sig || !*sig) {
 		if (has_key)
-			return say(why, wn, "unsigned, but the policy pins a key for '%.64s'", by);
+			return cd_msg(why, wn, "unsigned, but the policy pins a key for '%.64s'",
+			              by);
 		if (shared)
-			return say(
+			return cd_msg(
 			        why, wn,
 			        "unsigned, and it came through a shared store: the policy pins no "
 			        "key for '%.64s' (approvers.keys)",
 			        by);
-		return say(signer, sn, "unsigned") + 1;
+		return cd_msg(signer, sn, "unsigned") + 1;
 	}
 	if (strncmp(sig, "ed25519:", 8) != 0 ||
 	    sodium_base642bin(s, sizeof s, sig + 8, strlen(sig + 8), NULL, &n, &end,
 	                      sodium_base64_VARIANT_ORIGINAL) != 0 ||
 	    n != sizeof s || !end || *end)
-		return say(why, wn, "its signature is malformed");
+		return cd_msg(why, wn, "its signature is malformed");
 	if (has_key && crypto_sign_verify_detached(s, m, CD_ROW_DIGEST_LEN, pk) == 0)
-		return say(signer, sn, "%.64s's key", by) + 1;
+		return cd_msg(signer, sn, "%.64s's key", by) + 1;
 	for (i = 0; cd_policy_console_key(p, i, pk); i++)
 		if (crypto_sign_verify_detached(s, m, CD_ROW_DIGEST_LEN, pk) == 0)
-			return say(signer, sn, "console key %zu", i + 1) + 1;
+			return cd_msg(signer, sn, "console key %zu", i + 1) + 1;
 	if (has_key)
-		return say(why, wn, "its signature does not verify with %.64s's key", by);
-	return say(why, wn, "its signature verifies with no key of the policy");
+		return cd_msg(why, wn, "its signature does not verify with %.64s's key", by);
+	return cd_msg(why, wn, "its signature verifies with no key of the policy");
 }

@@ -88,3 +88,16 @@ int cd_err_prefix(struct cd_err *err, const char *fmt, ...)
 	}
 	return err->code;
 }
+
+int cd_msg(char *out, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (out && n) {
+		va_start(ap, fmt);
+		if (vsnprintf(out, n, fmt, ap) < 0)
+			out[0] = '\0';
+		va_end(ap);
+	}
+	return 0;
+}

@@ -44,6 +44,10 @@ int cd_err_sys(struct cd_err *err, int code, const char *fmt, ...)
  * err is NULL). */
 int cd_err_prefix(struct cd_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Write a reason (printf-style) into out[n] when out is given (the
+ * `why` buffers of the checks that answer 1 or 0); returns 0. */
+int cd_msg(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* A human string for a negative code: strerror for errno values, a fixed
  * phrase for CD_E_*. Never NULL. */
 const char *cd_strerror(int code);
