@@ -154,9 +154,17 @@ Seccomp:	2" "inside: no capabilities, raw sockets, mount, bpf, unshare and setns
 # and sends its controller over the shim's --console-socket; the command
 # has the follower as stdin, stdout and controlling terminal.  ctr wants a
 # terminal of its own: script(1) gives it one (its stdin at EOF echoes as
-# ^@, dropped).  TIOCSTI stays refused.
-tty_run() { # tty_run RUNTIME ID CMD
-	script -qec "timeout 60 ctr -a '$D/sock' -n $NS run -t --rm --runtime io.containerd.runc.v2 --runc-binary '$1' $IMG $2 sh -c '$3'" /dev/null </dev/null 2>&1 | tr -d '\r\000' | sed 's/\^@//g'
+# ^@, dropped).  TIOCSTI stays refused.  The deadline is outside script:
+# inside, timeout would put ctr in a process group of its own, not the
+# terminal's foreground one, and ctr's raw-mode tcsetattr would stop it
+# (SIGTTOU) wherever script's $SHELL (it runs the command) forks first, as
+# dash does (CI's SHELL is unset: /bin/sh); SHELL=/bin/sh makes every run
+# take that path.
+tty_ctr() { # tty_ctr RUNTIME ID CMD
+	SHELL=/bin/sh timeout -k 5 60 script -qec "exec ctr -a '$D/sock' -n $NS run -t --rm --runtime io.containerd.runc.v2 --runc-binary '$1' $IMG $2 sh -c '$3'" /dev/null </dev/null
+}
+tty_run() { # tty_run RUNTIME ID CMD: its output, the terminal's \r and ^@ dropped
+	tty_ctr "$@" 2>&1 | tr -d '\r\000' | sed 's/\^@//g'
 }
 tcmd='test -t 0 && echo tty-in; test -t 1 && echo tty-out; [ "$(cut -d" " -f7 /proc/self/stat)" != 0 ] && echo ctty; try-syscall tiocsti; exit 5'
 out=$(tty_run "$OCI" t1 "$tcmd")
@@ -164,7 +172,7 @@ is "$out" "tty-in
 tty-out
 ctty
 tiocsti errno=EPERM" "ctr run -t: the container's stdin and stdout are a terminal, its controlling one; its output arrives; TIOCSTI refused"
-script -qec "timeout 60 ctr -a '$D/sock' -n $NS run -t --rm --runtime io.containerd.runc.v2 --runc-binary '$OCI' $IMG t2 sh -c 'exit 7'" /dev/null </dev/null >/dev/null 2>&1
+tty_ctr "$OCI" t2 'exit 7' >/dev/null 2>&1
 is "$?" 7 "ctr run -t: the exit status passes through (7)"
 if command -v runc >/dev/null 2>&1; then
 	out=$(tty_run "$(command -v runc)" t3 "$tcmd")
