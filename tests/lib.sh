@@ -63,8 +63,9 @@ chmod 0755 "$S"
 _tap_stage=""
 _tap_cleanup() {
 	kill "${_tap_watchdog:-}" 2>/dev/null
-	# the warm path's services this test started (each lock names its pid)
-	for _l in "$S"/.svc/*/service.lock; do
+	# the warm path's services this test started (each lock names its pid),
+	# for $S and for state directories the test made under $T
+	for _l in "$S"/.svc/*/service.lock $(find "$T" -path '*/.svc/*/service.lock' 2>/dev/null); do
 		[ -s "$_l" ] && kill -9 "$(cat "$_l")" 2>/dev/null
 	done
 	rm -rf "$T" "$S" ${_tap_stage:+"$_tap_stage"}
@@ -350,6 +351,24 @@ fi
 
 # The script (tests/helpers/as-nobody) does the work, so that the same
 # checks hold inside `sh -c` strings (where this function does not exist).
+# kill_tree PID: SIGTERM PID and every process below it, then reap PID.
+# For a background job whose $! is a wrapper (a subshell running a shell
+# function, as_nobody's checks) rather than the program itself.
+kill_tree() {
+	_kt_todo=$1 _kt_all=""
+	while [ -n "$_kt_todo" ]; do
+		_kt_all="$_kt_all $_kt_todo"
+		_kt_next=""
+		for _kt_p in $_kt_todo; do
+			_kt_next="$_kt_next $(cat /proc/$_kt_p/task/*/children 2>/dev/null)"
+		done
+		_kt_todo=$(echo $_kt_next)
+	done
+	kill $_kt_all 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+
 as_nobody() {
 	"$CORDON_SRC/tests/helpers/as-nobody" "$@"
 }

@@ -93,8 +93,7 @@ ident() {
 fd = os.open(sys.argv[1], os.O_RDONLY)
 print(struct.unpack("I", fcntl.ioctl(fd, 0xb704, bytes(4)))[0])' /proc/$cmd/ns/user 2>&1)" "$u" \
 		"$who: the sandbox's user namespace is owned by that uid"
-	kill "$cpid" 2>/dev/null
-	wait "$cpid" 2>/dev/null
+	kill_tree "$cpid"
 
 	# The record and the plan say who the sandbox was on the host.
 	$RUN_AS "$CORDON" run --json -- true >"$T/rec" 2>/dev/null
