@@ -351,6 +351,16 @@ fi
 
 # The script (tests/helpers/as-nobody) does the work, so that the same
 # checks hold inside `sh -c` strings (where this function does not exist).
+# stop_bg PID...: SIGTERM each background job and wait for it, so that a
+# trap leaves nothing still shutting down when the test ends (the reaper
+# would name it).
+stop_bg() {
+	for _sb in "$@"; do
+		[ -n "$_sb" ] && kill "$_sb" 2>/dev/null && wait "$_sb" 2>/dev/null
+	done
+	return 0
+}
+
 # kill_tree PID: SIGTERM PID and every process below it, then reap PID.
 # For a background job whose $! is a wrapper (a subshell running a shell
 # function, as_nobody's checks) rather than the program itself.

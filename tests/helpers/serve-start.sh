@@ -22,7 +22,7 @@
 # $serve_pid too).
 
 serve_pid=""
-trap 'kill $serve_pid 2>/dev/null; _tap_cleanup' EXIT
+trap 'stop_bg $serve_pid; _tap_cleanup' EXIT
 
 serve_start() {
 	: "${serve_link:=$T/link}"

@@ -147,7 +147,7 @@ while True:
 flip=$!
 # the flipper goes with the test however it ends (a failure, the
 # watchdog's TERM): only the PIDs this test started
-trap 'kill $flip $race_shim 2>/dev/null; _tap_cleanup' EXIT
+trap 'stop_bg $flip $race_shim; _tap_cleanup' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 race_shim=""

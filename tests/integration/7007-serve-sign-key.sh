@@ -35,7 +35,7 @@ P="$T/p.yaml"
 cd "$T" && touch v1 v2 && chmod 0666 v1 v2
 
 run_pid=""
-trap 'kill $serve_pid $run_pid 2>/dev/null; _tap_cleanup' EXIT
+trap 'stop_bg $serve_pid $run_pid; _tap_cleanup' EXIT
 # console [options]: start a console; its origin in $origin.
 console() { serve_start --listen 127.0.0.1:0 --policy "$P" "$@"; }
 stop_console() {

@@ -58,7 +58,7 @@ s.serve_forever()
 PY
 python3 "$T/recv.py" "$T/got" "$T/port" &
 recv_pid=$!
-trap 'kill $recv_pid $serve_pid 2>/dev/null; _tap_cleanup' EXIT
+trap 'stop_bg $recv_pid $serve_pid; _tap_cleanup' EXIT
 i=0
 while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 port=$(cat "$T/port")

@@ -44,7 +44,7 @@ is "$?" 125 "serve login without a running console and without --listen fails"
 case $out in *"no console is serving this state database"*--listen*) ok "... saying so, and how to fix it" true ;;
 *) nok "... saying so, and how to fix it ($out)" true ;; esac
 
-trap 'kill $serve_pid $cpid 2>/dev/null; _tap_cleanup' EXIT
+trap 'stop_bg $serve_pid $cpid; _tap_cleanup' EXIT
 serve_start --listen 127.0.0.1:0 --policy "$P"
 ok "serve starts ($origin)" test -n "$origin"
 i=0

@@ -39,7 +39,7 @@ YAML
 P="$T/p.yaml"
 cd "$T" || exit 1
 serve2_pid= sse2_pid=
-trap 'kill $serve_pid $serve2_pid $sse2_pid 2>/dev/null; _tap_cleanup' EXIT
+trap 'stop_bg $serve_pid $serve2_pid $sse2_pid; _tap_cleanup' EXIT
 
 start() { serve_start --listen "127.0.0.1:${port:-0}" --policy "$P" "$@"; }
 stop() {

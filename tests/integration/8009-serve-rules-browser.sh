@@ -45,7 +45,7 @@ YAML
 P="$T/p.yaml"
 cd "$T/work" || exit 1
 
-trap 'kill $serve_pid $sse_pid 2>/dev/null; _tap_cleanup' EXIT
+trap 'stop_bg $serve_pid $sse_pid; _tap_cleanup' EXIT
 serve_start --listen 127.0.0.1:0 --policy "$P"
 ok "serve starts ($origin)" test -n "$origin"
 

@@ -40,7 +40,7 @@ tools:
 approvers:
   people: [alice]
 YAML
-trap 'kill $serve_pid 2>/dev/null; _pg_cleanup' EXIT
+trap 'stop_bg $serve_pid; _pg_cleanup' EXIT
 serve_wait=300
 serve_start --listen 127.0.0.1:0 --policy "$T/p.yaml" --audit "$URI" --state "$T/state.db"
 ok "serve prints a login link ($origin)" test -n "$origin"

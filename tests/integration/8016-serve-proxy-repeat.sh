@@ -20,7 +20,7 @@ grants: []
 YAML
 "$CORDON" serve --listen 127.0.0.1:0 --policy "$T/p.yaml" --trust-proxy-header X-Forwarded-User >"$T/link" 2>"$T/serve.err" &
 serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null; wait $serve_pid 2>/dev/null; _tap_cleanup' EXIT
+trap 'stop_bg $serve_pid; _tap_cleanup' EXIT
 i=0
 while [ ! -s "$T/link" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 origin=$(head -1 "$T/link")
