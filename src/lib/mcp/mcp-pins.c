@@ -68,7 +68,7 @@ int cd_mcp_pin_check(struct cd_state *s, const struct cd_policy *p, const char *
 	if (approved) {
 		/* The state column proves nothing: any writer of a shared store
 		 * sets it.  The approver's signature (row-sign.h) must hold. */
-		v.shared = strcmp(st->ops->name, "sqlite") != 0;
+		v.shared = !cd_state_own(s, NULL, 0);
 		if ((r = cd_mcp_pins_list(s, server, tool, verify_row, &v, err)) < 0)
 			return r;
 		if (!v.ok && !v.seen && why && wn)

@@ -100,7 +100,7 @@ void cd_temp_digest(const struct cd_temp_grant *g, unsigned char m[CD_ROW_DIGEST
 
 int cd_temp_shared(struct cd_state *s)
 {
-	return strcmp(cd_state_store(s)->ops->name, "sqlite") != 0;
+	return !cd_state_own(s, NULL, 0);
 }
 
 struct apply_ctx {
