@@ -138,8 +138,9 @@ static int apply_one(const struct cd_temp_grant *g, void *ctx)
 	if (!cd_row_verify(a->p, a->shared, g->by, m, g->signature, signer, sizeof signer, why,
 	                   sizeof why)) {
 		if (a->warn) {
-			snprintf(msg, sizeof msg, "not made by '%.64s' as it says: %.255s%s%.200s%s",
-			         g->by, why, a->local[0] ? " (the state database: " : "", a->local,
+			snprintf(msg, sizeof msg,
+			         "not made by '%.64s' as it says: %.255s%s%.200s%s", g->by, why,
+			         a->local[0] ? " (the state database: " : "", a->local,
 			         a->local[0] ? ")" : "");
 			a->warn(g->id, msg, a->ctx);
 		}
