@@ -474,7 +474,7 @@ static int pin_one(const struct pinning *pc, struct server *s, struct cd_state *
 	pinned = cd_mcp_policy_pin(pc->policy, s->name, tool);
 	if (pinned) {
 		pin = strcmp(pinned, sha) == 0 ? CD_MCP_PIN_APPROVED : CD_MCP_PIN_CHANGED;
-	} else if (cd_mcp_pin_check(st, pc->policy, s->name, tool, sha, canon.data,
+	} else if (cd_mcp_pin_check(st, pc->policy, s->launcher, s->name, tool, sha, canon.data,
 	                            (int64_t)time(NULL), &pin, &inserted, &shadowed, why,
 	                            sizeof why, &err) < 0) {
 		cd_buf_release(&canon);

@@ -197,7 +197,7 @@ static int ev_pin(void *ctx, const char *tool, const char *sha256, const char *c
 		return 0;
 	}
 
-	if (cd_mcp_pin_check(s->state, s->policy, s->server, tool, sha256, canonical,
+	if (cd_mcp_pin_check(s->state, s->policy, s->agent, s->server, tool, sha256, canonical,
 	                     (int64_t)time(NULL), ret, &inserted, &shadowed, why, sizeof why,
 	                     &err) < 0) {
 		cli_errorf("pins: %s", err.msg);

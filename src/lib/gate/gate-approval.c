@@ -238,7 +238,7 @@ static int status_cb(const struct cd_approval *a, void *ctx)
 
 int cd_gate_store_shared(struct cd_state *s)
 {
-	return strcmp(cd_state_store(s)->ops->name, "sqlite") != 0;
+	return !cd_state_own(s, NULL, 0);
 }
 
 int cd_gate_approval_answer_ok(struct cd_audit *audit, const struct cd_policy *p,

@@ -3,6 +3,8 @@
  * store-sqlite-pins.c). */
 #include "mcp-pins.h"
 
+#include "policy/policy.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +24,7 @@ void cd_mcp_pin_digest(const char *server, const char *tool, const char *sha256,
 
 struct verify_ctx {
 	const struct cd_policy *p;
-	const char *sha256;
+	const char *agent, *sha256;
 	int shared, ok, seen;
 	char *why;
 	size_t wn;
@@ -32,7 +34,7 @@ static int verify_row(const struct cd_mcp_pin_row *row, void *ctx)
 {
 	struct verify_ctx *v = ctx;
 	unsigned char m[CD_ROW_DIGEST_LEN];
-	char why[256];
+	char why[256], signer[64];
 
 	if (strcmp(row->sha256, v->sha256) != 0 || strcmp(row->state, "approved") != 0)
 		return 0;
@@ -43,20 +45,31 @@ static int verify_row(const struct cd_mcp_pin_row *row, void *ctx)
 	}
 	cd_mcp_pin_digest(row->server, row->tool, row->sha256, row->approved_by, row->approved_at,
 	                  m);
-	v->ok = cd_row_verify(v->p, v->shared, row->approved_by, m, row->signature, NULL, 0, why,
-	                      sizeof why);
-	if (!v->ok)
+	v->ok = cd_row_verify(v->p, v->shared, row->approved_by, m, row->signature, signer,
+	                      sizeof signer, why, sizeof why);
+	if (!v->ok) {
 		snprintf(v->why, v->wn, "its approval is not %.64s's: %s", row->approved_by, why);
+		return 0;
+	}
+	/* A console's key signs for whoever logged in to it: the person the
+	 * approval names must still be one who may approve for this agent
+	 * (as for grants, temp-grant.c; an approver's own key is tied to a
+	 * listed person by the policy's loader). */
+	if (!strncmp(signer, "console key", 11) &&
+	    !cd_policy_approver_person(v->p, row->approved_by, v->agent, why, sizeof why)) {
+		v->ok = 0;
+		snprintf(v->why, v->wn, "'%.64s' may not approve it: %s", row->approved_by, why);
+	}
 	return 0;
 }
 
-int cd_mcp_pin_check(struct cd_state *s, const struct cd_policy *p, const char *server,
-                     const char *tool, const char *sha256, const char *definition, int64_t now,
-                     enum cd_mcp_pin *ret, int *ret_new, int *ret_shadowed, char *why, size_t wn,
-                     struct cd_err *err)
+int cd_mcp_pin_check(struct cd_state *s, const struct cd_policy *p, const char *agent,
+                     const char *server, const char *tool, const char *sha256,
+                     const char *definition, int64_t now, enum cd_mcp_pin *ret, int *ret_new,
+                     int *ret_shadowed, char *why, size_t wn, struct cd_err *err)
 {
 	struct cd_store *st = cd_state_store(s);
-	struct verify_ctx v = { p, sha256, 0, 0, 0, why, wn };
+	struct verify_ctx v = { p, agent ? agent : "", sha256, 0, 0, 0, why, wn };
 	int r, approved = 0, other = 0;
 
 	if (why && wn)
@@ -68,7 +81,7 @@ int cd_mcp_pin_check(struct cd_state *s, const struct cd_policy *p, const char *
 	if (approved) {
 		/* The state column proves nothing: any writer of a shared store
 		 * sets it.  The approver's signature (row-sign.h) must hold. */
-		v.shared = strcmp(st->ops->name, "sqlite") != 0;
+		v.shared = !cd_state_own(s, NULL, 0);
 		if ((r = cd_mcp_pins_list(s, server, tool, verify_row, &v, err)) < 0)
 			return r;
 		if (!v.ok && !v.seen && why && wn)

@@ -30,12 +30,13 @@
  * pending when it is not known yet (*ret_new = 1 then, else 0), and
  * *ret_shadowed = how many other servers have a pin of the same tool
  * name.  A row marked approved whose signature policy p does not take is
- * CD_MCP_PIN_CHANGED, with the reason in why (may be NULL; "" when none).
- * 0 or -EIO (the caller treats an error as not approved). */
-int cd_mcp_pin_check(struct cd_state *s, const struct cd_policy *p, const char *server,
-                     const char *tool, const char *sha256, const char *definition, int64_t now,
-                     enum cd_mcp_pin *ret, int *ret_new, int *ret_shadowed, char *why, size_t wn,
-                     struct cd_err *err);
+ * CD_MCP_PIN_CHANGED, with the reason in why (may be NULL; "" when none);
+ * so is one signed with a console's key whose person may not approve for
+ * `agent` (cd_policy_approver_person; NULL: no agent).  0 or -EIO (the caller treats an error as not approved). */
+int cd_mcp_pin_check(struct cd_state *s, const struct cd_policy *p, const char *agent,
+                     const char *server, const char *tool, const char *sha256,
+                     const char *definition, int64_t now, enum cd_mcp_pin *ret, int *ret_new,
+                     int *ret_shadowed, char *why, size_t wn, struct cd_err *err);
 
 /* The digest an approval's signature covers. */
 void cd_mcp_pin_digest(const char *server, const char *tool, const char *sha256, const char *by,

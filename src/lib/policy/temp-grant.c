@@ -100,12 +100,21 @@ void cd_temp_digest(const struct cd_temp_grant *g, unsigned char m[CD_ROW_DIGEST
 
 int cd_temp_shared(struct cd_state *s)
 {
-	return strcmp(cd_state_store(s)->ops->name, "sqlite") != 0;
+	return !cd_state_own(s, NULL, 0);
+}
+
+/* Why a local SQLite store counts as shared ("" for PostgreSQL or own). */
+static void local_why(struct cd_state *s, char *out, size_t n)
+{
+	out[0] = '\0';
+	if (!strcmp(cd_state_store(s)->ops->name, "sqlite"))
+		(void)cd_state_own(s, out, n);
 }
 
 struct apply_ctx {
 	struct cd_policy *p;
 	int shared;
+	char local[200]; /* why an SQLite store counts as shared, or "" */
 	cd_temp_warn_fn warn;
 	void *ctx;
 	size_t n, seen;
@@ -116,7 +125,7 @@ static int apply_one(const struct cd_temp_grant *g, void *ctx)
 	struct apply_ctx *a = ctx;
 	struct cd_err e = { 0 };
 	unsigned char m[CD_ROW_DIGEST_LEN];
-	char why[256], msg[400], signer[80] = "";
+	char why[256], msg[640], signer[80] = "";
 
 	if (++a->seen > CD_TEMP_MAX_ACTIVE) {
 		if (a->warn)
@@ -129,8 +138,10 @@ static int apply_one(const struct cd_temp_grant *g, void *ctx)
 	if (!cd_row_verify(a->p, a->shared, g->by, m, g->signature, signer, sizeof signer, why,
 	                   sizeof why)) {
 		if (a->warn) {
-			snprintf(msg, sizeof msg, "not made by '%.64s' as it says: %.255s", g->by,
-			         why);
+			snprintf(msg, sizeof msg,
+			         "not made by '%.64s' as it says: %.255s%s%.200s%s", g->by, why,
+			         a->local[0] ? " (the state database: " : "", a->local,
+			         a->local[0] ? ")" : "");
 			a->warn(g->id, msg, a->ctx);
 		}
 		return 0;
@@ -161,9 +172,11 @@ static int apply_one(const struct cd_temp_grant *g, void *ctx)
 int cd_temp_apply(struct cd_state *s, struct cd_policy *p, int64_t now, cd_temp_warn_fn warn,
                   void *ctx, size_t *ret_n, struct cd_err *err)
 {
-	struct apply_ctx a = { p, cd_temp_shared(s), warn, ctx, 0, 0 };
-	int r = cd_temp_list(s, 0, now, apply_one, &a, err);
+	struct apply_ctx a = { p, cd_temp_shared(s), "", warn, ctx, 0, 0 };
+	int r;
 
+	local_why(s, a.local, sizeof a.local);
+	r = cd_temp_list(s, 0, now, apply_one, &a, err);
 	if (ret_n)
 		*ret_n = a.n;
 	return r < 0 ? r : 0;

@@ -59,9 +59,10 @@ static int pem_is_private(int fd)
 
 /* The content of the file open at fd when it is a regular file of at
  * most max bytes (malloc'd, *ret_len bytes), else NULL: *ret_big says it
- * was larger.  Unreadable to us (fd -1: a rootless caller's sandbox
- * cannot read it either) or not a regular file: NULL. */
-static char *sniff(int fd, size_t max, size_t *ret_len, int *ret_big)
+ * was larger (head: its first max bytes are read all the same).
+ * Unreadable to us (fd -1: a rootless caller's sandbox cannot read it
+ * either) or not a regular file: NULL. */
+static char *sniff_head(int fd, size_t max, int head, size_t *ret_len, int *ret_big)
 {
 	char *buf = NULL;
 	ssize_t n = 0;
@@ -74,7 +75,7 @@ static char *sniff(int fd, size_t max, size_t *ret_len, int *ret_big)
 		return NULL;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		*ret_big = (uint64_t)st.st_size > max;
-		if (!*ret_big && (buf = malloc(max + 1))) {
+		if ((head || !*ret_big) && (buf = malloc(max + 1))) {
 			while (got < max && (n = pread(fd, buf + got, max - got, (off_t)got)) > 0)
 				got += (size_t)n;
 			if (n < 0) {
@@ -87,7 +88,41 @@ static char *sniff(int fd, size_t max, size_t *ret_len, int *ret_big)
 	return buf;
 }
 
-#define SA_KEY_MAX 16384 /* a service account key is ~2.3 KB */
+static char *sniff(int fd, size_t max, size_t *ret_len, int *ret_big)
+{
+	return sniff_head(fd, max, 0, ret_len, ret_big);
+}
+
+#define JSON_HEAD (1024 * 1024) /* a service account key is ~2.3 KB */
+
+/* A .json holding a Google credential: a service account key or a user's
+ * application default credentials (the kind and its secret both named),
+ * read whole up to JSON_HEAD (a key padded, pretty-printed or annotated
+ * past 16 KiB included); one larger when its first JSON_HEAD bytes
+ * name either kind or either secret at all (err toward covering; a
+ * package-lock.json names none). */
+static int json_is_cred(int fd)
+{
+	size_t got;
+	int big, hit;
+	char *buf = sniff_head(fd, JSON_HEAD, 1, &got, &big);
+
+	if (!buf)
+		return 0;
+	if (!big)
+		hit = (memmem(buf, got, "\"service_account\"", 17) &&
+		       memmem(buf, got, "\"private_key\"", 13)) ||
+		      (memmem(buf, got, "\"authorized_user\"", 17) &&
+		       memmem(buf, got, "\"refresh_token\"", 15));
+	else
+		hit = memmem(buf, got, "\"service_account\"", 17) ||
+		      memmem(buf, got, "\"private_key\"", 13) ||
+		      memmem(buf, got, "\"authorized_user\"", 17) ||
+		      memmem(buf, got, "\"refresh_token\"", 15);
+	explicit_bzero(buf, got);
+	free(buf);
+	return hit;
+}
 
 /* Is `name` (w->path, len bytes) judged by its content: 1 a .pem, 2 a
  * .json outside node_modules, 3 a .yarnrc.yml; else 0. */
@@ -106,7 +141,8 @@ static int content_kind(const struct walk *w, const char *name, size_t nl, size_
  * "service_account" with its "private_key"; saved as
  * PROJECT-1a2b3c4d5e6f.json) or a user's application default
  * credentials copied out of .config/gcloud ("authorized_user" with its
- * "refresh_token"); one past SA_KEY_MAX is not read.  A
+ * "refresh_token"); one past JSON_HEAD when its head names any of
+ * these (json_is_cred).  A
  * .yarnrc.yml holding a registry token (npmAuthToken, npmAuthIdent):
  * covered whole, as .npmrc is, rather than kept read-only for being a
  * file the host runs (yarn in the sandbox then runs without the
@@ -121,14 +157,9 @@ static int cred_by_content(int kind, int fd)
 
 	if (kind == 1)
 		return pem_is_private(fd);
-	if (kind == 2) {
-		if (!(buf = sniff(fd, SA_KEY_MAX, &got, &big)))
-			return 0;
-		hit = (memmem(buf, got, "\"service_account\"", 17) &&
-		       memmem(buf, got, "\"private_key\"", 13)) ||
-		      (memmem(buf, got, "\"authorized_user\"", 17) &&
-		       memmem(buf, got, "\"refresh_token\"", 15));
-	} else if (kind == 3) {
+	if (kind == 2)
+		return json_is_cred(fd);
+	if (kind == 3) {
 		if (!(buf = sniff(fd, KEY_SNIFF_BYTES, &got, &big)))
 			return big;
 		hit = memmem(buf, got, "npmAuthToken", 12) || memmem(buf, got, "npmAuthIdent", 12);

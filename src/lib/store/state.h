@@ -31,6 +31,14 @@ void cd_state_close(struct cd_state *s);
 /* The store behind it.  Never NULL for an open state. */
 struct cd_store *cd_state_store(struct cd_state *s);
 
+/* Is this store the caller's own: a local SQLite file (not on NFS or
+ * SMB) owned by the effective uid and writable by nobody else, in a
+ * directory owned by the caller or root that others cannot write (unless
+ * sticky)?  Decided once, when opened.  1: own (rows it holds were written
+ * by the caller's cordon, unsigned ones count); 0: shared, like a
+ * PostgreSQL store (only signed rows count), the reason in why. */
+int cd_state_own(struct cd_state *s, char *why, size_t wn);
+
 /* Transactions around several operations: begin waits for other writers
  * up to the store's busy timeout.  0 or -EIO with the reason. */
 int cd_state_begin(struct cd_state *s, struct cd_err *err);

@@ -342,11 +342,12 @@ int cd_pg_proposal_finish(struct cd_store *st, const struct cd_proposal *p, cons
 	cd_pg_p_str(&q, by);
 	cd_pg_p_str(&q, p->branch);
 	cd_pg_p_str(&q, p->commit);
-	n = cd_pg_cmd(
-	        pg,
-	        "UPDATE proposals SET status = $2, decided_at = $3, decided_by = $4,"
-	        " branch = $5, commit_id = $6 WHERE id = $1 AND status IN ('pending', 'partial')",
-	        &q, "updating a proposal", err);
+	cd_pg_p_str(&q, p->mac[0] ? p->mac : NULL);
+	n = cd_pg_cmd(pg,
+	              "UPDATE proposals SET status = $2, decided_at = $3, decided_by = $4,"
+	              " branch = $5, commit_id = $6, mac = $7 WHERE id = $1"
+	              " AND status IN ('pending', 'partial')",
+	              &q, "updating a proposal", err);
 	if (n == 0) {
 		cd_pg_rollback(st);
 		return cd_err_set(err, -EALREADY, "proposal %s is no longer pending", p->id);

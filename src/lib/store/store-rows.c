@@ -2,6 +2,7 @@
  * store keeps as text, and the frees of what it allocates. */
 #include "store-rows.h"
 
+#include <sodium.h>
 #include <stdlib.h>
 
 const char *cd_temp_kind_name(enum cd_temp_kind k)
@@ -57,6 +58,7 @@ void cd_proposal_free(struct cd_proposal *p)
 	free(p->decided_by);
 	free(p->branch);
 	free(p->commit);
+	sodium_memzero(p->mac_key, sizeof p->mac_key);
 	free(p);
 }
 

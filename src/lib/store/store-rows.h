@@ -119,6 +119,7 @@ struct cd_prop_file {
 	char base_sha256[65], new_sha256[65]; /* "" when there is none */
 	unsigned base_mode, new_mode;         /* permission bits; 0 when none */
 	int flagged;                          /* would run later on the host */
+	int flagged_row;                      /* load: flagged as the row held it */
 	char *note;                           /* REFUSED: why; else NULL */
 	char *diff;                           /* unified diff for text, or NULL */
 	size_t diff_len;
@@ -151,6 +152,10 @@ struct cd_proposal {
 	struct cd_prop_file *files; /* sorted by path */
 	size_t nfiles;
 	char mac[65]; /* the proposing host's MAC (proposal.h), hex; "" none */
+	/* load: the key the MAC verified under, for the MAC finish writes
+	 * (CD_PROPOSAL_KEY_LEN bytes); zeroed when freed */
+	unsigned char mac_key[32];
+	int have_mac_key;
 };
 
 /* The op's name: "added", "modified", "deleted", "refused", "mkdir",

@@ -347,7 +347,7 @@ int cd_sqlite_proposal_finish(struct cd_store *store, const struct cd_proposal *
 		return r;
 	if (sqlite3_prepare_v2(db,
 	                       "UPDATE proposals SET status = ?2, decided_at = ?3, decided_by = ?4,"
-	                       " branch = ?5, commit_id = ?6 WHERE id = ?1"
+	                       " branch = ?5, commit_id = ?6, mac = ?7 WHERE id = ?1"
 	                       " AND status IN ('pending', 'partial')",
 	                       -1, &st, NULL) != SQLITE_OK)
 		goto fail;
@@ -357,6 +357,7 @@ int cd_sqlite_proposal_finish(struct cd_store *store, const struct cd_proposal *
 	cd_sqlite_bind_opt(st, 4, by);
 	cd_sqlite_bind_opt(st, 5, p->branch);
 	cd_sqlite_bind_opt(st, 6, p->commit);
+	cd_sqlite_bind_opt(st, 7, p->mac[0] ? p->mac : NULL);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto fail;
 	if (sqlite3_changes(db) == 0) {

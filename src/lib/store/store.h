@@ -168,7 +168,7 @@ struct cd_store_ops {
 	 * paths, flags and sorts); proposal_list reads every
 	 * proposal, newest first, without files (nfiles counted), freed with
 	 * cd_proposal_list_free; proposal_finish records the end (status,
-	 * who, when, branch, commit) of a pending or partial proposal and
+	 * who, when, branch, commit, the new MAC) of a pending or partial proposal and
 	 * marks its applied files, in one transaction (-EALREADY otherwise).
 	 * A damaged row refuses the whole proposal. */
 	int (*proposal_save)(struct cd_store *st, const struct cd_proposal *p, struct cd_err *err);
