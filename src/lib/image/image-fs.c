@@ -76,7 +76,7 @@ int cd_image_link_inside(const char *at, const char *target)
 	return 1;
 }
 
-int cd_image_parent(int top, const char *path, int create, int *ret_fd, const char **ret_leaf,
+int cd_image_parent(int top, const char *path, uint64_t *made, int *ret_fd, const char **ret_leaf,
                     struct cd_err *err)
 {
 	char comp[256];
@@ -96,12 +96,13 @@ int cd_image_parent(int top, const char *path, int create, int *ret_fd, const ch
 		memcpy(comp, p, n);
 		comp[n] = '\0';
 		nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (nfd < 0 && errno == ENOENT && create) {
+		if (nfd < 0 && errno == ENOENT && made) {
 			if (mkdirat(fd, comp, 0755) < 0 && errno != EEXIST) {
 				int r = -errno;
 				close(fd);
 				return cd_err_sys(err, r, "entry '%.200s'", path);
 			}
+			(*made)++;
 			nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		}
 		if (nfd < 0) {
