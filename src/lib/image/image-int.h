@@ -52,6 +52,12 @@ int cd_image_name_norm(const char *in, char *out, size_t cap, struct cd_err *err
  * read by name from at's directory (an absolute target from the top),
  * inside the top; 0 when it climbs out. */
 int cd_image_link_inside(const char *at, const char *target);
+/* Every link in the tree below dirfd `top` checked with the links it
+ * passes through followed inside the tree (an absolute target from the
+ * top): -CD_E_DENIED, naming the link, when one climbs out (a hard link
+ * copying a link elsewhere, a chain through another link), which the
+ * lexical check of one entry cannot see. */
+int cd_image_links_check(int top, struct cd_err *err);
 /* Open the directory holding relative path `path` below dirfd `top`
  * (O_PATH, never following a link; missing directories made 0755, and
  * counted in *made, when `made` is not NULL); *ret_leaf points into path

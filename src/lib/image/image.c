@@ -360,6 +360,8 @@ static int unpack(int cfd, const char *cdir, int in, int isdir, const struct cd_
 			goto out;
 		}
 	}
+	if ((r = cd_image_links_check(rfd, err)) < 0)
+		goto out;
 	snprintf(ret->format, sizeof ret->format, "%s",
 	         d->format == CD_IMAGE_OCI ? "oci" : "docker");
 	if ((r = stamp_write(tfd, rfd, key, d, ret->format, &ret->stats, err)) < 0)
