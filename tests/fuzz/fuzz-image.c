@@ -167,6 +167,8 @@ static void layer(const uint8_t *p, size_t size)
 	b.ratio_max = 100;
 	b.entries_max = 10000;
 	r = cd_image_layer_apply(fd, digest, root, &st, &b, &err);
+	if (r == 0)
+		r = cd_image_links_check(root, &err); /* as the unpack does, after its layers */
 	if (r < 0 && !err.msg[0])
 		abort();
 	if (r == 0)

@@ -453,6 +453,21 @@ static int make_hardlink(int root, int pfd, const char *leaf, const char *name, 
 		                  "a file of the image",
 		                  name, hn);
 	}
+	if (S_ISLNK(sb.st_mode)) {
+		/* A copy of a link: its target is read from its new place. */
+		char t[CD_IMAGE_NAME_MAX];
+		ssize_t tn = readlinkat(hfd, hleaf, t, sizeof t - 1);
+
+		if (tn >= 0)
+			t[tn] = '\0';
+		if (tn < 0 || !cd_image_link_inside(name, t)) {
+			close(hfd);
+			return cd_err_set(err, -CD_E_DENIED,
+			                  "entry '%.200s': a hard link to link '%.200s', whose "
+			                  "target climbs out of the image from here",
+			                  name, hn);
+		}
+	}
 	r = 0;
 	if (cd_image_remove(pfd, leaf) < 0 || linkat(hfd, hleaf, pfd, leaf, 0) < 0)
 		r = cd_err_sys(err, -errno, "entry '%.200s'", name);

@@ -302,8 +302,7 @@ int cd_image_tree_id(int top, char out[72], uint64_t *ret_n, struct cd_err *err)
  * top, "" the top, every component a directory), stays inside the top
  * with every link it passes through followed in the tree (an absolute
  * target from the top, as in the sandbox); 0 when a ".." climbs out;
- * -ELOOP past HOPS_MAX links, -ENAMETOOLONG past the buffers.  A missing
- * component ends the walk inside: nothing resolves past it. */
+ * -ELOOP past HOPS_MAX links, -ENAMETOOLONG past the buffers. */
 static int resolve_inside(int top, const char *dir, const char *target)
 {
 	char cur[CD_PATH_MAX], rest[CD_PATH_MAX], lt[CD_PATH_MAX], cand[CD_PATH_MAX];
@@ -345,9 +344,7 @@ static int resolve_inside(int top, const char *dir, const char *target)
 		memcpy(cand + cl, p, n);
 		cand[cl + n] = '\0';
 		p += n;
-		if (fstatat(top, cand, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-			return 1;
-		if (S_ISLNK(sb.st_mode)) {
+		if (fstatat(top, cand, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode)) {
 			if (++hops > HOPS_MAX)
 				return -ELOOP;
 			tn = readlinkat(top, cand, lt, sizeof lt - 1);
@@ -367,8 +364,8 @@ static int resolve_inside(int top, const char *dir, const char *target)
 				cur[0] = '\0';
 			continue;
 		}
-		if (!S_ISDIR(sb.st_mode))
-			return 1; /* a file: nothing resolves below it */
+		/* A directory; or what is missing or a file, read lexically
+		 * from here (stricter than the kernel, which stops there). */
 		memcpy(cur, cand, strlen(cand) + 1);
 	}
 	return 1;
