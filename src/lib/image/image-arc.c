@@ -208,8 +208,8 @@ static int budget_check(struct archive *a, const struct cd_image_budget *b, uint
 }
 
 /* The rest of the entry's data read and counted, never written. */
-static int drain(struct archive *a, const struct cd_image_budget *b, uint64_t *used,
-                 uint64_t base, const char *name, struct cd_err *err)
+static int drain(struct archive *a, const struct cd_image_budget *b, uint64_t *used, uint64_t base,
+                 const char *name, struct cd_err *err)
 {
 	const void *p;
 	size_t len;
@@ -242,8 +242,8 @@ static int copy_data(struct archive *a, struct archive_entry *e, int fd, const c
 		if (budget_check(a, b, used, base, err) < 0)
 			return err ? err->code : -CD_E_LIMIT;
 		if (off < 0 || len > (size_t)(INT64_MAX - off))
-			return cd_err_set(err, -CD_E_PARSE, "entry '%.200s': a block at %lld",
-			                  name, (long long)off);
+			return cd_err_set(err, -CD_E_PARSE, "entry '%.200s': a block at %lld", name,
+			                  (long long)off);
 		if (st)
 			st->bytes += len;
 		for (done = 0; done < len; done += (size_t)w) {
@@ -398,8 +398,7 @@ struct pass_ctx {
 };
 
 static int make_file(struct archive *a, struct archive_entry *e, int pfd, const char *leaf,
-                     const char *name, unsigned mode, const struct pass_ctx *c,
-                     struct cd_err *err)
+                     const char *name, unsigned mode, const struct pass_ctx *c, struct cd_err *err)
 {
 	int fd, r;
 

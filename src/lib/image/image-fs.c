@@ -371,11 +371,10 @@ static int resolve_inside(int top, const char *dir, const char *target)
 	return 1;
 }
 
-static int links_dir(int top, int dfd, char *path, size_t plen, unsigned depth,
-                     struct cd_err *err);
+static int links_dir(int top, int dfd, char *path, size_t plen, unsigned depth, struct cd_err *err);
 
-static int links_one(int top, int dfd, const char *name, char *path, size_t plen,
-                     unsigned depth, struct cd_err *err)
+static int links_one(int top, int dfd, const char *name, char *path, size_t plen, unsigned depth,
+                     struct cd_err *err)
 {
 	char target[CD_PATH_MAX];
 	size_t nl = strlen(name);
@@ -408,16 +407,14 @@ static int links_one(int top, int dfd, const char *name, char *path, size_t plen
 	r = resolve_inside(top, path, target);
 	if (r == 1)
 		return 0;
-	return cd_err_set(err, -CD_E_DENIED,
-	                  "entry '%.200s%s%.200s': a link to '%.200s' %s", path, plen ? "/" : "",
-	                  name, target,
+	return cd_err_set(err, -CD_E_DENIED, "entry '%.200s%s%.200s': a link to '%.200s' %s", path,
+	                  plen ? "/" : "", name, target,
 	                  r == 0 ? "climbs out of the image through the links it passes"
 	                         : "passes through too many links");
 }
 
 /* Takes dfd. */
-static int links_dir(int top, int dfd, char *path, size_t plen, unsigned depth,
-                     struct cd_err *err)
+static int links_dir(int top, int dfd, char *path, size_t plen, unsigned depth, struct cd_err *err)
 {
 	DIR *d = fdopendir(dfd);
 	struct dirent *de;

@@ -283,7 +283,8 @@ static int unpack_dir(int cfd, const char *cdir, char *tmp, size_t cap, int *ret
 		r = cd_err_sys(err, -errno, "image cache '%s'", cdir);
 		goto out;
 	}
-	*ret_own = openat(cfd, strrchr(tmp, '/') + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	*ret_own =
+	        openat(cfd, strrchr(tmp, '/') + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (*ret_own < 0 || flock(*ret_own, LOCK_EX | LOCK_NB) < 0)
 		r = cd_err_sys(err, -errno, "image cache '%s'", tmp);
 out:
