@@ -378,8 +378,34 @@ static const char *launch_scan_cache(char *out, size_t cap)
 /* --image FILE: its entry in the cache (images/ beside the state
  * database), unpacked there first if missing, checked; then run as
  * --rootfs.  Only here is libarchive loaded. */
+/* The unpack's caps from CORDON_IMAGE_MAX_BYTES (a size: "8G"),
+ * CORDON_IMAGE_MAX_RATIO and CORDON_IMAGE_MAX_ENTRIES; unset: bounds.h's.
+ * -1 with err for a value that does not parse. */
+static int image_limits(struct cd_image_limits *lim, struct cd_err *err)
+{
+	static const char *const names[] = { "CORDON_IMAGE_MAX_BYTES", "CORDON_IMAGE_MAX_RATIO",
+		                             "CORDON_IMAGE_MAX_ENTRIES" };
+	uint64_t *out[] = { &lim->bytes_max, &lim->ratio_max, &lim->entries_max };
+	const char *v;
+	size_t i;
+	int r;
+
+	memset(lim, 0, sizeof *lim);
+	for (i = 0; i < 3; i++) {
+		if (!(v = getenv(names[i])) || !*v)
+			continue;
+		r = i == 0 ? cd_parse_size(v, 0, out[i])
+		           : cd_parse_u64(v, strlen(v), UINT32_MAX, out[i]);
+		if (r < 0 || *out[i] == 0)
+			return cd_err_set(err, -CD_E_USAGE, "%s='%.40s': not a positive %s",
+			                  names[i], v, i == 0 ? "size" : "number");
+	}
+	return 0;
+}
+
 static int launch_image(struct launch *l)
 {
+	struct cd_image_limits lim;
 	/* Static: only --image touches their pages (launch_init zeroes
 	 * struct launch on every run); the plan options point at them. */
 	static struct cd_image img;
@@ -395,9 +421,11 @@ static int launch_image(struct launch *l)
 		return -1;
 	}
 	memcpy(slash, "/images", sizeof "/images");
-	if (!realpath(l->a.image, file)) {
+	if (image_limits(&lim, &l->err) < 0) {
+		/* said */
+	} else if (!realpath(l->a.image, file)) {
 		cd_err_sys(&l->err, -errno, "image '%s'", l->a.image);
-	} else if (cd_image_open(file, cache, &img, &l->err) == 0) {
+	} else if (cd_image_open(file, cache, &lim, &img, &l->err) == 0) {
 		n = snprintf(desc, sizeof desc, "%s %s %s %s", img.format, img.digest,
 		             img.unpacked ? "unpacked" : "cached", file);
 		if (n > 0 && (size_t)n < sizeof desc) {

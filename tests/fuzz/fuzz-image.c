@@ -146,6 +146,7 @@ static void layer(const uint8_t *p, size_t size)
 {
 	char dir[] = "/tmp/fuzz-image.XXXXXX", digest[72];
 	struct cd_image_stats st;
+	struct cd_image_budget b;
 	struct cd_err err = { 0, "" };
 	int fd = memfd_create("layer", MFD_CLOEXEC), top, root, r;
 	DIR *d;
@@ -161,7 +162,13 @@ static void layer(const uint8_t *p, size_t size)
 	    (root = openat(top, "root", O_PATH | O_DIRECTORY)) < 0)
 		abort();
 	memset(&st, 0, sizeof st);
-	r = cd_image_layer_apply(fd, digest, root, &st, &err);
+	memset(&b, 0, sizeof b);
+	b.bytes_max = 64 * 1024 * 1024;
+	b.ratio_max = 100;
+	b.entries_max = 10000;
+	r = cd_image_layer_apply(fd, digest, root, &st, &b, &err);
+	if (r == 0)
+		r = cd_image_links_check(root, &err); /* as the unpack does, after its layers */
 	if (r < 0 && !err.msg[0])
 		abort();
 	if (r == 0)

@@ -16,6 +16,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,9 @@ static __typeof__(archive_read_open2) *p_archive_read_open2;
 static __typeof__(archive_read_next_header) *p_archive_read_next_header;
 static __typeof__(archive_read_data) *p_archive_read_data;
 static __typeof__(archive_read_data_skip) *p_archive_read_data_skip;
+static __typeof__(archive_read_data_block) *p_archive_read_data_block;
+static __typeof__(archive_filter_bytes) *p_archive_filter_bytes;
+static __typeof__(archive_filter_count) *p_archive_filter_count;
 static __typeof__(archive_error_string) *p_archive_error_string;
 static __typeof__(archive_entry_pathname) *p_archive_entry_pathname;
 static __typeof__(archive_entry_filetype) *p_archive_entry_filetype;
@@ -51,6 +55,9 @@ static const struct cd_dl_sym syms[] = {
 	CD_DL_SYM(archive_read_next_header),
 	CD_DL_SYM(archive_read_data),
 	CD_DL_SYM(archive_read_data_skip),
+	CD_DL_SYM(archive_read_data_block),
+	CD_DL_SYM(archive_filter_bytes),
+	CD_DL_SYM(archive_filter_count),
 	CD_DL_SYM(archive_error_string),
 	CD_DL_SYM(archive_entry_pathname),
 	CD_DL_SYM(archive_entry_filetype),
@@ -176,29 +183,86 @@ static int arc_close(struct archive *a, struct src *s, const char *digest, struc
 	return digest ? digest_check(s, digest, err) : 0;
 }
 
-/* A regular entry's content into fd; bytes counted against the cap. */
-static int copy_data(struct archive *a, int fd, const char *name, struct cd_image_stats *st,
-                     char *buf, struct cd_err *err)
+/* The bytes decompressed so far in this pass (base: of the passes before,
+ * this stream's own counted by libarchive) against the cap: the lower of
+ * bytes_max and ratio_max times the bytes read, never under the floor. */
+static int budget_check(struct archive *a, const struct cd_image_budget *b, uint64_t *used,
+                        uint64_t base, struct cd_err *err)
 {
-	la_ssize_t n;
-	size_t off;
-	ssize_t w;
+	la_int64_t n = p_archive_filter_bytes(a, 0);
+	uint64_t cap = b->read > UINT64_MAX / b->ratio_max ? UINT64_MAX : b->read * b->ratio_max;
 
-	while ((n = p_archive_read_data(a, buf, BUFSZ)) > 0) {
-		if (st && (st->bytes += (uint64_t)n) > CD_IMAGE_BYTES_MAX)
-			return cd_err_set(err, -CD_E_LIMIT, "image: more than %llu bytes",
-			                  (unsigned long long)CD_IMAGE_BYTES_MAX);
-		for (off = 0; off < (size_t)n; off += (size_t)w) {
-			w = write(fd, buf + off, (size_t)n - off);
+	if (cap < CD_IMAGE_RATIO_FLOOR)
+		cap = CD_IMAGE_RATIO_FLOOR;
+	if (cap > b->bytes_max)
+		cap = b->bytes_max;
+	*used = base + (n > 0 ? (uint64_t)n : 0);
+	if (*used <= cap)
+		return 0;
+	return cd_err_set(err, -CD_E_LIMIT,
+	                  "image: unpacks to more than %llu bytes (the cap: %llu times the %llu "
+	                  "bytes read, at most %llu; CORDON_IMAGE_MAX_RATIO, "
+	                  "CORDON_IMAGE_MAX_BYTES)",
+	                  (unsigned long long)cap, (unsigned long long)b->ratio_max,
+	                  (unsigned long long)b->read, (unsigned long long)b->bytes_max);
+}
+
+/* The rest of the entry's data read and counted, never written. */
+static int drain(struct archive *a, const struct cd_image_budget *b, uint64_t *used, uint64_t base,
+                 const char *name, struct cd_err *err)
+{
+	const void *p;
+	size_t len;
+	la_int64_t off;
+	int r;
+
+	while ((r = p_archive_read_data_block(a, &p, &len, &off)) == ARCHIVE_OK)
+		if (budget_check(a, b, used, base, err) < 0)
+			return err ? err->code : -CD_E_LIMIT;
+	if (r != ARCHIVE_EOF)
+		return cd_err_set(err, -CD_E_PARSE, "entry '%.200s': %s", name,
+		                  p_archive_error_string(a) ? p_archive_error_string(a) : "?");
+	return budget_check(a, b, used, base, err);
+}
+
+/* A regular entry's content into fd, at the offsets libarchive gives:
+ * a sparse entry's holes stay holes, and the file gets the entry's size
+ * even when it is all hole. */
+static int copy_data(struct archive *a, struct archive_entry *e, int fd, const char *name,
+                     struct cd_image_stats *st, const struct cd_image_budget *b, uint64_t *used,
+                     uint64_t base, struct cd_err *err)
+{
+	const char *p;
+	size_t len, done;
+	la_int64_t off, end = 0, size = p_archive_entry_size(e);
+	ssize_t w;
+	int r;
+
+	while ((r = p_archive_read_data_block(a, (const void **)&p, &len, &off)) == ARCHIVE_OK) {
+		if (budget_check(a, b, used, base, err) < 0)
+			return err ? err->code : -CD_E_LIMIT;
+		if (off < 0 || len > (size_t)(INT64_MAX - off))
+			return cd_err_set(err, -CD_E_PARSE, "entry '%.200s': a block at %lld", name,
+			                  (long long)off);
+		if (st)
+			st->bytes += len;
+		for (done = 0; done < len; done += (size_t)w) {
+			w = pwrite(fd, p + done, len - done, (off_t)(off + (la_int64_t)done));
 			if (w < 0 && errno == EINTR)
 				w = 0;
 			else if (w < 0)
 				return cd_err_sys(err, -errno, "entry '%.200s'", name);
 		}
+		if (off + (la_int64_t)len > end)
+			end = off + (la_int64_t)len;
 	}
-	if (n < 0)
+	if (r != ARCHIVE_EOF)
 		return cd_err_set(err, -CD_E_PARSE, "entry '%.200s': %s", name,
 		                  p_archive_error_string(a) ? p_archive_error_string(a) : "?");
+	if (size > end)
+		end = size;
+	if (ftruncate(fd, (off_t)end) < 0)
+		return cd_err_sys(err, -errno, "entry '%.200s'", name);
 	return 0;
 }
 
@@ -252,8 +316,10 @@ static int small_add(struct cd_image_small *s, struct archive *a, const char *na
 	return 0;
 }
 
-int cd_image_small_read(int fd, struct cd_image_small **ret, struct cd_err *err)
+int cd_image_small_read(int fd, const struct cd_image_budget *b, struct cd_image_small **ret,
+                        struct cd_err *err)
 {
+	uint64_t used = 0;
 	struct cd_image_small *s = calloc(1, sizeof *s);
 	struct src *src = malloc(sizeof *src);
 	struct archive *a = NULL;
@@ -270,13 +336,21 @@ int cd_image_small_read(int fd, struct cd_image_small **ret, struct cd_err *err)
 	while ((r = arc_next(a, &e, "image archive", err)) == 1) {
 		int64_t sz = p_archive_entry_size(e);
 
+		if ((r = budget_check(a, b, &used, 0, err)) < 0)
+			break;
 		if (p_archive_entry_filetype(e) != AE_IFREG || p_archive_entry_hardlink(e) ||
 		    sz < 0 || sz > (int64_t)CD_IMAGE_JSON_MAX ||
 		    s->total + (size_t)sz > CD_IMAGE_SMALL_TOTAL ||
 		    cd_image_name_norm(p_archive_entry_pathname(e) ? p_archive_entry_pathname(e)
 		                                                   : "/",
-		                       name, sizeof name, NULL) < 0)
+		                       name, sizeof name, NULL) < 0) {
+			/* Compressed: skipping decompresses, so count it as it
+			 * goes; plain, libarchive seeks past it. */
+			if (p_archive_filter_count(a) > 1 &&
+			    (r = drain(a, b, &used, 0, "image archive", err)) < 0)
+				break;
 			continue;
+		}
 		if ((r = small_add(s, a, name, (size_t)sz, err)) < 0)
 			break;
 	}
@@ -314,8 +388,17 @@ int cd_image_small_get(void *ctx, const char *name, size_t cap, char **ret_buf, 
 
 /* ---- entries written below a root ---- */
 
-static int make_file(struct archive *a, int pfd, const char *leaf, const char *name, unsigned mode,
-                     struct cd_image_stats *st, char *buf, struct cd_err *err)
+/* What a pass is writing with: its stats (NULL when staging), the
+ * budget, the count it adds to and the count of the passes before. */
+struct pass_ctx {
+	struct cd_image_stats *st;
+	struct cd_image_budget *b;
+	uint64_t *used;
+	uint64_t base;
+};
+
+static int make_file(struct archive *a, struct archive_entry *e, int pfd, const char *leaf,
+                     const char *name, unsigned mode, const struct pass_ctx *c, struct cd_err *err)
 {
 	int fd, r;
 
@@ -324,7 +407,7 @@ static int make_file(struct archive *a, int pfd, const char *leaf, const char *n
 	fd = openat(pfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return cd_err_sys(err, -errno, "entry '%.200s'", name);
-	r = copy_data(a, fd, name, st, buf, err);
+	r = copy_data(a, e, fd, name, c->st, c->b, c->used, c->base, err);
 	if (r == 0 && fchmod(fd, mode & 0777) < 0)
 		r = cd_err_sys(err, -errno, "entry '%.200s'", name);
 	close(fd);
@@ -360,7 +443,7 @@ static int make_hardlink(int root, int pfd, const char *leaf, const char *name, 
 	if (!hn[0])
 		return cd_err_set(err, -CD_E_DENIED, "entry '%.200s': a hard link to the top",
 		                  name);
-	if ((r = cd_image_parent(root, hn, 0, &hfd, &hleaf, err)) < 0)
+	if ((r = cd_image_parent(root, hn, NULL, &hfd, &hleaf, err)) < 0)
 		return cd_err_prefix(err, "entry '%.200s': a hard link: ", name);
 	if (fstatat(hfd, hleaf, &sb, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(sb.st_mode)) {
 		close(hfd);
@@ -368,6 +451,21 @@ static int make_hardlink(int root, int pfd, const char *leaf, const char *name, 
 		                  "entry '%.200s': a hard link to '%.200s', not "
 		                  "a file of the image",
 		                  name, hn);
+	}
+	if (S_ISLNK(sb.st_mode)) {
+		/* A copy of a link: its target is read from its new place. */
+		char t[CD_IMAGE_NAME_MAX];
+		ssize_t tn = readlinkat(hfd, hleaf, t, sizeof t - 1);
+
+		if (tn >= 0)
+			t[tn] = '\0';
+		if (tn < 0 || !cd_image_link_inside(name, t)) {
+			close(hfd);
+			return cd_err_set(err, -CD_E_DENIED,
+			                  "entry '%.200s': a hard link to link '%.200s', whose "
+			                  "target climbs out of the image from here",
+			                  name, hn);
+		}
 	}
 	r = 0;
 	if (cd_image_remove(pfd, leaf) < 0 || linkat(hfd, hleaf, pfd, leaf, 0) < 0)
@@ -395,8 +493,10 @@ static void count_xattrs(struct archive_entry *e, struct cd_image_stats *st)
 
 /* One entry of a layer (or, with st NULL, of a tarball being staged). */
 static int apply_entry(struct archive *a, struct archive_entry *e, int root, const char *name,
-                       struct cd_image_stats *st, char *buf, struct cd_err *err)
+                       const struct pass_ctx *c, struct cd_err *err)
 {
+	struct cd_image_stats *st = c->st;
+	uint64_t made = 0;
 	unsigned type = p_archive_entry_filetype(e), mode = p_archive_entry_mode(e) & 07777;
 	const char *hard = p_archive_entry_hardlink(e), *leaf, *target;
 	int pfd, r;
@@ -419,20 +519,28 @@ static int apply_entry(struct archive *a, struct archive_entry *e, int root, con
 		return cd_err_set(err, -CD_E_DENIED, "entry '%.200s': of unknown type %o", name,
 		                  type);
 	if (st) {
-		if (++st->entries > CD_IMAGE_ENTRIES_MAX)
-			return cd_err_set(err, -CD_E_LIMIT, "image: more than %d entries",
-			                  CD_IMAGE_ENTRIES_MAX);
 		st->setid += (mode & 06000) != 0;
 		count_xattrs(e, st);
 	}
-	if ((r = cd_image_parent(root, name, 1, &pfd, &leaf, err)) < 0)
+	r = cd_image_parent(root, name, &made, &pfd, &leaf, err);
+	c->b->entries += made + 1;
+	if (st)
+		st->entries += made + 1;
+	if (r < 0)
 		return r;
+	if (c->b->entries > c->b->entries_max) {
+		close(pfd);
+		return cd_err_set(err, -CD_E_LIMIT,
+		                  "image: more than %llu entries, directories made for a deep "
+		                  "path included (the cap: CORDON_IMAGE_MAX_ENTRIES)",
+		                  (unsigned long long)c->b->entries_max);
+	}
 	if (hard) {
 		r = make_hardlink(root, pfd, leaf, name, hard, err);
 	} else if (type == AE_IFDIR) {
 		r = make_dir(pfd, leaf, name, mode, err);
 	} else if (type == AE_IFREG) {
-		r = make_file(a, pfd, leaf, name, mode, st, buf, err);
+		r = make_file(a, e, pfd, leaf, name, mode, c, err);
 	} else {
 		target = p_archive_entry_symlink(e);
 		if (!target || !cd_image_link_inside(name, target))
@@ -459,7 +567,7 @@ static int whiteout(int root, const char *name, struct cd_image_stats *st, struc
 	if (strcmp(leaf, ".wh..wh..opq") != 0 &&
 	    (!leaf[4] || !strcmp(leaf + 4, ".") || !strcmp(leaf + 4, "..")))
 		return cd_err_set(err, -CD_E_DENIED, "entry '%.200s': a whiteout of nothing", name);
-	r = cd_image_parent(root, name, 0, &pfd, &leaf, err);
+	r = cd_image_parent(root, name, NULL, &pfd, &leaf, err);
 	if (r == -ENOENT)
 		return 1; /* nothing below to remove */
 	if (r < 0)
@@ -476,18 +584,20 @@ static int whiteout(int root, const char *name, struct cd_image_stats *st, struc
 }
 
 /* One pass over a stream: pass 0 stages (st NULL), 1 applies whiteouts,
- * 2 the other entries. */
+ * 2 the other entries.  Every entry's data is read (and counted) even
+ * when nothing is written, so no skip decompresses uncounted. */
 static int pass(int fd, const char *digest, int root, int which, struct cd_image_stats *st,
-                struct cd_err *err)
+                struct cd_image_budget *b, struct cd_err *err)
 {
 	struct src *s = malloc(sizeof *s);
-	char *buf = malloc(BUFSZ), name[CD_IMAGE_NAME_MAX];
+	char name[CD_IMAGE_NAME_MAX];
 	struct archive *a = NULL;
 	struct archive_entry *e;
 	const char *what = digest ? digest : "image archive";
+	struct pass_ctx c = { st, b, &b->used[which], b->used[which] };
 	int r = 0;
 
-	if (!s || !buf) {
+	if (!s) {
 		r = cd_err_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -504,22 +614,19 @@ static int pass(int fd, const char *digest, int root, int which, struct cd_image
 		goto out;
 	}
 	while ((r = arc_next(a, &e, what, err)) == 1) {
-		const char *p = p_archive_entry_pathname(e);
+		const char *p = p_archive_entry_pathname(e), *slash;
 
 		if ((r = cd_image_name_norm(p ? p : "/", name, sizeof name, err)) < 0)
 			break;
+		slash = strrchr(name, '/');
 		if (!name[0])
-			continue; /* the top itself ("./") */
-		if (which == 1)
+			r = 0; /* the top itself ("./") */
+		else if (which == 1)
 			r = whiteout(root, name, st, err);
-		else if (which == 2) {
-			const char *slash = strrchr(name, '/');
-			if (strncmp(slash ? slash + 1 : name, ".wh.", 4) == 0)
-				continue;
-			r = apply_entry(a, e, root, name, st, buf, err);
-		} else {
-			r = apply_entry(a, e, root, name, NULL, buf, err);
-		}
+		else if (which == 0 || strncmp(slash ? slash + 1 : name, ".wh.", 4) != 0)
+			r = apply_entry(a, e, root, name, &c, err);
+		if (r >= 0)
+			r = drain(a, b, c.used, c.base, name, err);
 		if (r < 0)
 			break;
 	}
@@ -537,19 +644,36 @@ static int pass(int fd, const char *digest, int root, int which, struct cd_image
 	}
 out:
 	free(s);
-	free(buf);
 	return r;
 }
 
-int cd_image_stage(int fd, int dst, struct cd_err *err)
+/* A stream to read: a regular file (never a FIFO that would block), its
+ * size added to the bytes read. */
+static int stream_size(int fd, struct cd_image_budget *b, const char *what, struct cd_err *err)
 {
-	return pass(fd, NULL, dst, 0, NULL, err);
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0)
+		return cd_err_sys(err, -errno, "%s", what);
+	if (!S_ISREG(sb.st_mode))
+		return cd_err_set(err, -CD_E_PARSE, "%s: not a regular file", what);
+	b->read += (uint64_t)sb.st_size;
+	return 0;
+}
+
+int cd_image_stage(int fd, int dst, struct cd_image_budget *b, struct cd_err *err)
+{
+	int r = stream_size(fd, b, "image archive", err);
+
+	return r < 0 ? r : pass(fd, NULL, dst, 0, NULL, b, err);
 }
 
 int cd_image_layer_apply(int fd, const char *digest, int root, struct cd_image_stats *st,
-                         struct cd_err *err)
+                         struct cd_image_budget *b, struct cd_err *err)
 {
-	int r = pass(fd, digest, root, 1, st, err);
+	int r = stream_size(fd, b, digest, err);
 
-	return r < 0 ? r : pass(fd, digest, root, 2, st, err);
+	if (r == 0)
+		r = pass(fd, digest, root, 1, st, b, err);
+	return r < 0 ? r : pass(fd, digest, root, 2, st, b, err);
 }

@@ -76,7 +76,7 @@ int cd_image_link_inside(const char *at, const char *target)
 	return 1;
 }
 
-int cd_image_parent(int top, const char *path, int create, int *ret_fd, const char **ret_leaf,
+int cd_image_parent(int top, const char *path, uint64_t *made, int *ret_fd, const char **ret_leaf,
                     struct cd_err *err)
 {
 	char comp[256];
@@ -96,12 +96,13 @@ int cd_image_parent(int top, const char *path, int create, int *ret_fd, const ch
 		memcpy(comp, p, n);
 		comp[n] = '\0';
 		nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (nfd < 0 && errno == ENOENT && create) {
+		if (nfd < 0 && errno == ENOENT && made) {
 			if (mkdirat(fd, comp, 0755) < 0 && errno != EEXIST) {
 				int r = -errno;
 				close(fd);
 				return cd_err_sys(err, r, "entry '%.200s'", path);
 			}
+			(*made)++;
 			nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		}
 		if (nfd < 0) {
@@ -290,5 +291,160 @@ int cd_image_tree_id(int top, char out[72], uint64_t *ret_n, struct cd_err *err)
 		*ret_n = w->n;
 	}
 	free(w);
+	return r;
+}
+
+/* ---- links resolved in the tree ---- */
+
+#define HOPS_MAX 40
+
+/* 1 when link target `target`, read from directory `dir` (relative to
+ * top, "" the top, every component a directory), stays inside the top
+ * with every link it passes through followed in the tree (an absolute
+ * target from the top, as in the sandbox); 0 when a ".." climbs out;
+ * -ELOOP past HOPS_MAX links, -ENAMETOOLONG past the buffers. */
+static int resolve_inside(int top, const char *dir, const char *target)
+{
+	char cur[CD_PATH_MAX], rest[CD_PATH_MAX], lt[CD_PATH_MAX], cand[CD_PATH_MAX];
+	unsigned hops = 0;
+	struct stat sb;
+	size_t n, cl;
+	char *p, *e, *slash;
+	ssize_t tn;
+
+	if (snprintf(rest, sizeof rest, "%s", target) >= (int)sizeof rest)
+		return -ENAMETOOLONG;
+	snprintf(cur, sizeof cur, "%s", target[0] == '/' ? "" : dir);
+	p = rest;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchr(p, '/');
+		n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 1 && p[0] == '.') {
+			p += n;
+			continue;
+		}
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (!cur[0])
+				return 0;
+			slash = strrchr(cur, '/');
+			*(slash ? slash : cur) = '\0';
+			p += n;
+			continue;
+		}
+		cl = strlen(cur);
+		if (cl + 1 + n + 1 > sizeof cand)
+			return -ENAMETOOLONG;
+		memcpy(cand, cur, cl);
+		if (cl)
+			cand[cl++] = '/';
+		memcpy(cand + cl, p, n);
+		cand[cl + n] = '\0';
+		p += n;
+		if (fstatat(top, cand, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode)) {
+			if (++hops > HOPS_MAX)
+				return -ELOOP;
+			tn = readlinkat(top, cand, lt, sizeof lt - 1);
+			if (tn <= 0)
+				return 1;
+			lt[tn] = '\0';
+			/* The rest: the link's target, then what followed it. */
+			n = strlen(p);
+			if ((size_t)tn + 1 + n + 1 > sizeof cand)
+				return -ENAMETOOLONG;
+			memcpy(cand, lt, (size_t)tn);
+			cand[tn] = '/';
+			memcpy(cand + tn + 1, p, n + 1);
+			memcpy(rest, cand, (size_t)tn + 1 + n + 1);
+			p = rest;
+			if (lt[0] == '/')
+				cur[0] = '\0';
+			continue;
+		}
+		/* A directory; or what is missing or a file, read lexically
+		 * from here (stricter than the kernel, which stops there). */
+		memcpy(cur, cand, strlen(cand) + 1);
+	}
+	return 1;
+}
+
+static int links_dir(int top, int dfd, char *path, size_t plen, unsigned depth, struct cd_err *err);
+
+static int links_one(int top, int dfd, const char *name, char *path, size_t plen, unsigned depth,
+                     struct cd_err *err)
+{
+	char target[CD_PATH_MAX];
+	size_t nl = strlen(name);
+	struct stat sb;
+	ssize_t tn;
+	int fd, r;
+
+	if (plen + 1 + nl + 1 > CD_PATH_MAX)
+		return cd_err_set(err, -CD_E_LIMIT, "image: a path too long");
+	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return cd_err_sys(err, -errno, "image '%s/%s'", path, name);
+	if (S_ISDIR(sb.st_mode)) {
+		if (depth >= CD_IMAGE_DEPTH_MAX + 2)
+			return cd_err_set(err, -CD_E_LIMIT, "image: too deep");
+		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return cd_err_sys(err, -errno, "image '%s/%s'", path, name);
+		if (plen)
+			path[plen++] = '/';
+		memcpy(path + plen, name, nl + 1);
+		r = links_dir(top, fd, path, plen + nl, depth + 1, err);
+		path[plen ? plen - 1 : 0] = '\0';
+		return r;
+	}
+	if (!S_ISLNK(sb.st_mode))
+		return 0;
+	if ((tn = readlinkat(dfd, name, target, sizeof target - 1)) < 0)
+		return cd_err_sys(err, -errno, "image '%s/%s'", path, name);
+	target[tn] = '\0';
+	r = resolve_inside(top, path, target);
+	if (r == 1)
+		return 0;
+	return cd_err_set(err, -CD_E_DENIED, "entry '%.200s%s%.200s': a link to '%.200s' %s", path,
+	                  plen ? "/" : "", name, target,
+	                  r == 0 ? "climbs out of the image through the links it passes"
+	                         : "passes through too many links");
+}
+
+/* Takes dfd. */
+static int links_dir(int top, int dfd, char *path, size_t plen, unsigned depth, struct cd_err *err)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d) {
+		close(dfd);
+		return cd_err_sys(err, -errno, "image");
+	}
+	while (r == 0 && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			r = links_one(top, dirfd(d), de->d_name, path, plen, depth, err);
+	}
+	closedir(d);
+	return r;
+}
+
+int cd_image_links_check(int top, struct cd_err *err)
+{
+	char *path = malloc(CD_PATH_MAX);
+	int fd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
+
+	if (!path || fd < 0) {
+		free(path);
+		if (fd >= 0)
+			close(fd);
+		return cd_err_set(err, -ENOMEM, "image: out of memory or no root");
+	}
+	path[0] = '\0';
+	r = links_dir(top, fd, path, 0, 0, err);
+	free(path);
 	return r;
 }

@@ -13,6 +13,7 @@
 
 #include "util/fs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -31,7 +32,9 @@
 
 static int open_beneath(int dirfd, const char *name)
 {
-	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW,
+	/* O_NONBLOCK: a FIFO in place of a blob must not block (it is
+	 * then refused: not a regular file). */
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
 		                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 		                           RESOLVE_NO_MAGICLINKS };
 
@@ -238,18 +241,81 @@ out:
 	return r;
 }
 
+/* CACHE/.unpack-* whose unpack is gone (killed): no process holds its
+ * flock.  Called under CACHE/.lock, which a new one is made under. */
+static void stale_remove(int cfd)
+{
+	int dfd = openat(cfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	struct dirent *de;
+	DIR *d;
+
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, ".unpack-", 8) != 0)
+			continue;
+		fd = openat(cfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			cd_image_remove(cfd, de->d_name);
+		close(fd);
+	}
+	closedir(d);
+}
+
+/* CACHE/.unpack-XXXXXX made and flocked (held through *ret_own until the
+ * unpack ends) under CACHE/.lock, the stale ones removed first. */
+static int unpack_dir(int cfd, const char *cdir, char *tmp, size_t cap, int *ret_own,
+                      struct cd_err *err)
+{
+	int lfd = openat(cfd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600), r = 0;
+
+	if (lfd < 0 || flock(lfd, LOCK_EX) < 0) {
+		r = cd_err_sys(err, -errno, "image cache lock '%s/.lock'", cdir);
+		goto out;
+	}
+	stale_remove(cfd);
+	if (snprintf(tmp, cap, "%s/.unpack-XXXXXX", cdir) >= (int)cap || !mkdtemp(tmp)) {
+		r = cd_err_sys(err, -errno, "image cache '%s'", cdir);
+		goto out;
+	}
+	*ret_own =
+	        openat(cfd, strrchr(tmp, '/') + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (*ret_own < 0 || flock(*ret_own, LOCK_EX | LOCK_NB) < 0)
+		r = cd_err_sys(err, -errno, "image cache '%s'", tmp);
+out:
+	if (lfd >= 0)
+		close(lfd);
+	return r;
+}
+
+static void budget_init(struct cd_image_budget *b, const struct cd_image_limits *lim)
+{
+	memset(b, 0, sizeof *b);
+	b->bytes_max = lim && lim->bytes_max ? lim->bytes_max : CD_IMAGE_BYTES_MAX;
+	b->ratio_max = lim && lim->ratio_max ? lim->ratio_max : CD_IMAGE_RATIO_MAX;
+	b->entries_max = lim && lim->entries_max ? lim->entries_max : CD_IMAGE_ENTRIES_MAX;
+}
+
 /* Unpack into CACHE/.unpack-XXXXXX, stamp it, rename it to CACHE/KEY. */
 static int unpack(int cfd, const char *cdir, int in, int isdir, const struct cd_image_desc *d,
-                  const unsigned char *key, struct cd_image *ret, struct cd_err *err)
+                  const unsigned char *key, struct cd_image_budget *b, struct cd_image *ret,
+                  struct cd_err *err)
 {
 	char tmp[4096], *base;
 	struct cd_image_desc *d2 = NULL;
-	int tfd = -1, sfd = -1, rfd = -1, lfd, r;
+	int tfd = -1, sfd = -1, rfd = -1, own = -1, lfd, r;
 	size_t i;
 
-	if (snprintf(tmp, sizeof tmp, "%s/.unpack-XXXXXX", cdir) >= (int)sizeof tmp ||
-	    !mkdtemp(tmp))
-		return cd_err_sys(err, -errno, "image cache '%s'", cdir);
+	if ((r = unpack_dir(cfd, cdir, tmp, sizeof tmp, &own, err)) < 0) {
+		if (own >= 0)
+			close(own);
+		return r;
+	}
 	base = strrchr(tmp, '/') + 1;
 	tfd = openat(cfd, base, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (tfd < 0 || mkdirat(tfd, "rootfs", 0755) < 0 ||
@@ -266,8 +332,9 @@ static int unpack(int cfd, const char *cdir, int in, int isdir, const struct cd_
 			r = cd_err_sys(err, -errno, "image cache '%s'", tmp);
 			goto out;
 		}
-		if ((r = cd_image_stage(in, sfd, err)) < 0)
+		if ((r = cd_image_stage(in, sfd, b, err)) < 0)
 			goto out;
+		b->read = 0; /* the layers' ratio: to their own bytes */
 		if (!(d2 = calloc(1, sizeof *d2))) {
 			r = cd_err_set(err, -ENOMEM, "out of memory");
 			goto out;
@@ -287,13 +354,15 @@ static int unpack(int cfd, const char *cdir, int in, int isdir, const struct cd_
 			               d->layers[i].path);
 			goto out;
 		}
-		r = cd_image_layer_apply(lfd, d->layers[i].digest, rfd, &ret->stats, err);
+		r = cd_image_layer_apply(lfd, d->layers[i].digest, rfd, &ret->stats, b, err);
 		close(lfd);
 		if (r < 0) {
 			cd_err_prefix(err, "layer %zu: ", i + 1);
 			goto out;
 		}
 	}
+	if ((r = cd_image_links_check(rfd, err)) < 0)
+		goto out;
 	snprintf(ret->format, sizeof ret->format, "%s",
 	         d->format == CD_IMAGE_OCI ? "oci" : "docker");
 	if ((r = stamp_write(tfd, rfd, key, d, ret->format, &ret->stats, err)) < 0)
@@ -313,12 +382,15 @@ out:
 		close(sfd);
 	if (rfd >= 0)
 		close(rfd);
+	if (own >= 0)
+		close(own);
 	free(d2);
 	return r;
 }
 
 /* What FILE is: a layout directory read in place, or a tarball's small files. */
-static int describe(int in, int *ret_isdir, struct cd_image_desc *d, struct cd_err *err)
+static int describe(int in, int *ret_isdir, const struct cd_image_budget *b,
+                    struct cd_image_desc *d, struct cd_err *err)
 {
 	struct cd_image_small *sm = NULL;
 	struct stat st;
@@ -331,7 +403,7 @@ static int describe(int in, int *ret_isdir, struct cd_image_desc *d, struct cd_e
 		return cd_image_desc_read(dir_get, &in, d, err);
 	if (!S_ISREG(st.st_mode))
 		return cd_err_set(err, -CD_E_USAGE, "not a directory or a file");
-	if ((r = cd_image_small_read(in, &sm, err)) < 0)
+	if ((r = cd_image_small_read(in, b, &sm, err)) < 0)
 		return r;
 	r = cd_image_desc_read(cd_image_small_get, sm, d, err);
 	cd_image_small_free(sm);
@@ -361,22 +433,28 @@ static int cache_open(const char *cdir, struct cd_err *err)
 	return fd;
 }
 
-int cd_image_open(const char *file, const char *cache_dir, struct cd_image *ret, struct cd_err *err)
+int cd_image_open(const char *file, const char *cache_dir, const struct cd_image_limits *lim,
+                  struct cd_image *ret, struct cd_err *err)
 {
 	unsigned char key[crypto_auth_hmacsha256_KEYBYTES];
+	struct cd_image_budget b;
 	struct cd_image_desc *d = calloc(1, sizeof *d);
 	char lock[CD_IMAGE_KEY_MAX + 8];
 	int in = -1, cfd = -1, lfd = -1, isdir = 0, r;
+	struct stat st;
 
 	memset(ret, 0, sizeof *ret);
 	if (!d)
 		return cd_err_set(err, -ENOMEM, "out of memory");
-	in = open(file, O_RDONLY | O_CLOEXEC);
+	budget_init(&b, lim);
+	in = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (in < 0) {
 		r = cd_err_sys(err, -errno, "image '%s'", file);
 		goto out;
 	}
-	if ((r = describe(in, &isdir, d, err)) < 0) {
+	if (fstat(in, &st) == 0 && S_ISREG(st.st_mode))
+		b.read = (uint64_t)st.st_size; /* the first pass's ratio */
+	if ((r = describe(in, &isdir, &b, d, err)) < 0) {
 		cd_err_prefix(err, "image '%s': ", file);
 		goto out;
 	}
@@ -399,7 +477,8 @@ int cd_image_open(const char *file, const char *cache_dir, struct cd_image *ret,
 	}
 	r = entry_check(cfd, cache_dir, key, d, ret, err);
 	if (r == -ENOENT) {
-		r = unpack(cfd, cache_dir, in, isdir, d, key, ret, err);
+		b.read = 0;
+		r = unpack(cfd, cache_dir, in, isdir, d, key, &b, ret, err);
 		if (r < 0)
 			cd_err_prefix(err, "image '%s': ", file);
 	}

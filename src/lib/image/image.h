@@ -34,12 +34,24 @@
 
 struct cd_image_stats {
 	uint64_t entries;   /* files, directories and links written */
-	uint64_t bytes;     /* file content written */
+	uint64_t bytes;     /* file content written (holes left as holes) */
 	uint64_t setid;     /* setuid/setgid bits dropped */
 	uint64_t xattrs;    /* entries whose extended attributes were dropped */
 	uint64_t caps;      /* of them, with security.capability */
 	uint64_t skipped;   /* FIFOs and sockets left out */
 	uint64_t whiteouts; /* .wh. entries applied */
+};
+
+/* Caps on one unpack, 0 for the default (bounds.h).  Each pass over the
+ * image's tar streams (staging a tarball; a layer's whiteouts; its
+ * entries) may decompress at most the lower of `bytes_max` and `ratio_max`
+ * times the bytes of the layers read so far (never less than
+ * CD_IMAGE_RATIO_FLOOR); `entries_max` counts what is made, directories
+ * made for a deep path included. */
+struct cd_image_limits {
+	uint64_t bytes_max;
+	uint64_t ratio_max;
+	uint64_t entries_max;
 };
 
 struct cd_image {
@@ -56,9 +68,9 @@ struct cd_image {
  * *ret on success.  Errors (one line in err): -CD_E_PARSE for a malformed
  * image, -CD_E_CORRUPT for a blob whose digest differs or a cache entry
  * that is not what was unpacked, -CD_E_DENIED for an entry refused by the
- * rules above, -CD_E_LIMIT past a cap (bounds.h), -CD_E_KERNEL when
+ * rules above, -CD_E_LIMIT past a cap (lim, NULL for bounds.h's), -CD_E_KERNEL when
  * libarchive is not installed, -errno otherwise. */
-int cd_image_open(const char *file, const char *cache_dir, struct cd_image *ret,
-                  struct cd_err *err);
+int cd_image_open(const char *file, const char *cache_dir, const struct cd_image_limits *lim,
+                  struct cd_image *ret, struct cd_err *err);
 
 #endif

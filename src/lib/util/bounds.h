@@ -106,7 +106,9 @@
 #define CD_IMAGE_LAYERS_MAX  256           /* layers of one image */
 #define CD_IMAGE_NESTING_MAX 4             /* indexes within indexes */
 #define CD_IMAGE_ENTRIES_MAX 2000000       /* entries of all layers */
-#define CD_IMAGE_BYTES_MAX   (64 * CD_GIB) /* bytes written, all layers */
+#define CD_IMAGE_BYTES_MAX   (8 * CD_GIB)  /* bytes unpacked per pass, all layers (default) */
+#define CD_IMAGE_RATIO_MAX   100           /* unpacked bytes per byte read (default) */
+#define CD_IMAGE_RATIO_FLOOR (64 * CD_MIB) /* unpacked bytes always allowed by the ratio */
 #define CD_IMAGE_NAME_MAX    1024          /* one entry's path */
 #define CD_IMAGE_DEPTH_MAX   128           /* its components */
 
