@@ -48,10 +48,11 @@ YAML
 chmod 0644 "$T/p.yaml"
 P="$T/p.yaml"
 
-# The id of the pending request with the argument "$1" (waits up to 10 s).
+# The id of the pending request with the argument "$1" (waits up to 30 s:
+# a first run on a loaded machine has taken more than 10).
 pending() {
 	i=0
-	while [ $i -lt 100 ]; do
+	while [ $i -lt 300 ]; do
 		id=$($RUN_AS "$CORDON" approvals list | awk -v w="\"$1\"" 'index($0, w) && $2 == "pending" {print $1; exit}')
 		[ -n "$id" ] && { echo "$id"; return 0; }
 		sleep 0.1
