@@ -32,6 +32,7 @@
 #define WHY_CREDENTIAL "credential file"
 #define WHY_HOST_RUN   "runs on the host: read-only"
 #define WHY_GIT        "git control path: read-only"
+#define WHY_GIT_NAMED  "named by a git config or hook: read-only"
 #define WHY_SETUID     "setuid or setgid file: read-only"
 #define WHY_FCAPS      "file with capabilities: read-only"
 #define WHY_CRED_LINK  "credential file (a symlink with a credential's name points to it)"
@@ -132,6 +133,7 @@ int cd_tree_python_run(int dfd, const char *path, size_t len, const char *name);
 /* tree-targets.c */
 int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len);
 int cd_tree_objects_info(char *path, size_t len);
+int cd_tree_git_targets(struct walk *w, const char *gd);
 
 /* tree-scan.c */
 int cd_tree_list_add_why(struct walk *w, const char *rel, const char *why);

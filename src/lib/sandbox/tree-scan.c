@@ -351,6 +351,8 @@ static int protect_gitdir(struct walk *w, const char *gd, unsigned depth)
 	}
 	if ((r = pin_control(w, gd, "objects/info/alternates")) < 0)
 		return r;
+	if ((r = cd_tree_git_targets(w, gd)) < 0)
+		return r;
 	n = snprintf(c, sizeof c, "%s/modules", gd);
 	if (n > 0 && (size_t)n < sizeof c && lstat(c, &st) == 0 && S_ISDIR(st.st_mode))
 		return protect_modules(w, c, depth);

@@ -7,6 +7,7 @@
  * (tree-scan.c); read here, before the run only. */
 #include "tree-scan-int.h"
 
+#include "gitcfg.h"
 #include "util/bounds.h"
 #include "util/path.h"
 #include "util/util.h"
@@ -224,4 +225,54 @@ int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len)
 	r = key ? yarn_targets(w, buf, got, key, len) : pth_imports(w, dfd, buf, got, len);
 	free(buf);
 	return r;
+}
+
+/* A path a git directory's config or hooks name (gitcfg.h), in this
+ * tree: listed (so one made or replaced is reported after the run), and
+ * read-only when it exists (a hooksPath directory whole).  A symlink on
+ * the way, below the tree's top, is refused as a host-run name's is: the
+ * sandbox could point it elsewhere. */
+static int git_named(void *arg, const char *path, enum cd_git_named kind)
+{
+	struct walk *w = arg;
+	char pre[CD_PATH_MAX];
+	size_t i, pl = strlen(path);
+	struct stat st;
+	int link;
+
+	(void)kind;
+	if (pl <= w->srclen || pl >= sizeof pre || !cd_path_is_under(path, w->src))
+		return 0; /* not in this tree */
+	memcpy(pre, path, pl + 1);
+	for (i = w->srclen + 1; i <= pl; i++) {
+		if (i < pl && pre[i] != '/')
+			continue;
+		pre[i] = '\0';
+		if (lstat(pre, &st) < 0)
+			break; /* nothing there yet: listed only */
+		link = S_ISLNK(st.st_mode);
+		if (link && w->list_only)
+			return cd_tree_list_add(w, pre);
+		pre[i] = path[i];
+		if (link)
+			return cd_err_set(
+			        w->err, -CD_E_USAGE,
+			        "'%.*s' is a symlink on the way to '%s', which a git config "
+			        "or hook names: a writable tree cannot keep it read-only (the "
+			        "host's git would run what it points to), so the run is refused",
+			        (int)i, path, path);
+	}
+	if (cd_tree_list_add(w, path) < 0)
+		return -ENOMEM;
+	if (i <= pl || lstat(path, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+		return 0;
+	return cd_tree_cover(w, path, CD_MNT_REMOUNT_RO, 0, WHY_GIT_NAMED);
+}
+
+/* The git directory gd (protected): what its config and hooks name. */
+int cd_tree_git_targets(struct walk *w, const char *gd)
+{
+	int r = cd_git_named_paths(gd, git_named, w);
+
+	return r == -ENOMEM ? cd_err_set(w->err, r, "out of memory") : r;
 }
