@@ -13,6 +13,7 @@
 #   written directly or through the link;
 # - a core.hooksPath directory that does not exist yet is made by the
 #   run: it is in planted_paths.
+# With --propose, a change to any of them is flagged.
 # The host side: git status, add, commit and checkout, as the user would:
 # nothing the sandbox wrote runs, and the project's own hooks, filter and
 # fsmonitor do (the positive control).  Controls: an ordinary file and an
@@ -122,6 +123,15 @@ EOF
 	is "$(ls "$m" | grep real | sort | tr '\n' ' ')" \
 		"clean-real fsmon-real post-commit-real pre-commit-real " \
 		"$who: control: the project's own hook, filter, fsmonitor and linked hook ran"
+	# --propose: a change to a named path is flagged, an ordinary one not
+	cd a || exit 1
+	$RUN_AS "$CORDON" run --propose --agent bot -- sh -c 'echo y >>.githooks/pre-commit
+		echo y >>.gitconfig; echo y >>conf/nested.cfg; echo y >>tools/clean.sh
+		echo y >.githooks/new; echo y >>f; echo y >>tools/other.sh' >"$T/out" 2>"$T/err"
+	is "$?" 0 "$who: the proposing run exits 0"
+	is "$(grep -o '[0-9]* added.*flagged' "$T/err")" \
+		"1 added, 6 modified, 0 deleted, 0 mkdir, 0 rmdir, 0 refused, 5 flagged" \
+		"$who: --propose flags the 5 named paths changed (not f, tools/other.sh)"
 	cd "$T" || exit 1
 }
 for_each_user named

@@ -9,7 +9,9 @@
 #include "proposal-int.h"
 
 #include "util/bounds.h"
+#include "sandbox/gitcfg.h"
 #include "sandbox/profile.h"
+#include "util/path.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -89,5 +91,57 @@ void cd_prop_flag_gitdirs(struct cd_proposal *p, int upfd, int lofd)
 
 		if (!f->flagged && f->op != CD_PROP_REFUSED && controls_gitdir(f, upfd, lofd))
 			f->flagged = 1;
+	}
+}
+
+/* A path the repository's config or hooks name (sandbox/gitcfg.h): a
+ * change to it, or below it, is flagged. */
+static int flag_named(void *arg, const char *path, enum cd_git_named kind)
+{
+	struct cd_proposal *p = arg;
+	size_t i, tl = strlen(p->tree), rl;
+	const char *rel;
+
+	(void)kind;
+	if (!strcmp(p->tree, "/"))
+		tl = 0;
+	if (strlen(path) <= tl || !cd_path_is_under(path, p->tree))
+		return 0;
+	rel = path + tl + 1;
+	rl = strlen(rel);
+	for (i = 0; i < p->nfiles; i++) {
+		struct cd_prop_file *f = &p->files[i];
+
+		if (f->op != CD_PROP_REFUSED && f->path_len >= rl && !memcmp(f->path, rel, rl) &&
+		    (f->path_len == rl || f->path[rl] == '/'))
+			f->flagged = 1;
+	}
+	return 0;
+}
+
+/* The repository holding the tree (its .git at the tree's top or above):
+ * what its config and hooks name, as the host has them, flagged. */
+void cd_prop_flag_git_named(struct cd_proposal *p)
+{
+	char gd[CD_PATH_MAX];
+	struct stat st;
+	size_t dl = strlen(p->tree);
+
+	if (dl >= sizeof gd - sizeof "/.git")
+		return;
+	memcpy(gd, p->tree, dl + 1);
+	for (;;) {
+		if (dl == 1)
+			dl = 0; /* the root */
+		memcpy(gd + dl, "/.git", sizeof "/.git");
+		if (stat(gd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			cd_git_named_paths(gd, flag_named, p);
+			return;
+		}
+		while (dl > 0 && gd[dl - 1] != '/')
+			dl--;
+		if (dl <= 1)
+			return;
+		dl--;
 	}
 }
