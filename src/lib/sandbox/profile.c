@@ -127,8 +127,8 @@ const char *const cd_git_control_names[] = {
 };
 
 /* Private keys: by their usual names, any *.key (gpg's private-keys-v1.d
- * among them), a *.pem that holds a PRIVATE KEY block (a certificate
- * stays readable; tree-scan.c looks inside), and any file in a .ssh
+ * among them), a *.pem, *.crt, *.cer or *.asc that holds a PRIVATE KEY
+ * block (a certificate stays readable; tree-creds.c looks inside), and any file in a .ssh
  * directory but public keys, known_hosts, authorized_keys and config. */
 const char *const cd_credential_files[] = {
 	".netrc",
@@ -153,6 +153,12 @@ const char *const cd_credential_files[] = {
 	"*.p12",                              /* PKCS#12 key stores */
 	"*.pfx",                              /* ... */
 	"*.jks",                              /* java key stores */
+	"*.keystore",                         /* ... android's and java's other name */
+	"*.p8",                               /* PKCS#8 private keys (Apple's AuthKey_ID.p8) */
+	"*.ppk",                              /* PuTTY's private keys */
+	"kubeconfig",                         /* a cluster's credentials outside .kube/ */
+	"*.kubeconfig",                       /* ... */
+	"*.tfvars",                           /* terraform variables: the secrets passed in */
 	"*.tfstate",                          /* terraform state: every resource's secrets */
 	"*.tfstate.backup",                   /* ... */
 	".my.cnf",                            /* mysql's password */

@@ -15,7 +15,7 @@
  * than its name and type (visited again each run, with the directory's
  * descriptor): sockets, symlinks (where they lead), files named as
  * credentials, host-run files or git's (HEAD, alternates), files read
- * for their content (.pem, .json, .yarnrc.yml), the profile's
+ * for their content (.pem and the other key_suffixes, .json, .yarnrc.yml), the profile's
  * cover_files, and entries of unknown type.  An ordinary regular file is
  * left out: nothing about it but its name counts, and its name lives in
  * the directory.  The checks that read a file's own inode state (link
@@ -60,7 +60,7 @@
 #include <unistd.h>
 
 /* Bump when what makes an entry worth keeping changes (cd_tree_cache_item). */
-#define CACHE_VERSION  "cordon scan cache 2"
+#define CACHE_VERSION  "cordon scan cache 3"
 #define CACHE_MAGIC    "CDSCAN01"
 #define CACHE_MAX_FILE (64u << 20) /* larger: not read */
 #define CACHE_FS_MAX   16
