@@ -70,6 +70,20 @@ const char *const cd_host_run_names[] = {
 	"pylintrc",            /* ... */
 	"mypy.ini",            /* plugins = : run by editors on open */
 	".mypy.ini",           /* ... */
+	"pylintrc.toml",       /* ... pylint's TOML forms */
+	".pylintrc.toml",      /* ... */
+	"eslint.config.js",    /* the editor's ESLint runs it on open (trusted workspace) */
+	"eslint.config.mjs",   /* ... */
+	"eslint.config.cjs",   /* ... */
+	"eslint.config.ts",    /* ... */
+	".eslintrc.js",        /* ... its older names */
+	".eslintrc.cjs",       /* ... */
+	"prettier.config.js",  /* the editor's Prettier runs it on open and on save */
+	"prettier.config.mjs", /* ... */
+	"prettier.config.cjs", /* ... */
+	".prettierrc.js",      /* ... */
+	".prettierrc.cjs",     /* ... */
+	".prettierrc.mjs",     /* ... */
 	".rubocop.yml",        /* require: the same for ruby */
 	".irbrc",              /* irb loads the working directory's */
 	".pryrc",              /* ... pry */
@@ -91,7 +105,7 @@ const char *const cd_host_run_names[] = {
 };
 
 /* Keep tree-names.c's first-letter filter (cd_tree_host_run_path) in step:
- * the last components here start with one of "acghmprA".  A virtualenv is
+ * the last components here start with one of "acghmprsA".  A virtualenv is
  * matched by its bin/ entries whatever the environment's directory is
  * called (venv/, env/, .venv/ ...); its pyvenv.cfg is a host-run name.
  * The rest of a virtualenv's bin/ (one with a pyvenv.cfg beside it: read
@@ -119,6 +133,19 @@ const char *const cd_host_run_paths[] = {
 	"gradle/wrapper/gradle-wrapper.jar",        /* what gradlew runs: a binary no diff shows */
 	".yarn/releases", /* the yarn that yarnPath names: run by any yarn command (corepack) */
 	".yarn/plugins",  /* the plugins .yarnrc.yml loads: run by any yarn command too */
+	".yarn/sdks",     /* what .vscode/settings.json's typescript.tsdk and eslint.nodePath
+	                   * make the editor run on open */
+	NULL,
+};
+
+/* Yarn PnP's loader, which every `yarn run`/`yarn node` requires and the
+ * .yarn/sdks wrappers load: not read-only (yarn install rewrites it, and
+ * the sandbox may install), but reported after the run when written and
+ * flagged in --propose.  Matched at any depth by name. */
+const char *const cd_host_reported_names[] = {
+	".pnp.cjs",
+	".pnp.loader.mjs",
+	".pnp.js",
 	NULL,
 };
 

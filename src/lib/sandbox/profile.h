@@ -73,6 +73,11 @@ extern const char *const cd_host_run_names[];
  * tail (.cargo/config.toml, .venv/bin/python).  NULL-terminated. */
 extern const char *const cd_host_run_paths[];
 
+/* Names the host runs through a tool the user starts (yarn PnP's
+ * .pnp.cjs): reported after the run when written, flagged in --propose,
+ * left writable.  NULL-terminated. */
+extern const char *const cd_host_reported_names[];
+
 /* Inside a git directory (a repository's, a submodule's under
  * .git/modules, a worktree's): what git reads as configuration or runs.
  * NULL-terminated. */

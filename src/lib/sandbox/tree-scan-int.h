@@ -125,6 +125,7 @@ struct fold {
 int cd_tree_fold_probe(int dfd, int force, struct fold *ret);
 const char *cd_tree_fold_name(const struct fold *f, ino_t ino, const char *name);
 int cd_tree_is_host_run(const char *name);
+int cd_tree_is_reported(const char *name);
 int cd_tree_host_run_path(const char *path, size_t len, const char *name);
 int cd_tree_host_run_base(const char *name);
 int cd_tree_python_name(const char *name);
@@ -134,6 +135,8 @@ int cd_tree_python_run(int dfd, const char *path, size_t len, const char *name);
 int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len);
 int cd_tree_objects_info(char *path, size_t len);
 int cd_tree_git_targets(struct walk *w, const char *gd);
+int cd_tree_content_run_name(const char *name);
+int cd_tree_content_runs(int dfd, const char *name);
 
 /* tree-scan.c */
 int cd_tree_list_add_why(struct walk *w, const char *rel, const char *why);

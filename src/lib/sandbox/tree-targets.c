@@ -197,6 +197,77 @@ static int pth_imports(struct walk *w, int dfd, const char *buf, size_t n, size_
 	return r;
 }
 
+static int named_path(struct walk *w, const char *path);
+
+/* direnv's stdlib commands whose argument is a file the .envrc runs
+ * (source_env: a directory's .envrc too), and the `use` layouts with
+ * the files they evaluate: direnv runs them on every cd into the
+ * directory, and allows an .envrc by its own content only, so a
+ * rewritten .envrc.local or shell.nix runs without a new `direnv allow`.
+ * (dotenv's files are credentials: masked, not run.) */
+static const struct {
+	const char *cmd, *arg; /* arg NULL: the next word names the file */
+	const char *files[2];
+} envrc_cmds[] = {
+	{ "source_env", NULL, { NULL, NULL } },
+	{ "source_env_if_exists", NULL, { NULL, NULL } },
+	{ "use", "nix", { "shell.nix", "default.nix" } },
+	{ "use_nix", NULL, { "shell.nix", "default.nix" } },
+	{ "use", "flake", { "flake.nix", "flake.lock" } },
+	{ "use_flake", NULL, { "flake.nix", "flake.lock" } },
+};
+
+/* One word of line p..end into word (quotes dropped); past it. */
+static const char *envrc_word(const char *p, const char *end, char *word, size_t cap)
+{
+	size_t wl = 0;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	for (; p < end && *p != ' ' && *p != '\t' && *p != ';' && *p != '#'; p++) {
+		if (*p != '"' && *p != '\'' && wl < cap - 1)
+			word[wl++] = *p;
+	}
+	word[wl] = '\0';
+	return p;
+}
+
+/* An .envrc (buf, n bytes, in w->path, len bytes): what it runs. */
+static int envrc_targets(struct walk *w, const char *buf, size_t n, size_t len)
+{
+	char cmd[64], arg[CD_PATH_MAX], host[CD_PATH_MAX];
+	const char *line, *end, *p;
+	size_t i, j;
+	int r = 0, k;
+
+	for (line = buf; r == 0 && line < buf + n; line = end + 1) {
+		if (!(end = memchr(line, '\n', (size_t)(buf + n - line))))
+			end = buf + n;
+		p = envrc_word(line, end, cmd, sizeof cmd);
+		p = envrc_word(p, end, arg, sizeof arg);
+		for (i = 0; r == 0 && i < CD_ARRAY_SIZE(envrc_cmds); i++) {
+			if (strcmp(cmd, envrc_cmds[i].cmd) ||
+			    (envrc_cmds[i].arg && strcmp(arg, envrc_cmds[i].arg)))
+				continue;
+			for (j = 0; r == 0 && j < 2 && envrc_cmds[i].files[0]; j++) {
+				k = snprintf(host, sizeof host, "%.*s/%s", (int)len, w->path,
+				             envrc_cmds[i].files[j]);
+				if (k > 0 && (size_t)k < sizeof host)
+					r = named_path(w, host);
+			}
+			if (envrc_cmds[i].files[0] || !arg[0] || arg[0] == '~' || arg[0] == '$')
+				continue;
+			k = arg[0] == '/' ? snprintf(host, sizeof host, "%s", arg)
+			                  : snprintf(host, sizeof host, "%.*s/%s", (int)len,
+			                             w->path, arg);
+			if (k > 0 && (size_t)k < sizeof host &&
+			    cd_path_normalize(host, arg, sizeof arg) == 0)
+				r = named_path(w, arg);
+		}
+	}
+	return r;
+}
+
 /* `name` of dfd (w->path, its directory len bytes), a host-run file the
  * walk keeps read-only before the run: what it names, listed or kept
  * read-only too. */
@@ -210,7 +281,10 @@ int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len)
 	char *buf;
 	int fd, r;
 
-	if (w->list_only || !w->list || (!key && (nl <= 4 || strcmp(name + nl - 4, ".pth"))))
+	int envrc = !strcmp(name, ".envrc");
+
+	if (w->list_only || !w->list ||
+	    (!key && !envrc && (nl <= 4 || strcmp(name + nl - 4, ".pth"))))
 		return 0;
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
@@ -222,25 +296,25 @@ int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len)
 	while (got < TARGETS_READ_MAX && (k = read(fd, buf + got, TARGETS_READ_MAX - got)) > 0)
 		got += (size_t)k;
 	close(fd);
-	r = key ? yarn_targets(w, buf, got, key, len) : pth_imports(w, dfd, buf, got, len);
+	r = key     ? yarn_targets(w, buf, got, key, len)
+	    : envrc ? envrc_targets(w, buf, got, len)
+	            : pth_imports(w, dfd, buf, got, len);
 	free(buf);
 	return r;
 }
 
-/* A path a git directory's config or hooks name (gitcfg.h), in this
- * tree: listed (so one made or replaced is reported after the run), and
+/* A path a protected file names (a git directory's config or hooks:
+ * gitcfg.h; an .envrc's sourced files), in this tree: listed (so one made or replaced is reported after the run), and
  * read-only when it exists (a hooksPath directory whole).  A symlink on
  * the way, below the tree's top, is refused as a host-run name's is: the
  * sandbox could point it elsewhere. */
-static int git_named(void *arg, const char *path, enum cd_git_named kind)
+static int named_path(struct walk *w, const char *path)
 {
-	struct walk *w = arg;
 	char pre[CD_PATH_MAX];
 	size_t i, pl = strlen(path);
 	struct stat st;
 	int link;
 
-	(void)kind;
 	if (pl <= w->srclen || pl >= sizeof pre || !cd_path_is_under(path, w->src))
 		return 0; /* not in this tree */
 	memcpy(pre, path, pl + 1);
@@ -257,9 +331,9 @@ static int git_named(void *arg, const char *path, enum cd_git_named kind)
 		if (link)
 			return cd_err_set(
 			        w->err, -CD_E_USAGE,
-			        "'%.*s' is a symlink on the way to '%s', which a git config "
-			        "or hook names: a writable tree cannot keep it read-only (the "
-			        "host's git would run what it points to), so the run is refused",
+			        "'%.*s' is a symlink on the way to '%s', which a git config, "
+			        "hook or .envrc names: a writable tree cannot keep it read-only "
+			        "(the host would run what it points to), so the run is refused",
 			        (int)i, path, path);
 	}
 	if (cd_tree_list_add(w, path) < 0)
@@ -269,10 +343,65 @@ static int git_named(void *arg, const char *path, enum cd_git_named kind)
 	return cd_tree_cover(w, path, CD_MNT_REMOUNT_RO, 0, WHY_GIT_NAMED);
 }
 
+static int git_named(void *arg, const char *path, enum cd_git_named kind)
+{
+	(void)kind;
+	return named_path(arg, path);
+}
+
 /* The git directory gd (protected): what its config and hooks name. */
 int cd_tree_git_targets(struct walk *w, const char *gd)
 {
 	int r = cd_git_named_paths(gd, git_named, w);
 
 	return r == -ENOMEM ? cd_err_set(w->err, r, "out of memory") : r;
+}
+
+/* Shared configs that run code only when they say so: pylint's
+ * init-hook and load-plugins, mypy's plugins, which editors run on
+ * opening the project.  Read-only while they hold one; one added during
+ * the run is reported after it. */
+static const char *const content_run_names[] = { "pyproject.toml", "setup.cfg", "tox.ini", NULL };
+
+int cd_tree_content_run_name(const char *name)
+{
+	size_t i;
+
+	if (name[0] != 'p' && name[0] != 's' && name[0] != 't')
+		return 0;
+	for (i = 0; content_run_names[i]; i++) {
+		if (!strcmp(name, content_run_names[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* Does `name` of dfd (one of content_run_names) hold such a key? */
+int cd_tree_content_runs(int dfd, const char *name)
+{
+	size_t got = 0;
+	ssize_t k = 1;
+	char *buf, *p;
+	int fd, hit = 0;
+
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* the editor's tools cannot read it either */
+	if (!(buf = malloc(TARGETS_READ_MAX + 1))) {
+		close(fd);
+		return 1; /* erring toward read-only */
+	}
+	while (got < TARGETS_READ_MAX && (k = read(fd, buf + got, TARGETS_READ_MAX - got)) > 0)
+		got += (size_t)k;
+	close(fd);
+	buf[got] = '\0';
+	hit = k < 0 || got == TARGETS_READ_MAX || memmem(buf, got, "init-hook", 9) ||
+	      memmem(buf, got, "init_hook", 9) || memmem(buf, got, "load-plugins", 12) ||
+	      memmem(buf, got, "load_plugins", 12);
+	/* mypy's plugins = ..., in its section of the file */
+	if (!hit && (p = memmem(buf, got, "mypy", 4)))
+		for (; !hit && (p = strstr(p, "plugins")); p += 7)
+			hit = p > buf && (p[-1] == '\n' || p[-1] == ' ' || p[-1] == '\t');
+	free(buf);
+	return hit;
 }
