@@ -17,7 +17,8 @@
 # The host side: git status, add, commit and checkout, as the user would:
 # nothing the sandbox wrote runs, and the project's own hooks, filter and
 # fsmonitor do (the positive control).  Controls: an ordinary file and an
-# unnamed script in tools/ are written and not listed.  As root and as
+# unnamed script in tools/ are written and not listed (a command word
+# "./" names the tree's top: not made read-only).  As root and as
 # nobody.
 : "${CORDON_TEST_TIMEOUT:=300}"
 export CORDON_TEST_TIMEOUT
@@ -43,6 +44,7 @@ mkrepo() {
 		git config include.path ../.gitconfig
 		git config filter.x.clean 'sh tools/clean.sh'
 		git config filter.x.smudge cat
+		git config diff.t.textconv 'sh ./' # names no script: the tree stays writable
 		mkdir .githooks tools conf
 		printf '#!/bin/sh\ntouch %s/pre-commit-real\n' "$m" >.githooks/pre-commit
 		chmod +x .githooks/pre-commit

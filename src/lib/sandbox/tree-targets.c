@@ -197,7 +197,7 @@ static int pth_imports(struct walk *w, int dfd, const char *buf, size_t n, size_
 	return r;
 }
 
-static int named_path(struct walk *w, const char *path);
+static int named_path(struct walk *w, const char *path, int dir_ok);
 
 /* direnv's stdlib commands whose argument is a file the .envrc runs
  * (source_env: a directory's .envrc too), and the `use` layouts with
@@ -253,7 +253,7 @@ static int envrc_targets(struct walk *w, const char *buf, size_t n, size_t len)
 				k = snprintf(host, sizeof host, "%.*s/%s", (int)len, w->path,
 				             envrc_cmds[i].files[j]);
 				if (k > 0 && (size_t)k < sizeof host)
-					r = named_path(w, host);
+					r = named_path(w, host, 0);
 			}
 			if (envrc_cmds[i].files[0] || !arg[0] || arg[0] == '~' || arg[0] == '$')
 				continue;
@@ -262,7 +262,7 @@ static int envrc_targets(struct walk *w, const char *buf, size_t n, size_t len)
 			                             w->path, arg);
 			if (k > 0 && (size_t)k < sizeof host &&
 			    cd_path_normalize(host, arg, sizeof arg) == 0)
-				r = named_path(w, arg);
+				r = named_path(w, arg, 0); /* a directory: its .envrc, by name */
 		}
 	}
 	return r;
@@ -305,10 +305,11 @@ int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len)
 
 /* A path a protected file names (a git directory's config or hooks:
  * gitcfg.h; an .envrc's sourced files), in this tree: listed (so one made or replaced is reported after the run), and
- * read-only when it exists (a hooksPath directory whole).  A symlink on
+ * read-only when it is a file, or a directory dir_ok says may be read-only
+ * whole (core.hooksPath: a command word "./" names no script).  A symlink on
  * the way, below the tree's top, is refused as a host-run name's is: the
  * sandbox could point it elsewhere. */
-static int named_path(struct walk *w, const char *path)
+static int named_path(struct walk *w, const char *path, int dir_ok)
 {
 	char pre[CD_PATH_MAX];
 	size_t i, pl = strlen(path);
@@ -336,6 +337,8 @@ static int named_path(struct walk *w, const char *path)
 			        "(the host would run what it points to), so the run is refused",
 			        (int)i, path, path);
 	}
+	if (i > pl && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && !dir_ok)
+		return 0; /* "./" in a command: no script */
 	if (cd_tree_list_add(w, path) < 0)
 		return -ENOMEM;
 	if (i <= pl || lstat(path, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
@@ -345,8 +348,7 @@ static int named_path(struct walk *w, const char *path)
 
 static int git_named(void *arg, const char *path, enum cd_git_named kind)
 {
-	(void)kind;
-	return named_path(arg, path);
+	return named_path(arg, path, kind == CD_GIT_NAMED_DIR);
 }
 
 /* The git directory gd (protected): what its config and hooks name. */
