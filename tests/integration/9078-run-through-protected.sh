@@ -15,7 +15,9 @@
 #   editor run) is read-only whole; eslint.config.js, .prettierrc.cjs,
 #   pylintrc.toml are read-only by name;
 # - yarn PnP's .pnp.cjs stays writable (yarn install rewrites it) but is
-#   in planted_paths when written, and flagged by --propose.
+#   in planted_paths when written.
+# --propose flags .pnp.cjs, .yarn/sdks, an .envrc.local beside an .envrc
+# and a pyproject.toml whose new content holds an init-hook.
 # Controls: an ordinary file, a pyproject.toml without those keys and a
 # file the .envrc does not name are written.  As root and as nobody.
 : "${CORDON_TEST_TIMEOUT:=300}"
@@ -95,14 +97,18 @@ EOF
 	done
 	case $got in *other.sh*) r="listed: $got" ;; *) r=no ;; esac
 	is "$r" no "$who: control: d/other.sh is not listed"
-	# --propose: .pnp.cjs and an .yarn/sdks file changed are flagged, other.sh not
+	# --propose: .pnp.cjs, an .yarn/sdks file, .envrc.local and an
+	# init-hook added to a pyproject.toml are flagged; other.sh and a
+	# pyproject.toml edit without one are not
 	$RUN_AS "$CORDON" run --propose --agent bot -- sh -c 'echo y >>js/.pnp.cjs
-		echo y >>js/.yarn/sdks/typescript/lib/tsserver.js; echo y >>d/other.sh' \
-		>"$T/out" 2>"$T/err"
+		echo y >>js/.yarn/sdks/typescript/lib/tsserver.js; echo y >>d/other.sh
+		echo y >>d/.envrc.local; echo "[tool.pylint.main]
+init-hook = \"import os\"" >>plain/pyproject.toml
+		mkdir -p q && echo "[project]" >q/pyproject.toml' >"$T/out" 2>"$T/err"
 	is "$?" 0 "$who: the proposing run exits 0"
-	is "$(grep -o '[0-9]* modified.*flagged' "$T/err")" \
-		"3 modified, 0 deleted, 0 mkdir, 0 rmdir, 0 refused, 2 flagged" \
-		"$who: --propose flags .pnp.cjs and the sdk file, not other.sh"
+	is "$(grep -o '[0-9]* added.*flagged' "$T/err")" \
+		"1 added, 5 modified, 0 deleted, 1 mkdir, 0 rmdir, 0 refused, 4 flagged" \
+		"$who: --propose flags .pnp.cjs, the sdk file, .envrc.local, the init-hook"
 	cd "$T" || exit 1
 }
 for_each_user through

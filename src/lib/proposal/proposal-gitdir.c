@@ -13,7 +13,11 @@
 #include "sandbox/profile.h"
 #include "util/path.h"
 
+#define RUN_READ_MAX (256 * 1024) /* of a pyproject.toml: a larger one is flagged */
+
 #include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -143,5 +147,57 @@ void cd_prop_flag_git_named(struct cd_proposal *p)
 		if (dl <= 1)
 			return;
 		dl--;
+	}
+}
+
+/* Files an .envrc beside them usually runs on the host's next cd
+ * (source_env_if_exists .envrc.local, use nix, use flake). */
+static const char *const envrc_run[] = { ".envrc.local", "shell.nix",  "default.nix",
+	                                 "flake.nix",    "flake.lock", NULL };
+
+/* The new content of f (in the upper layer) makes an editor run code
+ * (a pylint init-hook, mypy plugins: cd_config_runs_code)?  One that
+ * cannot be read is taken as one. */
+static int runs_code(int upfd, const struct cd_prop_file *f)
+{
+	char *buf;
+	size_t got = 0;
+	ssize_t k = 1;
+	int fd, hit;
+
+	fd = openat(upfd, f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	if (!(buf = malloc(RUN_READ_MAX))) {
+		close(fd);
+		return 1;
+	}
+	while (got < RUN_READ_MAX && (k = read(fd, buf + got, RUN_READ_MAX - got)) > 0)
+		got += (size_t)k;
+	close(fd);
+	hit = k < 0 || got == RUN_READ_MAX || cd_config_runs_code(buf, got);
+	free(buf);
+	return hit;
+}
+
+void cd_prop_flag_run_through(struct cd_proposal *p, int upfd, int lofd)
+{
+	size_t i, j, dl;
+
+	for (i = 0; i < p->nfiles; i++) {
+		struct cd_prop_file *f = &p->files[i];
+		const char *base = memrchr(f->path, '/', f->path_len);
+
+		if (f->flagged || (f->op != CD_PROP_ADDED && f->op != CD_PROP_MODIFIED))
+			continue;
+		base = base ? base + 1 : f->path;
+		dl = base > f->path ? (size_t)(base - f->path - 1) : 0;
+		for (j = 0; envrc_run[j] && !f->flagged; j++) {
+			if (!strcmp(base, envrc_run[j]) &&
+			    present(upfd, lofd, f->path, dl, ".envrc", 0))
+				f->flagged = 1;
+		}
+		if (!f->flagged && cd_config_run_name(base) && runs_code(upfd, f))
+			f->flagged = 1;
 	}
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,6 +149,47 @@ const char *const cd_host_reported_names[] = {
 	".pnp.js",
 	NULL,
 };
+
+const char *const cd_config_run_names[] = { "pyproject.toml", "setup.cfg", "tox.ini", NULL };
+
+int cd_config_run_name(const char *name)
+{
+	size_t i;
+
+	if (name[0] != 'p' && name[0] != 's' && name[0] != 't')
+		return 0;
+	for (i = 0; cd_config_run_names[i]; i++) {
+		if (!strcmp(name, cd_config_run_names[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* pylint's init-hook and load-plugins (either spelling), and mypy's
+ * plugins: a line starting "plugins" in a file that mentions mypy. */
+int cd_config_runs_code(const char *buf, size_t n)
+{
+	static const char *const keys[] = { "init-hook", "init_hook", "load-plugins",
+		                            "load_plugins", NULL };
+	const char *p, *end = buf + n;
+	size_t i;
+
+	for (i = 0; keys[i]; i++) {
+		if (memmem(buf, n, keys[i], strlen(keys[i])))
+			return 1;
+	}
+	if (!memmem(buf, n, "mypy", 4))
+		return 0;
+	for (p = buf; (p = memmem(p, (size_t)(end - p), "plugins", 7)); p += 7) {
+		const char *q = p;
+
+		while (q > buf && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		if (q == buf || q[-1] == '\n')
+			return 1;
+	}
+	return 0;
+}
 
 const char *const cd_git_control_names[] = {
 	"config", "config.worktree", "hooks", "info", "worktrees", "commondir", NULL,

@@ -164,6 +164,7 @@ static uint64_t cache_key(const struct cd_plan_opts *o)
 	h = fnv_table(h, cd_host_run_names);
 	h = fnv_table(h, cd_host_run_paths);
 	h = fnv_table(h, cd_host_reported_names);
+	h = fnv_table(h, cd_config_run_names);
 	h = fnv_table(h, cd_git_control_names);
 	h = fnv_table(h, cd_credential_files);
 	h = fnv_table(h, cd_credential_dirs);
@@ -652,7 +653,7 @@ int cd_tree_cache_item(struct walk *w, unsigned depth, const char *name, unsigne
 	w->path[dir_len] = '/';
 	memcpy(w->path + dir_len + 1, name, nl + 1);
 	plain = (type == DT_REG || type == DT_DIR) && !cd_tree_is_host_run(name) &&
-	        !cd_tree_is_reported(name) && !cd_tree_content_run_name(name) &&
+	        !cd_tree_is_reported(name) && !cd_config_run_name(name) &&
 	        !cd_tree_host_run_base(name) && !cd_tree_python_name(name) &&
 	        strcmp(name, "HEAD") && strcmp(name, "alternates") &&
 	        (type == DT_DIR || !cd_tree_cred_maybe(w, name, nl, dir_len + 1 + nl));

@@ -548,7 +548,7 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 		r = cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_LINK_OUT);
 	/* reported when written (.pnp.cjs, a pyproject.toml without a hook),
 	 * or read-only while it holds a hook (crun 2) */
-	if (r == 0 && w->protect && type == DT_REG && cd_tree_content_run_name(name))
+	if (r == 0 && w->protect && type == DT_REG && cd_config_run_name(name))
 		crun = 1 + cd_tree_content_runs(dfd, name);
 	if (r == 0 && w->protect && type == DT_REG && (crun == 1 || cd_tree_is_reported(name)))
 		r = cd_tree_list_add(w, w->path);

@@ -8,6 +8,7 @@
 #include "tree-scan-int.h"
 
 #include "gitcfg.h"
+#include "profile.h"
 #include "util/bounds.h"
 #include "util/path.h"
 #include "util/util.h"
@@ -359,51 +360,27 @@ int cd_tree_git_targets(struct walk *w, const char *gd)
 	return r == -ENOMEM ? cd_err_set(w->err, r, "out of memory") : r;
 }
 
-/* Shared configs that run code only when they say so: pylint's
- * init-hook and load-plugins, mypy's plugins, which editors run on
- * opening the project.  Read-only while they hold one; one added during
- * the run is reported after it. */
-static const char *const content_run_names[] = { "pyproject.toml", "setup.cfg", "tox.ini", NULL };
-
-int cd_tree_content_run_name(const char *name)
-{
-	size_t i;
-
-	if (name[0] != 'p' && name[0] != 's' && name[0] != 't')
-		return 0;
-	for (i = 0; content_run_names[i]; i++) {
-		if (!strcmp(name, content_run_names[i]))
-			return 1;
-	}
-	return 0;
-}
-
-/* Does `name` of dfd (one of content_run_names) hold such a key? */
+/* Does `name` of dfd (one of cd_config_run_names) hold a key that makes
+ * editors run code (cd_config_runs_code)?  One too large to read whole,
+ * or unreadable midway, is taken as holding one. */
 int cd_tree_content_runs(int dfd, const char *name)
 {
 	size_t got = 0;
 	ssize_t k = 1;
-	char *buf, *p;
-	int fd, hit = 0;
+	char *buf;
+	int fd, hit;
 
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* the editor's tools cannot read it either */
-	if (!(buf = malloc(TARGETS_READ_MAX + 1))) {
+	if (!(buf = malloc(TARGETS_READ_MAX))) {
 		close(fd);
 		return 1; /* erring toward read-only */
 	}
 	while (got < TARGETS_READ_MAX && (k = read(fd, buf + got, TARGETS_READ_MAX - got)) > 0)
 		got += (size_t)k;
 	close(fd);
-	buf[got] = '\0';
-	hit = k < 0 || got == TARGETS_READ_MAX || memmem(buf, got, "init-hook", 9) ||
-	      memmem(buf, got, "init_hook", 9) || memmem(buf, got, "load-plugins", 12) ||
-	      memmem(buf, got, "load_plugins", 12);
-	/* mypy's plugins = ..., in its section of the file */
-	if (!hit && (p = memmem(buf, got, "mypy", 4)))
-		for (; !hit && (p = strstr(p, "plugins")); p += 7)
-			hit = p > buf && (p[-1] == '\n' || p[-1] == ' ' || p[-1] == '\t');
+	hit = k < 0 || got == TARGETS_READ_MAX || cd_config_runs_code(buf, got);
 	free(buf);
 	return hit;
 }
