@@ -11,6 +11,8 @@
 #   core.fsmonitor (tools/fsmon.sh) are read-only;
 # - a hook that is a symlink into the tree: its target is read-only,
 #   written directly or through the link;
+# - a relative core.hooksPath in the caller's ~/.gitconfig (.ghooks):
+#   that directory of each repository is read-only;
 # - a core.hooksPath directory that does not exist yet is made by the
 #   run: it is in planted_paths.
 # With --propose, a change to any of them is flagged.
@@ -36,7 +38,7 @@ ATTEMPT='try() {
 # touches $2/NAME-real; the sandbox's versions touch $2/NAME-evil.
 mkrepo() {
 	p=$1 m=$2
-	mkdir -p "$p/a" "$p/b" "$p/c"
+	mkdir -p "$p/a" "$p/b" "$p/c" "$p/e"
 	(
 		cd "$p/a" || exit 1
 		git init -q . && git config user.email a@b && git config user.name a
@@ -73,6 +75,14 @@ mkrepo() {
 		git config core.hooksPath hooks-c
 		echo x >f && git add -A && git commit -qm init
 	) || return 1
+	(
+		cd "$p/e" || exit 1
+		git init -q . && git config user.email a@b && git config user.name a
+		mkdir .ghooks
+		printf '#!/bin/sh\ntouch %s/global-real\n' "$m" >.ghooks/pre-commit
+		chmod +x .ghooks/pre-commit
+		echo x >f && git add -A && git commit -qm init
+	) || return 1
 	rm -f "$m"/*
 }
 
@@ -93,17 +103,23 @@ try filter-script "echo 'touch $m/clean-evil; cat' >a/tools/clean.sh"
 try fsmon-script "printf '#!/bin/sh\ntouch $m/fsmon-evil\nexit 1\n' >a/tools/fsmon.sh"
 try hook-target "printf '#!/bin/sh\ntouch $m/post-commit-evil\n' >b/scripts/post-commit.sh"
 try through-link "printf '#!/bin/sh\ntouch $m/post-commit-evil\n' >b/.git/hooks/post-commit"
+try global-hooks "printf '#!/bin/sh\ntouch $m/global-evil\n' >e/.ghooks/pre-commit"
 try control-file "echo y >>a/f"
 try control-script "echo y >>a/tools/other.sh"
 try new-hooks-dir "mkdir c/hooks-c && printf '#!/bin/sh\ntouch $m/c-evil\n' >c/hooks-c/pre-commit && chmod +x c/hooks-c/pre-commit"
 EOF
 	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
 	cd "$d" || exit 1
-	$RUN_AS "$CORDON" run --profile workspace-write --json-fd 3 -- sh attack.sh \
+	# the caller's ~/.gitconfig: a relative core.hooksPath, for every repository
+	h=$T/home-$who
+	mkdir -p "$h"
+	printf '[core]\n\thooksPath = .ghooks\n' >"$h/.gitconfig"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$h"
+	$RUN_AS env HOME="$h" "$CORDON" run --profile workspace-write --json-fd 3 -- sh attack.sh \
 		3>"$T/rec" >"$T/out" 2>"$T/err"
 	is "$?" 0 "$who: the run exits 0"
 	for n in hooks-rewrite hooks-new include nested-include filter-script fsmon-script \
-		hook-target through-link; do
+		hook-target through-link global-hooks; do
 		is "$(grep "^$n=" "$T/out")" "$n=erofs" "$who: $n is refused: read-only file system"
 	done
 	for n in control-file control-script new-hooks-dir; do
@@ -119,12 +135,13 @@ EOF
 		cd a && $RUN_AS git status --short && echo z >>f.dat && $RUN_AS git add -A &&
 			$RUN_AS git commit -qm next && $RUN_AS git checkout -q -b other
 		cd ../b && echo z >>f && $RUN_AS git commit -qam next
+		cd ../e && echo z >>f && $RUN_AS env HOME="$h" git commit -qam next
 	) >"$T/host.out" 2>&1
 	is "$?" 0 "$who: the host's git commands succeed"
 	is "$(ls "$m" | grep evil)" "" "$who: nothing the sandbox wrote ran on the host"
 	is "$(ls "$m" | grep real | sort | tr '\n' ' ')" \
-		"clean-real fsmon-real post-commit-real pre-commit-real " \
-		"$who: control: the project's own hook, filter, fsmonitor and linked hook ran"
+		"clean-real fsmon-real global-real post-commit-real pre-commit-real " \
+		"$who: control: the project's own hooks (linked, global hooksPath), filter, fsmonitor ran"
 	# --propose: a change to a named path is flagged, an ordinary one not
 	cd a || exit 1
 	$RUN_AS "$CORDON" run --propose --agent bot -- sh -c 'echo y >>.githooks/pre-commit

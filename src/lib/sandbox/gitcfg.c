@@ -309,6 +309,14 @@ static int hook_links(struct ctx *c, const char *dir)
 int cd_git_named_paths(const char *gd, cd_git_named_fn fn, void *arg)
 {
 	static const char *const files[] = { "config", "config.worktree" };
+	static const struct {
+		const char *env, *file;
+	} outer[] = {
+		{ "HOME", "/.gitconfig" },
+		{ "HOME", "/.config/git/config" },
+		{ "XDG_CONFIG_HOME", "/git/config" },
+		{ NULL, "/etc/gitconfig" },
+	};
 	char cfg[CD_PATH_MAX], hooks[CD_PATH_MAX];
 	struct ctx *c = calloc(1, sizeof *c);
 	size_t i, gl = strlen(gd);
@@ -329,6 +337,16 @@ int cd_git_named_paths(const char *gd, cd_git_named_fn fn, void *arg)
 		}
 		if (c->pass == 0 && c->worktree[0] && resolve(gd, c->worktree, cfg) == 0)
 			memcpy(c->top, cfg, strlen(cfg) + 1);
+	}
+	/* the caller's and the system's: a relative core.hooksPath there
+	 * names a directory in every repository */
+	c->pass = 1;
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(outer); i++) {
+		const char *base = outer[i].env ? getenv(outer[i].env) : "";
+
+		if (base && (base[0] == '/' || !outer[i].env) &&
+		    snprintf(cfg, sizeof cfg, "%s%s", base, outer[i].file) < (int)sizeof cfg)
+			r = parse_file(c, cfg, 0);
 	}
 	if (r == 0 && snprintf(hooks, sizeof hooks, "%s/hooks", gd) < (int)sizeof hooks)
 		r = hook_links(c, hooks);

@@ -21,7 +21,9 @@ enum cd_git_named {
 typedef int (*cd_git_named_fn)(void *arg, const char *path, enum cd_git_named kind);
 
 /* The paths git directory `gd` (absolute) names through its config,
- * config.worktree, their includes (10 deep, as git) and the symlinks in
+ * config.worktree, the caller's ~/.gitconfig, $XDG_CONFIG_HOME/git/config
+ * and /etc/gitconfig (a relative core.hooksPath there is this
+ * repository's too), their includes (10 deep, as git) and the symlinks in
  * its hooks directory and in the one core.hooksPath names.  Relative
  * commands and hooksPath are taken from the working tree's top (gd's
  * parent for a .git, core.worktree when set, else gd).  0 or fn's answer. */
