@@ -139,7 +139,7 @@ void cd_prop_flag_git_named(struct cd_proposal *p)
 			dl = 0; /* the root */
 		memcpy(gd + dl, "/.git", sizeof "/.git");
 		if (stat(gd, &st) == 0 && S_ISDIR(st.st_mode)) {
-			cd_git_named_paths(gd, flag_named, p);
+			cd_git_named_paths(gd, NULL, flag_named, p);
 			return;
 		}
 		while (dl > 0 && gd[dl - 1] != '/')

@@ -306,16 +306,16 @@ static int hook_links(struct ctx *c, const char *dir)
 	return r;
 }
 
-int cd_git_named_paths(const char *gd, cd_git_named_fn fn, void *arg)
+int cd_git_named_paths(const char *gd, const char *home, cd_git_named_fn fn, void *arg)
 {
 	static const char *const files[] = { "config", "config.worktree" };
 	static const struct {
-		const char *env, *file;
+		int in_home;
+		const char *file;
 	} outer[] = {
-		{ "HOME", "/.gitconfig" },
-		{ "HOME", "/.config/git/config" },
-		{ "XDG_CONFIG_HOME", "/git/config" },
-		{ NULL, "/etc/gitconfig" },
+		{ 0, "/etc/gitconfig" },
+		{ 1, "/.config/git/config" },
+		{ 1, "/.gitconfig" },
 	};
 	char cfg[CD_PATH_MAX], hooks[CD_PATH_MAX];
 	struct ctx *c = calloc(1, sizeof *c);
@@ -330,22 +330,26 @@ int cd_git_named_paths(const char *gd, cd_git_named_fn fn, void *arg)
 		snprintf(c->top, sizeof c->top, "%.*s", (int)(gl - 5), gd);
 	else
 		snprintf(c->top, sizeof c->top, "%s", gd);
-	for (c->pass = 0; r == 0 && c->pass < 2; c->pass++) {
-		for (i = 0; r == 0 && i < CD_ARRAY_SIZE(files); i++) {
-			if (snprintf(cfg, sizeof cfg, "%s/%s", gd, files[i]) < (int)sizeof cfg)
-				r = parse_file(c, cfg, 0);
-		}
-		if (c->pass == 0 && c->worktree[0] && resolve(gd, c->worktree, cfg) == 0)
-			memcpy(c->top, cfg, strlen(cfg) + 1);
+	/* core.worktree first: where relative paths start */
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(files); i++) {
+		if (snprintf(cfg, sizeof cfg, "%s/%s", gd, files[i]) < (int)sizeof cfg)
+			r = parse_file(c, cfg, 0);
 	}
-	/* the caller's and the system's: a relative core.hooksPath there
-	 * names a directory in every repository */
+	if (c->worktree[0] && resolve(gd, c->worktree, cfg) == 0)
+		memcpy(c->top, cfg, strlen(cfg) + 1);
+	/* then as git reads them, the last core.hooksPath winning: the
+	 * system's and the caller's (a relative core.hooksPath there names
+	 * a directory in every repository), the repository's */
 	c->pass = 1;
 	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(outer); i++) {
-		const char *base = outer[i].env ? getenv(outer[i].env) : "";
+		const char *base = outer[i].in_home ? home : "";
 
-		if (base && (base[0] == '/' || !outer[i].env) &&
+		if (base && (base[0] == '/' || !outer[i].in_home) &&
 		    snprintf(cfg, sizeof cfg, "%s%s", base, outer[i].file) < (int)sizeof cfg)
+			r = parse_file(c, cfg, 0);
+	}
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(files); i++) {
+		if (snprintf(cfg, sizeof cfg, "%s/%s", gd, files[i]) < (int)sizeof cfg)
 			r = parse_file(c, cfg, 0);
 	}
 	if (r == 0 && snprintf(hooks, sizeof hooks, "%s/hooks", gd) < (int)sizeof hooks)

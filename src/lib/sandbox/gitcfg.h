@@ -21,12 +21,12 @@ enum cd_git_named {
 typedef int (*cd_git_named_fn)(void *arg, const char *path, enum cd_git_named kind);
 
 /* The paths git directory `gd` (absolute) names through its config,
- * config.worktree, the caller's ~/.gitconfig, $XDG_CONFIG_HOME/git/config
- * and /etc/gitconfig (a relative core.hooksPath there is this
+ * config.worktree, the caller's HOME/.gitconfig and HOME/.config/git/config
+ * (home NULL: not read) and /etc/gitconfig (a relative core.hooksPath there is this
  * repository's too), their includes (10 deep, as git) and the symlinks in
  * its hooks directory and in the one core.hooksPath names.  Relative
  * commands and hooksPath are taken from the working tree's top (gd's
  * parent for a .git, core.worktree when set, else gd).  0 or fn's answer. */
-int cd_git_named_paths(const char *gd, cd_git_named_fn fn, void *arg);
+int cd_git_named_paths(const char *gd, const char *home, cd_git_named_fn fn, void *arg);
 
 #endif

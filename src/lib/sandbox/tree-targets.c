@@ -355,7 +355,7 @@ static int git_named(void *arg, const char *path, enum cd_git_named kind)
 /* The git directory gd (protected): what its config and hooks name. */
 int cd_tree_git_targets(struct walk *w, const char *gd)
 {
-	int r = cd_git_named_paths(gd, git_named, w);
+	int r = cd_git_named_paths(gd, w->o->caller_home, git_named, w);
 
 	return r == -ENOMEM ? cd_err_set(w->err, r, "out of memory") : r;
 }
