@@ -9,9 +9,15 @@
 #include "proposal-int.h"
 
 #include "util/bounds.h"
+#include "sandbox/gitcfg.h"
 #include "sandbox/profile.h"
+#include "util/path.h"
+
+#define RUN_READ_MAX (256 * 1024) /* of a pyproject.toml: a larger one is flagged */
 
 #include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -88,6 +94,110 @@ void cd_prop_flag_gitdirs(struct cd_proposal *p, int upfd, int lofd)
 		struct cd_prop_file *f = &p->files[i];
 
 		if (!f->flagged && f->op != CD_PROP_REFUSED && controls_gitdir(f, upfd, lofd))
+			f->flagged = 1;
+	}
+}
+
+/* A path the repository's config or hooks name (sandbox/gitcfg.h): a
+ * change to it, or below it, is flagged. */
+static int flag_named(void *arg, const char *path, enum cd_git_named kind)
+{
+	struct cd_proposal *p = arg;
+	size_t i, tl = strlen(p->tree), rl;
+	const char *rel;
+
+	(void)kind;
+	if (!strcmp(p->tree, "/"))
+		tl = 0;
+	if (strlen(path) <= tl || !cd_path_is_under(path, p->tree))
+		return 0;
+	rel = path + tl + 1;
+	rl = strlen(rel);
+	for (i = 0; i < p->nfiles; i++) {
+		struct cd_prop_file *f = &p->files[i];
+
+		if (f->op != CD_PROP_REFUSED && f->path_len >= rl && !memcmp(f->path, rel, rl) &&
+		    (f->path_len == rl || f->path[rl] == '/'))
+			f->flagged = 1;
+	}
+	return 0;
+}
+
+/* The repository holding the tree (its .git at the tree's top or above):
+ * what its config and hooks name, as the host has them, flagged. */
+void cd_prop_flag_git_named(struct cd_proposal *p)
+{
+	char gd[CD_PATH_MAX];
+	struct stat st;
+	size_t dl = strlen(p->tree);
+
+	if (dl >= sizeof gd - sizeof "/.git")
+		return;
+	memcpy(gd, p->tree, dl + 1);
+	for (;;) {
+		if (dl == 1)
+			dl = 0; /* the root */
+		memcpy(gd + dl, "/.git", sizeof "/.git");
+		if (stat(gd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			cd_git_named_paths(gd, NULL, flag_named, p);
+			return;
+		}
+		while (dl > 0 && gd[dl - 1] != '/')
+			dl--;
+		if (dl <= 1)
+			return;
+		dl--;
+	}
+}
+
+/* Files an .envrc beside them usually runs on the host's next cd
+ * (source_env_if_exists .envrc.local, use nix, use flake). */
+static const char *const envrc_run[] = { ".envrc.local", "shell.nix",  "default.nix",
+	                                 "flake.nix",    "flake.lock", NULL };
+
+/* The new content of f (in the upper layer) makes an editor run code
+ * (a pylint init-hook, mypy plugins: cd_config_runs_code)?  One that
+ * cannot be read is taken as one. */
+static int runs_code(int upfd, const struct cd_prop_file *f)
+{
+	char *buf;
+	size_t got = 0;
+	ssize_t k = 1;
+	int fd, hit;
+
+	fd = openat(upfd, f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	if (!(buf = malloc(RUN_READ_MAX))) {
+		close(fd);
+		return 1;
+	}
+	while (got < RUN_READ_MAX && (k = read(fd, buf + got, RUN_READ_MAX - got)) > 0)
+		got += (size_t)k;
+	close(fd);
+	hit = k < 0 || got == RUN_READ_MAX || cd_config_runs_code(buf, got);
+	free(buf);
+	return hit;
+}
+
+void cd_prop_flag_run_through(struct cd_proposal *p, int upfd, int lofd)
+{
+	size_t i, j, dl;
+
+	for (i = 0; i < p->nfiles; i++) {
+		struct cd_prop_file *f = &p->files[i];
+		const char *base = memrchr(f->path, '/', f->path_len);
+
+		if (f->flagged || (f->op != CD_PROP_ADDED && f->op != CD_PROP_MODIFIED))
+			continue;
+		base = base ? base + 1 : f->path;
+		dl = base > f->path ? (size_t)(base - f->path - 1) : 0;
+		for (j = 0; envrc_run[j] && !f->flagged; j++) {
+			if (!strcmp(base, envrc_run[j]) &&
+			    present(upfd, lofd, f->path, dl, ".envrc", 0))
+				f->flagged = 1;
+		}
+		if (!f->flagged && cd_config_run_name(base) && runs_code(upfd, f))
 			f->flagged = 1;
 	}
 }

@@ -219,7 +219,9 @@ static int host_run_path(const char *path, size_t len)
 			in_git = 1;
 		} else if (cl > 4 && memcmp(c + cl - 4, ".git", 4) == 0) {
 			return 1; /* x.git: a bare repository by its usual name */
-		} else if (comp_in(c, cl, cd_host_run_names) && (cl != 4 || !in_git)) {
+		} else if ((comp_in(c, cl, cd_host_run_names) ||
+		            comp_in(c, cl, cd_host_reported_names)) &&
+		           (cl != 4 || !in_git)) {
 			return 1;
 		}
 		at += cl + 1;
@@ -871,6 +873,8 @@ int cd_proposal_scan(const struct cd_prop_scan_in *in, struct cd_proposal **ret,
 	if ((r = walk(&sc, upfd, lofd, 0, 0)) < 0)
 		goto fail;
 	cd_prop_flag_gitdirs(p, upfd, lofd);
+	cd_prop_flag_git_named(p);
+	cd_prop_flag_run_through(p, upfd, lofd);
 	cd_prop_sort(p);
 	close(upfd);
 	close(lofd);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,6 +71,20 @@ const char *const cd_host_run_names[] = {
 	"pylintrc",            /* ... */
 	"mypy.ini",            /* plugins = : run by editors on open */
 	".mypy.ini",           /* ... */
+	"pylintrc.toml",       /* ... pylint's TOML forms */
+	".pylintrc.toml",      /* ... */
+	"eslint.config.js",    /* the editor's ESLint runs it on open (trusted workspace) */
+	"eslint.config.mjs",   /* ... */
+	"eslint.config.cjs",   /* ... */
+	"eslint.config.ts",    /* ... */
+	".eslintrc.js",        /* ... its older names */
+	".eslintrc.cjs",       /* ... */
+	"prettier.config.js",  /* the editor's Prettier runs it on open and on save */
+	"prettier.config.mjs", /* ... */
+	"prettier.config.cjs", /* ... */
+	".prettierrc.js",      /* ... */
+	".prettierrc.cjs",     /* ... */
+	".prettierrc.mjs",     /* ... */
 	".rubocop.yml",        /* require: the same for ruby */
 	".irbrc",              /* irb loads the working directory's */
 	".pryrc",              /* ... pry */
@@ -91,7 +106,7 @@ const char *const cd_host_run_names[] = {
 };
 
 /* Keep tree-names.c's first-letter filter (cd_tree_host_run_path) in step:
- * the last components here start with one of "acghmprA".  A virtualenv is
+ * the last components here start with one of "acghmprsA".  A virtualenv is
  * matched by its bin/ entries whatever the environment's directory is
  * called (venv/, env/, .venv/ ...); its pyvenv.cfg is a host-run name.
  * The rest of a virtualenv's bin/ (one with a pyvenv.cfg beside it: read
@@ -119,16 +134,70 @@ const char *const cd_host_run_paths[] = {
 	"gradle/wrapper/gradle-wrapper.jar",        /* what gradlew runs: a binary no diff shows */
 	".yarn/releases", /* the yarn that yarnPath names: run by any yarn command (corepack) */
 	".yarn/plugins",  /* the plugins .yarnrc.yml loads: run by any yarn command too */
+	".yarn/sdks",     /* what .vscode/settings.json's typescript.tsdk and eslint.nodePath
+	                   * make the editor run on open */
 	NULL,
 };
+
+/* Yarn PnP's loader, which every `yarn run`/`yarn node` requires and the
+ * .yarn/sdks wrappers load: not read-only (yarn install rewrites it, and
+ * the sandbox may install), but reported after the run when written and
+ * flagged in --propose.  Matched at any depth by name. */
+const char *const cd_host_reported_names[] = {
+	".pnp.cjs",
+	".pnp.loader.mjs",
+	".pnp.js",
+	NULL,
+};
+
+const char *const cd_config_run_names[] = { "pyproject.toml", "setup.cfg", "tox.ini", NULL };
+
+int cd_config_run_name(const char *name)
+{
+	size_t i;
+
+	if (name[0] != 'p' && name[0] != 's' && name[0] != 't')
+		return 0;
+	for (i = 0; cd_config_run_names[i]; i++) {
+		if (!strcmp(name, cd_config_run_names[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* pylint's init-hook and load-plugins (either spelling), and mypy's
+ * plugins: a line starting "plugins" in a file that mentions mypy. */
+int cd_config_runs_code(const char *buf, size_t n)
+{
+	static const char *const keys[] = { "init-hook", "init_hook", "load-plugins",
+		                            "load_plugins", NULL };
+	const char *p, *end = buf + n;
+	size_t i;
+
+	for (i = 0; keys[i]; i++) {
+		if (memmem(buf, n, keys[i], strlen(keys[i])))
+			return 1;
+	}
+	if (!memmem(buf, n, "mypy", 4))
+		return 0;
+	for (p = buf; (p = memmem(p, (size_t)(end - p), "plugins", 7)); p += 7) {
+		const char *q = p;
+
+		while (q > buf && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		if (q == buf || q[-1] == '\n')
+			return 1;
+	}
+	return 0;
+}
 
 const char *const cd_git_control_names[] = {
 	"config", "config.worktree", "hooks", "info", "worktrees", "commondir", NULL,
 };
 
 /* Private keys: by their usual names, any *.key (gpg's private-keys-v1.d
- * among them), a *.pem that holds a PRIVATE KEY block (a certificate
- * stays readable; tree-scan.c looks inside), and any file in a .ssh
+ * among them), a *.pem, *.crt, *.cer or *.asc that holds a PRIVATE KEY
+ * block (a certificate stays readable; tree-creds.c looks inside), and any file in a .ssh
  * directory but public keys, known_hosts, authorized_keys and config. */
 const char *const cd_credential_files[] = {
 	".netrc",
@@ -153,6 +222,12 @@ const char *const cd_credential_files[] = {
 	"*.p12",                              /* PKCS#12 key stores */
 	"*.pfx",                              /* ... */
 	"*.jks",                              /* java key stores */
+	"*.keystore",                         /* ... android's and java's other name */
+	"*.p8",                               /* PKCS#8 private keys (Apple's AuthKey_ID.p8) */
+	"*.ppk",                              /* PuTTY's private keys */
+	"kubeconfig",                         /* a cluster's credentials outside .kube/ */
+	"*.kubeconfig",                       /* ... */
+	"*.tfvars",                           /* terraform variables: the secrets passed in */
 	"*.tfstate",                          /* terraform state: every resource's secrets */
 	"*.tfstate.backup",                   /* ... */
 	".my.cnf",                            /* mysql's password */

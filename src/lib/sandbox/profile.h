@@ -73,6 +73,21 @@ extern const char *const cd_host_run_names[];
  * tail (.cargo/config.toml, .venv/bin/python).  NULL-terminated. */
 extern const char *const cd_host_run_paths[];
 
+/* Names the host runs through a tool the user starts (yarn PnP's
+ * .pnp.cjs): reported after the run when written, flagged in --propose,
+ * left writable.  NULL-terminated. */
+extern const char *const cd_host_reported_names[];
+
+/* Shared configs that run code only when they say so (a pylint
+ * init-hook or load-plugins, mypy plugins: editors run them on opening
+ * the project): read-only while cd_config_runs_code says so of their
+ * content, reported when rewritten otherwise, flagged in --propose when
+ * the new content does.  NULL-terminated; cd_config_run_name: one of
+ * them? */
+extern const char *const cd_config_run_names[];
+int cd_config_run_name(const char *name);
+int cd_config_runs_code(const char *buf, size_t n);
+
 /* Inside a git directory (a repository's, a submodule's under
  * .git/modules, a worktree's): what git reads as configuration or runs.
  * NULL-terminated. */

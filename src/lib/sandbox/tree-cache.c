@@ -15,7 +15,7 @@
  * than its name and type (visited again each run, with the directory's
  * descriptor): sockets, symlinks (where they lead), files named as
  * credentials, host-run files or git's (HEAD, alternates), files read
- * for their content (.pem, .json, .yarnrc.yml), the profile's
+ * for their content (.pem and the other key_suffixes, .json, .yarnrc.yml), the profile's
  * cover_files, and entries of unknown type.  An ordinary regular file is
  * left out: nothing about it but its name counts, and its name lives in
  * the directory.  The checks that read a file's own inode state (link
@@ -60,7 +60,7 @@
 #include <unistd.h>
 
 /* Bump when what makes an entry worth keeping changes (cd_tree_cache_item). */
-#define CACHE_VERSION  "cordon scan cache 2"
+#define CACHE_VERSION  "cordon scan cache 3"
 #define CACHE_MAGIC    "CDSCAN01"
 #define CACHE_MAX_FILE (64u << 20) /* larger: not read */
 #define CACHE_FS_MAX   16
@@ -163,6 +163,8 @@ static uint64_t cache_key(const struct cd_plan_opts *o)
 	h = fnv_str(h, CACHE_VERSION);
 	h = fnv_table(h, cd_host_run_names);
 	h = fnv_table(h, cd_host_run_paths);
+	h = fnv_table(h, cd_host_reported_names);
+	h = fnv_table(h, cd_config_run_names);
 	h = fnv_table(h, cd_git_control_names);
 	h = fnv_table(h, cd_credential_files);
 	h = fnv_table(h, cd_credential_dirs);
@@ -651,6 +653,7 @@ int cd_tree_cache_item(struct walk *w, unsigned depth, const char *name, unsigne
 	w->path[dir_len] = '/';
 	memcpy(w->path + dir_len + 1, name, nl + 1);
 	plain = (type == DT_REG || type == DT_DIR) && !cd_tree_is_host_run(name) &&
+	        !cd_tree_is_reported(name) && !cd_config_run_name(name) &&
 	        !cd_tree_host_run_base(name) && !cd_tree_python_name(name) &&
 	        strcmp(name, "HEAD") && strcmp(name, "alternates") &&
 	        (type == DT_DIR || !cd_tree_cred_maybe(w, name, nl, dir_len + 1 + nl));

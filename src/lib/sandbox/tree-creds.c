@@ -33,7 +33,8 @@ int cd_tree_suffix_is(const char *path, size_t len, const char *tail)
 }
 
 /* A .pem holds a private key when it says so (certificates stay
- * readable); one larger than KEY_SNIFF_BYTES, or unreadable to us (fd
+ * readable): a PEM or OpenSSH "PRIVATE KEY-----" block, or an armored
+ * PGP "PRIVATE KEY BLOCK-----"; one larger than KEY_SNIFF_BYTES, or unreadable to us (fd
  * -1: the open failed), is covered unread. */
 static int pem_is_private(int fd)
 {
@@ -50,7 +51,8 @@ static int pem_is_private(int fd)
 		while (got < KEY_SNIFF_BYTES &&
 		       (n = pread(fd, buf + got, KEY_SNIFF_BYTES - got, (off_t)got)) > 0)
 			got += (size_t)n;
-		hit = n < 0 || memmem(buf, got, "PRIVATE KEY-----", 16) != NULL;
+		hit = n < 0 || memmem(buf, got, "PRIVATE KEY-----", 16) != NULL ||
+		      memmem(buf, got, "PRIVATE KEY BLOCK-----", 22) != NULL;
 		explicit_bzero(buf, got);
 		free(buf);
 	}
@@ -93,13 +95,33 @@ static char *sniff(int fd, size_t max, size_t *ret_len, int *ret_big)
 	return sniff_head(fd, max, 0, ret_len, ret_big);
 }
 
+/* Does buf hold "key" with a non-empty string value ("key": "v...")? */
+static int json_secret(const char *buf, size_t n, const char *key)
+{
+	size_t kl = strlen(key);
+	const char *p = buf, *end = buf + n;
+
+	while ((p = memmem(p, (size_t)(end - p), key, kl))) {
+		for (p += kl; p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'); p++)
+			;
+		if (p >= end || *p != ':')
+			continue;
+		for (p++; p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'); p++)
+			;
+		if (end - p >= 2 && p[0] == '"' && p[1] != '"')
+			return 1;
+	}
+	return 0;
+}
+
 #define JSON_HEAD (1024 * 1024) /* a service account key is ~2.3 KB */
 
 /* A .json holding a Google credential: a service account key or a user's
  * application default credentials (the kind and its secret both named),
  * read whole up to JSON_HEAD (a key padded, pretty-printed or annotated
- * past 16 KiB included); one larger when its first JSON_HEAD bytes
- * name either kind or either secret at all (err toward covering; a
+ * past 16 KiB included), or holding any "refresh_token" or
+ * "client_secret" with a value; one larger when its first JSON_HEAD
+ * bytes name any of these at all (err toward covering; a
  * package-lock.json names none). */
 static int json_is_cred(int fd)
 {
@@ -113,22 +135,45 @@ static int json_is_cred(int fd)
 		hit = (memmem(buf, got, "\"service_account\"", 17) &&
 		       memmem(buf, got, "\"private_key\"", 13)) ||
 		      (memmem(buf, got, "\"authorized_user\"", 17) &&
-		       memmem(buf, got, "\"refresh_token\"", 15));
+		       memmem(buf, got, "\"refresh_token\"", 15)) ||
+		      json_secret(buf, got, "\"refresh_token\"") ||
+		      json_secret(buf, got, "\"client_secret\"");
 	else
 		hit = memmem(buf, got, "\"service_account\"", 17) ||
 		      memmem(buf, got, "\"private_key\"", 13) ||
 		      memmem(buf, got, "\"authorized_user\"", 17) ||
-		      memmem(buf, got, "\"refresh_token\"", 15);
+		      memmem(buf, got, "\"refresh_token\"", 15) ||
+		      memmem(buf, got, "\"client_secret\"", 15);
 	explicit_bzero(buf, got);
 	free(buf);
 	return hit;
 }
 
-/* Is `name` (w->path, len bytes) judged by its content: 1 a .pem, 2 a
- * .json outside node_modules, 3 a .yarnrc.yml; else 0. */
+/* The names whose content may be a private key (read as a .pem is): a
+ * PEM file under its usual extensions (a certificate and its key kept in
+ * one .crt), and PGP's armored export (.asc: a public key stays
+ * readable).  Any other file is not read: the walk reads no ordinary
+ * file, and the scan cache keeps no record of one. */
+static const char *const key_suffixes[] = { ".pem", ".crt", ".cer", ".asc", NULL };
+
+static int key_suffix(const char *name, size_t nl)
+{
+	size_t i, sl;
+
+	for (i = 0; key_suffixes[i]; i++) {
+		sl = strlen(key_suffixes[i]);
+		if (nl > sl && !memcmp(name + nl - sl, key_suffixes[i], sl))
+			return 1;
+	}
+	return 0;
+}
+
+/* Is `name` (w->path, len bytes) judged by its content: 1 a .pem (or
+ * another of key_suffixes), 2 a .json outside node_modules, 3 a
+ * .yarnrc.yml; else 0. */
 static int content_kind(const struct walk *w, const char *name, size_t nl, size_t len)
 {
-	if (nl > 4 && !memcmp(name + nl - 4, ".pem", 4))
+	if (key_suffix(name, nl))
 		return 1;
 	if (nl > 5 && !memcmp(name + nl - 5, ".json", 5))
 		return memmem(w->path, len, "/node_modules/", 14) ? 0 : 2;
@@ -141,8 +186,10 @@ static int content_kind(const struct walk *w, const char *name, size_t nl, size_
  * "service_account" with its "private_key"; saved as
  * PROJECT-1a2b3c4d5e6f.json) or a user's application default
  * credentials copied out of .config/gcloud ("authorized_user" with its
- * "refresh_token"); one past JSON_HEAD when its head names any of
- * these (json_is_cred).  A
+ * "refresh_token"); any other holding a "refresh_token" or a
+ * "client_secret" with a value (google-auth's token.json, an OAuth
+ * client's credentials.json); one past JSON_HEAD when its head names any
+ * of these (json_is_cred).  A
  * .yarnrc.yml holding a registry token (npmAuthToken, npmAuthIdent):
  * covered whole, as .npmrc is, rather than kept read-only for being a
  * file the host runs (yarn in the sandbox then runs without the
@@ -312,10 +359,10 @@ int cd_tree_file_is_credential(struct walk *w, int fd, const char *name, size_t 
 
 /* Could the regular file `name` (w->path, len bytes) be a credential,
  * by its name now or by what it may hold later (the files whose content
- * cd_tree_is_credential reads: .pem, .json, .yarnrc.yml)? */
+ * cd_tree_is_credential reads: key_suffixes, .json, .yarnrc.yml)? */
 int cd_tree_cred_maybe(struct walk *w, const char *name, size_t nl, size_t len)
 {
-	return cred_by_name(w, name, nl, len) || (nl > 4 && !memcmp(name + nl - 4, ".pem", 4)) ||
+	return cred_by_name(w, name, nl, len) || key_suffix(name, nl) ||
 	       (nl > 5 && !memcmp(name + nl - 5, ".json", 5)) ||
 	       (nl == 11 && !memcmp(name, ".yarnrc.yml", 11));
 }

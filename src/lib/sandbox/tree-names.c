@@ -22,8 +22,8 @@ int cd_tree_is_host_run(const char *name)
 	size_t i;
 
 	/* the first letters of cd_host_run_names: most names cost one compare */
-	if (name[0] != '.' && name[0] != 'a' && name[0] != 'b' && name[0] != 'g' &&
-	    name[0] != 'l' && name[0] != 'm' && name[0] != 'p' && name[0] != 'r')
+	if (name[0] != '.' && name[0] != 'a' && name[0] != 'b' && name[0] != 'e' &&
+	    name[0] != 'g' && name[0] != 'l' && name[0] != 'm' && name[0] != 'p' && name[0] != 'r')
 		return 0;
 	for (i = 0; cd_host_run_names[i]; i++) {
 		if (!strcmp(name, cd_host_run_names[i]))
@@ -73,8 +73,9 @@ static int casefold_possible(void)
  * there.  1 if so, 0 if not. */
 int cd_tree_fold_probe(int dfd, int force, struct fold *ret)
 {
-	const char *const *const tables[] = { cd_host_run_names, cd_git_control_names,
-		                              cd_credential_files, cd_host_run_paths, fold_extra };
+	const char *const *const tables[] = { cd_host_run_names,   cd_git_control_names,
+		                              cd_credential_files, cd_host_run_paths,
+		                              fold_extra,          cd_host_reported_names };
 	unsigned flags = 0;
 	size_t t, i;
 
@@ -126,7 +127,7 @@ int cd_tree_host_run_path(const char *path, size_t len, const char *name)
 	size_t i;
 
 	if (name[0] != 'a' && name[0] != 'c' && name[0] != 'g' && name[0] != 'h' &&
-	    name[0] != 'm' && name[0] != 'p' && name[0] != 'r' && name[0] != 'A')
+	    name[0] != 'm' && name[0] != 'p' && name[0] != 'r' && name[0] != 's' && name[0] != 'A')
 		return 0;
 	for (i = 0; cd_host_run_paths[i]; i++) {
 		const char *base = strrchr(cd_host_run_paths[i], '/') + 1;
@@ -233,5 +234,19 @@ int cd_tree_python_run(int dfd, const char *path, size_t len, const char *name)
 	if ((nl > 4 && !strcmp(name + nl - 4, ".pth")) || customize_name(name) ||
 	    !strcmp(name, "__pycache__"))
 		return site_dir(path, dl);
+	return 0;
+}
+
+/* Is name one of cd_host_reported_names? */
+int cd_tree_is_reported(const char *name)
+{
+	size_t i;
+
+	if (name[0] != '.' || name[1] != 'p')
+		return 0;
+	for (i = 0; cd_host_reported_names[i]; i++) {
+		if (!strcmp(name, cd_host_reported_names[i]))
+			return 1;
+	}
 	return 0;
 }

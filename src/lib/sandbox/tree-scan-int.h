@@ -32,6 +32,7 @@
 #define WHY_CREDENTIAL "credential file"
 #define WHY_HOST_RUN   "runs on the host: read-only"
 #define WHY_GIT        "git control path: read-only"
+#define WHY_GIT_NAMED  "named by a git config or hook: read-only"
 #define WHY_SETUID     "setuid or setgid file: read-only"
 #define WHY_FCAPS      "file with capabilities: read-only"
 #define WHY_CRED_LINK  "credential file (a symlink with a credential's name points to it)"
@@ -124,6 +125,7 @@ struct fold {
 int cd_tree_fold_probe(int dfd, int force, struct fold *ret);
 const char *cd_tree_fold_name(const struct fold *f, ino_t ino, const char *name);
 int cd_tree_is_host_run(const char *name);
+int cd_tree_is_reported(const char *name);
 int cd_tree_host_run_path(const char *path, size_t len, const char *name);
 int cd_tree_host_run_base(const char *name);
 int cd_tree_python_name(const char *name);
@@ -132,6 +134,8 @@ int cd_tree_python_run(int dfd, const char *path, size_t len, const char *name);
 /* tree-targets.c */
 int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len);
 int cd_tree_objects_info(char *path, size_t len);
+int cd_tree_git_targets(struct walk *w, const char *gd);
+int cd_tree_content_runs(int dfd, const char *name);
 
 /* tree-scan.c */
 int cd_tree_list_add_why(struct walk *w, const char *rel, const char *why);

@@ -351,6 +351,8 @@ static int protect_gitdir(struct walk *w, const char *gd, unsigned depth)
 	}
 	if ((r = pin_control(w, gd, "objects/info/alternates")) < 0)
 		return r;
+	if ((r = cd_tree_git_targets(w, gd)) < 0)
+		return r;
 	n = snprintf(c, sizeof c, "%s/modules", gd);
 	if (n > 0 && (size_t)n < sizeof c && lstat(c, &st) == 0 && S_ISDIR(st.st_mode))
 		return protect_modules(w, c, depth);
@@ -476,7 +478,7 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 {
 	size_t nl = strlen(name);
 	struct stat st;
-	int r = 0, hpath = 0;
+	int r = 0, hpath = 0, crun = 0;
 
 	if (!path_fits(w, len, nl, &r))
 		return r;
@@ -544,9 +546,15 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	if (r == 0 && w->protect && type == DT_LNK && !cd_tree_is_host_run(name) &&
 	    cd_tree_link_leaves(w, dfd, name))
 		r = cd_tree_list_add_why(w, w->path + w->srclen + 1, WHY_LINK_OUT);
+	/* reported when written (.pnp.cjs, a pyproject.toml without a hook),
+	 * or read-only while it holds a hook (crun 2) */
+	if (r == 0 && w->protect && type == DT_REG && cd_config_run_name(name))
+		crun = 1 + cd_tree_content_runs(dfd, name);
+	if (r == 0 && w->protect && type == DT_REG && (crun == 1 || cd_tree_is_reported(name)))
+		r = cd_tree_list_add(w, w->path);
 	if (r == 0 && w->protect &&
 	    (cd_tree_is_host_run(name) || cd_tree_python_run(dfd, w->path, len + 1 + nl, name) ||
-	     (hpath = cd_tree_host_run_path(w->path, len + 1 + nl, name)))) {
+	     (hpath = cd_tree_host_run_path(w->path, len + 1 + nl, name)) || crun == 2)) {
 		if ((r = cd_tree_list_add(w, w->path)) < 0)
 			goto out;
 		/* a virtualenv's python is a link to the system's: listed, so

@@ -7,6 +7,8 @@
  * (tree-scan.c); read here, before the run only. */
 #include "tree-scan-int.h"
 
+#include "gitcfg.h"
+#include "profile.h"
 #include "util/bounds.h"
 #include "util/path.h"
 #include "util/util.h"
@@ -196,6 +198,77 @@ static int pth_imports(struct walk *w, int dfd, const char *buf, size_t n, size_
 	return r;
 }
 
+static int named_path(struct walk *w, const char *path, int dir_ok);
+
+/* direnv's stdlib commands whose argument is a file the .envrc runs
+ * (source_env: a directory's .envrc too), and the `use` layouts with
+ * the files they evaluate: direnv runs them on every cd into the
+ * directory, and allows an .envrc by its own content only, so a
+ * rewritten .envrc.local or shell.nix runs without a new `direnv allow`.
+ * (dotenv's files are credentials: masked, not run.) */
+static const struct {
+	const char *cmd, *arg; /* arg NULL: the next word names the file */
+	const char *files[2];
+} envrc_cmds[] = {
+	{ "source_env", NULL, { NULL, NULL } },
+	{ "source_env_if_exists", NULL, { NULL, NULL } },
+	{ "use", "nix", { "shell.nix", "default.nix" } },
+	{ "use_nix", NULL, { "shell.nix", "default.nix" } },
+	{ "use", "flake", { "flake.nix", "flake.lock" } },
+	{ "use_flake", NULL, { "flake.nix", "flake.lock" } },
+};
+
+/* One word of line p..end into word (quotes dropped); past it. */
+static const char *envrc_word(const char *p, const char *end, char *word, size_t cap)
+{
+	size_t wl = 0;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	for (; p < end && *p != ' ' && *p != '\t' && *p != ';' && *p != '#'; p++) {
+		if (*p != '"' && *p != '\'' && wl < cap - 1)
+			word[wl++] = *p;
+	}
+	word[wl] = '\0';
+	return p;
+}
+
+/* An .envrc (buf, n bytes, in w->path, len bytes): what it runs. */
+static int envrc_targets(struct walk *w, const char *buf, size_t n, size_t len)
+{
+	char cmd[64], arg[CD_PATH_MAX], host[CD_PATH_MAX];
+	const char *line, *end, *p;
+	size_t i, j;
+	int r = 0, k;
+
+	for (line = buf; r == 0 && line < buf + n; line = end + 1) {
+		if (!(end = memchr(line, '\n', (size_t)(buf + n - line))))
+			end = buf + n;
+		p = envrc_word(line, end, cmd, sizeof cmd);
+		p = envrc_word(p, end, arg, sizeof arg);
+		for (i = 0; r == 0 && i < CD_ARRAY_SIZE(envrc_cmds); i++) {
+			if (strcmp(cmd, envrc_cmds[i].cmd) ||
+			    (envrc_cmds[i].arg && strcmp(arg, envrc_cmds[i].arg)))
+				continue;
+			for (j = 0; r == 0 && j < 2 && envrc_cmds[i].files[0]; j++) {
+				k = snprintf(host, sizeof host, "%.*s/%s", (int)len, w->path,
+				             envrc_cmds[i].files[j]);
+				if (k > 0 && (size_t)k < sizeof host)
+					r = named_path(w, host, 0);
+			}
+			if (envrc_cmds[i].files[0] || !arg[0] || arg[0] == '~' || arg[0] == '$')
+				continue;
+			k = arg[0] == '/' ? snprintf(host, sizeof host, "%s", arg)
+			                  : snprintf(host, sizeof host, "%.*s/%s", (int)len,
+			                             w->path, arg);
+			if (k > 0 && (size_t)k < sizeof host &&
+			    cd_path_normalize(host, arg, sizeof arg) == 0)
+				r = named_path(w, arg, 0); /* a directory: its .envrc, by name */
+		}
+	}
+	return r;
+}
+
 /* `name` of dfd (w->path, its directory len bytes), a host-run file the
  * walk keeps read-only before the run: what it names, listed or kept
  * read-only too. */
@@ -209,7 +282,10 @@ int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len)
 	char *buf;
 	int fd, r;
 
-	if (w->list_only || !w->list || (!key && (nl <= 4 || strcmp(name + nl - 4, ".pth"))))
+	int envrc = !strcmp(name, ".envrc");
+
+	if (w->list_only || !w->list ||
+	    (!key && !envrc && (nl <= 4 || strcmp(name + nl - 4, ".pth"))))
 		return 0;
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
@@ -221,7 +297,90 @@ int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len)
 	while (got < TARGETS_READ_MAX && (k = read(fd, buf + got, TARGETS_READ_MAX - got)) > 0)
 		got += (size_t)k;
 	close(fd);
-	r = key ? yarn_targets(w, buf, got, key, len) : pth_imports(w, dfd, buf, got, len);
+	r = key     ? yarn_targets(w, buf, got, key, len)
+	    : envrc ? envrc_targets(w, buf, got, len)
+	            : pth_imports(w, dfd, buf, got, len);
 	free(buf);
 	return r;
+}
+
+/* A path a protected file names (a git directory's config or hooks:
+ * gitcfg.h; an .envrc's sourced files), in this tree: listed (so one made or replaced is reported after the run), and
+ * read-only when it is a file, or a directory dir_ok says may be read-only
+ * whole (core.hooksPath: a command word "./" names no script).  A symlink on
+ * the way, below the tree's top, is refused as a host-run name's is: the
+ * sandbox could point it elsewhere. */
+static int named_path(struct walk *w, const char *path, int dir_ok)
+{
+	char pre[CD_PATH_MAX];
+	size_t i, pl = strlen(path);
+	struct stat st;
+	int link;
+
+	if (pl <= w->srclen || pl >= sizeof pre || !cd_path_is_under(path, w->src))
+		return 0; /* not in this tree */
+	memcpy(pre, path, pl + 1);
+	for (i = w->srclen + 1; i <= pl; i++) {
+		if (i < pl && pre[i] != '/')
+			continue;
+		pre[i] = '\0';
+		if (lstat(pre, &st) < 0)
+			break; /* nothing there yet: listed only */
+		link = S_ISLNK(st.st_mode);
+		if (link && w->list_only)
+			return cd_tree_list_add(w, pre);
+		pre[i] = path[i];
+		if (link)
+			return cd_err_set(
+			        w->err, -CD_E_USAGE,
+			        "'%.*s' is a symlink on the way to '%s', which a git config, "
+			        "hook or .envrc names: a writable tree cannot keep it read-only "
+			        "(the host would run what it points to), so the run is refused",
+			        (int)i, path, path);
+	}
+	if (i > pl && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && !dir_ok)
+		return 0; /* "./" in a command: no script */
+	if (cd_tree_list_add(w, path) < 0)
+		return -ENOMEM;
+	if (i <= pl || lstat(path, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+		return 0;
+	return cd_tree_cover(w, path, CD_MNT_REMOUNT_RO, 0, WHY_GIT_NAMED);
+}
+
+static int git_named(void *arg, const char *path, enum cd_git_named kind)
+{
+	return named_path(arg, path, kind == CD_GIT_NAMED_DIR);
+}
+
+/* The git directory gd (protected): what its config and hooks name. */
+int cd_tree_git_targets(struct walk *w, const char *gd)
+{
+	int r = cd_git_named_paths(gd, w->o->caller_home, git_named, w);
+
+	return r == -ENOMEM ? cd_err_set(w->err, r, "out of memory") : r;
+}
+
+/* Does `name` of dfd (one of cd_config_run_names) hold a key that makes
+ * editors run code (cd_config_runs_code)?  One too large to read whole,
+ * or unreadable midway, is taken as holding one. */
+int cd_tree_content_runs(int dfd, const char *name)
+{
+	size_t got = 0;
+	ssize_t k = 1;
+	char *buf;
+	int fd, hit;
+
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* the editor's tools cannot read it either */
+	if (!(buf = malloc(TARGETS_READ_MAX))) {
+		close(fd);
+		return 1; /* erring toward read-only */
+	}
+	while (got < TARGETS_READ_MAX && (k = read(fd, buf + got, TARGETS_READ_MAX - got)) > 0)
+		got += (size_t)k;
+	close(fd);
+	hit = k < 0 || got == TARGETS_READ_MAX || cd_config_runs_code(buf, got);
+	free(buf);
+	return hit;
 }

@@ -1,0 +1,361 @@
+/* gitcfg.c — see gitcfg.h.  A reader of git's configuration syntax
+ * (sections, subsections, quoting, escapes, continued lines, comments)
+ * wide enough for the keys below; what it misreads only widens what is
+ * kept read-only. */
+#include "gitcfg.h"
+
+#include "util/bounds.h"
+#include "util/path.h"
+#include "util/util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GITCFG_READ_MAX  (256 * 1024) /* of one config file: the rest not read */
+#define GITCFG_DEPTH     10           /* includes, as git's own limit */
+#define GITCFG_VALUE_MAX 4096
+#define GITCFG_NAME_MAX  64
+#define GITCFG_HOOKS_MAX 1000 /* entries of a hooks directory looked at */
+
+/* The keys whose value names a path git runs or reads configuration
+ * from, on its own or on a command a tool (an editor's git view, a
+ * prompt) runs for the user: section, key (NULL: any key of the
+ * section), what the value names.  Subsections are not compared
+ * (diff.<driver>.textconv, credential.<url>.helper, gpg.<format>.program). */
+static const struct {
+	const char *section, *key;
+	enum cd_git_named kind;
+} named_keys[] = {
+	{ "core", "hookspath", CD_GIT_NAMED_DIR },         /* every hook */
+	{ "include", "path", CD_GIT_NAMED_CONFIG },        /* more config */
+	{ "includeif", "path", CD_GIT_NAMED_CONFIG },      /* ... when its condition holds */
+	{ "core", "attributesfile", CD_GIT_NAMED_CONFIG }, /* which drivers run on which files */
+	{ "core", "fsmonitor", CD_GIT_NAMED_RUN },         /* git status, any index refresh */
+	{ "core", "sshcommand", CD_GIT_NAMED_RUN },        /* fetch (an editor's auto-fetch) */
+	{ "core", "gitproxy", CD_GIT_NAMED_RUN },          /* git:// fetch */
+	{ "core", "pager", CD_GIT_NAMED_RUN },             /* log, diff, show */
+	{ "core", "editor", CD_GIT_NAMED_RUN },            /* commit */
+	{ "core", "askpass", CD_GIT_NAMED_RUN },           /* any prompt */
+	{ "sequence", "editor", CD_GIT_NAMED_RUN },        /* rebase -i */
+	{ "pager", NULL, CD_GIT_NAMED_RUN },               /* pager.<command> */
+	{ "diff", "external", CD_GIT_NAMED_RUN },          /* diff */
+	{ "diff", "command", CD_GIT_NAMED_RUN },           /* diff.<driver>.command */
+	{ "diff", "textconv", CD_GIT_NAMED_RUN },          /* ... textconv */
+	{ "filter", "clean", CD_GIT_NAMED_RUN },           /* add, status */
+	{ "filter", "smudge", CD_GIT_NAMED_RUN },          /* checkout */
+	{ "filter", "process", CD_GIT_NAMED_RUN },         /* both */
+	{ "merge", "driver", CD_GIT_NAMED_RUN },           /* merge, rebase, pull */
+	{ "credential", "helper", CD_GIT_NAMED_RUN },      /* fetch, push */
+	{ "gpg", "program", CD_GIT_NAMED_RUN }, /* commit.gpgSign, log --show-signature */
+	{ "uploadpack", "packobjectshook", CD_GIT_NAMED_RUN }, /* a local clone or fetch */
+	{ "remote", "uploadpack", CD_GIT_NAMED_RUN },          /* fetch */
+	{ "remote", "receivepack", CD_GIT_NAMED_RUN },         /* push */
+	{ "interactive", "difffilter", CD_GIT_NAMED_RUN },     /* add -p */
+};
+
+struct ctx {
+	cd_git_named_fn fn;
+	void *arg;
+	char top[CD_PATH_MAX];   /* where git runs commands and hooks */
+	char hooks[CD_PATH_MAX]; /* core.hooksPath, resolved ("" if unset) */
+	char worktree[CD_PATH_MAX];
+	int pass; /* 0: core.worktree only, 1: the named paths */
+};
+
+/* v, relative to base (or absolute), normalized into out.  -1 if git
+ * would not take it as a path in the tree (~/, empty, too long). */
+static int resolve(const char *base, const char *v, char *out)
+{
+	char tmp[CD_PATH_MAX];
+	int n;
+
+	if (!v[0] || v[0] == '~' || v[0] == '%')
+		return -1;
+	n = v[0] == '/' ? snprintf(tmp, sizeof tmp, "%s", v)
+	                : snprintf(tmp, sizeof tmp, "%s/%s", base, v);
+	if (n < 0 || (size_t)n >= sizeof tmp)
+		return -1;
+	return cd_path_normalize(tmp, out, CD_PATH_MAX) < 0 ? -1 : 0;
+}
+
+static int parse_file(struct ctx *c, const char *file, unsigned depth);
+
+/* Each word of a command (split at blanks, quotes and a leading '!' of
+ * an alias-style value dropped) that holds a '/': a script in the tree
+ * when it lies there.  "sh scripts/x" and "./x" alike. */
+static int command_words(struct ctx *c, const char *v)
+{
+	char word[CD_PATH_MAX], path[CD_PATH_MAX];
+	size_t wl;
+	int r;
+
+	while (*v) {
+		while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '!')
+			v++;
+		for (wl = 0; *v && *v != ' ' && *v != '\t' && *v != '\n'; v++) {
+			if (*v != '"' && *v != '\'' && wl < sizeof word - 1)
+				word[wl++] = *v;
+		}
+		word[wl] = '\0';
+		if (wl && word[0] != '-' && strchr(word, '/') && !strchr(word, '=') &&
+		    resolve(c->top, word, path) == 0 && (r = c->fn(c->arg, path, CD_GIT_NAMED_RUN)))
+			return r;
+	}
+	return 0;
+}
+
+static int on_value(struct ctx *c, const char *file, const char *sec, const char *key,
+                    const char *v, unsigned depth)
+{
+	char path[CD_PATH_MAX], dir[CD_PATH_MAX];
+	const char *slash;
+	size_t i;
+	int r;
+
+	if (c->pass == 0) {
+		if (!strcmp(sec, "core") && !strcmp(key, "worktree"))
+			snprintf(c->worktree, sizeof c->worktree, "%s", v);
+		return 0;
+	}
+	for (i = 0; i < CD_ARRAY_SIZE(named_keys); i++) {
+		if (strcmp(sec, named_keys[i].section) ||
+		    (named_keys[i].key && strcmp(key, named_keys[i].key)))
+			continue;
+		if (named_keys[i].kind == CD_GIT_NAMED_RUN)
+			return command_words(c, v);
+		if (named_keys[i].kind == CD_GIT_NAMED_DIR) {
+			if (resolve(c->top, v, path) < 0)
+				return 0;
+			memcpy(c->hooks, path, strlen(path) + 1);
+			return c->fn(c->arg, path, CD_GIT_NAMED_DIR);
+		}
+		/* an include is relative to the file holding it */
+		slash = strrchr(file, '/');
+		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) : 0, file);
+		if (resolve(strcmp(sec, "core") ? dir : c->top, v, path) < 0)
+			return 0;
+		if ((r = c->fn(c->arg, path, CD_GIT_NAMED_CONFIG)) != 0)
+			return r;
+		if (strcmp(sec, "core") && depth < GITCFG_DEPTH)
+			return parse_file(c, path, depth + 1);
+		return 0;
+	}
+	return 0;
+}
+
+/* A value from b[*i] (after the '='): quotes, escapes, continued lines,
+ * comments, trailing blanks as git reads them, into v (truncated). */
+static void read_value(const char *b, size_t n, size_t *i, char *v)
+{
+	size_t vl = 0, keep = 0;
+	int q = 0;
+	char ch;
+
+	while (*i < n && (b[*i] == ' ' || b[*i] == '\t'))
+		(*i)++;
+	for (; *i < n && b[*i] != '\n'; (*i)++) {
+		ch = b[*i];
+		if (!q && (ch == '#' || ch == ';')) {
+			while (*i < n && b[*i] != '\n')
+				(*i)++;
+			break;
+		}
+		if (ch == '"') {
+			q = !q;
+			keep = vl;
+			continue;
+		}
+		if (ch == '\\' && *i + 1 < n) {
+			ch = b[++(*i)];
+			if (ch == '\n')
+				continue; /* a continued line */
+			ch = ch == 'n' ? '\n' : ch == 't' ? '\t' : ch == 'b' ? '\b' : ch;
+		} else if (ch == '\r') {
+			continue;
+		}
+		if (vl < GITCFG_VALUE_MAX - 1)
+			v[vl++] = ch;
+		if (q || (ch != ' ' && ch != '\t'))
+			keep = vl;
+	}
+	v[keep] = '\0';
+}
+
+/* A section header from b[*i] ('['): its name, lowercased, into sec
+ * ("" if it does not parse); *i past the ']'. */
+static void read_section(const char *b, size_t n, size_t *i, char *sec)
+{
+	size_t sl = 0;
+	int q = 0;
+
+	for ((*i)++; *i < n && (isalnum((unsigned char)b[*i]) || b[*i] == '-'); (*i)++) {
+		if (sl < GITCFG_NAME_MAX - 1)
+			sec[sl++] = (char)tolower((unsigned char)b[*i]);
+	}
+	sec[sl] = '\0';
+	for (; *i < n && b[*i] != '\n'; (*i)++) {
+		if (q && b[*i] == '\\' && *i + 1 < n)
+			(*i)++;
+		else if (b[*i] == '"')
+			q = !q;
+		else if (!q && b[*i] == ']')
+			break;
+	}
+	if (*i < n && b[*i] == ']')
+		(*i)++;
+	else
+		sec[0] = '\0';
+}
+
+static int parse_buf(struct ctx *c, const char *file, const char *b, size_t n, unsigned depth)
+{
+	char sec[GITCFG_NAME_MAX] = "", key[GITCFG_NAME_MAX], *v = malloc(GITCFG_VALUE_MAX);
+	size_t i = 0, kl;
+	int r = 0;
+
+	if (!v)
+		return -ENOMEM;
+	while (r == 0 && i < n) {
+		if (isspace((unsigned char)b[i])) {
+			i++;
+		} else if (b[i] == '#' || b[i] == ';') {
+			while (i < n && b[i] != '\n')
+				i++;
+		} else if (b[i] == '[') {
+			read_section(b, n, &i, sec);
+		} else if (isalpha((unsigned char)b[i])) {
+			for (kl = 0; i < n && (isalnum((unsigned char)b[i]) || b[i] == '-'); i++) {
+				if (kl < sizeof key - 1)
+					key[kl++] = (char)tolower((unsigned char)b[i]);
+			}
+			key[kl] = '\0';
+			while (i < n && (b[i] == ' ' || b[i] == '\t'))
+				i++;
+			if (i < n && b[i] == '=') {
+				i++;
+				read_value(b, n, &i, v);
+				if (sec[0])
+					r = on_value(c, file, sec, key, v, depth);
+			}
+		} else {
+			while (i < n && b[i] != '\n')
+				i++;
+		}
+	}
+	free(v);
+	return r;
+}
+
+static int parse_file(struct ctx *c, const char *file, unsigned depth)
+{
+	struct stat st;
+	size_t got = 0;
+	ssize_t k = 1;
+	char *buf;
+	int fd, r;
+
+	fd = open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* git reads nothing there either */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	if (!(buf = malloc(GITCFG_READ_MAX))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < GITCFG_READ_MAX && (k = read(fd, buf + got, GITCFG_READ_MAX - got)) > 0)
+		got += (size_t)k;
+	close(fd);
+	r = parse_buf(c, file, buf, got, depth);
+	free(buf);
+	return r;
+}
+
+/* The symlinks in hooks directory dir: git runs what each points to. */
+static int hook_links(struct ctx *c, const char *dir)
+{
+	char target[CD_PATH_MAX], path[CD_PATH_MAX];
+	struct dirent *e;
+	size_t seen = 0;
+	ssize_t n;
+	DIR *d;
+	int r = 0;
+
+	if (!dir[0] || !(d = opendir(dir)))
+		return 0;
+	while (r == 0 && seen++ < GITCFG_HOOKS_MAX && (e = readdir(d))) {
+		if (e->d_type != DT_LNK && e->d_type != DT_UNKNOWN)
+			continue;
+		n = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (resolve(dir, target, path) == 0)
+			r = c->fn(c->arg, path, CD_GIT_NAMED_RUN);
+	}
+	closedir(d);
+	return r;
+}
+
+int cd_git_named_paths(const char *gd, const char *home, cd_git_named_fn fn, void *arg)
+{
+	static const char *const files[] = { "config", "config.worktree" };
+	static const struct {
+		int in_home;
+		const char *file;
+	} outer[] = {
+		{ 0, "/etc/gitconfig" },
+		{ 1, "/.config/git/config" },
+		{ 1, "/.gitconfig" },
+	};
+	char cfg[CD_PATH_MAX], hooks[CD_PATH_MAX];
+	struct ctx *c = calloc(1, sizeof *c);
+	size_t i, gl = strlen(gd);
+	int r = 0;
+
+	if (!c)
+		return -ENOMEM;
+	c->fn = fn;
+	c->arg = arg;
+	if (gl > 5 && !strcmp(gd + gl - 5, "/.git"))
+		snprintf(c->top, sizeof c->top, "%.*s", (int)(gl - 5), gd);
+	else
+		snprintf(c->top, sizeof c->top, "%s", gd);
+	/* core.worktree first: where relative paths start */
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(files); i++) {
+		if (snprintf(cfg, sizeof cfg, "%s/%s", gd, files[i]) < (int)sizeof cfg)
+			r = parse_file(c, cfg, 0);
+	}
+	if (c->worktree[0] && resolve(gd, c->worktree, cfg) == 0)
+		memcpy(c->top, cfg, strlen(cfg) + 1);
+	/* then as git reads them, the last core.hooksPath winning: the
+	 * system's and the caller's (a relative core.hooksPath there names
+	 * a directory in every repository), the repository's */
+	c->pass = 1;
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(outer); i++) {
+		const char *base = outer[i].in_home ? home : "";
+
+		if (base && (base[0] == '/' || !outer[i].in_home) &&
+		    snprintf(cfg, sizeof cfg, "%s%s", base, outer[i].file) < (int)sizeof cfg)
+			r = parse_file(c, cfg, 0);
+	}
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(files); i++) {
+		if (snprintf(cfg, sizeof cfg, "%s/%s", gd, files[i]) < (int)sizeof cfg)
+			r = parse_file(c, cfg, 0);
+	}
+	if (r == 0 && snprintf(hooks, sizeof hooks, "%s/hooks", gd) < (int)sizeof hooks)
+		r = hook_links(c, hooks);
+	if (r == 0)
+		r = hook_links(c, c->hooks);
+	free(c);
+	return r;
+}

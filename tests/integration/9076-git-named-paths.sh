@@ -1,0 +1,158 @@
+#!/bin/sh
+# Issue 16 (session 10's outside review, F1): what a repository's own
+# read-only .git/config and hooks name in the working tree, which the
+# host's git runs or reads config from on its next command.
+# In a workspace-write tree:
+# - the directory core.hooksPath names (.githooks) is read-only whole: no
+#   rewritten hook, no new one;
+# - a file include.path names (../.gitconfig), and one that file includes
+#   in turn (conf/nested.cfg), is read-only: no core.fsmonitor added;
+# - the tree scripts of a filter driver (sh tools/clean.sh) and of
+#   core.fsmonitor (tools/fsmon.sh) are read-only;
+# - a hook that is a symlink into the tree: its target is read-only,
+#   written directly or through the link;
+# - a relative core.hooksPath in the caller's ~/.gitconfig (.ghooks):
+#   that directory of each repository is read-only;
+# - a core.hooksPath directory that does not exist yet is made by the
+#   run: it is in planted_paths.
+# With --propose, a change to any of them is flagged.
+# The host side: git status, add, commit and checkout, as the user would:
+# nothing the sandbox wrote runs, and the project's own hooks, filter and
+# fsmonitor do (the positive control).  Controls: an ordinary file and an
+# unnamed script in tools/ are written and not listed (a command word
+# "./" names the tree's top: not made read-only).  As root and as
+# nobody.
+: "${CORDON_TEST_TIMEOUT:=300}"
+export CORDON_TEST_TIMEOUT
+. "${CORDON_SRC:-.}/tests/lib.sh"
+
+ATTEMPT='try() {
+	n=$1
+	shift
+	if sh -c "$*" 2>"/tmp/e"; then echo "$n=written"
+	elif grep -q "Read-only file system" /tmp/e; then echo "$n=erofs"
+	else echo "$n=refused: $(cat /tmp/e)"; fi
+}'
+
+# $1 the tree, $2 the marker directory: each script the host runs
+# touches $2/NAME-real; the sandbox's versions touch $2/NAME-evil.
+mkrepo() {
+	p=$1 m=$2
+	mkdir -p "$p/a" "$p/b" "$p/c" "$p/e"
+	(
+		cd "$p/a" || exit 1
+		git init -q . && git config user.email a@b && git config user.name a
+		git config core.hooksPath .githooks
+		git config include.path ../.gitconfig
+		git config filter.x.clean 'sh tools/clean.sh'
+		git config filter.x.smudge cat
+		git config diff.t.textconv 'sh ./' # names no script: the tree stays writable
+		mkdir .githooks tools conf
+		printf '#!/bin/sh\ntouch %s/pre-commit-real\n' "$m" >.githooks/pre-commit
+		chmod +x .githooks/pre-commit
+		printf '[include]\n\tpath = conf/nested.cfg\n[core]\n\tfsmonitor = tools/fsmon.sh\n' >.gitconfig
+		printf '[user]\n\tname = a\n' >conf/nested.cfg
+		printf '#!/bin/sh\ntouch %s/fsmon-real\nexit 1\n' "$m" >tools/fsmon.sh
+		chmod +x tools/fsmon.sh
+		printf 'touch %s/clean-real\ncat\n' "$m" >tools/clean.sh
+		echo '# other' >tools/other.sh
+		echo '*.dat filter=x' >.gitattributes
+		echo x >f.dat && echo x >f
+		git add -A && git commit -qm init
+	) || return 1
+	(
+		cd "$p/b" || exit 1
+		git init -q . && git config user.email a@b && git config user.name a
+		mkdir scripts
+		printf '#!/bin/sh\ntouch %s/post-commit-real\n' "$m" >scripts/post-commit.sh
+		chmod +x scripts/post-commit.sh
+		ln -s ../../scripts/post-commit.sh .git/hooks/post-commit
+		echo x >f && git add -A && git commit -qm init
+	) || return 1
+	(
+		cd "$p/c" || exit 1
+		git init -q . && git config user.email a@b && git config user.name a
+		git config core.hooksPath hooks-c
+		echo x >f && git add -A && git commit -qm init
+	) || return 1
+	(
+		cd "$p/e" || exit 1
+		git init -q . && git config user.email a@b && git config user.name a
+		mkdir .ghooks
+		printf '#!/bin/sh\ntouch %s/global-real\n' "$m" >.ghooks/pre-commit
+		chmod +x .ghooks/pre-commit
+		echo x >f && git add -A && git commit -qm init
+	) || return 1
+	rm -f "$m"/*
+}
+
+named() {
+	who=$1
+	d=$T/t-$who m=$T/m-$who
+	mkdir -p "$d" "$m"
+	chmod 777 "$m"
+	mkrepo "$d" "$m" >"$T/mk.out" 2>&1
+	is "$?" 0 "$who: the repositories are made"
+	cat >"$d/attack.sh" <<EOF
+$ATTEMPT
+try hooks-rewrite "printf '#!/bin/sh\ntouch $m/pre-commit-evil\n' >a/.githooks/pre-commit"
+try hooks-new "printf '#!/bin/sh\ntouch $m/post-checkout-evil\n' >a/.githooks/post-checkout && chmod +x a/.githooks/post-checkout"
+try include "printf '[core]\n\tfsmonitor = \"touch $m/include-evil; false\"\n' >>a/.gitconfig"
+try nested-include "printf '[core]\n\tfsmonitor = \"touch $m/nested-evil; false\"\n' >>a/conf/nested.cfg"
+try filter-script "echo 'touch $m/clean-evil; cat' >a/tools/clean.sh"
+try fsmon-script "printf '#!/bin/sh\ntouch $m/fsmon-evil\nexit 1\n' >a/tools/fsmon.sh"
+try hook-target "printf '#!/bin/sh\ntouch $m/post-commit-evil\n' >b/scripts/post-commit.sh"
+try through-link "printf '#!/bin/sh\ntouch $m/post-commit-evil\n' >b/.git/hooks/post-commit"
+try global-hooks "printf '#!/bin/sh\ntouch $m/global-evil\n' >e/.ghooks/pre-commit"
+try control-file "echo y >>a/f"
+try control-script "echo y >>a/tools/other.sh"
+try new-hooks-dir "mkdir c/hooks-c && printf '#!/bin/sh\ntouch $m/c-evil\n' >c/hooks-c/pre-commit && chmod +x c/hooks-c/pre-commit"
+EOF
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
+	cd "$d" || exit 1
+	# the caller's ~/.gitconfig: a relative core.hooksPath, for every repository
+	h=$T/home-$who
+	mkdir -p "$h"
+	printf '[core]\n\thooksPath = .ghooks\n' >"$h/.gitconfig"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$h"
+	$RUN_AS env HOME="$h" "$CORDON" run --profile workspace-write --json-fd 3 -- sh attack.sh \
+		3>"$T/rec" >"$T/out" 2>"$T/err"
+	is "$?" 0 "$who: the run exits 0"
+	for n in hooks-rewrite hooks-new include nested-include filter-script fsmon-script \
+		hook-target through-link global-hooks; do
+		is "$(grep "^$n=" "$T/out")" "$n=erofs" "$who: $n is refused: read-only file system"
+	done
+	for n in control-file control-script new-hooks-dir; do
+		is "$(grep "^$n=" "$T/out")" "$n=written" "$who: control: $n is written"
+	done
+	got=" $(planted_paths) "
+	case $got in *" c/hooks-c "*) r=yes ;; *) r="no: $got" ;; esac
+	is "$r" yes "$who: the hooksPath directory the run made is in planted_paths"
+	case $got in *f*) r="listed: $got" ;; *) r=no ;; esac
+	is "$r" no "$who: control: a/f and a/tools/other.sh are not listed"
+	# the host, as the user: status, add, commit, checkout
+	(
+		cd a && $RUN_AS git status --short && echo z >>f.dat && $RUN_AS git add -A &&
+			$RUN_AS git commit -qm next && $RUN_AS git checkout -q -b other
+		cd ../b && echo z >>f && $RUN_AS git commit -qam next
+		cd ../e && echo z >>f && $RUN_AS env HOME="$h" git commit -qam next
+	) >"$T/host.out" 2>&1
+	is "$?" 0 "$who: the host's git commands succeed"
+	is "$(ls "$m" | grep evil)" "" "$who: nothing the sandbox wrote ran on the host"
+	is "$(ls "$m" | grep real | sort | tr '\n' ' ')" \
+		"clean-real fsmon-real global-real post-commit-real pre-commit-real " \
+		"$who: control: the project's own hooks (linked, global hooksPath), filter, fsmonitor ran"
+	# --propose: a change to a named path is flagged, an ordinary one not
+	cd a || exit 1
+	$RUN_AS "$CORDON" run --propose --agent bot -- sh -c 'echo y >>.githooks/pre-commit
+		echo y >>.gitconfig; echo y >>conf/nested.cfg; echo y >>tools/clean.sh
+		echo y >.githooks/new; echo y >>f; echo y >>tools/other.sh' >"$T/out" 2>"$T/err"
+	is "$?" 0 "$who: the proposing run exits 0"
+	is "$(grep -o '[0-9]* added.*flagged' "$T/err")" \
+		"1 added, 6 modified, 0 deleted, 0 mkdir, 0 rmdir, 0 refused, 5 flagged" \
+		"$who: --propose flags the 5 named paths changed (not f, tools/other.sh)"
+	cd "$T" || exit 1
+}
+for_each_user named
+
+done_testing
