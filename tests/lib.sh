@@ -97,7 +97,7 @@ _stage_for_nobody() {
 	cp "$CORDON" "$_tap_stage/build/cordon" || return 1
 	# The OCI runtime is the same binary under another name.
 	ln -s cordon "$_tap_stage/build/cordon-oci" || return 1
-	for _d in helpers tools; do
+	for _d in helpers tools preload; do
 		[ -d "$CORDON_BUILD/tests/$_d" ] && { cp -R "$CORDON_BUILD/tests/$_d" "$_tap_stage/build/tests/" || return 1; }
 	done
 	for _d in tests examples docs src scripts; do

@@ -75,7 +75,9 @@ ap() {
 		>"$T/o1-$who" 2>&1; echo $? >"$T/rc1-$who") &
 		bg_pids="${bg_pids:-} $!"
 	id=$(pending victim1)
-	is "$?" 0 "$who: the call is queued ($id)"
+	rc=$?
+	is "$rc" 0 "$who: the call is queued ($id)"
+	[ "$rc" = 0 ] || diag "the run said: $(cat "$T/o1-$who" 2>/dev/null) (exit $(cat "$T/rc1-$who" 2>/dev/null))"
 	[ -e victim1 ]
 	is "$?" 0 "$who: while it is pending the file still exists"
 	out=$($RUN_AS "$CORDON" approvals show "$id")
