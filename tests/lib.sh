@@ -351,6 +351,17 @@ fi
 
 # The script (tests/helpers/as-nobody) does the work, so that the same
 # checks hold inside `sh -c` strings (where this function does not exist).
+# ATTEMPT: shell text defining try NAME CMD, for a sandbox's command (run
+# it as `$ATTEMPT; try ...` inside): runs CMD and prints NAME=written,
+# NAME=erofs (a read-only mount) or NAME=refused: WHY.
+ATTEMPT='try() {
+	n=$1
+	shift
+	if sh -c "$*" 2>"/tmp/e"; then echo "$n=written"
+	elif grep -q "Read-only file system" /tmp/e; then echo "$n=erofs"
+	else echo "$n=refused: $(cat /tmp/e)"; fi
+}'
+
 # stop_bg PID...: SIGTERM each background job and wait for it, so that a
 # trap leaves nothing still shutting down when the test ends (the reaper
 # would name it).

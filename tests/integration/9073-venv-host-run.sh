@@ -66,14 +66,6 @@ mkvenv() {
 
 # Each attempt in the sandbox prints NAME=erofs, NAME=refused (another
 # error) or NAME=written.
-ATTEMPT='try() {
-	n=$1
-	shift
-	if sh -c "$*" 2>"/tmp/e"; then echo "$n=written"
-	elif grep -q "Read-only file system" /tmp/e; then echo "$n=erofs"
-	else echo "$n=refused: $(cat /tmp/e)"; fi
-}'
-
 refused() {
 	who=$1
 	d=$T/ro-$who

@@ -26,14 +26,6 @@ r = json.load(open(sys.argv[1]))
 print(" ".join(sorted(r.get("planted_paths") or [])) if "planted_paths" in r else "absent")' "$T/rec" 2>&1
 }
 
-ATTEMPT='try() {
-	n=$1
-	shift
-	if sh -c "$*" 2>"/tmp/e"; then echo "$n=written"
-	elif grep -q "Read-only file system" /tmp/e; then echo "$n=erofs"
-	else echo "$n=refused: $(cat /tmp/e)"; fi
-}'
-
 REL=.yarn/releases/yarn-4.1.0.cjs
 mkproject() {
 	p=$1

@@ -26,14 +26,6 @@
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
 
-ATTEMPT='try() {
-	n=$1
-	shift
-	if sh -c "$*" 2>"/tmp/e"; then echo "$n=written"
-	elif grep -q "Read-only file system" /tmp/e; then echo "$n=erofs"
-	else echo "$n=refused: $(cat /tmp/e)"; fi
-}'
-
 # $1 the tree, $2 the marker directory: each script the host runs
 # touches $2/NAME-real; the sandbox's versions touch $2/NAME-evil.
 mkrepo() {

@@ -24,14 +24,6 @@
 export CORDON_TEST_TIMEOUT
 . "${CORDON_SRC:-.}/tests/lib.sh"
 
-ATTEMPT='try() {
-	n=$1
-	shift
-	if sh -c "$*" 2>"/tmp/e"; then echo "$n=written"
-	elif grep -q "Read-only file system" /tmp/e; then echo "$n=erofs"
-	else echo "$n=refused: $(cat /tmp/e)"; fi
-}'
-
 mktree() {
 	p=$1
 	mkdir -p "$p/d/sub" "$p/n" "$p/py" "$p/cfg" "$p/plain" "$p/js/.yarn/sdks/typescript/lib"
