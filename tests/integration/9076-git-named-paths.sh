@@ -147,4 +147,17 @@ EOF
 }
 for_each_user named
 
+# Includes fan out: a file that includes itself 20 times, 20 times over,
+# would be 20^10 reads at git's depth of 10 (the reader hung before its
+# bound); past 256 files the run is refused, in one line, at once.
+B=$T/bomb
+mkdir -p "$B"
+git init -q "$B"
+{ printf '[include]\n'; i=0; while [ $i -lt 20 ]; do printf '\tpath = ../inc.cfg\n'; i=$((i + 1)); done; } >>"$B/.git/config"
+{ printf '[include]\n'; i=0; while [ $i -lt 20 ]; do printf '\tpath = inc.cfg\n'; i=$((i + 1)); done; } >"$B/inc.cfg"
+(cd "$B" && timeout 60 "$CORDON" run --profile workspace-write -- true) >"$T/out" 2>"$T/err"
+is "$?" 125 "an include fan-out past the bound: refused (125), not a hang (124)"
+is "$(cat "$T/err")" "cordon run: $B/.git: its git configuration includes more than 256 files" \
+	"... saying why in one line"
+
 done_testing

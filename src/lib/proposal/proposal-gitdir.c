@@ -139,7 +139,14 @@ void cd_prop_flag_git_named(struct cd_proposal *p)
 			dl = 0; /* the root */
 		memcpy(gd + dl, "/.git", sizeof "/.git");
 		if (stat(gd, &st) == 0 && S_ISDIR(st.st_mode)) {
-			cd_git_named_paths(gd, NULL, flag_named, p);
+			size_t i;
+
+			/* not read to the end (too many includes, no memory):
+			 * any change may be one it names */
+			if (cd_git_named_paths(gd, NULL, flag_named, p) < 0)
+				for (i = 0; i < p->nfiles; i++)
+					if (p->files[i].op != CD_PROP_REFUSED)
+						p->files[i].flagged = 1;
 			return;
 		}
 		while (dl > 0 && gd[dl - 1] != '/')

@@ -23,6 +23,9 @@
 #define GITCFG_VALUE_MAX 4096
 #define GITCFG_NAME_MAX  64
 #define GITCFG_HOOKS_MAX 1000 /* entries of a hooks directory looked at */
+/* config files read in all (includes fan out: 20 includes of a file
+ * that includes itself 20 times, 10 deep, is 20^10 reads) */
+#define GITCFG_FILES_MAX 256
 
 /* The keys whose value names a path git runs or reads configuration
  * from, on its own or on a command a tool (an editor's git view, a
@@ -66,7 +69,8 @@ struct ctx {
 	char top[CD_PATH_MAX];   /* where git runs commands and hooks */
 	char hooks[CD_PATH_MAX]; /* core.hooksPath, resolved ("" if unset) */
 	char worktree[CD_PATH_MAX];
-	int pass; /* 0: core.worktree only, 1: the named paths */
+	int pass;     /* 0: core.worktree only, 1: the named paths */
+	size_t files; /* config files opened so far (GITCFG_FILES_MAX) */
 };
 
 /* v, relative to base (or absolute), normalized into out.  -1 if git
@@ -261,6 +265,8 @@ static int parse_file(struct ctx *c, const char *file, unsigned depth)
 	char *buf;
 	int fd, r;
 
+	if (++c->files > GITCFG_FILES_MAX)
+		return -E2BIG; /* what the rest names is unknown: the caller refuses */
 	fd = open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* git reads nothing there either */

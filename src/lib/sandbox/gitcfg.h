@@ -26,7 +26,9 @@ typedef int (*cd_git_named_fn)(void *arg, const char *path, enum cd_git_named ki
  * repository's too), their includes (10 deep, as git) and the symlinks in
  * its hooks directory and in the one core.hooksPath names.  Relative
  * commands and hooksPath are taken from the working tree's top (gd's
- * parent for a .git, core.worktree when set, else gd).  0 or fn's answer. */
+ * parent for a .git, core.worktree when set, else gd).  0 or fn's answer;
+ * -E2BIG when the includes reach more than 256 files in all (what the
+ * rest would name is unknown), -ENOMEM. */
 int cd_git_named_paths(const char *gd, const char *home, cd_git_named_fn fn, void *arg);
 
 #endif
