@@ -147,6 +147,44 @@ EOF
 }
 for_each_user named
 
+# What the reader must read as git does (session 10's second review):
+# a UTF-8 BOM before an included file's first section (H9), a value
+# continued over a CRLF line end (H6), "!" aliases (H4), ~/ in the
+# caller's config naming a hooks directory and an include in a dotfiles
+# tree (H1), a ~/.gitconfig that is a symlink into the tree, a config past
+# the old 256 KiB read bound (H12).  Each target is written by the
+# sandbox's command; the host's git runs none of what it wrote.
+syntax() {
+	who=$1
+	m=$T/sm-$who h=$T/sh-$who
+	mkdir -p "$m" "$h/dot/gh" && chmod 0777 "$m"
+	git init -q "$h/dot"
+	(
+		cd "$h/dot" && git config user.email a@b && git config user.name a &&
+			git config include.path ../bom.cfg &&
+			printf '\357\273\277[core]\n\thooksPath = bh\n' >bom.cfg &&
+			printf '[alias]\n\tt = !./al.sh\n[filter "x"]\n\tclean = ./cr\\\r\n.sh\n' >>.git/config &&
+			mkdir -p bh && echo 'x filter=x' >.gitattributes &&
+			printf '[core]\n\thooksPath = ~/dot/gh\n[include]\n\tpath = ~/dot/inc.cfg\n' >linked.cfg &&
+			ln -s dot/linked.cfg "$h/.gitconfig" && : >inc.cfg && : >al.sh && : >cr.sh && : >bh/pre-commit &&
+			: >gh/pre-commit && python3 -c 'print("[x]\n#" + "y" * 300000 + "\n[alias]\n\tu = !./late.sh")' >>inc.cfg &&
+			: >late.sh && echo x >x && git add -A && git commit -qm i
+	) >"$T/syn.out" 2>&1 || diag "set-up: $(cat "$T/syn.out")"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$h"
+	(cd "$h/dot" && $RUN_AS env HOME="$h" "$CORDON" run --profile workspace-write -- sh -c "$ATTEMPT
+		for f in bh/pre-commit cr.sh al.sh gh/pre-commit inc.cfg linked.cfg late.sh; do try \$f \"echo x >>\$f\"; done") \
+		>"$T/syn.res" 2>"$T/syn.err"
+	is "$(tr '\n' ' ' <"$T/syn.res")" \
+		"bh/pre-commit=erofs cr.sh=erofs al.sh=erofs gh/pre-commit=erofs inc.cfg=erofs linked.cfg=erofs late.sh=erofs " \
+		"$who: a BOM, a CRLF continuation, an alias, ~/ paths, a symlinked ~/.gitconfig, a 300 KB include: each named file read-only"
+	python3 -c 'print("[x]\n#" + "y" * 1100000)' >"$h/dot/big.cfg"
+	(cd "$h/dot" && git config --file .git/config include.path ../big.cfg && $RUN_AS env HOME="$h" "$CORDON" run --profile workspace-write -- true) \
+		>"$T/out" 2>"$T/err"
+	is "$?:$(cat "$T/err")" "125:cordon run: $h/dot/.git: a file of its git configuration is larger than 1 MiB or changed while read" \
+		"$who: a config file of 1 MiB or more is refused, in one line (not read in part)"
+}
+for_each_user syntax
+
 # Includes fan out: a file that includes itself 20 times, 20 times over,
 # would be 20^10 reads at git's depth of 10 (the reader hung before its
 # bound); past 256 files the run is refused, in one line, at once.

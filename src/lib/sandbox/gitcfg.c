@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define GITCFG_READ_MAX  (256 * 1024) /* of one config file: the rest not read */
-#define GITCFG_DEPTH     10           /* includes, as git's own limit */
+#define GITCFG_READ_MAX  (1024 * 1024) /* of one config file: a larger one refuses */
+#define GITCFG_DEPTH     10            /* includes, as git's own limit */
 #define GITCFG_VALUE_MAX 4096
 #define GITCFG_NAME_MAX  64
 #define GITCFG_HOOKS_MAX 1000 /* entries of a hooks directory looked at */
@@ -61,6 +61,20 @@ static const struct {
 	{ "remote", "uploadpack", CD_GIT_NAMED_RUN },          /* fetch */
 	{ "remote", "receivepack", CD_GIT_NAMED_RUN },         /* push */
 	{ "interactive", "difffilter", CD_GIT_NAMED_RUN },     /* add -p */
+	{ "alias", NULL, CD_GIT_NAMED_RUN },                   /* "!cmd" aliases */
+	{ "difftool", "cmd", CD_GIT_NAMED_RUN },               /* difftool.<tool>.cmd */
+	{ "difftool", "path", CD_GIT_NAMED_RUN },
+	{ "mergetool", "cmd", CD_GIT_NAMED_RUN },
+	{ "mergetool", "path", CD_GIT_NAMED_RUN },
+	{ "submodule", "update", CD_GIT_NAMED_RUN }, /* "!cmd": submodule update */
+	{ "trailer", "cmd", CD_GIT_NAMED_RUN },      /* commit --trailer */
+	{ "trailer", "command", CD_GIT_NAMED_RUN },
+	{ "gpg", "defaultkeycommand", CD_GIT_NAMED_RUN }, /* gpg.ssh.defaultKeyCommand */
+	{ "gpg", "allowedsignersfile", CD_GIT_NAMED_CONFIG },
+	{ "sendemail", NULL, CD_GIT_NAMED_RUN }, /* smtpServer, toCmd, ccCmd, headerCmd */
+	{ "lfs", NULL, CD_GIT_NAMED_RUN },       /* customtransfer.*.path, extension.*.clean */
+	{ "browser", NULL, CD_GIT_NAMED_RUN },   /* browser.<tool>.cmd/path (help -w) */
+	{ "man", NULL, CD_GIT_NAMED_RUN },       /* man.<tool>.cmd/path */
 };
 
 struct ctx {
@@ -69,21 +83,26 @@ struct ctx {
 	char top[CD_PATH_MAX];   /* where git runs commands and hooks */
 	char hooks[CD_PATH_MAX]; /* core.hooksPath, resolved ("" if unset) */
 	char worktree[CD_PATH_MAX];
-	int pass;     /* 0: core.worktree only, 1: the named paths */
-	size_t files; /* config files opened so far (GITCFG_FILES_MAX) */
+	const char *home; /* the caller's, for ~/ (NULL: such values are not paths) */
+	int pass;         /* 0: core.worktree only, 1: the named paths */
+	size_t files;     /* config files opened so far (GITCFG_FILES_MAX) */
 };
 
-/* v, relative to base (or absolute), normalized into out.  -1 if git
- * would not take it as a path in the tree (~/, empty, too long). */
-static int resolve(const char *base, const char *v, char *out)
+/* v, relative to base (or absolute; ~/ the caller's home, as git expands
+ * it), normalized into out.  -1 if git would not take it as a path here
+ * (empty, ~user, %(prefix), no home known, too long). */
+static int resolve(const struct ctx *c, const char *base, const char *v, char *out)
 {
 	char tmp[CD_PATH_MAX];
 	int n;
 
-	if (!v[0] || v[0] == '~' || v[0] == '%')
+	if (!v[0] || v[0] == '%' || (v[0] == '~' && (v[1] != '/' || !c->home || c->home[0] != '/')))
 		return -1;
-	n = v[0] == '/' ? snprintf(tmp, sizeof tmp, "%s", v)
-	                : snprintf(tmp, sizeof tmp, "%s/%s", base, v);
+	if (v[0] == '~')
+		n = snprintf(tmp, sizeof tmp, "%s%s", c->home, v + 1);
+	else
+		n = v[0] == '/' ? snprintf(tmp, sizeof tmp, "%s", v)
+		                : snprintf(tmp, sizeof tmp, "%s/%s", base, v);
 	if (n < 0 || (size_t)n >= sizeof tmp)
 		return -1;
 	return cd_path_normalize(tmp, out, CD_PATH_MAX) < 0 ? -1 : 0;
@@ -109,7 +128,8 @@ static int command_words(struct ctx *c, const char *v)
 		}
 		word[wl] = '\0';
 		if (wl && word[0] != '-' && strchr(word, '/') && !strchr(word, '=') &&
-		    resolve(c->top, word, path) == 0 && (r = c->fn(c->arg, path, CD_GIT_NAMED_RUN)))
+		    resolve(c, c->top, word, path) == 0 &&
+		    (r = c->fn(c->arg, path, CD_GIT_NAMED_RUN)))
 			return r;
 	}
 	return 0;
@@ -135,7 +155,7 @@ static int on_value(struct ctx *c, const char *file, const char *sec, const char
 		if (named_keys[i].kind == CD_GIT_NAMED_RUN)
 			return command_words(c, v);
 		if (named_keys[i].kind == CD_GIT_NAMED_DIR) {
-			if (resolve(c->top, v, path) < 0)
+			if (resolve(c, c->top, v, path) < 0)
 				return 0;
 			memcpy(c->hooks, path, strlen(path) + 1);
 			return c->fn(c->arg, path, CD_GIT_NAMED_DIR);
@@ -143,7 +163,7 @@ static int on_value(struct ctx *c, const char *file, const char *sec, const char
 		/* an include is relative to the file holding it */
 		slash = strrchr(file, '/');
 		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) : 0, file);
-		if (resolve(strcmp(sec, "core") ? dir : c->top, v, path) < 0)
+		if (resolve(c, strcmp(sec, "core") ? dir : c->top, v, path) < 0)
 			return 0;
 		if ((r = c->fn(c->arg, path, CD_GIT_NAMED_CONFIG)) != 0)
 			return r;
@@ -178,6 +198,8 @@ static void read_value(const char *b, size_t n, size_t *i, char *v)
 		}
 		if (ch == '\\' && *i + 1 < n) {
 			ch = b[++(*i)];
+			if (ch == '\r' && *i + 1 < n && b[*i + 1] == '\n')
+				ch = b[++(*i)]; /* git reads CRLF as LF */
 			if (ch == '\n')
 				continue; /* a continued line */
 			ch = ch == 'n' ? '\n' : ch == 't' ? '\t' : ch == 'b' ? '\b' : ch;
@@ -226,6 +248,8 @@ static int parse_buf(struct ctx *c, const char *file, const char *b, size_t n, u
 
 	if (!v)
 		return -ENOMEM;
+	if (n >= 3 && !memcmp(b, "\xef\xbb\xbf", 3))
+		i = 3; /* a UTF-8 byte order mark, which git skips */
 	while (r == 0 && i < n) {
 		if (isspace((unsigned char)b[i])) {
 			i++;
@@ -257,6 +281,19 @@ static int parse_buf(struct ctx *c, const char *file, const char *b, size_t n, u
 	return r;
 }
 
+/* Where `file` really is, reported when a symlink on its path leads
+ * elsewhere. */
+static int config_target(struct ctx *c, const char *file)
+{
+	char *real = realpath(file, NULL);
+	int r = 0;
+
+	if (real && strcmp(real, file))
+		r = c->fn(c->arg, real, CD_GIT_NAMED_CONFIG);
+	free(real);
+	return r;
+}
+
 static int parse_file(struct ctx *c, const char *file, unsigned depth)
 {
 	struct stat st;
@@ -274,13 +311,30 @@ static int parse_file(struct ctx *c, const char *file, unsigned depth)
 		close(fd);
 		return 0;
 	}
-	if (!(buf = malloc(GITCFG_READ_MAX))) {
+	/* one not read to its end would leave what the rest names unknown:
+	 * one too large (or growing past the bound) is refused */
+	if (st.st_size >= GITCFG_READ_MAX) {
+		close(fd);
+		return -EFBIG;
+	}
+	if (!(buf = malloc((size_t)st.st_size + 1))) {
 		close(fd);
 		return -ENOMEM;
 	}
-	while (got < GITCFG_READ_MAX && (k = read(fd, buf + got, GITCFG_READ_MAX - got)) > 0)
+	while (got <= (size_t)st.st_size &&
+	       (k = read(fd, buf + got, (size_t)st.st_size + 1 - got)) > 0)
 		got += (size_t)k;
 	close(fd);
+	if (got > (size_t)st.st_size || k < 0) {
+		free(buf);
+		return -EFBIG;
+	}
+	/* read through a symlink (a ~/.gitconfig kept in a dotfiles tree):
+	 * the file itself is what an agent there would rewrite */
+	if (c->pass && (r = config_target(c, file)) != 0) {
+		free(buf);
+		return r;
+	}
 	r = parse_buf(c, file, buf, got, depth);
 	free(buf);
 	return r;
@@ -305,7 +359,7 @@ static int hook_links(struct ctx *c, const char *dir)
 		if (n <= 0)
 			continue;
 		target[n] = '\0';
-		if (resolve(dir, target, path) == 0)
+		if (resolve(c, dir, target, path) == 0)
 			r = c->fn(c->arg, path, CD_GIT_NAMED_RUN);
 	}
 	closedir(d);
@@ -332,6 +386,7 @@ int cd_git_named_paths(const char *gd, const char *home, cd_git_named_fn fn, voi
 		return -ENOMEM;
 	c->fn = fn;
 	c->arg = arg;
+	c->home = home;
 	if (gl > 5 && !strcmp(gd + gl - 5, "/.git"))
 		snprintf(c->top, sizeof c->top, "%.*s", (int)(gl - 5), gd);
 	else
@@ -341,7 +396,7 @@ int cd_git_named_paths(const char *gd, const char *home, cd_git_named_fn fn, voi
 		if (snprintf(cfg, sizeof cfg, "%s/%s", gd, files[i]) < (int)sizeof cfg)
 			r = parse_file(c, cfg, 0);
 	}
-	if (c->worktree[0] && resolve(gd, c->worktree, cfg) == 0)
+	if (c->worktree[0] && resolve(c, gd, c->worktree, cfg) == 0)
 		memcpy(c->top, cfg, strlen(cfg) + 1);
 	/* then as git reads them, the last core.hooksPath winning: the
 	 * system's and the caller's (a relative core.hooksPath there names

@@ -27,8 +27,10 @@ typedef int (*cd_git_named_fn)(void *arg, const char *path, enum cd_git_named ki
  * its hooks directory and in the one core.hooksPath names.  Relative
  * commands and hooksPath are taken from the working tree's top (gd's
  * parent for a .git, core.worktree when set, else gd).  0 or fn's answer;
- * -E2BIG when the includes reach more than 256 files in all (what the
- * rest would name is unknown), -ENOMEM. */
+ * -E2BIG when the includes reach more than 256 files in all, -EFBIG when
+ * a file is 1 MiB or more (what the rest would name is unknown), -ENOMEM.
+ * A value "~/..." is the caller's home's (home NULL: not a path); a
+ * config file read through a symlink has its target reported too. */
 int cd_git_named_paths(const char *gd, const char *home, cd_git_named_fn fn, void *arg);
 
 #endif

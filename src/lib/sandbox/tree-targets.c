@@ -357,6 +357,12 @@ int cd_tree_git_targets(struct walk *w, const char *gd)
 {
 	int r = cd_git_named_paths(gd, w->o->caller_home, git_named, w);
 
+	if (r == -EFBIG)
+		return cd_err_set(
+		        w->err, r,
+		        "%s: a file of its git configuration is larger than 1 MiB or changed "
+		        "while read",
+		        gd);
 	if (r == -E2BIG)
 		return cd_err_set(w->err, r,
 		                  "%s: its git configuration includes more than 256 files", gd);
