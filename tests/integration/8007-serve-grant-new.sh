@@ -58,7 +58,7 @@ python3 "$T/recv.py" "$T/got" "$T/port" &
 recv_pid=$!
 trap 'stop_bg $recv_pid $serve_pid; _tap_cleanup' EXIT
 i=0
-while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -s "$T/port" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 port=$(cat "$T/port")
 
 serve_start --listen 127.0.0.1:0 --policy "$P" --notify-key "$T/wh.key" \
@@ -131,11 +131,11 @@ is "$?" 1 "... mallory appears nowhere"
 echo "$rec" | grep -q 'ticket INC-7: disk full'
 is "$?" 0 "... with the ticket and the reason"
 i=0
-while ! grep -q "$bg" "$T/got" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while ! grep -q "$bg" "$T/got" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 grep "$bg" "$T/got" | grep -q '"break-glass.made"'
 is "$?" 0 "the webhook hears of the break-glass grant made in the console"
 i=0
-while ! grep "$bg" "$T/got" | grep -q '"break-glass.used"' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while ! grep "$bg" "$T/got" | grep -q '"break-glass.used"' && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 grep "$bg" "$T/got" | grep -q '"break-glass.used"'
 is "$?" 0 "... and of its use (break-glass.used)"
 code -H "Cookie: $alice" "$origin/grants" >/dev/null
