@@ -195,7 +195,10 @@ const char *const cd_git_control_names[] = {
 	"config", "config.worktree", "hooks", "info", "worktrees", "commondir", NULL,
 };
 
-/* Private keys: by their usual names, any *.key (gpg's private-keys-v1.d
+/* A "*.EXT" matches a name ending in .EXT, in any case (a.PPK); a
+ * "*WORD*" a name holding WORD, in any case, but source code and docs
+ * (tree-creds.c).
+ * Private keys: by their usual names, any *.key (gpg's private-keys-v1.d
  * among them), a *.pem, *.crt, *.cer or *.asc that holds a PRIVATE KEY
  * block (a certificate stays readable; tree-creds.c looks inside), and any file in a .ssh
  * directory but public keys, known_hosts, authorized_keys and config. */
@@ -225,9 +228,9 @@ const char *const cd_credential_files[] = {
 	"*.keystore",                         /* ... android's and java's other name */
 	"*.p8",                               /* PKCS#8 private keys (Apple's AuthKey_ID.p8) */
 	"*.ppk",                              /* PuTTY's private keys */
-	"kubeconfig",                         /* a cluster's credentials outside .kube/ */
-	"*.kubeconfig",                       /* ... */
+	"*kubeconfig*",                       /* a cluster's credentials outside .kube/ */
 	"*.tfvars",                           /* terraform variables: the secrets passed in */
+	"*.tfvars.json",                      /* ... in their JSON form */
 	"*.tfstate",                          /* terraform state: every resource's secrets */
 	"*.tfstate.backup",                   /* ... */
 	".my.cnf",                            /* mysql's password */

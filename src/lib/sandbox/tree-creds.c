@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <dirent.h>
 #include <fnmatch.h>
 #include <sys/statvfs.h>
@@ -156,33 +157,67 @@ static int json_is_cred(int fd)
  * file, and the scan cache keeps no record of one. */
 static const char *const key_suffixes[] = { ".pem", ".crt", ".cer", ".asc", NULL };
 
+/* Does name (nl bytes) end in tail, in any case (a.PEM, b.Keystore)? */
+static int ends_ci(const char *name, size_t nl, const char *tail, size_t tl)
+{
+	return nl > tl && !strncasecmp(name + nl - tl, tail, tl);
+}
+
 static int key_suffix(const char *name, size_t nl)
 {
-	size_t i, sl;
+	size_t i;
 
 	for (i = 0; key_suffixes[i]; i++) {
-		sl = strlen(key_suffixes[i]);
-		if (nl > sl && !memcmp(name + nl - sl, key_suffixes[i], sl))
+		if (ends_ci(name, nl, key_suffixes[i], strlen(key_suffixes[i])))
 			return 1;
 	}
 	return 0;
 }
 
+/* Does name (nl bytes) hold word (wl bytes), in any case?  Source code
+ * and docs about the word (kubeconfig.go, kubeconfig_test.py,
+ * kubeconfig.md) are not the credential it names. */
+static int holds_ci(const char *name, size_t nl, const char *word, size_t wl)
+{
+	static const char *const code[] = { ".go", ".py", ".rs", ".js", ".ts",  ".java",
+		                            ".rb", ".c",  ".h",  ".md", ".rst", NULL };
+	size_t i;
+
+	for (i = 0; code[i]; i++) {
+		if (ends_ci(name, nl, code[i], strlen(code[i])))
+			return 0;
+	}
+	for (i = 0; i + wl <= nl; i++) {
+		if (!strncasecmp(name + i, word, wl))
+			return 1;
+	}
+	return 0;
+}
+
+static int json_name(const char *name, size_t nl)
+{
+	return ends_ci(name, nl, ".json", 5);
+}
+
 /* Is `name` (w->path, len bytes) judged by its content: 1 a .pem (or
- * another of key_suffixes), 2 a .json outside node_modules, 3 a
- * .yarnrc.yml; else 0. */
+ * another of key_suffixes), 2 a .json, 3 a .yarnrc.yml; else 0.  In
+ * node_modules, every package's package.json (thousands of them) and a
+ * package-lock.json are not read: they name no credential. */
 static int content_kind(const struct walk *w, const char *name, size_t nl, size_t len)
 {
 	if (key_suffix(name, nl))
 		return 1;
-	if (nl > 5 && !memcmp(name + nl - 5, ".json", 5))
-		return memmem(w->path, len, "/node_modules/", 14) ? 0 : 2;
+	if (json_name(name, nl)) {
+		if (!strcmp(name, "package.json") || !strcmp(name, "package-lock.json"))
+			return memmem(w->path, len, "/node_modules/", 14) ? 0 : 2;
+		return 2;
+	}
 	return nl == 11 && !memcmp(name, ".yarnrc.yml", 11) ? 3 : 0;
 }
 
 /* Credentials known by their content where the name says nothing, read
  * from fd (-1: unreadable to us).  A .pem holding a private key.  A
- * .json outside node_modules that is a service account key ("type":
+ * .json (but a package.json in node_modules) that is a service account key ("type":
  * "service_account" with its "private_key"; saved as
  * PROJECT-1a2b3c4d5e6f.json) or a user's application default
  * credentials copied out of .config/gcloud ("authorized_user" with its
@@ -295,9 +330,9 @@ void cd_tree_creds_init(struct walk *w)
 		const char *c = cd_credential_files[i], *slash = strrchr(c, '/');
 
 		w->cred[i].full = c;
-		w->cred[i].suffix = c[0] == '*';
+		w->cred[i].suffix = c[0] != '*' ? 0 : c[strlen(c) - 1] == '*' ? 2 : 1;
 		w->cred[i].base = w->cred[i].suffix ? c + 1 : slash ? slash + 1 : c;
-		w->cred[i].blen = strlen(w->cred[i].base);
+		w->cred[i].blen = strlen(w->cred[i].base) - (w->cred[i].suffix == 2);
 		w->ncred = i + 1;
 	}
 }
@@ -312,8 +347,11 @@ static int cred_by_name(struct walk *w, const char *name, size_t nl, size_t len)
 	for (i = 0; i < w->ncred; i++) {
 		const struct cred_pat *c = &w->cred[i];
 
-		if (c->suffix) {
-			if (nl > c->blen && !memcmp(name + nl - c->blen, c->base, c->blen))
+		if (c->suffix == 2) {
+			if (holds_ci(name, nl, c->base, c->blen))
+				return 1;
+		} else if (c->suffix) {
+			if (ends_ci(name, nl, c->base, c->blen))
 				return 1;
 		} else if (nl == c->blen && name[0] == c->base[0] && !memcmp(name, c->base, nl) &&
 		           (c->base == c->full || cd_tree_suffix_is(w->path, len, c->full))) {
@@ -362,8 +400,7 @@ int cd_tree_file_is_credential(struct walk *w, int fd, const char *name, size_t 
  * cd_tree_is_credential reads: key_suffixes, .json, .yarnrc.yml)? */
 int cd_tree_cred_maybe(struct walk *w, const char *name, size_t nl, size_t len)
 {
-	return cred_by_name(w, name, nl, len) || key_suffix(name, nl) ||
-	       (nl > 5 && !memcmp(name + nl - 5, ".json", 5)) ||
+	return cred_by_name(w, name, nl, len) || key_suffix(name, nl) || json_name(name, nl) ||
 	       (nl == 11 && !memcmp(name, ".yarnrc.yml", 11));
 }
 

@@ -67,7 +67,7 @@ struct cd_scan_cache;
 struct cred_pat {
 	const char *full, *base; /* the pattern; the name it ends in */
 	size_t blen;
-	int suffix; /* "*.EXT": base is ".EXT" */
+	int suffix; /* "*.EXT": base is ".EXT"; 2: "*WORD*", base is "WORD*" */
 };
 
 struct walk {
