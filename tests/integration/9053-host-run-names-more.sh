@@ -10,10 +10,10 @@
 # and .mise.toml, .nvim.lua, .exrc.  --propose flags them.
 # Credentials, covered (read empty) in any bound tree: a .json holding a
 # GCP service account key whatever its name, and a .yarnrc.yml holding an
-# npmAuthToken; one under node_modules too (judged there but for
-# package.json and package-lock.json, by name).  Controls: cargo's
-# .cargo/registry, an ordinary .json, a service account key fixture in a
-# package.json under node_modules, a .yarnrc.yml without
+# npmAuthToken; under node_modules one whose name names a secret
+# (sa-key.json).  Controls: cargo's .cargo/registry, an ordinary .json, a
+# service account key fixture under node_modules named otherwise (sa.json:
+# not read there), a .yarnrc.yml without
 # a token, and a project file beside each stay as they were.  As root and
 # as nobody.
 : "${CORDON_TEST_TIMEOUT:=300}"
@@ -98,18 +98,18 @@ content() {
 	printf '%s\n' "$SA" >"$d/p/keys/proj-1a2b3c4d5e6f.json"
 	printf '{"type": "authorized_user", "client_secret": "x", "refresh_token": "SECRET-ADC"}\n' \
 		>"$d/p/adc-copy.json"
-	printf '%s\n' "$SA" | sed 's/SECRET-SA/SECRET-NM/' >"$d/p/node_modules/lib/test/sa.json"
-	printf '%s\n' "$SA" | sed 's/SECRET-SA/PUBLIC-FIXTURE/' >"$d/p/node_modules/lib/package.json"
+	printf '%s\n' "$SA" | sed 's/SECRET-SA/PUBLIC-FIXTURE/' >"$d/p/node_modules/lib/test/sa.json"
+	printf '%s\n' "$SA" | sed 's/SECRET-SA/SECRET-NM/' >"$d/p/node_modules/lib/test/sa-key.json"
 	printf '{"name": "PUBLIC-pkg", "private_key": "not a service account"}\n' >"$d/p/package.json"
 	printf 'npmRegistryServer: "https://npm.example"\nnpmAuthToken: "SECRET-YARN"\n' >"$d/p/.yarnrc.yml"
 	printf 'nodeLinker: PUBLIC-node-modules\n' >"$d/p/web/.yarnrc.yml"
 	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
 	cd "$d/p" || exit 1
 	$RUN_AS "$CORDON" run -- sh -c 'cat keys/proj-1a2b3c4d5e6f.json adc-copy.json .yarnrc.yml \
-		node_modules/lib/test/sa.json node_modules/lib/package.json package.json \
+		node_modules/lib/test/sa.json node_modules/lib/test/sa-key.json package.json \
 		web/.yarnrc.yml' >"$T/out" 2>"$T/err"
 	is "$?" 0 "$who: the run exits 0"
-	lacks "$who: the service account keys, the ADC copy and the yarn token read empty" SECRET "$T/out" PUBLIC
+	lacks "$who: the service account key, the ADC copy and the yarn token read empty" SECRET "$T/out" PUBLIC
 	is "$(grep -c PUBLIC "$T/out")" 3 \
 		"$who: positive control: the node_modules fixture, package.json and a token-less .yarnrc.yml read"
 	$RUN_AS "$CORDON" run --json-fd 3 -- true 3>"$T/rec" 2>"$T/err"

@@ -199,25 +199,42 @@ static int json_name(const char *name, size_t nl)
 	return ends_ci(name, nl, ".json", 5);
 }
 
+/* In node_modules a .json is read only when its name says it may hold a
+ * secret (token.json, credentials.json, *-key.json): a large
+ * node_modules holds thousands of other .json files (package.json,
+ * tsconfig.json, locale data, test fixtures), and the walk reads every
+ * judged file at every run. */
+static const char *const nm_json_words[] = { "token", "cred", "secret", "auth", "key", NULL };
+
+static int nm_json_judged(const char *name, size_t nl)
+{
+	size_t i, k, wl;
+
+	for (k = 0; nm_json_words[k]; k++) {
+		wl = strlen(nm_json_words[k]);
+		for (i = 0; i + wl <= nl; i++)
+			if (!strncasecmp(name + i, nm_json_words[k], wl))
+				return 1;
+	}
+	return 0;
+}
+
 /* Is `name` (w->path, len bytes) judged by its content: 1 a .pem (or
- * another of key_suffixes), 2 a .json, 3 a .yarnrc.yml; else 0.  In
- * node_modules, every package's package.json (thousands of them) and a
- * package-lock.json are not read: they name no credential. */
+ * another of key_suffixes), 2 a .json (in node_modules only one whose
+ * name names a secret: nm_json_judged), 3 a .yarnrc.yml; else 0. */
 static int content_kind(const struct walk *w, const char *name, size_t nl, size_t len)
 {
 	if (key_suffix(name, nl))
 		return 1;
-	if (json_name(name, nl)) {
-		if (!strcmp(name, "package.json") || !strcmp(name, "package-lock.json"))
-			return memmem(w->path, len, "/node_modules/", 14) ? 0 : 2;
-		return 2;
-	}
+	if (json_name(name, nl))
+		return !memmem(w->path, len, "/node_modules/", 14) || nm_json_judged(name, nl) ? 2
+		                                                                               : 0;
 	return nl == 11 && !memcmp(name, ".yarnrc.yml", 11) ? 3 : 0;
 }
 
 /* Credentials known by their content where the name says nothing, read
  * from fd (-1: unreadable to us).  A .pem holding a private key.  A
- * .json (but a package.json in node_modules) that is a service account key ("type":
+ * .json (in node_modules, one named as a secret) that is a service account key ("type":
  * "service_account" with its "private_key"; saved as
  * PROJECT-1a2b3c4d5e6f.json) or a user's application default
  * credentials copied out of .config/gcloud ("authorized_user" with its
