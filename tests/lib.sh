@@ -362,6 +362,39 @@ ATTEMPT='try() {
 	else echo "$n=refused: $(cat /tmp/e)"; fi
 }'
 
+# masked_in_run WHO (for for_each_user): the tree `mktree DIR` makes, as
+# WHO, read by `cordon run` twice (the second replays the scan cache):
+# each file of $SECRETS reads empty (none shows $SECRET), each of
+# $CONTROLS whole.
+masked_in_run() {
+	who=$1
+	d=$T/w-$who
+	mktree "$d"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
+	sleep 1.1 # older than the walk's 1 s guard: the cache may keep it
+	cd "$d" || exit 1
+	for pass in 1 2; do
+		$RUN_AS "$CORDON" run -- sh -c 'for f in '"$SECRETS $CONTROLS"'; do
+			printf "%s:" "$f"; cat "$f" 2>/dev/null | tr "\n" " "; echo; done' \
+			>"$T/out" 2>"$T/err"
+		is "$?" 0 "$who ($pass): the run exits 0"
+		for f in $SECRETS; do
+			line=$(grep -F "$f:" "$T/out" | grep "^$f:")
+			case $line in
+			*"$SECRET"*) r="shown: $line" ;;
+			"$f:") r=masked ;;
+			*) r="other: $line" ;;
+			esac
+			is "$r" masked "$who ($pass): $f is masked"
+		done
+		for f in $CONTROLS; do
+			is "$(grep "^$f:" "$T/out")" "$f:$(tr '\n' ' ' <"$f")" \
+				"$who ($pass): control: $f is shown whole"
+		done
+	done
+	cd "$T" || exit 1
+}
+
 # stop_bg PID...: SIGTERM each background job and wait for it, so that a
 # trap leaves nothing still shutting down when the test ends (the reaper
 # would name it).
