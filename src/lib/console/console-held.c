@@ -264,8 +264,13 @@ static int bg_one(const struct cd_temp_grant *g, void *ctx)
 		free_slot = &c->seen_bg[g->created % CONSOLE_SEEN_BG];
 	snprintf(free_slot->id, sizeof free_slot->id, "%s", g->id);
 	free_slot->uses = g->uses;
-	if (c->bg_seeded)
-		console_notify_grant(c, g, g->uses > 0);
+	/* made and used between two looks: both are told (the making is
+	 * the event people watch for) */
+	if (c->bg_seeded) {
+		console_notify_grant(c, g, 0);
+		if (g->uses > 0)
+			console_notify_grant(c, g, 1);
+	}
 	return 0;
 }
 
