@@ -163,12 +163,30 @@ static int ends_ci(const char *name, size_t nl, const char *tail, size_t tl)
 	return nl > tl && !strncasecmp(name + nl - tl, tail, tl);
 }
 
-static int key_suffix(const char *name, size_t nl)
+/* Does name end in one of tails (NULL-ended), in any case? */
+static int ends_ci_any(const char *name, size_t nl, const char *const *tails)
 {
 	size_t i;
 
-	for (i = 0; key_suffixes[i]; i++) {
-		if (ends_ci(name, nl, key_suffixes[i], strlen(key_suffixes[i])))
+	for (i = 0; tails[i]; i++) {
+		if (ends_ci(name, nl, tails[i], strlen(tails[i])))
+			return 1;
+	}
+	return 0;
+}
+
+static int key_suffix(const char *name, size_t nl)
+{
+	return ends_ci_any(name, nl, key_suffixes);
+}
+
+/* Does name (nl bytes) hold word (wl bytes) anywhere, in any case? */
+static int contains_ci(const char *name, size_t nl, const char *word, size_t wl)
+{
+	size_t i;
+
+	for (i = 0; i + wl <= nl; i++) {
+		if (!strncasecmp(name + i, word, wl))
 			return 1;
 	}
 	return 0;
@@ -181,17 +199,8 @@ static int holds_ci(const char *name, size_t nl, const char *word, size_t wl)
 {
 	static const char *const code[] = { ".go", ".py", ".rs", ".js", ".ts",  ".java",
 		                            ".rb", ".c",  ".h",  ".md", ".rst", NULL };
-	size_t i;
 
-	for (i = 0; code[i]; i++) {
-		if (ends_ci(name, nl, code[i], strlen(code[i])))
-			return 0;
-	}
-	for (i = 0; i + wl <= nl; i++) {
-		if (!strncasecmp(name + i, word, wl))
-			return 1;
-	}
-	return 0;
+	return !ends_ci_any(name, nl, code) && contains_ci(name, nl, word, wl);
 }
 
 static int json_name(const char *name, size_t nl)
@@ -208,13 +217,11 @@ static const char *const nm_json_words[] = { "token", "cred", "secret", "auth", 
 
 static int nm_json_judged(const char *name, size_t nl)
 {
-	size_t i, k, wl;
+	size_t k;
 
 	for (k = 0; nm_json_words[k]; k++) {
-		wl = strlen(nm_json_words[k]);
-		for (i = 0; i + wl <= nl; i++)
-			if (!strncasecmp(name + i, nm_json_words[k], wl))
-				return 1;
+		if (contains_ci(name, nl, nm_json_words[k], strlen(nm_json_words[k])))
+			return 1;
 	}
 	return 0;
 }
