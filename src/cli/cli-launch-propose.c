@@ -148,6 +148,10 @@ int launch_make_proposal(struct layer *l, const struct cd_plan *plan, const stru
 	in.agent = a->agent;
 	in.task = a->task;
 	in.now = (int64_t)time(NULL);
+	in.git.home = getenv("HOME");
+	in.git.xdg_config_home = getenv("XDG_CONFIG_HOME");
+	in.git.global = getenv("GIT_CONFIG_GLOBAL");
+	in.git.system = getenv("GIT_CONFIG_SYSTEM");
 	r = cd_proposal_scan(&in, &p, &err);
 	close(upfd);
 	if (r < 0) {

@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	put(cfg, data, a);
 	put(inc, z ? z + 1 : data + size, z ? size - a - 1 : 0);
-	r = cd_git_named_paths(gd, NULL, check, &seen);
+	r = cd_git_named_paths(gd, NULL, NULL, check, &seen);
 	if (r != 0 && r != -E2BIG && r != -EFBIG)
 		abort();
 	return 0;

@@ -14,6 +14,7 @@
 #include "util/path.h"
 
 #define RUN_READ_MAX (256 * 1024) /* of a pyproject.toml: a larger one is flagged */
+#define GIT_AROUND_MAX 8          /* repositories around the tree looked at */
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -123,37 +124,31 @@ static int flag_named(void *arg, const char *path, enum cd_git_named kind)
 	return 0;
 }
 
-/* The repository holding the tree (its .git at the tree's top or above):
- * what its config and hooks name, as the host has them, flagged. */
-void cd_prop_flag_git_named(struct cd_proposal *p)
+/* The repository holding the tree (its .git at the tree's top or above,
+ * a directory or a linked worktree's .git file, and those around it):
+ * what their config and hooks name, as the host has them, flagged. */
+void cd_prop_flag_git_named(struct cd_proposal *p, const struct cd_git_env *env)
 {
-	char gd[CD_PATH_MAX];
-	struct stat st;
-	size_t dl = strlen(p->tree);
+	char at[CD_PATH_MAX], gd[CD_PATH_MAX], top[CD_PATH_MAX];
+	const char *from = p->tree, *slash;
+	unsigned n;
+	size_t i;
 
-	if (dl >= sizeof gd - sizeof "/.git")
-		return;
-	memcpy(gd, p->tree, dl + 1);
-	for (;;) {
-		if (dl == 1)
-			dl = 0; /* the root */
-		memcpy(gd + dl, "/.git", sizeof "/.git");
-		if (stat(gd, &st) == 0 && S_ISDIR(st.st_mode)) {
-			size_t i;
-
-			/* not read to the end (too many includes, no memory):
-			 * any change may be one it names */
-			if (cd_git_named_paths(gd, NULL, flag_named, p) < 0)
-				for (i = 0; i < p->nfiles; i++)
-					if (p->files[i].op != CD_PROP_REFUSED)
-						p->files[i].flagged = 1;
+	for (n = 0; n < GIT_AROUND_MAX && cd_git_discover(from, gd, top); n++) {
+		/* not read to the end (too many includes, no memory): any
+		 * change may be one it names */
+		if (cd_git_named_paths(gd, top, env, flag_named, p) < 0) {
+			for (i = 0; i < p->nfiles; i++)
+				if (p->files[i].op != CD_PROP_REFUSED)
+					p->files[i].flagged = 1;
 			return;
 		}
-		while (dl > 0 && gd[dl - 1] != '/')
-			dl--;
-		if (dl <= 1)
+		/* then git run at the directory above that repository's top */
+		slash = strrchr(top, '/');
+		if (!slash || !strcmp(top, "/"))
 			return;
-		dl--;
+		snprintf(at, sizeof at, "%.*s", slash == top ? 1 : (int)(slash - top), top);
+		from = at;
 	}
 }
 

@@ -29,6 +29,7 @@
 #ifndef CD_PROPOSAL_H
 #define CD_PROPOSAL_H
 
+#include "sandbox/gitcfg.h"
 #include "util/err.h"
 #include "store/store-rows.h"
 
@@ -59,6 +60,10 @@ struct cd_prop_scan_in {
 			     * sparse file counts in full); 0: CD_PROPOSE_SIZE_MAX */
 	const char *run_id, *agent, *task; /* agent, task: NULL for none */
 	int64_t now;
+	/* The caller's git configuration besides the repository's ($HOME,
+	 * $XDG_CONFIG_HOME, $GIT_CONFIG_GLOBAL/SYSTEM): what it names in the
+	 * tree is flagged when changed (gitcfg.h). */
+	struct cd_git_env git;
 };
 
 /* Scan the upper layer against the tree into a new proposal (id, run_id,

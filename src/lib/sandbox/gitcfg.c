@@ -366,54 +366,159 @@ static int hook_links(struct ctx *c, const char *dir)
 	return r;
 }
 
-int cd_git_named_paths(const char *gd, const char *home, cd_git_named_fn fn, void *arg)
+/* The first line of file (at most CD_PATH_MAX - 1 bytes) into out:
+ * 1 if it was read, else 0. */
+static int first_line(const char *file, char *out)
 {
-	static const char *const files[] = { "config", "config.worktree" };
-	static const struct {
-		int in_home;
-		const char *file;
-	} outer[] = {
-		{ 0, "/etc/gitconfig" },
-		{ 1, "/.config/git/config" },
-		{ 1, "/.gitconfig" },
-	};
-	char cfg[CD_PATH_MAX], hooks[CD_PATH_MAX];
+	int fd = open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (n = read(fd, out, CD_PATH_MAX - 1)) <= 0) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	out[n] = '\0';
+	out[strcspn(out, "\r\n")] = '\0';
+	return out[0] != '\0';
+}
+
+/* v relative to dir (or absolute), resolved: 1 into out, else 0. */
+static int resolve_real(const char *dir, const char *v, char *out)
+{
+	char tmp[CD_PATH_MAX];
+	int n = v[0] == '/' ? snprintf(tmp, sizeof tmp, "%s", v)
+	                    : snprintf(tmp, sizeof tmp, "%s/%s", dir, v);
+
+	return n > 0 && (size_t)n < sizeof tmp && cd_path_canonical(tmp, out, CD_PATH_MAX) == 0;
+}
+
+int cd_git_file_target(const char *file, char *gd)
+{
+	char line[CD_PATH_MAX], dir[CD_PATH_MAX];
+	const char *slash = strrchr(file, '/');
+	struct stat st;
+
+	if (!slash || !first_line(file, line) || strncmp(line, "gitdir: ", 8) != 0)
+		return 0; /* git ignores it */
+	snprintf(dir, sizeof dir, "%.*s", slash == file ? 1 : (int)(slash - file), file);
+	return resolve_real(dir, line + 8, gd) && stat(gd, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Is dir a git directory by git's test (a HEAD, and an objects
+ * directory or a commondir file)? */
+static int is_gitdir(const char *dir)
+{
+	char p[CD_PATH_MAX];
+	struct stat st;
+
+	if (snprintf(p, sizeof p, "%s/HEAD", dir) >= (int)sizeof p - 10 || lstat(p, &st) < 0)
+		return 0;
+	snprintf(p, sizeof p, "%s/objects", dir);
+	if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+		return 1;
+	snprintf(p, sizeof p, "%s/commondir", dir);
+	return lstat(p, &st) == 0;
+}
+
+int cd_git_discover(const char *dir, char *gd, char *top)
+{
+	char d[CD_PATH_MAX], dotgit[CD_PATH_MAX];
+	struct stat st;
+	size_t dl;
+
+	if (dir[0] != '/' || cd_path_normalize(dir, d, sizeof d) < 0)
+		return 0;
+	for (dl = strlen(d);;) {
+		snprintf(dotgit, sizeof dotgit, "%.*s/.git", dl == 1 ? 0 : (int)dl, d);
+		if (stat(dotgit, &st) == 0) {
+			if (S_ISDIR(st.st_mode) && is_gitdir(dotgit) &&
+			    cd_path_canonical(dotgit, gd, CD_PATH_MAX) == 0) {
+				snprintf(top, CD_PATH_MAX, "%.*s", (int)dl, d);
+				return 1;
+			}
+			if (S_ISREG(st.st_mode) && cd_git_file_target(dotgit, gd)) {
+				snprintf(top, CD_PATH_MAX, "%.*s", (int)dl, d);
+				return 1;
+			}
+		}
+		d[dl] = '\0';
+		if (is_gitdir(d) && cd_path_canonical(d, gd, CD_PATH_MAX) == 0) {
+			memcpy(top, gd, strlen(gd) + 1); /* bare: no working tree */
+			return 1;
+		}
+		if (dl <= 1)
+			return 0;
+		while (dl > 1 && d[dl - 1] != '/')
+			dl--;
+		if (dl > 1)
+			dl--;
+	}
+}
+
+int cd_git_named_paths(const char *gd, const char *top, const struct cd_git_env *env,
+                       cd_git_named_fn fn, void *arg)
+{
+	static const struct cd_git_env none;
+	char cfg[CD_PATH_MAX], hooks[CD_PATH_MAX], common[CD_PATH_MAX], line[CD_PATH_MAX];
+	char repo[2][CD_PATH_MAX];
 	struct ctx *c = calloc(1, sizeof *c);
 	size_t i, gl = strlen(gd);
 	int r = 0;
 
 	if (!c)
 		return -ENOMEM;
+	if (!env)
+		env = &none;
 	c->fn = fn;
 	c->arg = arg;
-	c->home = home;
-	if (gl > 5 && !strcmp(gd + gl - 5, "/.git"))
+	c->home = env->home;
+	if (top)
+		snprintf(c->top, sizeof c->top, "%s", top);
+	else if (gl > 5 && !strcmp(gd + gl - 5, "/.git"))
 		snprintf(c->top, sizeof c->top, "%.*s", (int)(gl - 5), gd);
 	else
 		snprintf(c->top, sizeof c->top, "%s", gd);
-	/* core.worktree first: where relative paths start */
-	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(files); i++) {
-		if (snprintf(cfg, sizeof cfg, "%s/%s", gd, files[i]) < (int)sizeof cfg)
-			r = parse_file(c, cfg, 0);
+	/* A linked worktree's git directory holds only its own state: the
+	 * repository's config and hooks are in the one its commondir names. */
+	snprintf(common, sizeof common, "%s", gd);
+	if (snprintf(cfg, sizeof cfg, "%s/commondir", gd) < (int)sizeof cfg && first_line(cfg, line) &&
+	    !resolve_real(gd, line, common))
+		snprintf(common, sizeof common, "%s", gd);
+	if (snprintf(repo[0], sizeof repo[0], "%s/config", common) >= (int)sizeof repo[0] ||
+	    snprintf(repo[1], sizeof repo[1], "%s/config.worktree", gd) >= (int)sizeof repo[1]) {
+		free(c);
+		return -EFBIG; /* cannot be read: what it names is unknown */
 	}
+	/* core.worktree first: where relative paths start */
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(repo); i++)
+		r = parse_file(c, repo[i], 0);
 	if (c->worktree[0] && resolve(c, gd, c->worktree, cfg) == 0)
 		memcpy(c->top, cfg, strlen(cfg) + 1);
 	/* then as git reads them, the last core.hooksPath winning: the
 	 * system's and the caller's (a relative core.hooksPath there names
 	 * a directory in every repository), the repository's */
 	c->pass = 1;
-	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(outer); i++) {
-		const char *base = outer[i].in_home ? home : "";
-
-		if (base && (base[0] == '/' || !outer[i].in_home) &&
-		    snprintf(cfg, sizeof cfg, "%s%s", base, outer[i].file) < (int)sizeof cfg)
-			r = parse_file(c, cfg, 0);
-	}
-	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(files); i++) {
-		if (snprintf(cfg, sizeof cfg, "%s/%s", gd, files[i]) < (int)sizeof cfg)
-			r = parse_file(c, cfg, 0);
-	}
-	if (r == 0 && snprintf(hooks, sizeof hooks, "%s/hooks", gd) < (int)sizeof hooks)
+	r = r ? r : parse_file(c, "/etc/gitconfig", 0);
+	if (r == 0 && env->system && env->system[0] == '/')
+		r = parse_file(c, env->system, 0);
+	if (r == 0 && env->xdg_config_home && env->xdg_config_home[0] == '/' &&
+	    snprintf(cfg, sizeof cfg, "%s/git/config", env->xdg_config_home) < (int)sizeof cfg)
+		r = parse_file(c, cfg, 0);
+	if (r == 0 && env->home && env->home[0] == '/' &&
+	    snprintf(cfg, sizeof cfg, "%s/.config/git/config", env->home) < (int)sizeof cfg)
+		r = parse_file(c, cfg, 0);
+	if (r == 0 && env->home && env->home[0] == '/' &&
+	    snprintf(cfg, sizeof cfg, "%s/.gitconfig", env->home) < (int)sizeof cfg)
+		r = parse_file(c, cfg, 0);
+	if (r == 0 && env->global && env->global[0] == '/')
+		r = parse_file(c, env->global, 0);
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(repo); i++)
+		r = parse_file(c, repo[i], 0);
+	if (r == 0 && snprintf(hooks, sizeof hooks, "%s/hooks", common) < (int)sizeof hooks)
 		r = hook_links(c, hooks);
 	if (r == 0)
 		r = hook_links(c, c->hooks);

@@ -259,6 +259,11 @@ struct cd_plan_opts {
 	 * contains a login account's home, root's or caller_home ($HOME). */
 	int allow_home;
 	const char *caller_home;
+	/* The caller's $XDG_CONFIG_HOME, $GIT_CONFIG_GLOBAL and
+	 * $GIT_CONFIG_SYSTEM (NULL: unset): git configuration the host's
+	 * git reads besides the repository's (gitcfg.h), whose named paths
+	 * a writable tree keeps read-only. */
+	const char *caller_xdg_config_home, *caller_git_config_global, *caller_git_config_system;
 	/* Globs of further credential files to cover in every bound tree
 	 * (the profile's cover_files): without '/' matched against the file
 	 * name at any depth, with '/' against the path below the bind. */

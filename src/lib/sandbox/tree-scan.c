@@ -351,7 +351,7 @@ static int protect_gitdir(struct walk *w, const char *gd, unsigned depth)
 	}
 	if ((r = pin_control(w, gd, "objects/info/alternates")) < 0)
 		return r;
-	if ((r = cd_tree_git_targets(w, gd)) < 0)
+	if ((r = cd_tree_git_targets(w, gd, NULL)) < 0)
 		return r;
 	n = snprintf(c, sizeof c, "%s/modules", gd);
 	if (n > 0 && (size_t)n < sizeof c && lstat(c, &st) == 0 && S_ISDIR(st.st_mode))
@@ -360,7 +360,8 @@ static int protect_gitdir(struct walk *w, const char *gd, unsigned depth)
 }
 
 /* A .git file ("gitdir: PATH", linked worktrees and submodules): itself
- * read-only so it cannot be pointed elsewhere, and the git directory it
+ * read-only so it cannot be pointed elsewhere, what the repository's
+ * configuration names in this tree read-only, and the git directory it
  * names protected when it lies in a tree the sandbox can write. */
 static int protect_gitfile(struct walk *w, int dfd, const char *name)
 {
@@ -391,6 +392,13 @@ static int protect_gitfile(struct walk *w, int dfd, const char *name)
 	if (r < 0 || (size_t)r >= sizeof target ||
 	    cd_path_canonical(target, canon, sizeof canon) < 0)
 		return 0; /* git finds nothing there either */
+	/* What the repository's config and hooks name in this tree, from
+	 * this worktree's top: a linked worktree's config is its common
+	 * directory's, wherever that is, and a relative core.hooksPath or
+	 * fsmonitor script is each worktree's own. */
+	snprintf(target, sizeof target, "%.*s", (int)(dir_end - w->path), w->path);
+	if ((r = cd_tree_git_targets(w, canon, target)) < 0)
+		return r;
 	for (i = 0; i < w->p->nmounts; i++) {
 		const struct cd_mount *m = &w->p->mounts[i];
 		struct walk sub;
@@ -886,6 +894,12 @@ static int walk_mount(struct walk *w, size_t i, int scratch, int pass)
 	if (w->cache)
 		cd_tree_cache_begin(w, m->src);
 	r = cd_tree_walk_tree(w, m->src, m->dest);
+	if (r == 0 && w->protect) {
+		w->src = m->src; /* a file bound alone left them its directory's */
+		w->dest = m->dest;
+		w->srclen = strcmp(m->src, "/") ? strlen(m->src) : 0;
+		r = cd_tree_git_above(w);
+	}
 	if (w->cache)
 		cd_tree_cache_end(w, r == 0);
 	w->cache = NULL;

@@ -317,6 +317,14 @@ static int named_path(struct walk *w, const char *path, int dir_ok)
 	struct stat st;
 	int link;
 
+	/* a hooks directory that holds the whole tree (a run in .githooks
+	 * or below it): no read-only cover can keep the tree's own top */
+	if (dir_ok && !w->list_only && cd_path_is_under(w->src, path))
+		return cd_err_set(w->err, -CD_E_USAGE,
+		                  "'%s' is a hooks directory of a git repository (core.hooksPath), "
+		                  "which the host's git runs: it cannot be a writable tree; "
+		                  "refused",
+		                  w->src);
 	if (pl <= w->srclen || pl >= sizeof pre || !cd_path_is_under(path, w->src))
 		return 0; /* not in this tree */
 	memcpy(pre, path, pl + 1);
@@ -352,10 +360,17 @@ static int git_named(void *arg, const char *path, enum cd_git_named kind)
 	return named_path(arg, path, kind == CD_GIT_NAMED_DIR);
 }
 
-/* The git directory gd (protected): what its config and hooks name. */
-int cd_tree_git_targets(struct walk *w, const char *gd)
+/* The git directory gd (protected; top: its working tree's, NULL: as
+ * gitcfg.h says): what its config and hooks name in this tree. */
+int cd_tree_git_targets(struct walk *w, const char *gd, const char *top)
 {
-	int r = cd_git_named_paths(gd, w->o->caller_home, git_named, w);
+	const struct cd_git_env env = {
+		.home = w->o->caller_home,
+		.xdg_config_home = w->o->caller_xdg_config_home,
+		.global = w->o->caller_git_config_global,
+		.system = w->o->caller_git_config_system,
+	};
+	int r = cd_git_named_paths(gd, top, &env, git_named, w);
 
 	if (r == -EFBIG)
 		return cd_err_set(
@@ -367,6 +382,64 @@ int cd_tree_git_targets(struct walk *w, const char *gd)
 		return cd_err_set(w->err, r,
 		                  "%s: its git configuration includes more than 256 files", gd);
 	return r == -ENOMEM ? cd_err_set(w->err, r, "out of memory") : r;
+}
+
+#define GIT_ABOVE_MAX 8 /* repositories around a tree looked at */
+
+/* A tree inside git directory gd, at or below one of its control paths
+ * (--rw REPO/.git/hooks, a run in .git/info): the cover that keeps them
+ * read-only would be the tree's own top, so the run is refused. */
+static int inside_control(struct walk *w, const char *gd)
+{
+	size_t gl = strlen(gd), i, cl;
+	const char *rest;
+
+	if (!cd_path_is_under(w->src, gd) || strlen(w->src) <= gl)
+		return 0;
+	rest = w->src + gl + 1;
+	cl = strcspn(rest, "/");
+	for (i = 0; cd_git_control_names[i]; i++) {
+		if (strlen(cd_git_control_names[i]) == cl &&
+		    !memcmp(rest, cd_git_control_names[i], cl))
+			break;
+	}
+	if (!cd_git_control_names[i] && strncmp(rest, "objects/info", 12) != 0)
+		return 0;
+	return cd_err_set(w->err, -CD_E_USAGE,
+	                  "'%s' is inside git directory '%s' (its config, hooks or "
+	                  "other control files, which the host's git reads and runs): "
+	                  "it cannot be a writable tree; refused",
+	                  w->src, gd);
+}
+
+/* The repository this tree lies in, its .git above the tree's top (a run
+ * started below a repository's top, or in a directory of a linked
+ * worktree): the .git is out of the sandbox's reach, but what its config
+ * and hooks name in this tree (core.hooksPath = sub/hooks, a
+ * core.fsmonitor script) is run by the host's next git all the same. */
+int cd_tree_git_above(struct walk *w)
+{
+	char at[CD_PATH_MAX], up[CD_PATH_MAX], gd[CD_PATH_MAX], top[CD_PATH_MAX];
+	const char *from = w->src;
+	unsigned n;
+	int r = 0;
+
+	/* the nearest, and those around it (git run at their tops) */
+	for (n = 0; r == 0 && n < GIT_ABOVE_MAX; n++) {
+		const char *slash = strrchr(from, '/');
+
+		if (!slash || !strcmp(from, "/"))
+			return 0; /* the root: nothing above */
+		snprintf(up, sizeof up, "%.*s", slash == from ? 1 : (int)(slash - from), from);
+		if (!cd_git_discover(up, gd, top))
+			return 0;
+		if ((r = inside_control(w, gd)) < 0)
+			return r;
+		r = cd_tree_git_targets(w, gd, top);
+		memcpy(at, top, strlen(top) + 1);
+		from = at;
+	}
+	return r;
 }
 
 /* Does `name` of dfd (one of cd_config_run_names) hold a key that makes
