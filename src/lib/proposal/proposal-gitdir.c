@@ -13,8 +13,8 @@
 #include "sandbox/profile.h"
 #include "util/path.h"
 
-#define RUN_READ_MAX (256 * 1024) /* of a pyproject.toml: a larger one is flagged */
-#define GIT_AROUND_MAX 8          /* repositories around the tree looked at */
+#define RUN_READ_MAX   (256 * 1024) /* of a pyproject.toml: a larger one is flagged */
+#define GIT_AROUND_MAX 8            /* repositories around the tree looked at */
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -376,7 +376,8 @@ static int first_line(const char *file, char *out)
 
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (n = read(fd, out, CD_PATH_MAX - 1)) <= 0) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (n = read(fd, out, CD_PATH_MAX - 1)) <= 0) {
 		close(fd);
 		return 0;
 	}
@@ -485,8 +486,8 @@ int cd_git_named_paths(const char *gd, const char *top, const struct cd_git_env 
 	/* A linked worktree's git directory holds only its own state: the
 	 * repository's config and hooks are in the one its commondir names. */
 	snprintf(common, sizeof common, "%s", gd);
-	if (snprintf(cfg, sizeof cfg, "%s/commondir", gd) < (int)sizeof cfg && first_line(cfg, line) &&
-	    !resolve_real(gd, line, common))
+	if (snprintf(cfg, sizeof cfg, "%s/commondir", gd) < (int)sizeof cfg &&
+	    first_line(cfg, line) && !resolve_real(gd, line, common))
 		snprintf(common, sizeof common, "%s", gd);
 	if (snprintf(repo[0], sizeof repo[0], "%s/config", common) >= (int)sizeof repo[0] ||
 	    snprintf(repo[1], sizeof repo[1], "%s/config.worktree", gd) >= (int)sizeof repo[1]) {
