@@ -1,6 +1,6 @@
 #!/bin/sh
-# Issue 16 (session 10's second review, H2, H13, H14): git's view of a
-# repository the tree walk did not follow.
+# Issue 16 (session 10's second review, H2, H13, H14, H16): git's view of
+# a repository the tree walk did not follow.
 # - A linked worktree (`git worktree add`): its .git is a file naming
 #   REPO/.git/worktrees/NAME, whose config is the common directory's; a
 #   relative core.hooksPath and a core.fsmonitor script are each
@@ -18,6 +18,7 @@
 #   (the proposal read no global config before).
 # The host side: git status and commit in the worktree as the user run
 # the project's own fsmonitor and hook, nothing the sandbox wrote.
+# - Command values that are not one plain path (last part).
 # Controls: an ordinary file in each tree is written and not flagged.  As
 # root and as nobody.
 : "${CORDON_TEST_TIMEOUT:=300}"
@@ -143,5 +144,34 @@ around() {
 		"$who: --propose flags a hook of ~/.gitconfig's core.hooksPath (not f)"
 }
 for_each_user around
+
+# Command values that are not one plain path (H16): a `cd DIR && ./x`,
+# `python3 -m pkg.mod` (each package's __init__.py, the module), a script
+# named without a '/' as an interpreter's argument, --opt=path.  Each is
+# read-only; a file beside them is not.
+commands() {
+	who=$1
+	c=$T/c-$who
+	mkdir -p "$c"
+	(
+		cd "$c" && git init -q . && mkdir -p tools pkg/sub &&
+			for f in tools/fs2.sh pkg/__init__.py pkg/sub/__init__.py pkg/sub/clean.py conv.py \
+				tools/rc pkg/other.py tools/other.sh; do echo '#' >$f; done &&
+			git config core.fsmonitor 'cd tools && ./fs2.sh' &&
+			git config filter.y.clean 'python3 -m pkg.sub.clean' &&
+			git config diff.z.textconv 'python3 conv.py' &&
+			git config core.pager 'less --rcfile=tools/rc'
+	) >"$T/c.out" 2>&1 || diag "set-up: $(cat "$T/c.out")"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$c"
+	(cd "$c" && $RUN_AS "$CORDON" run --profile workspace-write -- sh -c "$ATTEMPT
+		for f in tools/fs2.sh pkg/__init__.py pkg/sub/__init__.py pkg/sub/clean.py conv.py \
+			tools/rc pkg/other.py tools/other.sh; do try \$f \"echo x >>\$f\"; done") \
+		>"$T/out" 2>"$T/err"
+	is "$(tr '\n' ' ' <"$T/out")" \
+		"tools/fs2.sh=erofs pkg/__init__.py=erofs pkg/sub/__init__.py=erofs pkg/sub/clean.py=erofs conv.py=erofs tools/rc=erofs pkg/other.py=written tools/other.sh=written " \
+		"$who: cd DIR && ./x, -m pkg.sub.clean, an interpreter's script, --rcfile=: read-only (others written)" ||
+		diag "$(cat "$T/err")"
+}
+for_each_user commands
 
 done_testing

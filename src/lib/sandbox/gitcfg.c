@@ -110,26 +110,118 @@ static int resolve(const struct ctx *c, const char *base, const char *v, char *o
 
 static int parse_file(struct ctx *c, const char *file, unsigned depth);
 
-/* Each word of a command (split at blanks, quotes and a leading '!' of
- * an alias-style value dropped) that holds a '/': a script in the tree
- * when it lies there.  "sh scripts/x" and "./x" alike. */
-static int command_words(struct ctx *c, const char *v)
+/* A shell operator starting at v (; & | ( ) ` $( < >): a new simple
+ * command follows (redirections too, erring toward a first word). */
+static int is_operator(const char *v)
 {
-	char word[CD_PATH_MAX], path[CD_PATH_MAX];
-	size_t wl;
+	return strchr(";&|()`<>", *v) || (v[0] == '$' && v[1] == '(');
+}
+
+/* The files `python -m a.b.c` runs from base: each package's
+ * __init__.py on the way, then a/b/c.py or a/b/c/__init__.py and
+ * __main__.py. */
+static int module_files(struct ctx *c, const char *base, const char *mod)
+{
+	static const char *const last[] = { ".py", "/__init__.py", "/__main__.py" };
+	char rel[CD_PATH_MAX], path[CD_PATH_MAX];
+	size_t i, ml = strlen(mod);
 	int r;
 
+	if (!ml || ml >= sizeof rel - sizeof "/__init__.py" || strchr(mod, '/'))
+		return 0;
+	for (i = 0; i < ml; i++)
+		rel[i] = mod[i] == '.' ? '/' : mod[i];
+	rel[ml] = '\0';
+	for (i = 0; i < ml; i++) {
+		if (rel[i] != '/')
+			continue;
+		snprintf(path, sizeof path, "%.*s/__init__.py", (int)i, rel);
+		if (resolve(c, base, path, path) == 0 &&
+		    (r = c->fn(c->arg, path, CD_GIT_NAMED_RUN)))
+			return r;
+	}
+	for (i = 0; i < CD_ARRAY_SIZE(last); i++) {
+		snprintf(path, sizeof path, "%s%s", rel, last[i]);
+		if (resolve(c, base, path, path) == 0 &&
+		    (r = c->fn(c->arg, path, CD_GIT_NAMED_RUN)))
+			return r;
+	}
+	return 0;
+}
+
+/* The tree files a command value may run, as a shell would read it
+ * (quotes dropped, a leading '!' of an alias-style value too), relative
+ * to the working tree's top or to the directory a `cd DIR` moved to:
+ * each word with a '/' ("sh scripts/x", "./x", "--rcfile=tools/rc"); a
+ * word without one that is an argument ("python3 hook.py", "sh x")
+ * when it names a file there or looks like a script's name (holds a
+ * '.'); the files of `-m MODULE`.  The first word of a simple command
+ * without a '/' is looked up in PATH, not in the tree.  What a script
+ * then reads or runs in turn is not followed (docs/threats.md). */
+static int command_words(struct ctx *c, const char *v)
+{
+	char word[CD_PATH_MAX], path[CD_PATH_MAX], base[CD_PATH_MAX];
+	const char *w;
+	struct stat st;
+	int first = 1, after_cd = 0, after_m = 0, r;
+	size_t wl;
+
+	memcpy(base, c->top, strlen(c->top) + 1);
 	while (*v) {
-		while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '!')
+		if (*v == ' ' || *v == '\t' || *v == '\n' || *v == '!') {
 			v++;
-		for (wl = 0; *v && *v != ' ' && *v != '\t' && *v != '\n'; v++) {
-			if (*v != '"' && *v != '\'' && wl < sizeof word - 1)
+			continue;
+		}
+		if (is_operator(v)) {
+			v += v[0] == '$' ? 2 : 1;
+			first = 1;
+			after_cd = after_m = 0;
+			continue;
+		}
+		for (wl = 0; *v && *v != ' ' && *v != '\t' && *v != '\n' && !is_operator(v); v++) {
+			if (*v != '"' && *v != '\'' && *v != '\\' && wl < sizeof word - 1)
 				word[wl++] = *v;
 		}
 		word[wl] = '\0';
-		if (wl && word[0] != '-' && strchr(word, '/') && !strchr(word, '=') &&
-		    resolve(c, c->top, word, path) == 0 &&
-		    (r = c->fn(c->arg, path, CD_GIT_NAMED_RUN)))
+		if (!wl)
+			continue;
+		if (after_cd) { /* later words are relative to where cd went */
+			after_cd = 0;
+			if (resolve(c, base, word, path) == 0)
+				memcpy(base, path, strlen(path) + 1);
+			continue;
+		}
+		if (after_m) {
+			after_m = 0;
+			if ((r = module_files(c, base, word)))
+				return r;
+			continue;
+		}
+		if (first && strchr(word, '=') && !strchr(word, '/'))
+			continue; /* VAR=value before the command */
+		if (first && !strchr(word, '/')) {
+			first = 0;
+			after_cd = !strcmp(word, "cd");
+			continue; /* found in PATH */
+		}
+		first = 0;
+		if (!strcmp(word, "-m")) {
+			after_m = 1;
+			continue;
+		}
+		w = word;
+		if (word[0] == '-') { /* --rcfile=tools/rc; other flags name nothing */
+			if (!(w = strchr(word, '=')) || !strchr(++w, '/'))
+				continue;
+		} else if (strchr(word, '=') && !strchr(word, '/')) {
+			continue;
+		}
+		if (resolve(c, base, w, path) < 0)
+			continue;
+		if (!strchr(w, '/') && !strchr(w, '.') &&
+		    (stat(path, &st) < 0 || !S_ISREG(st.st_mode)))
+			continue; /* "log", "false": not a file of the tree */
+		if ((r = c->fn(c->arg, path, CD_GIT_NAMED_RUN)))
 			return r;
 	}
 	return 0;
