@@ -129,7 +129,11 @@ signed() {
 
 	# alice's real signature, replayed from request 1 onto request 4: as
 	# it was (decided before request 4 existed), then with a time inside
-	# request 4's life.
+	# request 4's life.  Request 4 is made a second after request 1 was
+	# decided (times are in seconds: within the same one, the replayed
+	# time lies inside request 4's life, and the signature check, not
+	# the lifetime check, refuses it, as it did on a quiet machine).
+	sleep 1.1
 	hold v4
 	id4=$(held v4)
 	forge "UPDATE approvals SET (status, decided_by, decided_at, signature) = (SELECT 'approved', decided_by, decided_at, signature FROM approvals WHERE id = '$id1') WHERE id = '$id4'"

@@ -77,8 +77,14 @@ i=0
 while ! grep -q '^event: held' "$T/sse" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 "$CORDON" run --policy "$P" --agent coder -- rm -f '/tmp/<b>x</b>' >/dev/null 2>&1
 is "$?" 125 "the rule denies rm -f outside the scratch directory"
+# the run's records change the page more than once (its intent, then the
+# rule's outcome): each change is an event, so wait for the one that
+# shows the denial (or 10 s), not for the second event
 i=0
-while [ "$(grep -c '^event: held' "$T/sse")" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while ! grep '^data: ' "$T/sse" | tail -1 | grep -q 'rule-outcome denied' && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 grep '^data: ' "$T/sse" | tail -1 >"$T/last"
 grep -q 'rule-outcome denied' "$T/last"
 is "$?" 0 "the event stream brings the denial to the open page, live"
