@@ -153,6 +153,8 @@ _tap_line() {
 	else
 		_tap_failed=$((_tap_failed + 1))
 		echo "not ok $_tap_n - $2"
+		# also on stderr, which prove shows when not verbose (CI's log)
+		echo "# $(basename "$0"): not ok $_tap_n - $2" >&2
 	fi
 	[ -z "$_tap_why" ] || echo "$_tap_why"
 }
@@ -298,7 +300,9 @@ is() {
 		_tap_line 0 "$3"
 	else
 		_tap_line 1 "$3"
-		printf '#   got:  %s\n#   want: %s\n' "$1" "$2" | head -20
+		_d=$(printf '#   got:  %s\n#   want: %s\n' "$1" "$2" | head -20)
+		echo "$_d"
+		echo "$_d" >&2
 	fi
 }
 
