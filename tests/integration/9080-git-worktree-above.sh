@@ -103,7 +103,7 @@ around() {
 	# a tree that is a hooks directory, or inside a git directory
 	(cd "$d/r/.githooks" && $RUN_AS "$CORDON" run --profile workspace-write -- true) \
 		>"$T/out" 2>"$T/err"
-	is "$?:$(cat "$T/err")" "125:cordon run: '$d/r/.githooks' is a hooks directory of a git repository (core.hooksPath), which the host's git runs: it cannot be a writable tree; refused" \
+	is "$?:$(cat "$T/err")" "125:cordon run: '$d/r/.githooks' is a directory git configuration names (a core.hooksPath, a command's search path), which the host's git runs from: it cannot be a writable tree; refused" \
 		"$who: a run in core.hooksPath's directory is refused, in one line"
 	(cd "$d/r/.git/hooks" && $RUN_AS "$CORDON" run --profile workspace-write -- true) \
 		>"$T/out" 2>"$T/err"

@@ -134,6 +134,12 @@ void cd_prop_flag_git_named(struct cd_proposal *p, const struct cd_git_env *env)
 	unsigned n;
 	size_t i;
 
+	/* in no repository: the caller's and the system's configuration */
+	if (!cd_git_discover(from, gd, top) &&
+	    cd_git_named_paths(NULL, NULL, env, flag_named, p) < 0)
+		for (i = 0; i < p->nfiles; i++)
+			if (p->files[i].op != CD_PROP_REFUSED)
+				p->files[i].flagged = 1;
 	for (n = 0; n < GIT_AROUND_MAX && cd_git_discover(from, gd, top); n++) {
 		/* not read to the end (too many includes, no memory): any
 		 * change may be one it names */
@@ -149,6 +155,28 @@ void cd_prop_flag_git_named(struct cd_proposal *p, const struct cd_git_env *env)
 			return;
 		snprintf(at, sizeof at, "%.*s", slash == top ? 1 : (int)(slash - top), top);
 		from = at;
+	}
+}
+
+/* The caller's PATH directories in the tree (direnv's PATH_add bin): a
+ * change in one is flagged, as the host runs what is there by name. */
+void cd_prop_flag_path_dirs(struct cd_proposal *p, const char *path)
+{
+	char dir[CD_PATH_MAX], norm[CD_PATH_MAX], *real;
+
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+
+		if (n && path[0] == '/' && n < sizeof dir) {
+			snprintf(dir, sizeof dir, "%.*s", (int)n, path);
+			if (cd_path_normalize(dir, norm, sizeof norm) == 0)
+				flag_named(p, norm, CD_GIT_NAMED_DIR);
+			if ((real = realpath(dir, NULL))) {
+				flag_named(p, real, CD_GIT_NAMED_DIR);
+				free(real);
+			}
+		}
+		path += n + (path[n] == ':');
 	}
 }
 

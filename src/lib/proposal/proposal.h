@@ -64,6 +64,7 @@ struct cd_prop_scan_in {
 	 * $XDG_CONFIG_HOME, $GIT_CONFIG_GLOBAL/SYSTEM): what it names in the
 	 * tree is flagged when changed (gitcfg.h). */
 	struct cd_git_env git;
+	const char *path; /* the caller's $PATH: changes in its directories flagged */
 };
 
 /* Scan the upper layer against the tree into a new proposal (id, run_id,

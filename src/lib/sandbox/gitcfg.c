@@ -75,6 +75,7 @@ static const struct {
 	{ "lfs", NULL, CD_GIT_NAMED_RUN },       /* customtransfer.*.path, extension.*.clean */
 	{ "browser", NULL, CD_GIT_NAMED_RUN },   /* browser.<tool>.cmd/path (help -w) */
 	{ "man", NULL, CD_GIT_NAMED_RUN },       /* man.<tool>.cmd/path */
+	{ "hook", "command", CD_GIT_NAMED_RUN }, /* hook.<name>.command (git 2.54) */
 };
 
 struct ctx {
@@ -89,15 +90,20 @@ struct ctx {
 };
 
 /* v, relative to base (or absolute; ~/ the caller's home, as git expands
- * it), normalized into out.  -1 if git would not take it as a path here
- * (empty, ~user, %(prefix), no home known, too long). */
+ * it; a leading ":(optional)" dropped), normalized into out.  -1 if git
+ * would not take it as a path here (empty, ~user, %(prefix), no home
+ * known, relative with base "", too long). */
 static int resolve(const struct ctx *c, const char *base, const char *v, char *out)
 {
 	char tmp[CD_PATH_MAX];
 	int n;
 
-	if (!v[0] || v[0] == '%' || (v[0] == '~' && (v[1] != '/' || !c->home || c->home[0] != '/')))
-		return -1;
+	if (!strncmp(v, ":(optional)", 11))
+		v += 11; /* git 2.52: a path that may be missing */
+	if (!v[0] || v[0] == '%' ||
+	    (v[0] == '~' && (v[1] != '/' || !c->home || c->home[0] != '/')) ||
+	    (v[0] != '/' && v[0] != '~' && !base[0]))
+		return -1; /* relative, with no repository to be relative to */
 	if (v[0] == '~')
 		n = snprintf(tmp, sizeof tmp, "%s%s", c->home, v + 1);
 	else
@@ -110,17 +116,96 @@ static int resolve(const struct ctx *c, const char *base, const char *v, char *o
 
 static int parse_file(struct ctx *c, const char *file, unsigned depth);
 
-/* A shell operator starting at v (; & | ( ) ` $( < >): a new simple
+/* path to the caller, and again as the filesystem has it when a symlink
+ * lies on its existing part (~/dotfiles -> ~/src/dotfiles: a tree met by
+ * its real path holds what the lexical one names). */
+static int report(struct ctx *c, const char *path, enum cd_git_named kind)
+{
+	char pre[CD_PATH_MAX], out[CD_PATH_MAX], *real = NULL, *slash;
+	size_t pl = strlen(path);
+	int r, n;
+
+	if ((r = c->fn(c->arg, path, kind)) != 0)
+		return r;
+	if (pl >= sizeof pre)
+		return 0;
+	memcpy(pre, path, pl + 1);
+	while (!(real = realpath(pre, NULL))) {
+		if (errno == ENOMEM)
+			return -ENOMEM;
+		if (!(slash = strrchr(pre, '/')) || slash == pre)
+			return 0;
+		*slash = '\0';
+	}
+	n = snprintf(out, sizeof out, "%s%s", strcmp(real, "/") ? real : "", path + strlen(pre));
+	free(real);
+	if (n <= 0 || (size_t)n >= sizeof out || !strcmp(out, path))
+		return 0;
+	return c->fn(c->arg, out, kind);
+}
+
+/* A shell operator starting at v (; & | ( ) { } ` $( < >): a new simple
  * command follows (redirections too, erring toward a first word). */
 static int is_operator(const char *v)
 {
-	return strchr(";&|()`<>", *v) || (v[0] == '$' && v[1] == '(');
+	return strchr(";&|(){}`<>", *v) || (v[0] == '$' && v[1] == '(');
 }
 
-/* The files `python -m a.b.c` runs from base: each package's
- * __init__.py on the way, then a/b/c.py or a/b/c/__init__.py and
- * __main__.py. */
-static int module_files(struct ctx *c, const char *base, const char *mod)
+#define CMD_BASES 8 /* directories a command's words are taken from */
+#define CMD_DEPTH 2 /* quoted commands read again (sh -c '...') */
+
+/* What command_words knows while it reads one value. */
+struct cmd {
+	struct ctx *c;
+	char base[CMD_BASES][CD_PATH_MAX]; /* the top, then each cd DIR, -C DIR */
+	size_t nbase;
+};
+
+/* word (naming a path; $PWD/ and $HOME/ as the shell expands them)
+ * against every base, reported as kind; must_exist: only a regular
+ * file there. */
+static int cmd_path(struct cmd *m, const char *word, enum cd_git_named kind, int must_exist)
+{
+	char v[CD_PATH_MAX], path[CD_PATH_MAX];
+	struct stat st;
+	size_t i;
+	int r;
+
+	if (!strncmp(word, "$PWD/", 5) || !strncmp(word, "${PWD}/", 7))
+		snprintf(v, sizeof v, "%s", strchr(word, '/') + 1); /* git runs it at the top */
+	else if (!strncmp(word, "$HOME/", 6) || !strncmp(word, "${HOME}/", 8))
+		snprintf(v, sizeof v, "~%s", strchr(word, '/'));
+	else
+		snprintf(v, sizeof v, "%s", word);
+	for (i = 0; i < m->nbase; i++) {
+		if (resolve(m->c, m->base[i], v, path) < 0)
+			continue;
+		if (must_exist && (stat(path, &st) < 0 || !S_ISREG(st.st_mode)))
+			continue;
+		if ((r = report(m->c, path, kind)) != 0)
+			return r;
+		if (v[0] == '/' || v[0] == '~')
+			break; /* the same from every base */
+	}
+	return 0;
+}
+
+/* A directory a `cd DIR` or `-C DIR` moves later words to, from each
+ * base known (only widens what is reported). */
+static void cmd_base(struct cmd *m, const char *word)
+{
+	size_t i, n = m->nbase;
+	char path[CD_PATH_MAX];
+
+	for (i = 0; i < n && m->nbase < CMD_BASES; i++) {
+		if (resolve(m->c, m->base[i], word, path) == 0)
+			memcpy(m->base[m->nbase++], path, strlen(path) + 1);
+	}
+}
+
+/* The files `python -m a.b.c` runs: each package's __init__.py on the
+ * way, then a/b/c.py or a/b/c/__init__.py and __main__.py. */
+static int module_files(struct cmd *m, const char *mod)
 {
 	static const char *const last[] = { ".py", "/__init__.py", "/__main__.py" };
 	char rel[CD_PATH_MAX], path[CD_PATH_MAX];
@@ -136,95 +221,150 @@ static int module_files(struct ctx *c, const char *base, const char *mod)
 		if (rel[i] != '/')
 			continue;
 		snprintf(path, sizeof path, "%.*s/__init__.py", (int)i, rel);
-		if (resolve(c, base, path, path) == 0 &&
-		    (r = c->fn(c->arg, path, CD_GIT_NAMED_RUN)))
+		if ((r = cmd_path(m, path, CD_GIT_NAMED_RUN, 0)) != 0)
 			return r;
 	}
 	for (i = 0; i < CD_ARRAY_SIZE(last); i++) {
 		snprintf(path, sizeof path, "%s%s", rel, last[i]);
-		if (resolve(c, base, path, path) == 0 &&
-		    (r = c->fn(c->arg, path, CD_GIT_NAMED_RUN)))
+		if ((r = cmd_path(m, path, CD_GIT_NAMED_RUN, 0)) != 0)
 			return r;
 	}
 	return 0;
 }
 
-/* The tree files a command value may run, as a shell would read it
- * (quotes dropped, a leading '!' of an alias-style value too), relative
- * to the working tree's top or to the directory a `cd DIR` moved to:
- * each word with a '/' ("sh scripts/x", "./x", "--rcfile=tools/rc"); a
- * word without one that is an argument ("python3 hook.py", "sh x")
- * when it names a file there or looks like a script's name (holds a
- * '.'); the files of `-m MODULE`.  The first word of a simple command
- * without a '/' is looked up in PATH, not in the tree.  What a script
- * then reads or runs in turn is not followed (docs/threats.md). */
-static int command_words(struct ctx *c, const char *v)
+/* One word of a command, by its place: `after` is what the word before
+ * asked for (1: a directory, cd DIR / -C DIR; 2: a module, -m MOD). */
+static int cmd_word(struct cmd *m, const char *word, int first, int *after)
 {
-	char word[CD_PATH_MAX], path[CD_PATH_MAX], base[CD_PATH_MAX];
-	const char *w;
-	struct stat st;
-	int first = 1, after_cd = 0, after_m = 0, r;
-	size_t wl;
+	const char *v = word, *eq = strchr(word, '=');
+	int want = *after;
 
-	memcpy(base, c->top, strlen(c->top) + 1);
+	*after = 0;
+	if (want == 1) {
+		cmd_base(m, word);
+		return 0;
+	}
+	if (want == 2)
+		return module_files(m, word);
+	if (!strcmp(word, "cd") || !strcmp(word, "pushd") || !strcmp(word, "-C")) {
+		*after = 1;
+		return 0;
+	}
+	if (!strcmp(word, "-m")) {
+		*after = 2;
+		return 0;
+	}
+	if (!strncmp(word, "-m", 2) && word[2] != '-')
+		return module_files(m, word + 2); /* -mpkg.mod */
+	if (first && eq && eq > word && word[0] != '-') {
+		/* PATH=tools:$PATH cmd (any *PATH), VAR=dir/x: each ':' part
+		 * of a search path, or with a '/', a directory */
+		int search = eq - word >= 4 && !strncmp(eq - 4, "PATH", 4);
+		char part[CD_PATH_MAX];
+		const char *p = eq + 1;
+		int r;
+
+		while (*p) {
+			size_t pl = strcspn(p, ":");
+
+			snprintf(part, sizeof part, "%.*s", (int)pl, p);
+			if (pl && (search || strchr(part, '/')) && strcmp(part, "$PATH") &&
+			    (r = cmd_path(m, part, CD_GIT_NAMED_DIR, 0)) != 0)
+				return r;
+			p += pl + (p[pl] == ':');
+		}
+		return 0;
+	}
+	if (first && !strchr(word, '/'))
+		return 0;     /* a command found in PATH (VAR=value before it too) */
+	if (word[0] == '-') { /* --rcfile=tools/rc, -Ftools/cfg; other flags name nothing */
+		v = word[1] == '-' ? (eq ? eq + 1 : "") : word + 2;
+		if (!strchr(v, '/'))
+			return 0;
+	} else if (eq && !strchr(word, '/')) {
+		return 0;
+	}
+	/* a word without '/': an interpreter's script ("python3 conv.py")
+	 * when it looks like one or is a file there */
+	if (!strchr(v, '/') && strchr(v, '.'))
+		return cmd_path(m, v, CD_GIT_NAMED_RUN, 0);
+	return cmd_path(m, v, CD_GIT_NAMED_RUN, !strchr(v, '/'));
+}
+
+/* The tree files a command value may run, as a shell reads it: words
+ * split at blanks outside quotes (a backslash escapes one character), a
+ * quoted word read again as a command of its own (sh -c '...', up to
+ * CMD_DEPTH deep), operators starting a new simple command; see
+ * cmd_word for what each word names.  What a script then reads or runs
+ * in turn is not followed (docs/threats.md). */
+static int cmd_read(struct cmd *m, const char *v, unsigned depth)
+{
+	char word[CD_PATH_MAX];
+	int first = 1, after = 0, quoted, r;
+	size_t wl;
+	char q;
+
 	while (*v) {
-		if (*v == ' ' || *v == '\t' || *v == '\n' || *v == '!') {
+		if (*v == ' ' || *v == '\t' || *v == '\n' || (first && *v == '!')) {
 			v++;
 			continue;
 		}
 		if (is_operator(v)) {
 			v += v[0] == '$' ? 2 : 1;
 			first = 1;
-			after_cd = after_m = 0;
+			after = 0;
 			continue;
 		}
-		for (wl = 0; *v && *v != ' ' && *v != '\t' && *v != '\n' && !is_operator(v); v++) {
-			if (*v != '"' && *v != '\'' && *v != '\\' && wl < sizeof word - 1)
+		for (wl = 0, quoted = 0, q = 0; *v; v++) {
+			if (!q && (*v == ' ' || *v == '\t' || *v == '\n' || is_operator(v)))
+				break;
+			if (!q && (*v == '"' || *v == '\'')) {
+				q = *v;
+				quoted = 1;
+				continue;
+			}
+			if (q && *v == q) {
+				q = 0;
+				continue;
+			}
+			if (v[0] == '$' && v[1] == '{') { /* ${PWD}: not a brace group */
+				while (*v && *v != '}' && wl < sizeof word - 2)
+					word[wl++] = *v++;
+				if (!*v)
+					break;
+			}
+			if (*v == '\\' && q != '\'' && v[1])
+				v++;
+			if (wl < sizeof word - 1)
 				word[wl++] = *v;
 		}
 		word[wl] = '\0';
 		if (!wl)
 			continue;
-		if (after_cd) { /* later words are relative to where cd went */
-			after_cd = 0;
-			if (resolve(c, base, word, path) == 0)
-				memcpy(base, path, strlen(path) + 1);
-			continue;
-		}
-		if (after_m) {
-			after_m = 0;
-			if ((r = module_files(c, base, word)))
+		/* "cd tools && ./x" given to sh -c, or a path with a blank */
+		if (quoted && depth < CMD_DEPTH && strpbrk(word, " \t\n;&|"))
+			if ((r = cmd_read(m, word, depth + 1)) != 0)
 				return r;
-			continue;
-		}
-		if (first && strchr(word, '=') && !strchr(word, '/'))
-			continue; /* VAR=value before the command */
-		if (first && !strchr(word, '/')) {
-			first = 0;
-			after_cd = !strcmp(word, "cd");
-			continue; /* found in PATH */
-		}
-		first = 0;
-		if (!strcmp(word, "-m")) {
-			after_m = 1;
-			continue;
-		}
-		w = word;
-		if (word[0] == '-') { /* --rcfile=tools/rc; other flags name nothing */
-			if (!(w = strchr(word, '=')) || !strchr(++w, '/'))
-				continue;
-		} else if (strchr(word, '=') && !strchr(word, '/')) {
-			continue;
-		}
-		if (resolve(c, base, w, path) < 0)
-			continue;
-		if (!strchr(w, '/') && !strchr(w, '.') &&
-		    (stat(path, &st) < 0 || !S_ISREG(st.st_mode)))
-			continue; /* "log", "false": not a file of the tree */
-		if ((r = c->fn(c->arg, path, CD_GIT_NAMED_RUN)))
+		if ((r = cmd_word(m, word, first, &after)) != 0)
 			return r;
+		first = 0;
 	}
 	return 0;
+}
+
+static int command_words(struct ctx *c, const char *v)
+{
+	struct cmd *m = malloc(sizeof *m);
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	m->c = c;
+	m->nbase = 1;
+	memcpy(m->base[0], c->top, strlen(c->top) + 1);
+	r = cmd_read(m, v, 0);
+	free(m);
+	return r;
 }
 
 static int on_value(struct ctx *c, const char *file, const char *sec, const char *key,
@@ -250,14 +390,14 @@ static int on_value(struct ctx *c, const char *file, const char *sec, const char
 			if (resolve(c, c->top, v, path) < 0)
 				return 0;
 			memcpy(c->hooks, path, strlen(path) + 1);
-			return c->fn(c->arg, path, CD_GIT_NAMED_DIR);
+			return report(c, path, CD_GIT_NAMED_DIR);
 		}
 		/* an include is relative to the file holding it */
 		slash = strrchr(file, '/');
 		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) : 0, file);
 		if (resolve(c, strcmp(sec, "core") ? dir : c->top, v, path) < 0)
 			return 0;
-		if ((r = c->fn(c->arg, path, CD_GIT_NAMED_CONFIG)) != 0)
+		if ((r = report(c, path, CD_GIT_NAMED_CONFIG)) != 0)
 			return r;
 		if (strcmp(sec, "core") && depth < GITCFG_DEPTH)
 			return parse_file(c, path, depth + 1);
@@ -452,7 +592,7 @@ static int hook_links(struct ctx *c, const char *dir)
 			continue;
 		target[n] = '\0';
 		if (resolve(c, dir, target, path) == 0)
-			r = c->fn(c->arg, path, CD_GIT_NAMED_RUN);
+			r = report(c, path, CD_GIT_NAMED_RUN);
 	}
 	closedir(d);
 	return r;
@@ -552,6 +692,16 @@ int cd_git_discover(const char *dir, char *gd, char *top)
 	}
 }
 
+/* A configuration file git reads besides the repository's: itself
+ * reported (one in a writable tree would be rewritten: a dotfiles
+ * repository holding $GIT_CONFIG_GLOBAL), then read. */
+static int outer_file(struct ctx *c, const char *file)
+{
+	int r = report(c, file, CD_GIT_NAMED_CONFIG);
+
+	return r ? r : parse_file(c, file, 0);
+}
+
 int cd_git_named_paths(const char *gd, const char *top, const struct cd_git_env *env,
                        cd_git_named_fn fn, void *arg)
 {
@@ -559,7 +709,7 @@ int cd_git_named_paths(const char *gd, const char *top, const struct cd_git_env 
 	char cfg[CD_PATH_MAX], hooks[CD_PATH_MAX], common[CD_PATH_MAX], line[CD_PATH_MAX];
 	char repo[2][CD_PATH_MAX];
 	struct ctx *c = calloc(1, sizeof *c);
-	size_t i, gl = strlen(gd);
+	size_t i, gl = gd ? strlen(gd) : 0, nrepo = gd ? CD_ARRAY_SIZE(repo) : 0;
 	int r = 0;
 
 	if (!c)
@@ -573,21 +723,25 @@ int cd_git_named_paths(const char *gd, const char *top, const struct cd_git_env 
 		snprintf(c->top, sizeof c->top, "%s", top);
 	else if (gl > 5 && !strcmp(gd + gl - 5, "/.git"))
 		snprintf(c->top, sizeof c->top, "%.*s", (int)(gl - 5), gd);
-	else
+	else if (gd)
 		snprintf(c->top, sizeof c->top, "%s", gd);
-	/* A linked worktree's git directory holds only its own state: the
-	 * repository's config and hooks are in the one its commondir names. */
-	snprintf(common, sizeof common, "%s", gd);
-	if (snprintf(cfg, sizeof cfg, "%s/commondir", gd) < (int)sizeof cfg &&
-	    first_line(cfg, line) && !resolve_real(gd, line, common))
+	/* no repository: c->top "" (a relative value names nothing) */
+	if (gd) {
+		/* A linked worktree's git directory holds only its own state:
+		 * the repository's config and hooks are in its commondir's. */
 		snprintf(common, sizeof common, "%s", gd);
-	if (snprintf(repo[0], sizeof repo[0], "%s/config", common) >= (int)sizeof repo[0] ||
-	    snprintf(repo[1], sizeof repo[1], "%s/config.worktree", gd) >= (int)sizeof repo[1]) {
-		free(c);
-		return -EFBIG; /* cannot be read: what it names is unknown */
+		if (snprintf(cfg, sizeof cfg, "%s/commondir", gd) < (int)sizeof cfg &&
+		    first_line(cfg, line) && !resolve_real(gd, line, common))
+			snprintf(common, sizeof common, "%s", gd);
+		if (snprintf(repo[0], sizeof repo[0], "%s/config", common) >= (int)sizeof repo[0] ||
+		    snprintf(repo[1], sizeof repo[1], "%s/config.worktree", gd) >=
+		            (int)sizeof repo[1]) {
+			free(c);
+			return -EFBIG; /* cannot be read: what it names is unknown */
+		}
 	}
 	/* core.worktree first: where relative paths start */
-	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(repo); i++)
+	for (i = 0; r == 0 && i < nrepo; i++)
 		r = parse_file(c, repo[i], 0);
 	if (c->worktree[0] && resolve(c, gd, c->worktree, cfg) == 0)
 		memcpy(c->top, cfg, strlen(cfg) + 1);
@@ -595,23 +749,23 @@ int cd_git_named_paths(const char *gd, const char *top, const struct cd_git_env 
 	 * system's and the caller's (a relative core.hooksPath there names
 	 * a directory in every repository), the repository's */
 	c->pass = 1;
-	r = r ? r : parse_file(c, "/etc/gitconfig", 0);
+	r = r ? r : outer_file(c, "/etc/gitconfig");
 	if (r == 0 && env->system && env->system[0] == '/')
-		r = parse_file(c, env->system, 0);
+		r = outer_file(c, env->system);
 	if (r == 0 && env->xdg_config_home && env->xdg_config_home[0] == '/' &&
 	    snprintf(cfg, sizeof cfg, "%s/git/config", env->xdg_config_home) < (int)sizeof cfg)
-		r = parse_file(c, cfg, 0);
+		r = outer_file(c, cfg);
 	if (r == 0 && env->home && env->home[0] == '/' &&
 	    snprintf(cfg, sizeof cfg, "%s/.config/git/config", env->home) < (int)sizeof cfg)
-		r = parse_file(c, cfg, 0);
+		r = outer_file(c, cfg);
 	if (r == 0 && env->home && env->home[0] == '/' &&
 	    snprintf(cfg, sizeof cfg, "%s/.gitconfig", env->home) < (int)sizeof cfg)
-		r = parse_file(c, cfg, 0);
+		r = outer_file(c, cfg);
 	if (r == 0 && env->global && env->global[0] == '/')
-		r = parse_file(c, env->global, 0);
-	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(repo); i++)
+		r = outer_file(c, env->global);
+	for (i = 0; r == 0 && i < nrepo; i++)
 		r = parse_file(c, repo[i], 0);
-	if (r == 0 && snprintf(hooks, sizeof hooks, "%s/hooks", common) < (int)sizeof hooks)
+	if (r == 0 && gd && snprintf(hooks, sizeof hooks, "%s/hooks", common) < (int)sizeof hooks)
 		r = hook_links(c, hooks);
 	if (r == 0)
 		r = hook_links(c, c->hooks);

@@ -45,7 +45,8 @@ struct cd_git_env {
  * files in all, -EFBIG when a file is 1 MiB or more (what the rest would
  * name is unknown), -ENOMEM.  A value "~/..." is the caller's home's (no
  * home: not a path); a config file read through a symlink has its target
- * reported too. */
+ * reported too, as are the system's and the caller's files themselves.
+ * gd NULL: no repository, only those (their absolute and ~/ paths). */
 int cd_git_named_paths(const char *gd, const char *top, const struct cd_git_env *env,
                        cd_git_named_fn fn, void *arg);
 

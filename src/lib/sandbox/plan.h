@@ -264,6 +264,9 @@ struct cd_plan_opts {
 	 * git reads besides the repository's (gitcfg.h), whose named paths
 	 * a writable tree keeps read-only. */
 	const char *caller_xdg_config_home, *caller_git_config_global, *caller_git_config_system;
+	/* The caller's $PATH: its directories inside a writable tree are
+	 * kept read-only (the host runs what is there by name). */
+	const char *caller_path;
 	/* Globs of further credential files to cover in every bound tree
 	 * (the profile's cover_files): without '/' matched against the file
 	 * name at any depth, with '/' against the path below the bind. */

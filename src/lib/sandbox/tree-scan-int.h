@@ -136,6 +136,7 @@ int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len);
 int cd_tree_objects_info(char *path, size_t len);
 int cd_tree_git_targets(struct walk *w, const char *gd, const char *top);
 int cd_tree_git_above(struct walk *w);
+int cd_tree_path_dirs(struct walk *w);
 int cd_tree_content_runs(int dfd, const char *name);
 
 /* tree-scan.c */

@@ -330,6 +330,8 @@ static int pin_control(struct walk *w, const char *gd, const char *name)
 	return cd_tree_cover(w, c, CD_MNT_REMOUNT_RO, 0, WHY_GIT);
 }
 
+static const char *const git_state_dirs[] = { "rebase-merge", "rebase-apply", "sequencer", NULL };
+
 /* A git directory (a repository's .git, a submodule's or worktree's):
  * itself a mount point (no rename-and-replace), its control paths
  * read-only (commondir among them; objects/info/alternates too: other
@@ -351,6 +353,13 @@ static int protect_gitdir(struct walk *w, const char *gd, unsigned depth)
 	}
 	if ((r = pin_control(w, gd, "objects/info/alternates")) < 0)
 		return r;
+	/* a rebase or cherry-pick in progress: `git rebase --continue` runs
+	 * its todo's `exec` lines; git writes them, so listed, not pinned */
+	for (i = 0; git_state_dirs[i]; i++) {
+		n = snprintf(c, sizeof c, "%s/%s", gd, git_state_dirs[i]);
+		if (n > 0 && (size_t)n < sizeof c && (r = cd_tree_list_add(w, c)) < 0)
+			return r;
+	}
 	if ((r = cd_tree_git_targets(w, gd, NULL)) < 0)
 		return r;
 	n = snprintf(c, sizeof c, "%s/modules", gd);
@@ -899,6 +908,8 @@ static int walk_mount(struct walk *w, size_t i, int scratch, int pass)
 		w->dest = m->dest;
 		w->srclen = strcmp(m->src, "/") ? strlen(m->src) : 0;
 		r = cd_tree_git_above(w);
+		if (r == 0)
+			r = cd_tree_path_dirs(w);
 	}
 	if (w->cache)
 		cd_tree_cache_end(w, r == 0);

@@ -321,9 +321,9 @@ static int named_path(struct walk *w, const char *path, int dir_ok)
 	 * or below it): no read-only cover can keep the tree's own top */
 	if (dir_ok && !w->list_only && cd_path_is_under(w->src, path))
 		return cd_err_set(w->err, -CD_E_USAGE,
-		                  "'%s' is a hooks directory of a git repository (core.hooksPath), "
-		                  "which the host's git runs: it cannot be a writable tree; "
-		                  "refused",
+		                  "'%s' is a directory git configuration names (a core.hooksPath, "
+		                  "a command's search path), which the host's git runs from: it "
+		                  "cannot be a writable tree; refused",
 		                  w->src);
 	if (pl <= w->srclen || pl >= sizeof pre || !cd_path_is_under(path, w->src))
 		return 0; /* not in this tree */
@@ -371,16 +371,17 @@ int cd_tree_git_targets(struct walk *w, const char *gd, const char *top)
 		.system = w->o->caller_git_config_system,
 	};
 	int r = cd_git_named_paths(gd, top, &env, git_named, w);
+	const char *who = gd ? gd : "the caller's git configuration";
 
 	if (r == -EFBIG)
 		return cd_err_set(
 		        w->err, r,
 		        "%s: a file of its git configuration is larger than 1 MiB or changed "
 		        "while read",
-		        gd);
+		        who);
 	if (r == -E2BIG)
 		return cd_err_set(w->err, r,
-		                  "%s: its git configuration includes more than 256 files", gd);
+		                  "%s: its git configuration includes more than 256 files", who);
 	return r == -ENOMEM ? cd_err_set(w->err, r, "out of memory") : r;
 }
 
@@ -429,15 +430,58 @@ int cd_tree_git_above(struct walk *w)
 		const char *slash = strrchr(from, '/');
 
 		if (!slash || !strcmp(from, "/"))
-			return 0; /* the root: nothing above */
+			return n ? 0 : cd_tree_git_targets(w, NULL, NULL); /* the root */
 		snprintf(up, sizeof up, "%.*s", slash == from ? 1 : (int)(slash - from), from);
 		if (!cd_git_discover(up, gd, top))
-			return 0;
+			/* in no repository: what the caller's and the system's
+			 * git configuration name all the same (a tree that is
+			 * ~/hooks, a dotfiles tree holding the global file) */
+			return n ? 0 : cd_tree_git_targets(w, NULL, NULL);
 		if ((r = inside_control(w, gd)) < 0)
 			return r;
 		r = cd_tree_git_targets(w, gd, top);
 		memcpy(at, top, strlen(top) + 1);
 		from = at;
+	}
+	return r;
+}
+
+/* The caller's PATH directories in this tree (direnv's `PATH_add bin`,
+ * `layout node`'s node_modules/.bin): the host's shell and git run what
+ * is there by name (a planted bin/git on the next `git status`), so each
+ * is read-only whole, and one not there yet is listed; a tree inside one
+ * is refused.  Relative entries name nothing fixed: not looked at. */
+int cd_tree_path_dirs(struct walk *w)
+{
+	char dir[CD_PATH_MAX], norm[CD_PATH_MAX], *real;
+	const char *p = w->o->caller_path;
+	int r = 0, k;
+
+	while (r == 0 && p && *p) {
+		size_t n = strcspn(p, ":");
+
+		if (n && p[0] == '/' && n < sizeof dir) {
+			snprintf(dir, sizeof dir, "%.*s", (int)n, p);
+			for (k = 0;
+			     r == 0 && k < 2 && cd_path_normalize(dir, norm, sizeof norm) == 0;
+			     k++) {
+				if (cd_path_is_under(w->src, norm))
+					return cd_err_set(
+					        w->err, -CD_E_USAGE,
+					        "'%s' is in the caller's PATH ('%s'): what is "
+					        "written there runs on the host by name, so it "
+					        "cannot be a writable tree; refused",
+					        w->src, norm);
+				r = named_path(w, norm, 1);
+				/* and as the filesystem has it (a symlinked entry) */
+				if (r || !(real = realpath(norm, NULL)))
+					break;
+				k += !strcmp(real, norm); /* the same: done */
+				snprintf(dir, sizeof dir, "%s", real);
+				free(real);
+			}
+		}
+		p += n + (p[n] == ':');
 	}
 	return r;
 }
