@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 16 (session 11's review of the git fixes, F1-F6, F8, F9): what the
+# Issue 16 (session 11's review of the git fixes, F1-F9): what the
 # host's git reads or runs that a writable tree held unseen.
 # - F1: the caller's global config files themselves ($GIT_CONFIG_GLOBAL,
 #   $XDG_CONFIG_HOME/git/config) in the tree: read-only.
@@ -12,6 +12,7 @@
 # - F5: hook.<name>.command; F6: core.hooksPath = ':(optional)DIR'.
 # - F8: the caller's PATH directories in the tree (bin/git): read-only; a
 #   tree that is one is refused.
+# - F7: a hook hard-linked to a tree file: the tree's name read-only too.
 # - F9: a rebase left in progress (.git/rebase-merge): in planted_paths.
 # Controls: an ordinary file beside each is written.  As root and nobody.
 : "${CORDON_TEST_TIMEOUT:=300}"
@@ -81,6 +82,16 @@ files() {
 	(cd "$h/r" && $RUN_AS env $E "$CORDON" run --profile workspace-write --json-fd 3 -- sh -c \
 		'echo y >>f') 3>"$T/rec" >"$T/out" 2>"$T/err"
 	is "$(planted_paths)" "" "$who: control: an ordinary change reports nothing"
+	# F7: a hook hard-linked to a tree file; a linked pair elsewhere (control)
+	(cd "$h/r" && echo '#' >tools/hookx && ln tools/hookx .git/hooks/pre-push && ln tools/other tools/other2) 2>"$T/err" ||
+		diag "$(cat "$T/err")"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$h/r"
+	(cd "$h/r" && $RUN_AS env $E "$CORDON" run --profile workspace-write -- sh -c "$ATTEMPT
+		try hook-link 'echo x >>tools/hookx'; try control-link 'echo x >>tools/other2'") \
+		>"$T/out" 2>"$T/err"
+	is "$(tr '\n' ' ' <"$T/out")" "hook-link=erofs control-link=written " \
+		"$who: F7: a tree file hard-linked to a hook is read-only (another linked pair written)" ||
+		diag "$(cat "$T/err")"
 	(cd "$h/r" && $RUN_AS env $E PATH="$h/r/bin:$PATH" "$CORDON" run --propose -- sh -c \
 		'echo x >>tools/a.sh; echo x >bin/git; echo x >>tools/other') >"$T/out" 2>"$T/err"
 	is "$(grep -o '[0-9]* added.*flagged' "$T/err")" \

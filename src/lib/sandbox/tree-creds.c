@@ -567,6 +567,7 @@ int cd_tree_link_visit(struct walk *w, int dfd, const char *name)
 	}
 	if (w->writable && inoset_has(&w->ro, st.st_dev, st.st_ino))
 		return cd_tree_cover(w, w->path, CD_MNT_REMOUNT_RO, 0, WHY_RO_LINK);
+	/* one a writable tree pins and another of its names (cd_tree_note_pinned) */
 	return 0;
 }
 
@@ -598,6 +599,36 @@ int cd_tree_note_ro_link(struct walk *w, int dfd, const char *name)
 	    st.st_nlink < 2 || !inoset_has(&w->shared, st.st_dev, st.st_ino))
 		return 0;
 	return inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
+}
+
+#define PINNED_DIR_MAX 1000 /* entries of a pinned directory looked at */
+
+/* A file kept read-only because the host runs it (a hook, a script git's
+ * config names), or each file of such a directory: one with other names
+ * is kept read-only under them too (ln tools/pre-commit .git/hooks/: the
+ * cover is on the path, and tools/pre-commit would rewrite the hook). */
+int cd_tree_note_pinned(struct walk *w, const char *path)
+{
+	struct dirent *e;
+	struct stat st;
+	size_t seen = 0;
+	DIR *d;
+	int r = 0;
+
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (S_ISREG(st.st_mode))
+		return st.st_nlink < 2 ? 0
+		                       : inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
+	if (!S_ISDIR(st.st_mode) || !(d = opendir(path)))
+		return 0;
+	while (r == 0 && seen++ < PINNED_DIR_MAX && (e = readdir(d))) {
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_nlink >= 2)
+			r = inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
+	}
+	closedir(d);
+	return r;
 }
 
 /* The host path that sandbox path `dest` shows through mount m (dest

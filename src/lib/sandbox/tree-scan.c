@@ -325,7 +325,7 @@ static int pin_control(struct walk *w, const char *gd, const char *name)
 		return 0;
 	if (S_ISLNK(st.st_mode))
 		return refuse_symlink(w, c);
-	if (cd_tree_list_add(w, c) < 0)
+	if (cd_tree_list_add(w, c) < 0 || (w->writable && cd_tree_note_pinned(w, c) < 0))
 		return -ENOMEM;
 	return cd_tree_cover(w, c, CD_MNT_REMOUNT_RO, 0, WHY_GIT);
 }

@@ -352,6 +352,8 @@ static int named_path(struct walk *w, const char *path, int dir_ok)
 		return -ENOMEM;
 	if (i <= pl || lstat(path, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		return 0;
+	if (w->writable && cd_tree_note_pinned(w, path) < 0)
+		return -ENOMEM;
 	return cd_tree_cover(w, path, CD_MNT_REMOUNT_RO, 0, WHY_GIT_NAMED);
 }
 
