@@ -200,8 +200,8 @@ const char *const cd_git_control_names[] = {
  * (tree-creds.c).
  * Private keys: by their usual names, any *.key (gpg's private-keys-v1.d
  * among them), a *.pem, *.crt, *.cer or *.asc that holds a PRIVATE KEY
- * block (a certificate stays readable; tree-creds.c looks inside), and any file in a .ssh
- * directory but public keys, known_hosts, authorized_keys and config. */
+ * block (a certificate stays readable; tree-creds.c looks inside), and any file at any
+ * depth below a .ssh directory but public keys, known_hosts, authorized_keys and config. */
 const char *const cd_credential_files[] = {
 	".netrc",
 	".git-credentials",

@@ -1,6 +1,6 @@
 /* tree-creds.c — what the tree walk (tree-scan.c) asks of each file
  * about credentials and privileges: is it a credential by its name (the
- * list of profile.h, anything in .ssh but public files, anything below
+ * list of profile.h, anything below .ssh but public files, anything below
  * .aws, a .pem holding a private key, the profile's cover_files), where a
  * credential-named symlink's target lies, which files have other names
  * across the bound trees (hard links), and which are setuid or setgid
@@ -292,11 +292,12 @@ static int below_dir(const char *path, size_t plen, const char *dir)
 	return 0;
 }
 
-/* Anything in a .ssh directory but public keys, known hosts, the list of
- * authorized keys and the client's config (not secrets; the config is
- * read-only in a read-only tree and pinned nowhere else): private keys
- * under any name.  And anything below a directory of cd_credential_dirs
- * (.aws, .azure, .config/gcloud). */
+/* Anything at any depth below a .ssh directory (.ssh/id_x, and
+ * .ssh/keys/work: a common IdentityFile layout) but public keys, known
+ * hosts, the list of authorized keys and the client's config (not
+ * secrets; the config is read-only in a read-only tree and pinned nowhere
+ * else): private keys under any name.  And anything below a directory of
+ * cd_credential_dirs (.aws, .azure, .config/gcloud). */
 static int in_ssh_dir(const char *path, size_t len, const char *name, size_t nl)
 {
 	static const char *const open_names[] = { "known_hosts", "known_hosts.old",
@@ -310,7 +311,7 @@ static int in_ssh_dir(const char *path, size_t len, const char *name, size_t nl)
 		if (below_dir(path, len - nl, cd_credential_dirs[i]))
 			return 1;
 	}
-	if (len < nl + 6 || memcmp(path + len - nl - 6, "/.ssh/", 6) != 0)
+	if (len <= nl || !below_dir(path, len - nl, ".ssh"))
 		return 0;
 	if (nl > 4 && !memcmp(name + nl - 4, ".pub", 4))
 		return 0;
