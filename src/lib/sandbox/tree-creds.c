@@ -254,7 +254,10 @@ static int content_kind(const struct walk *w, const char *name, size_t nl, size_
  * file the host runs (yarn in the sandbox then runs without the
  * project's yarn settings: the price of not handing it the token); one
  * without a token stays readable and read-only, one too large to read is
- * covered unread. */
+ * covered unread.  A .json or .yarnrc.yml we cannot read but the sandbox
+ * could make readable (fd CHMODABLE) is covered unread. */
+#define CHMODABLE (-2) /* for fd: unreadable to us, readable to the sandbox (cd_tree_chmodable) */
+
 static int cred_by_content(int kind, int fd)
 {
 	size_t got;
@@ -263,6 +266,8 @@ static int cred_by_content(int kind, int fd)
 
 	if (kind == 1)
 		return pem_is_private(fd);
+	if (fd == CHMODABLE)
+		return kind == 2 || kind == 3;
 	if (kind == 2)
 		return json_is_cred(fd);
 	if (kind == 3) {
@@ -275,6 +280,20 @@ static int cred_by_content(int kind, int fd)
 	explicit_bzero(buf, got);
 	free(buf);
 	return hit;
+}
+
+/* A file unreadable to us that the sandbox could make readable: the
+ * caller's own, in a tree the sandbox writes (workspace-write, --rw) or
+ * in the proposal overlay (a chmod there copies the file up, and
+ * overlayfs reads the lower file with the mounter's credentials).  Its
+ * content cannot be judged, so a file judged by its content is covered
+ * unread (fail closed), as an unreadable .pem always is.  Elsewhere the
+ * sandbox cannot read it either: one judged by content is left as it is. */
+int cd_tree_chmodable(const struct walk *w, const struct stat *st)
+{
+	int overlay = w->mount < w->p->nmounts && w->p->mounts[w->mount].kind == CD_MNT_OVERLAY;
+
+	return (w->writable || overlay) && st->st_uid == geteuid();
 }
 
 /* Does `path` (plen bytes, ending in a '/') pass through the directory
@@ -398,6 +417,7 @@ static int cred_by_name(struct walk *w, const char *name, size_t nl, size_t len)
 int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
                           int link)
 {
+	struct stat st;
 	int kind, fd, hit;
 
 	if (cred_by_name(w, name, nl, len))
@@ -406,6 +426,10 @@ int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, 
 		return 0;
 	fd = openat(dfd, name,
 	            O_RDONLY | (link ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM) &&
+	    fstatat(dfd, name, &st, link ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
+	    cd_tree_chmodable(w, &st))
+		fd = CHMODABLE;
 	hit = cred_by_content(kind, fd);
 	if (fd >= 0)
 		close(fd);
@@ -413,9 +437,13 @@ int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, 
 }
 
 /* The same for a file bound by itself, its content read from fd (its own
- * inode, opened by the walk: tree-root.c), or -1 when unreadable to us. */
-int cd_tree_file_is_credential(struct walk *w, int fd, const char *name, size_t nl, size_t len)
+ * inode, opened by the walk: tree-root.c), or -1 when unreadable to us
+ * (st its status). */
+int cd_tree_file_is_credential(struct walk *w, int fd, const struct stat *st, const char *name,
+                               size_t nl, size_t len)
 {
+	if (fd < 0 && cd_tree_chmodable(w, st))
+		fd = CHMODABLE;
 	return cred_by_name(w, name, nl, len) ||
 	       cred_by_content(content_kind(w, name, nl, len), fd);
 }
