@@ -205,6 +205,7 @@ const char *const cd_git_control_names[] = {
 const char *const cd_credential_files[] = {
 	".netrc",
 	".git-credentials",
+	".config/git/credentials", /* git credential-store's XDG file: the same secret */
 	".npmrc",
 	".pypirc",
 	".pgpass",
