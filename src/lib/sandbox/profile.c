@@ -434,6 +434,13 @@ int cd_profile_apply(struct cd_sandbox_profile *p, const struct cd_profile_setti
 				else if (!s[i].values[j][0])
 					r = cd_err_set(err, -CD_E_USAGE,
 					               "profile setting cover_files: empty glob");
+				else if (strstr(s[i].values[j], "**"))
+					r = cd_err_set(err, -CD_E_USAGE,
+					               "profile setting cover_files: '%s': '**' is "
+					               "not supported ('*' stays within one "
+					               "directory; a glob without '/', such as "
+					               "'*.tok', matches that name at any depth)",
+					               s[i].values[j]);
 				else
 					p->cover_files[p->ncover++] = s[i].values[j];
 			}
