@@ -381,11 +381,34 @@ void cd_tree_creds_init(struct walk *w)
 	}
 }
 
+/* The component-aligned tail of the host path `path` (len bytes, NUL
+ * at len) holding as many '/' as the glob g: what a cover_files glob
+ * with a '/' is matched against (with FNM_PATHNAME no '*', '?' or
+ * bracket matches a '/', so no other tail could match).  So the glob
+ * names the file however it is bound: through the working directory, a
+ * bind of a directory below (`--ro proj/conf:/c`), the file bound by
+ * itself.  Copied into buf (CD_PATH_MAX bytes); NULL when the path has
+ * fewer components. */
+static const char *glob_tail(const char *path, size_t len, const char *g, char *buf)
+{
+	size_t want = 1, seen = 0, end = len;
+
+	for (; *g; g++)
+		want += *g == '/';
+	while (len-- > 0) {
+		if (path[len] == '/' && ++seen == want) {
+			memcpy(buf, path + len + 1, end - len - 1);
+			buf[end - len - 1] = '\0';
+			return buf;
+		}
+	}
+	return NULL;
+}
+
 /* By its name and path alone: the patterns, .ssh and the credential
  * directories, .env files, the profile's cover_files. */
 static int cred_by_name(struct walk *w, const char *name, size_t nl, size_t len)
 {
-	const char *rel = w->path + w->srclen + 1;
 	size_t i;
 
 	for (i = 0; i < w->ncred; i++) {
@@ -406,7 +429,10 @@ static int cred_by_name(struct walk *w, const char *name, size_t nl, size_t len)
 		return 1;
 	for (i = 0; i < w->o->ncover_files; i++) {
 		const char *g = w->o->cover_files[i];
-		if (fnmatch(g, strchr(g, '/') ? rel : name, FNM_PATHNAME) == 0)
+		char buf[CD_PATH_MAX];
+		const char *subject = strchr(g, '/') ? glob_tail(w->path, len, g, buf) : name;
+
+		if (subject && fnmatch(g, subject, FNM_PATHNAME) == 0)
 			return 1;
 	}
 	return 0;
