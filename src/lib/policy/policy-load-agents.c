@@ -374,6 +374,12 @@ static int check_setting(struct lctx *c, const char *key, const struct cd_ynode 
 			return cd_pl_lfail(c, item, "a glob like '*.secret' or 'conf/token.json'",
 			                   "cover_files '%s' is not a relative glob of 1-255 bytes",
 			                   s);
+		if (memmem(s, item->len, "**", 2))
+			return cd_pl_lfail(
+			        c, item,
+			        "'*' stays within one directory; a glob without '/', such "
+			        "as '*.tok', matches that name at any depth",
+			        "cover_files '%s': '**' is not supported", s);
 	} else if (!strcmp(key, "env")) {
 		const char *eq = strchr(s, '=');
 		if (!env_name_ok(s, eq ? (size_t)(eq - s) : item->len))

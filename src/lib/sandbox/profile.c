@@ -200,11 +200,12 @@ const char *const cd_git_control_names[] = {
  * (tree-creds.c).
  * Private keys: by their usual names, any *.key (gpg's private-keys-v1.d
  * among them), a *.pem, *.crt, *.cer or *.asc that holds a PRIVATE KEY
- * block (a certificate stays readable; tree-creds.c looks inside), and any file in a .ssh
- * directory but public keys, known_hosts, authorized_keys and config. */
+ * block (a certificate stays readable; tree-creds.c looks inside), and any file at any
+ * depth below a .ssh directory but public keys, known_hosts, authorized_keys and config. */
 const char *const cd_credential_files[] = {
 	".netrc",
 	".git-credentials",
+	".config/git/credentials", /* git credential-store's XDG file: the same secret */
 	".npmrc",
 	".pypirc",
 	".pgpass",
@@ -433,6 +434,13 @@ int cd_profile_apply(struct cd_sandbox_profile *p, const struct cd_profile_setti
 				else if (!s[i].values[j][0])
 					r = cd_err_set(err, -CD_E_USAGE,
 					               "profile setting cover_files: empty glob");
+				else if (strstr(s[i].values[j], "**"))
+					r = cd_err_set(err, -CD_E_USAGE,
+					               "profile setting cover_files: '%s': '**' is "
+					               "not supported ('*' stays within one "
+					               "directory; a glob without '/', such as "
+					               "'*.tok', matches that name at any depth)",
+					               s[i].values[j]);
 				else
 					p->cover_files[p->ncover++] = s[i].values[j];
 			}

@@ -35,7 +35,10 @@ static int is_cred_cover(const struct cd_mount *m)
 }
 
 /* The host path that mount i's dest shows: through the last bind placed
- * before it whose dest holds it.  -1 when none does. */
+ * before it whose dest holds it, or the proposal overlay (its src is the
+ * lower layer, the real tree: a cover there hides the credential in the
+ * merged view, and a replacement on the host shows in the lower layer).
+ * -1 when none does. */
 static int cover_host(const struct cd_plan *plan, size_t i, char *out, size_t outlen)
 {
 	const char *dest = plan->mounts[i].dest;
@@ -46,7 +49,8 @@ static int cover_host(const struct cd_plan *plan, size_t i, char *out, size_t ou
 		size_t dl;
 		int n;
 
-		if (b->kind != CD_MNT_BIND || !b->src || !cd_path_is_under(dest, b->dest))
+		if ((b->kind != CD_MNT_BIND && b->kind != CD_MNT_OVERLAY) || !b->src ||
+		    !cd_path_is_under(dest, b->dest))
 			continue;
 		dl = strcmp(b->dest, "/") ? strlen(b->dest) : 0;
 		n = snprintf(out, outlen, "%s%s", strcmp(b->src, "/") || !dest[dl] ? b->src : "",

@@ -1,6 +1,6 @@
 /* tree-creds.c — what the tree walk (tree-scan.c) asks of each file
  * about credentials and privileges: is it a credential by its name (the
- * list of profile.h, anything in .ssh but public files, anything below
+ * list of profile.h, anything below .ssh but public files, anything below
  * .aws, a .pem holding a private key, the profile's cover_files), where a
  * credential-named symlink's target lies, which files have other names
  * across the bound trees (hard links), and which are setuid or setgid
@@ -254,7 +254,10 @@ static int content_kind(const struct walk *w, const char *name, size_t nl, size_
  * file the host runs (yarn in the sandbox then runs without the
  * project's yarn settings: the price of not handing it the token); one
  * without a token stays readable and read-only, one too large to read is
- * covered unread. */
+ * covered unread.  A .json or .yarnrc.yml we cannot read but the sandbox
+ * could make readable (fd CHMODABLE) is covered unread. */
+#define CHMODABLE (-2) /* for fd: unreadable to us, readable to the sandbox (cd_tree_chmodable) */
+
 static int cred_by_content(int kind, int fd)
 {
 	size_t got;
@@ -263,6 +266,8 @@ static int cred_by_content(int kind, int fd)
 
 	if (kind == 1)
 		return pem_is_private(fd);
+	if (fd == CHMODABLE)
+		return kind == 2 || kind == 3;
 	if (kind == 2)
 		return json_is_cred(fd);
 	if (kind == 3) {
@@ -275,6 +280,20 @@ static int cred_by_content(int kind, int fd)
 	explicit_bzero(buf, got);
 	free(buf);
 	return hit;
+}
+
+/* A file unreadable to us that the sandbox could make readable: the
+ * caller's own, in a tree the sandbox writes (workspace-write, --rw) or
+ * in the proposal overlay (a chmod there copies the file up, and
+ * overlayfs reads the lower file with the mounter's credentials).  Its
+ * content cannot be judged, so a file judged by its content is covered
+ * unread (fail closed), as an unreadable .pem always is.  Elsewhere the
+ * sandbox cannot read it either: one judged by content is left as it is. */
+int cd_tree_chmodable(const struct walk *w, const struct stat *st)
+{
+	int overlay = w->mount < w->p->nmounts && w->p->mounts[w->mount].kind == CD_MNT_OVERLAY;
+
+	return (w->writable || overlay) && st->st_uid == geteuid();
 }
 
 /* Does `path` (plen bytes, ending in a '/') pass through the directory
@@ -292,11 +311,12 @@ static int below_dir(const char *path, size_t plen, const char *dir)
 	return 0;
 }
 
-/* Anything in a .ssh directory but public keys, known hosts, the list of
- * authorized keys and the client's config (not secrets; the config is
- * read-only in a read-only tree and pinned nowhere else): private keys
- * under any name.  And anything below a directory of cd_credential_dirs
- * (.aws, .azure, .config/gcloud). */
+/* Anything at any depth below a .ssh directory (.ssh/id_x, and
+ * .ssh/keys/work: a common IdentityFile layout) but public keys, known
+ * hosts, the list of authorized keys and the client's config (not
+ * secrets; the config is read-only in a read-only tree and pinned nowhere
+ * else): private keys under any name.  And anything below a directory of
+ * cd_credential_dirs (.aws, .azure, .config/gcloud). */
 static int in_ssh_dir(const char *path, size_t len, const char *name, size_t nl)
 {
 	static const char *const open_names[] = { "known_hosts", "known_hosts.old",
@@ -310,7 +330,7 @@ static int in_ssh_dir(const char *path, size_t len, const char *name, size_t nl)
 		if (below_dir(path, len - nl, cd_credential_dirs[i]))
 			return 1;
 	}
-	if (len < nl + 6 || memcmp(path + len - nl - 6, "/.ssh/", 6) != 0)
+	if (len <= nl || !below_dir(path, len - nl, ".ssh"))
 		return 0;
 	if (nl > 4 && !memcmp(name + nl - 4, ".pub", 4))
 		return 0;
@@ -361,11 +381,34 @@ void cd_tree_creds_init(struct walk *w)
 	}
 }
 
+/* The component-aligned tail of the host path `path` (len bytes, NUL
+ * at len) holding as many '/' as the glob g: what a cover_files glob
+ * with a '/' is matched against (with FNM_PATHNAME no '*', '?' or
+ * bracket matches a '/', so no other tail could match).  So the glob
+ * names the file however it is bound: through the working directory, a
+ * bind of a directory below (`--ro proj/conf:/c`), the file bound by
+ * itself.  Copied into buf (CD_PATH_MAX bytes); NULL when the path has
+ * fewer components. */
+static const char *glob_tail(const char *path, size_t len, const char *g, char *buf)
+{
+	size_t want = 1, seen = 0, end = len;
+
+	for (; *g; g++)
+		want += *g == '/';
+	while (len-- > 0) {
+		if (path[len] == '/' && ++seen == want) {
+			memcpy(buf, path + len + 1, end - len - 1);
+			buf[end - len - 1] = '\0';
+			return buf;
+		}
+	}
+	return NULL;
+}
+
 /* By its name and path alone: the patterns, .ssh and the credential
  * directories, .env files, the profile's cover_files. */
 static int cred_by_name(struct walk *w, const char *name, size_t nl, size_t len)
 {
-	const char *rel = w->path + w->srclen + 1;
 	size_t i;
 
 	for (i = 0; i < w->ncred; i++) {
@@ -386,7 +429,10 @@ static int cred_by_name(struct walk *w, const char *name, size_t nl, size_t len)
 		return 1;
 	for (i = 0; i < w->o->ncover_files; i++) {
 		const char *g = w->o->cover_files[i];
-		if (fnmatch(g, strchr(g, '/') ? rel : name, FNM_PATHNAME) == 0)
+		char buf[CD_PATH_MAX];
+		const char *subject = strchr(g, '/') ? glob_tail(w->path, len, g, buf) : name;
+
+		if (subject && fnmatch(g, subject, FNM_PATHNAME) == 0)
 			return 1;
 	}
 	return 0;
@@ -397,6 +443,7 @@ static int cred_by_name(struct walk *w, const char *name, size_t nl, size_t len)
 int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
                           int link)
 {
+	struct stat st;
 	int kind, fd, hit;
 
 	if (cred_by_name(w, name, nl, len))
@@ -405,6 +452,10 @@ int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, 
 		return 0;
 	fd = openat(dfd, name,
 	            O_RDONLY | (link ? 0 : O_NOFOLLOW) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM) &&
+	    fstatat(dfd, name, &st, link ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
+	    cd_tree_chmodable(w, &st))
+		fd = CHMODABLE;
 	hit = cred_by_content(kind, fd);
 	if (fd >= 0)
 		close(fd);
@@ -412,9 +463,13 @@ int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, 
 }
 
 /* The same for a file bound by itself, its content read from fd (its own
- * inode, opened by the walk: tree-root.c), or -1 when unreadable to us. */
-int cd_tree_file_is_credential(struct walk *w, int fd, const char *name, size_t nl, size_t len)
+ * inode, opened by the walk: tree-root.c), or -1 when unreadable to us
+ * (st its status). */
+int cd_tree_file_is_credential(struct walk *w, int fd, const struct stat *st, const char *name,
+                               size_t nl, size_t len)
 {
+	if (fd < 0 && cd_tree_chmodable(w, st))
+		fd = CHMODABLE;
 	return cred_by_name(w, name, nl, len) ||
 	       cred_by_content(content_kind(w, name, nl, len), fd);
 }

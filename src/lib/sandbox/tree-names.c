@@ -45,10 +45,10 @@ static void fold_add(int dfd, struct fold *f, const char *name)
 /* Names the walk and the check after the run compare (the last component
  * of each path pattern, and the directories those pass through). */
 static const char *const fold_extra[] = {
-	"HEAD",      "objects", "alternates",   ".env",    ".ssh", ".docker", ".kube",
-	".aws",      ".azure",  ".config",      "gcloud",  "gh",   ".cargo",  ".venv",
-	"bin",       ".mise",   "gradle",       "wrapper", ".hg",  ".gem",    ".m2",
-	".composer", ".pulumi", ".terraform.d", ".yarn",   NULL,
+	"HEAD",  "objects",   "alternates", ".env",         ".ssh",    ".docker", ".kube",
+	".aws",  ".azure",    ".config",    "gcloud",       "gh",      "git",     ".cargo",
+	".venv", "bin",       ".mise",      "gradle",       "wrapper", ".hg",     ".gem",
+	".m2",   ".composer", ".pulumi",    ".terraform.d", ".yarn",   NULL,
 };
 
 /* Can this kernel have a casefolded directory at all?  Only with

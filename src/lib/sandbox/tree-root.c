@@ -233,7 +233,8 @@ int cd_tree_walk_file(struct walk *w, int fd, const struct stat *st, const char 
 		return cd_tree_cred_bound_file(w, st, src, dest);
 	if (!w->creds || !slash || len >= sizeof w->path || !S_ISREG(st->st_mode))
 		return 0;
-	/* unreadable to us: the content is not judged (cd_tree_is_credential) */
+	/* unreadable to us: the content is not judged, or covered unread
+	 * where the sandbox could make it readable (cd_tree_is_credential) */
 	rfd = reopen_read(fd, st);
 	if (rfd < 0 && errno != EACCES && errno != EPERM)
 		return cd_err_sys(w->err, -errno, "cannot check '%s' for credentials; refused",
@@ -241,7 +242,7 @@ int cd_tree_walk_file(struct walk *w, int fd, const struct stat *st, const char 
 	memcpy(w->path, src, len + 1);
 	w->src = src;
 	w->srclen = (size_t)(slash - src); /* names relative to its directory */
-	hit = cd_tree_file_is_credential(w, rfd, slash + 1, strlen(slash + 1), len);
+	hit = cd_tree_file_is_credential(w, rfd, st, slash + 1, strlen(slash + 1), len);
 	if (rfd >= 0)
 		close(rfd);
 	if (!hit || cd_tree_has_dest(w->p, dest, CD_MNT_MASK))

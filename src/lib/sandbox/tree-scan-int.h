@@ -195,8 +195,12 @@ int cd_tree_suffix_is(const char *path, size_t len, const char *tail);
 void cd_tree_creds_init(struct walk *w);
 int cd_tree_is_credential(struct walk *w, int dfd, const char *name, size_t nl, size_t len,
                           int link);
-int cd_tree_file_is_credential(struct walk *w, int fd, const char *name, size_t nl, size_t len);
+int cd_tree_file_is_credential(struct walk *w, int fd, const struct stat *st, const char *name,
+                               size_t nl, size_t len);
 int cd_tree_cred_maybe(struct walk *w, const char *name, size_t nl, size_t len);
+/* Could the sandbox chmod the entry of status st, unreadable to us (the
+ * caller's own, in a writable tree or the proposal overlay)? */
+int cd_tree_chmodable(const struct walk *w, const struct stat *st);
 int cd_tree_note_links(struct walk *w, int dfd, const char *name);
 int cd_tree_note_cred(struct walk *w, const struct stat *st);
 int cd_tree_cred_bound_file(struct walk *w, const struct stat *st, const char *src,
