@@ -82,6 +82,23 @@ unreadable_writable() {
 	$RUN_AS "$CORDON" run -- sh -c "$INNER" sh token.json >"$T/out" 2>"$T/err"
 	is "$?" 0 "$who: $tag: the run exits 0"
 	nok "$who: $tag: the credential stays unread" grep -q "$SECRET" "$T/out"
+	# F3: a directory of the caller's the walk cannot read, in the
+	# --propose overlay (a rootless caller: root reads every directory):
+	# refused before the sandbox could chmod it and read what is inside
+	if [ -n "$RUN_AS" ] || [ "$(id -u)" -ne 0 ]; then
+		mkdir -p "$d/lk/locked" && printf 'machine h password %s\n' "$SECRET" >"$d/lk/locked/.netrc"
+		[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d/lk"
+		chmod 000 "$d/lk/locked"
+		cd "$d/lk" || exit 1
+		$RUN_AS "$CORDON" run --propose -- sh -c 'chmod 755 locked; cat locked/.netrc' \
+			>"$T/out" 2>"$T/err"
+		is "$?" 125 "$who: --propose, a locked directory: the run is refused (125)"
+		nok "$who: ... and the credential inside stays unread" grep -q "$SECRET" "$T/out"
+		grep -q "the sandbox could make it" "$T/err"
+		is "$?" 0 "$who: ... saying why ($(head -c 200 "$T/err"))"
+		chmod 755 "$d/lk/locked"
+		cd "$T" || exit 1
+	fi
 	cd "$T" || exit 1
 }
 

@@ -492,7 +492,7 @@ static int ino_cmp(const void *a, const void *b)
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-static int inoset_add(struct walk *w, struct inoset *s, dev_t dev, ino_t ino, nlink_t nlink)
+int cd_tree_inoset_add(struct walk *w, struct inoset *s, dev_t dev, ino_t ino, nlink_t nlink)
 {
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 64;
@@ -538,7 +538,7 @@ int cd_tree_note_cred(struct walk *w, const struct stat *st)
 	if (!S_ISREG(st->st_mode) || st->st_nlink < 2 ||
 	    inoset_has(&w->credlinks, st->st_dev, st->st_ino))
 		return 0;
-	return inoset_add(w, &w->credlinks, st->st_dev, st->st_ino, st->st_nlink);
+	return cd_tree_inoset_add(w, &w->credlinks, st->st_dev, st->st_ino, st->st_nlink);
 }
 
 int cd_tree_note_links(struct walk *w, int dfd, const char *name)
@@ -653,37 +653,7 @@ int cd_tree_note_ro_link(struct walk *w, int dfd, const char *name)
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_nlink < 2 || !inoset_has(&w->shared, st.st_dev, st.st_ino))
 		return 0;
-	return inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
-}
-
-#define PINNED_DIR_MAX 1000 /* entries of a pinned directory looked at */
-
-/* A file kept read-only because the host runs it (a hook, a script git's
- * config names), or each file of such a directory: one with other names
- * is kept read-only under them too (ln tools/pre-commit .git/hooks/: the
- * cover is on the path, and tools/pre-commit would rewrite the hook). */
-int cd_tree_note_pinned(struct walk *w, const char *path)
-{
-	struct dirent *e;
-	struct stat st;
-	size_t seen = 0;
-	DIR *d;
-	int r = 0;
-
-	if (lstat(path, &st) < 0)
-		return 0;
-	if (S_ISREG(st.st_mode))
-		return st.st_nlink < 2 ? 0
-		                       : inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
-	if (!S_ISDIR(st.st_mode) || !(d = opendir(path)))
-		return 0;
-	while (r == 0 && seen++ < PINNED_DIR_MAX && (e = readdir(d))) {
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && st.st_nlink >= 2)
-			r = inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
-	}
-	closedir(d);
-	return r;
+	return cd_tree_inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
 }
 
 /* The host path that sandbox path `dest` shows through mount m (dest
@@ -955,8 +925,8 @@ int cd_tree_is_setid(struct walk *w, int dfd, const char *name)
 	    (STATX_MODE | STATX_NLINK | STATX_INO))
 		return w->suid_matters;
 	if (w->want_shared && S_ISREG(sx.stx_mode) && sx.stx_nlink > 1 &&
-	    inoset_add(w, &w->shared, makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino,
-	               sx.stx_nlink) < 0)
+	    cd_tree_inoset_add(w, &w->shared, makedev(sx.stx_dev_major, sx.stx_dev_minor),
+	                       sx.stx_ino, sx.stx_nlink) < 0)
 		return -ENOMEM;
 	if (!S_ISREG(sx.stx_mode) || !w->suid_matters)
 		return 0;

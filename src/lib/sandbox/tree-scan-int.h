@@ -212,6 +212,7 @@ int cd_tree_cover_views(struct walk *w, const char *host, const char *why);
 int cd_tree_link_visit(struct walk *w, int dfd, const char *name);
 int cd_tree_note_ro_link(struct walk *w, int dfd, const char *name);
 int cd_tree_note_pinned(struct walk *w, const char *path);
+int cd_tree_inoset_add(struct walk *w, struct inoset *s, dev_t dev, ino_t ino, nlink_t nlink);
 int cd_tree_credential_link(struct walk *w, int dfd, const char *name, size_t nl, size_t len);
 /* 1: set-id, 2: carries file capabilities (root callers only), 0: neither. */
 int cd_tree_is_setid(struct walk *w, int dfd, const char *name);

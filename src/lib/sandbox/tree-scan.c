@@ -625,8 +625,7 @@ int cd_tree_unopenable(struct walk *w, int dfd, const char *name, int e)
 		return 0;
 	if (w->list_only)
 		return cd_tree_incomplete(w, w->path + w->srclen + 1, WHY_UNREADABLE);
-	if (w->writable && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    st.st_uid == geteuid())
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && cd_tree_chmodable(w, &st))
 		return cd_err_set(w->err, -CD_E_USAGE,
 		                  "cannot read '%s' (%s) to check it for host sockets, git "
 		                  "control files and credentials, and the sandbox could make it "

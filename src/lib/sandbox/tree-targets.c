@@ -13,6 +13,7 @@
 #include "util/path.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -445,6 +446,37 @@ int cd_tree_git_above(struct walk *w)
 		memcpy(at, top, strlen(top) + 1);
 		from = at;
 	}
+	return r;
+}
+
+#define PINNED_DIR_MAX 1000 /* entries of a pinned directory looked at */
+
+/* A file kept read-only because the host runs it (a hook, a script git's
+ * config names), or each file of such a directory: one with other names
+ * is kept read-only under them too (ln tools/pre-commit .git/hooks/: the
+ * cover is on the path, and tools/pre-commit would rewrite the hook). */
+int cd_tree_note_pinned(struct walk *w, const char *path)
+{
+	struct dirent *e;
+	struct stat st;
+	size_t seen = 0;
+	DIR *d;
+	int r = 0;
+
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (S_ISREG(st.st_mode))
+		return st.st_nlink < 2
+		               ? 0
+		               : cd_tree_inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
+	if (!S_ISDIR(st.st_mode) || !(d = opendir(path)))
+		return 0;
+	while (r == 0 && seen++ < PINNED_DIR_MAX && (e = readdir(d))) {
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_nlink >= 2)
+			r = cd_tree_inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
+	}
+	closedir(d);
 	return r;
 }
 
