@@ -347,7 +347,10 @@ static int cmd_read(struct cmd *m, const char *v, unsigned depth)
 				return r;
 		if ((r = cmd_word(m, word, first, &after)) != 0)
 			return r;
-		first = 0;
+		/* VAR=value before a command: the command is still to come */
+		if (!first || word[0] == '-' || !strchr(word, '=') ||
+		    strcspn(word, "=") > strcspn(word, "/"))
+			first = 0;
 	}
 	return 0;
 }
