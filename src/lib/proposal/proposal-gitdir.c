@@ -52,11 +52,18 @@ static int gitdir(int upfd, int lofd, const char *dir, size_t dl)
 
 static int is_control(const char *c, size_t cl)
 {
+	/* a rebase's or cherry-pick's state: its todo's `exec` lines run on
+	 * `git rebase --continue` */
+	static const char *const state[] = { "rebase-merge", "rebase-apply", "sequencer", NULL };
 	size_t i;
 
 	for (i = 0; cd_git_control_names[i]; i++) {
 		if (strlen(cd_git_control_names[i]) == cl &&
 		    !memcmp(c, cd_git_control_names[i], cl))
+			return 1;
+	}
+	for (i = 0; state[i]; i++) {
+		if (strlen(state[i]) == cl && !memcmp(c, state[i], cl))
 			return 1;
 	}
 	return 0;

@@ -71,11 +71,12 @@ static const struct {
 	{ "trailer", "command", CD_GIT_NAMED_RUN },
 	{ "gpg", "defaultkeycommand", CD_GIT_NAMED_RUN }, /* gpg.ssh.defaultKeyCommand */
 	{ "gpg", "allowedsignersfile", CD_GIT_NAMED_CONFIG },
-	{ "sendemail", NULL, CD_GIT_NAMED_RUN }, /* smtpServer, toCmd, ccCmd, headerCmd */
-	{ "lfs", NULL, CD_GIT_NAMED_RUN },       /* customtransfer.*.path, extension.*.clean */
-	{ "browser", NULL, CD_GIT_NAMED_RUN },   /* browser.<tool>.cmd/path (help -w) */
-	{ "man", NULL, CD_GIT_NAMED_RUN },       /* man.<tool>.cmd/path */
-	{ "hook", "command", CD_GIT_NAMED_RUN }, /* hook.<name>.command (git 2.54) */
+	{ "sendemail", NULL, CD_GIT_NAMED_RUN },     /* smtpServer, toCmd, ccCmd, headerCmd */
+	{ "lfs", NULL, CD_GIT_NAMED_RUN },           /* customtransfer.*.path, extension.*.clean */
+	{ "browser", NULL, CD_GIT_NAMED_RUN },       /* browser.<tool>.cmd/path (help -w) */
+	{ "man", NULL, CD_GIT_NAMED_RUN },           /* man.<tool>.cmd/path */
+	{ "hook", "command", CD_GIT_NAMED_RUN },     /* hook.<name>.command (git 2.54) */
+	{ "init", "templatedir", CD_GIT_NAMED_DIR }, /* hooks and config of every clone, init */
 };
 
 struct ctx {
@@ -116,30 +117,77 @@ static int resolve(const struct ctx *c, const char *base, const char *v, char *o
 
 static int parse_file(struct ctx *c, const char *file, unsigned depth);
 
-/* path to the caller, and again as the filesystem has it when a symlink
- * lies on its existing part (~/dotfiles -> ~/src/dotfiles: a tree met by
- * its real path holds what the lexical one names). */
+#define LINK_HOPS 40 /* symlinks followed in one path, as the kernel's limit */
+
+/* path (absolute) as the filesystem resolves it, into out: each symlink
+ * on the way followed, a dangling one too (its target is where a file
+ * made later lands), the part not there yet kept as it is.  -1 if it
+ * cannot be told (too many links, too long). */
+static int resolve_links(const char *path, char *out)
+{
+	char done[CD_PATH_MAX], rest[CD_PATH_MAX], target[CD_PATH_MAX], tmp[CD_PATH_MAX];
+	const char *r;
+	unsigned hops = 0;
+	struct stat st;
+	size_t dl = 0, cl;
+	ssize_t tl;
+	int n;
+
+	if (cd_path_normalize(path, rest, sizeof rest) < 0)
+		return -1;
+	for (r = rest + 1; *r;) {
+		cl = strcspn(r, "/");
+		if (dl + 1 + cl >= sizeof done)
+			return -1;
+		done[dl] = '/';
+		memcpy(done + dl + 1, r, cl);
+		done[dl + 1 + cl] = '\0';
+		if (lstat(done, &st) < 0) {
+			/* not there yet: the rest as it is */
+			done[dl] = '\0';
+			n = snprintf(tmp, sizeof tmp, "%s/%s", done, r);
+			return n > 0 && (size_t)n < sizeof tmp &&
+			                       cd_path_normalize(tmp, out, CD_PATH_MAX) == 0
+			               ? 0
+			               : -1;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			if (++hops > LINK_HOPS ||
+			    (tl = readlink(done, target, sizeof target - 1)) <= 0)
+				return -1;
+			target[tl] = '\0';
+			done[dl] = '\0';
+			r += cl;
+			n = snprintf(tmp, sizeof tmp, "%s%s%s%s", target[0] == '/' ? "" : done,
+			             target[0] == '/' ? "" : "/", target, r);
+			if (n <= 0 || (size_t)n >= sizeof tmp ||
+			    cd_path_normalize(tmp, rest, sizeof rest) < 0)
+				return -1;
+			dl = 0; /* again from the root, through the target */
+			r = rest + 1;
+			continue;
+		}
+		dl += 1 + cl;
+		r += cl;
+		if (*r == '/')
+			r++;
+	}
+	if (!dl)
+		memcpy(done, "/", 2);
+	return snprintf(out, CD_PATH_MAX, "%s", done) < CD_PATH_MAX ? 0 : -1;
+}
+
+/* path to the caller, and again as the filesystem resolves it when that
+ * differs (~/dotfiles -> ~/src/dotfiles: a tree met by its real path
+ * holds what the lexical one names; a dangling link's target too). */
 static int report(struct ctx *c, const char *path, enum cd_git_named kind)
 {
-	char pre[CD_PATH_MAX], out[CD_PATH_MAX], *real = NULL, *slash;
-	size_t pl = strlen(path);
-	int r, n;
+	char out[CD_PATH_MAX];
+	int r;
 
 	if ((r = c->fn(c->arg, path, kind)) != 0)
 		return r;
-	if (pl >= sizeof pre)
-		return 0;
-	memcpy(pre, path, pl + 1);
-	while (!(real = realpath(pre, NULL))) {
-		if (errno == ENOMEM)
-			return -ENOMEM;
-		if (!(slash = strrchr(pre, '/')) || slash == pre)
-			return 0;
-		*slash = '\0';
-	}
-	n = snprintf(out, sizeof out, "%s%s", strcmp(real, "/") ? real : "", path + strlen(pre));
-	free(real);
-	if (n <= 0 || (size_t)n >= sizeof out || !strcmp(out, path))
+	if (resolve_links(path, out) < 0 || !strcmp(out, path))
 		return 0;
 	return c->fn(c->arg, out, kind);
 }
@@ -164,6 +212,52 @@ struct cmd {
 /* word (naming a path; $PWD/ and $HOME/ as the shell expands them)
  * against every base, reported as kind; must_exist: only a regular
  * file there. */
+/* Words the shell expands to the directory git runs a command in (its
+ * top: "" here) or to the caller's home ("~"). */
+static const struct {
+	const char *word, *as;
+} cmd_dirs[] = {
+	{ "$(git rev-parse --show-toplevel)", "" },
+	{ "$(pwd)", "" },
+	{ "`pwd`", "" },
+	{ "${PWD}", "" },
+	{ "$PWD", "" },
+	{ "${HOME}", "~" },
+	{ "$HOME", "~" },
+};
+
+/* How long a cmd_dirs word at v is (0: none). */
+static size_t cmd_dir_at(const char *v)
+{
+	size_t i, n;
+
+	for (i = 0; i < CD_ARRAY_SIZE(cmd_dirs); i++) {
+		n = strlen(cmd_dirs[i].word);
+		if (!strncmp(v, cmd_dirs[i].word, n))
+			return n;
+	}
+	return 0;
+}
+
+/* word with a leading cmd_dirs word as the shell expands it, into v
+ * ("$PWD/tools/x" -> "tools/x", "$HOME/x" -> "~/x", "$PWD" -> "."). */
+static void cmd_expand(const char *word, char *v)
+{
+	size_t i, n;
+
+	for (i = 0; i < CD_ARRAY_SIZE(cmd_dirs); i++) {
+		n = strlen(cmd_dirs[i].word);
+		if (strncmp(word, cmd_dirs[i].word, n) || (word[n] && word[n] != '/'))
+			continue;
+		if (!cmd_dirs[i].as[0])
+			snprintf(v, CD_PATH_MAX, "%s", word[n] ? word + n + 1 : ".");
+		else
+			snprintf(v, CD_PATH_MAX, "~%s", word[n] ? word + n : "/");
+		return;
+	}
+	snprintf(v, CD_PATH_MAX, "%s", word);
+}
+
 static int cmd_path(struct cmd *m, const char *word, enum cd_git_named kind, int must_exist)
 {
 	char v[CD_PATH_MAX], path[CD_PATH_MAX];
@@ -171,12 +265,7 @@ static int cmd_path(struct cmd *m, const char *word, enum cd_git_named kind, int
 	size_t i;
 	int r;
 
-	if (!strncmp(word, "$PWD/", 5) || !strncmp(word, "${PWD}/", 7))
-		snprintf(v, sizeof v, "%s", strchr(word, '/') + 1); /* git runs it at the top */
-	else if (!strncmp(word, "$HOME/", 6) || !strncmp(word, "${HOME}/", 8))
-		snprintf(v, sizeof v, "~%s", strchr(word, '/'));
-	else
-		snprintf(v, sizeof v, "%s", word);
+	cmd_expand(word, v);
 	for (i = 0; i < m->nbase; i++) {
 		if (resolve(m->c, m->base[i], v, path) < 0)
 			continue;
@@ -194,11 +283,12 @@ static int cmd_path(struct cmd *m, const char *word, enum cd_git_named kind, int
  * base known (only widens what is reported). */
 static void cmd_base(struct cmd *m, const char *word)
 {
+	char v[CD_PATH_MAX], path[CD_PATH_MAX];
 	size_t i, n = m->nbase;
-	char path[CD_PATH_MAX];
 
+	cmd_expand(word, v);
 	for (i = 0; i < n && m->nbase < CMD_BASES; i++) {
-		if (resolve(m->c, m->base[i], word, path) == 0)
+		if (resolve(m->c, m->base[i], v, path) == 0)
 			memcpy(m->base[m->nbase++], path, strlen(path) + 1);
 	}
 }
@@ -240,8 +330,16 @@ static int cmd_word(struct cmd *m, const char *word, int first, int *after)
 	int want = *after;
 
 	*after = 0;
+	if (want == 1 && word[0] == '-') {
+		*after = 1; /* cd -- DIR, cd -P DIR */
+		return 0;
+	}
 	if (want == 1) {
 		cmd_base(m, word);
+		return 0;
+	}
+	if (!strncmp(word, "--chdir=", 8)) { /* env --chdir=DIR */
+		cmd_base(m, word + 8);
 		return 0;
 	}
 	if (want == 2)
@@ -250,8 +348,9 @@ static int cmd_word(struct cmd *m, const char *word, int first, int *after)
 		*after = 1;
 		return 0;
 	}
-	if (!strcmp(word, "-m")) {
-		*after = 2;
+	if (!strcmp(word, "-m") ||
+	    (word[0] == '-' && word[1] != '-' && word[1] && word[strlen(word) - 1] == 'm')) {
+		*after = 2; /* -m MOD, -Im MOD */
 		return 0;
 	}
 	if (!strncmp(word, "-m", 2) && word[2] != '-')
@@ -284,11 +383,9 @@ static int cmd_word(struct cmd *m, const char *word, int first, int *after)
 	} else if (eq && !strchr(word, '/')) {
 		return 0;
 	}
-	/* a word without '/': an interpreter's script ("python3 conv.py")
-	 * when it looks like one or is a file there */
-	if (!strchr(v, '/') && strchr(v, '.'))
-		return cmd_path(m, v, CD_GIT_NAMED_RUN, 0);
-	return cmd_path(m, v, CD_GIT_NAMED_RUN, !strchr(v, '/'));
+	/* a word without '/' too: an interpreter's script ("python3 conv.py",
+	 * "sh x"), listed when not there yet so that making it is reported */
+	return cmd_path(m, v, CD_GIT_NAMED_RUN, 0);
 }
 
 /* The tree files a command value may run, as a shell reads it: words
@@ -309,13 +406,21 @@ static int cmd_read(struct cmd *m, const char *v, unsigned depth)
 			v++;
 			continue;
 		}
-		if (is_operator(v)) {
+		if (!cmd_dir_at(v) && is_operator(v)) {
 			v += v[0] == '$' ? 2 : 1;
 			first = 1;
 			after = 0;
 			continue;
 		}
 		for (wl = 0, quoted = 0, q = 0; *v; v++) {
+			size_t dl = q == '\'' ? 0 : cmd_dir_at(v);
+
+			if (dl && wl + dl < sizeof word) { /* "$(pwd)/x": one word */
+				memcpy(word + wl, v, dl);
+				wl += dl;
+				v += dl - 1;
+				continue;
+			}
 			if (!q && (*v == ' ' || *v == '\t' || *v == '\n' || is_operator(v)))
 				break;
 			if (!q && (*v == '"' || *v == '\'')) {
@@ -392,7 +497,8 @@ static int on_value(struct ctx *c, const char *file, const char *sec, const char
 		if (named_keys[i].kind == CD_GIT_NAMED_DIR) {
 			if (resolve(c, c->top, v, path) < 0)
 				return 0;
-			memcpy(c->hooks, path, strlen(path) + 1);
+			if (!strcmp(key, "hookspath"))
+				memcpy(c->hooks, path, strlen(path) + 1);
 			return report(c, path, CD_GIT_NAMED_DIR);
 		}
 		/* an include is relative to the file holding it */

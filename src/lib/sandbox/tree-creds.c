@@ -197,8 +197,9 @@ static int contains_ci(const char *name, size_t nl, const char *word, size_t wl)
  * kubeconfig.md) are not the credential it names. */
 static int holds_ci(const char *name, size_t nl, const char *word, size_t wl)
 {
-	static const char *const code[] = { ".go", ".py", ".rs", ".js", ".ts",  ".java",
-		                            ".rb", ".c",  ".h",  ".md", ".rst", NULL };
+	static const char *const code[] = { ".go",   ".py",  ".rs",  ".js",   ".ts",  ".java",
+		                            ".rb",   ".c",   ".h",   ".md",   ".rst", ".sh",
+		                            ".bash", ".zsh", ".ps1", ".fish", NULL };
 
 	return !ends_ci_any(name, nl, code) && contains_ci(name, nl, word, wl);
 }

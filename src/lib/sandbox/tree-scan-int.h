@@ -137,6 +137,7 @@ int cd_tree_objects_info(char *path, size_t len);
 int cd_tree_git_targets(struct walk *w, const char *gd, const char *top);
 int cd_tree_git_above(struct walk *w);
 int cd_tree_path_dirs(struct walk *w);
+int cd_tree_list_state(struct walk *w, const char *dir);
 int cd_tree_content_runs(int dfd, const char *name);
 
 /* tree-scan.c */

@@ -158,6 +158,12 @@ int cd_tree_cover(struct walk *w, const char *host, enum cd_mount_kind kind, uns
 
 	if (w->list_only)
 		return 0;
+	/* a file kept read-only because the host runs it: its other names
+	 * in the writable trees too (a hook hard-linked to scripts/pc),
+	 * whether or not the plan covered its path already */
+	if (w->writable && kind == CD_MNT_REMOUNT_RO && !w->link_pass &&
+	    (r = cd_tree_note_pinned(w, host)) < 0)
+		return r;
 	n = snprintf(dest, sizeof dest, "%s%s", strcmp(w->dest, "/") ? w->dest : "",
 	             host + w->srclen);
 	if (n < 0 || (size_t)n >= sizeof dest)
@@ -325,7 +331,7 @@ static int pin_control(struct walk *w, const char *gd, const char *name)
 		return 0;
 	if (S_ISLNK(st.st_mode))
 		return refuse_symlink(w, c);
-	if (cd_tree_list_add(w, c) < 0 || (w->writable && cd_tree_note_pinned(w, c) < 0))
+	if (cd_tree_list_add(w, c) < 0)
 		return -ENOMEM;
 	return cd_tree_cover(w, c, CD_MNT_REMOUNT_RO, 0, WHY_GIT);
 }
@@ -357,7 +363,7 @@ static int protect_gitdir(struct walk *w, const char *gd, unsigned depth)
 	 * its todo's `exec` lines; git writes them, so listed, not pinned */
 	for (i = 0; git_state_dirs[i]; i++) {
 		n = snprintf(c, sizeof c, "%s/%s", gd, git_state_dirs[i]);
-		if (n > 0 && (size_t)n < sizeof c && (r = cd_tree_list_add(w, c)) < 0)
+		if (n > 0 && (size_t)n < sizeof c && (r = cd_tree_list_state(w, c)) < 0)
 			return r;
 	}
 	if ((r = cd_tree_git_targets(w, gd, NULL)) < 0)

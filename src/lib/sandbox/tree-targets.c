@@ -217,6 +217,14 @@ static const struct {
 	{ "use_nix", NULL, { "shell.nix", "default.nix" } },
 	{ "use", "flake", { "flake.nix", "flake.lock" } },
 	{ "use_flake", NULL, { "flake.nix", "flake.lock" } },
+	/* directories put on PATH: the user's shell there runs what they
+	 * hold by name (a planted bin/git) */
+	{ "PATH_add", NULL, { NULL, NULL } },
+	{ "path_add", NULL, { NULL, NULL } },
+	{ "layout", "node", { "node_modules/.bin", NULL } },
+	{ "layout_node", NULL, { "node_modules/.bin", NULL } },
+	{ "layout", "go", { "bin", NULL } },
+	{ "layout_go", NULL, { "bin", NULL } },
 };
 
 /* One word of line p..end into word (quotes dropped); past it. */
@@ -240,7 +248,7 @@ static int envrc_targets(struct walk *w, const char *buf, size_t n, size_t len)
 	char cmd[64], arg[CD_PATH_MAX], host[CD_PATH_MAX];
 	const char *line, *end, *p;
 	size_t i, j;
-	int r = 0, k;
+	int r = 0, k, pathdir;
 
 	for (line = buf; r == 0 && line < buf + n; line = end + 1) {
 		if (!(end = memchr(line, '\n', (size_t)(buf + n - line))))
@@ -251,20 +259,25 @@ static int envrc_targets(struct walk *w, const char *buf, size_t n, size_t len)
 			if (strcmp(cmd, envrc_cmds[i].cmd) ||
 			    (envrc_cmds[i].arg && strcmp(arg, envrc_cmds[i].arg)))
 				continue;
-			for (j = 0; r == 0 && j < 2 && envrc_cmds[i].files[0]; j++) {
+			/* a directory on PATH is kept whole, a file as a file */
+			pathdir = !strcmp(envrc_cmds[i].cmd, "PATH_add") ||
+			          !strcmp(envrc_cmds[i].cmd, "path_add") ||
+			          !strncmp(envrc_cmds[i].cmd, "layout", 6);
+			for (j = 0; r == 0 && j < 2 && envrc_cmds[i].files[j]; j++) {
 				k = snprintf(host, sizeof host, "%.*s/%s", (int)len, w->path,
 				             envrc_cmds[i].files[j]);
 				if (k > 0 && (size_t)k < sizeof host)
-					r = named_path(w, host, 0);
+					r = named_path(w, host, pathdir);
 			}
 			if (envrc_cmds[i].files[0] || !arg[0] || arg[0] == '~' || arg[0] == '$')
 				continue;
 			k = arg[0] == '/' ? snprintf(host, sizeof host, "%s", arg)
 			                  : snprintf(host, sizeof host, "%.*s/%s", (int)len,
 			                             w->path, arg);
+			/* source_env DIR: its .envrc, by name */
 			if (k > 0 && (size_t)k < sizeof host &&
 			    cd_path_normalize(host, arg, sizeof arg) == 0)
-				r = named_path(w, arg, 0); /* a directory: its .envrc, by name */
+				r = named_path(w, arg, pathdir);
 		}
 	}
 	return r;
@@ -353,8 +366,6 @@ static int named_path(struct walk *w, const char *path, int dir_ok)
 		return -ENOMEM;
 	if (i <= pl || lstat(path, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		return 0;
-	if (w->writable && cd_tree_note_pinned(w, path) < 0)
-		return -ENOMEM;
 	return cd_tree_cover(w, path, CD_MNT_REMOUNT_RO, 0, WHY_GIT_NAMED);
 }
 
@@ -480,42 +491,78 @@ int cd_tree_note_pinned(struct walk *w, const char *path)
 	return r;
 }
 
+#define STATE_FILES_MAX 256 /* files of a rebase's state directory listed */
+
+/* A rebase's state directory: itself and each file in it listed, so one
+ * made, or a todo rewritten in place (its directory unchanged), is
+ * reported after the run. */
+int cd_tree_list_state(struct walk *w, const char *dir)
+{
+	char f[CD_PATH_MAX];
+	struct dirent *e;
+	size_t seen = 0;
+	DIR *d;
+	int r = cd_tree_list_add(w, dir);
+
+	if (r < 0 || w->list_only || !(d = opendir(dir)))
+		return r;
+	while (r == 0 && seen < STATE_FILES_MAX && (e = readdir(d))) {
+		if (e->d_name[0] == '.' &&
+		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+			continue;
+		seen++;
+		if (snprintf(f, sizeof f, "%s/%s", dir, e->d_name) < (int)sizeof f)
+			r = cd_tree_list_add(w, f);
+	}
+	closedir(d);
+	return r;
+}
+
 /* The caller's PATH directories in this tree (direnv's `PATH_add bin`,
  * `layout node`'s node_modules/.bin): the host's shell and git run what
  * is there by name (a planted bin/git on the next `git status`), so each
  * is read-only whole, and one not there yet is listed; a tree inside one
- * is refused.  Relative entries name nothing fixed: not looked at. */
+ * is refused.  A relative entry is searched from wherever the shell is:
+ * taken from the tree's top ("./node_modules/.bin"); "." or an empty
+ * entry puts every directory on PATH: refused; "~/x" is the caller's. */
 int cd_tree_path_dirs(struct walk *w)
 {
 	char dir[CD_PATH_MAX], norm[CD_PATH_MAX], *real;
-	const char *p = w->o->caller_path;
+	const char *p = w->o->caller_path, *home = w->o->caller_home;
 	int r = 0, k;
 
-	while (r == 0 && p && *p) {
+	while (r == 0 && p) {
 		size_t n = strcspn(p, ":");
 
-		if (n && p[0] == '/' && n < sizeof dir) {
-			snprintf(dir, sizeof dir, "%.*s", (int)n, p);
-			for (k = 0;
-			     r == 0 && k < 2 && cd_path_normalize(dir, norm, sizeof norm) == 0;
-			     k++) {
-				if (cd_path_is_under(w->src, norm))
-					return cd_err_set(
-					        w->err, -CD_E_USAGE,
-					        "'%s' is in the caller's PATH ('%s'): what is "
-					        "written there runs on the host by name, so it "
-					        "cannot be a writable tree; refused",
-					        w->src, norm);
-				r = named_path(w, norm, 1);
-				/* and as the filesystem has it (a symlinked entry) */
-				if (r || !(real = realpath(norm, NULL)))
-					break;
-				k += !strcmp(real, norm); /* the same: done */
-				snprintf(dir, sizeof dir, "%s", real);
-				free(real);
-			}
+		if (!n || (n == 1 && p[0] == '.') || (n == 2 && !memcmp(p, "./", 2)))
+			return cd_err_set(w->err, -CD_E_USAGE,
+			                  "the caller's PATH holds '%.*s' (the current directory): "
+			                  "what is written in the writable tree '%s' would run on "
+			                  "the host by name; take it out of PATH; refused",
+			                  (int)n, p, w->src);
+		if (p[0] == '~' && (n == 1 || p[1] == '/') && home && home[0] == '/')
+			k = snprintf(dir, sizeof dir, "%s%.*s", home, (int)n - 1, p + 1);
+		else if (p[0] == '/')
+			k = snprintf(dir, sizeof dir, "%.*s", (int)n, p);
+		else
+			k = snprintf(dir, sizeof dir, "%s/%.*s", w->src, (int)n, p);
+		for (k = k > 0 && (size_t)k < sizeof dir ? 0 : 2;
+		     r == 0 && k < 2 && cd_path_normalize(dir, norm, sizeof norm) == 0; k++) {
+			if (cd_path_is_under(w->src, norm))
+				return cd_err_set(w->err, -CD_E_USAGE,
+				                  "'%s' is in the caller's PATH ('%s'): what is "
+				                  "written there runs on the host by name, so it "
+				                  "cannot be a writable tree; refused",
+				                  w->src, norm);
+			r = named_path(w, norm, 1);
+			/* and as the filesystem has it (a symlinked entry) */
+			if (r || !(real = realpath(norm, NULL)))
+				break;
+			k += !strcmp(real, norm); /* the same: done */
+			snprintf(dir, sizeof dir, "%s", real);
+			free(real);
 		}
-		p += n + (p[n] == ':');
+		p = p[n] == ':' ? p + n + 1 : NULL;
 	}
 	return r;
 }
