@@ -198,4 +198,16 @@ is "$?" 125 "an include fan-out past the bound: refused (125), not a hang (124)"
 is "$(cat "$T/err")" "cordon run: $B/.git: its git configuration includes more than 256 files" \
 	"... saying why in one line"
 
+# A symlink in the tree on the way to a named path (core.hooksPath
+# lnk/hooks, lnk -> real): the sandbox could point it elsewhere, and the
+# host's git would run what is there; the run is refused, in one line.
+L=$T/lnk-repo
+mkdir -p "$L/real/hooks"
+git init -q "$L"
+ln -s real "$L/lnk"
+git -C "$L" config core.hooksPath lnk/hooks
+(cd "$L" && "$CORDON" run --profile workspace-write -- true) >"$T/out" 2>"$T/err"
+is "$?:$(grep -c "'$L/lnk' is a symlink on the way to '$L/lnk/hooks'" "$T/err")" 125:1 \
+	"a symlink on the way to the hooks directory: refused, saying why ($(head -c 200 "$T/err"))"
+
 done_testing
