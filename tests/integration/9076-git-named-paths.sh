@@ -163,20 +163,20 @@ syntax() {
 		cd "$h/dot" && git config user.email a@b && git config user.name a &&
 			git config include.path ../bom.cfg &&
 			printf '\357\273\277[core]\n\thooksPath = bh\n' >bom.cfg &&
-			printf '[alias]\n\tt = !./al.sh\n[filter "x"]\n\tclean = ./cr\\\r\n.sh\n' >>.git/config &&
+			printf '[alias]\n\tt = !./al.sh\n[filter "x"]\n\tclean = ./cr\\\r\n.sh\n[includeIf "onbranch:*"]\n\tpath = ../if.cfg\n' >>.git/config &&
 			mkdir -p bh && echo 'x filter=x' >.gitattributes &&
 			printf '[core]\n\thooksPath = ~/dot/gh\n[include]\n\tpath = ~/dot/inc.cfg\n' >linked.cfg &&
-			ln -s dot/linked.cfg "$h/.gitconfig" && : >inc.cfg && : >al.sh && : >cr.sh && : >bh/pre-commit &&
+			ln -s dot/linked.cfg "$h/.gitconfig" && : >inc.cfg && : >if.cfg && : >al.sh && : >cr.sh && : >bh/pre-commit &&
 			: >gh/pre-commit && python3 -c 'print("[x]\n#" + "y" * 300000 + "\n[alias]\n\tu = !./late.sh")' >>inc.cfg &&
 			: >late.sh && echo x >x && git add -A && git commit -qm i
 	) >"$T/syn.out" 2>&1 || diag "set-up: $(cat "$T/syn.out")"
 	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$h"
 	(cd "$h/dot" && $RUN_AS env HOME="$h" "$CORDON" run --profile workspace-write -- sh -c "$ATTEMPT
-		for f in bh/pre-commit cr.sh al.sh gh/pre-commit inc.cfg linked.cfg late.sh; do try \$f \"echo x >>\$f\"; done") \
+		for f in bh/pre-commit cr.sh al.sh gh/pre-commit inc.cfg linked.cfg late.sh if.cfg; do try \$f \"echo x >>\$f\"; done") \
 		>"$T/syn.res" 2>"$T/syn.err"
 	is "$(tr '\n' ' ' <"$T/syn.res")" \
-		"bh/pre-commit=erofs cr.sh=erofs al.sh=erofs gh/pre-commit=erofs inc.cfg=erofs linked.cfg=erofs late.sh=erofs " \
-		"$who: a BOM, a CRLF continuation, an alias, ~/ paths, a symlinked ~/.gitconfig, a 300 KB include: each named file read-only"
+		"bh/pre-commit=erofs cr.sh=erofs al.sh=erofs gh/pre-commit=erofs inc.cfg=erofs linked.cfg=erofs late.sh=erofs if.cfg=erofs " \
+		"$who: a BOM, a CRLF continuation, an alias, ~/ paths, a symlinked ~/.gitconfig, a 300 KB include, an includeIf: each named file read-only"
 	python3 -c 'print("[x]\n#" + "y" * 1100000)' >"$h/dot/big.cfg"
 	(cd "$h/dot" && git config --file .git/config include.path ../big.cfg && $RUN_AS env HOME="$h" "$CORDON" run --profile workspace-write -- true) \
 		>"$T/out" 2>"$T/err"
@@ -197,5 +197,17 @@ git init -q "$B"
 is "$?" 125 "an include fan-out past the bound: refused (125), not a hang (124)"
 is "$(cat "$T/err")" "cordon run: $B/.git: its git configuration includes more than 256 files" \
 	"... saying why in one line"
+
+# A symlink in the tree on the way to a named path (core.hooksPath
+# lnk/hooks, lnk -> real): the sandbox could point it elsewhere, and the
+# host's git would run what is there; the run is refused, in one line.
+L=$T/lnk-repo
+mkdir -p "$L/real/hooks"
+git init -q "$L"
+ln -s real "$L/lnk"
+git -C "$L" config core.hooksPath lnk/hooks
+(cd "$L" && "$CORDON" run --profile workspace-write -- true) >"$T/out" 2>"$T/err"
+is "$?:$(grep -c "'$L/lnk' is a symlink on the way to '$L/lnk/hooks'" "$T/err")" 125:1 \
+	"a symlink on the way to the hooks directory: refused, saying why ($(head -c 200 "$T/err"))"
 
 done_testing

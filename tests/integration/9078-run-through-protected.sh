@@ -3,7 +3,8 @@
 # own through a protected file, or that an editor runs on opening the
 # project.  In a workspace-write tree:
 # - what an .envrc sources (source_env_if_exists .envrc.local,
-#   source_env sub) and evaluates (use nix: shell.nix, default.nix;
+#   source_env sub, whose .envrc is read-only by its name, and source_env
+#   env.sh, a file) and evaluates (use nix: shell.nix, default.nix;
 #   use flake: flake.nix) is read-only: direnv runs it on the next cd,
 #   with no new `direnv allow` (it allows the .envrc by its own content);
 #   one named but not there yet (default.nix) is in planted_paths when made;
@@ -27,11 +28,12 @@ export CORDON_TEST_TIMEOUT
 mktree() {
 	p=$1
 	mkdir -p "$p/d/sub" "$p/n" "$p/py" "$p/cfg" "$p/plain" "$p/js/.yarn/sdks/typescript/lib"
-	printf 'source_env_if_exists .envrc.local\nsource_env "sub"\nuse nix\n' >"$p/d/.envrc"
+	printf 'source_env_if_exists .envrc.local\nsource_env "sub"\nsource_env env.sh\nuse nix\n' >"$p/d/.envrc"
 	echo 'export A=1' >"$p/d/.envrc.local"
 	echo 'export B=1' >"$p/d/sub/.envrc"
 	echo '{ shellHook = "true"; }' >"$p/d/shell.nix"
 	echo 'x' >"$p/d/other.sh"
+	echo 'export C=1' >"$p/d/env.sh"
 	printf 'use flake\n' >"$p/n/.envrc"
 	echo '{ }' >"$p/n/flake.nix"
 	printf '[tool.pylint.main]\ninit-hook = "import sys"\n' >"$p/py/pyproject.toml"
@@ -53,6 +55,7 @@ through() {
 	cat >"$d/attack.sh" <<'EOF'
 try envrc-local "echo 'touch /tmp/x' >>d/.envrc.local"
 try envrc-sub "echo 'touch /tmp/x' >>d/sub/.envrc"
+try envrc-file "echo 'touch /tmp/x' >>d/env.sh"
 try shell-nix "echo '{ shellHook = \"touch /tmp/x\"; }' >d/shell.nix"
 try default-nix-new "echo '{ }' >d/default.nix"
 try flake-nix "echo '{ evil }' >n/flake.nix"
@@ -75,7 +78,7 @@ EOF
 	$RUN_AS "$CORDON" run --profile workspace-write --json-fd 3 -- sh attack.sh \
 		3>"$T/rec" >"$T/out" 2>"$T/err"
 	is "$?" 0 "$who: the run exits 0"
-	for n in envrc-local envrc-sub shell-nix flake-nix pyproject-hook \
+	for n in envrc-local envrc-sub envrc-file shell-nix flake-nix pyproject-hook \
 		setup-cfg tox-ini yarn-sdk yarn-sdk-new eslint prettier pylintrc-toml; do
 		is "$(grep "^$n=" "$T/out")" "$n=erofs" "$who: $n is refused: read-only file system"
 	done
