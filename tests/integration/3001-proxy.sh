@@ -43,7 +43,8 @@ start_proxy() {
 	shift
 	"$CORDON" proxy --listen 127.0.0.1:0 "$@" >"$out" 2>"$out.err" &
 	_px=$!
-	for _ in $(seq 50); do
+	# up to 30 s: a pristine root's run at load 5-8 took more than 5
+	for _ in $(seq 300); do
 		grep -q '^listening on ' "$out" 2>/dev/null && break
 		sleep 0.1
 	done
@@ -137,6 +138,10 @@ start_proxy "$T/px.out" --allow-host "127.0.0.1:$UP" --allow-host "127.0.0.1:$EP
 PX=$_px
 PP=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/px.out")
 python3 "$T/client.py" "$PP" "POST http://127.0.0.1:$EP/up?x=1 HTTP/1.1\r\nHost: 127.0.0.1:$EP\r\nProxy-Authorization: Basic c2VjcmV0\r\nContent-Length: 5\r\nX-Keep: yes\r\n\r\nhelloGET http://evil.example/ HTTP/1.1\r\nHost: evil.example\r\n\r\n" >"$T/echo.out"
+# the echo server waits for one connection: never for ever (a proxy that
+# did not start sent none, and the whole file hung to its timeout)
+for _ in $(seq 100); do kill -0 "$ECHO" 2>/dev/null || break; sleep 0.1; done
+kill "$ECHO" 2>/dev/null
 wait "$ECHO"
 ok "the request is forwarded in origin form" grep -q "^POST /up?x=1 HTTP/1.1" "$T/echo.out"
 ok "  with the target's Host and Connection: close" sh -c "grep -q '^Host: 127.0.0.1:$EP' '$T/echo.out' && grep -q '^Connection: close' '$T/echo.out'"
