@@ -27,7 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 UP=""
-for _ in $(seq 50); do
+for _ in $(seq 300); do
 	UP=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$T/srv.log" | head -1)
 	[ -n "$UP" ] && break
 	sleep 0.1
@@ -130,7 +130,7 @@ c.close()
 PY
 python3 -u "$T/echo.py" >"$T/echo.port" &
 ECHO=$!
-for _ in $(seq 50); do [ -s "$T/echo.port" ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ -s "$T/echo.port" ] && break; sleep 0.1; done
 EP=$(cat "$T/echo.port")
 kill "$PX" 2>/dev/null && wait "$PX" 2>/dev/null
 start_proxy "$T/px.out" --allow-host "127.0.0.1:$UP" --allow-host "127.0.0.1:$EP" \

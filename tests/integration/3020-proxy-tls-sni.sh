@@ -14,7 +14,7 @@ export CORDON_AUDIT="$T/audit.db"
 "$CORDON" proxy --listen 127.0.0.1:0 --allow-host 127.0.0.1:443 --header-timeout 2s \
 	>"$T/px.out" 2>"$T/px.err" &
 PX=$!
-for _ in $(seq 50); do
+for _ in $(seq 300); do
 	grep -q '^listening on ' "$T/px.out" 2>/dev/null && break
 	sleep 0.1
 done

@@ -14,7 +14,7 @@ mkdir -p "$T/www" && echo reported-not-refused >"$T/www/f.txt"
 python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$T/www" >"$T/srv.log" 2>&1 &
 SRV=$!
 UP=""
-for _ in $(seq 50); do
+for _ in $(seq 300); do
 	UP=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$T/srv.log" | head -1)
 	[ -n "$UP" ] && break
 	sleep 0.1
@@ -22,7 +22,7 @@ done
 "$CORDON" proxy --listen 127.0.0.1:0 --report-only --allow-host api.example.com \
 	>"$T/px.out" 2>"$T/px.err" &
 PX=$!
-for _ in $(seq 50); do
+for _ in $(seq 300); do
 	grep -q '^listening on ' "$T/px.out" 2>/dev/null && break
 	sleep 0.1
 done

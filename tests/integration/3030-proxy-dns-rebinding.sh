@@ -131,7 +131,7 @@ W=$1
 ip link set lo up || exit 1
 printf 'nameserver 127.0.0.1\noptions attempts:1 timeout:2\n' >"$W/resolv.conf"
 mount --bind "$W/resolv.conf" /etc/resolv.conf || exit 1
-waitfor() { for _ in $(seq 50); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+waitfor() { for _ in $(seq 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 python3 -u "$T/dns.py" "$W/queries" >"$W/dns.out" 2>&1 &
 DNS=$!
 python3 -u "$T/upstream.py" 127.0.0.2 vetted "$W/vetted.count" >"$W/up2.out" 2>&1 &

@@ -112,13 +112,13 @@ check() { # WHO [NOFILE]: NOFILE the proxy's descriptor limit
 	$RUN_AS env PATH="$SYSPATH" sh -c 'echo $$ >"$0.pid"; exec python3 -u "$1"' \
 		"$W/echo" "$T/echo.py" >"$W/echo.port" 2>"$W/echo.err" &
 	echo_job=$!
-	for _ in $(seq 50); do [ -s "$W/echo.port" ] && break; sleep 0.1; done
+	for _ in $(seq 300); do [ -s "$W/echo.port" ] && break; sleep 0.1; done
 	up=$(cat "$W/echo.port")
 	$RUN_AS sh -c 'echo $$ >"$0.pid"; ulimit -n "$1"; shift; exec "$@"' "$W/px" "$nofile" \
 		"$CORDON" proxy --listen 127.0.0.1:0 --allow-host "127.0.0.1:$up" \
 		--max-conns $N --audit "$W/audit.db" >"$W/px.out" 2>"$W/px.err" &
 	px_job=$!
-	for _ in $(seq 50); do grep -q '^listening on ' "$W/px.out" 2>/dev/null && break; sleep 0.1; done
+	for _ in $(seq 300); do grep -q '^listening on ' "$W/px.out" 2>/dev/null && break; sleep 0.1; done
 	pp=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$W/px.out")
 	pipes0=$(ls -l "/proc/$(cat "$W/px.pid")/fd" 2>/dev/null | grep -c 'pipe:')
 	$RUN_AS env PATH="$SYSPATH" python3 "$T/many.py" "$pp" "$up" $N "$W/sync" \

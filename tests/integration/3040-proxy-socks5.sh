@@ -64,7 +64,7 @@ check() { # WHO
 		"$W/srv" "$T/www" >"$W/srv.log" 2>&1 &
 	srv_job=$!
 	up=""
-	for _ in $(seq 50); do
+	for _ in $(seq 300); do
 		up=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$W/srv.log" | head -1)
 		[ -n "$up" ] && break
 		sleep 0.1
@@ -74,7 +74,7 @@ check() { # WHO
 		--allow-host "127.0.0.1:$up" --allow-host "localhost:$lp" --allow-host 127.0.0.1:443 \
 		--header-timeout 2s --audit "$W/audit.db" >"$W/px.out" 2>"$W/px.err" &
 	px_job=$!
-	for _ in $(seq 50); do grep -q '^listening on ' "$W/px.out" 2>/dev/null && break; sleep 0.1; done
+	for _ in $(seq 300); do grep -q '^listening on ' "$W/px.out" 2>/dev/null && break; sleep 0.1; done
 	pp=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$W/px.out")
 	ok "$who: the proxy listens" test -n "$pp"
 
