@@ -1,7 +1,8 @@
 /* test-store.c — the store interface (store.h): the SQLite backend fills
  * every operation of the state database and of the audit log (a backend
  * with a hole would crash the caller that reaches it), and "wait for a
- * change" wakes for another process's commit and times out without one. */
+ * change" wakes for another process's commit and times out without one;
+ * a tool definition seen twice in one second is new once. */
 #include "../tap.h"
 
 #include "audit/audit-int.h"
@@ -163,6 +164,29 @@ static void sessions(struct cd_store *a, struct cd_store *b)
 	       "... the expired row went with it (its hash is free again)");
 }
 
+/* A definition seen twice within one second (the inventory, then a
+ * session): new the first time only, so its "pending" is recorded once. */
+static void pins_seen_twice(struct cd_store *st)
+{
+	struct cd_err err = { 0, "" };
+	int approved = 0, other = 0, isnew = 0, shadowed = 0;
+	int64_t now = time(NULL);
+	const char *sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+	is_int(st->ops->pin_see(st, "files", "read", sha, "{}", now, &approved, &other, &isnew,
+	                        &shadowed, &err),
+	       0, "a tool definition is seen %s", err.msg);
+	ok(isnew == 1 && !approved, "... new, pending");
+	is_int(st->ops->pin_see(st, "files", "read", sha, "{}", now, &approved, &other, &isnew,
+	                        &shadowed, &err),
+	       0, "... seen again in the same second %s", err.msg);
+	ok(isnew == 0, "... not new again (its pending record is made once)");
+	is_int(st->ops->pin_see(st, "files", "read", sha, "{}", now + 5, &approved, &other,
+	                        &isnew, &shadowed, &err),
+	       0, "... and later %s", err.msg);
+	ok(isnew == 0, "... still not new");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/cordon-store.XXXXXX", path[256], log[256];
@@ -181,6 +205,7 @@ int main(void)
 		return tap_done();
 	state_ops(cd_state_store(s)->ops);
 	sessions(cd_state_store(s), cd_state_store(s));
+	pins_seen_twice(cd_state_store(s));
 	audit_ops(cd_audit_store_(a)->ops);
 
 	is_int(cd_state_wait(s, 120), 0, "state: no change, the wait times out");

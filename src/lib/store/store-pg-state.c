@@ -557,7 +557,7 @@ int cd_pg_pin_see(struct cd_store *st, const char *server, const char *tool, con
 	struct cd_pg_params p = { .n = 0 };
 	PGresult *res;
 	const char *state;
-	int r;
+	int r, inserted;
 
 	if ((r = cd_pg_begin(st, err)) < 0)
 		return r;
@@ -566,13 +566,20 @@ int cd_pg_pin_see(struct cd_store *st, const char *server, const char *tool, con
 	cd_pg_p_str(&p, sha256);
 	cd_pg_p_str(&p, definition);
 	cd_pg_p_int(&p, now);
-	if (cd_pg_cmd(pg,
-	              "INSERT INTO mcp_pins(server, tool, sha256, definition, state, first_seen,"
-	              " last_seen) VALUES ($1, $2, $3, $4, 'pending', $5, $5)"
-	              " ON CONFLICT (server, tool, sha256) DO UPDATE SET last_seen = "
-	              "EXCLUDED.last_seen",
-	              &p, "mcp pins: record", err) < 0)
+	/* New only if this insert made the row (xmax 0: no conflict took
+	 * the update path); two sightings within one second are not both
+	 * new. */
+	res = cd_pg_query(
+	        pg,
+	        "INSERT INTO mcp_pins(server, tool, sha256, definition, state, first_seen,"
+	        " last_seen) VALUES ($1, $2, $3, $4, 'pending', $5, $5)"
+	        " ON CONFLICT (server, tool, sha256) DO UPDATE SET last_seen = "
+	        "EXCLUDED.last_seen RETURNING (xmax = 0)",
+	        &p, "mcp pins: record", err);
+	if (!res)
 		goto fail;
+	inserted = cd_pq.ntuples(res) == 1 && strcmp(cd_pq.getvalue(res, 0, 0), "t") == 0;
+	cd_pq.clear(res);
 	p.v[3] = p.v[4]; /* now */
 	p.n = 4;
 	res = cd_pg_query(pg,
@@ -591,7 +598,7 @@ int cd_pg_pin_see(struct cd_store *st, const char *server, const char *tool, con
 		goto fail_r;
 	}
 	*ret_approved = strcmp(state, "approved") == 0;
-	*ret_new = strcmp(cd_pq.getvalue(res, 0, 1), "t") == 0;
+	*ret_new = inserted;
 	*ret_other_approved = !*ret_approved && cd_pg_int(res, 0, 2) > 0;
 	*ret_shadowed = (int)cd_pg_int(res, 0, 3);
 	cd_pq.clear(res);

@@ -43,10 +43,12 @@ int cd_sqlite_pin_see(struct cd_store *store, const char *server, const char *to
 
 	if ((r = cd_sqlite_begin(store, err)) < 0)
 		return r;
+	/* New only if this insert made the row: two sightings within one
+	 * second (the inventory, then a session) are not both new. */
 	if ((r = prepare(s,
 	                 "INSERT INTO mcp_pins(server,tool,sha256,definition,state,first_seen,"
 	                 "last_seen) VALUES(?,?,?,?,'pending',?,?) ON CONFLICT(server,tool,sha256)"
-	                 " DO UPDATE SET last_seen=excluded.last_seen",
+	                 " DO NOTHING",
 	                 &st, err)) < 0)
 		goto rollback;
 	bind_text(st, 1, server);
@@ -60,22 +62,34 @@ int cd_sqlite_pin_see(struct cd_store *store, const char *server, const char *to
 		goto rollback;
 	}
 	sqlite3_finalize(st);
-	/* changes() counts the upsert's update too: compare the times. */
-	if ((r = prepare(s,
-	                 "SELECT state, first_seen = ? FROM mcp_pins WHERE server=? AND tool=? AND "
-	                 "sha256=?",
+	inserted = sqlite3_changes(s->db) > 0;
+	if (!inserted) {
+		if ((r = prepare(s,
+		                 "UPDATE mcp_pins SET last_seen=? WHERE server=? AND tool=? AND "
+		                 "sha256=?",
+		                 &st, err)) < 0)
+			goto rollback;
+		sqlite3_bind_int64(st, 1, now);
+		bind_text(st, 2, server);
+		bind_text(st, 3, tool);
+		bind_text(st, 4, sha256);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			r = fail(s, st, err, "mcp pins: record");
+			goto rollback;
+		}
+		sqlite3_finalize(st);
+	}
+	if ((r = prepare(s, "SELECT state FROM mcp_pins WHERE server=? AND tool=? AND sha256=?",
 	                 &st, err)) < 0)
 		goto rollback;
-	sqlite3_bind_int64(st, 1, now);
-	bind_text(st, 2, server);
-	bind_text(st, 3, tool);
-	bind_text(st, 4, sha256);
+	bind_text(st, 1, server);
+	bind_text(st, 2, tool);
+	bind_text(st, 3, sha256);
 	if (sqlite3_step(st) != SQLITE_ROW) {
 		r = fail(s, st, err, "mcp pins: read");
 		goto rollback;
 	}
 	state = sqlite3_column_text(st, 0);
-	inserted = sqlite3_column_int(st, 1);
 	approved = state && !strcmp((const char *)state, "approved");
 	sqlite3_finalize(st);
 	if (!approved) {
