@@ -152,6 +152,7 @@ int launch_make_proposal(struct layer *l, const struct cd_plan *plan, const stru
 	in.git.xdg_config_home = getenv("XDG_CONFIG_HOME");
 	in.git.global = getenv("GIT_CONFIG_GLOBAL");
 	in.git.system = getenv("GIT_CONFIG_SYSTEM");
+	in.git.template_dir = getenv("GIT_TEMPLATE_DIR");
 	in.path = getenv("PATH");
 	r = cd_proposal_scan(&in, &p, &err);
 	close(upfd);

@@ -492,6 +492,7 @@ static int build_plan(struct launch *l)
 	l->po.caller_xdg_config_home = getenv("XDG_CONFIG_HOME");
 	l->po.caller_git_config_global = getenv("GIT_CONFIG_GLOBAL");
 	l->po.caller_git_config_system = getenv("GIT_CONFIG_SYSTEM");
+	l->po.caller_git_template_dir = getenv("GIT_TEMPLATE_DIR");
 	l->po.caller_path = getenv("PATH");
 	l->po.cover_files = l->prof.cover_files;
 	l->po.ncover_files = l->prof.ncover;

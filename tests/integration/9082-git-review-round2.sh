@@ -94,6 +94,26 @@ round2() {
 	is "$(grep -o '[0-9]* added.*flagged' "$T/err")" \
 		"0 added, 2 modified, 0 deleted, 0 mkdir, 0 rmdir, 0 refused, 1 flagged" \
 		"$who: G2: --propose flags the todo (not tools/other)"
+
+	# the third look (H2, H4, H5): --propose flags a relative PATH entry's
+	# directory; a PATH entry that is a dangling symlink into the tree is
+	# read-only where it points; $GIT_TEMPLATE_DIR's hooks are read-only
+	mkdir -p "$h/w3/tpl3/hooks" && echo '#' >"$h/w3/tpl3/hooks/post-checkout" &&
+		ln -s "$h/w3/dbin" "$h/dlink"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$h/w3" && chown -h 65534:65534 "$h/dlink"
+	(cd "$h/w3" && $RUN_AS env HOME="$h" PATH="$h/dlink:$PATH" GIT_TEMPLATE_DIR="$h/w3/tpl3" \
+		"$CORDON" run --profile workspace-write --json-fd 3 -- sh -c "$ATTEMPT
+		try tpl3 'echo x >>tpl3/hooks/post-checkout'; mkdir dbin; echo x >dbin/git") \
+		3>"$T/rec" >"$T/out" 2>"$T/err"
+	is "$(cat "$T/out")" "tpl3=erofs" "$who: H5: \$GIT_TEMPLATE_DIR's hooks are read-only" ||
+		diag "$(cat "$T/err")"
+	case " $(planted_paths) " in *" dbin/git "* | *" dbin "*) r=yes ;; *) r="no: $(planted_paths)" ;; esac
+	is "$r" yes "$who: H4: a directory made where a dangling PATH link points is reported"
+	(cd "$h/r" && $RUN_AS env HOME="$h" PATH="./node_modules/.bin:$PATH" "$CORDON" run --propose -- sh -c \
+		'echo x >node_modules/.bin/git; echo y >>tools/other') >"$T/out" 2>"$T/err"
+	is "$(grep -o '[0-9]* added.*flagged' "$T/err")" \
+		"1 added, 1 modified, 0 deleted, 0 mkdir, 0 rmdir, 0 refused, 1 flagged" \
+		"$who: H2: --propose flags a file added to a relative PATH entry's directory (not tools/other)"
 }
 for_each_user round2
 

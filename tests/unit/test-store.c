@@ -181,8 +181,8 @@ static void pins_seen_twice(struct cd_store *st)
 	                        &shadowed, &err),
 	       0, "... seen again in the same second %s", err.msg);
 	ok(isnew == 0, "... not new again (its pending record is made once)");
-	is_int(st->ops->pin_see(st, "files", "read", sha, "{}", now + 5, &approved, &other,
-	                        &isnew, &shadowed, &err),
+	is_int(st->ops->pin_see(st, "files", "read", sha, "{}", now + 5, &approved, &other, &isnew,
+	                        &shadowed, &err),
 	       0, "... and later %s", err.msg);
 	ok(isnew == 0, "... still not new");
 }

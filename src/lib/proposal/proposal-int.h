@@ -48,7 +48,7 @@ void cd_prop_sort(struct cd_proposal *p);
  * layer, lofd the tree (or -1). */
 void cd_prop_flag_gitdirs(struct cd_proposal *p, int upfd, int lofd);
 void cd_prop_flag_git_named(struct cd_proposal *p, const struct cd_git_env *env);
-void cd_prop_flag_path_dirs(struct cd_proposal *p, const char *path);
+void cd_prop_flag_path_dirs(struct cd_proposal *p, const char *path, const char *home);
 void cd_prop_flag_run_through(struct cd_proposal *p, int upfd, int lofd);
 
 #endif

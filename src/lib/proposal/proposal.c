@@ -874,7 +874,7 @@ int cd_proposal_scan(const struct cd_prop_scan_in *in, struct cd_proposal **ret,
 		goto fail;
 	cd_prop_flag_gitdirs(p, upfd, lofd);
 	cd_prop_flag_git_named(p, &in->git);
-	cd_prop_flag_path_dirs(p, in->path);
+	cd_prop_flag_path_dirs(p, in->path, in->git.home);
 	cd_prop_flag_run_through(p, upfd, lofd);
 	cd_prop_sort(p);
 	close(upfd);

@@ -117,66 +117,6 @@ static int resolve(const struct ctx *c, const char *base, const char *v, char *o
 
 static int parse_file(struct ctx *c, const char *file, unsigned depth);
 
-#define LINK_HOPS 40 /* symlinks followed in one path, as the kernel's limit */
-
-/* path (absolute) as the filesystem resolves it, into out: each symlink
- * on the way followed, a dangling one too (its target is where a file
- * made later lands), the part not there yet kept as it is.  -1 if it
- * cannot be told (too many links, too long). */
-static int resolve_links(const char *path, char *out)
-{
-	char done[CD_PATH_MAX], rest[CD_PATH_MAX], target[CD_PATH_MAX], tmp[CD_PATH_MAX];
-	const char *r;
-	unsigned hops = 0;
-	struct stat st;
-	size_t dl = 0, cl;
-	ssize_t tl;
-	int n;
-
-	if (cd_path_normalize(path, rest, sizeof rest) < 0)
-		return -1;
-	for (r = rest + 1; *r;) {
-		cl = strcspn(r, "/");
-		if (dl + 1 + cl >= sizeof done)
-			return -1;
-		done[dl] = '/';
-		memcpy(done + dl + 1, r, cl);
-		done[dl + 1 + cl] = '\0';
-		if (lstat(done, &st) < 0) {
-			/* not there yet: the rest as it is */
-			done[dl] = '\0';
-			n = snprintf(tmp, sizeof tmp, "%s/%s", done, r);
-			return n > 0 && (size_t)n < sizeof tmp &&
-			                       cd_path_normalize(tmp, out, CD_PATH_MAX) == 0
-			               ? 0
-			               : -1;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			if (++hops > LINK_HOPS ||
-			    (tl = readlink(done, target, sizeof target - 1)) <= 0)
-				return -1;
-			target[tl] = '\0';
-			done[dl] = '\0';
-			r += cl;
-			n = snprintf(tmp, sizeof tmp, "%s%s%s%s", target[0] == '/' ? "" : done,
-			             target[0] == '/' ? "" : "/", target, r);
-			if (n <= 0 || (size_t)n >= sizeof tmp ||
-			    cd_path_normalize(tmp, rest, sizeof rest) < 0)
-				return -1;
-			dl = 0; /* again from the root, through the target */
-			r = rest + 1;
-			continue;
-		}
-		dl += 1 + cl;
-		r += cl;
-		if (*r == '/')
-			r++;
-	}
-	if (!dl)
-		memcpy(done, "/", 2);
-	return snprintf(out, CD_PATH_MAX, "%s", done) < CD_PATH_MAX ? 0 : -1;
-}
-
 /* path to the caller, and again as the filesystem resolves it when that
  * differs (~/dotfiles -> ~/src/dotfiles: a tree met by its real path
  * holds what the lexical one names; a dangling link's target too). */
@@ -187,7 +127,7 @@ static int report(struct ctx *c, const char *path, enum cd_git_named kind)
 
 	if ((r = c->fn(c->arg, path, kind)) != 0)
 		return r;
-	if (resolve_links(path, out) < 0 || !strcmp(out, path))
+	if (cd_path_resolve_links(path, out, sizeof out) < 0 || !strcmp(out, path))
 		return 0;
 	return c->fn(c->arg, out, kind);
 }
@@ -872,6 +812,9 @@ int cd_git_named_paths(const char *gd, const char *top, const struct cd_git_env 
 		r = outer_file(c, cfg);
 	if (r == 0 && env->global && env->global[0] == '/')
 		r = outer_file(c, env->global);
+	if (r == 0 && env->template_dir && env->template_dir[0] == '/' &&
+	    cd_path_normalize(env->template_dir, cfg, sizeof cfg) == 0)
+		r = report(c, cfg, CD_GIT_NAMED_DIR); /* as init.templateDir */
 	for (i = 0; r == 0 && i < nrepo; i++)
 		r = parse_file(c, repo[i], 0);
 	if (r == 0 && gd && snprintf(hooks, sizeof hooks, "%s/hooks", common) < (int)sizeof hooks)

@@ -30,6 +30,7 @@ struct cd_git_env {
 	const char *xdg_config_home; /* $XDG_CONFIG_HOME: its git/config */
 	const char *global;          /* $GIT_CONFIG_GLOBAL */
 	const char *system;          /* $GIT_CONFIG_SYSTEM (besides /etc/gitconfig) */
+	const char *template_dir;    /* $GIT_TEMPLATE_DIR: every clone's and init's hooks */
 };
 
 /* The paths git directory `gd` (absolute) names through its

@@ -264,6 +264,7 @@ struct cd_plan_opts {
 	 * git reads besides the repository's (gitcfg.h), whose named paths
 	 * a writable tree keeps read-only. */
 	const char *caller_xdg_config_home, *caller_git_config_global, *caller_git_config_system;
+	const char *caller_git_template_dir; /* $GIT_TEMPLATE_DIR */
 	/* The caller's $PATH: its directories inside a writable tree are
 	 * kept read-only (the host runs what is there by name). */
 	const char *caller_path;

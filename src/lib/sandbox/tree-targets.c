@@ -383,6 +383,7 @@ int cd_tree_git_targets(struct walk *w, const char *gd, const char *top)
 		.xdg_config_home = w->o->caller_xdg_config_home,
 		.global = w->o->caller_git_config_global,
 		.system = w->o->caller_git_config_system,
+		.template_dir = w->o->caller_git_template_dir,
 	};
 	int r = cd_git_named_paths(gd, top, &env, git_named, w);
 	const char *who = gd ? gd : "the caller's git configuration";
@@ -527,7 +528,7 @@ int cd_tree_list_state(struct walk *w, const char *dir)
  * entry puts every directory on PATH: refused; "~/x" is the caller's. */
 int cd_tree_path_dirs(struct walk *w)
 {
-	char dir[CD_PATH_MAX], norm[CD_PATH_MAX], *real;
+	char dir[CD_PATH_MAX], norm[CD_PATH_MAX], real[CD_PATH_MAX];
 	const char *p = w->o->caller_path, *home = w->o->caller_home;
 	int r = 0, k;
 
@@ -555,12 +556,12 @@ int cd_tree_path_dirs(struct walk *w)
 				                  "cannot be a writable tree; refused",
 				                  w->src, norm);
 			r = named_path(w, norm, 1);
-			/* and as the filesystem has it (a symlinked entry) */
-			if (r || !(real = realpath(norm, NULL)))
+			/* and as the filesystem has it (a symlinked entry, a
+			 * dangling one: where a directory made later lands) */
+			if (r || cd_path_resolve_links(norm, real, sizeof real) < 0)
 				break;
 			k += !strcmp(real, norm); /* the same: done */
 			snprintf(dir, sizeof dir, "%s", real);
-			free(real);
 		}
 		p = p[n] == ':' ? p + n + 1 : NULL;
 	}

@@ -1,12 +1,16 @@
 /* path.c — see path.h. */
 #include "path.h"
 
+#include "bounds.h"
 #include "match.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cd_path_normalize(const char *in, char *out, size_t outlen)
 {
@@ -54,4 +58,61 @@ int cd_path_canonical(const char *in, char *out, size_t outlen)
 	memcpy(out, r, len + 1);
 	free(r);
 	return 0;
+}
+
+#define LINK_HOPS 40 /* symlinks followed in one path, as the kernel's limit */
+
+/* See path.h. */
+int cd_path_resolve_links(const char *path, char *out, size_t outlen)
+{
+	char done[CD_PATH_MAX], rest[CD_PATH_MAX], target[CD_PATH_MAX], tmp[CD_PATH_MAX];
+	const char *r;
+	unsigned hops = 0;
+	struct stat st;
+	size_t dl = 0, cl;
+	ssize_t tl;
+	int n;
+
+	if (cd_path_normalize(path, rest, sizeof rest) < 0)
+		return -1;
+	for (r = rest + 1; *r;) {
+		cl = strcspn(r, "/");
+		if (dl + 1 + cl >= sizeof done)
+			return -1;
+		done[dl] = '/';
+		memcpy(done + dl + 1, r, cl);
+		done[dl + 1 + cl] = '\0';
+		if (lstat(done, &st) < 0) {
+			/* not there yet: the rest as it is */
+			done[dl] = '\0';
+			n = snprintf(tmp, sizeof tmp, "%s/%s", done, r);
+			return n > 0 && (size_t)n < sizeof tmp &&
+			                       cd_path_normalize(tmp, out, outlen) == 0
+			               ? 0
+			               : -1;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			if (++hops > LINK_HOPS ||
+			    (tl = readlink(done, target, sizeof target - 1)) <= 0)
+				return -1;
+			target[tl] = '\0';
+			done[dl] = '\0';
+			r += cl;
+			n = snprintf(tmp, sizeof tmp, "%s%s%s%s", target[0] == '/' ? "" : done,
+			             target[0] == '/' ? "" : "/", target, r);
+			if (n <= 0 || (size_t)n >= sizeof tmp ||
+			    cd_path_normalize(tmp, rest, sizeof rest) < 0)
+				return -1;
+			dl = 0; /* again from the root, through the target */
+			r = rest + 1;
+			continue;
+		}
+		dl += 1 + cl;
+		r += cl;
+		if (*r == '/')
+			r++;
+	}
+	if (!dl)
+		memcpy(done, "/", 2);
+	return (size_t)snprintf(out, outlen, "%s", done) < outlen ? 0 : -1;
 }

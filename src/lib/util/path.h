@@ -1,6 +1,6 @@
 /* path.h — lexical path handling shared by the plan builder and the
  * policy matchers.  Nothing here touches the filesystem except
- * cd_path_canonical(), which resolves a host path once, at plan time. */
+ * cd_path_canonical() and cd_path_resolve_links(). */
 #ifndef CD_PATH_H
 #define CD_PATH_H
 
@@ -22,5 +22,11 @@ size_t cd_path_depth(const char *path);
 /* Resolve a host path (symlinks followed, must exist) into a canonical
  * absolute path; -errno on failure. */
 int cd_path_canonical(const char *in, char *out, size_t outlen);
+
+/* path (absolute) as the filesystem resolves it, into out: each symlink
+ * on the way followed, a dangling one too (its target is where a file
+ * made later lands), the part not there yet kept as it is.  -1 if it
+ * cannot be told (more than 40 links, too long). */
+int cd_path_resolve_links(const char *path, char *out, size_t outlen);
 
 #endif
