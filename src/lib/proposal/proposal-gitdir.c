@@ -170,20 +170,12 @@ void cd_prop_flag_git_named(struct cd_proposal *p, const struct cd_git_env *env)
  * one is flagged, as the host runs what is there by name. */
 void cd_prop_flag_path_dirs(struct cd_proposal *p, const char *path, const char *home)
 {
-	char dir[CD_PATH_MAX], norm[CD_PATH_MAX], real[CD_PATH_MAX];
-	int k;
+	char norm[CD_PATH_MAX], real[CD_PATH_MAX];
 
 	while (path && *path) {
 		size_t n = strcspn(path, ":");
 
-		if (path[0] == '~' && (n == 1 || path[1] == '/') && home && home[0] == '/')
-			k = snprintf(dir, sizeof dir, "%s%.*s", home, (int)n - 1, path + 1);
-		else if (path[0] == '/')
-			k = snprintf(dir, sizeof dir, "%.*s", (int)n, path);
-		else
-			k = snprintf(dir, sizeof dir, "%s/%.*s", p->tree, (int)n, path);
-		if (n && k > 0 && (size_t)k < sizeof dir &&
-		    cd_path_normalize(dir, norm, sizeof norm) == 0) {
+		if (cd_path_search_entry(path, n, p->tree, home, norm, sizeof norm) == 0) {
 			flag_named(p, norm, CD_GIT_NAMED_DIR);
 			if (cd_path_resolve_links(norm, real, sizeof real) == 0)
 				flag_named(p, real, CD_GIT_NAMED_DIR);

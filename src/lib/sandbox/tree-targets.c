@@ -519,6 +519,19 @@ int cd_tree_list_state(struct walk *w, const char *dir)
 	return r;
 }
 
+/* One PATH directory: a tree inside it is refused, else it is kept
+ * read-only whole (named_path). */
+static int path_dir(struct walk *w, const char *dir)
+{
+	if (cd_path_is_under(w->src, dir))
+		return cd_err_set(
+		        w->err, -CD_E_USAGE,
+		        "'%s' is in the caller's PATH ('%s'): what is written there runs on "
+		        "the host by name, so it cannot be a writable tree; refused",
+		        w->src, dir);
+	return named_path(w, dir, 1);
+}
+
 /* The caller's PATH directories in this tree (direnv's `PATH_add bin`,
  * `layout node`'s node_modules/.bin): the host's shell and git run what
  * is there by name (a planted bin/git on the next `git status`), so each
@@ -528,9 +541,9 @@ int cd_tree_list_state(struct walk *w, const char *dir)
  * entry puts every directory on PATH: refused; "~/x" is the caller's. */
 int cd_tree_path_dirs(struct walk *w)
 {
-	char dir[CD_PATH_MAX], norm[CD_PATH_MAX], real[CD_PATH_MAX];
-	const char *p = w->o->caller_path, *home = w->o->caller_home;
-	int r = 0, k;
+	char norm[CD_PATH_MAX], real[CD_PATH_MAX];
+	const char *p = w->o->caller_path;
+	int r = 0;
 
 	while (r == 0 && p) {
 		size_t n = strcspn(p, ":");
@@ -541,27 +554,13 @@ int cd_tree_path_dirs(struct walk *w)
 			                  "what is written in the writable tree '%s' would run on "
 			                  "the host by name; take it out of PATH; refused",
 			                  (int)n, p, w->src);
-		if (p[0] == '~' && (n == 1 || p[1] == '/') && home && home[0] == '/')
-			k = snprintf(dir, sizeof dir, "%s%.*s", home, (int)n - 1, p + 1);
-		else if (p[0] == '/')
-			k = snprintf(dir, sizeof dir, "%.*s", (int)n, p);
-		else
-			k = snprintf(dir, sizeof dir, "%s/%.*s", w->src, (int)n, p);
-		for (k = k > 0 && (size_t)k < sizeof dir ? 0 : 2;
-		     r == 0 && k < 2 && cd_path_normalize(dir, norm, sizeof norm) == 0; k++) {
-			if (cd_path_is_under(w->src, norm))
-				return cd_err_set(w->err, -CD_E_USAGE,
-				                  "'%s' is in the caller's PATH ('%s'): what is "
-				                  "written there runs on the host by name, so it "
-				                  "cannot be a writable tree; refused",
-				                  w->src, norm);
-			r = named_path(w, norm, 1);
+		if (cd_path_search_entry(p, n, w->src, w->o->caller_home, norm, sizeof norm) == 0) {
+			r = path_dir(w, norm);
 			/* and as the filesystem has it (a symlinked entry, a
 			 * dangling one: where a directory made later lands) */
-			if (r || cd_path_resolve_links(norm, real, sizeof real) < 0)
-				break;
-			k += !strcmp(real, norm); /* the same: done */
-			snprintf(dir, sizeof dir, "%s", real);
+			if (r == 0 && cd_path_resolve_links(norm, real, sizeof real) == 0 &&
+			    strcmp(real, norm))
+				r = path_dir(w, real);
 		}
 		p = p[n] == ':' ? p + n + 1 : NULL;
 	}

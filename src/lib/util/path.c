@@ -116,3 +116,24 @@ int cd_path_resolve_links(const char *path, char *out, size_t outlen)
 		memcpy(done, "/", 2);
 	return (size_t)snprintf(out, outlen, "%s", done) < outlen ? 0 : -1;
 }
+
+int cd_path_search_entry(const char *e, size_t n, const char *base, const char *home, char *out,
+                         size_t outlen)
+{
+	char tmp[CD_PATH_MAX];
+	int k;
+
+	if (!n)
+		return -1;
+	if (e[0] == '~' && (n == 1 || e[1] == '/'))
+		k = home && home[0] == '/'
+		            ? snprintf(tmp, sizeof tmp, "%s%.*s", home, (int)n - 1, e + 1)
+		            : -1;
+	else if (e[0] == '/')
+		k = snprintf(tmp, sizeof tmp, "%.*s", (int)n, e);
+	else
+		k = snprintf(tmp, sizeof tmp, "%s/%.*s", base, (int)n, e);
+	if (k <= 0 || (size_t)k >= sizeof tmp)
+		return -1;
+	return cd_path_normalize(tmp, out, outlen) < 0 ? -1 : 0;
+}

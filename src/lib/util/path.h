@@ -29,4 +29,11 @@ int cd_path_canonical(const char *in, char *out, size_t outlen);
  * cannot be told (more than 40 links, too long). */
 int cd_path_resolve_links(const char *path, char *out, size_t outlen);
 
+/* One entry of a search path ($PATH), n bytes at e, as a normalized
+ * absolute path into out: "~" and "~/x" under home, a relative entry
+ * under base (the shell searches it from where it is).  0, or -1 (empty,
+ * no home for "~", too long). */
+int cd_path_search_entry(const char *e, size_t n, const char *base, const char *home, char *out,
+                         size_t outlen);
+
 #endif
