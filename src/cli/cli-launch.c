@@ -15,6 +15,7 @@
  */
 #include "cli.h"
 #include "cli-launch-int.h"
+#include "sandbox/tree-watch.h"
 
 #include "cli-audit.h"
 #include "cli-warm.h"
@@ -81,6 +82,7 @@ struct launch {
 	struct cd_state *state;
 	char privbuf[LAUNCH_NPRIVATE][CD_PATH_MAX], *priv[LAUNCH_NPRIVATE];
 	char scan_cache[CD_PATH_MAX]; /* the walk's cache: scan/ in the state directory */
+	char watch_sock[CD_PATH_MAX]; /* the service's tree watcher (tree-watch.h) */
 	char approval_id[64];
 	struct cd_gate gate;
 	struct cd_run_request rq;
@@ -375,6 +377,21 @@ static const char *launch_scan_cache(char *out, size_t cap)
 	return out;
 }
 
+/* The tree watcher's socket in the service's directory, when the warm
+ * path is on and CORDON_WATCH is not "0": NULL otherwise (every
+ * directory is looked at). */
+static const char *launch_watch_sock(char *out, size_t cap)
+{
+	const char *v = getenv("CORDON_WATCH");
+	char dir[CD_PATH_MAX];
+	int n;
+
+	if (!cli_warm_enabled() || (v && !strcmp(v, "0")) || cli_warm_dir(dir, sizeof dir) < 0)
+		return NULL;
+	n = snprintf(out, cap, "%s/%s", dir, CD_WATCH_SOCK_NAME);
+	return n < 0 || (size_t)n >= cap ? NULL : out;
+}
+
 /* --image FILE: its entry in the cache (images/ beside the state
  * database), unpacked there first if missing, checked; then run as
  * --rootfs.  Only here is libarchive loaded. */
@@ -500,6 +517,7 @@ static int build_plan(struct launch *l)
 	launch_private_paths(&l->a, l->priv, l->privbuf, &l->po.nprivate);
 	l->po.private_paths = (const char *const *)l->priv;
 	l->po.scan_cache = launch_scan_cache(l->scan_cache, sizeof l->scan_cache);
+	l->po.watch_sock = launch_watch_sock(l->watch_sock, sizeof l->watch_sock);
 	if (cd_plan_build(&l->po, &l->plan, &l->err) < 0) {
 		l->rc = launch_refuse(&l->a, l->run_id, CD_REASON_SETUP_ERROR, l->err.msg);
 		return -1;

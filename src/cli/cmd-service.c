@@ -21,11 +21,13 @@
 #include "cli.h"
 #include "cli-warm.h"
 
+#include "sandbox/tree-watch.h"
 #include "util/bounds.h"
 #include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,6 +432,27 @@ static int listen_on(struct svc *s, const char *dir)
 	return 0;
 }
 
+/* The tree watcher (tree-watch.h): a thread of its own, so that a run's
+ * questions never wait behind a group commit's fsync.  Its last request
+ * keeps the service from its idle exit. */
+static volatile uint64_t g_watch_active;
+static char g_watch_dir[CD_PATH_MAX];
+
+static void *watch_main(void *arg)
+{
+	(void)arg;
+	(void)cd_watchd_serve(g_watch_dir, &g_watch_active);
+	return NULL; /* not served: every run looks at each directory itself */
+}
+
+static int watch_busy(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return g_watch_active && (uint64_t)ts.tv_sec < g_watch_active + 2;
+}
+
 int cmd_service(int argc, char **argv)
 {
 	static struct svc s;
@@ -463,6 +486,17 @@ int cmd_service(int argc, char **argv)
 		cli_errorf("cannot listen: %s", cd_strerror(r));
 		return CD_EXIT_CORDON;
 	}
+	{
+		pthread_t th;
+		pthread_attr_t at;
+
+		memcpy(g_watch_dir, dir, sizeof g_watch_dir);
+		if (pthread_attr_init(&at) == 0) {
+			pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+			(void)pthread_create(&th, &at, watch_main, NULL);
+			pthread_attr_destroy(&at);
+		}
+	}
 	for (;;) {
 		int n = epoll_wait(s.ep, ev, 64, 1000), busy = 0;
 		if (n < 0 && errno != EINTR)
@@ -471,6 +505,7 @@ int cmd_service(int argc, char **argv)
 			turn(&s, ev, n);
 		for (i = 0; i < MAX_CLIENTS; i++)
 			busy |= s.cl[i].fd >= 0;
+		busy |= watch_busy();
 		waited = busy || n > 0 ? 0 : waited + 1;
 		if (idle > 0 && waited >= idle)
 			break;

@@ -147,6 +147,8 @@ void cd_plan_free(struct cd_plan *p)
 			close(p->trees[i].fd);
 	}
 	free(p->trees);
+	if (p->watch_instance) /* a plan made by hand has neither (tree-watch.h) */
+		cd_closep(&p->watch_fd);
 	free(p);
 }
 

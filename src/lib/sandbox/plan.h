@@ -166,18 +166,26 @@ struct cd_plan {
 	struct cd_dir_stamp *dirs;
 	size_t ndirs;
 	int64_t scan_ns; /* CLOCK_REALTIME when the walk began */
+	/* The tree watcher (tree-watch.h), when it answered (watch_instance
+	 * not 0; else watch_fd means nothing): a connection to it, closed
+	 * by cd_plan_free, its instance, and the oldest generation it
+	 * answered this walk with — the child asks it which stamped
+	 * directories changed since (sandbox-verify.c). */
+	int watch_fd;
+	uint64_t watch_instance, watch_since;
 };
 
 struct cd_stamped_tree {
-	char *root;   /* host path, canonical */
-	int complete; /* every directory of it is in cd_plan.dirs */
-	int planted;  /* a writable tree: checked after the run; else stamped
+	char *root;        /* host path, canonical */
+	int complete;      /* every directory of it is in cd_plan.dirs */
+	int planted;       /* a writable tree: checked after the run; else stamped
 		       * only for the child's check that nothing moved into it
 		       * between the walk and the mounts */
-	size_t mount; /* its bind in cd_plan.mounts */
-	int fd;       /* its top as the walk opened it (O_PATH, -1 if none): the
+	size_t mount;      /* its bind in cd_plan.mounts */
+	int fd;            /* its top as the walk opened it (O_PATH, -1 if none): the
 		       * check after the run reads the directory the sandbox
 		       * had, wherever it is now, not whatever has its path */
+	uint32_t watch_id; /* the tree watcher's id for it (tree-watch.h), 0: none */
 };
 
 struct cd_dir_stamp {
@@ -296,6 +304,9 @@ struct cd_plan_opts {
 	 * between runs (tree-cache.c); never used when it lies in a bound
 	 * tree.  NULL: every tree is read whole each run. */
 	const char *scan_cache;
+	/* The tree watcher's socket (tree-watch.h), or NULL: each directory
+	 * is looked at by the walk and again by the child after its mounts. */
+	const char *watch_sock;
 };
 
 /* Fill `lim` with the strict profile's defaults. */

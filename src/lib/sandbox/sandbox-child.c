@@ -484,8 +484,9 @@ static void hold_lifeline(int lifeline_fd)
 static size_t child_keep(const struct cd_child_ctx *ctx, int *keep, size_t cap)
 {
 	const int fds[] = {
-		ctx->report_fd, ctx->sync_fd,  ctx->lifeline_fd, ctx->stdio[0], ctx->stdio[1],
-		ctx->stdio[2],  ctx->proxy_fd, ctx->listener_fd, ctx->pty_fd,   ctx->layer_fd,
+		ctx->report_fd, ctx->sync_fd,  ctx->lifeline_fd, ctx->stdio[0],
+		ctx->stdio[1],  ctx->stdio[2], ctx->proxy_fd,    ctx->listener_fd,
+		ctx->pty_fd,    ctx->layer_fd, ctx->watch_fd,
 	};
 	size_t i, n = 0;
 

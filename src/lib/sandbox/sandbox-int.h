@@ -60,6 +60,7 @@ struct cd_child_ctx {
 	int listener_fd; /* child's end of the socket the seccomp listener goes over */
 	int pty_fd;      /* plan->tty: child's end of the socket the pty controller goes over */
 	int layer_fd;    /* overlay: child's end of the socket its layer tmpfs goes over */
+	int watch_fd;    /* the tree watcher (plan->watch_fd), asked after the mounts; or -1 */
 	char uid_map[64], gid_map[64];
 	int tree_fd[CD_PLAN_MAX_MOUNTS];         /* plan->idmap: the caller's trees, idmapped
 					  * by the supervisor (idmap.h); -1: none */

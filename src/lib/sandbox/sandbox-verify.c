@@ -30,6 +30,7 @@
 #include "util/bounds.h"
 #include "util/util.h"
 #include "tree-scan-int.h"
+#include "tree-watch.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -301,6 +302,44 @@ static void dest_of(char *buf, size_t cap, const char *dest, const char *rel)
 #define ABSENT INT64_MIN
 static int64_t g_seen[STAMP_MAX]; /* each stamp's ctime in the first pass */
 
+/* The directories the tree watcher saw change since the walk (sorted);
+ * g_ndirty < 0: no answer, every stamped directory is looked at. */
+static struct cd_watch_id g_dirty[CD_WATCH_DIRTY_MAX];
+static long g_ndirty = -1;
+
+/* Ask the watcher (the connection the walk left in the plan) which
+ * directories of the watched trees had an event since the walk's
+ * answers; the rest are as the walk stamped them (tree-watch.h). */
+static void ask_watcher(void)
+{
+	const struct cd_plan *p = cd_child_g_ctx->plan;
+	uint32_t ids[CD_WATCH_TREES_MAX];
+	uint32_t n = 0;
+	size_t t;
+
+	g_ndirty = -1;
+	if (!p->watch_instance || cd_child_g_ctx->watch_fd < 0)
+		return;
+	for (t = 0; t < p->ntrees && n < CD_ARRAY_SIZE(ids); t++) {
+		if (p->trees[t].watch_id)
+			ids[n++] = p->trees[t].watch_id;
+	}
+	if (n)
+		g_ndirty = cd_watch_since(cd_child_g_ctx->watch_fd, p->watch_instance,
+		                          p->watch_since, ids, n, g_dirty, CD_ARRAY_SIZE(g_dirty));
+	close(cd_child_g_ctx->watch_fd); /* nothing of it reaches the command */
+}
+
+/* A stamped directory below a watched tree's top with no event since the
+ * walk: not looked at (its top always is: the bind itself). */
+static int unchanged_by_watch(size_t t, const struct cd_dir_stamp *s)
+{
+	const struct cd_plan *p = cd_child_g_ctx->plan;
+
+	return g_ndirty >= 0 && p->trees[t].watch_id && *s->rel &&
+	       !cd_watch_has(g_dirty, (size_t)g_ndirty, s->dev, s->ino);
+}
+
 /* One stamped tree, seen through its bind.  Pass 1 checks each directory
  * against the walk's stamps and reads the changed ones again.  When
  * nothing changed, each directory kept the entries the walk read from
@@ -333,6 +372,8 @@ static int tree_unchanged(int rootfd, size_t t, size_t *j, int pass)
 
 		if (view < 0 || !p->trees[t].complete || *j >= STAMP_MAX || under(s->rel, skip, sl))
 			continue; /* an optional bind missing; past STAMP_MAX; hidden */
+		if (unchanged_by_watch(t, s))
+			continue;
 		dest_of(dest, sizeof dest, m->dest, s->rel);
 		r = statx(view, *s->rel ? s->rel : ".", AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
 		          STATX_TYPE | STATX_INO | STATX_CTIME, &stx);
@@ -406,6 +447,7 @@ void cd_child_verify_covers(int rootfd, int nullfd)
 	if (fstat(nullfd, &st) < 0)
 		cd_child_fail("stat", "/dev/null", errno);
 	covers_in_place(rootfd, st.st_rdev);
+	ask_watcher();
 	for (pass = 1, changed = 0; pass <= 2 && (pass == 1 || changed); pass++) {
 		for (t = 0, j = 0; t < p->ntrees; t++) {
 			while (j < p->ndirs && p->dirs[j].tree < t)

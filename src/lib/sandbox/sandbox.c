@@ -348,6 +348,7 @@ static int fill_ctx(const struct cd_plan *plan, const struct cd_sandbox_io *io, 
 	ctx->listener_fd = f->lis[1];
 	ctx->proxy_fd = f->prx[1];
 	ctx->pty_fd = f->pty[1];
+	ctx->watch_fd = plan->watch_instance ? plan->watch_fd : -1;
 	ctx->inherit_ns = io->inherit_ns;
 	return 0;
 }

@@ -41,6 +41,7 @@
  * ignored whole: the tree is walked as without it.
  */
 #include "tree-scan-int.h"
+#include "tree-watch.h"
 
 #include "util/bounds.h"
 #include "util/path.h"
@@ -60,11 +61,12 @@
 #include <unistd.h>
 
 /* Bump when what makes an entry worth keeping changes (cd_tree_cache_item). */
-#define CACHE_VERSION  "cordon scan cache 6"
-#define CACHE_MAGIC    "CDSCAN01"
+#define CACHE_VERSION  "cordon scan cache 7"
+#define CACHE_MAGIC    "CDSCAN02"
 #define CACHE_MAX_FILE (64u << 20) /* larger: not read */
 #define CACHE_FS_MAX   16
 #define REC_HDR        40 /* dev, ino, ctime, nentries, nitems, rel_len, items_len */
+#define FILE_HDR       56 /* magic, key, nrec, srclen, bodylen, sum, watcher instance, gen */
 
 #define EXT4_MAGIC  0xEF53
 #define XFS_MAGIC   0x58465342
@@ -119,6 +121,17 @@ struct cd_scan_cache {
 		int trusted;
 	} fs[CACHE_FS_MAX];
 	size_t nfs;
+	/* The tree watcher (tree-watch.h): the answer the file's records
+	 * were checked after (f_), this walk's answer (n_), and when it
+	 * listed the directories changed since the file's: those (sorted),
+	 * and the file's records by path, for the others. */
+	uint64_t f_instance, f_gen, n_instance, n_gen;
+	uint32_t n_tree;
+	int w_list;
+	struct cd_watch_id *w_dirty;
+	size_t w_ndirty;
+	uint32_t *by_rel; /* open addressing: index + 1 into off[] */
+	size_t rel_cap;
 };
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -296,7 +309,7 @@ static void cache_load(struct cd_scan_cache *c)
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077) || st.st_size < 40 || (uint64_t)st.st_size > CACHE_MAX_FILE ||
+	    (st.st_mode & 077) || st.st_size < FILE_HDR || (uint64_t)st.st_size > CACHE_MAX_FILE ||
 	    !(v = malloc((size_t)st.st_size)))
 		goto bad;
 	while (got < (size_t)st.st_size && (n = read(fd, v + got, (size_t)st.st_size - got)) > 0)
@@ -308,9 +321,11 @@ static void cache_load(struct cd_scan_cache *c)
 	get_u32(v + 20, &srclen);
 	get_u64(v + 24, &bodylen);
 	get_u64(v + 32, &sum);
-	hdr = pad8(40 + (size_t)srclen);
+	get_u64(v + 40, &c->f_instance);
+	get_u64(v + 48, &c->f_gen);
+	hdr = pad8(FILE_HDR + (size_t)srclen);
 	if (key != c->key || srclen != strlen(c->src) || hdr > got || bodylen != got - hdr ||
-	    memcmp(v + 40, c->src, srclen) ||
+	    memcmp(v + FILE_HDR, c->src, srclen) ||
 	    fnv(0xcbf29ce484222325ULL, v + hdr, (size_t)bodylen) != sum ||
 	    nrec > bodylen / REC_HDR || !(c->off = malloc((nrec + 1) * sizeof *c->off)))
 		goto bad;
@@ -334,6 +349,7 @@ bad:
 	c->off = NULL;
 	free(v);
 	close(fd);
+	c->f_instance = c->f_gen = 0;
 }
 
 void cd_tree_cache_begin(struct walk *w, const char *src)
@@ -383,7 +399,7 @@ static int key_cmp(const void *a, const void *b)
  * the tree's file (no fsync: a torn file fails its checksum). */
 static void cache_write(struct cd_scan_cache *c)
 {
-	unsigned char hdr[40];
+	unsigned char hdr[FILE_HDR];
 	struct buf f = { 0 };
 	struct key *off;
 	size_t n = 0, at, i, k;
@@ -423,7 +439,9 @@ static void cache_write(struct cd_scan_cache *c)
 	memcpy(f.v + 16, &v, 4);
 	v = (uint32_t)strlen(c->src);
 	memcpy(f.v + 20, &v, 4);
-	at = pad8(40 + strlen(c->src));
+	memcpy(f.v + 40, &c->n_instance, 8);
+	memcpy(f.v + 48, &c->n_gen, 8);
+	at = pad8(FILE_HDR + strlen(c->src));
 	u = f.len - at;
 	memcpy(f.v + 24, &u, 8);
 	u = fnv(0xcbf29ce484222325ULL, f.v + at, f.len - at);
@@ -446,7 +464,12 @@ void cd_tree_cache_end(struct walk *w, int ok)
 
 	if (!c || !c->active)
 		return;
-	if (ok && !c->failed && (c->nnew || c->nused != c->nold))
+	/* written again when a record changed, or when the watcher watches
+	 * the tree whole but could not answer for the file's generation */
+	if (ok && !c->failed &&
+	    (c->nnew || c->nused != c->nold ||
+	     (c->n_tree && (c->n_instance != c->f_instance || c->n_gen != c->f_gen) &&
+	      (!c->w_list || c->w_ndirty > 64))))
 		cache_write(c);
 	if (c->rootfd >= 0)
 		close(c->rootfd);
@@ -454,6 +477,14 @@ void cd_tree_cache_end(struct walk *w, int ok)
 	free(c->old);
 	free(c->off);
 	free(c->out.v);
+	free(c->w_dirty);
+	free(c->by_rel);
+	c->w_dirty = NULL;
+	c->by_rel = NULL;
+	c->w_ndirty = c->rel_cap = 0;
+	c->w_list = 0;
+	c->f_instance = c->f_gen = c->n_instance = c->n_gen = 0;
+	c->n_tree = 0;
 	c->old = NULL;
 	c->off = NULL;
 	memset(&c->out, 0, sizeof c->out);
@@ -516,6 +547,106 @@ static int find(struct cd_scan_cache *c, const struct walk *w, uint64_t dev, uin
 	rec_parse(c->old, c->oldlen, hit->off, ret); /* checked whole on load */
 	return ret->ctime == ctime && ret->rel_len == strlen(rel) &&
 	       !memcmp(ret->rel, rel, ret->rel_len);
+}
+
+/* The file's records by path, made on first use. */
+static int rel_index(struct cd_scan_cache *c)
+{
+	size_t cap = 16, i;
+	struct rec r;
+
+	while (cap < c->nold * 2)
+		cap *= 2;
+	if (!(c->by_rel = calloc(cap, sizeof *c->by_rel)))
+		return -1;
+	c->rel_cap = cap;
+	for (i = 0; i < c->nold; i++) {
+		size_t h;
+
+		rec_parse(c->old, c->oldlen, c->off[i].off, &r); /* checked whole on load */
+		h = (size_t)fnv(0xcbf29ce484222325ULL, r.rel, r.rel_len) & (cap - 1);
+		while (c->by_rel[h])
+			h = (h + 1) & (cap - 1);
+		c->by_rel[h] = (uint32_t)(i + 1);
+	}
+	return 0;
+}
+
+/* 1 and *ret: the file's record of the directory at `rel`. */
+static int by_rel(struct cd_scan_cache *c, const char *rel, struct rec *ret)
+{
+	size_t rl = strlen(rel), h;
+
+	if (!c->by_rel && (c->nold >= UINT32_MAX || rel_index(c) < 0)) {
+		c->w_list = 0; /* each directory by its statx, as without a watcher */
+		return 0;
+	}
+	h = (size_t)fnv(0xcbf29ce484222325ULL, rel, rl) & (c->rel_cap - 1);
+	for (; c->by_rel[h]; h = (h + 1) & (c->rel_cap - 1)) {
+		rec_parse(c->old, c->oldlen, c->off[c->by_rel[h] - 1].off, ret);
+		if (ret->rel_len == rl && !memcmp(ret->rel, rel, rl))
+			return 1;
+	}
+	return 0;
+}
+
+/* tree-scan-int.h */
+void cd_tree_cache_watch(struct walk *w, const char *src, const struct stat *st)
+{
+	struct cd_scan_cache *c = w->cache && w->cache->active ? w->cache : NULL;
+	struct cd_plan *p = w->p;
+	struct cd_watch_id *ids = NULL;
+	struct cd_watch_rep rep;
+
+	if (!w->o->watch_sock || w->watch_fd == -1 || w->tree >= p->ntrees || !w->stamp ||
+	    w->list_only || w->link_pass || !S_ISDIR(st->st_mode))
+		return;
+	if (w->watch_fd == -2 && (w->watch_fd = cd_watch_connect(w->o->watch_sock)) < 0)
+		return;
+	if (cd_watch_ask(w->watch_fd, src, (uint64_t)st->st_dev, (uint64_t)st->st_ino,
+	                 c && c->nold ? c->f_instance : 0, c && c->nold ? c->f_gen : 0, &rep,
+	                 &ids) < 0 ||
+	    (p->watch_instance && rep.instance != p->watch_instance)) {
+		/* no watcher for this walk: the child checks every directory */
+		free(ids);
+		close(w->watch_fd);
+		w->watch_fd = -1;
+		p->watch_instance = 0;
+		return;
+	}
+	p->watch_instance = rep.instance;
+	/* a mount below the top shows another directory than the watched
+	 * one at its path: that tree is checked directory by directory */
+	if (rep.tree && !cd_tree_mounts_below(src)) {
+		p->trees[w->tree].watch_id = rep.tree;
+		if (!p->watch_since || rep.gen < p->watch_since)
+			p->watch_since = rep.gen;
+	}
+	if (c) {
+		c->n_instance = rep.instance;
+		c->n_gen = rep.gen;
+		c->n_tree = p->trees[w->tree].watch_id;
+		if (rep.status == CD_WATCH_LIST && c->n_tree) {
+			c->w_list = 1;
+			c->w_dirty = ids;
+			c->w_ndirty = rep.ndirty;
+			ids = NULL;
+		}
+	}
+	free(ids);
+}
+
+void cd_tree_cache_watch_end(struct walk *w, int r)
+{
+	struct cd_plan *p = w->p;
+
+	if (r == 0 && p->watch_instance && w->watch_fd >= 0) {
+		p->watch_fd = w->watch_fd;
+		return;
+	}
+	if (w->watch_fd >= 0)
+		close(w->watch_fd);
+	p->watch_instance = 0; /* the plan's watch_fd means nothing */
 }
 
 /* The directory at w->path (plen bytes), as its record says, the
@@ -589,6 +720,11 @@ int cd_tree_cache_dir(struct walk *w, int dfd, const char *name, size_t plen, un
 
 	if (!c || !c->active || !c->nold)
 		return 1;
+	/* no event on it (nor on a directory above, or its path would have
+	 * led the walk elsewhere) since its record was checked: as it was */
+	if (c->w_list && *rel_of(w) && by_rel(c, rel_of(w), &r) &&
+	    !cd_watch_has(c->w_dirty, c->w_ndirty, r.dev, r.ino))
+		return replay(w, &r, plen, depth);
 	/* by its path below the tree's top (the top itself: the descriptor
 	 * opened at the start): fewer components to look up */
 	if (dfd < 0 && c->rootfd >= 0) {

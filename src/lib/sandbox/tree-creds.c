@@ -948,14 +948,22 @@ int cd_tree_is_setid(struct walk *w, int dfd, const char *name)
  * lies below it; any doubt says yes (the walk then checks each file). */
 int cd_tree_suid_honoured(const char *src)
 {
-	size_t sl = strcmp(src, "/") ? strlen(src) : 0;
 	struct statvfs sf;
+
+	if (statvfs(src, &sf) < 0 || !(sf.f_flag & ST_NOSUID))
+		return 1;
+	return cd_tree_mounts_below(src);
+}
+
+/* Is anything mounted strictly below `src` in our mount namespace?  Any
+ * doubt (mountinfo unreadable, a line too long) says yes. */
+int cd_tree_mounts_below(const char *src)
+{
+	size_t sl = strcmp(src, "/") ? strlen(src) : 0;
 	char line[2 * CD_PATH_MAX], mp[CD_PATH_MAX];
 	FILE *f;
 	int hit = 0;
 
-	if (statvfs(src, &sf) < 0 || !(sf.f_flag & ST_NOSUID))
-		return 1;
 	if (!(f = fopen("/proc/self/mountinfo", "re")))
 		return 1;
 	while (!hit && fgets(line, sizeof line, f)) {

@@ -97,6 +97,7 @@ int cd_tree_source_open(struct walk *w, const char *src, struct stat *ret_st)
 	m->src_dev = ret_st->st_dev;
 	m->src_ino = ret_st->st_ino;
 	m->src_ctime_ns = cd_tree_ctime_ns(ret_st);
+	cd_tree_cache_watch(w, src, ret_st); /* this inode is the one walked */
 	return fd;
 }
 

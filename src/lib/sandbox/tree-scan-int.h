@@ -98,7 +98,8 @@ struct walk {
 	int link_pass;                    /* walking again for those other names only */
 	struct cd_scan_cache *cache;      /* the tree being walked uses it: or NULL */
 	struct cd_scan_cache *scan_cache; /* what earlier walks found (tree-cache.c) */
-	char **names;                     /* the credlinks names met: "DEV:INO:PATH", each once */
+	int watch_fd; /* the tree watcher (tree-watch.h): -1 none, -2 not tried */
+	char **names; /* the credlinks names met: "DEV:INO:PATH", each once */
 	size_t nnames;
 	size_t cred_seen; /* entries read in linked credential directories */
 	char ***list;     /* host-run paths found (relative to src), or NULL */
@@ -165,6 +166,13 @@ void cd_tree_walk_free(struct walk *w);
 int cd_tree_stamp_cmp(const void *a, const void *b);
 
 /* tree-cache.c */
+/* Ask the tree watcher about the stamped tree at src (its top pinned as
+ * st) before it is walked: its id and generation for the child, and for
+ * the cache which directories changed since the cache's file. */
+void cd_tree_cache_watch(struct walk *w, const char *src, const struct stat *st);
+/* The walk's end (r its result): the watcher's connection goes to the
+ * plan for the child when it answered, else it is closed. */
+void cd_tree_cache_watch_end(struct walk *w, int r);
 int cd_tree_cache_new(const struct cd_plan_opts *o, struct cd_scan_cache **ret);
 void cd_tree_cache_free(struct cd_scan_cache *c);
 int cd_tree_cache_in_tree(const struct cd_plan *p, size_t first, const struct cd_plan_opts *o);
@@ -218,5 +226,6 @@ int cd_tree_credential_link(struct walk *w, int dfd, const char *name, size_t nl
 /* 1: set-id, 2: carries file capabilities (root callers only), 0: neither. */
 int cd_tree_is_setid(struct walk *w, int dfd, const char *name);
 int cd_tree_suid_honoured(const char *src);
+int cd_tree_mounts_below(const char *src);
 
 #endif

@@ -960,6 +960,7 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 	w->p = p;
 	w->o = o;
 	w->err = err;
+	w->watch_fd = -2;
 	w->sockets = !o->skip_socket_scan;
 	w->creds = 1;
 	cd_tree_creds_init(w);
@@ -991,6 +992,7 @@ int cd_plan_scan_trees(struct cd_plan *p, size_t first, const struct cd_plan_opt
 	}
 	if (r == 0 && w->credlinks.n)
 		r = system_names(w, n);
+	cd_tree_cache_watch_end(w, r);
 	cd_tree_cache_free(w->scan_cache);
 	cd_tree_creds_free(w);
 	cd_tree_walk_free(w);

@@ -1,0 +1,86 @@
+/* tree-watch.h — which directories of the bound trees changed since an
+ * earlier walk, from a watcher that holds inotify watches on them, so
+ * that the walk (tree-cache.c) and the child's check after its mounts
+ * (sandbox-verify.c) look at those alone instead of one statx each of
+ * thousands of directories.
+ *
+ * The watcher (tree-watchd.c) runs in the user's service (`cordon
+ * service`, a thread of its own, its own socket next to the audit one:
+ * the same 0700 directory, masked in every sandbox, peers of another uid
+ * closed unheard).  A directory's entries change only through calls
+ * that report to its inotify watch (create, link, unlink, rename, and
+ * the directory's own attributes); the watcher numbers each reading of
+ * its queue (a generation), and answers "the directories with an event
+ * since generation G" only for a tree it has watched whole since before
+ * G.  Anything else — no service, another instance, a queue overflow, a
+ * tree not (yet) watched whole, too many changes, a malformed answer —
+ * is FULL: the caller checks every directory, as without a watcher.  So
+ * the watcher can make a check cheaper, never weaker.
+ *
+ * Wire (one socket, native byte order: both ends are this binary on this
+ * host): a request `struct cd_watch_req` then `pathlen` bytes of path (ASK)
+ * or `ntrees` uint32 tree ids (SINCE); the answer `struct cd_watch_rep`
+ * then `ndirty` `struct cd_watch_id`, sorted by (dev, ino), distinct.
+ *   ASK:   watch the tree at path (its top must be dev/ino), and tell what
+ *          changed since (instance, since); answers the tree's id.
+ *   SINCE: what changed since (instance, since) in the trees named.
+ * Every answer first reads the whole inotify queue: an event of a call
+ * that returned before the request was sent is counted. */
+#ifndef CD_TREE_WATCH_H
+#define CD_TREE_WATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CD_WATCH_MAGIC     0x31574443u /* "CDW1" */
+#define CD_WATCH_DIRTY_MAX 4096        /* more changed directories: FULL */
+#define CD_WATCH_TREES_MAX 64
+#define CD_WATCH_SOCK_NAME "watch.sock"
+
+enum { CD_WATCH_ASK = 1, CD_WATCH_SINCE = 2 };
+enum { CD_WATCH_LIST = 0, CD_WATCH_FULL = 1 };
+
+struct cd_watch_req {
+	uint32_t magic, op;
+	uint64_t instance, since; /* as an earlier answer gave them; 0: none */
+	uint64_t dev, ino;        /* ASK: the tree's top */
+	uint32_t ntrees, pathlen;
+};
+
+struct cd_watch_rep {
+	uint32_t magic, status;
+	uint64_t instance, gen; /* the generation of this answer */
+	uint32_t tree, ndirty;  /* ASK: the tree's id (0: not watched) */
+};
+
+struct cd_watch_id {
+	uint64_t dev, ino;
+};
+
+/* The client side (the walk): a connection to the watcher's socket,
+ * its peer checked to be our uid, reads and writes timed out after
+ * 2 s; -1 when there is none (no service: every check is FULL). */
+int cd_watch_connect(const char *sock);
+
+/* ASK for the tree at path (top dev/ino).  0 and *rep (its ids in
+ * *ids, malloc'd, the caller's) when the watcher answered, else -1.  A
+ * FULL answer still carries the instance and generation to keep. */
+int cd_watch_ask(int fd, const char *path, uint64_t dev, uint64_t ino, uint64_t instance,
+                 uint64_t since, struct cd_watch_rep *rep, struct cd_watch_id **ids);
+
+/* SINCE, for the child after its mounts: system calls only, no malloc.
+ * The changed directories into ids (cap of them); returns their number,
+ * or -1 for FULL (any failure included). */
+long cd_watch_since(int fd, uint64_t instance, uint64_t since, const uint32_t *trees,
+                    uint32_t ntrees, struct cd_watch_id *ids, size_t cap);
+
+/* Is (dev, ino) one of ids (sorted)? */
+int cd_watch_has(const struct cd_watch_id *ids, size_t n, uint64_t dev, uint64_t ino);
+
+/* The watcher (tree-watchd.c): listen on dir/CD_WATCH_SOCK_NAME and
+ * serve until the process exits.  *active is set to the time (CLOCK_
+ * MONOTONIC seconds) of the last request, for the service's idle exit.
+ * Returns only on a setup failure (-errno). */
+int cd_watchd_serve(const char *dir, volatile uint64_t *active);
+
+#endif

@@ -1,0 +1,157 @@
+#!/bin/sh
+# The tree watcher (tree-watch.h): with the warm path on, the user's
+# service holds inotify watches on the trees the runs walked, and the walk
+# (and the child, after its mounts) looks only at the directories it says
+# changed.  It may make the checks cheaper, never weaker: a change between
+# two runs must be found by whatever route it took — a credential made in
+# a directory deep in the tree, a directory made or moved in with one
+# inside, a directory renamed within the tree, a socket bound — and when
+# the watcher cannot vouch (killed and started again, its queue
+# overflowed, a cache file whose generation was edited) every directory is
+# looked at again.  Controls: the watcher is used at all (far fewer statx
+# calls than with CORDON_WATCH=0), and every planted thing is on the host.
+# Then the scan-cache, cover-race and tree-race tests again with the
+# watcher on.  As root and as nobody.
+. "${CORDON_SRC:-.}/tests/lib.sh"
+
+command -v strace >/dev/null || { skip "strace missing"; done_testing; exit; }
+SECRET=cordon-watch-secret-5521
+mkdir -p "$S/.svc" && chmod 1777 "$S/.svc"
+export CORDON_WARM=1 CORDON_SERVICE_DIR="$S/.svc" CORDON_SERVICE_IDLE=60
+
+mktree() {
+	i=0
+	while [ $i -lt 60 ]; do
+		mkdir -p "$1/d$i/sub"
+		echo x >"$1/d$i/sub/f.txt"
+		i=$((i + 1))
+	done
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$1"
+	sleep 2 # older than the cache's guard: recordable
+}
+
+# statx calls of cordon and its sandbox's setup for one run (-f: the
+# child's check after its mounts too; the service runs already)
+statx_calls() {
+	: >"$T/st" && chmod 666 "$T/st"
+	$RUN_AS env "$@" strace -f -qq -e trace=statx -o "$T/st" "$CORDON" run -- true >/dev/null 2>&1
+	grep -c statx "$T/st"
+}
+
+# the run cannot read what was planted: prints nothing of it, but ran
+unseen() {
+	desc=$1
+	shift
+	$RUN_AS "$CORDON" run "$@" -- sh -c 'cat d*/*/.git-credentials d*/*/.netrc d*/*/*/.netrc \
+		d*/*/*/.npmrc 2>/dev/null; for s in d*/*/*.sock; do test -S "$s" && echo SOCKET; done
+		echo ran' >"$T/out" 2>&1
+	lacks "$desc" "$SECRET|SOCKET" "$T/out" ran
+}
+
+svc_pid() {
+	cat "$S/.svc/$($RUN_AS id -u)/service.lock" 2>/dev/null
+}
+
+watch_case() {
+	who=$1 d=$T/$who
+	# moved in between the walk and the mounts below: born well before
+	mkdir -p "$T/mv-$who/y" && echo "$SECRET" >"$T/mv-$who/y/.netrc"
+	chmod -R a+rwX "$T/mv-$who"
+	mktree "$d"
+	cd "$d" || exit 1
+	for i in 1 2 3; do $RUN_AS "$CORDON" run -- true; done
+	ok "$who: control: the service listens for the watcher" \
+		test -S "$S/.svc/$($RUN_AS id -u)/watch.sock"
+	on=$(statx_calls)
+	off=$(statx_calls CORDON_WATCH=0)
+	ok "$who: the watcher is used: $on statx calls, $off without it" \
+		test "$on" -lt $((off - 150))
+
+	# changes between runs, by every route; each found by the next run
+	$RUN_AS sh -c "echo $SECRET >d7/sub/.git-credentials"
+	unseen "$who: a credential made in a watched directory is covered"
+	$RUN_AS sh -c "mkdir d8/new && echo $SECRET >d8/new/.netrc"
+	unseen "$who: ... in a directory made since"
+	mkdir -p "$T/out-$who/x" && [ -n "$RUN_AS" ] && chown -R 65534 "$T/out-$who"
+	$RUN_AS sh -c "echo $SECRET >'$T/out-$who/x/.netrc' && mv '$T/out-$who/x' d9/x"
+	unseen "$who: ... in a directory moved in from outside the tree"
+	$RUN_AS sh -c "mv d10 d11/moved && echo $SECRET >d11/moved/sub/.npmrc"
+	unseen "$who: ... in a directory renamed within the tree" --profile workspace-write
+	$RUN_AS /usr/bin/python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+		"$d/d12/sub/agent.sock"
+	unseen "$who: a socket bound in a watched directory is covered"
+	ok "$who: control: every planted thing is on the host" sh -c \
+		"for f in d7/sub/.git-credentials d8/new/.netrc d9/x/.netrc d11/moved/sub/.npmrc; do
+			grep -q $SECRET \$f || exit 1; done; test -S d12/sub/agent.sock"
+	for i in 1 2; do $RUN_AS "$CORDON" run -- true; done
+	on=$(statx_calls)
+	ok "$who: the watcher is used again after a rename within the tree ($on)" \
+		test "$on" -lt $((off - 150))
+
+	# a directory moved in after the walk, before the child's mounts
+	# (move-at-clone.so renames it just before the clone): only the
+	# child's check after its mounts sees it, from the watcher's answer
+	chmod 777 d16
+	rm -f "$T/mv-$who/log"
+	$RUN_AS env LD_PRELOAD="$CORDON_BUILD/tests/preload/move-at-clone.so" \
+		MOVE_FROM="$T/mv-$who/y" MOVE_TO="$d/d16/y" MOVE_LOG="$T/mv-$who/log" \
+		"$CORDON" run -- sh -c 'cat d16/y/.netrc; echo ran' >"$T/out" 2>&1
+	rc=$?
+	ok "$who: control: the directory was moved in during the run's start" grep -qx moved "$T/mv-$who/log"
+	is "$rc:$(grep -c "$SECRET" "$T/out")" "125:0" \
+		"$who: a directory moved in between the walk and the mounts refuses the run"
+	grep -q "changed between the tree walk and the mounts" "$T/out" ||
+		diag "$who: the refusal was: $(head -c 300 "$T/out")"
+
+	# the watcher killed: another instance, which cannot vouch for the
+	# first one's generations
+	kill -9 "$(svc_pid)"
+	$RUN_AS sh -c "echo $SECRET >d13/sub/.git-credentials"
+	unseen "$who: after the service was killed, a credential made meanwhile is covered"
+
+	# the cache file's generation edited (a later one than the watcher's)
+	for i in 1 2; do $RUN_AS "$CORDON" run -- true; done
+	$RUN_AS sh -c "echo $SECRET >d14/sub/.git-credentials"
+	if [ -n "$RUN_AS" ]; then
+		c=$(ls "$S"/.state-nobody/scan/t-* | head -1)
+	else
+		c=$(ls "$(dirname "$CORDON_STATE")"/scan/t-* | head -1)
+	fi
+	python3 -c 'import sys, struct
+p = sys.argv[1]; b = bytearray(open(p, "rb").read())
+b[48:56] = struct.pack("<Q", 1 << 40)
+open(p, "wb").write(b)' "$c"
+	unseen "$who: a cache file claiming a generation the watcher never gave is not trusted"
+
+	# the queue overflowed while the watcher slept: every event is lost
+	if [ -z "$RUN_AS" ]; then
+		q=$(cat /proc/sys/fs/inotify/max_queued_events)
+		kill -9 "$(svc_pid)"
+		echo 16 >/proc/sys/fs/inotify/max_queued_events
+		for i in 1 2 3; do "$CORDON" run -- true; done
+		echo "$q" >/proc/sys/fs/inotify/max_queued_events
+		p=$(svc_pid)
+		kill -STOP "$p"
+		i=20
+		while [ $i -lt 60 ]; do touch "d$i/sub/g.txt" "d$i/h.txt"; i=$((i + 1)); done
+		echo "$SECRET" >d15/sub/.git-credentials
+		kill -CONT "$p"
+		unseen "$who: after the watcher's queue overflowed, a credential made meanwhile is covered"
+		is "$(cat /proc/sys/fs/inotify/max_queued_events)" "$q" "control: the queue size is put back"
+	fi
+	cd "$T" || exit 1
+}
+
+for_each_user watch_case
+
+# The checks of the walk's cache, of the cover race and of the tree's top
+# exchanged, again with the watcher on (their own services and trees).
+for t in 9054 9060 9063; do
+	f=$(ls "$CORDON_SRC"/tests/integration/$t-*.sh)
+	CORDON_TEST_WARM=1 sh "$f" >"$T/sub.tap" 2>&1
+	rc=$?
+	ok "$(basename "$f") passes with the watcher on (exit $rc, $(grep -c '^ok' "$T/sub.tap") ok)" \
+		sh -c "test $rc -eq 0 && ! grep -q '^not ok' '$T/sub.tap'"
+	grep -A4 '^not ok' "$T/sub.tap" | while IFS= read -r l; do diag "$t: $l"; done
+done
+done_testing

@@ -1,0 +1,55 @@
+/* move-at-clone.so — an LD_PRELOAD attacker for tests: just before the
+ * first clone3 through syscall(2) (cordon's clone of the sandbox: after
+ * the walk of the bound trees, before the child mounts them), renames
+ * $MOVE_FROM to $MOVE_TO.  The deterministic form of a directory moved
+ * into a bound tree between the walk and the mounts, which only the
+ * child's check after its mounts can see.  Appends "moved" or "failed:
+ * ERRNO" to $MOVE_LOG (when set), so a test can tell it happened. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+
+/* Read at load: cordon may clear its environment before the clone. */
+static const char *g_from, *g_to, *g_log;
+
+__attribute__((constructor)) static void init(void)
+{
+	g_from = getenv("MOVE_FROM");
+	g_to = getenv("MOVE_TO");
+	g_log = getenv("MOVE_LOG");
+}
+
+long syscall(long n, ...)
+{
+	static long (*real)(long, ...);
+	static int done;
+	long a[6];
+	va_list ap;
+	int i;
+
+	if (!real)
+		real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	va_start(ap, n);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (n == SYS_clone3 && !done && g_from && g_to) {
+		const char *log = g_log;
+		int r = rename(g_from, g_to), e = errno;
+		FILE *f;
+
+		done = 1;
+		if (log && (f = fopen(log, "a"))) {
+			if (r == 0)
+				fprintf(f, "moved\n");
+			else
+				fprintf(f, "failed: %d\n", e);
+			fclose(f);
+		}
+		errno = e;
+	}
+	return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
