@@ -123,6 +123,16 @@ b[48:56] = struct.pack("<Q", 1 << 40)
 open(p, "wb").write(b)' "$c"
 	unseen "$who: a cache file claiming a generation the watcher never gave is not trusted"
 
+	# a filesystem mounted below the tree shows other directories at its
+	# paths than the watched ones: that tree is walked directory by directory
+	if [ -z "$RUN_AS" ]; then
+		for i in 1 2; do "$CORDON" run -- true; done
+		mount -t tmpfs -o size=1m cordon-watch "$d/d17/sub"
+		echo "$SECRET" >"$d/d17/sub/.git-credentials"
+		unseen "$who: a credential on a filesystem mounted below the tree is covered"
+		umount "$d/d17/sub"
+	fi
+
 	# the queue overflowed while the watcher slept: every event is lost
 	if [ -z "$RUN_AS" ]; then
 		q=$(cat /proc/sys/fs/inotify/max_queued_events)

@@ -340,6 +340,65 @@ static int unchanged_by_watch(size_t t, const struct cd_dir_stamp *s)
 	       !cd_watch_has(g_dirty, (size_t)g_ndirty, s->dev, s->ino);
 }
 
+/* The walk leaves its stamps in its own order (each tree's together, its
+ * top first, a directory before those below it); reread()'s stamp_of
+ * needs them sorted by (tree, rel).  Sorted here, in place and without
+ * malloc (a heapsort of the child's own copy), unless the watcher says
+ * no stamped directory changed: then nothing is read again. */
+static void sift(struct cd_dir_stamp *v, size_t root, size_t n)
+{
+	size_t child;
+
+	while ((child = 2 * root + 1) < n) {
+		if (child + 1 < n && cd_tree_stamp_cmp(&v[child], &v[child + 1]) < 0)
+			child++;
+		if (cd_tree_stamp_cmp(&v[root], &v[child]) >= 0)
+			return;
+		struct cd_dir_stamp t = v[root];
+		v[root] = v[child];
+		v[child] = t;
+		root = child;
+	}
+}
+
+static void sort_stamps(void)
+{
+	const struct cd_plan *p = cd_child_g_ctx->plan;
+	struct cd_dir_stamp *v = (struct cd_dir_stamp *)p->dirs, t;
+	size_t n = p->ndirs, i, j;
+
+	for (i = 0; i + 1 < n && cd_tree_stamp_cmp(&v[i], &v[i + 1]) < 0; i++)
+		;
+	if (n < 2 || i + 1 >= n)
+		return; /* sorted already */
+	for (i = n / 2; i-- > 0;)
+		sift(v, i, n);
+	for (j = n; j-- > 1;) {
+		t = v[0];
+		v[0] = v[j];
+		v[j] = t;
+		sift(v, 0, j);
+	}
+}
+
+/* Could pass 1 read a stamped directory again? */
+static int may_reread(void)
+{
+	const struct cd_plan *p = cd_child_g_ctx->plan;
+	size_t j;
+
+	if (g_ndirty < 0)
+		return 1;
+	for (j = 0; j < p->ndirs; j++) {
+		const struct cd_dir_stamp *s = &p->dirs[j];
+
+		if (!p->trees[s->tree].watch_id ||
+		    cd_watch_has(g_dirty, (size_t)g_ndirty, s->dev, s->ino))
+			return 1;
+	}
+	return 0;
+}
+
 /* One stamped tree, seen through its bind.  Pass 1 checks each directory
  * against the walk's stamps and reads the changed ones again.  When
  * nothing changed, each directory kept the entries the walk read from
@@ -448,6 +507,8 @@ void cd_child_verify_covers(int rootfd, int nullfd)
 		cd_child_fail("stat", "/dev/null", errno);
 	covers_in_place(rootfd, st.st_rdev);
 	ask_watcher();
+	if (may_reread())
+		sort_stamps();
 	for (pass = 1, changed = 0; pass <= 2 && (pass == 1 || changed); pass++) {
 		for (t = 0, j = 0; t < p->ntrees; t++) {
 			while (j < p->ndirs && p->dirs[j].tree < t)

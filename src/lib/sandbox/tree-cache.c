@@ -61,7 +61,7 @@
 #include <unistd.h>
 
 /* Bump when what makes an entry worth keeping changes (cd_tree_cache_item). */
-#define CACHE_VERSION  "cordon scan cache 7"
+#define CACHE_VERSION  "cordon scan cache 8"
 #define CACHE_MAGIC    "CDSCAN02"
 #define CACHE_MAX_FILE (64u << 20) /* larger: not read */
 #define CACHE_FS_MAX   16
@@ -112,7 +112,8 @@ struct cd_scan_cache {
 	const char *src;
 	unsigned char *old; /* the file read, or NULL */
 	size_t oldlen;
-	struct key *off; /* its records, sorted by (dev, ino) */
+	struct key *off;  /* its records, sorted by (dev, ino) */
+	struct rec *recs; /* ... each parsed: recs[i] is off[i]'s */
 	size_t nold, nused, nnew;
 	struct buf out; /* the records of this walk */
 	struct build b[SCAN_MAX_DEPTH + 2];
@@ -144,6 +145,20 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 		h *= 0x100000001b3ULL;
 	}
 	return h;
+}
+
+/* The file's checksum: eight bytes a step (the body is padded to 8). */
+static uint64_t body_sum(const unsigned char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL, v;
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&v, p + i, 8);
+		h = (h ^ v) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return fnv(h, p + i, n - i);
 }
 
 static uint64_t fnv_str(uint64_t h, const char *s)
@@ -325,9 +340,9 @@ static void cache_load(struct cd_scan_cache *c)
 	get_u64(v + 48, &c->f_gen);
 	hdr = pad8(FILE_HDR + (size_t)srclen);
 	if (key != c->key || srclen != strlen(c->src) || hdr > got || bodylen != got - hdr ||
-	    memcmp(v + FILE_HDR, c->src, srclen) ||
-	    fnv(0xcbf29ce484222325ULL, v + hdr, (size_t)bodylen) != sum ||
-	    nrec > bodylen / REC_HDR || !(c->off = malloc((nrec + 1) * sizeof *c->off)))
+	    memcmp(v + FILE_HDR, c->src, srclen) || body_sum(v + hdr, (size_t)bodylen) != sum ||
+	    nrec > bodylen / REC_HDR || !(c->off = malloc((nrec + 1) * sizeof *c->off)) ||
+	    !(c->recs = malloc((nrec + 1) * sizeof *c->recs)))
 		goto bad;
 	for (i = 0, at = hdr; i < nrec; i++, at += r.size) {
 		if (rec_parse(v, got, at, &r) < 0 || (i && rec_cmp_key(&prev, &r) >= 0))
@@ -335,6 +350,7 @@ static void cache_load(struct cd_scan_cache *c)
 		c->off[i].dev = r.dev;
 		c->off[i].ino = r.ino;
 		c->off[i].off = at;
+		c->recs[i] = r;
 		prev = r;
 	}
 	if (at != got)
@@ -346,7 +362,9 @@ static void cache_load(struct cd_scan_cache *c)
 	return;
 bad:
 	free(c->off);
+	free(c->recs);
 	c->off = NULL;
+	c->recs = NULL;
 	free(v);
 	close(fd);
 	c->f_instance = c->f_gen = 0;
@@ -444,7 +462,7 @@ static void cache_write(struct cd_scan_cache *c)
 	at = pad8(FILE_HDR + strlen(c->src));
 	u = f.len - at;
 	memcpy(f.v + 24, &u, 8);
-	u = fnv(0xcbf29ce484222325ULL, f.v + at, f.len - at);
+	u = body_sum(f.v + at, f.len - at);
 	memcpy(f.v + 32, &u, 8);
 	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", c->fname, (long)getpid());
 	fd = openat(c->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -476,6 +494,8 @@ void cd_tree_cache_end(struct walk *w, int ok)
 	c->rootfd = -1;
 	free(c->old);
 	free(c->off);
+	free(c->recs);
+	c->recs = NULL;
 	free(c->out.v);
 	free(c->w_dirty);
 	free(c->by_rel);
@@ -544,7 +564,7 @@ static int find(struct cd_scan_cache *c, const struct walk *w, uint64_t dev, uin
 
 	if (!hit)
 		return 0;
-	rec_parse(c->old, c->oldlen, hit->off, ret); /* checked whole on load */
+	*ret = c->recs[hit - c->off]; /* checked whole on load */
 	return ret->ctime == ctime && ret->rel_len == strlen(rel) &&
 	       !memcmp(ret->rel, rel, ret->rel_len);
 }
@@ -553,7 +573,7 @@ static int find(struct cd_scan_cache *c, const struct walk *w, uint64_t dev, uin
 static int rel_index(struct cd_scan_cache *c)
 {
 	size_t cap = 16, i;
-	struct rec r;
+	const struct rec *r;
 
 	while (cap < c->nold * 2)
 		cap *= 2;
@@ -563,8 +583,8 @@ static int rel_index(struct cd_scan_cache *c)
 	for (i = 0; i < c->nold; i++) {
 		size_t h;
 
-		rec_parse(c->old, c->oldlen, c->off[i].off, &r); /* checked whole on load */
-		h = (size_t)fnv(0xcbf29ce484222325ULL, r.rel, r.rel_len) & (cap - 1);
+		r = &c->recs[i];
+		h = (size_t)fnv(0xcbf29ce484222325ULL, r->rel, r->rel_len) & (cap - 1);
 		while (c->by_rel[h])
 			h = (h + 1) & (cap - 1);
 		c->by_rel[h] = (uint32_t)(i + 1);
@@ -583,9 +603,12 @@ static int by_rel(struct cd_scan_cache *c, const char *rel, struct rec *ret)
 	}
 	h = (size_t)fnv(0xcbf29ce484222325ULL, rel, rl) & (c->rel_cap - 1);
 	for (; c->by_rel[h]; h = (h + 1) & (c->rel_cap - 1)) {
-		rec_parse(c->old, c->oldlen, c->off[c->by_rel[h] - 1].off, ret);
-		if (ret->rel_len == rl && !memcmp(ret->rel, rel, rl))
+		const struct rec *r = &c->recs[c->by_rel[h] - 1];
+
+		if (r->rel_len == rl && !memcmp(r->rel, rel, rl)) {
+			*ret = *r;
 			return 1;
+		}
 	}
 	return 0;
 }

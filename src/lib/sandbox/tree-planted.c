@@ -445,6 +445,8 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 	memset(&o, 0, sizeof o);
 	if (!(w = calloc(1, sizeof *w)))
 		return cd_err_set(err, -ENOMEM, "out of memory");
+	/* the walk left its stamps in its own order: sorted for known_dir */
+	qsort(p->dirs, p->ndirs, sizeof *p->dirs, cd_tree_stamp_cmp);
 	w->p = (struct cd_plan *)p;
 	w->o = &o;
 	w->err = err;

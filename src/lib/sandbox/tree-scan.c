@@ -918,9 +918,7 @@ static int walk_mount(struct walk *w, size_t i, int scratch, int pass)
 	}
 	if (w->cache)
 		cd_tree_cache_end(w, r == 0);
-	w->cache = NULL;
-	if (w->stamp && p->ndirs)
-		qsort(p->dirs, p->ndirs, sizeof *p->dirs, cd_tree_stamp_cmp);
+	w->cache = NULL; /* the stamps stay in walk order: sorted where looked up */
 	return r;
 }
 

@@ -78,7 +78,8 @@ static int ids_sorted(const struct cd_watch_id *v, size_t n)
 	size_t i;
 
 	for (i = 1; i < n; i++) {
-		if (v[i - 1].dev > v[i].dev || (v[i - 1].dev == v[i].dev && v[i - 1].ino >= v[i].ino))
+		if (v[i - 1].dev > v[i].dev ||
+		    (v[i - 1].dev == v[i].dev && v[i - 1].ino >= v[i].ino))
 			return 0;
 	}
 	return 1;

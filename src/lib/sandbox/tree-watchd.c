@@ -30,6 +30,7 @@
  * symlink at its end, must have the dev/ino the client saw). */
 
 #include "tree-watch.h"
+#include "tree-scan-int.h"
 
 #include "util/util.h"
 
@@ -52,12 +53,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LOG_SIZE    65536u  /* events remembered: an older `since` is FULL */
-#define DIRS_MAX    262144u /* watched directories, over all trees */
-#define TREES_MAX   CD_WATCH_TREES_MAX
-#define UNREAD_MAX  1024u /* unwatchable directories per tree */
-#define DEPTH_MAX   64
-#define RETRY_S     60
+#define LOG_SIZE   65536u  /* events remembered: an older `since` is FULL */
+#define DIRS_MAX   262144u /* watched directories, over all trees */
+#define TREES_MAX  CD_WATCH_TREES_MAX
+#define UNREAD_MAX 1024u /* unwatchable directories per tree */
+#define DEPTH_MAX  64
+#define RETRY_S    60
 #define DIR_MASK                                                                                   \
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |        \
 	 IN_MOVE_SELF | IN_ONLYDIR)
@@ -85,7 +86,7 @@ struct logent {
 };
 
 struct wstate {
-	int in, lfd, ep;
+	int in, lfd, ep, mi;
 	uint64_t instance, cur, lost; /* lost: the highest generation overwritten in the log */
 	struct wdir *dirs;            /* open addressing by wd */
 	size_t cap, ndirs;
@@ -216,8 +217,7 @@ static int unread_add(struct wtree *t, const struct stat *st)
 {
 	struct cd_watch_id *v;
 
-	if (t->nunread >= UNREAD_MAX ||
-	    !(v = realloc(t->unread, (t->nunread + 1) * sizeof *v)))
+	if (t->nunread >= UNREAD_MAX || !(v = realloc(t->unread, (t->nunread + 1) * sizeof *v)))
 		return -1;
 	t->unread = v;
 	v[t->nunread].dev = (uint64_t)st->st_dev;
@@ -257,7 +257,8 @@ static int watch_below(struct wstate *s, uint32_t id, int fd, char *rel, size_t 
 				r = -1;
 				break;
 			}
-			cfd = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			cfd = openat(fd, e->d_name,
+			             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (cfd < 0 && (errno == EACCES || errno == EPERM) &&
 			    fstatat(fd, e->d_name, &cs, AT_SYMLINK_NOFOLLOW) == 0 &&
 			    S_ISDIR(cs.st_mode)) {
@@ -302,7 +303,9 @@ static void tree_pass(struct wstate *s, uint32_t id)
 	int fd = openat(t->topfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	t->nunread = 0;
-	if (fd >= 0 && watch_below(s, id, fd, rel, 0, 0) == 0) {
+	/* a mount below it: the pass would watch what is mounted, a caller
+	 * in another mount namespace may walk what lies under it */
+	if (fd >= 0 && !cd_tree_mounts_below(t->path) && watch_below(s, id, fd, rel, 0, 0) == 0) {
 		t->complete = 1;
 		t->complete_gen = s->cur + 1;
 		t->failed_at = 0;
@@ -411,8 +414,7 @@ static void reset(struct wstate *s)
 	memset(s->log, 0, LOG_SIZE * sizeof *s->log);
 	s->logn = 0;
 	s->lost = s->cur;
-	while (getrandom(&s->instance, sizeof s->instance, 0) != sizeof s->instance ||
-	       !s->instance)
+	while (getrandom(&s->instance, sizeof s->instance, 0) != sizeof s->instance || !s->instance)
 		;
 	if (in >= 0 && s->in >= 0) {
 		epoll_ctl(s->ep, EPOLL_CTL_DEL, s->in, NULL);
@@ -424,6 +426,16 @@ static void reset(struct wstate *s)
 		s->in = in;
 		epoll_ctl(s->ep, EPOLL_CTL_ADD, in, &ev);
 	}
+}
+
+/* Read the mount table to its end: the next change wakes us again. */
+static void mounts_read(struct wstate *s)
+{
+	char buf[4096];
+
+	if (lseek(s->mi, 0, SEEK_SET) == 0)
+		while (read(s->mi, buf, sizeof buf) > 0)
+			;
 }
 
 static int id_cmp(const void *a, const void *b)
@@ -502,8 +514,7 @@ static void answer(struct wstate *s, int fd, uint64_t instance, uint64_t since, 
 	rep.status = full ? CD_WATCH_FULL : CD_WATCH_LIST;
 	rep.ndirty = full ? 0 : (uint32_t)k;
 	if (send(fd, &rep, sizeof rep, MSG_NOSIGNAL) != (ssize_t)sizeof rep ||
-	    (rep.ndirty &&
-	     send(fd, v, k * sizeof *v, MSG_NOSIGNAL) != (ssize_t)(k * sizeof *v)))
+	    (rep.ndirty && send(fd, v, k * sizeof *v, MSG_NOSIGNAL) != (ssize_t)(k * sizeof *v)))
 		shutdown(fd, SHUT_RDWR);
 }
 
@@ -639,6 +650,16 @@ int cd_watchd_serve(const char *dir, volatile uint64_t *active)
 	reset(&s);
 	if (s.in < 0)
 		return -errno;
+	/* any change of our mount table forgets everything: a directory
+	 * mounted over shows other inodes at its paths than the watched */
+	if ((s.mi = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLPRI | EPOLLERR;
+	ev.data.u32 = UINT32_MAX - 2;
+	if (epoll_ctl(s.ep, EPOLL_CTL_ADD, s.mi, &ev) < 0)
+		return -errno;
+	mounts_read(&s);
 	memset(&ev, 0, sizeof ev);
 	ev.events = EPOLLIN;
 	ev.data.u32 = UINT32_MAX;
@@ -655,7 +676,10 @@ int cd_watchd_serve(const char *dir, volatile uint64_t *active)
 		for (e = 0; e < k; e++) {
 			uint32_t u = evs[e].data.u32;
 
-			if (u == UINT32_MAX - 1) {
+			if (u == UINT32_MAX - 2) {
+				mounts_read(&s);
+				reset(&s);
+			} else if (u == UINT32_MAX - 1) {
 				drain(&s); /* keep the queue short between requests */
 			} else if (u == UINT32_MAX) {
 				struct ucred uc;
