@@ -165,22 +165,59 @@ void cd_prop_flag_git_named(struct cd_proposal *p, const struct cd_git_env *env)
 	}
 }
 
-/* The caller's PATH directories in the tree (direnv's PATH_add bin; a
- * relative entry from the tree's top, ~/ the caller's home): a change in
- * one is flagged, as the host runs what is there by name. */
+/* A relative PATH entry e (n bytes): the shell searches it from any
+ * directory, so a change below that name at any depth is flagged
+ * (packages/app/node_modules/.bin/git for ./node_modules/.bin; "../bin":
+ * any bin), and with "." or an empty entry every change. */
+static void flag_relative(struct cd_proposal *p, const char *e, size_t n)
+{
+	size_t i, at;
+
+	for (;;) {
+		if (n >= 2 && e[0] == '.' && e[1] == '/')
+			e += 2, n -= 2;
+		else if (n >= 3 && !memcmp(e, "../", 3))
+			e += 3, n -= 3;
+		else if (n && e[0] == '/')
+			e++, n--;
+		else
+			break;
+	}
+	while (n && e[n - 1] == '/')
+		n--;
+	if ((n == 1 && e[0] == '.') || (n == 2 && !memcmp(e, "..", 2)))
+		n = 0;
+	for (i = 0; i < p->nfiles; i++) {
+		struct cd_prop_file *f = &p->files[i];
+
+		if (f->op == CD_PROP_REFUSED)
+			continue;
+		for (at = 0; at + n <= f->path_len && !f->flagged; at++) {
+			if ((at == 0 || f->path[at - 1] == '/') && !memcmp(f->path + at, e, n) &&
+			    (at + n == f->path_len || f->path[at + n] == '/'))
+				f->flagged = 1;
+		}
+	}
+}
+
+/* The caller's PATH directories in the tree (direnv's PATH_add bin, ~/
+ * the caller's home; a relative entry at any depth): a change in one is
+ * flagged, as the host runs what is there by name. */
 void cd_prop_flag_path_dirs(struct cd_proposal *p, const char *path, const char *home)
 {
 	char norm[CD_PATH_MAX], real[CD_PATH_MAX];
 
-	while (path && *path) {
+	while (path) {
 		size_t n = strcspn(path, ":");
 
-		if (cd_path_search_entry(path, n, p->tree, home, norm, sizeof norm) == 0) {
+		if (cd_path_search_relative(path, n)) {
+			flag_relative(p, path, n);
+		} else if (cd_path_search_entry(path, n, p->tree, home, norm, sizeof norm) == 0) {
 			flag_named(p, norm, CD_GIT_NAMED_DIR);
 			if (cd_path_resolve_links(norm, real, sizeof real) == 0)
 				flag_named(p, real, CD_GIT_NAMED_DIR);
 		}
-		path += n + (path[n] == ':');
+		path = path[n] == ':' ? path + n + 1 : NULL;
 	}
 }
 

@@ -199,7 +199,11 @@ static int pth_imports(struct walk *w, int dfd, const char *buf, size_t n, size_
 	return r;
 }
 
-static int named_path(struct walk *w, const char *path, int dir_ok);
+/* named_path's flags */
+#define NAMED_DIR_OK      1 /* a directory may be read-only whole */
+#define NAMED_LINK_LISTED 2 /* a symlink on the way is listed, not refused */
+
+static int named_path(struct walk *w, const char *path, int flags);
 
 /* direnv's stdlib commands whose argument is a file the .envrc runs
  * (source_env: a directory's .envrc too), and the `use` layouts with
@@ -217,15 +221,27 @@ static const struct {
 	{ "use_nix", NULL, { "shell.nix", "default.nix" } },
 	{ "use", "flake", { "flake.nix", "flake.lock" } },
 	{ "use_flake", NULL, { "flake.nix", "flake.lock" } },
-	/* directories put on PATH: the user's shell there runs what they
-	 * hold by name (a planted bin/git) */
-	{ "PATH_add", NULL, { NULL, NULL } },
-	{ "path_add", NULL, { NULL, NULL } },
-	{ "layout", "node", { "node_modules/.bin", NULL } },
-	{ "layout_node", NULL, { "node_modules/.bin", NULL } },
-	{ "layout", "go", { "bin", NULL } },
-	{ "layout_go", NULL, { "bin", NULL } },
 };
+
+/* direnv's layouts and the directories each puts on PATH, relative to
+ * the .envrc's: the user's shell there runs what they hold by name (a
+ * planted bin/git).  Any other layout (python, python3, ruby, perl,
+ * pyenv, anaconda ...) keeps its environment in .direnv/ (python-X.Y/bin,
+ * bin, perl5/bin): .direnv read-only whole. */
+static const struct {
+	const char *name;
+	const char *dirs[2];
+} envrc_layouts[] = {
+	{ "node", { "node_modules/.bin", NULL } },
+	{ "go", { "bin", ".direnv" } },
+	{ "php", { "vendor/bin", NULL } },
+	{ "uv", { ".venv/bin", ".direnv" } },
+	{ "poetry", { ".venv/bin", ".direnv" } },
+	{ "pipenv", { ".venv/bin", ".direnv" } },
+	{ NULL, { ".direnv", NULL } },
+};
+
+#define ENVRC_WORDS 16 /* words of one .envrc line read */
 
 /* One word of line p..end into word (quotes dropped); past it. */
 static const char *envrc_word(const char *p, const char *end, char *word, size_t cap)
@@ -242,44 +258,143 @@ static const char *envrc_word(const char *p, const char *end, char *word, size_t
 	return p;
 }
 
+/* A directory the host searches by name (dir, normalized): read-only
+ * whole, a symlink on the way listed, and as the filesystem resolves it
+ * (a symlinked entry, a dangling one: where a directory made later
+ * lands) read-only too. */
+static int named_dir_resolved(struct walk *w, const char *dir)
+{
+	char real[CD_PATH_MAX];
+	int r = named_path(w, dir, NAMED_DIR_OK | NAMED_LINK_LISTED);
+
+	if (r == 0 && cd_path_resolve_links(dir, real, sizeof real) == 0 && strcmp(real, dir))
+		r = named_path(w, real, NAMED_DIR_OK | NAMED_LINK_LISTED);
+	return r;
+}
+
+/* A path word v of an .envrc in w->path (len bytes), vl bytes: "$PWD/x"
+ * and "${PWD}/x" as direnv's shell expands them (it runs the .envrc in
+ * its directory), absolute, or relative to that directory, named (see
+ * named_path; flags).  Another "$VAR" or "~" names nothing in the tree. */
+static int envrc_path(struct walk *w, const char *v, size_t vl, size_t len, int flags)
+{
+	char host[CD_PATH_MAX], norm[CD_PATH_MAX];
+	size_t skip = 0;
+	int k;
+
+	if (vl >= 4 && !memcmp(v, "$PWD", 4) && (vl == 4 || v[4] == '/'))
+		skip = 4;
+	else if (vl >= 6 && !memcmp(v, "${PWD}", 6) && (vl == 6 || v[6] == '/'))
+		skip = 6;
+	else if (!vl || v[0] == '$' || v[0] == '~')
+		return 0;
+	k = skip || v[0] != '/' ? snprintf(host, sizeof host, "%.*s/%.*s", (int)len, w->path,
+	                                   (int)(vl - skip), v + skip)
+	                        : snprintf(host, sizeof host, "%.*s", (int)vl, v);
+	if (k <= 0 || (size_t)k >= sizeof host || cd_path_normalize(host, norm, sizeof norm) < 0)
+		return 0;
+	if (!(flags & NAMED_DIR_OK))
+		return named_path(w, norm, flags);
+	/* a directory on PATH: as the caller's PATH entries (a symlinked
+	 * .direnv listed, where it points read-only) */
+	return named_dir_resolved(w, norm);
+}
+
+/* An assignment VAR=v of an .envrc (export PATH=$PWD/bin:$PATH): each
+ * ':' part of a *PATH variable (PATH, PYTHONPATH, LD_LIBRARY_PATH ...),
+ * a directory the host then searches. */
+static int envrc_assign(struct walk *w, const char *word, size_t len)
+{
+	const char *eq = strchr(word, '='), *p;
+	int r = 0;
+
+	if (!eq || eq - word < 4 || memcmp(eq - 4, "PATH", 4))
+		return 0;
+	for (p = eq + 1; r == 0 && *p;) {
+		size_t pl = strcspn(p, ":");
+
+		r = envrc_path(w, p, pl, len, NAMED_DIR_OK);
+		p += pl + (p[pl] == ':');
+	}
+	return r;
+}
+
+/* The directories `layout NAME` puts on PATH (envrc_layouts). */
+static int envrc_layout(struct walk *w, const char *name, size_t len)
+{
+	size_t i, j;
+	int r = 0;
+
+	for (i = 0; envrc_layouts[i].name && strcmp(envrc_layouts[i].name, name); i++)
+		;
+	for (j = 0; r == 0 && j < CD_ARRAY_SIZE(envrc_layouts[i].dirs); j++) {
+		const char *d = envrc_layouts[i].dirs[j];
+
+		if (d)
+			r = envrc_path(w, d, strlen(d), len, NAMED_DIR_OK);
+	}
+	return r;
+}
+
+/* One .envrc line's words (n of them, the command first): what it runs
+ * or puts on PATH. */
+static int envrc_line(struct walk *w, char (*word)[CD_PATH_MAX], size_t n, size_t len)
+{
+	const char *cmd = word[0];
+	size_t i, j;
+	int r = 0;
+
+	if (!strcmp(cmd, "export") || !strcmp(cmd, "local") || strchr(cmd, '=')) {
+		for (i = strchr(cmd, '=') ? 0 : 1; r == 0 && i < n; i++)
+			r = envrc_assign(w, word[i], len);
+		return r;
+	}
+	if (!strcmp(cmd, "layout") && n > 1)
+		return envrc_layout(w, word[1], len);
+	if (!strncmp(cmd, "layout_", 7))
+		return envrc_layout(w, cmd + 7, len);
+	/* PATH_add DIR...; path_add VAR DIR... (any variable: PYTHONPATH
+	 * too); load_prefix DIR: its bin, sbin, lib (LD_LIBRARY_PATH) ... */
+	if (!strcmp(cmd, "PATH_add") || !strcmp(cmd, "path_add") || !strcmp(cmd, "load_prefix")) {
+		for (i = cmd[0] == 'p' ? 2 : 1; r == 0 && i < n; i++)
+			r = envrc_path(w, word[i], strlen(word[i]), len, NAMED_DIR_OK);
+		return r;
+	}
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(envrc_cmds); i++) {
+		if (strcmp(cmd, envrc_cmds[i].cmd) ||
+		    (envrc_cmds[i].arg && (n < 2 || strcmp(word[1], envrc_cmds[i].arg))))
+			continue;
+		for (j = 0; r == 0 && j < 2 && envrc_cmds[i].files[j]; j++)
+			r = envrc_path(w, envrc_cmds[i].files[j], strlen(envrc_cmds[i].files[j]),
+			               len, 0);
+		if (r == 0 && !envrc_cmds[i].files[0] && n > 1)
+			r = envrc_path(w, word[1], strlen(word[1]), len, 0);
+	}
+	return r;
+}
+
 /* An .envrc (buf, n bytes, in w->path, len bytes): what it runs. */
 static int envrc_targets(struct walk *w, const char *buf, size_t n, size_t len)
 {
-	char cmd[64], arg[CD_PATH_MAX], host[CD_PATH_MAX];
+	char(*word)[CD_PATH_MAX] = malloc(ENVRC_WORDS * sizeof *word);
 	const char *line, *end, *p;
-	size_t i, j;
-	int r = 0, k, pathdir;
+	size_t nw;
+	int r = 0;
 
+	if (!word)
+		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	for (line = buf; r == 0 && line < buf + n; line = end + 1) {
 		if (!(end = memchr(line, '\n', (size_t)(buf + n - line))))
 			end = buf + n;
-		p = envrc_word(line, end, cmd, sizeof cmd);
-		p = envrc_word(p, end, arg, sizeof arg);
-		for (i = 0; r == 0 && i < CD_ARRAY_SIZE(envrc_cmds); i++) {
-			if (strcmp(cmd, envrc_cmds[i].cmd) ||
-			    (envrc_cmds[i].arg && strcmp(arg, envrc_cmds[i].arg)))
-				continue;
-			/* a directory on PATH is kept whole, a file as a file */
-			pathdir = !strcmp(envrc_cmds[i].cmd, "PATH_add") ||
-			          !strcmp(envrc_cmds[i].cmd, "path_add") ||
-			          !strncmp(envrc_cmds[i].cmd, "layout", 6);
-			for (j = 0; r == 0 && j < 2 && envrc_cmds[i].files[j]; j++) {
-				k = snprintf(host, sizeof host, "%.*s/%s", (int)len, w->path,
-				             envrc_cmds[i].files[j]);
-				if (k > 0 && (size_t)k < sizeof host)
-					r = named_path(w, host, pathdir);
-			}
-			if (envrc_cmds[i].files[0] || !arg[0] || arg[0] == '~' || arg[0] == '$')
-				continue;
-			k = arg[0] == '/' ? snprintf(host, sizeof host, "%s", arg)
-			                  : snprintf(host, sizeof host, "%.*s/%s", (int)len,
-			                             w->path, arg);
-			/* source_env DIR: its .envrc, by name */
-			if (k > 0 && (size_t)k < sizeof host &&
-			    cd_path_normalize(host, arg, sizeof arg) == 0)
-				r = named_path(w, arg, pathdir);
+		for (p = line, nw = 0; nw < ENVRC_WORDS; nw++) {
+			p = envrc_word(p, end, word[nw], sizeof word[nw]);
+			if (!word[nw][0])
+				break;
 		}
+		if (nw)
+			r = envrc_line(w, word, nw, len);
 	}
+	free(word);
 	return r;
 }
 
@@ -324,8 +439,9 @@ int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len)
  * whole (core.hooksPath: a command word "./" names no script).  A symlink on
  * the way, below the tree's top, is refused as a host-run name's is: the
  * sandbox could point it elsewhere. */
-static int named_path(struct walk *w, const char *path, int dir_ok)
+static int named_path(struct walk *w, const char *path, int flags)
 {
+	int dir_ok = flags & NAMED_DIR_OK;
 	char pre[CD_PATH_MAX];
 	size_t i, pl = strlen(path);
 	struct stat st;
@@ -349,7 +465,7 @@ static int named_path(struct walk *w, const char *path, int dir_ok)
 		if (lstat(pre, &st) < 0)
 			break; /* nothing there yet: listed only */
 		link = S_ISLNK(st.st_mode);
-		if (link && w->list_only)
+		if (link && (w->list_only || (flags & NAMED_LINK_LISTED)))
 			return cd_tree_list_add(w, pre);
 		pre[i] = path[i];
 		if (link)
@@ -461,19 +577,51 @@ int cd_tree_git_above(struct walk *w)
 	return r;
 }
 
-#define PINNED_DIR_MAX 1000 /* entries of a pinned directory looked at */
+#define PINNED_DIR_MAX   1000 /* entries of a pinned directory looked at, in all */
+#define PINNED_DIR_DEPTH 4    /* levels below it (a template's hooks/: 1) */
 
-/* A file kept read-only because the host runs it (a hook, a script git's
- * config names), or each file of such a directory: one with other names
- * is kept read-only under them too (ln tools/pre-commit .git/hooks/: the
- * cover is on the path, and tools/pre-commit would rewrite the hook). */
-int cd_tree_note_pinned(struct walk *w, const char *path)
+/* The files of directory fd (closed here), depth levels below a pinned
+ * one, and of its subdirectories: each with other names noted; *seen
+ * counts the entries read. */
+static int pinned_dir(struct walk *w, int fd, unsigned depth, size_t *seen)
 {
 	struct dirent *e;
 	struct stat st;
+	int r = 0, sub;
+	DIR *d = fdopendir(fd);
+
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while (r == 0 && (*seen)++ < PINNED_DIR_MAX && (e = readdir(d))) {
+		if (e->d_name[0] == '.' &&
+		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISREG(st.st_mode) && st.st_nlink >= 2)
+			r = cd_tree_inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
+		else if (S_ISDIR(st.st_mode) && depth < PINNED_DIR_DEPTH &&
+		         (sub = openat(dirfd(d), e->d_name,
+		                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+			r = pinned_dir(w, sub, depth + 1, seen);
+	}
+	closedir(d);
+	return r;
+}
+
+/* A file kept read-only because the host runs it (a hook, a script git's
+ * config names), or each file of such a directory and of its
+ * subdirectories (init.templateDir's hooks/), a bounded number: one with
+ * other names is kept read-only under them too (ln tools/pre-commit
+ * .git/hooks/: the cover is on the path, and tools/pre-commit would
+ * rewrite the hook). */
+int cd_tree_note_pinned(struct walk *w, const char *path)
+{
+	struct stat st;
 	size_t seen = 0;
-	DIR *d;
-	int r = 0;
+	int fd;
 
 	if (lstat(path, &st) < 0)
 		return 0;
@@ -481,15 +629,10 @@ int cd_tree_note_pinned(struct walk *w, const char *path)
 		return st.st_nlink < 2
 		               ? 0
 		               : cd_tree_inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
-	if (!S_ISDIR(st.st_mode) || !(d = opendir(path)))
+	if (!S_ISDIR(st.st_mode) ||
+	    (fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return 0;
-	while (r == 0 && seen++ < PINNED_DIR_MAX && (e = readdir(d))) {
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && st.st_nlink >= 2)
-			r = cd_tree_inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
-	}
-	closedir(d);
-	return r;
+	return pinned_dir(w, fd, 1, &seen);
 }
 
 #define STATE_FILES_MAX 256 /* files of a rebase's state directory listed */
@@ -519,29 +662,35 @@ int cd_tree_list_state(struct walk *w, const char *dir)
 	return r;
 }
 
-/* One PATH directory: a tree inside it is refused, else it is kept
- * read-only whole (named_path). */
+/* One PATH directory: a tree inside it (or inside where it resolves) is
+ * refused, else named_dir_resolved. */
 static int path_dir(struct walk *w, const char *dir)
 {
-	if (cd_path_is_under(w->src, dir))
+	char real[CD_PATH_MAX];
+
+	if (cd_path_is_under(w->src, dir) ||
+	    (cd_path_resolve_links(dir, real, sizeof real) == 0 && cd_path_is_under(w->src, real)))
 		return cd_err_set(
 		        w->err, -CD_E_USAGE,
 		        "'%s' is in the caller's PATH ('%s'): what is written there runs on "
 		        "the host by name, so it cannot be a writable tree; refused",
 		        w->src, dir);
-	return named_path(w, dir, 1);
+	return named_dir_resolved(w, dir);
 }
 
 /* The caller's PATH directories in this tree (direnv's `PATH_add bin`,
  * `layout node`'s node_modules/.bin): the host's shell and git run what
  * is there by name (a planted bin/git on the next `git status`), so each
  * is read-only whole, and one not there yet is listed; a tree inside one
- * is refused.  A relative entry is searched from wherever the shell is:
- * taken from the tree's top ("./node_modules/.bin"); "." or an empty
- * entry puts every directory on PATH: refused; "~/x" is the caller's. */
+ * is refused.  "~/x" is the caller's.  A relative entry (".",
+ * "./node_modules/.bin", an empty one) is searched from wherever the
+ * shell is, so it names that path below every directory of the tree,
+ * made now or later (packages/app/node_modules/.bin in a monorepo): no
+ * cover or list holds them all, so a writable tree is refused while PATH
+ * has one (docs/threats.md, H1). */
 int cd_tree_path_dirs(struct walk *w)
 {
-	char norm[CD_PATH_MAX], real[CD_PATH_MAX];
+	char norm[CD_PATH_MAX];
 	const char *p = w->o->caller_path;
 	int r = 0;
 
@@ -554,14 +703,17 @@ int cd_tree_path_dirs(struct walk *w)
 			                  "what is written in the writable tree '%s' would run on "
 			                  "the host by name; take it out of PATH; refused",
 			                  (int)n, p, w->src);
-		if (cd_path_search_entry(p, n, w->src, w->o->caller_home, norm, sizeof norm) == 0) {
+		if (cd_path_search_relative(p, n))
+			return cd_err_set(
+			        w->err, -CD_E_USAGE,
+			        "the caller's PATH holds the relative entry '%.*s', which "
+			        "the shell searches from whatever directory it is in: what "
+			        "is written below any directory of the writable tree '%s' "
+			        "would run on the host by name; put an absolute path in "
+			        "PATH instead; refused",
+			        (int)(n > 200 ? 200 : n), p, w->src);
+		if (cd_path_search_entry(p, n, w->src, w->o->caller_home, norm, sizeof norm) == 0)
 			r = path_dir(w, norm);
-			/* and as the filesystem has it (a symlinked entry, a
-			 * dangling one: where a directory made later lands) */
-			if (r == 0 && cd_path_resolve_links(norm, real, sizeof real) == 0 &&
-			    strcmp(real, norm))
-				r = path_dir(w, real);
-		}
 		p = p[n] == ':' ? p + n + 1 : NULL;
 	}
 	return r;
