@@ -6,7 +6,8 @@
 #   flags a change below such a name at any depth.
 # - H3: an .envrc's PATH_add "$PWD/x", PATH_add a b, path_add PATH x,
 #   export PATH=$PWD/x:$PATH, layout php, layout python3 (.direnv),
-#   load_prefix DIR: each directory read-only.
+#   load_prefix DIR: each directory read-only (a symlinked .direnv: where
+#   it points; one made: reported); --propose flags a change in one.
 # - H6: a file hard-linked to a hook of init.templateDir (hooks/*, a
 #   level below the named directory): read-only under its other name.
 # - H7: alias forms "$(pwd -P)/x", "$(/bin/pwd)/x", "${PWD:-.}/x",
@@ -99,6 +100,13 @@ round3() {
 	is "$(grep -o '[0-9]* added.*flagged' "$T/err")" \
 		"1 added, 1 modified, 0 deleted, 0 mkdir, 0 rmdir, 0 refused, 1 flagged" \
 		"$who: H1: --propose flags a file added below a relative PATH entry's name at any depth"
+
+	# H3 under --propose: a change in a directory the .envrc puts on PATH
+	(cd "$h/r" && $RUN_AS env HOME="$h" "$CORDON" run --propose -- sh -c \
+		'echo x >b2/npx; echo y >>tools/other') >"$T/out" 2>"$T/err"
+	is "$(grep -o '[0-9]* added.*flagged' "$T/err")" \
+		"1 added, 1 modified, 0 deleted, 0 mkdir, 0 rmdir, 0 refused, 1 flagged" \
+		"$who: H3: --propose flags a file added to an .envrc's PATH directory (not tools/other)"
 
 	# H6: templateDir's hooks/* hard-linked into the tree
 	(cd "$h/w6" && $RUN_AS env HOME="$h" "$CORDON" run --profile workspace-write -- sh -c "$ATTEMPT

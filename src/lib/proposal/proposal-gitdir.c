@@ -9,6 +9,7 @@
 #include "proposal-int.h"
 
 #include "util/bounds.h"
+#include "sandbox/envrc.h"
 #include "sandbox/gitcfg.h"
 #include "sandbox/profile.h"
 #include "util/path.h"
@@ -251,10 +252,98 @@ static int runs_code(int upfd, const struct cd_prop_file *f)
 	return hit;
 }
 
+#define ENVRC_DIRS_MAX 4096 /* directories whose .envrc is looked for */
+
+static int flag_envrc_path(void *arg, const char *path, enum cd_envrc_named kind)
+{
+	(void)kind;
+	return flag_named(arg, path, CD_GIT_NAMED_DIR);
+}
+
+static void flag_all(struct cd_proposal *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nfiles; i++)
+		if (p->files[i].op != CD_PROP_REFUSED)
+			p->files[i].flagged = 1;
+}
+
+/* The .envrc of directory rel (dl bytes, 0: the top) in layer fd: what
+ * it names (a PATH_add directory, a file it sources) flagged. */
+static void envrc_in(struct cd_proposal *p, int fd, const char *rel, size_t dl)
+{
+	char name[CD_PATH_MAX], dir[CD_PATH_MAX];
+	struct stat st;
+	size_t got = 0;
+	ssize_t k = 1;
+	char *buf;
+	int efd, n;
+
+	n = snprintf(name, sizeof name, "%.*s%s.envrc", (int)dl, rel, dl ? "/" : "");
+	if (fd < 0 || n < 0 || (size_t)n >= sizeof name)
+		return;
+	efd = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (efd < 0)
+		return;
+	if (fstat(efd, &st) < 0 || !S_ISREG(st.st_mode) || !(buf = malloc(RUN_READ_MAX))) {
+		close(efd);
+		return;
+	}
+	while (got < RUN_READ_MAX && (k = read(efd, buf + got, RUN_READ_MAX - got)) > 0)
+		got += (size_t)k;
+	close(efd);
+	n = snprintf(dir, sizeof dir, "%s%s%.*s", strcmp(p->tree, "/") ? p->tree : "",
+	             dl || !strcmp(p->tree, "/") ? "/" : "", (int)dl, rel);
+	if (n < 0 || (size_t)n >= sizeof dir ||
+	    cd_envrc_named_paths(buf, got, dir, flag_envrc_path, p) < 0)
+		flag_all(p); /* cannot tell what it names */
+	free(buf);
+}
+
+/* An .envrc in a directory of a changed file or above it, before or
+ * after the run: the directories it puts on PATH (direnv's PATH_add bin,
+ * layout python's .direnv) and the files it sources, which the host's
+ * shell runs by name on its next cd there: a change in one is flagged
+ * (envrc.h). */
+static void flag_envrc(struct cd_proposal *p, int upfd, int lofd)
+{
+	char **done = calloc(ENVRC_DIRS_MAX, sizeof *done);
+	size_t ndone = 0, i, j, dl;
+
+	if (!done) {
+		flag_all(p);
+		return;
+	}
+	for (i = 0; i < p->nfiles; i++) {
+		const char *path = p->files[i].path;
+
+		for (dl = p->files[i].path_len; ndone < ENVRC_DIRS_MAX;) {
+			while (dl && path[dl - 1] != '/')
+				dl--;
+			dl -= dl > 0; /* the directory above: "" at the top */
+			for (j = 0; j < ndone; j++)
+				if (strlen(done[j]) == dl && !memcmp(done[j], path, dl))
+					break;
+			if (j < ndone || !(done[ndone] = strndup(path, dl)))
+				break; /* read already, and all above it */
+			ndone++;
+			envrc_in(p, upfd, path, dl);
+			envrc_in(p, lofd, path, dl);
+			if (!dl)
+				break;
+		}
+	}
+	for (j = 0; j < ndone; j++)
+		free(done[j]);
+	free(done);
+}
+
 void cd_prop_flag_run_through(struct cd_proposal *p, int upfd, int lofd)
 {
 	size_t i, j, dl;
 
+	flag_envrc(p, upfd, lofd);
 	for (i = 0; i < p->nfiles; i++) {
 		struct cd_prop_file *f = &p->files[i];
 		const char *base = memrchr(f->path, '/', f->path_len);

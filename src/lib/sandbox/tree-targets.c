@@ -7,6 +7,7 @@
  * (tree-scan.c); read here, before the run only. */
 #include "tree-scan-int.h"
 
+#include "envrc.h"
 #include "gitcfg.h"
 #include "profile.h"
 #include "util/bounds.h"
@@ -205,59 +206,6 @@ static int pth_imports(struct walk *w, int dfd, const char *buf, size_t n, size_
 
 static int named_path(struct walk *w, const char *path, int flags);
 
-/* direnv's stdlib commands whose argument is a file the .envrc runs
- * (source_env: a directory's .envrc too), and the `use` layouts with
- * the files they evaluate: direnv runs them on every cd into the
- * directory, and allows an .envrc by its own content only, so a
- * rewritten .envrc.local or shell.nix runs without a new `direnv allow`.
- * (dotenv's files are credentials: masked, not run.) */
-static const struct {
-	const char *cmd, *arg; /* arg NULL: the next word names the file */
-	const char *files[2];
-} envrc_cmds[] = {
-	{ "source_env", NULL, { NULL, NULL } },
-	{ "source_env_if_exists", NULL, { NULL, NULL } },
-	{ "use", "nix", { "shell.nix", "default.nix" } },
-	{ "use_nix", NULL, { "shell.nix", "default.nix" } },
-	{ "use", "flake", { "flake.nix", "flake.lock" } },
-	{ "use_flake", NULL, { "flake.nix", "flake.lock" } },
-};
-
-/* direnv's layouts and the directories each puts on PATH, relative to
- * the .envrc's: the user's shell there runs what they hold by name (a
- * planted bin/git).  Any other layout (python, python3, ruby, perl,
- * pyenv, anaconda ...) keeps its environment in .direnv/ (python-X.Y/bin,
- * bin, perl5/bin): .direnv read-only whole. */
-static const struct {
-	const char *name;
-	const char *dirs[2];
-} envrc_layouts[] = {
-	{ "node", { "node_modules/.bin", NULL } },
-	{ "go", { "bin", ".direnv" } },
-	{ "php", { "vendor/bin", NULL } },
-	{ "uv", { ".venv/bin", ".direnv" } },
-	{ "poetry", { ".venv/bin", ".direnv" } },
-	{ "pipenv", { ".venv/bin", ".direnv" } },
-	{ NULL, { ".direnv", NULL } },
-};
-
-#define ENVRC_WORDS 16 /* words of one .envrc line read */
-
-/* One word of line p..end into word (quotes dropped); past it. */
-static const char *envrc_word(const char *p, const char *end, char *word, size_t cap)
-{
-	size_t wl = 0;
-
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	for (; p < end && *p != ' ' && *p != '\t' && *p != ';' && *p != '#'; p++) {
-		if (*p != '"' && *p != '\'' && wl < cap - 1)
-			word[wl++] = *p;
-	}
-	word[wl] = '\0';
-	return p;
-}
-
 /* A directory the host searches by name (dir, normalized): read-only
  * whole, a symlink on the way listed, and as the filesystem resolves it
  * (a symlinked entry, a dangling one: where a directory made later
@@ -272,130 +220,24 @@ static int named_dir_resolved(struct walk *w, const char *dir)
 	return r;
 }
 
-/* A path word v of an .envrc in w->path (len bytes), vl bytes: "$PWD/x"
- * and "${PWD}/x" as direnv's shell expands them (it runs the .envrc in
- * its directory), absolute, or relative to that directory, named (see
- * named_path; flags).  Another "$VAR" or "~" names nothing in the tree. */
-static int envrc_path(struct walk *w, const char *v, size_t vl, size_t len, int flags)
+static int envrc_named(void *arg, const char *path, enum cd_envrc_named kind)
 {
-	char host[CD_PATH_MAX], norm[CD_PATH_MAX];
-	size_t skip = 0;
-	int k;
-
-	if (vl >= 4 && !memcmp(v, "$PWD", 4) && (vl == 4 || v[4] == '/'))
-		skip = 4;
-	else if (vl >= 6 && !memcmp(v, "${PWD}", 6) && (vl == 6 || v[6] == '/'))
-		skip = 6;
-	else if (!vl || v[0] == '$' || v[0] == '~')
-		return 0;
-	k = skip || v[0] != '/' ? snprintf(host, sizeof host, "%.*s/%.*s", (int)len, w->path,
-	                                   (int)(vl - skip), v + skip)
-	                        : snprintf(host, sizeof host, "%.*s", (int)vl, v);
-	if (k <= 0 || (size_t)k >= sizeof host || cd_path_normalize(host, norm, sizeof norm) < 0)
-		return 0;
-	if (!(flags & NAMED_DIR_OK))
-		return named_path(w, norm, flags);
-	/* a directory on PATH: as the caller's PATH entries (a symlinked
-	 * .direnv listed, where it points read-only) */
-	return named_dir_resolved(w, norm);
+	return kind == CD_ENVRC_DIR ? named_dir_resolved(arg, path) : named_path(arg, path, 0);
 }
 
-/* An assignment VAR=v of an .envrc (export PATH=$PWD/bin:$PATH): each
- * ':' part of a *PATH variable (PATH, PYTHONPATH, LD_LIBRARY_PATH ...),
- * a directory the host then searches. */
-static int envrc_assign(struct walk *w, const char *word, size_t len)
-{
-	const char *eq = strchr(word, '='), *p;
-	int r = 0;
-
-	if (!eq || eq - word < 4 || memcmp(eq - 4, "PATH", 4))
-		return 0;
-	for (p = eq + 1; r == 0 && *p;) {
-		size_t pl = strcspn(p, ":");
-
-		r = envrc_path(w, p, pl, len, NAMED_DIR_OK);
-		p += pl + (p[pl] == ':');
-	}
-	return r;
-}
-
-/* The directories `layout NAME` puts on PATH (envrc_layouts). */
-static int envrc_layout(struct walk *w, const char *name, size_t len)
-{
-	size_t i, j;
-	int r = 0;
-
-	for (i = 0; envrc_layouts[i].name && strcmp(envrc_layouts[i].name, name); i++)
-		;
-	for (j = 0; r == 0 && j < CD_ARRAY_SIZE(envrc_layouts[i].dirs); j++) {
-		const char *d = envrc_layouts[i].dirs[j];
-
-		if (d)
-			r = envrc_path(w, d, strlen(d), len, NAMED_DIR_OK);
-	}
-	return r;
-}
-
-/* One .envrc line's words (n of them, the command first): what it runs
- * or puts on PATH. */
-static int envrc_line(struct walk *w, char (*word)[CD_PATH_MAX], size_t n, size_t len)
-{
-	const char *cmd = word[0];
-	size_t i, j;
-	int r = 0;
-
-	if (!strcmp(cmd, "export") || !strcmp(cmd, "local") || strchr(cmd, '=')) {
-		for (i = strchr(cmd, '=') ? 0 : 1; r == 0 && i < n; i++)
-			r = envrc_assign(w, word[i], len);
-		return r;
-	}
-	if (!strcmp(cmd, "layout") && n > 1)
-		return envrc_layout(w, word[1], len);
-	if (!strncmp(cmd, "layout_", 7))
-		return envrc_layout(w, cmd + 7, len);
-	/* PATH_add DIR...; path_add VAR DIR... (any variable: PYTHONPATH
-	 * too); load_prefix DIR: its bin, sbin, lib (LD_LIBRARY_PATH) ... */
-	if (!strcmp(cmd, "PATH_add") || !strcmp(cmd, "path_add") || !strcmp(cmd, "load_prefix")) {
-		for (i = cmd[0] == 'p' ? 2 : 1; r == 0 && i < n; i++)
-			r = envrc_path(w, word[i], strlen(word[i]), len, NAMED_DIR_OK);
-		return r;
-	}
-	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(envrc_cmds); i++) {
-		if (strcmp(cmd, envrc_cmds[i].cmd) ||
-		    (envrc_cmds[i].arg && (n < 2 || strcmp(word[1], envrc_cmds[i].arg))))
-			continue;
-		for (j = 0; r == 0 && j < 2 && envrc_cmds[i].files[j]; j++)
-			r = envrc_path(w, envrc_cmds[i].files[j], strlen(envrc_cmds[i].files[j]),
-			               len, 0);
-		if (r == 0 && !envrc_cmds[i].files[0] && n > 1)
-			r = envrc_path(w, word[1], strlen(word[1]), len, 0);
-	}
-	return r;
-}
-
-/* An .envrc (buf, n bytes, in w->path, len bytes): what it runs. */
+/* An .envrc (buf, n bytes, in w->path, len bytes): what it runs or puts
+ * on PATH (envrc.h), each directory read-only whole. */
 static int envrc_targets(struct walk *w, const char *buf, size_t n, size_t len)
 {
-	char(*word)[CD_PATH_MAX] = malloc(ENVRC_WORDS * sizeof *word);
-	const char *line, *end, *p;
-	size_t nw;
-	int r = 0;
+	char dir[CD_PATH_MAX];
+	int r;
 
-	if (!word)
-		return cd_err_set(w->err, -ENOMEM, "out of memory");
-	for (line = buf; r == 0 && line < buf + n; line = end + 1) {
-		if (!(end = memchr(line, '\n', (size_t)(buf + n - line))))
-			end = buf + n;
-		for (p = line, nw = 0; nw < ENVRC_WORDS; nw++) {
-			p = envrc_word(p, end, word[nw], sizeof word[nw]);
-			if (!word[nw][0])
-				break;
-		}
-		if (nw)
-			r = envrc_line(w, word, nw, len);
-	}
-	free(word);
-	return r;
+	if (len >= sizeof dir)
+		return 0;
+	memcpy(dir, w->path, len);
+	dir[len] = '\0';
+	r = cd_envrc_named_paths(buf, n, len ? dir : "/", envrc_named, w);
+	return r == -ENOMEM ? cd_err_set(w->err, r, "out of memory") : r;
 }
 
 /* `name` of dfd (w->path, its directory len bytes), a host-run file the
