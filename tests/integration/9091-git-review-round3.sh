@@ -101,6 +101,12 @@ round3() {
 		"1 added, 1 modified, 0 deleted, 0 mkdir, 0 rmdir, 0 refused, 1 flagged" \
 		"$who: H1: --propose flags a file added below a relative PATH entry's name at any depth"
 
+	(cd "$h/r" && $RUN_AS env HOME="$h" PATH="$PATH:." "$CORDON" run --propose -- sh -c \
+		'echo x >packages/ls; chmod +x packages/ls; echo y >>tools/other') >"$T/out" 2>"$T/err"
+	is "$(grep -o '[0-9]* added.*flagged' "$T/err")" \
+		"1 added, 1 modified, 0 deleted, 0 mkdir, 0 rmdir, 0 refused, 1 flagged" \
+		"$who: H1: with . in PATH --propose flags an executable added anywhere (not tools/other)"
+
 	# H3 under --propose: a change in a directory the .envrc puts on PATH
 	(cd "$h/r" && $RUN_AS env HOME="$h" "$CORDON" run --propose -- sh -c \
 		'echo x >b2/npx; echo y >>tools/other') >"$T/out" 2>"$T/err"

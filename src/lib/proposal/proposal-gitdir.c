@@ -169,7 +169,7 @@ void cd_prop_flag_git_named(struct cd_proposal *p, const struct cd_git_env *env)
 /* A relative PATH entry e (n bytes): the shell searches it from any
  * directory, so a change below that name at any depth is flagged
  * (packages/app/node_modules/.bin/git for ./node_modules/.bin; "../bin":
- * any bin), and with "." or an empty entry every change. */
+ * any bin), and with "." or an empty entry every executable file. */
 static void flag_relative(struct cd_proposal *p, const char *e, size_t n)
 {
 	size_t i, at;
@@ -193,7 +193,10 @@ static void flag_relative(struct cd_proposal *p, const char *e, size_t n)
 
 		if (f->op == CD_PROP_REFUSED)
 			continue;
-		for (at = 0; at + n <= f->path_len && !f->flagged; at++) {
+		/* ".": any file made executable runs by name where it is */
+		if (!n && (f->new_mode & 0111))
+			f->flagged = 1;
+		for (at = 0; n && at + n <= f->path_len && !f->flagged; at++) {
 			if ((at == 0 || f->path[at - 1] == '/') && !memcmp(f->path + at, e, n) &&
 			    (at + n == f->path_len || f->path[at + n] == '/'))
 				f->flagged = 1;
