@@ -241,6 +241,9 @@ static void cmd_expand(const char *word, char *v)
 		snprintf(v, CD_PATH_MAX, "~%s", word[n] ? word + n : "/");
 }
 
+/* word (naming a path; $PWD/ and $HOME/ as the shell expands them)
+ * against every base, reported as kind; must_exist: only a regular
+ * file there. */
 static int cmd_path(struct cmd *m, const char *word, enum cd_git_named kind, int must_exist)
 {
 	char v[CD_PATH_MAX], path[CD_PATH_MAX];

@@ -276,11 +276,15 @@ int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len)
 }
 
 /* A path a protected file names (a git directory's config or hooks:
- * gitcfg.h; an .envrc's sourced files), in this tree: listed (so one made or replaced is reported after the run), and
- * read-only when it is a file, or a directory dir_ok says may be read-only
- * whole (core.hooksPath: a command word "./" names no script).  A symlink on
- * the way, below the tree's top, is refused as a host-run name's is: the
- * sandbox could point it elsewhere. */
+ * gitcfg.h; what an .envrc runs or puts on PATH: envrc.h; a caller's
+ * PATH directory), in this tree: listed (so one made or replaced is
+ * reported after the run), and read-only when it is a file, or a
+ * directory flags say may be read-only whole (NAMED_DIR_OK:
+ * core.hooksPath, a PATH directory; without it a command word "./"
+ * names no script).  A symlink on the way, below the tree's top, is
+ * refused as a host-run name's is (the sandbox could point it
+ * elsewhere), or with NAMED_LINK_LISTED listed, when the caller keeps
+ * where it resolves read-only itself (named_dir_resolved). */
 static int named_path(struct walk *w, const char *path, int flags)
 {
 	int dir_ok = flags & NAMED_DIR_OK;
@@ -419,8 +423,13 @@ int cd_tree_git_above(struct walk *w)
 	return r;
 }
 
-#define PINNED_DIR_MAX   1000 /* entries of a pinned directory looked at, in all */
-#define PINNED_DIR_DEPTH 4    /* levels below it (a template's hooks/: 1) */
+#define PINNED_DIR_MAX 1000 /* entries of a pinned directory looked at, in all */
+/* Levels read: the directory and its subdirectories (a template's
+ * hooks/, husky's .husky/_/), no deeper: a pinned file with other names
+ * costs one more walk of the writable trees, and a virtualenv in a
+ * read-only .direnv holds thousands of files uv hard-links from its
+ * cache. */
+#define PINNED_DIR_DEPTH 2
 
 /* The files of directory fd (closed here), depth levels below a pinned
  * one, and of its subdirectories: each with other names noted; *seen
