@@ -1,8 +1,9 @@
 #!/bin/sh
 # Issue 16 (session 11's second review of the git fixes, G1-G6, G8): what
 # still ran on the host.
-# - G1: relative PATH entries (./node_modules/.bin) from the tree's top,
-#   ~/bin as the caller's; "." or an empty entry refuses the run.
+# - G1: PATH entries ($PWD/node_modules/.bin) in the tree, ~/bin as the
+#   caller's; "." or an empty entry refuses the run (any other relative
+#   entry too since the third look: 9091).
 # - G2: a rebase in progress whose todo is rewritten in place: reported;
 #   --propose flags it.
 # - G3: init.templateDir (every clone's hooks): read-only.
@@ -44,7 +45,7 @@ round2() {
 	echo '#' >"$h/tpl/hooks/post-checkout"
 	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$h"
 
-	(cd "$h/r" && $RUN_AS env HOME="$h" PATH="./node_modules/.bin:~/bin:$PATH" \
+	(cd "$h/r" && $RUN_AS env HOME="$h" PATH="$h/r/node_modules/.bin:~/bin:$PATH" \
 		"$CORDON" run --profile workspace-write --json-fd 3 -- sh -c "$ATTEMPT
 		for f in tools/a tools/b tools/c tools/d tools/e tools/g tools/p/__init__.py tools/p/m.py \
 			tools/pc lb/x node_modules/.bin/git tools/other; do try \$f \"echo x >>\$f\"; done

@@ -212,6 +212,46 @@ static void test_renames(void)
 	cd_plan_free(p);
 }
 
+/* A listed file replaced by a directory that got the file's inode back
+ * (ext4 mostly hands a freed inode out again; a symlinked PATH entry
+ * replaced by a directory, H8): the inode alone cannot tell, the type
+ * does.  The reuse is made certain by giving the plan's record the new
+ * directory's inode. */
+static void test_reused_inode(void)
+{
+	struct cd_plan *p;
+	struct cd_err err = { 0, "" };
+	char **v = NULL, path[512];
+	const char *w;
+	struct stat st;
+	size_t n = 0, i;
+	int r;
+
+	dir("ri");
+	put("ri/.envrc", "export R=1\n");
+	if (!(p = plan())) {
+		ok(0, "the plan of a --rw tree builds");
+		return;
+	}
+	snprintf(path, sizeof path, "%s/tree/ri/.envrc", base);
+	for (i = 0; i < p->nhost_run && strcmp(p->host_run[i], path); i++)
+		;
+	ok(i < p->nhost_run, "ri/.envrc is listed before the run");
+	nap();
+	unlink(path);
+	mkdir(path, 0755);
+	if (i < p->nhost_run && lstat(path, &st) == 0) {
+		p->host_run_id[i].dev = st.st_dev;
+		p->host_run_id[i].ino = st.st_ino;
+	}
+	r = cd_plan_planted(p, &v, &n, &err);
+	w = why_of(v, n, "ri/.envrc");
+	ok(r == 0 && w && strstr(w, "another file than before"),
+	   "a file replaced by a directory with its inode: replaced (%s)", w ? w : "not listed");
+	release(v, n);
+	cd_plan_free(p);
+}
+
 static void test_deep(void)
 {
 	struct cd_plan *p = plan();
@@ -314,6 +354,7 @@ int main(void)
 	snprintf(cmd, sizeof cmd, "%s/cwd", base);
 	mkdir(cmd, 0755);
 	test_renames();
+	test_reused_inode();
 	test_deep();
 	test_fold();
 	if (nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)

@@ -9,6 +9,7 @@
 #include "proposal-int.h"
 
 #include "util/bounds.h"
+#include "sandbox/envrc.h"
 #include "sandbox/gitcfg.h"
 #include "sandbox/profile.h"
 #include "util/path.h"
@@ -165,22 +166,62 @@ void cd_prop_flag_git_named(struct cd_proposal *p, const struct cd_git_env *env)
 	}
 }
 
-/* The caller's PATH directories in the tree (direnv's PATH_add bin; a
- * relative entry from the tree's top, ~/ the caller's home): a change in
- * one is flagged, as the host runs what is there by name. */
+/* A relative PATH entry e (n bytes): the shell searches it from any
+ * directory, so a change below that name at any depth is flagged
+ * (packages/app/node_modules/.bin/git for ./node_modules/.bin; "../bin":
+ * any bin), and with "." or an empty entry every executable file. */
+static void flag_relative(struct cd_proposal *p, const char *e, size_t n)
+{
+	size_t i, at;
+
+	for (;;) {
+		if (n >= 2 && e[0] == '.' && e[1] == '/')
+			e += 2, n -= 2;
+		else if (n >= 3 && !memcmp(e, "../", 3))
+			e += 3, n -= 3;
+		else if (n && e[0] == '/')
+			e++, n--;
+		else
+			break;
+	}
+	while (n && e[n - 1] == '/')
+		n--;
+	if ((n == 1 && e[0] == '.') || (n == 2 && !memcmp(e, "..", 2)))
+		n = 0;
+	for (i = 0; i < p->nfiles; i++) {
+		struct cd_prop_file *f = &p->files[i];
+
+		if (f->op == CD_PROP_REFUSED)
+			continue;
+		/* ".": any file made executable runs by name where it is */
+		if (!n && (f->new_mode & 0111))
+			f->flagged = 1;
+		for (at = 0; n && at + n <= f->path_len && !f->flagged; at++) {
+			if ((at == 0 || f->path[at - 1] == '/') && !memcmp(f->path + at, e, n) &&
+			    (at + n == f->path_len || f->path[at + n] == '/'))
+				f->flagged = 1;
+		}
+	}
+}
+
+/* The caller's PATH directories in the tree (direnv's PATH_add bin, ~/
+ * the caller's home; a relative entry at any depth): a change in one is
+ * flagged, as the host runs what is there by name. */
 void cd_prop_flag_path_dirs(struct cd_proposal *p, const char *path, const char *home)
 {
 	char norm[CD_PATH_MAX], real[CD_PATH_MAX];
 
-	while (path && *path) {
+	while (path) {
 		size_t n = strcspn(path, ":");
 
-		if (cd_path_search_entry(path, n, p->tree, home, norm, sizeof norm) == 0) {
+		if (cd_path_search_relative(path, n)) {
+			flag_relative(p, path, n);
+		} else if (cd_path_search_entry(path, n, p->tree, home, norm, sizeof norm) == 0) {
 			flag_named(p, norm, CD_GIT_NAMED_DIR);
 			if (cd_path_resolve_links(norm, real, sizeof real) == 0)
 				flag_named(p, real, CD_GIT_NAMED_DIR);
 		}
-		path += n + (path[n] == ':');
+		path = path[n] == ':' ? path + n + 1 : NULL;
 	}
 }
 
@@ -214,10 +255,98 @@ static int runs_code(int upfd, const struct cd_prop_file *f)
 	return hit;
 }
 
+#define ENVRC_DIRS_MAX 4096 /* directories whose .envrc is looked for */
+
+static int flag_envrc_path(void *arg, const char *path, enum cd_envrc_named kind)
+{
+	(void)kind;
+	return flag_named(arg, path, CD_GIT_NAMED_DIR);
+}
+
+static void flag_all(struct cd_proposal *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nfiles; i++)
+		if (p->files[i].op != CD_PROP_REFUSED)
+			p->files[i].flagged = 1;
+}
+
+/* The .envrc of directory rel (dl bytes, 0: the top) in layer fd: what
+ * it names (a PATH_add directory, a file it sources) flagged. */
+static void envrc_in(struct cd_proposal *p, int fd, const char *rel, size_t dl)
+{
+	char name[CD_PATH_MAX], dir[CD_PATH_MAX];
+	struct stat st;
+	size_t got = 0;
+	ssize_t k = 1;
+	char *buf;
+	int efd, n;
+
+	n = snprintf(name, sizeof name, "%.*s%s.envrc", (int)dl, rel, dl ? "/" : "");
+	if (fd < 0 || n < 0 || (size_t)n >= sizeof name)
+		return;
+	efd = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (efd < 0)
+		return;
+	if (fstat(efd, &st) < 0 || !S_ISREG(st.st_mode) || !(buf = malloc(RUN_READ_MAX))) {
+		close(efd);
+		return;
+	}
+	while (got < RUN_READ_MAX && (k = read(efd, buf + got, RUN_READ_MAX - got)) > 0)
+		got += (size_t)k;
+	close(efd);
+	n = snprintf(dir, sizeof dir, "%s%s%.*s", strcmp(p->tree, "/") ? p->tree : "",
+	             dl || !strcmp(p->tree, "/") ? "/" : "", (int)dl, rel);
+	if (n < 0 || (size_t)n >= sizeof dir ||
+	    cd_envrc_named_paths(buf, got, dir, flag_envrc_path, p) < 0)
+		flag_all(p); /* cannot tell what it names */
+	free(buf);
+}
+
+/* An .envrc in a directory of a changed file or above it, before or
+ * after the run: the directories it puts on PATH (direnv's PATH_add bin,
+ * layout python's .direnv) and the files it sources, which the host's
+ * shell runs by name on its next cd there: a change in one is flagged
+ * (envrc.h). */
+static void flag_envrc(struct cd_proposal *p, int upfd, int lofd)
+{
+	char **done = calloc(ENVRC_DIRS_MAX, sizeof *done);
+	size_t ndone = 0, i, j, dl;
+
+	if (!done) {
+		flag_all(p);
+		return;
+	}
+	for (i = 0; i < p->nfiles; i++) {
+		const char *path = p->files[i].path;
+
+		for (dl = p->files[i].path_len; ndone < ENVRC_DIRS_MAX;) {
+			while (dl && path[dl - 1] != '/')
+				dl--;
+			dl -= dl > 0; /* the directory above: "" at the top */
+			for (j = 0; j < ndone; j++)
+				if (strlen(done[j]) == dl && !memcmp(done[j], path, dl))
+					break;
+			if (j < ndone || !(done[ndone] = strndup(path, dl)))
+				break; /* read already, and all above it */
+			ndone++;
+			envrc_in(p, upfd, path, dl);
+			envrc_in(p, lofd, path, dl);
+			if (!dl)
+				break;
+		}
+	}
+	for (j = 0; j < ndone; j++)
+		free(done[j]);
+	free(done);
+}
+
 void cd_prop_flag_run_through(struct cd_proposal *p, int upfd, int lofd)
 {
 	size_t i, j, dl;
 
+	flag_envrc(p, upfd, lofd);
 	for (i = 0; i < p->nfiles; i++) {
 		struct cd_prop_file *f = &p->files[i];
 		const char *base = memrchr(f->path, '/', f->path_len);

@@ -149,55 +149,101 @@ struct cmd {
 	size_t nbase;
 };
 
-/* word (naming a path; $PWD/ and $HOME/ as the shell expands them)
- * against every base, reported as kind; must_exist: only a regular
- * file there. */
-/* Words the shell expands to the directory git runs a command in (its
- * top: "" here) or to the caller's home ("~"). */
-static const struct {
-	const char *word, *as;
-} cmd_dirs[] = {
-	{ "$(git rev-parse --show-toplevel)", "" },
-	{ "$(pwd)", "" },
-	{ "`pwd`", "" },
-	{ "${PWD}", "" },
-	{ "$PWD", "" },
-	{ "${HOME}", "~" },
-	{ "$HOME", "~" },
-};
+#define SUBST_MAX 256 /* bytes of a $(...) read for what it prints */
 
-/* How long a cmd_dirs word at v is (0: none). */
-static size_t cmd_dir_at(const char *v)
+/* Does the command inside a $(...) or `...` (v, n bytes) print the
+ * directory git runs commands in: pwd, pwd -P, /bin/pwd, builtin pwd,
+ * git rev-parse --show-toplevel, each with redirections (2>/dev/null)? */
+static int subst_is_top(const char *v, size_t n)
 {
+	char w[8][32];
+	size_t nw = 0, i = 0, wl;
+
+	while (i < n && nw < CD_ARRAY_SIZE(w)) {
+		while (i < n && (v[i] == ' ' || v[i] == '\t'))
+			i++;
+		for (wl = 0; i < n && v[i] != ' ' && v[i] != '\t'; i++) {
+			if (wl >= sizeof w[0] - 1)
+				return 0;
+			w[nw][wl++] = v[i];
+		}
+		w[nw][wl] = '\0';
+		if (!wl)
+			break;
+		/* a redirection: 2>/dev/null, >x, 2>&1; "2>" takes the next word */
+		if (strspn(w[nw], "0123456789") < wl &&
+		    strchr("<>", w[nw][strspn(w[nw], "0123456789")])) {
+			if (w[nw][wl - 1] == '>' || w[nw][wl - 1] == '<') {
+				while (i < n && (v[i] == ' ' || v[i] == '\t'))
+					i++;
+				while (i < n && v[i] != ' ' && v[i] != '\t')
+					i++;
+			}
+			continue;
+		}
+		nw++;
+	}
+	if (i < n && nw == CD_ARRAY_SIZE(w))
+		return 0;
+	i = nw && (!strcmp(w[0], "builtin") || !strcmp(w[0], "command"));
+	if (i < nw &&
+	    (!strcmp(w[i], "pwd") || !strcmp(w[i], "/bin/pwd") || !strcmp(w[i], "/usr/bin/pwd"))) {
+		for (i++; i < nw && (!strcmp(w[i], "-P") || !strcmp(w[i], "-L")); i++)
+			;
+		return i == nw;
+	}
+	return nw == 3 && !strcmp(w[0], "git") && !strcmp(w[1], "rev-parse") &&
+	       !strcmp(w[2], "--show-toplevel");
+}
+
+/* How long a word at v is that the shell expands to the directory git
+ * runs a command in (its top: *as "") or to the caller's home (*as
+ * "~"): $PWD, ${PWD}, ${PWD:-x} and the other modifiers, $HOME alike,
+ * and a $(...) or `...` subst_is_top takes.  0: none. */
+static size_t cmd_dir_at(const char *v, const char **as)
+{
+	static const char *const vars[][2] = { { "PWD", "" }, { "HOME", "~" } };
+	const char *e;
 	size_t i, n;
 
-	for (i = 0; i < CD_ARRAY_SIZE(cmd_dirs); i++) {
-		n = strlen(cmd_dirs[i].word);
-		if (!strncmp(v, cmd_dirs[i].word, n))
-			return n;
+	for (i = 0; v[0] == '$' && i < CD_ARRAY_SIZE(vars); i++) {
+		n = strlen(vars[i][0]);
+		*as = vars[i][1];
+		if (!strncmp(v + 1, vars[i][0], n) &&
+		    !(isalnum((unsigned char)v[1 + n]) || v[1 + n] == '_'))
+			return 1 + n;
+		if (v[1] == '{' && !strncmp(v + 2, vars[i][0], n) && strchr("}:-=+?#%", v[2 + n]) &&
+		    (e = strchr(v + 2 + n, '}')) && !memchr(v + 2, '{', (size_t)(e - v - 2)))
+			return (size_t)(e - v) + 1;
 	}
+	*as = "";
+	if (v[0] == '$' && v[1] == '(' && (e = strchr(v + 2, ')')) && e - v < SUBST_MAX &&
+	    !memchr(v + 2, '(', (size_t)(e - v - 2)) && subst_is_top(v + 2, (size_t)(e - v - 2)))
+		return (size_t)(e - v) + 1;
+	if (v[0] == '`' && (e = strchr(v + 1, '`')) && e - v < SUBST_MAX &&
+	    subst_is_top(v + 1, (size_t)(e - v - 1)))
+		return (size_t)(e - v) + 1;
 	return 0;
 }
 
-/* word with a leading cmd_dirs word as the shell expands it, into v
+/* word with a leading cmd_dir_at word as the shell expands it, into v
  * ("$PWD/tools/x" -> "tools/x", "$HOME/x" -> "~/x", "$PWD" -> "."). */
 static void cmd_expand(const char *word, char *v)
 {
-	size_t i, n;
+	const char *as;
+	size_t n = cmd_dir_at(word, &as);
 
-	for (i = 0; i < CD_ARRAY_SIZE(cmd_dirs); i++) {
-		n = strlen(cmd_dirs[i].word);
-		if (strncmp(word, cmd_dirs[i].word, n) || (word[n] && word[n] != '/'))
-			continue;
-		if (!cmd_dirs[i].as[0])
-			snprintf(v, CD_PATH_MAX, "%s", word[n] ? word + n + 1 : ".");
-		else
-			snprintf(v, CD_PATH_MAX, "~%s", word[n] ? word + n : "/");
-		return;
-	}
-	snprintf(v, CD_PATH_MAX, "%s", word);
+	if (!n || (word[n] && word[n] != '/'))
+		snprintf(v, CD_PATH_MAX, "%s", word);
+	else if (!as[0])
+		snprintf(v, CD_PATH_MAX, "%s", word[n] ? word + n + 1 : ".");
+	else
+		snprintf(v, CD_PATH_MAX, "~%s", word[n] ? word + n : "/");
 }
 
+/* word (naming a path; $PWD/ and $HOME/ as the shell expands them)
+ * against every base, reported as kind; must_exist: only a regular
+ * file there. */
 static int cmd_path(struct cmd *m, const char *word, enum cd_git_named kind, int must_exist)
 {
 	char v[CD_PATH_MAX], path[CD_PATH_MAX];
@@ -338,6 +384,7 @@ static int cmd_read(struct cmd *m, const char *v, unsigned depth)
 {
 	char word[CD_PATH_MAX];
 	int first = 1, after = 0, quoted, r;
+	const char *as;
 	size_t wl;
 	char q;
 
@@ -346,14 +393,14 @@ static int cmd_read(struct cmd *m, const char *v, unsigned depth)
 			v++;
 			continue;
 		}
-		if (!cmd_dir_at(v) && is_operator(v)) {
+		if (!cmd_dir_at(v, &as) && is_operator(v)) {
 			v += v[0] == '$' ? 2 : 1;
 			first = 1;
 			after = 0;
 			continue;
 		}
 		for (wl = 0, quoted = 0, q = 0; *v; v++) {
-			size_t dl = q == '\'' ? 0 : cmd_dir_at(v);
+			size_t dl = q == '\'' ? 0 : cmd_dir_at(v, &as);
 
 			if (dl && wl + dl < sizeof word) { /* "$(pwd)/x": one word */
 				memcpy(word + wl, v, dl);

@@ -316,7 +316,10 @@ static const char *how_changed(const struct cd_file_id *was, const char *path)
 		return WHY_VIA_LINK;
 	if (lstat(path, &st) < 0)
 		return NULL;
-	if (!was->known || st.st_dev != was->dev || st.st_ino != was->ino)
+	/* a directory made where a file or symlink was removed can get
+	 * its inode back (sbin -> scripts replaced by a directory sbin) */
+	if (!was->known || st.st_dev != was->dev || st.st_ino != was->ino ||
+	    was->dir != S_ISDIR(st.st_mode))
 		return WHY_REPLACED;
 	if (!S_ISDIR(st.st_mode) && cd_tree_ctime_ns(&st) != was->ctime_ns)
 		return WHY_REWRITTEN;

@@ -7,6 +7,7 @@
  * (tree-scan.c); read here, before the run only. */
 #include "tree-scan-int.h"
 
+#include "envrc.h"
 #include "gitcfg.h"
 #include "profile.h"
 #include "util/bounds.h"
@@ -199,88 +200,44 @@ static int pth_imports(struct walk *w, int dfd, const char *buf, size_t n, size_
 	return r;
 }
 
-static int named_path(struct walk *w, const char *path, int dir_ok);
+/* named_path's flags */
+#define NAMED_DIR_OK      1 /* a directory may be read-only whole */
+#define NAMED_LINK_LISTED 2 /* a symlink on the way is listed, not refused */
 
-/* direnv's stdlib commands whose argument is a file the .envrc runs
- * (source_env: a directory's .envrc too), and the `use` layouts with
- * the files they evaluate: direnv runs them on every cd into the
- * directory, and allows an .envrc by its own content only, so a
- * rewritten .envrc.local or shell.nix runs without a new `direnv allow`.
- * (dotenv's files are credentials: masked, not run.) */
-static const struct {
-	const char *cmd, *arg; /* arg NULL: the next word names the file */
-	const char *files[2];
-} envrc_cmds[] = {
-	{ "source_env", NULL, { NULL, NULL } },
-	{ "source_env_if_exists", NULL, { NULL, NULL } },
-	{ "use", "nix", { "shell.nix", "default.nix" } },
-	{ "use_nix", NULL, { "shell.nix", "default.nix" } },
-	{ "use", "flake", { "flake.nix", "flake.lock" } },
-	{ "use_flake", NULL, { "flake.nix", "flake.lock" } },
-	/* directories put on PATH: the user's shell there runs what they
-	 * hold by name (a planted bin/git) */
-	{ "PATH_add", NULL, { NULL, NULL } },
-	{ "path_add", NULL, { NULL, NULL } },
-	{ "layout", "node", { "node_modules/.bin", NULL } },
-	{ "layout_node", NULL, { "node_modules/.bin", NULL } },
-	{ "layout", "go", { "bin", NULL } },
-	{ "layout_go", NULL, { "bin", NULL } },
-};
+static int named_path(struct walk *w, const char *path, int flags);
 
-/* One word of line p..end into word (quotes dropped); past it. */
-static const char *envrc_word(const char *p, const char *end, char *word, size_t cap)
+/* A directory the host searches by name (dir, normalized): read-only
+ * whole, a symlink on the way listed, and as the filesystem resolves it
+ * (a symlinked entry, a dangling one: where a directory made later
+ * lands) read-only too. */
+static int named_dir_resolved(struct walk *w, const char *dir)
 {
-	size_t wl = 0;
+	char real[CD_PATH_MAX];
+	int r = named_path(w, dir, NAMED_DIR_OK | NAMED_LINK_LISTED);
 
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	for (; p < end && *p != ' ' && *p != '\t' && *p != ';' && *p != '#'; p++) {
-		if (*p != '"' && *p != '\'' && wl < cap - 1)
-			word[wl++] = *p;
-	}
-	word[wl] = '\0';
-	return p;
+	if (r == 0 && cd_path_resolve_links(dir, real, sizeof real) == 0 && strcmp(real, dir))
+		r = named_path(w, real, NAMED_DIR_OK | NAMED_LINK_LISTED);
+	return r;
 }
 
-/* An .envrc (buf, n bytes, in w->path, len bytes): what it runs. */
+static int envrc_named(void *arg, const char *path, enum cd_envrc_named kind)
+{
+	return kind == CD_ENVRC_DIR ? named_dir_resolved(arg, path) : named_path(arg, path, 0);
+}
+
+/* An .envrc (buf, n bytes, in w->path, len bytes): what it runs or puts
+ * on PATH (envrc.h), each directory read-only whole. */
 static int envrc_targets(struct walk *w, const char *buf, size_t n, size_t len)
 {
-	char cmd[64], arg[CD_PATH_MAX], host[CD_PATH_MAX];
-	const char *line, *end, *p;
-	size_t i, j;
-	int r = 0, k, pathdir;
+	char dir[CD_PATH_MAX];
+	int r;
 
-	for (line = buf; r == 0 && line < buf + n; line = end + 1) {
-		if (!(end = memchr(line, '\n', (size_t)(buf + n - line))))
-			end = buf + n;
-		p = envrc_word(line, end, cmd, sizeof cmd);
-		p = envrc_word(p, end, arg, sizeof arg);
-		for (i = 0; r == 0 && i < CD_ARRAY_SIZE(envrc_cmds); i++) {
-			if (strcmp(cmd, envrc_cmds[i].cmd) ||
-			    (envrc_cmds[i].arg && strcmp(arg, envrc_cmds[i].arg)))
-				continue;
-			/* a directory on PATH is kept whole, a file as a file */
-			pathdir = !strcmp(envrc_cmds[i].cmd, "PATH_add") ||
-			          !strcmp(envrc_cmds[i].cmd, "path_add") ||
-			          !strncmp(envrc_cmds[i].cmd, "layout", 6);
-			for (j = 0; r == 0 && j < 2 && envrc_cmds[i].files[j]; j++) {
-				k = snprintf(host, sizeof host, "%.*s/%s", (int)len, w->path,
-				             envrc_cmds[i].files[j]);
-				if (k > 0 && (size_t)k < sizeof host)
-					r = named_path(w, host, pathdir);
-			}
-			if (envrc_cmds[i].files[0] || !arg[0] || arg[0] == '~' || arg[0] == '$')
-				continue;
-			k = arg[0] == '/' ? snprintf(host, sizeof host, "%s", arg)
-			                  : snprintf(host, sizeof host, "%.*s/%s", (int)len,
-			                             w->path, arg);
-			/* source_env DIR: its .envrc, by name */
-			if (k > 0 && (size_t)k < sizeof host &&
-			    cd_path_normalize(host, arg, sizeof arg) == 0)
-				r = named_path(w, arg, pathdir);
-		}
-	}
-	return r;
+	if (len >= sizeof dir)
+		return 0;
+	memcpy(dir, w->path, len);
+	dir[len] = '\0';
+	r = cd_envrc_named_paths(buf, n, len ? dir : "/", envrc_named, w);
+	return r == -ENOMEM ? cd_err_set(w->err, r, "out of memory") : r;
 }
 
 /* `name` of dfd (w->path, its directory len bytes), a host-run file the
@@ -319,13 +276,18 @@ int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len)
 }
 
 /* A path a protected file names (a git directory's config or hooks:
- * gitcfg.h; an .envrc's sourced files), in this tree: listed (so one made or replaced is reported after the run), and
- * read-only when it is a file, or a directory dir_ok says may be read-only
- * whole (core.hooksPath: a command word "./" names no script).  A symlink on
- * the way, below the tree's top, is refused as a host-run name's is: the
- * sandbox could point it elsewhere. */
-static int named_path(struct walk *w, const char *path, int dir_ok)
+ * gitcfg.h; what an .envrc runs or puts on PATH: envrc.h; a caller's
+ * PATH directory), in this tree: listed (so one made or replaced is
+ * reported after the run), and read-only when it is a file, or a
+ * directory flags say may be read-only whole (NAMED_DIR_OK:
+ * core.hooksPath, a PATH directory; without it a command word "./"
+ * names no script).  A symlink on the way, below the tree's top, is
+ * refused as a host-run name's is (the sandbox could point it
+ * elsewhere), or with NAMED_LINK_LISTED listed, when the caller keeps
+ * where it resolves read-only itself (named_dir_resolved). */
+static int named_path(struct walk *w, const char *path, int flags)
 {
+	int dir_ok = flags & NAMED_DIR_OK;
 	char pre[CD_PATH_MAX];
 	size_t i, pl = strlen(path);
 	struct stat st;
@@ -349,7 +311,7 @@ static int named_path(struct walk *w, const char *path, int dir_ok)
 		if (lstat(pre, &st) < 0)
 			break; /* nothing there yet: listed only */
 		link = S_ISLNK(st.st_mode);
-		if (link && w->list_only)
+		if (link && (w->list_only || (flags & NAMED_LINK_LISTED)))
 			return cd_tree_list_add(w, pre);
 		pre[i] = path[i];
 		if (link)
@@ -461,19 +423,56 @@ int cd_tree_git_above(struct walk *w)
 	return r;
 }
 
-#define PINNED_DIR_MAX 1000 /* entries of a pinned directory looked at */
+#define PINNED_DIR_MAX 1000 /* entries of a pinned directory looked at, in all */
+/* Levels read: the directory and its subdirectories (a template's
+ * hooks/, husky's .husky/_/), no deeper: a pinned file with other names
+ * costs one more walk of the writable trees, and a virtualenv in a
+ * read-only .direnv holds thousands of files uv hard-links from its
+ * cache. */
+#define PINNED_DIR_DEPTH 2
 
-/* A file kept read-only because the host runs it (a hook, a script git's
- * config names), or each file of such a directory: one with other names
- * is kept read-only under them too (ln tools/pre-commit .git/hooks/: the
- * cover is on the path, and tools/pre-commit would rewrite the hook). */
-int cd_tree_note_pinned(struct walk *w, const char *path)
+/* The files of directory fd (closed here), depth levels below a pinned
+ * one, and of its subdirectories: each with other names noted; *seen
+ * counts the entries read. */
+static int pinned_dir(struct walk *w, int fd, unsigned depth, size_t *seen)
 {
 	struct dirent *e;
 	struct stat st;
+	int r = 0, sub;
+	DIR *d = fdopendir(fd);
+
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while (r == 0 && (*seen)++ < PINNED_DIR_MAX && (e = readdir(d))) {
+		if (e->d_name[0] == '.' &&
+		    (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISREG(st.st_mode) && st.st_nlink >= 2)
+			r = cd_tree_inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
+		else if (S_ISDIR(st.st_mode) && depth < PINNED_DIR_DEPTH &&
+		         (sub = openat(dirfd(d), e->d_name,
+		                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+			r = pinned_dir(w, sub, depth + 1, seen);
+	}
+	closedir(d);
+	return r;
+}
+
+/* A file kept read-only because the host runs it (a hook, a script git's
+ * config names), or each file of such a directory and of its
+ * subdirectories (init.templateDir's hooks/), a bounded number: one with
+ * other names is kept read-only under them too (ln tools/pre-commit
+ * .git/hooks/: the cover is on the path, and tools/pre-commit would
+ * rewrite the hook). */
+int cd_tree_note_pinned(struct walk *w, const char *path)
+{
+	struct stat st;
 	size_t seen = 0;
-	DIR *d;
-	int r = 0;
+	int fd;
 
 	if (lstat(path, &st) < 0)
 		return 0;
@@ -481,15 +480,10 @@ int cd_tree_note_pinned(struct walk *w, const char *path)
 		return st.st_nlink < 2
 		               ? 0
 		               : cd_tree_inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
-	if (!S_ISDIR(st.st_mode) || !(d = opendir(path)))
+	if (!S_ISDIR(st.st_mode) ||
+	    (fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return 0;
-	while (r == 0 && seen++ < PINNED_DIR_MAX && (e = readdir(d))) {
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && st.st_nlink >= 2)
-			r = cd_tree_inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
-	}
-	closedir(d);
-	return r;
+	return pinned_dir(w, fd, 1, &seen);
 }
 
 #define STATE_FILES_MAX 256 /* files of a rebase's state directory listed */
@@ -519,29 +513,35 @@ int cd_tree_list_state(struct walk *w, const char *dir)
 	return r;
 }
 
-/* One PATH directory: a tree inside it is refused, else it is kept
- * read-only whole (named_path). */
+/* One PATH directory: a tree inside it (or inside where it resolves) is
+ * refused, else named_dir_resolved. */
 static int path_dir(struct walk *w, const char *dir)
 {
-	if (cd_path_is_under(w->src, dir))
+	char real[CD_PATH_MAX];
+
+	if (cd_path_is_under(w->src, dir) ||
+	    (cd_path_resolve_links(dir, real, sizeof real) == 0 && cd_path_is_under(w->src, real)))
 		return cd_err_set(
 		        w->err, -CD_E_USAGE,
 		        "'%s' is in the caller's PATH ('%s'): what is written there runs on "
 		        "the host by name, so it cannot be a writable tree; refused",
 		        w->src, dir);
-	return named_path(w, dir, 1);
+	return named_dir_resolved(w, dir);
 }
 
 /* The caller's PATH directories in this tree (direnv's `PATH_add bin`,
  * `layout node`'s node_modules/.bin): the host's shell and git run what
  * is there by name (a planted bin/git on the next `git status`), so each
  * is read-only whole, and one not there yet is listed; a tree inside one
- * is refused.  A relative entry is searched from wherever the shell is:
- * taken from the tree's top ("./node_modules/.bin"); "." or an empty
- * entry puts every directory on PATH: refused; "~/x" is the caller's. */
+ * is refused.  "~/x" is the caller's.  A relative entry (".",
+ * "./node_modules/.bin", an empty one) is searched from wherever the
+ * shell is, so it names that path below every directory of the tree,
+ * made now or later (packages/app/node_modules/.bin in a monorepo): no
+ * cover or list holds them all, so a writable tree is refused while PATH
+ * has one (docs/threats.md, H1). */
 int cd_tree_path_dirs(struct walk *w)
 {
-	char norm[CD_PATH_MAX], real[CD_PATH_MAX];
+	char norm[CD_PATH_MAX];
 	const char *p = w->o->caller_path;
 	int r = 0;
 
@@ -554,14 +554,17 @@ int cd_tree_path_dirs(struct walk *w)
 			                  "what is written in the writable tree '%s' would run on "
 			                  "the host by name; take it out of PATH; refused",
 			                  (int)n, p, w->src);
-		if (cd_path_search_entry(p, n, w->src, w->o->caller_home, norm, sizeof norm) == 0) {
+		if (cd_path_search_relative(p, n))
+			return cd_err_set(
+			        w->err, -CD_E_USAGE,
+			        "the caller's PATH holds the relative entry '%.*s', which "
+			        "the shell searches from whatever directory it is in: what "
+			        "is written below any directory of the writable tree '%s' "
+			        "would run on the host by name; put an absolute path in "
+			        "PATH instead; refused",
+			        (int)(n > 200 ? 200 : n), p, w->src);
+		if (cd_path_search_entry(p, n, w->src, w->o->caller_home, norm, sizeof norm) == 0)
 			r = path_dir(w, norm);
-			/* and as the filesystem has it (a symlinked entry, a
-			 * dangling one: where a directory made later lands) */
-			if (r == 0 && cd_path_resolve_links(norm, real, sizeof real) == 0 &&
-			    strcmp(real, norm))
-				r = path_dir(w, real);
-		}
 		p = p[n] == ':' ? p + n + 1 : NULL;
 	}
 	return r;

@@ -137,3 +137,8 @@ int cd_path_search_entry(const char *e, size_t n, const char *base, const char *
 		return -1;
 	return cd_path_normalize(tmp, out, outlen) < 0 ? -1 : 0;
 }
+
+int cd_path_search_relative(const char *e, size_t n)
+{
+	return !n || (e[0] != '/' && !(e[0] == '~' && (n == 1 || e[1] == '/')));
+}

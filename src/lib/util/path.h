@@ -36,4 +36,9 @@ int cd_path_resolve_links(const char *path, char *out, size_t outlen);
 int cd_path_search_entry(const char *e, size_t n, const char *base, const char *home, char *out,
                          size_t outlen);
 
+/* Is search-path entry e (n bytes) searched from the current directory:
+ * empty, or neither absolute nor "~" / "~/x" ("~user/x" is: dash takes
+ * it as written)?  1 or 0. */
+int cd_path_search_relative(const char *e, size_t n);
+
 #endif

@@ -1,0 +1,197 @@
+/* envrc.c — see envrc.h.  A word reader, not a shell: quotes are dropped,
+ * a word ends at a blank, ';' or '#'; what it misreads only widens or
+ * narrows what is named, never crashes (the .envrc is the agent's to
+ * write in a writable tree). */
+#include "envrc.h"
+
+#include "util/bounds.h"
+#include "util/path.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENVRC_WORDS 16 /* words of one .envrc line read */
+
+/* direnv's stdlib commands whose argument is a file the .envrc runs
+ * (source_env: a directory's .envrc too), and the `use` layouts with
+ * the files they evaluate: direnv runs them on every cd into the
+ * directory, and allows an .envrc by its own content only, so a
+ * rewritten .envrc.local or shell.nix runs without a new `direnv allow`.
+ * (dotenv's files are credentials: masked, not run.) */
+static const struct {
+	const char *cmd, *arg; /* arg NULL: the next word names the file */
+	const char *files[2];
+} envrc_cmds[] = {
+	{ "source_env", NULL, { NULL, NULL } },
+	{ "source_env_if_exists", NULL, { NULL, NULL } },
+	{ "use", "nix", { "shell.nix", "default.nix" } },
+	{ "use_nix", NULL, { "shell.nix", "default.nix" } },
+	{ "use", "flake", { "flake.nix", "flake.lock" } },
+	{ "use_flake", NULL, { "flake.nix", "flake.lock" } },
+};
+
+/* direnv's layouts and the directories each puts on PATH, relative to
+ * the .envrc's: the user's shell there runs what they hold by name (a
+ * planted bin/git).  Any other layout (python, python3, ruby, perl,
+ * pyenv, anaconda ...) keeps its environment in .direnv/ (python-X.Y/bin,
+ * bin, perl5/bin): .direnv whole. */
+static const struct {
+	const char *name;
+	const char *dirs[2];
+} envrc_layouts[] = {
+	{ "node", { "node_modules/.bin", NULL } },
+	{ "go", { "bin", ".direnv" } },
+	{ "php", { "vendor/bin", NULL } },
+	{ "uv", { ".venv/bin", ".direnv" } },
+	{ "poetry", { ".venv/bin", ".direnv" } },
+	{ "pipenv", { ".venv/bin", ".direnv" } },
+	{ NULL, { ".direnv", NULL } },
+};
+
+struct envrc {
+	const char *dir;
+	cd_envrc_named_fn fn;
+	void *arg;
+	char word[ENVRC_WORDS][CD_PATH_MAX];
+};
+
+/* One word of line p..end into word (quotes dropped); past it. */
+static const char *envrc_word(const char *p, const char *end, char *word, size_t cap)
+{
+	size_t wl = 0;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	for (; p < end && *p != ' ' && *p != '\t' && *p != ';' && *p != '#'; p++) {
+		if (*p != '"' && *p != '\'' && *p != '\0' && wl < cap - 1)
+			word[wl++] = *p;
+	}
+	word[wl] = '\0';
+	return p;
+}
+
+/* A path word v (vl bytes) as direnv's shell expands it (it runs the
+ * .envrc in its directory), to fn as kind. */
+static int envrc_path(struct envrc *e, const char *v, size_t vl, enum cd_envrc_named kind)
+{
+	char host[CD_PATH_MAX], norm[CD_PATH_MAX];
+	size_t skip = 0;
+	int k;
+
+	if (vl >= 4 && !memcmp(v, "$PWD", 4) && (vl == 4 || v[4] == '/'))
+		skip = 4;
+	else if (vl >= 6 && !memcmp(v, "${PWD}", 6) && (vl == 6 || v[6] == '/'))
+		skip = 6;
+	else if (!vl || v[0] == '$' || v[0] == '~')
+		return 0;
+	k = skip || v[0] != '/'
+	            ? snprintf(host, sizeof host, "%s/%.*s", e->dir, (int)(vl - skip), v + skip)
+	            : snprintf(host, sizeof host, "%.*s", (int)vl, v);
+	if (k <= 0 || (size_t)k >= sizeof host || cd_path_normalize(host, norm, sizeof norm) < 0)
+		return 0;
+	return e->fn(e->arg, norm, kind);
+}
+
+/* An assignment VAR=v (export PATH=$PWD/bin:$PATH): each ':' part of a
+ * *PATH variable (PATH, PYTHONPATH, LD_LIBRARY_PATH ...), a directory
+ * the host then searches. */
+static int envrc_assign(struct envrc *e, const char *word)
+{
+	const char *eq = strchr(word, '='), *p;
+	int r = 0;
+
+	if (!eq || eq - word < 4 || memcmp(eq - 4, "PATH", 4))
+		return 0;
+	for (p = eq + 1; r == 0 && *p;) {
+		size_t pl = strcspn(p, ":");
+
+		r = envrc_path(e, p, pl, CD_ENVRC_DIR);
+		p += pl + (p[pl] == ':');
+	}
+	return r;
+}
+
+/* The directories `layout NAME` puts on PATH (envrc_layouts). */
+static int envrc_layout(struct envrc *e, const char *name)
+{
+	size_t i, j;
+	int r = 0;
+
+	for (i = 0; envrc_layouts[i].name && strcmp(envrc_layouts[i].name, name); i++)
+		;
+	for (j = 0; r == 0 && j < CD_ARRAY_SIZE(envrc_layouts[i].dirs); j++) {
+		const char *d = envrc_layouts[i].dirs[j];
+
+		if (d)
+			r = envrc_path(e, d, strlen(d), CD_ENVRC_DIR);
+	}
+	return r;
+}
+
+/* One line's words (n of them, the command first): what it runs or puts
+ * on a search path. */
+static int envrc_line(struct envrc *e, size_t n)
+{
+	const char *cmd = e->word[0];
+	size_t i, j;
+	int r = 0;
+
+	if (!strcmp(cmd, "export") || !strcmp(cmd, "local") || strchr(cmd, '=')) {
+		for (i = strchr(cmd, '=') ? 0 : 1; r == 0 && i < n; i++)
+			r = envrc_assign(e, e->word[i]);
+		return r;
+	}
+	if (!strcmp(cmd, "layout") && n > 1)
+		return envrc_layout(e, e->word[1]);
+	if (!strncmp(cmd, "layout_", 7))
+		return envrc_layout(e, cmd + 7);
+	/* PATH_add DIR...; path_add VAR DIR... (any variable: PYTHONPATH
+	 * too); load_prefix DIR: its bin, sbin, lib (LD_LIBRARY_PATH) ... */
+	if (!strcmp(cmd, "PATH_add") || !strcmp(cmd, "path_add") || !strcmp(cmd, "load_prefix")) {
+		for (i = cmd[0] == 'p' ? 2 : 1; r == 0 && i < n; i++)
+			r = envrc_path(e, e->word[i], strlen(e->word[i]), CD_ENVRC_DIR);
+		return r;
+	}
+	for (i = 0; r == 0 && i < CD_ARRAY_SIZE(envrc_cmds); i++) {
+		if (strcmp(cmd, envrc_cmds[i].cmd) ||
+		    (envrc_cmds[i].arg && (n < 2 || strcmp(e->word[1], envrc_cmds[i].arg))))
+			continue;
+		for (j = 0; r == 0 && j < 2 && envrc_cmds[i].files[j]; j++)
+			r = envrc_path(e, envrc_cmds[i].files[j], strlen(envrc_cmds[i].files[j]),
+			               CD_ENVRC_RUN);
+		if (r == 0 && !envrc_cmds[i].files[0] && n > 1)
+			r = envrc_path(e, e->word[1], strlen(e->word[1]), CD_ENVRC_RUN);
+	}
+	return r;
+}
+
+int cd_envrc_named_paths(const char *buf, size_t n, const char *dir, cd_envrc_named_fn fn,
+                         void *arg)
+{
+	struct envrc *e = malloc(sizeof *e);
+	const char *line, *end, *p;
+	size_t nw;
+	int r = 0;
+
+	if (!e)
+		return -ENOMEM;
+	e->dir = dir;
+	e->fn = fn;
+	e->arg = arg;
+	for (line = buf; r == 0 && line < buf + n; line = end + 1) {
+		if (!(end = memchr(line, '\n', (size_t)(buf + n - line))))
+			end = buf + n;
+		for (p = line, nw = 0; nw < ENVRC_WORDS; nw++) {
+			p = envrc_word(p, end, e->word[nw], sizeof e->word[nw]);
+			if (!e->word[nw][0])
+				break;
+		}
+		if (nw)
+			r = envrc_line(e, nw);
+	}
+	free(e);
+	return r;
+}
