@@ -154,6 +154,78 @@ open(p, "wb").write(b)' "$c"
 
 for_each_user watch_case
 
+# The client's side of the trust: a watcher that answers for another
+# instance, with a generation older than the one asked about, with ids out
+# of order, or cut short is not believed (every directory is looked at,
+# as without one).  A stand-in watcher (it holds the service's lock, so
+# the real service steps aside) answers as told; control: answering right,
+# it is believed.
+FAKE='import fcntl, os, socket, struct, sys
+d, mode = sys.argv[1], sys.argv[2]
+lock = open(d + "/service.lock", "a+")
+fcntl.flock(lock, fcntl.LOCK_EX)
+p = d + "/watch.sock"
+if os.path.exists(p):
+    os.unlink(p)
+s = socket.socket(socket.AF_UNIX)
+s.bind(p)
+s.listen(8)
+open(d + "/ready", "w").close()
+M, I = 0x31574443, 0x1234567812345678
+while True:
+    c, _ = s.accept()
+    while True:
+        h = c.recv(48, socket.MSG_WAITALL)
+        if len(h) < 48:
+            break
+        _, op, inst, since, dev, ino, nt, pl = struct.unpack("=IIQQQQII", h)
+        c.recv(pl if op == 1 else 4 * nt, socket.MSG_WAITALL)
+        tree = 1 if op == 1 else 0
+        ids = b""
+        if since == 0:
+            rep = (M, 1, I, 5, tree, 0)
+        elif mode == "good":
+            rep = (M, 0, I, since + 1, tree, 0)
+        elif mode == "other":
+            rep = (M, 0, I + 1, since + 1, tree, 0)
+        elif mode == "older":
+            rep = (M, 0, I, since - 1, tree, 0)
+        elif mode == "unsorted":
+            rep = (M, 0, I, since + 1, tree, 2)
+            ids = struct.pack("=QQQQ", 9, 9, 1, 1)
+        else:
+            c.sendall(b"CDW1")
+            break
+        c.sendall(struct.pack("=IIQQII", *rep) + ids)
+    c.close()'
+fake_case() {
+	fd=$T/fake
+	mkdir -p "$fd/tree" "$fd/svc/0" && chmod 700 "$fd/svc/0"
+	mktree "$fd/tree"
+	cd "$fd/tree" || exit 1
+	for mode in good other older unsorted short; do
+		rm -f "$fd/svc/0/ready"
+		python3 -c "$FAKE" "$fd/svc/0" $mode &
+		fp=$!
+		i=0
+		while [ ! -e "$fd/svc/0/ready" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+		[ $mode = good ] && CORDON_SERVICE_DIR=$fd/svc "$CORDON" run -- true
+		n=$(statx_calls CORDON_SERVICE_DIR="$fd/svc")
+		if [ $mode = good ]; then
+			off=$(statx_calls CORDON_SERVICE_DIR="$fd/svc" CORDON_WATCH=0)
+			ok "control: a watcher answering right is believed ($n statx calls, $off without)" \
+				test "$n" -lt $((off - 150))
+		else
+			ok "a watcher answering $mode is not believed ($n statx calls, $off without)" \
+				test "$n" -ge $((off - 20))
+		fi
+		kill "$fp"
+		wait "$fp" 2>/dev/null
+	done
+	cd "$T" || exit 1
+}
+fake_case
+
 # The checks of the walk's cache, of the cover race and of the tree's top
 # exchanged, again with the watcher on (their own services and trees).
 for t in 9054 9060 9063; do
