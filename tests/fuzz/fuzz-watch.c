@@ -24,7 +24,8 @@ static void sorted(const struct cd_watch_id *v, size_t n)
 	size_t i;
 
 	for (i = 1; i < n; i++) {
-		if (v[i - 1].dev > v[i].dev || (v[i - 1].dev == v[i].dev && v[i - 1].ino >= v[i].ino))
+		if (v[i - 1].dev > v[i].dev ||
+		    (v[i - 1].dev == v[i].dev && v[i - 1].ino >= v[i].ino))
 			abort();
 	}
 }
@@ -56,8 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	fd = feed(data, size, &far);
 	if (cd_watch_ask(fd, "/t", 1, 2, INSTANCE, SINCE, &rep, &ids) == 0) {
-		if (rep.status == CD_WATCH_LIST &&
-		    (rep.instance != INSTANCE || rep.gen < SINCE || rep.ndirty > CD_WATCH_DIRTY_MAX))
+		if (rep.status == CD_WATCH_LIST && (rep.instance != INSTANCE || rep.gen < SINCE ||
+		                                    rep.ndirty > CD_WATCH_DIRTY_MAX))
 			abort();
 		if (rep.status == CD_WATCH_FULL && (ids || rep.ndirty))
 			abort();

@@ -147,7 +147,8 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* The file's checksum: eight bytes a step (the body is padded to 8). */
+/* The file's checksum, and the hash of a record's path: eight bytes a
+ * step (a body is padded to 8; a path's last bytes one by one). */
 static uint64_t body_sum(const unsigned char *p, size_t n)
 {
 	uint64_t h = 0xcbf29ce484222325ULL, v;
@@ -158,7 +159,13 @@ static uint64_t body_sum(const unsigned char *p, size_t n)
 		h = (h ^ v) * 0x100000001b3ULL;
 		h ^= h >> 29;
 	}
-	return fnv(h, p + i, n - i);
+	h = fnv(h, p + i, n - i);
+	/* every input bit into the low bits the path table uses */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 33);
 }
 
 static uint64_t fnv_str(uint64_t h, const char *s)
@@ -584,7 +591,7 @@ static int rel_index(struct cd_scan_cache *c)
 		size_t h;
 
 		r = &c->recs[i];
-		h = (size_t)fnv(0xcbf29ce484222325ULL, r->rel, r->rel_len) & (cap - 1);
+		h = (size_t)body_sum(r->rel, r->rel_len) & (cap - 1);
 		while (c->by_rel[h])
 			h = (h + 1) & (cap - 1);
 		c->by_rel[h] = (uint32_t)(i + 1);
@@ -601,7 +608,7 @@ static int by_rel(struct cd_scan_cache *c, const char *rel, struct rec *ret)
 		c->w_list = 0; /* each directory by its statx, as without a watcher */
 		return 0;
 	}
-	h = (size_t)fnv(0xcbf29ce484222325ULL, rel, rl) & (c->rel_cap - 1);
+	h = (size_t)body_sum((const unsigned char *)rel, rl) & (c->rel_cap - 1);
 	for (; c->by_rel[h]; h = (h + 1) & (c->rel_cap - 1)) {
 		const struct rec *r = &c->recs[c->by_rel[h] - 1];
 

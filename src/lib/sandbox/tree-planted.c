@@ -571,8 +571,9 @@ int cd_tree_stamp_id(struct walk *w, dev_t dev, ino_t ino, int64_t ctime_ns)
 		p->trees[w->tree].complete = 0; /* the check walks the whole tree instead */
 		return 0;
 	}
-	if (p->ndirs % 256 == 0) {
-		v = realloc(p->dirs, (p->ndirs + 256) * sizeof *v);
+	/* room for 256, then twice as many each time it is full */
+	if (!p->ndirs || (p->ndirs >= 256 && !(p->ndirs & (p->ndirs - 1)))) {
+		v = realloc(p->dirs, (p->ndirs ? 2 * p->ndirs : 256) * sizeof *v);
 		if (!v)
 			return cd_err_set(w->err, -ENOMEM, "out of memory");
 		p->dirs = v;
