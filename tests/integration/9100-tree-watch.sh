@@ -103,6 +103,16 @@ watch_case() {
 	grep -q "changed between the tree walk and the mounts" "$T/out" ||
 		diag "$who: the refusal was: $(head -c 300 "$T/out")"
 
+	# the check after a workspace-write run asks the watcher too: what
+	# the sandbox made deep in the tree is still found
+	for i in 1 2; do $RUN_AS "$CORDON" run --profile workspace-write -- true; done
+	: >"$T/rec" && chmod 666 "$T/rec"
+	$RUN_AS "$CORDON" run --profile workspace-write --json-fd 3 -- sh -c \
+		'mkdir d18/sub/.git && echo "ref: refs/heads/main" >d18/sub/.git/HEAD' 3>"$T/rec" >/dev/null 2>&1
+	pp=$(planted_paths)
+	ok "$who: a .git made deep in the tree during the run is reported ($pp)" \
+		sh -c "echo '$pp' | grep -q 'd18/sub/.git'"
+
 	# the watcher killed: another instance, which cannot vouch for the
 	# first one's generations
 	kill -9 "$(svc_pid)"

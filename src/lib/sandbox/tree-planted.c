@@ -4,6 +4,7 @@
  * directories whose ctime moved since the walk stamped them; and the
  * check of the plan against the kernel's mount limit. */
 #include "tree-scan-int.h"
+#include "tree-watch.h"
 
 #include "util/bounds.h"
 #include "util/path.h"
@@ -194,7 +195,8 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
  * just before it, within the timestamps' granularity) are read; every git
  * directory's HEAD is read too (a write in place moves no directory's
  * ctime). */
-static int changed_dirs(struct walk *w, const char *base, int treefd)
+static int changed_dirs(struct walk *w, const char *base, int treefd,
+                        const struct cd_watch_id *dirty, long ndirty)
 {
 	const struct cd_plan *p = w->p;
 	const char *root = w->src;
@@ -212,6 +214,11 @@ static int changed_dirs(struct walk *w, const char *base, int treefd)
 		int n;
 
 		if (ds->tree != w->tree)
+			continue;
+		/* no event on it since the walk's answer (tree-watch.h): as the
+		 * walk stamped it (a git directory's HEAD is read all the same) */
+		if (ndirty >= 0 && ds->rel[0] && !ds->gitdir &&
+		    !cd_watch_has(dirty, (size_t)ndirty, ds->dev, ds->ino))
 			continue;
 		/* relative to the tree's top: no lookup of its own path each time */
 		if (fstatat(top, ds->rel, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0 ||
@@ -243,6 +250,19 @@ static int changed_dirs(struct walk *w, const char *base, int treefd)
 	}
 	close(top);
 	return r;
+}
+
+/* The directories of tree t with an event since the walk's answer, from
+ * the watcher's connection the plan kept (tree-watch.h): their number,
+ * or -1 when it cannot say (every stamped directory is looked at). */
+static long watched_dirty(const struct cd_plan *p, size_t t, struct cd_watch_id *ids)
+{
+	uint32_t id = p->trees[t].watch_id;
+
+	if (!ids || !p->watch_instance || !id)
+		return -1;
+	return cd_watch_since(p->watch_fd, p->watch_instance, p->watch_since, &id, 1, ids,
+	                      CD_WATCH_DIRTY_MAX);
 }
 
 /* "ABS\0WHY" (taken; NULL-safe) as the record shows it: relative to the
@@ -443,11 +463,14 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 	struct walk *w;
 	char **now = NULL, why[sizeof w->incomplete];
 	size_t nnow = 0, i, t;
+	struct cd_watch_id *dirty;
+	long nd;
 	int r = 0;
 
 	memset(&o, 0, sizeof o);
 	if (!(w = calloc(1, sizeof *w)))
 		return cd_err_set(err, -ENOMEM, "out of memory");
+	dirty = p->watch_instance ? malloc(CD_WATCH_DIRTY_MAX * sizeof *dirty) : NULL;
 	/* the walk left its stamps in its own order: sorted for known_dir */
 	qsort(p->dirs, p->ndirs, sizeof *p->dirs, cd_tree_stamp_cmp);
 	w->p = (struct cd_plan *)p;
@@ -469,6 +492,7 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 			continue;
 		w->src = w->dest = root;
 		w->tree = t;
+		nd = watched_dirty(p, t, dirty);
 		/* Read through the directory the walk opened (its fd, by
 		 * /proc/self/fd/N, so the lookups by path below it resolve
 		 * in it too): the one the sandbox wrote, wherever a rename
@@ -477,11 +501,11 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 		    snprintf(base, sizeof base, "/proc/self/fd/%d", fd) < (int)sizeof base &&
 		    (r = top_moved(w, fd)) == 0) {
 			w->srclen = strlen(base);
-			r = p->trees[t].complete ? changed_dirs(w, base, fd)
+			r = p->trees[t].complete ? changed_dirs(w, base, fd, dirty, nd)
 			                         : walk_whole(w, base, fd);
 		} else if (r == 0) {
 			w->srclen = strcmp(root, "/") ? strlen(root) : 0;
-			r = p->trees[t].complete ? changed_dirs(w, root, -1)
+			r = p->trees[t].complete ? changed_dirs(w, root, -1, dirty, nd)
 			                         : cd_tree_walk_tree(w, root, root);
 		}
 		if (r < 0 && !w->incomplete[0])
@@ -489,6 +513,7 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 			         (int)sizeof w->incomplete - 1, err ? err->msg : "failed");
 	}
 	memcpy(why, w->incomplete, sizeof why);
+	free(dirty);
 	cd_tree_walk_free(w);
 	r = judge(p, now, nnow, ret, ret_n);
 	for (i = 0; i < nnow; i++)
