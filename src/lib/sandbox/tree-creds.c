@@ -706,10 +706,36 @@ int cd_tree_shadowed(const struct cd_plan *p, size_t first, size_t i, const char
 	return 0;
 }
 
+/* The directories between the top of writable bind i and `host` (a
+ * credential link's target shown there) are held, as a credential's are
+ * (cd_tree_hold_dirs): the sandbox cannot rename them to leave the link
+ * dangling, for the next run to read the target under a plain name. */
+static int hold_in(struct walk *w, size_t i, const char *host)
+{
+	const struct cd_mount *m = &w->p->mounts[i];
+	struct walk sub;
+
+	if (m->kind != CD_MNT_BIND || !(m->flags & CD_MNT_RW) || i < w->first)
+		return 0;
+	sub = *w;
+	sub.mount = i;
+	sub.src = m->src;
+	sub.dest = m->dest;
+	sub.srclen = strcmp(m->src, "/") ? strlen(m->src) : 0;
+	sub.writable = 1;
+	return cd_tree_hold_dirs(&sub, host);
+}
+
 /* Cover the host file or directory `host` (canonical) wherever the
  * sandbox sees it: under every bind whose source holds it (the working
  * directory and a --rw bind of one of its directories both show a file
- * of that directory), and in the system directories. */
+ * of that directory), and in the system directories.  A credential
+ * covered only because a link (w->path) with a credential's name points
+ * to it is uncovered once the link is gone: where the sandbox can write
+ * the link (a writable tree), it could remove it, and the next run
+ * would show the target under its plain name; so a target the sandbox
+ * sees is refused there (docs/threats.md).  A link it cannot remove:
+ * the target's directories are held in the writable trees. */
 int cd_tree_cover_views(struct walk *w, const char *host, const char *why)
 {
 	char inside[CD_PATH_MAX];
@@ -733,9 +759,17 @@ int cd_tree_cover_views(struct walk *w, const char *host, const char *why)
 			        host);
 		if (cd_tree_shadowed(w->p, w->first, i, inside))
 			continue;
+		if (w->writable && !w->list_only)
+			return cd_err_set(w->err, -CD_E_USAGE,
+			                  "'%s' is a symlink with a credential's name in a tree the "
+			                  "sandbox can write, and the sandbox sees its target '%s': "
+			                  "it could remove the link, and the next run would show "
+			                  "the target uncovered; move the credential out of the "
+			                  "bound trees or run elsewhere; refused",
+			                  w->path, host);
 		if ((r = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, inside, why,
 		                           w->err)) < 0 ||
-		    (r = cd_tree_pin(w, host)) < 0)
+		    (r = cd_tree_pin(w, host)) < 0 || (r = hold_in(w, i, host)) < 0)
 			return r;
 	}
 	return 0;
