@@ -165,22 +165,44 @@ void cd_prop_flag_git_named(struct cd_proposal *p, const struct cd_git_env *env)
 	}
 }
 
+static void flag_all(struct cd_proposal *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nfiles; i++)
+		if (p->files[i].op != CD_PROP_REFUSED)
+			p->files[i].flagged = 1;
+}
+
 /* The caller's PATH directories in the tree (direnv's PATH_add bin; a
  * relative entry from the tree's top, ~/ the caller's home): a change in
- * one is flagged, as the host runs what is there by name. */
+ * one is flagged, as the host runs what is there by name.  An entry that
+ * is the tree itself (absolute, or ".") or empty (the shell's current
+ * directory, anywhere in the tree), which a run refuses: every change
+ * flagged. */
 void cd_prop_flag_path_dirs(struct cd_proposal *p, const char *path, const char *home)
 {
 	char norm[CD_PATH_MAX], real[CD_PATH_MAX];
 
-	while (path && *path) {
+	while (path) {
 		size_t n = strcspn(path, ":");
 
+		if (!n) {
+			flag_all(p);
+			return;
+		}
 		if (cd_path_search_entry(path, n, p->tree, home, norm, sizeof norm) == 0) {
+			if (!strcmp(norm, p->tree) ||
+			    (cd_path_resolve_links(norm, real, sizeof real) == 0 &&
+			     !strcmp(real, p->tree))) {
+				flag_all(p);
+				return;
+			}
 			flag_named(p, norm, CD_GIT_NAMED_DIR);
 			if (cd_path_resolve_links(norm, real, sizeof real) == 0)
 				flag_named(p, real, CD_GIT_NAMED_DIR);
 		}
-		path += n + (path[n] == ':');
+		path = path[n] == ':' ? path + n + 1 : NULL;
 	}
 }
 
