@@ -657,75 +657,6 @@ int cd_tree_note_ro_link(struct walk *w, int dfd, const char *name)
 	return cd_tree_inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
 }
 
-/* The host path that sandbox path `dest` shows through mount m (dest
- * lies under m->dest), or -1. */
-static int host_of(const struct cd_mount *m, const char *dest, char *out, size_t outlen)
-{
-	size_t dl = strcmp(m->dest, "/") ? strlen(m->dest) : 0;
-	int n = snprintf(out, outlen, "%s%s", strcmp(m->src, "/") || !dest[dl] ? m->src : "",
-	                 dest + dl);
-
-	return n < 0 || (size_t)n >= outlen ? -1 : 0;
-}
-
-/* Is sandbox path `dest`, seen through mount i, hidden by a mount placed
- * over it after mount i (the plan's user mounts come after the system
- * ones and are sorted by depth, a deeper destination mounted later)?  A
- * mount that shows the same host path there (a git directory bound over
- * itself) hides nothing; a mask there means it is covered already.  The
- * walk covers nothing in such a place: the file is not seen there, and
- * making the mount point would create directories in the tree on top. */
-int cd_tree_shadowed(const struct cd_plan *p, size_t first, size_t i, const char *dest)
-{
-	const struct cd_mount *m = &p->mounts[i];
-	char a[CD_PATH_MAX], b[CD_PATH_MAX];
-	size_t j, md = cd_path_depth(m->dest);
-
-	for (j = 0; j < p->nmounts; j++) {
-		const struct cd_mount *o = &p->mounts[j];
-		size_t od;
-		int after;
-
-		if (j == i || o->kind == CD_MNT_REMOUNT_RO || o->kind == CD_MNT_HOLD ||
-		    o->kind == CD_MNT_SYMLINK || o->kind == CD_MNT_DIR || o->kind == CD_MNT_FILE ||
-		    !cd_path_is_under(dest, o->dest))
-			continue;
-		od = cd_path_depth(o->dest);
-		if ((j >= first) != (i >= first))
-			after = j >= first;
-		else
-			after = od != md ? od > md : j > i;
-		if (!after)
-			continue;
-		if ((o->kind == CD_MNT_BIND || o->kind == CD_MNT_OVERLAY) && o->src && m->src &&
-		    host_of(o, dest, a, sizeof a) == 0 && host_of(m, dest, b, sizeof b) == 0 &&
-		    !strcmp(a, b))
-			continue;
-		return 1;
-	}
-	return 0;
-}
-
-/* The directories between the top of writable bind i and `host` (a
- * credential link's target shown there) are held, as a credential's are
- * (cd_tree_hold_dirs): the sandbox cannot rename them to leave the link
- * dangling, for the next run to read the target under a plain name. */
-static int hold_in(struct walk *w, size_t i, const char *host)
-{
-	const struct cd_mount *m = &w->p->mounts[i];
-	struct walk sub;
-
-	if (m->kind != CD_MNT_BIND || !(m->flags & CD_MNT_RW) || i < w->first)
-		return 0;
-	sub = *w;
-	sub.mount = i;
-	sub.src = m->src;
-	sub.dest = m->dest;
-	sub.srclen = strcmp(m->src, "/") ? strlen(m->src) : 0;
-	sub.writable = 1;
-	return cd_tree_hold_dirs(&sub, host);
-}
-
 /* Cover the host file or directory `host` (canonical) wherever the
  * sandbox sees it: under every bind whose source holds it (the working
  * directory and a --rw bind of one of its directories both show a file
@@ -760,16 +691,17 @@ int cd_tree_cover_views(struct walk *w, const char *host, const char *why)
 		if (cd_tree_shadowed(w->p, w->first, i, inside))
 			continue;
 		if (w->writable && !w->list_only)
-			return cd_err_set(w->err, -CD_E_USAGE,
-			                  "'%s' is a symlink with a credential's name in a tree the "
-			                  "sandbox can write, and the sandbox sees its target '%s': "
-			                  "it could remove the link, and the next run would show "
-			                  "the target uncovered; move the credential out of the "
-			                  "bound trees or run elsewhere; refused",
-			                  w->path, host);
+			return cd_err_set(
+			        w->err, -CD_E_USAGE,
+			        "'%s' is a symlink with a credential's name in a tree the "
+			        "sandbox can write, and the sandbox sees its target '%s': "
+			        "it could remove the link, and the next run would show "
+			        "the target uncovered; move the credential out of the "
+			        "bound trees or run elsewhere; refused",
+			        w->path, host);
 		if ((r = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, inside, why,
 		                           w->err)) < 0 ||
-		    (r = cd_tree_pin(w, host)) < 0 || (r = hold_in(w, i, host)) < 0)
+		    (r = cd_tree_pin(w, host)) < 0 || (r = cd_tree_hold_in(w, i, host)) < 0)
 			return r;
 	}
 	return 0;

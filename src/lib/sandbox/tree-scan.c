@@ -676,38 +676,6 @@ int cd_tree_count(struct walk *w, size_t n)
 	                  w->src, CD_SOCKET_SCAN_MAX);
 }
 
-/* dfd (w->path), opened for reading, but can the walk search it?  One
- * with read but not search permission (mode 644) lists its names, but
- * nothing below it opens: its subdirectories would be passed over and
- * its files judged by content never read, silently.  So it gets the
- * unreadable-directory rule: refused (after the run: reported as not
- * checked) when the sandbox could chmod it (the caller's, in a tree it
- * writes or the proposal overlay); another user's, which the sandbox
- * cannot search either, is skipped whole.  1: searchable (a root caller
- * searches every directory), 0: skip it, < 0: refused. */
-static int searchable(struct walk *w, int dfd)
-{
-	struct stat st, dot;
-
-	if (fstatat(dfd, ".", &dot, AT_SYMLINK_NOFOLLOW) == 0 || errno != EACCES)
-		return 1; /* another error: the lookups below meet it too */
-	if (fstat(dfd, &st) < 0)
-		return cd_err_sys(w->err, -errno, "cannot check '%s'; refused", w->path);
-	if (w->list_only)
-		return st.st_uid != geteuid()
-		               ? 0
-		               : cd_tree_incomplete(w, w->path[w->srclen] ? w->path + w->srclen + 1
-		                                                          : "",
-		                                    WHY_UNREADABLE);
-	if (cd_tree_chmodable(w, &st))
-		return cd_err_set(w->err, -CD_E_USAGE,
-		                  "cannot search '%s' (%s) to check it for host sockets, git "
-		                  "control files and credentials, and the sandbox could make it "
-		                  "searchable: run 'chmod u+rx' on it or run elsewhere; refused",
-		                  w->path, strerror(EACCES));
-	return 0;
-}
-
 /* The entries of dfd, read straight with getdents64 into this depth's
  * buffer (no DIR stream: no allocation and no fcntl calls per directory),
  * each handed to visit(). */
@@ -720,9 +688,8 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 	struct stat st;
 	long n;
 
-	if ((r = searchable(w, dfd)) <= 0)
+	if ((r = cd_tree_searchable(w, dfd)) != 0)
 		goto out;
-	r = 0;
 	if ((w->stamp || w->cache) && (have = fstat(dfd, &st) == 0) && w->cache)
 		cd_tree_cache_read_begin(w, depth, &st);
 	if (w->stamp && (r = stamp(w, have ? &st : NULL)) < 0)
@@ -778,7 +745,7 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 out:
 	free(fold);
 	close(dfd);
-	return r;
+	return r < 0 ? r : 0; /* 1: not searchable, skipped */
 }
 
 int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)
