@@ -3,8 +3,8 @@
  * file) the walk read, the walk's top checked unrenamed across its passes,
  * the walk's own binds pinned, the directories above a covered
  * credential (or a credential link's target) held in place, which mount
- * hides a path (cd_tree_shadowed), and the walk's test of a directory it
- * can open but not search.
+ * hides a path (cd_tree_shadowed), and the unreadable-directory rule for
+ * one the walk cannot open or cannot search.
  *
  * A concurrent rename (renameat2 RENAME_EXCHANGE of a bind source with
  * another directory or file, from the host or from another sandbox with
@@ -385,6 +385,41 @@ int cd_tree_hold_in(struct walk *w, size_t i, const char *host)
 	sub.srclen = strcmp(m->src, "/") ? strlen(m->src) : 0;
 	sub.writable = 1;
 	return cd_tree_hold_dirs(&sub, host);
+}
+
+/* w->path (entry `name` of dfd), a directory, cannot be opened (err).
+ * After the run: one the sandbox could have made (the caller's, or
+ * searchable) is reported and makes the check incomplete; another user's
+ * unsearchable one is passed over, as before the run.  Before it, in a tree the
+ * sandbox can write, one the caller owns is refused: the sandbox could
+ * chmod it and reach what the walk never saw (a credential, a git
+ * config).  Elsewhere (a read-only tree, or another user's directory) the
+ * sandbox cannot make it readable either: skipped, as long as it cannot
+ * be searched (names inside would be reachable). */
+int cd_tree_unopenable(struct walk *w, int dfd, const char *name, int e)
+{
+	struct stat st;
+
+	/* after the run: what the sandbox could have made (the caller's) is
+	 * left unchecked, what it could not is passed over as before it */
+	if (w->list_only && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    st.st_uid != geteuid() && e == EACCES && faccessat(dfd, name, X_OK, AT_EACCESS) < 0)
+		return 0;
+	if (w->list_only)
+		return cd_tree_incomplete(w, w->path + w->srclen + 1, WHY_UNREADABLE);
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && cd_tree_chmodable(w, &st))
+		return cd_err_set(w->err, -CD_E_USAGE,
+		                  "cannot read '%s' (%s) to check it for host sockets, git "
+		                  "control files and credentials, and the sandbox could make it "
+		                  "readable: run 'chmod u+rx' on it or run elsewhere; refused",
+		                  w->path, strerror(e));
+	if (!(e == EACCES && faccessat(dfd, name, X_OK, AT_EACCESS) < 0))
+		/* unlistable but searchable: names inside are reachable */
+		return cd_err_sys(w->err, -e,
+		                  "cannot check '%s' for host sockets, git control files and "
+		                  "credentials, so the run is refused",
+		                  w->path);
+	return 0;
 }
 
 /* dfd (w->path), opened for reading, but can the walk search it?  One
