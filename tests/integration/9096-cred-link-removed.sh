@@ -8,7 +8,8 @@
 # refused (workspace-write, --rw); a link in a read-only tree to a
 # target in a writable one has the target's directories held (mv fails).
 # Controls: a link whose target lies outside every bound tree still runs
-# (exit 0), as does the tree without the link; an ordinary directory
+# (exit 0), as does one to a credential by its own name (.env ->
+# .env.development) and the tree without the link; an ordinary directory
 # beside the held one can be moved.  As root and as nobody.
 : "${CORDON_TEST_TIMEOUT:=300}"
 export CORDON_TEST_TIMEOUT
@@ -89,6 +90,20 @@ credlink() {
 	$RUN_AS "$CORDON" run --profile workspace-write -- cat .netrc >"$T/out" 2>"$T/err"
 	is "$?" 1 "$who: control: a link to outside the tree: the run goes on (cat fails)"
 	nok "$who: control: ... its target unseen" grep -q "$SECRET" "$T/out"
+	# a link to a file that is a credential by its own name: covered
+	# with or without the link, so the run goes on
+	mk "$b/env"
+	echo "$SECRET" >"$b/env/.env.development"
+	ln -s .env.development "$b/env/.env"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$b"
+	cd "$b/env" || exit 1
+	$RUN_AS "$CORDON" run --profile workspace-write -- sh -c 'cat .env; rm .env' \
+		>"$T/out" 2>"$T/err"
+	is "$?" 0 "$who: control: .env -> .env.development: the run exits 0"
+	$RUN_AS "$CORDON" run --profile workspace-write -- cat .env.development \
+		>>"$T/out" 2>"$T/err"
+	is "$?" 0 "$who: control: ... and after the link is gone"
+	nok "$who: control: ... .env.development is covered both times" grep -q "$SECRET" "$T/out"
 	rm -f "$b/ws/.netrc"
 	cd "$b/ws" || exit 1
 	$RUN_AS "$CORDON" run --profile workspace-write -- cat other/plain >"$T/out" 2>"$T/err"

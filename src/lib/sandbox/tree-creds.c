@@ -657,6 +657,32 @@ int cd_tree_note_ro_link(struct walk *w, int dfd, const char *name)
 	return cd_tree_inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
 }
 
+/* Is the file at host path `host` a credential by its own name or
+ * content (.env -> .env.local, id_work -> .ssh/id_ed25519)?  The walk of
+ * a tree holding it then covers it whether or not the link is there.
+ * Judged as the walk judges it, with w->path lent for the while. */
+static int self_covered(struct walk *w, const char *host)
+{
+	char saved[CD_PATH_MAX];
+	const char *base = strrchr(host, '/');
+	size_t len = strlen(host);
+	struct stat st;
+	int dfd, hit;
+
+	if (!base || len >= sizeof saved || lstat(host, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	memcpy(saved, w->path, sizeof saved);
+	memcpy(w->path, host, len + 1);
+	w->path[base - host] = '\0';
+	dfd = open(base == host ? "/" : w->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	w->path[base - host] = '/';
+	hit = dfd >= 0 && cd_tree_is_credential(w, dfd, base + 1, strlen(base + 1), len, 0);
+	if (dfd >= 0)
+		close(dfd);
+	memcpy(w->path, saved, sizeof saved);
+	return hit;
+}
+
 /* Cover the host file or directory `host` (canonical) wherever the
  * sandbox sees it: under every bind whose source holds it (the working
  * directory and a --rw bind of one of its directories both show a file
@@ -665,13 +691,14 @@ int cd_tree_note_ro_link(struct walk *w, int dfd, const char *name)
  * to it is uncovered once the link is gone: where the sandbox can write
  * the link (a writable tree), it could remove it, and the next run
  * would show the target under its plain name; so a target the sandbox
- * sees is refused there (docs/threats.md).  A link it cannot remove:
- * the target's directories are held in the writable trees. */
+ * sees is refused there (docs/threats.md), unless it is a credential by
+ * itself in a tree the walk reads.  A link it cannot remove: the
+ * target's directories are held in the writable trees. */
 int cd_tree_cover_views(struct walk *w, const char *host, const char *why)
 {
 	char inside[CD_PATH_MAX];
 	size_t i, sl;
-	int n, r;
+	int n, r, self = -1;
 
 	for (i = 0; i < w->p->nmounts; i++) {
 		const struct cd_mount *m = &w->p->mounts[i];
@@ -690,7 +717,9 @@ int cd_tree_cover_views(struct walk *w, const char *host, const char *why)
 			        host);
 		if (cd_tree_shadowed(w->p, w->first, i, inside))
 			continue;
-		if (w->writable && !w->list_only)
+		if (w->writable && !w->list_only && self < 0)
+			self = self_covered(w, host);
+		if (w->writable && !w->list_only && !(self && i >= w->first && !m->why))
 			return cd_err_set(
 			        w->err, -CD_E_USAGE,
 			        "'%s' is a symlink with a credential's name in a tree the "
