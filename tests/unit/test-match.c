@@ -369,9 +369,47 @@ static void test_ports_args(void)
 	is_int(cd_arg_rule_match(&en, NULL), 0, "NULL value never matches");
 }
 
+/* A profile's cover_files globs: the forms that would load and match
+ * nothing are refused (s12 review F3). */
+static void test_cover_glob(void)
+{
+	static const struct {
+		const char *g;
+		int valid;
+	} v[] = {
+		{ "*.tok", 1 },
+		{ "conf/prod.yml", 1 },
+		{ "conf/*.key.yml", 1 },
+		{ ".env.local", 1 },
+		{ "..x", 1 },
+		{ "a.b/c", 1 },
+		{ "[{]x", 0 }, /* braces refused even inside a bracket */
+		{ "", 0 },
+		{ "/abs/conf/prod.yml", 0 },
+		{ "/conf/prod.yml", 0 },
+		{ "./conf/prod.yml", 0 },
+		{ "conf/./prod.yml", 0 },
+		{ "../conf/prod.yml", 0 },
+		{ "conf/..", 0 },
+		{ ".", 0 },
+		{ "conf/{prod,dev}.yml", 0 },
+		{ "conf/", 0 },
+		{ "conf//prod.yml", 0 },
+		{ "/", 0 },
+		{ "secrets/**", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof v / sizeof v[0]; i++)
+		is_int(cd_cover_glob_valid(v[i].g, strlen(v[i].g), NULL) == 0, v[i].valid,
+		       "cover_glob_valid '%s'", v[i].g);
+	is_int(cd_cover_glob_valid("a\0b", 3, NULL), -EINVAL, "cover_glob_valid: a NUL inside");
+}
+
 int main(void)
 {
 	tap_start(30);
+	test_cover_glob();
 	test_host_normalize();
 	test_host_match();
 	test_path_canon();

@@ -9,6 +9,7 @@
 #include "tool-url.h"
 
 #include "match-host.h"
+#include "util/match.h"
 #include "util/num.h"
 #include "util/util.h"
 
@@ -298,7 +299,7 @@ static int canonical_abs(const char *s)
 static int check_setting(struct lctx *c, const char *key, const struct cd_ynode *item)
 {
 	uint64_t v;
-	const char *s = item->s, *colon;
+	const char *s = item->s, *colon, *why;
 
 	if (!strcmp(key, "memory") || !strcmp(key, "output_limit") ||
 	    !strcmp(key, "scratch_size")) {
@@ -380,6 +381,9 @@ static int check_setting(struct lctx *c, const char *key, const struct cd_ynode 
 			        "'*' stays within one directory; a glob without '/', such "
 			        "as '*.tok', matches that name at any depth",
 			        "cover_files '%s': '**' is not supported", s);
+		if (cd_cover_glob_valid(s, item->len, &why) < 0)
+			return cd_pl_lfail(c, item, "a glob like '*.secret' or 'conf/token.json'",
+			                   "cover_files '%s': %s", s, why);
 	} else if (!strcmp(key, "env")) {
 		const char *eq = strchr(s, '=');
 		if (!env_name_ok(s, eq ? (size_t)(eq - s) : item->len))

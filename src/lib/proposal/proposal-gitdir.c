@@ -166,6 +166,15 @@ void cd_prop_flag_git_named(struct cd_proposal *p, const struct cd_git_env *env)
 	}
 }
 
+static void flag_all(struct cd_proposal *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nfiles; i++)
+		if (p->files[i].op != CD_PROP_REFUSED)
+			p->files[i].flagged = 1;
+}
+
 /* A relative PATH entry e (n bytes): the shell searches it from any
  * directory, so a change below that name at any depth is flagged
  * (packages/app/node_modules/.bin/git for ./node_modules/.bin; "../bin":
@@ -206,7 +215,9 @@ static void flag_relative(struct cd_proposal *p, const char *e, size_t n)
 
 /* The caller's PATH directories in the tree (direnv's PATH_add bin, ~/
  * the caller's home; a relative entry at any depth): a change in one is
- * flagged, as the host runs what is there by name. */
+ * flagged, as the host runs what is there by name.  An absolute entry
+ * that is the tree itself (or resolves to it), which a run refuses:
+ * every change flagged. */
 void cd_prop_flag_path_dirs(struct cd_proposal *p, const char *path, const char *home)
 {
 	char norm[CD_PATH_MAX], real[CD_PATH_MAX];
@@ -217,6 +228,12 @@ void cd_prop_flag_path_dirs(struct cd_proposal *p, const char *path, const char 
 		if (cd_path_search_relative(path, n)) {
 			flag_relative(p, path, n);
 		} else if (cd_path_search_entry(path, n, p->tree, home, norm, sizeof norm) == 0) {
+			if (!strcmp(norm, p->tree) ||
+			    (cd_path_resolve_links(norm, real, sizeof real) == 0 &&
+			     !strcmp(real, p->tree))) {
+				flag_all(p);
+				return;
+			}
 			flag_named(p, norm, CD_GIT_NAMED_DIR);
 			if (cd_path_resolve_links(norm, real, sizeof real) == 0)
 				flag_named(p, real, CD_GIT_NAMED_DIR);
@@ -261,15 +278,6 @@ static int flag_envrc_path(void *arg, const char *path, enum cd_envrc_named kind
 {
 	(void)kind;
 	return flag_named(arg, path, CD_GIT_NAMED_DIR);
-}
-
-static void flag_all(struct cd_proposal *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->nfiles; i++)
-		if (p->files[i].op != CD_PROP_REFUSED)
-			p->files[i].flagged = 1;
 }
 
 /* The .envrc of directory rel (dl bytes, 0: the top) in layer fd: what

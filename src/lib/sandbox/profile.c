@@ -1,6 +1,7 @@
 /* profile.c — see profile.h. */
 #include "profile.h"
 
+#include "util/match.h"
 #include "util/num.h"
 #include "policy/policy-yaml.h"
 #include "util/util.h"
@@ -347,6 +348,7 @@ static int add_binds(struct cd_sandbox_profile *p, const struct cd_profile_setti
 int cd_profile_apply(struct cd_sandbox_profile *p, const struct cd_profile_setting *s, size_t n,
                      struct cd_err *err)
 {
+	const char *why;
 	size_t i, j;
 	int r = 0;
 
@@ -441,6 +443,11 @@ int cd_profile_apply(struct cd_sandbox_profile *p, const struct cd_profile_setti
 					               "directory; a glob without '/', such as "
 					               "'*.tok', matches that name at any depth)",
 					               s[i].values[j]);
+				else if (cd_cover_glob_valid(s[i].values[j], strlen(s[i].values[j]),
+				                             &why) < 0)
+					r = cd_err_set(err, -CD_E_USAGE,
+					               "profile setting cover_files: '%s': %s",
+					               s[i].values[j], why);
 				else
 					p->cover_files[p->ncover++] = s[i].values[j];
 			}

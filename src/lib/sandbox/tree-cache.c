@@ -61,7 +61,7 @@
 #include <unistd.h>
 
 /* Bump when what makes an entry worth keeping changes (cd_tree_cache_item). */
-#define CACHE_VERSION  "cordon scan cache 8"
+#define CACHE_VERSION  "cordon scan cache 9" /* 9: a directory it cannot search is refused */
 #define CACHE_MAGIC    "CDSCAN02"
 #define CACHE_MAX_FILE (64u << 20) /* larger: not read */
 #define CACHE_FS_MAX   16

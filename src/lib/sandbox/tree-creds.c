@@ -657,64 +657,48 @@ int cd_tree_note_ro_link(struct walk *w, int dfd, const char *name)
 	return cd_tree_inoset_add(w, &w->ro, st.st_dev, st.st_ino, st.st_nlink);
 }
 
-/* The host path that sandbox path `dest` shows through mount m (dest
- * lies under m->dest), or -1. */
-static int host_of(const struct cd_mount *m, const char *dest, char *out, size_t outlen)
+/* Is the file at host path `host` a credential by its own name or
+ * content (.env -> .env.local, id_work -> .ssh/id_ed25519)?  The walk of
+ * a tree holding it then covers it whether or not the link is there.
+ * Judged as the walk judges it, with w->path lent for the while. */
+static int self_covered(struct walk *w, const char *host)
 {
-	size_t dl = strcmp(m->dest, "/") ? strlen(m->dest) : 0;
-	int n = snprintf(out, outlen, "%s%s", strcmp(m->src, "/") || !dest[dl] ? m->src : "",
-	                 dest + dl);
+	char saved[CD_PATH_MAX];
+	const char *base = strrchr(host, '/');
+	size_t len = strlen(host);
+	struct stat st;
+	int dfd, hit;
 
-	return n < 0 || (size_t)n >= outlen ? -1 : 0;
-}
-
-/* Is sandbox path `dest`, seen through mount i, hidden by a mount placed
- * over it after mount i (the plan's user mounts come after the system
- * ones and are sorted by depth, a deeper destination mounted later)?  A
- * mount that shows the same host path there (a git directory bound over
- * itself) hides nothing; a mask there means it is covered already.  The
- * walk covers nothing in such a place: the file is not seen there, and
- * making the mount point would create directories in the tree on top. */
-int cd_tree_shadowed(const struct cd_plan *p, size_t first, size_t i, const char *dest)
-{
-	const struct cd_mount *m = &p->mounts[i];
-	char a[CD_PATH_MAX], b[CD_PATH_MAX];
-	size_t j, md = cd_path_depth(m->dest);
-
-	for (j = 0; j < p->nmounts; j++) {
-		const struct cd_mount *o = &p->mounts[j];
-		size_t od;
-		int after;
-
-		if (j == i || o->kind == CD_MNT_REMOUNT_RO || o->kind == CD_MNT_HOLD ||
-		    o->kind == CD_MNT_SYMLINK || o->kind == CD_MNT_DIR || o->kind == CD_MNT_FILE ||
-		    !cd_path_is_under(dest, o->dest))
-			continue;
-		od = cd_path_depth(o->dest);
-		if ((j >= first) != (i >= first))
-			after = j >= first;
-		else
-			after = od != md ? od > md : j > i;
-		if (!after)
-			continue;
-		if ((o->kind == CD_MNT_BIND || o->kind == CD_MNT_OVERLAY) && o->src && m->src &&
-		    host_of(o, dest, a, sizeof a) == 0 && host_of(m, dest, b, sizeof b) == 0 &&
-		    !strcmp(a, b))
-			continue;
-		return 1;
-	}
-	return 0;
+	if (!base || len >= sizeof saved || lstat(host, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	memcpy(saved, w->path, sizeof saved);
+	memcpy(w->path, host, len + 1);
+	w->path[base - host] = '\0';
+	dfd = open(base == host ? "/" : w->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	w->path[base - host] = '/';
+	hit = dfd >= 0 && cd_tree_is_credential(w, dfd, base + 1, strlen(base + 1), len, 0);
+	if (dfd >= 0)
+		close(dfd);
+	memcpy(w->path, saved, sizeof saved);
+	return hit;
 }
 
 /* Cover the host file or directory `host` (canonical) wherever the
  * sandbox sees it: under every bind whose source holds it (the working
  * directory and a --rw bind of one of its directories both show a file
- * of that directory), and in the system directories. */
+ * of that directory), and in the system directories.  A credential
+ * covered only because a link (w->path) with a credential's name points
+ * to it is uncovered once the link is gone: where the sandbox can write
+ * the link (a writable tree), it could remove it, and the next run
+ * would show the target under its plain name; so a target the sandbox
+ * sees is refused there (docs/threats.md), unless it is a credential by
+ * itself in a tree the walk reads.  A link it cannot remove: the
+ * target's directories are held in the writable trees. */
 int cd_tree_cover_views(struct walk *w, const char *host, const char *why)
 {
 	char inside[CD_PATH_MAX];
 	size_t i, sl;
-	int n, r;
+	int n, r, self = -1;
 
 	for (i = 0; i < w->p->nmounts; i++) {
 		const struct cd_mount *m = &w->p->mounts[i];
@@ -733,9 +717,20 @@ int cd_tree_cover_views(struct walk *w, const char *host, const char *why)
 			        host);
 		if (cd_tree_shadowed(w->p, w->first, i, inside))
 			continue;
+		if (w->writable && !w->list_only && self < 0)
+			self = self_covered(w, host);
+		if (w->writable && !w->list_only && !(self && i >= w->first && !m->why))
+			return cd_err_set(
+			        w->err, -CD_E_USAGE,
+			        "'%s' is a symlink with a credential's name in a tree the "
+			        "sandbox can write, and the sandbox sees its target '%s': "
+			        "it could remove the link, and the next run would show "
+			        "the target uncovered; move the credential out of the "
+			        "bound trees or run elsewhere; refused",
+			        w->path, host);
 		if ((r = cd_plan_mount_add(w->p, CD_MNT_MASK, CD_MNT_OPTIONAL, NULL, inside, why,
 		                           w->err)) < 0 ||
-		    (r = cd_tree_pin(w, host)) < 0)
+		    (r = cd_tree_pin(w, host)) < 0 || (r = cd_tree_hold_in(w, i, host)) < 0)
 			return r;
 	}
 	return 0;

@@ -221,8 +221,13 @@ static int changed_dirs(struct walk *w, const char *base, int treefd,
 		    !cd_watch_has(dirty, (size_t)ndirty, ds->dev, ds->ino))
 			continue;
 		/* relative to the tree's top: no lookup of its own path each time */
-		if (fstatat(top, ds->rel, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0 ||
-		    !S_ISDIR(st.st_mode))
+		n = fstatat(top, ds->rel, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH);
+		if (n < 0 && errno == EACCES) {
+			/* a directory above made unsearchable (chmod 644) */
+			r = cd_tree_incomplete(w, ds->rel, WHY_UNREADABLE);
+			continue;
+		}
+		if (n < 0 || !S_ISDIR(st.st_mode))
 			continue; /* gone or replaced: its parent changed */
 		if (st.st_dev != ds->dev || st.st_ino != ds->ino) {
 			/* Another directory at this path: the nearest one above

@@ -1,8 +1,10 @@
 /* tree-root.c — what ties the tree walk to what the child mounts
  * (tree-scan-int.h): each walked bind source pinned to the directory (or
  * file) the walk read, the walk's top checked unrenamed across its passes,
- * the walk's own binds pinned, and the directories above a covered
- * credential held in place.
+ * the walk's own binds pinned, the directories above a covered
+ * credential (or a credential link's target) held in place, which mount
+ * hides a path (cd_tree_shadowed), and the unreadable-directory rule for
+ * one the walk cannot open or cannot search.
  *
  * A concurrent rename (renameat2 RENAME_EXCHANGE of a bind source with
  * another directory or file, from the host or from another sandbox with
@@ -17,6 +19,8 @@
  * inode recorded here (sandbox-mount.c).
  */
 #include "tree-scan-int.h"
+
+#include "util/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -313,4 +317,143 @@ int cd_tree_hold_dirs(struct walk *w, const char *host)
 		dir[i] = '/';
 	}
 	return r;
+}
+
+/* The host path that sandbox path `dest` shows through mount m (dest
+ * lies under m->dest), or -1. */
+static int host_of(const struct cd_mount *m, const char *dest, char *out, size_t outlen)
+{
+	size_t dl = strcmp(m->dest, "/") ? strlen(m->dest) : 0;
+	int n = snprintf(out, outlen, "%s%s", strcmp(m->src, "/") || !dest[dl] ? m->src : "",
+	                 dest + dl);
+
+	return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+/* Is sandbox path `dest`, seen through mount i, hidden by a mount placed
+ * over it after mount i (the plan's user mounts come after the system
+ * ones and are sorted by depth, a deeper destination mounted later)?  A
+ * mount that shows the same host path there (a git directory bound over
+ * itself) hides nothing; a mask there means it is covered already.  The
+ * walk covers nothing in such a place: the file is not seen there, and
+ * making the mount point would create directories in the tree on top. */
+int cd_tree_shadowed(const struct cd_plan *p, size_t first, size_t i, const char *dest)
+{
+	const struct cd_mount *m = &p->mounts[i];
+	char a[CD_PATH_MAX], b[CD_PATH_MAX];
+	size_t j, md = cd_path_depth(m->dest);
+
+	for (j = 0; j < p->nmounts; j++) {
+		const struct cd_mount *o = &p->mounts[j];
+		size_t od;
+		int after;
+
+		if (j == i || o->kind == CD_MNT_REMOUNT_RO || o->kind == CD_MNT_HOLD ||
+		    o->kind == CD_MNT_SYMLINK || o->kind == CD_MNT_DIR || o->kind == CD_MNT_FILE ||
+		    !cd_path_is_under(dest, o->dest))
+			continue;
+		od = cd_path_depth(o->dest);
+		if ((j >= first) != (i >= first))
+			after = j >= first;
+		else
+			after = od != md ? od > md : j > i;
+		if (!after)
+			continue;
+		if ((o->kind == CD_MNT_BIND || o->kind == CD_MNT_OVERLAY) && o->src && m->src &&
+		    host_of(o, dest, a, sizeof a) == 0 && host_of(m, dest, b, sizeof b) == 0 &&
+		    !strcmp(a, b))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
+/* The directories between the top of writable bind i and `host` (a
+ * credential link's target shown there) are held, as a credential's are
+ * (cd_tree_hold_dirs): the sandbox cannot rename them to leave the link
+ * dangling, for the next run to read the target under a plain name. */
+int cd_tree_hold_in(struct walk *w, size_t i, const char *host)
+{
+	const struct cd_mount *m = &w->p->mounts[i];
+	struct walk sub;
+
+	if (m->kind != CD_MNT_BIND || !(m->flags & CD_MNT_RW) || i < w->first)
+		return 0;
+	sub = *w;
+	sub.mount = i;
+	sub.src = m->src;
+	sub.dest = m->dest;
+	sub.srclen = strcmp(m->src, "/") ? strlen(m->src) : 0;
+	sub.writable = 1;
+	return cd_tree_hold_dirs(&sub, host);
+}
+
+/* w->path (entry `name` of dfd), a directory, cannot be opened (err).
+ * After the run: one the sandbox could have made (the caller's, or
+ * searchable) is reported and makes the check incomplete; another user's
+ * unsearchable one is passed over, as before the run.  Before it, in a tree the
+ * sandbox can write, one the caller owns is refused: the sandbox could
+ * chmod it and reach what the walk never saw (a credential, a git
+ * config).  Elsewhere (a read-only tree, or another user's directory) the
+ * sandbox cannot make it readable either: skipped, as long as it cannot
+ * be searched (names inside would be reachable). */
+int cd_tree_unopenable(struct walk *w, int dfd, const char *name, int e)
+{
+	struct stat st;
+
+	/* after the run: what the sandbox could have made (the caller's) is
+	 * left unchecked, what it could not is passed over as before it */
+	if (w->list_only && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    st.st_uid != geteuid() && e == EACCES && faccessat(dfd, name, X_OK, AT_EACCESS) < 0)
+		return 0;
+	if (w->list_only)
+		return cd_tree_incomplete(w, w->path + w->srclen + 1, WHY_UNREADABLE);
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && cd_tree_chmodable(w, &st))
+		return cd_err_set(w->err, -CD_E_USAGE,
+		                  "cannot read '%s' (%s) to check it for host sockets, git "
+		                  "control files and credentials, and the sandbox could make it "
+		                  "readable: run 'chmod u+rx' on it or run elsewhere; refused",
+		                  w->path, strerror(e));
+	if (!(e == EACCES && faccessat(dfd, name, X_OK, AT_EACCESS) < 0))
+		/* unlistable but searchable: names inside are reachable */
+		return cd_err_sys(w->err, -e,
+		                  "cannot check '%s' for host sockets, git control files and "
+		                  "credentials, so the run is refused",
+		                  w->path);
+	return 0;
+}
+
+/* dfd (w->path), opened for reading, but can the walk search it?  One
+ * with read but not search permission (mode 644) lists its names, but
+ * nothing below it opens: its subdirectories would be passed over and
+ * its files judged by content never read, silently.  So it gets the
+ * unreadable-directory rule: refused (after the run: reported as not
+ * checked) when the sandbox could chmod it (the caller's, in a tree it
+ * writes or the proposal overlay); another user's, which the sandbox
+ * cannot search either, is skipped whole.  0: searchable (a root caller
+ * searches every directory), 1: skip it, < 0: refused. */
+int cd_tree_searchable(struct walk *w, int dfd)
+{
+	struct stat st, dot;
+	int r;
+
+	if (fstatat(dfd, ".", &dot, AT_SYMLINK_NOFOLLOW) == 0 || errno != EACCES)
+		return 0; /* another error: the lookups below meet it too */
+	if (fstat(dfd, &st) < 0)
+		return cd_err_sys(w->err, -errno, "cannot check '%s'; refused", w->path);
+	if (w->list_only) {
+		r = st.st_uid != geteuid()
+		            ? 0
+		            : cd_tree_incomplete(w,
+		                                 w->path[w->srclen] ? w->path + w->srclen + 1 : "",
+		                                 WHY_UNREADABLE);
+		return r < 0 ? r : 1;
+	}
+	if (cd_tree_chmodable(w, &st))
+		return cd_err_set(w->err, -CD_E_USAGE,
+		                  "cannot search '%s' (%s) to check it for host sockets, git "
+		                  "control files and credentials, and the sandbox could make it "
+		                  "searchable: run 'chmod u+rx' on it or run elsewhere; refused",
+		                  w->path, strerror(EACCES));
+	return 1;
 }

@@ -195,6 +195,10 @@ int cd_tree_walk_file(struct walk *w, int fd, const struct stat *st, const char 
 int cd_tree_pin_source(struct walk *w, struct cd_mount *m, const char *host);
 int cd_tree_pin_planned(struct walk *w, const char *dest, const char *host);
 int cd_tree_hold_dirs(struct walk *w, const char *host);
+int cd_tree_hold_in(struct walk *w, size_t i, const char *host);
+/* 0: the walk can search dfd (w->path), 1: skip it, < 0: refused. */
+int cd_tree_searchable(struct walk *w, int dfd);
+int cd_tree_shadowed(const struct cd_plan *p, size_t first, size_t i, const char *dest);
 
 /* tree-planted.c */
 int cd_tree_link_leaves(struct walk *w, int dfd, const char *name);
@@ -216,7 +220,6 @@ int cd_tree_cred_bound_file(struct walk *w, const struct stat *st, const char *s
                             const char *dest);
 int cd_tree_links_missing(const struct walk *w, dev_t dev);
 void cd_tree_creds_free(struct walk *w);
-int cd_tree_shadowed(const struct cd_plan *p, size_t first, size_t i, const char *dest);
 int cd_tree_cover_views(struct walk *w, const char *host, const char *why);
 int cd_tree_link_visit(struct walk *w, int dfd, const char *name);
 int cd_tree_note_ro_link(struct walk *w, int dfd, const char *name);

@@ -611,41 +611,6 @@ int cd_tree_visit(struct walk *w, int dfd, const char *name, unsigned char type,
 	return visit(w, dfd, name, type, len, depth);
 }
 
-/* w->path (entry `name` of dfd), a directory, cannot be opened (err).
- * After the run: one the sandbox could have made (the caller's, or
- * searchable) is reported and makes the check incomplete; another user's
- * unsearchable one is passed over, as before the run.  Before it, in a tree the
- * sandbox can write, one the caller owns is refused: the sandbox could
- * chmod it and reach what the walk never saw (a credential, a git
- * config).  Elsewhere (a read-only tree, or another user's directory) the
- * sandbox cannot make it readable either: skipped, as long as it cannot
- * be searched (names inside would be reachable). */
-int cd_tree_unopenable(struct walk *w, int dfd, const char *name, int e)
-{
-	struct stat st;
-
-	/* after the run: what the sandbox could have made (the caller's) is
-	 * left unchecked, what it could not is passed over as before it */
-	if (w->list_only && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    st.st_uid != geteuid() && e == EACCES && faccessat(dfd, name, X_OK, AT_EACCESS) < 0)
-		return 0;
-	if (w->list_only)
-		return cd_tree_incomplete(w, w->path + w->srclen + 1, WHY_UNREADABLE);
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && cd_tree_chmodable(w, &st))
-		return cd_err_set(w->err, -CD_E_USAGE,
-		                  "cannot read '%s' (%s) to check it for host sockets, git "
-		                  "control files and credentials, and the sandbox could make it "
-		                  "readable: run 'chmod u+rx' on it or run elsewhere; refused",
-		                  w->path, strerror(e));
-	if (!(e == EACCES && faccessat(dfd, name, X_OK, AT_EACCESS) < 0))
-		/* unlistable but searchable: names inside are reachable */
-		return cd_err_sys(w->err, -e,
-		                  "cannot check '%s' for host sockets, git control files and "
-		                  "credentials, so the run is refused",
-		                  w->path);
-	return 0;
-}
-
 int64_t cd_tree_ctime_ns(const struct stat *st)
 {
 	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
@@ -688,6 +653,8 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 	struct stat st;
 	long n;
 
+	if ((r = cd_tree_searchable(w, dfd)) != 0)
+		goto out;
 	if ((w->stamp || w->cache) && (have = fstat(dfd, &st) == 0) && w->cache)
 		cd_tree_cache_read_begin(w, depth, &st);
 	if (w->stamp && (r = stamp(w, have ? &st : NULL)) < 0)
@@ -743,7 +710,7 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 out:
 	free(fold);
 	close(dfd);
-	return r;
+	return r < 0 ? r : 0; /* 1: not searchable, skipped */
 }
 
 int cd_tree_walk_tree(struct walk *w, const char *src, const char *dest)

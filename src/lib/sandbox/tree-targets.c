@@ -275,6 +275,34 @@ int cd_tree_run_targets(struct walk *w, int dfd, const char *name, size_t len)
 	return r;
 }
 
+struct on_way {
+	struct walk *w;
+	const char *path;
+	int r;
+};
+
+/* A symlink the host follows on the way to a named path (on_way.path),
+ * in this tree: the sandbox could point it elsewhere (a hooksPath
+ * outside the tree, $H/hooks -> $W/current/hooks: only the final target
+ * would be read-only, and `current` re-pointed to a directory of the
+ * agent's), so it is refused, as one on the lexical path is; listed
+ * after the run. */
+static void link_on_way(void *arg, const char *link)
+{
+	struct on_way *c = arg;
+	struct walk *w = c->w;
+
+	if (c->r || strlen(link) <= w->srclen || !cd_path_is_under(link, w->src))
+		return;
+	c->r = w->list_only ? cd_tree_list_add(w, link)
+	                    : cd_err_set(w->err, -CD_E_USAGE,
+	                                 "'%s' is a symlink on the way to '%s', which a git "
+	                                 "config, hook, .envrc or the caller's PATH names: a "
+	                                 "writable tree cannot keep it read-only (the host "
+	                                 "would run what it points to), so the run is refused",
+	                                 link, c->path);
+}
+
 /* A path a protected file names (a git directory's config or hooks:
  * gitcfg.h; what an .envrc runs or puts on PATH: envrc.h; a caller's
  * PATH directory), in this tree: listed (so one made or replaced is
@@ -290,6 +318,7 @@ static int named_path(struct walk *w, const char *path, int flags)
 	int dir_ok = flags & NAMED_DIR_OK;
 	char pre[CD_PATH_MAX];
 	size_t i, pl = strlen(path);
+	struct on_way way = { w, path, 0 };
 	struct stat st;
 	int link;
 
@@ -301,6 +330,9 @@ static int named_path(struct walk *w, const char *path, int flags)
 		                  "a command's search path), which the host's git runs from: it "
 		                  "cannot be a writable tree; refused",
 		                  w->src);
+	(void)cd_path_resolve_links_each(path, pre, sizeof pre, link_on_way, &way);
+	if (way.r)
+		return way.r;
 	if (pl <= w->srclen || pl >= sizeof pre || !cd_path_is_under(path, w->src))
 		return 0; /* not in this tree */
 	memcpy(pre, path, pl + 1);

@@ -54,6 +54,36 @@ int cd_path_canon(const char *in, size_t len, char *out, size_t outlen)
 	return (int)o;
 }
 
+int cd_cover_glob_valid(const char *g, size_t len, const char **ret_why)
+{
+	const char *why = NULL, *p = g, *end = g + len;
+
+	if (!len || len > 255 || memchr(g, '\0', len))
+		why = "not a glob of 1-255 bytes";
+	else if (memmem(g, len, "**", 2))
+		why = "'**' is not supported";
+	else if (memchr(g, '{', len) || memchr(g, '}', len))
+		why = "'{a,b}' is not supported (write one glob for each)";
+	while (!why && p <= end) {
+		const char *seg = p, *slash = memchr(p, '/', (size_t)(end - p));
+		size_t n = (size_t)((slash ? slash : end) - seg);
+
+		if (!n)
+			why = "an absolute path, a leading or trailing '/' or '//' matches "
+			      "nothing (a glob is matched against a file's name, or with a "
+			      "'/' against its path's last components)";
+		else if ((n == 1 && seg[0] == '.') || (n == 2 && !memcmp(seg, "..", 2)))
+			why = "a '.' or '..' component matches nothing (write 'conf/x', not "
+			      "'./conf/x')";
+		p = seg + n + 1;
+	}
+	if (!why)
+		return 0;
+	if (ret_why)
+		*ret_why = why;
+	return -EINVAL;
+}
+
 int cd_glob_valid(const char *glob, const char **ret_why)
 {
 	const char *why = NULL, *p;

@@ -28,6 +28,15 @@ int cd_path_canon(const char *in, size_t len, char *out, size_t outlen);
  * valid, -EINVAL otherwise (with a short reason in *ret_why when not NULL). */
 int cd_glob_valid(const char *glob, const char **ret_why);
 
+/* Check a profile's cover_files glob (len bytes at g), which the tree
+ * walk matches with fnmatch(FNM_PATHNAME) against a file's name, or,
+ * holding a '/', against its host path's last components: 1-255 bytes,
+ * no "**" (fnmatch reads it as '*'), no "{a,b}" (no braces in fnmatch),
+ * no empty component (a leading or trailing '/', "//") and no "." or
+ * ".." one, each of which would load and match nothing.  0 when valid,
+ * -EINVAL otherwise (with a short reason in *ret_why when not NULL). */
+int cd_cover_glob_valid(const char *g, size_t len, const char **ret_why);
+
 /* 1 when the canonical path matches the glob, else 0.  "**" matches zero or
  * more whole segments, so the glob /repo followed by a "**" segment matches
  * "/repo" and "/repo/a/b" but not "/repox" or "/".  Bytes compare exactly: case and Unicode look-alikes are

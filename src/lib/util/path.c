@@ -65,6 +65,13 @@ int cd_path_canonical(const char *in, char *out, size_t outlen)
 /* See path.h. */
 int cd_path_resolve_links(const char *path, char *out, size_t outlen)
 {
+	return cd_path_resolve_links_each(path, out, outlen, NULL, NULL);
+}
+
+/* See path.h. */
+int cd_path_resolve_links_each(const char *path, char *out, size_t outlen,
+                               void (*each)(void *arg, const char *link), void *arg)
+{
 	char done[CD_PATH_MAX], rest[CD_PATH_MAX], target[CD_PATH_MAX], tmp[CD_PATH_MAX];
 	const char *r;
 	unsigned hops = 0;
@@ -92,6 +99,8 @@ int cd_path_resolve_links(const char *path, char *out, size_t outlen)
 			               : -1;
 		}
 		if (S_ISLNK(st.st_mode)) {
+			if (each)
+				each(arg, done);
 			if (++hops > LINK_HOPS ||
 			    (tl = readlink(done, target, sizeof target - 1)) <= 0)
 				return -1;

@@ -29,6 +29,12 @@ int cd_path_canonical(const char *in, char *out, size_t outlen);
  * cannot be told (more than 40 links, too long). */
 int cd_path_resolve_links(const char *path, char *out, size_t outlen);
 
+/* The same, calling each(arg, link) with the path of every symlink it
+ * follows, before following it (a link inside a tree the sandbox writes
+ * can be re-pointed: the caller may refuse it). */
+int cd_path_resolve_links_each(const char *path, char *out, size_t outlen,
+                               void (*each)(void *arg, const char *link), void *arg);
+
 /* One entry of a search path ($PATH), n bytes at e, as a normalized
  * absolute path into out: "~" and "~/x" under home, a relative entry
  * under base (the shell searches it from where it is).  0, or -1 (empty,
