@@ -6,14 +6,15 @@
 #   flags a change below such a name at any depth.
 # - H3: an .envrc's PATH_add "$PWD/x", PATH_add a b, path_add PATH x,
 #   export PATH=$PWD/x:$PATH, layout php, layout python3 (.direnv),
-#   load_prefix DIR: each directory read-only (a symlinked .direnv: where
-#   it points; one made: reported); --propose flags a change in one.
+#   load_prefix DIR: each directory read-only (one made: reported);
+#   --propose flags a change in one.
 # - H6: a file hard-linked to a hook of init.templateDir (hooks/*, a
 #   level below the named directory): read-only under its other name.
 # - H7: alias forms "$(pwd -P)/x", "$(/bin/pwd)/x", "${PWD:-.}/x",
 #   $(git rev-parse --show-toplevel 2>/dev/null)/x: read-only.
-# - H8: an absolute PATH entry through a symlink in the tree: the run
-#   goes on, the target is read-only and the link replaced is reported.
+# - H8: an absolute PATH entry through a symlink in the tree (and a
+#   layout's .direnv that is one): the run is refused naming the link
+#   (session 12's F5: the sandbox could point it elsewhere).
 # Controls: an ordinary file beside each is written.  As root and nobody.
 : "${CORDON_TEST_TIMEOUT:=300}"
 export CORDON_TEST_TIMEOUT
@@ -40,7 +41,6 @@ round3() {
 				layout python3
 			EOF
 			echo 'layout python' >sub/.envrc && echo 'layout_ruby' >sub2/.envrc &&
-			ln -s ../cache sub2/.direnv &&
 			git config alias.t1 '!"$(pwd -P)/tools/t1"' &&
 			git config alias.t2 '!$(git rev-parse --show-toplevel 2>/dev/null)/tools/t2' &&
 			git config alias.t3 '!"${PWD:-.}/tools/t3"' &&
@@ -52,30 +52,36 @@ round3() {
 	printf '[init]\n\ttemplateDir = %s/w6/tpl\n' "$h" >"$h/.gitconfig"
 	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$h"
 
-	# H3, H7 (sub/.direnv not there yet: made, it is reported; sub2's a
-	# symlink: where it points read-only)
+	# H3, H7 (sub/.direnv not there yet: made, it is reported)
 	(cd "$h/r" && $RUN_AS env HOME="$h" "$CORDON" run --profile workspace-write --json-fd 3 -- sh -c "$ATTEMPT
 		for f in b1/git b2/git b3/git b4/git lb/git vendor/bin/git pfx/bin/git \
-			.direnv/python-3.11/bin/git cache/bin/git tools/t1 tools/t2 tools/t3 tools/t7 tools/other; do
+			.direnv/python-3.11/bin/git tools/t1 tools/t2 tools/t3 tools/t7 tools/other; do
 			try \$f \"echo x >>\$f\"; done
 		mkdir -p sub/.direnv/python-3.12/bin && echo x >sub/.direnv/python-3.12/bin/git") \
 		3>"$T/rec" >"$T/out" 2>"$T/err"
 	is "$(tr '\n' ' ' <"$T/out")" \
-		"b1/git=erofs b2/git=erofs b3/git=erofs b4/git=erofs lb/git=erofs vendor/bin/git=erofs pfx/bin/git=erofs .direnv/python-3.11/bin/git=erofs cache/bin/git=erofs tools/t1=erofs tools/t2=erofs tools/t3=erofs tools/t7=erofs tools/other=written " \
+		"b1/git=erofs b2/git=erofs b3/git=erofs b4/git=erofs lb/git=erofs vendor/bin/git=erofs pfx/bin/git=erofs .direnv/python-3.11/bin/git=erofs tools/t1=erofs tools/t2=erofs tools/t3=erofs tools/t7=erofs tools/other=written " \
 		"$who: H3, H7: each read-only (tools/other written)" || diag "$(cat "$T/err")"
 	case " $(planted_paths) " in *" sub/.direnv "*) r=yes ;; *) r="no: $(planted_paths)" ;; esac
 	is "$r" yes "$who: H3: a layout's .direnv made in the run is reported"
 
-	# H8: PATH through the tree's sbin -> scripts
+	# H8 (and session 12's F5): a symlink in the writable tree on the way
+	# to a named directory (PATH through the tree's sbin -> scripts, a
+	# layout's .direnv -> ../cache) refuses the run, saying which link:
+	# the sandbox could point it elsewhere before the host's next command
 	(cd "$h/r" && $RUN_AS env HOME="$h" PATH="$h/r/sbin:$PATH" \
-		"$CORDON" run --profile workspace-write --json-fd 3 -- sh -c "$ATTEMPT
-		try scripts/x 'echo x >>scripts/x'; try tools/other 'echo x >>tools/other'
-		rm sbin && mkdir sbin && echo x >sbin/git") 3>"$T/rec" >"$T/out" 2>"$T/err"
-	is "$(tr '\n' ' ' <"$T/out")" "scripts/x=erofs tools/other=written " \
-		"$who: H8: a PATH entry's symlink in the tree: its target read-only, the run goes on" ||
-		diag "$(cat "$T/err")"
-	case " $(planted_paths) " in *" sbin "*) r=yes ;; *) r="no: $(planted_paths)" ;; esac
-	is "$r" yes "$who: H8: the PATH entry's symlink in the tree, replaced, is reported"
+		"$CORDON" run --profile workspace-write -- sh -c 'rm sbin && mkdir sbin && echo x >sbin/git') \
+		>"$T/out" 2>"$T/err"
+	is "$?:$(grep -c "'$h/r/sbin' is a symlink on the way to" "$T/err")" "125:1" \
+		"$who: H8: a PATH entry through a symlink in the tree refuses the run, naming the link"
+	[ -L "$h/r/sbin" ] && r=link || r=replaced
+	is "$r" link "$who: H8: ... and the link is untouched"
+	ln -s ../cache "$h/r/sub2/.direnv" && [ -n "$RUN_AS" ] && chown -h 65534:65534 "$h/r/sub2/.direnv"
+	(cd "$h/r" && $RUN_AS env HOME="$h" "$CORDON" run --profile workspace-write -- true) \
+		>"$T/out" 2>"$T/err"
+	is "$?:$(grep -c "'$h/r/sub2/.direnv' is a symlink on the way to" "$T/err")" "125:1" \
+		"$who: H3: a layout's .direnv that is a symlink in the tree refuses the run"
+	rm -f "$h/r/sub2/.direnv"
 
 	# H1: a relative entry refuses a writable tree; the default profile runs
 	(cd "$h/r" && $RUN_AS env HOME="$h" PATH="./node_modules/.bin:$PATH" \

@@ -201,22 +201,22 @@ static int pth_imports(struct walk *w, int dfd, const char *buf, size_t n, size_
 }
 
 /* named_path's flags */
-#define NAMED_DIR_OK      1 /* a directory may be read-only whole */
-#define NAMED_LINK_LISTED 2 /* a symlink on the way is listed, not refused */
+#define NAMED_DIR_OK 1 /* a directory may be read-only whole */
 
 static int named_path(struct walk *w, const char *path, int flags);
 
 /* A directory the host searches by name (dir, normalized): read-only
- * whole, a symlink on the way listed, and as the filesystem resolves it
+ * whole (a symlink on the way in the tree refuses the run), and as the
+ * filesystem resolves it
  * (a symlinked entry, a dangling one: where a directory made later
  * lands) read-only too. */
 static int named_dir_resolved(struct walk *w, const char *dir)
 {
 	char real[CD_PATH_MAX];
-	int r = named_path(w, dir, NAMED_DIR_OK | NAMED_LINK_LISTED);
+	int r = named_path(w, dir, NAMED_DIR_OK);
 
 	if (r == 0 && cd_path_resolve_links(dir, real, sizeof real) == 0 && strcmp(real, dir))
-		r = named_path(w, real, NAMED_DIR_OK | NAMED_LINK_LISTED);
+		r = named_path(w, real, NAMED_DIR_OK);
 	return r;
 }
 
@@ -311,8 +311,7 @@ static void link_on_way(void *arg, const char *link)
  * core.hooksPath, a PATH directory; without it a command word "./"
  * names no script).  A symlink on the way, below the tree's top, is
  * refused as a host-run name's is (the sandbox could point it
- * elsewhere), or with NAMED_LINK_LISTED listed, when the caller keeps
- * where it resolves read-only itself (named_dir_resolved). */
+ * elsewhere; link_on_way); after the run it is listed. */
 static int named_path(struct walk *w, const char *path, int flags)
 {
 	int dir_ok = flags & NAMED_DIR_OK;
@@ -343,7 +342,7 @@ static int named_path(struct walk *w, const char *path, int flags)
 		if (lstat(pre, &st) < 0)
 			break; /* nothing there yet: listed only */
 		link = S_ISLNK(st.st_mode);
-		if (link && (w->list_only || (flags & NAMED_LINK_LISTED)))
+		if (link && w->list_only)
 			return cd_tree_list_add(w, pre);
 		pre[i] = path[i];
 		if (link)
