@@ -164,6 +164,50 @@ open(p, "wb").write(b)' "$c"
 
 for_each_user watch_case
 
+# Session 12's review of the watcher (W1-W3): directories it never
+# watched, which it must not vouch for.  W1: two trees overlapping (a run
+# in p, then one in p/sub): a directory renamed in one and one made there
+# left the other "whole" with the new directory unwatched.  W2 (nobody):
+# a directory unreadable during the watcher's pass, made readable after.
+# W3 (root): a run in another mount namespace than the service's, with a
+# filesystem mounted below the tree there.  Each time the host then puts
+# a credential where the walk had a record: the next run covers it.
+gaps() {
+	who=$1 g=$T/gap-$who
+	mkdir -p "$g/p/sub/a" "$g/p/sub/x1" "$g/q/X/deep" "$g/m/a/deep"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$g"
+	sleep 2
+	(cd "$g/p" && $RUN_AS "$CORDON" run -- true)
+	(cd "$g/p/sub" && $RUN_AS "$CORDON" run --profile workspace-write -- sh -c 'mv x1 x2; mkdir new')
+	sleep 1.2
+	(cd "$g/p/sub" && $RUN_AS "$CORDON" run -- true && $RUN_AS "$CORDON" run -- true)
+	$RUN_AS sh -c "echo $SECRET >'$g/p/sub/new/.netrc'"
+	(cd "$g/p/sub" && $RUN_AS "$CORDON" run -- sh -c 'cat new/.netrc; echo ran') >"$T/out" 2>&1
+	lacks "$who: W1: overlapping trees: a directory made after a rename in one is not vouched for" \
+		"$SECRET" "$T/out" ran
+	if [ -n "$RUN_AS" ]; then
+		$RUN_AS chmod 0311 "$g/q/X"
+		(cd "$g/q" && $RUN_AS "$CORDON" run -- true) >/dev/null 2>&1
+		$RUN_AS chmod 0755 "$g/q/X"
+		(cd "$g/q" && $RUN_AS "$CORDON" run -- true && $RUN_AS "$CORDON" run -- true)
+		$RUN_AS sh -c "echo $SECRET >'$g/q/X/deep/.netrc'"
+		(cd "$g/q" && $RUN_AS "$CORDON" run -- sh -c 'cat X/deep/.netrc; echo ran') >"$T/out" 2>&1
+		lacks "$who: W2: below a directory the watcher could not read, nothing is vouched for" \
+			"$SECRET" "$T/out" ran
+	else
+		echo "$SECRET" >"$g/m/a/deep/.netrc"
+		(cd "$g/m" && "$CORDON" run -- true)
+		unshare -m --propagation private sh -c "
+			mount -t tmpfs -o size=1m cordon-w3 '$g/m/a' && mkdir '$g/m/a/deep' && sleep 2
+			cd '$g/m' && '$CORDON' run -- true
+			umount '$g/m/a'
+			'$CORDON' run -- sh -c 'cat a/deep/.netrc; echo ran'" >"$T/out" 2>&1
+		lacks "$who: W3: a run in another mount namespace than the watcher's does not take its word" \
+			"$SECRET" "$T/out" ran
+	fi
+}
+for_each_user gaps
+
 # The client's side of the trust: a watcher that answers for another
 # instance, with a generation older than the one asked about, with ids out
 # of order, or cut short is not believed (every directory is looked at,
@@ -182,6 +226,7 @@ s.bind(p)
 s.listen(8)
 open(d + "/ready", "w").close()
 M, I = 0x31574443, 0x1234567812345678
+NS = os.stat("/proc/self/ns/mnt").st_ino
 while True:
     c, _ = s.accept()
     while True:
@@ -200,20 +245,24 @@ while True:
             rep = (M, 0, I + 1, since + 1, tree, 0)
         elif mode == "older":
             rep = (M, 0, I, since - 1, tree, 0)
+        elif mode == "stall":
+            import time
+            time.sleep(30)
+            break
         elif mode == "unsorted":
             rep = (M, 0, I, since + 1, tree, 2)
             ids = struct.pack("=QQQQ", 9, 9, 1, 1)
         else:
             c.sendall(b"CDW1")
             break
-        c.sendall(struct.pack("=IIQQII", *rep) + ids)
+        c.sendall(struct.pack("=IIQQIIQ", *rep, NS) + ids)
     c.close()'
 fake_case() {
 	fd=$T/fake
 	mkdir -p "$fd/tree" "$fd/svc/0" && chmod 700 "$fd/svc/0"
 	mktree "$fd/tree"
 	cd "$fd/tree" || exit 1
-	for mode in good other older unsorted short; do
+	for mode in good other older unsorted short stall; do
 		rm -f "$fd/svc/0/ready"
 		python3 -c "$FAKE" "$fd/svc/0" $mode &
 		fp=$!

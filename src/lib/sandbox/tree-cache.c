@@ -652,7 +652,9 @@ void cd_tree_cache_watch(struct walk *w, const char *src, const struct stat *st)
 		if (!p->watch_since || rep.gen < p->watch_since)
 			p->watch_since = rep.gen;
 	}
-	if (c) {
+	if (c && p->trees[w->tree].watch_id) {
+		/* the records are stamped with the answer only when it vouches
+		 * for the tree (not with a mount below it: W3) */
 		c->n_instance = rep.instance;
 		c->n_gen = rep.gen;
 		c->n_tree = p->trees[w->tree].watch_id;

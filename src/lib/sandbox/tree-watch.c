@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -27,11 +28,12 @@ int cd_watch_connect(const char *sock)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	/* our own uid's watcher only: another's could hide a change */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0 || uc.uid != geteuid() ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0) {
+	/* the timeouts first: a full backlog would block connect() itself;
+	 * our own uid's watcher only: another's could hide a change */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0 || uc.uid != geteuid()) {
 		close(fd);
 		return -1;
 	}
@@ -85,6 +87,15 @@ static int ids_sorted(const struct cd_watch_id *v, size_t n)
 	return 1;
 }
 
+/* Our mount namespace's inode; when it cannot be read, a value no
+ * watcher answers (it says 0 when it cannot read its own). */
+static uint64_t own_mntns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/mnt", &st) == 0 ? (uint64_t)st.st_ino : UINT64_MAX;
+}
+
 /* The answer's header, checked: the ids follow. */
 static int rep_get(int fd, uint64_t instance, uint64_t since, struct cd_watch_rep *rep)
 {
@@ -116,7 +127,7 @@ int cd_watch_ask(int fd, const char *path, uint64_t dev, uint64_t ino, uint64_t 
 	q.ino = ino;
 	q.pathlen = (uint32_t)pl;
 	if (put(fd, &q, sizeof q) < 0 || put(fd, path, pl) < 0 ||
-	    rep_get(fd, instance, since, rep) < 0)
+	    rep_get(fd, instance, since, rep) < 0 || rep->mntns != own_mntns())
 		return -1;
 	if (!rep->ndirty)
 		return 0;

@@ -22,7 +22,9 @@
  * or `ntrees` uint32 tree ids (SINCE); the answer `struct cd_watch_rep`
  * then `ndirty` `struct cd_watch_id`, sorted by (dev, ino), distinct.
  *   ASK:   watch the tree at path (its top must be dev/ino), and tell what
- *          changed since (instance, since); answers the tree's id.
+ *          changed since (instance, since); answers the tree's id.  A
+ *          walk in another mount namespace than the watcher's does not
+ *          use the answer (the same path may show other directories).
  *   SINCE: what changed since (instance, since) in the trees named.
  * Every answer first reads the whole inotify queue: an event of a call
  * that returned before the request was sent is counted. */
@@ -51,6 +53,7 @@ struct cd_watch_rep {
 	uint32_t magic, status;
 	uint64_t instance, gen; /* the generation of this answer */
 	uint32_t tree, ndirty;  /* ASK: the tree's id (0: not watched) */
+	uint64_t mntns;         /* the watcher's mount namespace (its inode) */
 };
 
 struct cd_watch_id {

@@ -46,6 +46,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -53,12 +54,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LOG_SIZE   65536u  /* events remembered: an older `since` is FULL */
-#define DIRS_MAX   262144u /* watched directories, over all trees */
-#define TREES_MAX  CD_WATCH_TREES_MAX
-#define UNREAD_MAX 1024u /* unwatchable directories per tree */
-#define DEPTH_MAX  64
-#define RETRY_S    60
+#define LOG_SIZE  65536u  /* events remembered: an older `since` is FULL */
+#define DIRS_MAX  100000u /* watched directories, over all trees */
+#define TREES_MAX CD_WATCH_TREES_MAX
+#define DEPTH_MAX 64
+#define RETRY_S   60
 #define DIR_MASK                                                                                   \
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |        \
 	 IN_MOVE_SELF | IN_ONLYDIR)
@@ -77,8 +77,6 @@ struct wtree {
 	int complete;
 	uint64_t complete_gen; /* watched whole since this generation */
 	time_t failed_at;      /* a pass failed then: not before RETRY_S */
-	struct cd_watch_id *unread;
-	size_t nunread;
 };
 
 struct logent {
@@ -88,6 +86,7 @@ struct logent {
 struct wstate {
 	int in, lfd, ep, mi;
 	uint64_t instance, cur, lost; /* lost: the highest generation overwritten in the log */
+	uint64_t mntns;               /* our mount namespace's inode, for the clients */
 	struct wdir *dirs;            /* open addressing by wd */
 	size_t cap, ndirs;
 	struct wtree trees[TREES_MAX + 1]; /* ids are 1.. */
@@ -161,9 +160,17 @@ static void dir_remove(struct wstate *s, struct wdir *d)
 	}
 }
 
-static void tree_stale(struct wtree *t)
+/* A tree's recorded paths no longer hold, or a directory in it went
+ * unwatched: every tree is watched again by a new pass on its next ask.
+ * Every one, not that one alone: trees overlap (a run in p, another in
+ * p/sub), each directory is recorded under one of them, and the other
+ * must not vouch for what lies below it either. */
+static void all_stale(struct wstate *s)
 {
-	t->complete = 0;
+	size_t i;
+
+	for (i = 1; i <= TREES_MAX; i++)
+		s->trees[i].complete = 0;
 }
 
 /* Watch the directory open at fd (dev/ino in st) as rel of tree id:
@@ -213,30 +220,28 @@ static int watch_one(struct wstate *s, uint32_t id, int fd, const struct stat *s
 	return 0;
 }
 
-static int unread_add(struct wtree *t, const struct stat *st)
+/* A filesystem whose every change the local kernel makes (and so
+ * reports to inotify): ext4, xfs, btrfs, tmpfs.  Not NFS, FUSE, 9p or an
+ * overlay, whose files can change where no event is raised here. */
+static int local_fs(int fd)
 {
-	struct cd_watch_id *v;
+	struct statfs sf;
 
-	if (t->nunread >= UNREAD_MAX || !(v = realloc(t->unread, (t->nunread + 1) * sizeof *v)))
-		return -1;
-	t->unread = v;
-	v[t->nunread].dev = (uint64_t)st->st_dev;
-	v[t->nunread++].ino = (uint64_t)st->st_ino;
-	return 0;
+	return fstatfs(fd, &sf) == 0 && (sf.f_type == 0xEF53 || sf.f_type == 0x58465342 ||
+	                                 sf.f_type == 0x9123683E || sf.f_type == 0x01021994);
 }
 
 /* Watch the directory at fd (rel of tree id) and every directory below
  * it.  Consumes fd.  0 or -1. */
 static int watch_below(struct wstate *s, uint32_t id, int fd, char *rel, size_t rl, unsigned depth)
 {
-	struct wtree *t = &s->trees[id];
 	struct stat st;
 	char *buf = NULL;
 	long n;
 	int r = -1;
 
-	if (depth > DEPTH_MAX || fstat(fd, &st) < 0 || watch_one(s, id, fd, &st, rel) < 0 ||
-	    !(buf = malloc(sizeof s->dents)))
+	if (depth > DEPTH_MAX || fstat(fd, &st) < 0 || !local_fs(fd) ||
+	    watch_one(s, id, fd, &st, rel) < 0 || !(buf = malloc(sizeof s->dents)))
 		goto out;
 	r = 0;
 	while (r == 0 && (n = getdents64(fd, buf, sizeof s->dents)) > 0) {
@@ -245,7 +250,6 @@ static int watch_below(struct wstate *s, uint32_t id, int fd, char *rel, size_t 
 		for (off = 0; r == 0 && off < n;) {
 			struct dirent64 *e = (void *)(buf + off);
 			size_t nl = strlen(e->d_name);
-			struct stat cs;
 			int cfd;
 
 			off += e->d_reclen;
@@ -259,15 +263,11 @@ static int watch_below(struct wstate *s, uint32_t id, int fd, char *rel, size_t 
 			}
 			cfd = openat(fd, e->d_name,
 			             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (cfd < 0 && (errno == EACCES || errno == EPERM) &&
-			    fstatat(fd, e->d_name, &cs, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISDIR(cs.st_mode)) {
-				r = unread_add(t, &cs);
-				continue;
-			}
 			if (cfd < 0) {
 				/* not a directory (DT_UNKNOWN), or gone: its parent's
-				 * event says so; anything else fails the pass */
+				 * event says so; anything else (a directory we cannot
+				 * read: nothing below it could be watched) fails the
+				 * pass */
 				r = errno == ENOTDIR || errno == ENOENT || errno == ELOOP ? 0 : -1;
 				continue;
 			}
@@ -294,6 +294,8 @@ static uint64_t now_s(void)
 	return (uint64_t)ts.tv_sec;
 }
 
+static void reset(struct wstate *s);
+
 /* A pass over tree id from its kept top: complete at cur + 1 (the
  * generation the answer that follows hands out). */
 static void tree_pass(struct wstate *s, uint32_t id)
@@ -302,7 +304,6 @@ static void tree_pass(struct wstate *s, uint32_t id)
 	char rel[PATH_MAX + 1] = "";
 	int fd = openat(t->topfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	t->nunread = 0;
 	/* a mount below it: the pass would watch what is mounted, a caller
 	 * in another mount namespace may walk what lies under it */
 	if (fd >= 0 && !cd_tree_mounts_below(t->path) && watch_below(s, id, fd, rel, 0, 0) == 0) {
@@ -311,6 +312,9 @@ static void tree_pass(struct wstate *s, uint32_t id)
 		t->failed_at = 0;
 		return;
 	}
+	/* what the pass watched would hold the user's inotify watches (a
+	 * limit per user) for nothing: everything is let go */
+	reset(s);
 	t->complete = 0;
 	t->failed_at = (time_t)now_s();
 }
@@ -325,8 +329,10 @@ static void watch_new(struct wstate *s, struct wdir *d, const char *name)
 	size_t rl = strlen(d->rel), nl = strlen(name);
 	int pfd, fd;
 
-	if (!t->path || !t->complete)
+	if (!t->path || t->topfd < 0) {
+		all_stale(s);
 		return;
+	}
 	memset(&how, 0, sizeof how);
 	how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
@@ -335,14 +341,14 @@ static void watch_new(struct wstate *s, struct wdir *d, const char *name)
 	    (uint64_t)st.st_ino != d->ino || rl + 1 + nl + 1 > sizeof rel) {
 		if (pfd >= 0)
 			close(pfd);
-		tree_stale(t); /* the recorded path is not d's any more */
+		all_stale(s); /* the recorded path is not d's any more */
 		return;
 	}
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(pfd);
 	if (fd < 0) {
 		if (errno != ENOENT) /* gone again: its parent's event says so */
-			tree_stale(t);
+			all_stale(s);
 		return;
 	}
 	memcpy(rel, d->rel, rl);
@@ -350,10 +356,8 @@ static void watch_new(struct wstate *s, struct wdir *d, const char *name)
 		rel[rl] = '/';
 	memcpy(rel + (rl ? rl + 1 : 0), name, nl + 1);
 	if (watch_below(s, d->tree, fd, rel, rl ? rl + 1 + nl : nl, 0) < 0)
-		tree_stale(t);
+		all_stale(s);
 }
-
-static void reset(struct wstate *s);
 
 /* Read the whole queue: each event logs its directory. */
 static void drain(struct wstate *s)
@@ -381,14 +385,14 @@ static void drain(struct wstate *s)
 
 				/* removed, or its filesystem unmounted */
 				if (!*d->rel && s->trees[id].path)
-					tree_stale(&s->trees[id]);
+					all_stale(s);
 				dir_remove(s, d);
 				continue;
 			}
 			if ((e->mask & IN_MOVE_SELF) && !*d->rel)
-				tree_stale(&s->trees[d->tree]); /* its top moved */
+				all_stale(s); /* its top moved */
 			if ((e->mask & IN_ISDIR) && (e->mask & IN_MOVED_FROM))
-				tree_stale(&s->trees[d->tree]); /* the paths below it changed */
+				all_stale(s); /* the paths below it changed */
 			if ((e->mask & IN_ISDIR) && (e->mask & (IN_CREATE | IN_MOVED_TO)) && e->len)
 				watch_new(s, d, e->name);
 		}
@@ -466,10 +470,9 @@ static int trees_hold(struct wstate *s, const uint32_t *ids, uint32_t n, uint64_
 static void answer(struct wstate *s, int fd, uint64_t instance, uint64_t since, const uint32_t *ids,
                    uint32_t n, uint32_t tree)
 {
-	static struct cd_watch_id v[CD_WATCH_DIRTY_MAX + UNREAD_MAX];
+	static struct cd_watch_id v[CD_WATCH_DIRTY_MAX];
 	struct cd_watch_rep rep;
 	size_t k = 0, i, j, full;
-	uint32_t t;
 
 	s->cur++;
 	memset(&rep, 0, sizeof rep);
@@ -477,6 +480,7 @@ static void answer(struct wstate *s, int fd, uint64_t instance, uint64_t since, 
 	rep.instance = s->instance;
 	rep.gen = s->cur;
 	rep.tree = tree;
+	rep.mntns = s->mntns;
 	full = instance != s->instance || !since || since > s->cur || since < s->lost ||
 	       !trees_hold(s, ids, n, since);
 	/* newest first, down to `since` */
@@ -490,16 +494,6 @@ static void answer(struct wstate *s, int fd, uint64_t instance, uint64_t since, 
 		else {
 			v[k].dev = e->dev;
 			v[k++].ino = e->ino;
-		}
-	}
-	for (t = 0; !full && t < n; t++) {
-		const struct wtree *w = &s->trees[ids[t]];
-
-		for (i = 0; i < w->nunread && !full; i++) {
-			if (k == CD_ARRAY_SIZE(v))
-				full = 1;
-			else
-				v[k++] = w->unread[i];
 		}
 	}
 	if (!full) {
@@ -570,21 +564,14 @@ static uint32_t tree_for(struct wstate *s, const char *path, uint64_t dev, uint6
 	return t->complete ? id : 0;
 }
 
+/* n bytes in one call: the socket's 100 ms receive timeout bounds the
+ * whole of it (a peer sending a byte at a time is cut off, not waited
+ * for byte by byte). */
 static int get_full(int fd, void *p, size_t n)
 {
-	char *c = p;
+	ssize_t k = recv(fd, p, n, MSG_WAITALL);
 
-	while (n) {
-		ssize_t k = read(fd, c, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		c += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	return k == (ssize_t)n ? 0 : -1;
 }
 
 /* One request of a client: -1 to drop it. */
@@ -654,6 +641,11 @@ int cd_watchd_serve(const char *dir, volatile uint64_t *active)
 	 * mounted over shows other inodes at its paths than the watched */
 	if ((s.mi = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
+	{
+		struct stat ns;
+
+		s.mntns = stat("/proc/self/ns/mnt", &ns) == 0 ? (uint64_t)ns.st_ino : 0;
+	}
 	memset(&ev, 0, sizeof ev);
 	ev.events = EPOLLPRI | EPOLLERR;
 	ev.data.u32 = UINT32_MAX - 2;
