@@ -14,7 +14,10 @@
 # runs the whole benchmark as uid 65534 instead (a rootless caller, whose
 # sandbox the setuid check leaves out).
 #
-# Environment: RUNS (40), WARMUP (5).  The audit log is on tmpfs
+# Each directory is measured with the warm path's tree watcher on (the
+# default: the walk and the child's check look only at the directories
+# it names as changed) and off (CORDON_WATCH=0); WATCH="1" or "0" picks
+# one.  Environment: RUNS (40), WARMUP (5).  The audit log is on tmpfs
 # (/dev/shm), so the disk's fsync does not drown the walk; so is the state
 # directory, fresh each time, with the walk's cache (the warm-up fills it).  Prints wall
 # time and the CPU time (user + system) hyperfine measured; on a shared
@@ -58,10 +61,20 @@ if [ "$(id -u)" -eq 0 ] && mkdir "$W/tree-nosuid" && mount --bind "$W/tree" "$W/
 fi
 # (`|| :`: under set -e a failed umount, nothing mounted as nobody, would
 # end the trap before the rm)
-trap 'umount "$W/tree-nosuid" 2>/dev/null || :; rm -rf "$W" "$SD"' EXIT
+trap 'cd / && umount "$W/tree-nosuid" 2>/dev/null || :; rm -rf "$W" "$SD"' EXIT
 
 echo "# scan benchmark as uid $(id -u): $(nproc) CPUs, kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# tree: $(find "$W/tree" -type f | wc -l) files in $(find "$W/tree" -type d | wc -l) directories"
+# the warm path's tree watcher on (the default) and off (CORDON_WATCH=0):
+# a private service directory, its service stopped at the end
+SVC=$(mktemp -d /dev/shm/cordon-bench-svc.XXXXXX)
+chmod 755 "$SVC"
+CORDON_SERVICE_DIR=$SVC CORDON_WARM=1
+export CORDON_SERVICE_DIR CORDON_WARM
+for watch in ${WATCH:-1 0}; do
+CORDON_WATCH=$watch
+export CORDON_WATCH
+echo "# CORDON_WATCH=$watch"
 for dir in $dirs; do
 	cd "$W/$dir"
 	set --
@@ -78,3 +91,6 @@ for r in json.load(open(sys.argv[1]))["results"]:
     print("%-40s %8.1f %8.1f" % (r["command"], r["median"] * 1000, (r["user"] + r["system"]) * 1000))
 EOF
 done
+done
+kill "$(cat "$SVC/$(id -u)/service.lock" 2>/dev/null)" 2>/dev/null || :
+rm -rf "$SVC"

@@ -138,8 +138,7 @@ void cd_plan_free(struct cd_plan *p)
 		free(p->host_run[i]);
 	free(p->host_run);
 	free(p->host_run_id);
-	for (i = 0; i < p->ndirs; i++)
-		free(p->dirs[i].rel);
+	cd_name_chunks_free(p->dir_names);
 	free(p->dirs);
 	for (i = 0; i < p->ntrees; i++) {
 		free(p->trees[i].root);

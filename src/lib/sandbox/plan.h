@@ -164,6 +164,7 @@ struct cd_plan {
 	size_t ntrees;
 	size_t nplanted; /* of them `planted` (checked after the run) */
 	struct cd_dir_stamp *dirs;
+	struct cd_name_chunk *dir_names; /* where their rel strings live (one malloc per 64 KiB) */
 	size_t ndirs;
 	int64_t scan_ns; /* CLOCK_REALTIME when the walk began */
 	/* The tree watcher (tree-watch.h), when it answered (watch_instance
@@ -187,6 +188,9 @@ struct cd_stamped_tree {
 		       * had, wherever it is now, not whatever has its path */
 	uint32_t watch_id; /* the tree watcher's id for it (tree-watch.h), 0: none */
 };
+
+struct cd_name_chunk;
+void cd_name_chunks_free(struct cd_name_chunk *c);
 
 struct cd_dir_stamp {
 	char *rel;        /* relative to its tree's root; "" for the root */

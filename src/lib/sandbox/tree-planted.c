@@ -587,6 +587,44 @@ int cd_plan_check_mount_max(const struct cd_plan *p, struct cd_err *err)
 	return 0;
 }
 
+/* The stamps' names, packed in 64 KiB chunks: a walk stamps thousands,
+ * and one malloc and free each cost more than the rest of a replayed
+ * directory's stamp. */
+struct cd_name_chunk {
+	struct cd_name_chunk *next;
+	size_t used;
+	char v[65536 - 2 * sizeof(size_t)];
+};
+
+static char *name_dup(struct cd_name_chunk **head, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	struct cd_name_chunk *c = *head;
+
+	if (n > sizeof c->v)
+		return NULL; /* longer than any path */
+	if (!c || sizeof c->v - c->used < n) {
+		if (!(c = malloc(sizeof *c)))
+			return NULL;
+		c->next = *head;
+		c->used = 0;
+		*head = c;
+	}
+	memcpy(c->v + c->used, s, n);
+	c->used += n;
+	return c->v + c->used - n;
+}
+
+void cd_name_chunks_free(struct cd_name_chunk *c)
+{
+	while (c) {
+		struct cd_name_chunk *next = c->next;
+
+		free(c);
+		c = next;
+	}
+}
+
 /* One more directory stamped (plan->dirs), w->path, as the walk read it
  * or the cache replayed it (tree-cache.c). */
 int cd_tree_stamp_id(struct walk *w, dev_t dev, ino_t ino, int64_t ctime_ns)
@@ -608,7 +646,7 @@ int cd_tree_stamp_id(struct walk *w, dev_t dev, ino_t ino, int64_t ctime_ns)
 			return cd_err_set(w->err, -ENOMEM, "out of memory");
 		p->dirs = v;
 	}
-	if (!(p->dirs[p->ndirs].rel = strdup(rel)))
+	if (!(p->dirs[p->ndirs].rel = name_dup(&p->dir_names, rel)))
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	p->dirs[p->ndirs].gitdir = 0;
 	p->dirs[p->ndirs].dev = dev;

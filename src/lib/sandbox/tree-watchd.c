@@ -73,7 +73,6 @@ struct wdir {
 struct wtree {
 	char *path; /* NULL: a free slot */
 	uint64_t dev, ino;
-	int topfd; /* O_PATH, the top the pass read */
 	int complete;
 	uint64_t complete_gen; /* watched whole since this generation */
 	time_t failed_at;      /* a pass failed then: not before RETRY_S */
@@ -296,13 +295,30 @@ static uint64_t now_s(void)
 
 static void reset(struct wstate *s);
 
-/* A pass over tree id from its kept top: complete at cur + 1 (the
+/* Tree t's top, opened by its path (O_PATH), if it is still the
+ * directory first asked about; -1 if not.  Nothing of a tree is held
+ * open between requests: an fd would keep its filesystem from being
+ * unmounted (watches do not). */
+static int top_open(const struct wtree *t)
+{
+	struct stat st;
+	int fd = open(t->path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0 && (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != t->dev ||
+	                (uint64_t)st.st_ino != t->ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* A pass over tree id from its top (topfd): complete at cur + 1 (the
  * generation the answer that follows hands out). */
-static void tree_pass(struct wstate *s, uint32_t id)
+static void tree_pass(struct wstate *s, uint32_t id, int topfd)
 {
 	struct wtree *t = &s->trees[id];
 	char rel[PATH_MAX + 1] = "";
-	int fd = openat(t->topfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(topfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	/* a mount below it: the pass would watch what is mounted, a caller
 	 * in another mount namespace may walk what lies under it */
@@ -327,16 +343,17 @@ static void watch_new(struct wstate *s, struct wdir *d, const char *name)
 	struct open_how how;
 	struct stat st;
 	size_t rl = strlen(d->rel), nl = strlen(name);
-	int pfd, fd;
+	int pfd, fd, top = t->path ? top_open(t) : -1;
 
-	if (!t->path || t->topfd < 0) {
+	if (top < 0) {
 		all_stale(s);
 		return;
 	}
 	memset(&how, 0, sizeof how);
 	how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	pfd = (int)syscall(SYS_openat2, t->topfd, *d->rel ? d->rel : ".", &how, sizeof how);
+	pfd = (int)syscall(SYS_openat2, top, *d->rel ? d->rel : ".", &how, sizeof how);
+	close(top);
 	if (pfd < 0 || fstat(pfd, &st) < 0 || (uint64_t)st.st_dev != d->dev ||
 	    (uint64_t)st.st_ino != d->ino || rl + 1 + nl + 1 > sizeof rel) {
 		if (pfd >= 0)
@@ -549,18 +566,15 @@ static uint32_t tree_for(struct wstate *s, const char *path, uint64_t dev, uint6
 		id = free_id;
 		t = &s->trees[id];
 		memset(t, 0, sizeof *t);
-		t->topfd = -1;
 		if (!(t->path = strdup(path))) {
 			close(fd);
 			return 0;
 		}
 	}
-	if (t->topfd >= 0)
-		close(t->topfd);
-	t->topfd = fd;
 	t->dev = dev;
 	t->ino = ino;
-	tree_pass(s, id);
+	tree_pass(s, id, fd);
+	close(fd);
 	return t->complete ? id : 0;
 }
 
@@ -626,8 +640,6 @@ int cd_watchd_serve(const char *dir, volatile uint64_t *active)
 		return -ENOMEM;
 	s.in = -1;
 	s.cur = 1;
-	for (i = 1; i <= TREES_MAX; i++)
-		s.trees[i].topfd = -1;
 	unlink(sa.sun_path); /* a stale one: the service holds its lock */
 	s.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	s.ep = epoll_create1(EPOLL_CLOEXEC);
