@@ -4,22 +4,28 @@
  * $MOVE_FROM to $MOVE_TO.  The deterministic form of a directory moved
  * into a bound tree between the walk and the mounts, which only the
  * child's check after its mounts can see.  Appends "moved" or "failed:
- * ERRNO" to $MOVE_LOG (when set), so a test can tell it happened. */
+ * ERRNO" to $MOVE_LOG (when set), so a test can tell it happened.
+ * With $MOUNT_AT instead: just before the first open_tree (a root
+ * caller's supervisor cloning a bound tree), a tmpfs holding a .netrc
+ * ("mount-secret") is mounted there, and "mounted" logged: a host mount
+ * made below a tree between the walk and the clone. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 
 /* Read at load: cordon may clear its environment before the clone. */
-static const char *g_from, *g_to, *g_log;
+static const char *g_from, *g_to, *g_log, *g_mount;
 
 __attribute__((constructor)) static void init(void)
 {
 	g_from = getenv("MOVE_FROM");
 	g_to = getenv("MOVE_TO");
 	g_log = getenv("MOVE_LOG");
+	g_mount = getenv("MOUNT_AT");
 }
 
 long syscall(long n, ...)
@@ -36,6 +42,23 @@ long syscall(long n, ...)
 	for (i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	if (n == SYS_open_tree && !done && g_mount) {
+		char p[4096];
+		FILE *f;
+		int r;
+
+		done = 1;
+		r = mount("cordon-test", g_mount, "tmpfs", 0, "size=64k");
+		snprintf(p, sizeof p, "%s/.netrc", g_mount);
+		if (r == 0 && (f = fopen(p, "w"))) {
+			fputs("mount-secret\n", f);
+			fclose(f);
+		}
+		if (g_log && (f = fopen(g_log, "a"))) {
+			fputs(r == 0 ? "mounted\n" : "failed\n", f);
+			fclose(f);
+		}
+	}
 	if (n == SYS_clone3 && !done && g_from && g_to) {
 		const char *log = g_log;
 		int r = rename(g_from, g_to), e = errno;

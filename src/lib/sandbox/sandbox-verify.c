@@ -399,6 +399,19 @@ static int may_reread(void)
 	return 0;
 }
 
+/* Does the plan mount something at dest (a cover, a hold, a bind)? */
+static int plan_mount_at(const char *dest)
+{
+	const struct cd_plan *p = cd_child_g_ctx->plan;
+	size_t i;
+
+	for (i = 0; i < p->nmounts; i++) {
+		if (p->mounts[i].dest && !strcmp(p->mounts[i].dest, dest))
+			return 1;
+	}
+	return 0;
+}
+
 /* One stamped tree, seen through its bind.  Pass 1 checks each directory
  * against the walk's stamps and reads the changed ones again.  When
  * nothing changed, each directory kept the entries the walk read from
@@ -453,9 +466,14 @@ static int tree_unchanged(int rootfd, size_t t, size_t *j, int pass)
 		ct = ctime_of(&stx);
 		if (makedev(stx.stx_dev_major, stx.stx_dev_minor) != s->dev ||
 		    stx.stx_ino != s->ino) {
-			/* the top is the bind itself: never hidden by one */
+			/* the top is the bind itself: never hidden by one; and
+			 * only a mount the plan makes there may hide a stamped
+			 * directory (one mounted on the host after the walk,
+			 * carried in by the recursive clone, is not ours) */
 			if (!*s->rel ||
-			    !(stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+			    !(stx.stx_attributes_mask & stx.stx_attributes &
+			      STATX_ATTR_MOUNT_ROOT) ||
+			    !plan_mount_at(dest))
 				cd_child_fail(MOVED, dest, 0);
 			skip = s->rel; /* a cover or a bind of the plan's hides it */
 			sl = strlen(skip);
