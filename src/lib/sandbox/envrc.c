@@ -208,8 +208,16 @@ static int envrc_line(struct envrc *e, size_t n)
 	size_t i, j;
 	int r = 0;
 
-	if (!strcmp(cmd, "export") || !strcmp(cmd, "local") || strchr(cmd, '=')) {
-		for (i = strchr(cmd, '=') ? 0 : 1; r == 0 && i < n; i++)
+	if (strchr(cmd, '=')) { /* VAR=v ... cmd: cmd runs too */
+		for (i = 0; r == 0 && i < n && strchr(e->word[i], '='); i++)
+			r = envrc_assign(e, e->word[i]);
+		if (r || i == n)
+			return r;
+		memmove(e->word[0], e->word[i], (n - i) * sizeof e->word[0]);
+		return envrc_line(e, n - i);
+	}
+	if (!strcmp(cmd, "export") || !strcmp(cmd, "local")) {
+		for (i = 1; r == 0 && i < n; i++)
 			r = envrc_assign(e, e->word[i]);
 		return r;
 	}
