@@ -1,5 +1,6 @@
 /* envrc.c — see envrc.h.  A word reader, not a shell: quotes are dropped,
- * a word ends at a blank, ';' or '#'; what it misreads only widens or
+ * a word ends at a blank or a separator (; & | { } ( ) newline), each of
+ * which starts a new command, as do if/then/do/! ...; what it misreads only widens or
  * narrows what is named, never crashes (the .envrc is the agent's to
  * write in a writable tree). */
 #include "envrc.h"
@@ -55,22 +56,90 @@ struct envrc {
 	const char *dir;
 	cd_envrc_named_fn fn;
 	void *arg;
-	char word[ENVRC_WORDS][CD_PATH_MAX];
+	char word[ENVRC_WORDS + 1][CD_PATH_MAX]; /* the last: a spare */
 };
 
-/* One word of line p..end into word (quotes dropped); past it. */
-static const char *envrc_word(const char *p, const char *end, char *word, size_t cap)
+/* A byte that ends a word and the command it is in: direnv's shell
+ * starts a new command after each (`[ -d bin ] && PATH_add bin`,
+ * `{ PATH_add bin; }`, `a | b`, `(cd x)`). */
+static int envrc_sep(char c)
 {
-	size_t wl = 0;
+	return c && strchr(";&|{}()\n", c) != NULL;
+}
 
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	for (; p < end && *p != ' ' && *p != '\t' && *p != ';' && *p != '#'; p++) {
-		if (*p != '"' && *p != '\'' && *p != '\0' && wl < cap - 1)
-			word[wl++] = *p;
+enum { ENVRC_END, ENVRC_SEP, ENVRC_WORD };
+
+/* The next token at *pp: a word into word (quotes dropped, `\` escapes
+ * the next byte, `\`+newline joins lines, `$(`..`)` and `${`..`}` kept in
+ * the word), a command's end (ENVRC_SEP: a separator, or a comment up to
+ * it), or the buffer's end.  A word ends wherever the shell's might, so
+ * a misread starts more commands, never fewer. */
+static int envrc_word(const char **pp, const char *end, char *word, size_t cap)
+{
+	const char *p = *pp;
+	size_t wl = 0, depth = 0;
+
+	for (;;) {
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (end - p < 2 || p[0] != '\\' || p[1] != '\n')
+			break;
+		p += 2;
+	}
+	if (p < end && *p == '#')
+		while (p < end && *p != '\n')
+			p++;
+	if (p >= end) {
+		*pp = p;
+		return ENVRC_END;
+	}
+	if (envrc_sep(*p)) {
+		*pp = p + 1;
+		return ENVRC_SEP;
+	}
+	for (; p < end; p++) {
+		char c = *p;
+
+		if (c == '\\' && end - p > 1) {
+			if (*++p != '\n' && wl < cap - 1)
+				word[wl++] = *p;
+			continue;
+		}
+		if (c == '$' && end - p > 1 && (p[1] == '(' || p[1] == '{')) {
+			depth++;
+			if (wl + 1 < cap - 1) {
+				word[wl++] = c;
+				word[wl++] = p[1];
+			}
+			p++;
+			continue;
+		}
+		if ((c == ')' || c == '}') && depth) {
+			depth--;
+		} else if (c == ' ' || c == '\t' || envrc_sep(c)) {
+			break;
+		} else if (c == '"' || c == '\'' || c == '\0') {
+			continue;
+		}
+		if (wl < cap - 1)
+			word[wl++] = c;
 	}
 	word[wl] = '\0';
-	return p;
+	*pp = p;
+	return ENVRC_WORD;
+}
+
+/* The shell's reserved words that start a command after them. */
+static int envrc_keyword(const char *w)
+{
+	static const char *const kw[] = { "if",    "then", "else", "elif", "do",  "while",
+		                          "until", "!",    "fi",   "done", "time" };
+	size_t i;
+
+	for (i = 0; i < CD_ARRAY_SIZE(kw); i++)
+		if (!strcmp(w, kw[i]))
+			return 1;
+	return 0;
 }
 
 /* A path word v (vl bytes) as direnv's shell expands it (it runs the
@@ -139,8 +208,16 @@ static int envrc_line(struct envrc *e, size_t n)
 	size_t i, j;
 	int r = 0;
 
-	if (!strcmp(cmd, "export") || !strcmp(cmd, "local") || strchr(cmd, '=')) {
-		for (i = strchr(cmd, '=') ? 0 : 1; r == 0 && i < n; i++)
+	if (strchr(cmd, '=')) { /* VAR=v ... cmd: cmd runs too */
+		for (i = 0; r == 0 && i < n && strchr(e->word[i], '='); i++)
+			r = envrc_assign(e, e->word[i]);
+		if (r || i == n)
+			return r;
+		memmove(e->word[0], e->word[i], (n - i) * sizeof e->word[0]);
+		return envrc_line(e, n - i);
+	}
+	if (!strcmp(cmd, "export") || !strcmp(cmd, "local")) {
+		for (i = 1; r == 0 && i < n; i++)
 			r = envrc_assign(e, e->word[i]);
 		return r;
 	}
@@ -172,26 +249,27 @@ int cd_envrc_named_paths(const char *buf, size_t n, const char *dir, cd_envrc_na
                          void *arg)
 {
 	struct envrc *e = malloc(sizeof *e);
-	const char *line, *end, *p;
-	size_t nw;
-	int r = 0;
+	const char *p = buf;
+	size_t nw = 0;
+	int r = 0, t;
 
 	if (!e)
 		return -ENOMEM;
 	e->dir = dir;
 	e->fn = fn;
 	e->arg = arg;
-	for (line = buf; r == 0 && line < buf + n; line = end + 1) {
-		if (!(end = memchr(line, '\n', (size_t)(buf + n - line))))
-			end = buf + n;
-		for (p = line, nw = 0; nw < ENVRC_WORDS; nw++) {
-			p = envrc_word(p, end, e->word[nw], sizeof e->word[nw]);
-			if (!e->word[nw][0])
-				break;
+	do {
+		/* words past ENVRC_WORDS are read into the spare and dropped */
+		t = envrc_word(&p, buf + n, e->word[nw], sizeof e->word[nw]);
+		if (t == ENVRC_WORD) {
+			if ((nw || !envrc_keyword(e->word[0])) && nw < ENVRC_WORDS)
+				nw++;
+			continue;
 		}
 		if (nw)
 			r = envrc_line(e, nw);
-	}
+		nw = 0;
+	} while (r == 0 && t != ENVRC_END);
 	free(e);
 	return r;
 }

@@ -383,7 +383,7 @@ static int cmd_word(struct cmd *m, const char *word, int first, int *after)
 static int cmd_read(struct cmd *m, const char *v, unsigned depth)
 {
 	char word[CD_PATH_MAX];
-	int first = 1, after = 0, quoted, r;
+	int first = 1, after = 0, envw = 0, quoted, r;
 	const char *as;
 	size_t wl;
 	char q;
@@ -396,7 +396,7 @@ static int cmd_read(struct cmd *m, const char *v, unsigned depth)
 		if (!cmd_dir_at(v, &as) && is_operator(v)) {
 			v += v[0] == '$' ? 2 : 1;
 			first = 1;
-			after = 0;
+			after = envw = 0;
 			continue;
 		}
 		for (wl = 0, quoted = 0, q = 0; *v; v++) {
@@ -439,10 +439,23 @@ static int cmd_read(struct cmd *m, const char *v, unsigned depth)
 				return r;
 		if ((r = cmd_word(m, word, first, &after)) != 0)
 			return r;
-		/* VAR=value before a command: the command is still to come */
-		if (!first || word[0] == '-' || !strchr(word, '=') ||
-		    strcspn(word, "=") > strcspn(word, "/"))
-			first = 0;
+		/* VAR=value before a command, or env's words (env -i -u NAME
+		 * PATH=tools:$PATH x): the command is still to come */
+		if (first && word[0] != '-' && strchr(word, '=') &&
+		    strcspn(word, "=") <= strcspn(word, "/"))
+			continue;
+		wl = strlen(word);
+		if (first && (!strcmp(word, "env") || (wl > 4 && !strcmp(word + wl - 4, "/env"))))
+			envw = 1;
+		else if (first && envw == 2)
+			envw = 1; /* -u NAME, -C DIR */
+		else if (first && envw && word[0] == '-')
+			envw = !strcmp(word, "-u") || !strcmp(word, "--unset") ||
+			                       !strcmp(word, "-C")
+			               ? 2
+			               : 1;
+		else
+			first = envw = 0;
 	}
 	return 0;
 }
