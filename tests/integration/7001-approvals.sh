@@ -76,7 +76,11 @@ ap() {
 		bg_pids="${bg_pids:-} $!"
 	id=$(pending victim1)
 	rc=$?
-	is "$rc" 0 "$who: the call is queued ($id)"
+	is "$rc" 0 "$who: the call is queued ($id)" || {
+		# once in a CI-like run (session 12): what the held run and the list said
+		diag "$who: the run so far: $(head -c 400 "$T/o1-$who" 2>/dev/null)"
+		diag "$who: approvals list: $($RUN_AS "$CORDON" approvals list 2>&1 | head -c 400)"
+	}
 	[ "$rc" = 0 ] || diag "the run said: $(cat "$T/o1-$who" 2>/dev/null) (exit $(cat "$T/rc1-$who" 2>/dev/null))"
 	[ -e victim1 ]
 	is "$?" 0 "$who: while it is pending the file still exists"
