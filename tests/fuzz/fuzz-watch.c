@@ -2,7 +2,8 @@
  * client believes a list only from the watcher it asked, for the
  * generation it asked about, in order: tree-watch.c).  Whatever the
  * bytes, an answer taken as a list is the same instance, no older than
- * asked, at most CD_WATCH_DIRTY_MAX ids, sorted and distinct; a refusal
+ * asked, at most CD_WATCH_DIRTY_MAX ids, sorted and distinct, `attrs`
+ * only on a list and 0 or 1; a refusal
  * leaves nothing allocated; nothing crashes, hangs or leaks. */
 #include "sandbox/tree-watch.h"
 
@@ -60,7 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rep.status == CD_WATCH_LIST && (rep.instance != INSTANCE || rep.gen < SINCE ||
 		                                    rep.ndirty > CD_WATCH_DIRTY_MAX))
 			abort();
-		if (rep.status == CD_WATCH_FULL && (ids || rep.ndirty))
+		if (rep.status == CD_WATCH_FULL && (ids || rep.ndirty || rep.attrs))
+			abort();
+		if (rep.attrs > 1)
 			abort();
 		if (rep.ndirty)
 			sorted(ids, rep.ndirty);

@@ -221,6 +221,89 @@ gaps() {
 }
 for_each_user gaps
 
+# Files' own state (root only): a root caller's workspace-write keeps the
+# tree's set-id and capable files read-only (their content rewritten
+# through a shared mapping keeps the bits: 9029), which reads every
+# file's mode unless the watcher vouches that none changed.  A chmod or
+# setcap through another hard link, outside the tree, moves no
+# directory's ctime and reaches none of the tree's inotify watches: the
+# watcher's fanotify mark on the filesystem sees it.  Without the
+# watcher the records of such a tree are never trusted on their ctimes
+# (a chmod through the tree's own name moves none either).  Controls:
+# the file is writable from the sandbox before, the watcher is used for
+# such a tree (few statx calls), and the bits are on the host.
+attrs_case() {
+	a=$T/attrs
+	mktree "$a"
+	i=0
+	while [ $i -lt 60 ]; do
+		for f in 1 2 3 4; do echo x >"$a/d$i/sub/g$f.txt"; done
+		i=$((i + 1))
+	done
+	sleep 1.2
+	ln "$a/d3/sub/f.txt" "$T/attrs-other"
+	cd "$a" || exit 1
+	# append to FILE (d3's by default) from the sandbox: "wrote", or
+	# the shell's error (the denial: a read-only mount) in $T/wr
+	wr() {
+		env "$@" "$CORDON" run --profile workspace-write -- \
+			sh -c 'echo y >>"$1" && echo wrote' sh "${F:-d3/sub/f.txt}" >"$T/wr" 2>&1
+		cat "$T/wr"
+	}
+	ww_statx() {
+		: >"$T/st"
+		env "$@" strace -f -qq -e trace=statx -o "$T/st" "$CORDON" run \
+			--profile workspace-write -- true >/dev/null 2>&1
+		grep -c statx "$T/st"
+	}
+	for i in 1 2 3; do "$CORDON" run --profile workspace-write -- true; done
+	is "$(wr)" wrote "attrs: control: the file is writable from the sandbox"
+	wr >/dev/null
+	on=$(ww_statx)
+	off=$(ww_statx CORDON_WATCH=0)
+	ok "attrs: a root caller's workspace-write tree is replayed ($on statx calls, $off without the watcher)" \
+		test "$on" -lt $((off - 200))
+	wr >/dev/null
+	chmod u+s "$T/attrs-other"
+	ok "attrs: control: the file is setuid on the host" test -u "$a/d3/sub/f.txt"
+	wr >/dev/null
+	lacks "attrs: a file made setuid through another name is kept read-only" \
+		wrote "$T/wr" "Read-only file system"
+	wr >/dev/null
+	lacks "attrs: ... in the next run too (its record lists it)" wrote "$T/wr" "Read-only file system"
+	chmod u-s "$T/attrs-other"
+	is "$(wr)" wrote "attrs: control: with the bit gone it is writable again"
+	if command -v setcap >/dev/null; then
+		wr >/dev/null
+		setcap cap_net_raw+ep "$T/attrs-other"
+		wr >/dev/null
+		lacks "attrs: a file given capabilities through another name is kept read-only" \
+			wrote "$T/wr" "Read-only file system"
+		setcap -r "$T/attrs-other"
+	fi
+	# through its own name: the watcher lists its directory (whose ctime
+	# did not move: read again all the same)
+	for i in 1 2; do F=d6/sub/f.txt wr >/dev/null; done
+	chmod u+s "$a/d6/sub/f.txt"
+	F=d6/sub/f.txt wr >/dev/null
+	lacks "attrs: a file made setuid through its own name is kept read-only" \
+		wrote "$T/wr" "Read-only file system"
+	chmod u-s "$a/d6/sub/f.txt"
+	# no watcher: a record, however old its directory's ctime, does not
+	# vouch for its files' modes
+	for i in 1 2; do F=d5/sub/f.txt wr CORDON_WATCH=0 >/dev/null; done
+	is "$(cat "$T/wr")" wrote "attrs: control: without the watcher, d5's file is writable"
+	chmod g+s "$a/d5/sub/f.txt"
+	F=d5/sub/f.txt wr CORDON_WATCH=0 >/dev/null
+	lacks "attrs: without the watcher, a file made setgid through its own name is kept read-only" \
+		wrote "$T/wr" "Read-only file system"
+	chmod g-s "$a/d5/sub/f.txt"
+	cd "$T" || exit 1
+}
+if [ "$(id -u)" -eq 0 ]; then
+	RUN_AS= attrs_case
+fi
+
 # The client's side of the trust: a watcher that answers for another
 # instance, with a generation older than the one asked about, with ids out
 # of order, or cut short is not believed (every directory is looked at,
@@ -238,7 +321,7 @@ s = socket.socket(socket.AF_UNIX)
 s.bind(p)
 s.listen(8)
 open(d + "/ready", "w").close()
-M, I = 0x31574443, 0x1234567812345678
+M, I = 0x32574443, 0x1234567812345678
 NS = os.stat("/proc/self/ns/mnt").st_ino
 while True:
     c, _ = s.accept()
@@ -266,9 +349,9 @@ while True:
             rep = (M, 0, I, since + 1, tree, 2)
             ids = struct.pack("=QQQQ", 9, 9, 1, 1)
         else:
-            c.sendall(b"CDW1")
+            c.sendall(b"CDW2")
             break
-        c.sendall(struct.pack("=IIQQIIQ", *rep, NS) + ids)
+        c.sendall(struct.pack("=IIQQIIQII", *rep, NS, 0, 0) + ids)
     c.close()'
 fake_case() {
 	fd=$T/fake
@@ -288,6 +371,17 @@ fake_case() {
 			good=$n
 			ok "control: a watcher answering right is believed ($n statx calls, $off without)" \
 				test "$n" -lt $((off - 150))
+			# it lists no change but does not vouch for files' own
+			# state (attrs 0): a root caller's set-id file is still found
+			for i in 1 2; do
+				CORDON_SERVICE_DIR=$fd/svc "$CORDON" run --profile workspace-write -- true
+			done
+			chmod u+s d4/sub/f.txt
+			CORDON_SERVICE_DIR=$fd/svc "$CORDON" run --profile workspace-write -- \
+				sh -c 'echo y >>d4/sub/f.txt && echo wrote' >"$T/wr" 2>&1
+			lacks "a watcher not vouching for files' own state: a setuid file is kept read-only" \
+				wrote "$T/wr" "Read-only file system"
+			chmod u-s d4/sub/f.txt
 		else
 			# every directory looked at: as many calls as without a watcher
 			ok "a watcher answering $mode is not believed ($n statx calls, $good when believed)" \

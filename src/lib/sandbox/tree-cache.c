@@ -20,9 +20,14 @@
  * left out: nothing about it but its name counts, and its name lives in
  * the directory.  The checks that read a file's own inode state (link
  * counts, set-id bits, file capabilities: a chmod or a new hard link
- * elsewhere moves the file's ctime, not its directory's) never use the
- * cache: a tree where they run (a root caller's writable tree, or
- * writable and read-only trees bound together) is walked whole.
+ * elsewhere moves the file's ctime, not its directory's) cannot trust a
+ * ctime: writable and read-only trees bound together are walked whole.
+ * A root caller's writable tree (whose set-id and capable files the walk
+ * keeps read-only) has records of its own (a file named "s-", its
+ * set-id and capable files kept as entries to visit again), used only
+ * when the tree watcher vouches for files' own state too (tree-watch.h,
+ * `attrs`): each directory it does not list is replayed, every other
+ * one read whole, the ctime never trusted alone.
  *
  * Racy ctimes: the kernel stamps ctimes from a coarse clock, so two
  * changes within one tick share a ctime.  A directory is recorded only
@@ -129,6 +134,8 @@ struct cd_scan_cache {
 	uint64_t f_instance, f_gen, n_instance, n_gen;
 	uint32_t n_tree;
 	int w_list;
+	int w_attrs; /* ... and vouched for files' own state */
+	int suid;    /* this tree's set-id files matter: records only by the watcher */
 	struct cd_watch_id *w_dirty;
 	size_t w_ndirty;
 	uint32_t *by_rel; /* open addressing: index + 1 into off[] */
@@ -384,7 +391,9 @@ void cd_tree_cache_begin(struct walk *w, const char *src)
 
 	if (!c)
 		return;
-	snprintf(c->fname, sizeof c->fname, "t-%016llx", (unsigned long long)h);
+	snprintf(c->fname, sizeof c->fname, "%c-%016llx", w->suid_matters ? 's' : 't',
+	         (unsigned long long)h);
+	c->suid = w->suid_matters;
 	c->src = src;
 	c->active = 1;
 	cache_load(c);
@@ -509,7 +518,7 @@ void cd_tree_cache_end(struct walk *w, int ok)
 	c->w_dirty = NULL;
 	c->by_rel = NULL;
 	c->w_ndirty = c->rel_cap = 0;
-	c->w_list = 0;
+	c->w_list = c->w_attrs = c->suid = 0;
 	c->f_instance = c->f_gen = c->n_instance = c->n_gen = 0;
 	c->n_tree = 0;
 	c->old = NULL;
@@ -660,6 +669,7 @@ void cd_tree_cache_watch(struct walk *w, const char *src, const struct stat *st)
 		c->n_tree = p->trees[w->tree].watch_id;
 		if (rep.status == CD_WATCH_LIST && c->n_tree) {
 			c->w_list = 1;
+			c->w_attrs = rep.attrs == 1;
 			c->w_dirty = ids;
 			c->w_ndirty = rep.ndirty;
 			ids = NULL;
@@ -750,13 +760,15 @@ int cd_tree_cache_dir(struct walk *w, int dfd, const char *name, size_t plen, un
 	int64_t ct;
 	int at = dfd, flags = AT_SYMLINK_NOFOLLOW;
 
-	if (!c || !c->active || !c->nold)
+	if (!c || !c->active || !c->nold || (c->suid && !(c->w_list && c->w_attrs)))
 		return 1;
 	/* no event on it (nor on a directory above, or its path would have
 	 * led the walk elsewhere) since its record was checked: as it was */
 	if (c->w_list && *rel_of(w) && by_rel(c, rel_of(w), &r) &&
 	    !cd_watch_has(c->w_dirty, c->w_ndirty, r.dev, r.ino))
 		return replay(w, &r, plen, depth);
+	if (c->suid)
+		return 1; /* a chmod moves no directory's ctime */
 	/* by its path below the tree's top (the top itself: the descriptor
 	 * opened at the start): fewer components to look up */
 	if (dfd < 0 && c->rootfd >= 0) {
@@ -799,8 +811,9 @@ void cd_tree_cache_read_begin(struct walk *w, unsigned depth, const struct stat 
 }
 
 /* An entry of the directory being read at depth (w->path is the entry,
- * dir_len the directory's length): kept when its check needs more than
- * its name and type, or it is a plain directory to walk. */
+ * dir_len the directory's length), after its visit: kept when its check
+ * needs more than its name and type (a set-id or capable file where
+ * that matters), or it is a plain directory to walk. */
 int cd_tree_cache_item(struct walk *w, unsigned depth, const char *name, unsigned char type,
                        size_t dir_len)
 {
@@ -826,8 +839,9 @@ int cd_tree_cache_item(struct walk *w, unsigned depth, const char *name, unsigne
 	        strcmp(name, "HEAD") && strcmp(name, "alternates") &&
 	        (type == DT_DIR || !cd_tree_cred_maybe(w, name, nl, dir_len + 1 + nl));
 	w->path[dir_len] = '\0';
-	if (plain && type == DT_REG)
+	if (plain && type == DT_REG && !(c->suid && w->setid_hit))
 		return 0; /* nothing about it but its name counts */
+	plain = plain && type == DT_DIR;
 	hdr[0] = type;
 	hdr[1] = (unsigned char)plain;
 	if (b->cap - b->len < nl + 3) {

@@ -539,9 +539,11 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 	 * filter never sees that: such a file is kept read-only, where that
 	 * would grant more than the sandbox's own host ids (suid_matters). */
 	if (r == 0 && w->writable && (w->suid_matters || w->want_shared) && !w->list_only &&
-	    type == DT_REG && (r = cd_tree_is_setid(w, dfd, name)) > 0)
+	    type == DT_REG && (r = cd_tree_is_setid(w, dfd, name)) > 0) {
+		w->setid_hit = 1;
 		r = cd_tree_cover(w, w->path, CD_MNT_REMOUNT_RO, 0,
 		                  r == 2 ? WHY_FCAPS : WHY_SETUID);
+	}
 	else if (r == 0 && !w->writable && w->shared.n && !w->list_only && type == DT_REG)
 		r = cd_tree_note_ro_link(w, dfd, name);
 	/* A git directory not named .git (a bare repository, one a .git
@@ -697,9 +699,11 @@ int cd_tree_walk_dir(struct walk *w, int dfd, size_t len, unsigned depth)
 				break;
 			name = folded ? cd_tree_fold_name(fold, e->d_ino, e->d_name) : e->d_name;
 			head |= name[0] == 'H' && !strcmp(name, "HEAD");
-			if (w->cache)
-				cd_tree_cache_item(w, depth, name, e->d_type, len);
+			/* kept after its visit: a set-id file is kept (suid_matters) */
+			w->setid_hit = 0;
 			r = visit(w, dfd, name, e->d_type, len, depth);
+			if (w->cache && r == 0)
+				cd_tree_cache_item(w, depth, name, e->d_type, len);
 		}
 	}
 	/* a git directory now: after the run its HEAD must still parse */
@@ -865,10 +869,10 @@ static int walk_mount(struct walk *w, size_t i, int scratch, int pass)
 	}
 	if (w->stamp && (r = stamped_tree(w, m->src, w->protect)) < 0)
 		return r;
-	/* what only a file's own inode says (set-id bits, capabilities,
-	 * other names) is read from every file: such a tree is read whole */
-	w->cache = w->scan_cache && !pass &&
-	                           !(w->writable && (w->suid_matters || w->want_shared)) &&
+	/* what only a file's own inode says (other names) is read from every
+	 * file: such a tree is read whole; set-id bits and capabilities only
+	 * where the watcher vouches for them (tree-cache.c) */
+	w->cache = w->scan_cache && !pass && !(w->writable && w->want_shared) &&
 	                           !(!w->writable && w->shared.n)
 	                   ? w->scan_cache
 	                   : NULL;

@@ -101,7 +101,8 @@ static int rep_get(int fd, uint64_t instance, uint64_t since, struct cd_watch_re
 {
 	if (get(fd, rep, sizeof *rep) < 0 || rep->magic != CD_WATCH_MAGIC ||
 	    rep->status > CD_WATCH_FULL || rep->ndirty > CD_WATCH_DIRTY_MAX ||
-	    (rep->status == CD_WATCH_FULL && rep->ndirty) || !rep->instance || !rep->gen)
+	    (rep->status == CD_WATCH_FULL && (rep->ndirty || rep->attrs)) || rep->attrs > 1 ||
+	    !rep->instance || !rep->gen)
 		return -1;
 	/* a list answers the question asked: the same watcher, not older */
 	if (rep->status == CD_WATCH_LIST && (rep->instance != instance || rep->gen < since))

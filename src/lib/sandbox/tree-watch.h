@@ -27,14 +27,27 @@
  *          use the answer (the same path may show other directories).
  *   SINCE: what changed since (instance, since) in the trees named.
  * Every answer first reads the whole inotify queue: an event of a call
- * that returned before the request was sent is counted. */
+ * that returned before the request was sent is counted.
+ *
+ * Files' own state (attrs): a chmod, or a capability set, moves no
+ * directory's ctime, and inotify reports it to the parent's watch only
+ * through the name it was made by (not another hard link, not a handle).
+ * A watcher running as root also holds a fanotify mark on the whole
+ * filesystem of each tree it watches (FAN_ATTRIB, every inode of it),
+ * and looks at each file an event names: one that is now set-id or
+ * carries file capabilities makes every tree on that filesystem FULL
+ * from the next generation on.  An answer says `attrs` when each tree it
+ * names had its mark before it was watched whole: then no regular file
+ * in them became set-id or capable since `since` outside the listed
+ * directories, and a root caller's writable tree (whose set-id files
+ * the walk keeps read-only) can be replayed from its records too. */
 #ifndef CD_TREE_WATCH_H
 #define CD_TREE_WATCH_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define CD_WATCH_MAGIC     0x31574443u /* "CDW1" */
+#define CD_WATCH_MAGIC     0x32574443u /* "CDW2" */
 #define CD_WATCH_DIRTY_MAX 4096        /* more changed directories: FULL */
 #define CD_WATCH_TREES_MAX 64
 #define CD_WATCH_SOCK_NAME "watch.sock"
@@ -54,6 +67,7 @@ struct cd_watch_rep {
 	uint64_t instance, gen; /* the generation of this answer */
 	uint32_t tree, ndirty;  /* ASK: the tree's id (0: not watched) */
 	uint64_t mntns;         /* the watcher's mount namespace (its inode) */
+	uint32_t attrs, pad;    /* LIST: files' own state vouched for too (above) */
 };
 
 struct cd_watch_id {

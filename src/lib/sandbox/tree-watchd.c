@@ -24,6 +24,16 @@
  * 0700, in a tree we can read) cannot be watched: each is reported as
  * changed in every answer, so the caller checks it each time.
  *
+ * Files' own state (tree-watch.h, `attrs`): running as root, the watcher
+ * also marks the filesystem of each tree it passes (fanotify, FAN_ATTRIB
+ * on the whole filesystem, with file handles), before the pass, so the
+ * mark is older than the tree's `complete` generation.  Each event's file
+ * is opened by its handle and looked at: set-id, or carrying
+ * security.capability (or not looked at: any failure but "gone"), and
+ * every tree on that filesystem is watched whole again only from the
+ * next generation on (its `complete_gen` moved forward: FULL for every
+ * older `since`).  An overflowed fanotify queue resets as inotify's does.
+ *
  * Trust: peers of another uid are closed unheard; a request is read in
  * full within 100 ms or dropped; nothing a request says is trusted
  * beyond naming a tree (its path, opened here without following a
@@ -42,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/fanotify.h>
 #include <sys/inotify.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -50,6 +61,7 @@
 #include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
 #include <linux/openat2.h>
 #include <time.h>
 #include <unistd.h>
@@ -74,6 +86,8 @@ struct wtree {
 	char *path; /* NULL: a free slot */
 	uint64_t dev, ino;
 	int complete;
+	int attrs;             /* its filesystem was marked before its pass */
+	uint64_t fsid;         /* that filesystem's (statfs f_fsid, as fanotify names it) */
 	uint64_t complete_gen; /* watched whole since this generation */
 	time_t failed_at;      /* a pass failed then: not before RETRY_S */
 };
@@ -84,6 +98,7 @@ struct logent {
 
 struct wstate {
 	int in, lfd, ep, mi;
+	int fan; /* the fanotify group (root only), or -1 */
 	uint64_t instance, cur, lost; /* lost: the highest generation overwritten in the log */
 	uint64_t mntns;               /* our mount namespace's inode, for the clients */
 	struct wdir *dirs;            /* open addressing by wd */
@@ -312,6 +327,19 @@ static int top_open(const struct wtree *t)
 	return fd;
 }
 
+/* Mark the filesystem of the tree at topfd for its files' own state
+ * (root only: see the top).  1 when marked. */
+static int attrs_mark(struct wstate *s, struct wtree *t, int topfd)
+{
+	struct statfs sf;
+
+	if (s->fan < 0 || fstatfs(topfd, &sf) < 0 ||
+	    fanotify_mark(s->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ATTRIB, topfd, ".") < 0)
+		return 0;
+	memcpy(&t->fsid, &sf.f_fsid, sizeof t->fsid);
+	return 1;
+}
+
 /* A pass over tree id from its top (topfd): complete at cur + 1 (the
  * generation the answer that follows hands out). */
 static void tree_pass(struct wstate *s, uint32_t id, int topfd)
@@ -319,6 +347,8 @@ static void tree_pass(struct wstate *s, uint32_t id, int topfd)
 	struct wtree *t = &s->trees[id];
 	char rel[PATH_MAX + 1] = "";
 	int fd = openat(topfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	t->attrs = attrs_mark(s, t, topfd);
 
 	/* a mount below it: the pass would watch what is mounted, a caller
 	 * in another mount namespace may walk what lies under it */
@@ -416,6 +446,124 @@ static void drain(struct wstate *s)
 	}
 }
 
+/* Could the file open at fd (O_PATH) grant ids when run: a regular file
+ * set-id or carrying file capabilities?  Any doubt says yes. */
+static int file_grants(int fd)
+{
+	char proc[64];
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE, &sx) < 0 ||
+	    !(sx.stx_mask & STATX_TYPE) || !(sx.stx_mask & STATX_MODE))
+		return 1;
+	if (!S_ISREG(sx.stx_mode))
+		return 0;
+	if (sx.stx_mode & (S_ISUID | S_ISGID))
+		return 1;
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	if (getxattr(proc, "security.capability", NULL, 0) >= 0)
+		return 1;
+	return errno != ENODATA && errno != ENOTSUP;
+}
+
+/* A file on filesystem fsid (NULL: any) may grant ids now: each tree
+ * there vouches for its files from the next generation on. */
+static void attrs_stale(struct wstate *s, const uint64_t *fsid)
+{
+	size_t i;
+
+	for (i = 1; i <= TREES_MAX; i++) {
+		struct wtree *t = &s->trees[i];
+
+		if (t->path && t->attrs && (!fsid || t->fsid == *fsid) &&
+		    t->complete_gen < s->cur + 1)
+			t->complete_gen = s->cur + 1;
+	}
+}
+
+/* One fanotify event: the file it names looked at through a tree on its
+ * filesystem (tops: each tree's top, opened on first use this drain). */
+static void attrs_event(struct wstate *s, const struct fanotify_event_metadata *m, int *tops)
+{
+	const struct fanotify_event_info_fid *f = (const void *)(m + 1);
+	union {
+		struct file_handle h;
+		char b[sizeof(struct file_handle) + 128];
+	} fh;
+	size_t hoff = sizeof *m + sizeof *f, hl;
+	uint64_t fsid;
+	uint32_t id;
+	int fd, grants;
+
+	if (m->event_len < hoff + sizeof fh.h || f->hdr.info_type != FAN_EVENT_INFO_TYPE_FID) {
+		attrs_stale(s, NULL); /* not an event we can read: no tree vouches */
+		return;
+	}
+	memcpy(&fsid, &f->fsid, sizeof fsid);
+	memcpy(&fh.h, (const char *)m + hoff, sizeof fh.h);
+	hl = fh.h.handle_bytes;
+	if (hl > sizeof fh.b - sizeof fh.h || m->event_len < hoff + sizeof fh.h + hl) {
+		attrs_stale(s, &fsid);
+		return;
+	}
+	memcpy(fh.h.f_handle, (const char *)m + hoff + sizeof fh.h, hl);
+	for (id = 1; id <= TREES_MAX; id++) {
+		const struct wtree *t = &s->trees[id];
+
+		if (t->path && t->attrs && t->fsid == fsid)
+			break;
+	}
+	if (id > TREES_MAX)
+		return; /* no tree there vouches for anything */
+	if (tops[id] == -2 && (tops[id] = top_open(&s->trees[id])) >= 0) {
+		/* open_by_handle_at wants a descriptor that is not O_PATH */
+		int rd = openat(tops[id], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		close(tops[id]);
+		tops[id] = rd;
+	}
+	if (tops[id] < 0) {
+		attrs_stale(s, &fsid);
+		return;
+	}
+	fd = open_by_handle_at(tops[id], &fh.h, O_PATH | O_CLOEXEC);
+	grants = fd < 0 ? errno != ESTALE : file_grants(fd); /* ESTALE: gone */
+	if (fd >= 0)
+		close(fd);
+	if (grants)
+		attrs_stale(s, &fsid);
+}
+
+/* Read the whole fanotify queue. */
+static void attrs_drain(struct wstate *s)
+{
+	char buf[16384] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+	int tops[TREES_MAX + 1], lost = 0;
+	ssize_t n = 0;
+	size_t i;
+
+	if (s->fan < 0)
+		return;
+	for (i = 0; i <= TREES_MAX; i++)
+		tops[i] = -2;
+	while (!lost && (n = read(s->fan, buf, sizeof buf)) > 0) {
+		const struct fanotify_event_metadata *m = (const void *)buf;
+
+		for (; !lost && FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
+			lost = m->vers != FANOTIFY_METADATA_VERSION || (m->mask & FAN_Q_OVERFLOW);
+			if (!lost)
+				attrs_event(s, m, tops);
+		}
+	}
+	lost = lost || (n < 0 && errno != EAGAIN);
+	for (i = 0; i <= TREES_MAX; i++) {
+		if (tops[i] >= 0)
+			close(tops[i]);
+	}
+	if (lost)
+		reset(s); /* events lost, or unreadable: forget everything */
+}
+
 /* Forget every watch: a new inotify instance and a new instance id (so
  * no answer of the old one is taken for the new one's). */
 static void reset(struct wstate *s)
@@ -430,6 +578,7 @@ static void reset(struct wstate *s)
 	s->cap = s->ndirs = 0;
 	for (i = 1; i <= TREES_MAX; i++) {
 		s->trees[i].complete = 0;
+		s->trees[i].attrs = 0;
 		s->trees[i].failed_at = 0;
 	}
 	memset(s->log, 0, LOG_SIZE * sizeof *s->log);
@@ -446,6 +595,19 @@ static void reset(struct wstate *s)
 
 		s->in = in;
 		epoll_ctl(s->ep, EPOLL_CTL_ADD, in, &ev);
+	}
+	/* a new fanotify group: the old one's marks go with it */
+	if (s->fan >= 0) {
+		epoll_ctl(s->ep, EPOLL_CTL_DEL, s->fan, NULL);
+		close(s->fan);
+		s->fan = -1;
+	}
+	if (geteuid() == 0 &&
+	    (s->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK,
+	                            O_RDONLY | O_CLOEXEC)) >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = UINT32_MAX - 3 };
+
+		epoll_ctl(s->ep, EPOLL_CTL_ADD, s->fan, &ev);
 	}
 }
 
@@ -522,6 +684,9 @@ static void answer(struct wstate *s, int fd, uint64_t instance, uint64_t since, 
 		k = j;
 		full = k > CD_WATCH_DIRTY_MAX;
 	}
+	for (i = 0; !full && i < n; i++)
+		rep.attrs = (i == 0 || rep.attrs) && ids[i] && ids[i] <= TREES_MAX &&
+		            s->trees[ids[i]].attrs;
 	rep.status = full ? CD_WATCH_FULL : CD_WATCH_LIST;
 	rep.ndirty = full ? 0 : (uint32_t)k;
 	if (send(fd, &rep, sizeof rep, MSG_NOSIGNAL) != (ssize_t)sizeof rep ||
@@ -605,6 +770,7 @@ static int serve_one(struct wstate *s, int fd)
 		if (path[0] != '/' || memchr(path, '\0', q.pathlen))
 			return -1;
 		drain(s);
+		attrs_drain(s);
 		id = tree_for(s, path, q.dev, q.ino);
 		answer(s, fd, q.instance, q.since, &id, 1, id);
 		return 0;
@@ -614,6 +780,7 @@ static int serve_one(struct wstate *s, int fd)
 		    get_full(fd, ids, q.ntrees * sizeof *ids) < 0)
 			return -1;
 		drain(s);
+		attrs_drain(s);
 		answer(s, fd, q.instance, q.since, ids, q.ntrees, 0);
 		return 0;
 	}
@@ -639,6 +806,7 @@ int cd_watchd_serve(const char *dir, volatile uint64_t *active)
 	if (!(s.log = calloc(LOG_SIZE, sizeof *s.log)))
 		return -ENOMEM;
 	s.in = -1;
+	s.fan = -1;
 	s.cur = 1;
 	unlink(sa.sun_path); /* a stale one: the service holds its lock */
 	s.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -685,6 +853,8 @@ int cd_watchd_serve(const char *dir, volatile uint64_t *active)
 				reset(&s);
 			} else if (u == UINT32_MAX - 1) {
 				drain(&s); /* keep the queue short between requests */
+			} else if (u == UINT32_MAX - 3) {
+				attrs_drain(&s);
 			} else if (u == UINT32_MAX) {
 				struct ucred uc;
 				socklen_t ul = sizeof uc;
