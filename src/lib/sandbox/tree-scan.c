@@ -543,8 +543,7 @@ static int visit(struct walk *w, int dfd, const char *name, unsigned char type, 
 		w->setid_hit = 1;
 		r = cd_tree_cover(w, w->path, CD_MNT_REMOUNT_RO, 0,
 		                  r == 2 ? WHY_FCAPS : WHY_SETUID);
-	}
-	else if (r == 0 && !w->writable && w->shared.n && !w->list_only && type == DT_REG)
+	} else if (r == 0 && !w->writable && w->shared.n && !w->list_only && type == DT_REG)
 		r = cd_tree_note_ro_link(w, dfd, name);
 	/* A git directory not named .git (a bare repository, one a .git
 	 * file names): found by its HEAD, protected the same way.  So is the

@@ -98,7 +98,7 @@ struct logent {
 
 struct wstate {
 	int in, lfd, ep, mi;
-	int fan; /* the fanotify group (root only), or -1 */
+	int fan;                      /* the fanotify group (root only), or -1 */
 	uint64_t instance, cur, lost; /* lost: the highest generation overwritten in the log */
 	uint64_t mntns;               /* our mount namespace's inode, for the clients */
 	struct wdir *dirs;            /* open addressing by wd */
