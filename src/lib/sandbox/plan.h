@@ -154,8 +154,8 @@ struct cd_plan {
 	char **host_run;
 	size_t nhost_run;
 	struct cd_file_id *host_run_id; /* what each of them was (host_run[i]) */
-	/* ... and every directory of them with its ctime then, sorted by tree
-	 * and path, so the check after the run reads only the directories
+	/* ... and every directory of them with its ctime then (in the walk's
+	 * order; looked up by tree and path), so the check after the run reads only the directories
 	 * that changed (a tree not `complete` is walked whole instead).  The
 	 * other walked trees (read-only binds) are stamped too, not
 	 * `planted`: the child checks every stamped tree after its mounts

@@ -20,16 +20,44 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static int order_cmp(const void *a, const void *b, void *dirs)
+{
+	const struct cd_dir_stamp *d = dirs;
+
+	return cd_tree_stamp_cmp(&d[*(const size_t *)a], &d[*(const size_t *)b]);
+}
+
 /* Was rel the same directory (st) when the walk stamped it?  Another
  * directory now at a stamped path (the one there renamed away, or two
- * exchanged) is new to the check: read whole. */
-static int known_dir(const struct cd_plan *p, size_t tree, const char *rel, const struct stat *st)
+ * exchanged) is new to the check: read whole.  The stamps stay in the
+ * walk's order; their (tree, path) order is made on the first lookup
+ * (most checks make none: no directory they read has a subdirectory),
+ * and without memory for it every subdirectory is new. */
+static int known_dir(struct walk *w, size_t tree, const char *rel, const struct stat *st)
 {
+	const struct cd_plan *p = w->p;
 	struct cd_dir_stamp key = { (char *)rel, tree, 0, 0, 0, 0 };
-	const struct cd_dir_stamp *ds =
-	        bsearch(&key, p->dirs, p->ndirs, sizeof *p->dirs, cd_tree_stamp_cmp);
+	size_t lo = 0, hi = p->ndirs, i;
 
-	return ds && ds->dev == st->st_dev && ds->ino == st->st_ino;
+	if (!w->stamp_order) {
+		if (!(w->stamp_order = malloc((p->ndirs + 1) * sizeof *w->stamp_order)))
+			return 0;
+		for (i = 0; i < p->ndirs; i++)
+			w->stamp_order[i] = i;
+		qsort_r(w->stamp_order, p->ndirs, sizeof *w->stamp_order, order_cmp, p->dirs);
+	}
+	while (lo < hi) {
+		const struct cd_dir_stamp *ds = &p->dirs[w->stamp_order[lo + (hi - lo) / 2]];
+		int c = cd_tree_stamp_cmp(&key, ds);
+
+		if (c == 0)
+			return ds->dev == st->st_dev && ds->ino == st->st_ino;
+		if (c < 0)
+			hi = lo + (hi - lo) / 2;
+		else
+			lo = lo + (hi - lo) / 2 + 1;
+	}
+	return 0;
 }
 
 static int name_in(const char *name, const char *const *names)
@@ -177,7 +205,7 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 		/* a new .git is reported whole, its insides need no look */
 		if (r == 0 && strcmp(name, ".git") != 0 &&
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISDIR(st.st_mode) && !known_dir(p, w->tree, w->path + w->srclen + 1, &st)) {
+		    S_ISDIR(st.st_mode) && !known_dir(w, w->tree, w->path + w->srclen + 1, &st)) {
 			fd = openat(dirfd(d), e->d_name,
 			            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd >= 0)
@@ -476,8 +504,6 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 	if (!(w = calloc(1, sizeof *w)))
 		return cd_err_set(err, -ENOMEM, "out of memory");
 	dirty = p->watch_instance ? malloc(CD_WATCH_DIRTY_MAX * sizeof *dirty) : NULL;
-	/* the walk left its stamps in its own order: sorted for known_dir */
-	qsort(p->dirs, p->ndirs, sizeof *p->dirs, cd_tree_stamp_cmp);
 	w->p = (struct cd_plan *)p;
 	w->o = &o;
 	w->err = err;
@@ -519,6 +545,7 @@ int cd_plan_planted(const struct cd_plan *p, char ***ret, size_t *ret_n, struct 
 	}
 	memcpy(why, w->incomplete, sizeof why);
 	free(dirty);
+	free(w->stamp_order);
 	cd_tree_walk_free(w);
 	r = judge(p, now, nnow, ret, ret_n);
 	for (i = 0; i < nnow; i++)

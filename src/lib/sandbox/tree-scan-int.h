@@ -83,6 +83,7 @@ struct walk {
 	int writable;           /* the sandbox can write the tree (also --scratch DIR) */
 	int suid_matters;       /* root caller, and the host honours setuid there (not nosuid) */
 	int setid_hit;          /* the entry just visited is set-id or capable (kept read-only) */
+	size_t *stamp_order;    /* cd_plan_planted: plan->dirs' indexes in (tree, path) order */
 	int list_only;          /* cd_plan_planted: list, mount nothing */
 	size_t first;           /* the plan's first user mount */
 	size_t mount;           /* the mount being walked (plan->mounts[mount]) */
