@@ -161,7 +161,6 @@ int cd_tree_link_leaves(struct walk *w, int dfd, const char *name)
  * walked whole; one that became a git directory is reported itself. */
 static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 {
-	const struct cd_plan *p = w->p;
 	int gd = cd_tree_is_gitdir(w->path), oi = cd_tree_objects_info(w->path, len), r = 0, fd;
 	int folded;
 	struct fold fold;
