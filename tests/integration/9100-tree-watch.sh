@@ -273,6 +273,10 @@ attrs_case() {
 	lacks "attrs: ... in the next run too (its record lists it)" wrote "$T/wr" "Read-only file system"
 	chmod u-s "$T/attrs-other"
 	is "$(wr)" wrote "attrs: control: with the bit gone it is writable again"
+	wr >/dev/null
+	on=$(ww_statx)
+	ok "attrs: after a set-id file came and went, the tree is replayed again ($on statx calls)" \
+		test "$on" -lt $((off - 200))
 	if command -v setcap >/dev/null; then
 		wr >/dev/null
 		setcap cap_net_raw+ep "$T/attrs-other"
@@ -300,8 +304,46 @@ attrs_case() {
 	chmod g-s "$a/d5/sub/f.txt"
 	cd "$T" || exit 1
 }
+# Session 13's review (F1): two filesystems with one fsid (an image
+# copied: an ext4 fsid is its UUID) and the same inodes.  A file made
+# setuid on the second, looked at through a tree on the first, was a
+# file that grants nothing there, and the second tree went on vouching.
+fsid_case() {
+	f=$T/fsid
+	mkdir -p "$f/mA" "$f/mB"
+	if ! command -v mkfs.ext4 >/dev/null || ! truncate -s 32M "$f/a.img" ||
+		! mkfs.ext4 -qF "$f/a.img" >/dev/null 2>&1; then
+		skip "fsid: mkfs.ext4 missing or failed"
+		return
+	fi
+	cp "$f/a.img" "$f/b.img"
+	if ! mount -o loop "$f/a.img" "$f/mA" 2>/dev/null; then
+		skip "fsid: no loop mounts here"
+		return
+	fi
+	if ! mount -o loop "$f/b.img" "$f/mB" 2>/dev/null; then
+		umount "$f/mA"
+		skip "fsid: no second loop mount here"
+		return
+	fi
+	is "$(stat -f -c %i "$f/mA")" "$(stat -f -c %i "$f/mB")" "fsid: control: the two filesystems share an fsid"
+	mktree "$f/mA/t"
+	mktree "$f/mB/t"
+	(cd "$f/mA/t" && for i in 1 2; do "$CORDON" run --profile workspace-write -- true; done)
+	ln "$f/mB/t/d8/sub/f.txt" "$f/mB/other8"
+	cd "$f/mB/t" || exit 1
+	for i in 1 2; do F=d8/sub/f.txt wr >/dev/null; done
+	is "$(F=d8/sub/f.txt wr)" wrote "fsid: control: the file is writable from the sandbox"
+	chmod u+s "$f/mB/other8"
+	F=d8/sub/f.txt wr >/dev/null
+	lacks "fsid: a file made setuid on the second of two filesystems sharing an fsid is kept read-only" \
+		wrote "$T/wr" "Read-only file system"
+	cd "$T" || exit 1
+	umount "$f/mA" "$f/mB"
+}
 if [ "$(id -u)" -eq 0 ]; then
 	RUN_AS= attrs_case
+	RUN_AS= fsid_case
 fi
 
 # The client's side of the trust: a watcher that answers for another

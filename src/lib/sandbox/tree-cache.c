@@ -503,7 +503,7 @@ void cd_tree_cache_end(struct walk *w, int ok)
 	if (ok && !c->failed &&
 	    (c->nnew || c->nused != c->nold ||
 	     (c->n_tree && (c->n_instance != c->f_instance || c->n_gen != c->f_gen) &&
-	      (!c->w_list || c->w_ndirty > 64))))
+	      (!c->w_list || (c->suid && !c->w_attrs) || c->w_ndirty > 64))))
 		cache_write(c);
 	if (c->rootfd >= 0)
 		close(c->rootfd);

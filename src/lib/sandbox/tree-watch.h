@@ -35,12 +35,13 @@
  * A watcher running as root also holds a fanotify mark on the whole
  * filesystem of each tree it watches (FAN_ATTRIB, every inode of it),
  * and looks at each file an event names: one that is now set-id or
- * carries file capabilities makes every tree on that filesystem FULL
- * from the next generation on.  An answer says `attrs` when each tree it
- * names had its mark before it was watched whole: then no regular file
- * in them became set-id or capable since `since` outside the listed
- * directories, and a root caller's writable tree (whose set-id files
- * the walk keeps read-only) can be replayed from its records too. */
+ * carries file capabilities stops every tree on that filesystem from
+ * vouching for its files' state before the next generation.  A list
+ * says `attrs` when each tree it names had its mark before it was
+ * watched whole and vouches so since `since`: then no regular file in
+ * them became set-id or capable since `since`, and a root caller's
+ * writable tree (whose set-id files the walk keeps read-only) can be
+ * replayed from its records too. */
 #ifndef CD_TREE_WATCH_H
 #define CD_TREE_WATCH_H
 

@@ -30,9 +30,10 @@
  * mark is older than the tree's `complete` generation.  Each event's file
  * is opened by its handle and looked at: set-id, or carrying
  * security.capability (or not looked at: any failure but "gone"), and
- * every tree on that filesystem is watched whole again only from the
- * next generation on (its `complete_gen` moved forward: FULL for every
- * older `since`).  An overflowed fanotify queue resets as inotify's does.
+ * every tree on that filesystem vouches for its files' state only from
+ * the next generation on (`attrs_gen`; its directories as before: a run
+ * whose files' state does not matter keeps its list).  An overflowed
+ * fanotify queue does that for every tree.
  *
  * Trust: peers of another uid are closed unheard; a request is read in
  * full within 100 ms or dropped; nothing a request says is trusted
@@ -89,6 +90,7 @@ struct wtree {
 	int attrs;             /* its filesystem was marked before its pass */
 	uint64_t fsid;         /* that filesystem's (statfs f_fsid, as fanotify names it) */
 	uint64_t complete_gen; /* watched whole since this generation */
+	uint64_t attrs_gen;    /* ... its files' own state since this one */
 	time_t failed_at;      /* a pass failed then: not before RETRY_S */
 };
 
@@ -354,7 +356,7 @@ static void tree_pass(struct wstate *s, uint32_t id, int topfd)
 	 * in another mount namespace may walk what lies under it */
 	if (fd >= 0 && !cd_tree_mounts_below(t->path) && watch_below(s, id, fd, rel, 0, 0) == 0) {
 		t->complete = 1;
-		t->complete_gen = s->cur + 1;
+		t->complete_gen = t->attrs_gen = s->cur + 1;
 		t->failed_at = 0;
 		return;
 	}
@@ -467,7 +469,7 @@ static int file_grants(int fd)
 }
 
 /* A file on filesystem fsid (NULL: any) may grant ids now: each tree
- * there vouches for its files from the next generation on. */
+ * there vouches for its files' own state from the next generation on. */
 static void attrs_stale(struct wstate *s, const uint64_t *fsid)
 {
 	size_t i;
@@ -475,9 +477,8 @@ static void attrs_stale(struct wstate *s, const uint64_t *fsid)
 	for (i = 1; i <= TREES_MAX; i++) {
 		struct wtree *t = &s->trees[i];
 
-		if (t->path && t->attrs && (!fsid || t->fsid == *fsid) &&
-		    t->complete_gen < s->cur + 1)
-			t->complete_gen = s->cur + 1;
+		if (t->path && t->attrs && (!fsid || t->fsid == *fsid) && t->attrs_gen < s->cur + 1)
+			t->attrs_gen = s->cur + 1;
 	}
 }
 
@@ -507,31 +508,44 @@ static void attrs_event(struct wstate *s, const struct fanotify_event_metadata *
 		return;
 	}
 	memcpy(fh.h.f_handle, (const char *)m + hoff + sizeof fh.h, hl);
+	/* Two filesystems may share an fsid (an image copied, a snapshot: an
+	 * ext4 fsid is its UUID), and a handle then names a file on each (a
+	 * copy has the same inodes): the file is looked at through every
+	 * tree with that fsid, on each filesystem among them, and counts if
+	 * it grants on any.  A filesystem of no tree's does not matter. */
 	for (id = 1; id <= TREES_MAX; id++) {
 		const struct wtree *t = &s->trees[id];
+		uint32_t j;
 
-		if (t->path && t->attrs && t->fsid == fsid)
-			break;
-	}
-	if (id > TREES_MAX)
-		return; /* no tree there vouches for anything */
-	if (tops[id] == -2 && (tops[id] = top_open(&s->trees[id])) >= 0) {
-		/* open_by_handle_at wants a descriptor that is not O_PATH */
-		int rd = openat(tops[id], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (!t->path || !t->attrs || t->fsid != fsid)
+			continue;
+		for (j = 1; j < id; j++) {
+			if (s->trees[j].path && s->trees[j].attrs && s->trees[j].fsid == fsid &&
+			    s->trees[j].dev == t->dev)
+				break; /* that filesystem was looked at already */
+		}
+		if (j < id)
+			continue;
+		if (tops[id] == -2 && (tops[id] = top_open(t)) >= 0) {
+			/* open_by_handle_at wants a descriptor that is not O_PATH */
+			int rd = openat(tops[id], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-		close(tops[id]);
-		tops[id] = rd;
+			close(tops[id]);
+			tops[id] = rd;
+		}
+		if (tops[id] < 0) {
+			attrs_stale(s, &fsid);
+			return;
+		}
+		fd = open_by_handle_at(tops[id], &fh.h, O_PATH | O_CLOEXEC);
+		grants = fd < 0 ? errno != ESTALE : file_grants(fd); /* ESTALE: not here */
+		if (fd >= 0)
+			close(fd);
+		if (grants) {
+			attrs_stale(s, &fsid);
+			return;
+		}
 	}
-	if (tops[id] < 0) {
-		attrs_stale(s, &fsid);
-		return;
-	}
-	fd = open_by_handle_at(tops[id], &fh.h, O_PATH | O_CLOEXEC);
-	grants = fd < 0 ? errno != ESTALE : file_grants(fd); /* ESTALE: gone */
-	if (fd >= 0)
-		close(fd);
-	if (grants)
-		attrs_stale(s, &fsid);
 }
 
 /* Read the whole fanotify queue. */
@@ -560,8 +574,11 @@ static void attrs_drain(struct wstate *s)
 		if (tops[i] >= 0)
 			close(tops[i]);
 	}
+	/* events lost, or unreadable: no tree vouches for its files' state
+	 * before the next generation (the marks stay; the directories'
+	 * watches are inotify's and unaffected) */
 	if (lost)
-		reset(s); /* events lost, or unreadable: forget everything */
+		attrs_stale(s, NULL);
 }
 
 /* Forget every watch: a new inotify instance and a new instance id (so
@@ -686,7 +703,7 @@ static void answer(struct wstate *s, int fd, uint64_t instance, uint64_t since, 
 	}
 	for (i = 0; !full && i < n; i++)
 		rep.attrs = (i == 0 || rep.attrs) && ids[i] && ids[i] <= TREES_MAX &&
-		            s->trees[ids[i]].attrs;
+		            s->trees[ids[i]].attrs && s->trees[ids[i]].attrs_gen <= since;
 	rep.status = full ? CD_WATCH_FULL : CD_WATCH_LIST;
 	rep.ndirty = full ? 0 : (uint32_t)k;
 	if (send(fd, &rep, sizeof rep, MSG_NOSIGNAL) != (ssize_t)sizeof rep ||
