@@ -24,23 +24,14 @@
  * 0700, in a tree we can read) cannot be watched: each is reported as
  * changed in every answer, so the caller checks it each time.
  *
- * Files' own state (tree-watch.h, `attrs`): running as root, the watcher
- * also marks the filesystem of each tree it passes (fanotify, FAN_ATTRIB
- * on the whole filesystem, with file handles), before the pass, so the
- * mark is older than the tree's `complete` generation.  Each event's file
- * is opened by its handle and looked at: set-id, or carrying
- * security.capability (or not looked at: any failure but "gone"), and
- * every tree on that filesystem vouches for its files' state only from
- * the next generation on (`attrs_gen`; its directories as before: a run
- * whose files' state does not matter keeps its list).  An overflowed
- * fanotify queue does that for every tree.
- *
  * Trust: peers of another uid are closed unheard; a request is read in
  * full within 100 ms or dropped; nothing a request says is trusted
  * beyond naming a tree (its path, opened here without following a
- * symlink at its end, must have the dev/ino the client saw). */
+ * symlink at its end, must have the dev/ino the client saw).
+ *
+ * Files' own state (tree-watch.h, `attrs`): tree-watch-attrs.c. */
 
-#include "tree-watch.h"
+#include "tree-watchd-int.h"
 #include "tree-scan-int.h"
 
 #include "util/util.h"
@@ -53,7 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/fanotify.h>
 #include <sys/inotify.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -62,54 +52,9 @@
 #include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include <sys/xattr.h>
 #include <linux/openat2.h>
 #include <time.h>
 #include <unistd.h>
-
-#define LOG_SIZE  65536u  /* events remembered: an older `since` is FULL */
-#define DIRS_MAX  100000u /* watched directories, over all trees */
-#define TREES_MAX CD_WATCH_TREES_MAX
-#define DEPTH_MAX 64
-#define RETRY_S   60
-#define DIR_MASK                                                                                   \
-	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |        \
-	 IN_MOVE_SELF | IN_ONLYDIR)
-
-struct wdir {
-	int wd; /* 0: a free slot */
-	uint32_t tree;
-	uint64_t dev, ino;
-	char *rel; /* below its tree's top; "" for the top */
-};
-
-struct wtree {
-	char *path; /* NULL: a free slot */
-	uint64_t dev, ino;
-	int complete;
-	int attrs;             /* its filesystem was marked before its pass */
-	uint64_t fsid;         /* that filesystem's (statfs f_fsid, as fanotify names it) */
-	uint64_t complete_gen; /* watched whole since this generation */
-	uint64_t attrs_gen;    /* ... its files' own state since this one */
-	time_t failed_at;      /* a pass failed then: not before RETRY_S */
-};
-
-struct logent {
-	uint64_t gen, dev, ino;
-};
-
-struct wstate {
-	int in, lfd, ep, mi;
-	int fan;                      /* the fanotify group (root only), or -1 */
-	uint64_t instance, cur, lost; /* lost: the highest generation overwritten in the log */
-	uint64_t mntns;               /* our mount namespace's inode, for the clients */
-	struct wdir *dirs;            /* open addressing by wd */
-	size_t cap, ndirs;
-	struct wtree trees[TREES_MAX + 1]; /* ids are 1.. */
-	struct logent *log;
-	size_t logn; /* entries ever logged */
-	char dents[32768];
-};
 
 static void log_add(struct wstate *s, uint64_t dev, uint64_t ino)
 {
@@ -316,7 +261,7 @@ static void reset(struct wstate *s);
  * directory first asked about; -1 if not.  Nothing of a tree is held
  * open between requests: an fd would keep its filesystem from being
  * unmounted (watches do not). */
-static int top_open(const struct wtree *t)
+int cd_watchd_top_open(const struct wtree *t)
 {
 	struct stat st;
 	int fd = open(t->path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -329,19 +274,6 @@ static int top_open(const struct wtree *t)
 	return fd;
 }
 
-/* Mark the filesystem of the tree at topfd for its files' own state
- * (root only: see the top).  1 when marked. */
-static int attrs_mark(struct wstate *s, struct wtree *t, int topfd)
-{
-	struct statfs sf;
-
-	if (s->fan < 0 || fstatfs(topfd, &sf) < 0 ||
-	    fanotify_mark(s->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ATTRIB, topfd, ".") < 0)
-		return 0;
-	memcpy(&t->fsid, &sf.f_fsid, sizeof t->fsid);
-	return 1;
-}
-
 /* A pass over tree id from its top (topfd): complete at cur + 1 (the
  * generation the answer that follows hands out). */
 static void tree_pass(struct wstate *s, uint32_t id, int topfd)
@@ -350,7 +282,7 @@ static void tree_pass(struct wstate *s, uint32_t id, int topfd)
 	char rel[PATH_MAX + 1] = "";
 	int fd = openat(topfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	t->attrs = attrs_mark(s, t, topfd);
+	t->attrs = cd_watchd_attrs_mark(s, t, topfd);
 
 	/* a mount below it: the pass would watch what is mounted, a caller
 	 * in another mount namespace may walk what lies under it */
@@ -375,7 +307,7 @@ static void watch_new(struct wstate *s, struct wdir *d, const char *name)
 	struct open_how how;
 	struct stat st;
 	size_t rl = strlen(d->rel), nl = strlen(name);
-	int pfd, fd, top = t->path ? top_open(t) : -1;
+	int pfd, fd, top = t->path ? cd_watchd_top_open(t) : -1;
 
 	if (top < 0) {
 		all_stale(s);
@@ -448,139 +380,6 @@ static void drain(struct wstate *s)
 	}
 }
 
-/* Could the file open at fd (O_PATH) grant ids when run: a regular file
- * set-id or carrying file capabilities?  Any doubt says yes. */
-static int file_grants(int fd)
-{
-	char proc[64];
-	struct statx sx;
-
-	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE, &sx) < 0 ||
-	    !(sx.stx_mask & STATX_TYPE) || !(sx.stx_mask & STATX_MODE))
-		return 1;
-	if (!S_ISREG(sx.stx_mode))
-		return 0;
-	if (sx.stx_mode & (S_ISUID | S_ISGID))
-		return 1;
-	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-	if (getxattr(proc, "security.capability", NULL, 0) >= 0)
-		return 1;
-	return errno != ENODATA && errno != ENOTSUP;
-}
-
-/* A file on filesystem fsid (NULL: any) may grant ids now: each tree
- * there vouches for its files' own state from the next generation on. */
-static void attrs_stale(struct wstate *s, const uint64_t *fsid)
-{
-	size_t i;
-
-	for (i = 1; i <= TREES_MAX; i++) {
-		struct wtree *t = &s->trees[i];
-
-		if (t->path && t->attrs && (!fsid || t->fsid == *fsid) && t->attrs_gen < s->cur + 1)
-			t->attrs_gen = s->cur + 1;
-	}
-}
-
-/* One fanotify event: the file it names looked at through a tree on its
- * filesystem (tops: each tree's top, opened on first use this drain). */
-static void attrs_event(struct wstate *s, const struct fanotify_event_metadata *m, int *tops)
-{
-	const struct fanotify_event_info_fid *f = (const void *)(m + 1);
-	union {
-		struct file_handle h;
-		char b[sizeof(struct file_handle) + 128];
-	} fh;
-	size_t hoff = sizeof *m + sizeof *f, hl;
-	uint64_t fsid;
-	uint32_t id;
-	int fd, grants;
-
-	if (m->event_len < hoff + sizeof fh.h || f->hdr.info_type != FAN_EVENT_INFO_TYPE_FID) {
-		attrs_stale(s, NULL); /* not an event we can read: no tree vouches */
-		return;
-	}
-	memcpy(&fsid, &f->fsid, sizeof fsid);
-	memcpy(&fh.h, (const char *)m + hoff, sizeof fh.h);
-	hl = fh.h.handle_bytes;
-	if (hl > sizeof fh.b - sizeof fh.h || m->event_len < hoff + sizeof fh.h + hl) {
-		attrs_stale(s, &fsid);
-		return;
-	}
-	memcpy(fh.h.f_handle, (const char *)m + hoff + sizeof fh.h, hl);
-	/* Two filesystems may share an fsid (an image copied, a snapshot: an
-	 * ext4 fsid is its UUID), and a handle then names a file on each (a
-	 * copy has the same inodes): the file is looked at through every
-	 * tree with that fsid, on each filesystem among them, and counts if
-	 * it grants on any.  A filesystem of no tree's does not matter. */
-	for (id = 1; id <= TREES_MAX; id++) {
-		const struct wtree *t = &s->trees[id];
-		uint32_t j;
-
-		if (!t->path || !t->attrs || t->fsid != fsid)
-			continue;
-		for (j = 1; j < id; j++) {
-			if (s->trees[j].path && s->trees[j].attrs && s->trees[j].fsid == fsid &&
-			    s->trees[j].dev == t->dev)
-				break; /* that filesystem was looked at already */
-		}
-		if (j < id)
-			continue;
-		if (tops[id] == -2 && (tops[id] = top_open(t)) >= 0) {
-			/* open_by_handle_at wants a descriptor that is not O_PATH */
-			int rd = openat(tops[id], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-			close(tops[id]);
-			tops[id] = rd;
-		}
-		if (tops[id] < 0) {
-			attrs_stale(s, &fsid);
-			return;
-		}
-		fd = open_by_handle_at(tops[id], &fh.h, O_PATH | O_CLOEXEC);
-		grants = fd < 0 ? errno != ESTALE : file_grants(fd); /* ESTALE: not here */
-		if (fd >= 0)
-			close(fd);
-		if (grants) {
-			attrs_stale(s, &fsid);
-			return;
-		}
-	}
-}
-
-/* Read the whole fanotify queue. */
-static void attrs_drain(struct wstate *s)
-{
-	char buf[16384] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
-	int tops[TREES_MAX + 1], lost = 0;
-	ssize_t n = 0;
-	size_t i;
-
-	if (s->fan < 0)
-		return;
-	for (i = 0; i <= TREES_MAX; i++)
-		tops[i] = -2;
-	while (!lost && (n = read(s->fan, buf, sizeof buf)) > 0) {
-		const struct fanotify_event_metadata *m = (const void *)buf;
-
-		for (; !lost && FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
-			lost = m->vers != FANOTIFY_METADATA_VERSION || (m->mask & FAN_Q_OVERFLOW);
-			if (!lost)
-				attrs_event(s, m, tops);
-		}
-	}
-	lost = lost || (n < 0 && errno != EAGAIN);
-	for (i = 0; i <= TREES_MAX; i++) {
-		if (tops[i] >= 0)
-			close(tops[i]);
-	}
-	/* events lost, or unreadable: no tree vouches for its files' state
-	 * before the next generation (the marks stay; the directories'
-	 * watches are inotify's and unaffected) */
-	if (lost)
-		attrs_stale(s, NULL);
-}
-
 /* Forget every watch: a new inotify instance and a new instance id (so
  * no answer of the old one is taken for the new one's). */
 static void reset(struct wstate *s)
@@ -614,18 +413,7 @@ static void reset(struct wstate *s)
 		epoll_ctl(s->ep, EPOLL_CTL_ADD, in, &ev);
 	}
 	/* a new fanotify group: the old one's marks go with it */
-	if (s->fan >= 0) {
-		epoll_ctl(s->ep, EPOLL_CTL_DEL, s->fan, NULL);
-		close(s->fan);
-		s->fan = -1;
-	}
-	if (geteuid() == 0 &&
-	    (s->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK,
-	                            O_RDONLY | O_CLOEXEC)) >= 0) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = UINT32_MAX - 3 };
-
-		epoll_ctl(s->ep, EPOLL_CTL_ADD, s->fan, &ev);
-	}
+	cd_watchd_attrs_open(s, UINT32_MAX - 3);
 }
 
 /* Read the mount table to its end: the next change wakes us again. */
@@ -787,7 +575,7 @@ static int serve_one(struct wstate *s, int fd)
 		if (path[0] != '/' || memchr(path, '\0', q.pathlen))
 			return -1;
 		drain(s);
-		attrs_drain(s);
+		cd_watchd_attrs_drain(s);
 		id = tree_for(s, path, q.dev, q.ino);
 		answer(s, fd, q.instance, q.since, &id, 1, id);
 		return 0;
@@ -797,7 +585,7 @@ static int serve_one(struct wstate *s, int fd)
 		    get_full(fd, ids, q.ntrees * sizeof *ids) < 0)
 			return -1;
 		drain(s);
-		attrs_drain(s);
+		cd_watchd_attrs_drain(s);
 		answer(s, fd, q.instance, q.since, ids, q.ntrees, 0);
 		return 0;
 	}
@@ -871,7 +659,7 @@ int cd_watchd_serve(const char *dir, volatile uint64_t *active)
 			} else if (u == UINT32_MAX - 1) {
 				drain(&s); /* keep the queue short between requests */
 			} else if (u == UINT32_MAX - 3) {
-				attrs_drain(&s);
+				cd_watchd_attrs_drain(&s);
 			} else if (u == UINT32_MAX) {
 				struct ucred uc;
 				socklen_t ul = sizeof uc;
