@@ -242,20 +242,16 @@ static void cmd_expand(const char *word, char *v)
 }
 
 /* word (naming a path; $PWD/ and $HOME/ as the shell expands them)
- * against every base, reported as kind; must_exist: only a regular
- * file there. */
-static int cmd_path(struct cmd *m, const char *word, enum cd_git_named kind, int must_exist)
+ * against every base, reported as kind. */
+static int cmd_path(struct cmd *m, const char *word, enum cd_git_named kind)
 {
 	char v[CD_PATH_MAX], path[CD_PATH_MAX];
-	struct stat st;
 	size_t i;
 	int r;
 
 	cmd_expand(word, v);
 	for (i = 0; i < m->nbase; i++) {
 		if (resolve(m->c, m->base[i], v, path) < 0)
-			continue;
-		if (must_exist && (stat(path, &st) < 0 || !S_ISREG(st.st_mode)))
 			continue;
 		if ((r = report(m->c, path, kind)) != 0)
 			return r;
@@ -297,12 +293,12 @@ static int module_files(struct cmd *m, const char *mod)
 		if (rel[i] != '/')
 			continue;
 		snprintf(path, sizeof path, "%.*s/__init__.py", (int)i, rel);
-		if ((r = cmd_path(m, path, CD_GIT_NAMED_RUN, 0)) != 0)
+		if ((r = cmd_path(m, path, CD_GIT_NAMED_RUN)) != 0)
 			return r;
 	}
 	for (i = 0; i < CD_ARRAY_SIZE(last); i++) {
 		snprintf(path, sizeof path, "%s%s", rel, last[i]);
-		if ((r = cmd_path(m, path, CD_GIT_NAMED_RUN, 0)) != 0)
+		if ((r = cmd_path(m, path, CD_GIT_NAMED_RUN)) != 0)
 			return r;
 	}
 	return 0;
@@ -354,7 +350,7 @@ static int cmd_word(struct cmd *m, const char *word, int first, int *after)
 
 			snprintf(part, sizeof part, "%.*s", (int)pl, p);
 			if (pl && (search || strchr(part, '/')) && strcmp(part, "$PATH") &&
-			    (r = cmd_path(m, part, CD_GIT_NAMED_DIR, 0)) != 0)
+			    (r = cmd_path(m, part, CD_GIT_NAMED_DIR)) != 0)
 				return r;
 			p += pl + (p[pl] == ':');
 		}
@@ -371,7 +367,7 @@ static int cmd_word(struct cmd *m, const char *word, int first, int *after)
 	}
 	/* a word without '/' too: an interpreter's script ("python3 conv.py",
 	 * "sh x"), listed when not there yet so that making it is reported */
-	return cmd_path(m, v, CD_GIT_NAMED_RUN, 0);
+	return cmd_path(m, v, CD_GIT_NAMED_RUN);
 }
 
 /* The tree files a command value may run, as a shell reads it: words
