@@ -353,16 +353,7 @@ static int open_db(struct sqlite_audit *a, const char *db_path, struct cd_err *e
 	sqlite3_db_config(a->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
 	sqlite3_db_config(a->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
 	if (!a->read_only) {
-		sqlite3_stmt *st = NULL;
-		int ok = 0;
-		if (sqlite3_prepare_v2(a->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) ==
-		            SQLITE_OK &&
-		    sqlite3_step(st) == SQLITE_ROW) {
-			const unsigned char *m = sqlite3_column_text(st, 0);
-			ok = m && strcmp((const char *)m, "wal") == 0;
-		}
-		sqlite3_finalize(st);
-		if (!ok)
+		if (!cd_sqlite_wal(a->db, a->busy_ms))
 			return db_err(a, err, "cannot switch to WAL mode");
 		if (exec(a, "PRAGMA synchronous=FULL", err) < 0)
 			return err ? err->code : -EIO;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #define BUSY_MS 10000
@@ -347,11 +348,35 @@ static const struct cd_store_ops sqlite_state_ops = {
 	.agent_token_revoke = cd_sqlite_agent_token_revoke,
 };
 
+/* store-sqlite.h */
+int cd_sqlite_wal(sqlite3 *db, unsigned busy_ms)
+{
+	unsigned waited = 0;
+
+	for (;;) {
+		sqlite3_stmt *st = NULL;
+		int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode=WAL", -1, &st, NULL), ok = 0;
+
+		if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const unsigned char *m = sqlite3_column_text(st, 0);
+
+			ok = m && strcmp((const char *)m, "wal") == 0;
+		}
+		sqlite3_finalize(st);
+		if (ok)
+			return 1;
+		if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) ||
+		    waited >= busy_ms)
+			return 0;
+		usleep(5000);
+		waited += 5;
+	}
+}
+
 int cd_sqlite_state_open(const char *path, struct cd_store **ret, struct cd_err *err)
 {
 	struct cd_sqlite *s;
-	sqlite3_stmt *st = NULL;
-	int r, ok = 0;
+	int r;
 
 	if (!path || !*path)
 		return cd_err_set(err, -EINVAL, "no state database path");
@@ -379,13 +404,7 @@ int cd_sqlite_state_open(const char *path, struct cd_store **ret, struct cd_err 
 	sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
 	sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
 	sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
-	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW) {
-		const unsigned char *m = sqlite3_column_text(st, 0);
-		ok = m && strcmp((const char *)m, "wal") == 0;
-	}
-	sqlite3_finalize(st);
-	if (!ok) {
+	if (!cd_sqlite_wal(s->db, BUSY_MS)) {
 		r = cd_sqlite_err(s, err, "cannot switch to WAL mode");
 		goto fail;
 	}

@@ -32,6 +32,13 @@ int cd_sqlite_state_open(const char *path, struct cd_store **ret, struct cd_err 
  * msg"; returns -EIO. */
 int cd_sqlite_err(struct cd_sqlite *s, struct cd_err *err, const char *what);
 
+/* Put db in WAL mode (it stays so in the file): 1 when it is, 0 when
+ * not.  A lock another connection holds for a moment (one closing runs
+ * its checkpoint under an exclusive lock) is waited out for up to
+ * busy_ms: the journal-mode change does not always wait in SQLite's busy
+ * handler itself. */
+int cd_sqlite_wal(sqlite3 *db, unsigned busy_ms);
+
 /* In one transaction: run `select` (?1 bound to now) and call each(row,
  * ctx) for every row — a non-zero return rolls everything back and is
  * returned — then, when there was a row, run `update` (?1 = now).  For the
