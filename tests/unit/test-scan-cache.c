@@ -7,11 +7,14 @@
  * between plans (a credential renamed in, a .json and a .pem rewritten in
  * place, a socket bound, a directory removed) the same again; and a cache
  * file edited, cut short or replaced by garbage gives the same plan as no
- * cache.  Run as root, so the default profile (a read-only tree) is what
+ * cache; one whose structure was changed and its checksum made again
+ * (a unit's subtree cut short or renamed, its index out of order ...)
+ * is ignored whole and written anew.  Run as root, so the default profile (a read-only tree) is what
  * is cached here; 9054 runs the writable case as nobody. */
 #include "../tap.h"
 
 #include "sandbox/plan.h"
+#include "sandbox/tree-cache-int.h"
 
 #include <dirent.h>
 #include <ftw.h>
@@ -271,6 +274,169 @@ static void test_tampered(void)
 	cd_plan_free(a);
 }
 
+/* The cache file's bytes, or NULL. */
+static unsigned char *slurp(const char *f, size_t *len)
+{
+	struct stat st;
+	unsigned char *v;
+	int fd = open(f, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !(v = malloc((size_t)st.st_size + 1))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	*len = (size_t)read(fd, v, (size_t)st.st_size);
+	close(fd);
+	return v;
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+/* Record k of the file v (its offset), or 0 when there is none. */
+static size_t rec_at(const unsigned char *v, size_t len, uint32_t k)
+{
+	size_t at = (56 + get32(v + 20) + 7) & ~(size_t)7;
+
+	while (k-- > 0 && at + REC_HDR <= len)
+		at += (REC_HDR + get32(v + at + 32) + get32(v + at + 36) + 7) & ~(size_t)7;
+	return at + REC_HDR <= len ? at : 0;
+}
+
+/* The record whose path is rel: its number, or -1. */
+static long rec_named(const unsigned char *v, size_t len, const char *rel)
+{
+	uint32_t k, n = get32(v + 16);
+
+	for (k = 0; k < n; k++) {
+		size_t at = rec_at(v, len, k);
+
+		if (at && get32(v + at + 32) == strlen(rel) &&
+		    !memcmp(v + at + REC_HDR, rel, strlen(rel)))
+			return k;
+	}
+	return -1;
+}
+
+/* One change to a file that still parses as bytes, its checksum made
+ * again: what only the structure checks can catch.  0 when the file
+ * lacks what the change needs. */
+static int forge(unsigned char *v, size_t len, int how)
+{
+	uint32_t n = get32(v + 16);
+	size_t body = (56 + get32(v + 20) + 7) & ~(size_t)7, at;
+	long k;
+	uint64_t sum;
+
+	switch (how) {
+	case 0: /* nothing: the control */
+		break;
+	case 1: /* a unit's subtree one record short */
+		if ((k = rec_named(v, len, "d0")) < 0 || !(at = rec_at(v, len, (uint32_t)k)) ||
+		    !(get32(v + at + 44) & REC_UNIT) || get32(v + at + 40) < 2)
+			return 0;
+		put32(v + at + 40, get32(v + at + 40) - 1);
+		break;
+	case 2: /* a unit's subdirectory under another name than its item's */
+		if ((k = rec_named(v, len, "d0/sub")) < 0 || !(at = rec_at(v, len, (uint32_t)k)))
+			return 0;
+		v[at + REC_HDR + 5] = 'x';
+		break;
+	case 3: /* a unit claimed where an item is a directory visited by name (.git) */
+		if ((k = rec_named(v, len, "d5")) < 0 || !(at = rec_at(v, len, (uint32_t)k)) ||
+		    (get32(v + at + 44) & REC_UNIT))
+			return 0;
+		put32(v + at + 44, REC_UNIT);
+		break;
+	case 4: /* the index out of order */
+		if (n < 2)
+			return 0;
+		at = len - (size_t)n * 4;
+		sum = get32(v + at);
+		put32(v + at, get32(v + at + 4));
+		put32(v + at + 4, (uint32_t)sum);
+		break;
+	case 5: /* the index naming a record past the last */
+		put32(v + len - 4, n);
+		break;
+	case 7: /* a unit's item renamed: its subdirectory's record named by none */
+		if ((k = rec_named(v, len, "d0")) < 0 || !(at = rec_at(v, len, (uint32_t)k)) ||
+		    get32(v + at + 28) != 1 || get32(v + at + 36) != 6 ||
+		    memcmp(v + at + REC_HDR + 2 + 2, "sub", 4))
+			return 0;
+		v[at + REC_HDR + 2 + 2 + 2] = 'x';
+		break;
+	case 6: /* an empty subtree */
+		if (!(at = rec_at(v, len, 0)))
+			return 0;
+		put32(v + at + 40, 0);
+		break;
+	}
+	sum = cd_cache_hash(v + body, len - body);
+	memcpy(v + 32, &sum, 8);
+	return 1;
+}
+
+static void test_forged(void)
+{
+	static const char *const what[] = {
+		"re-checksummed, unchanged (control)",
+		"a unit's subtree one record short",
+		"a unit's subdirectory renamed",
+		"a unit claimed over a .git directory",
+		"its index out of order",
+		"its index past the last record",
+		"an empty subtree",
+		"a unit's item renamed",
+	};
+	struct cd_plan *a = plan(0), *b;
+	unsigned char *v, *after;
+	size_t len, alen;
+	char f[512];
+	int how, fd;
+
+	for (how = 0; how < (int)(sizeof what / sizeof *what); how++) {
+		nap(); /* every directory old enough to be recorded */
+		b = plan(1);
+		cd_plan_free(b);
+		cache_file(f, sizeof f);
+		if (!(v = slurp(f, &len)) || !forge(v, len, how)) {
+			ok(0, "forge: the cache file has what '%s' changes", what[how]);
+			free(v);
+			continue;
+		}
+		if ((fd = open(f, O_WRONLY | O_TRUNC)) < 0 || write(fd, v, len) != (ssize_t)len)
+			diag("forge: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		b = plan(1);
+		after = slurp(f, &alen);
+		if (how == 0)
+			ok(same(a, b) && after && alen == len && !memcmp(after, v, len),
+			   "a cache file %s is used as it is (not written again)", what[how]);
+		else
+			ok(same(a, b) && after && (alen != len || memcmp(after, v, len)),
+			   "a cache file with %s (checksum made again) is ignored whole: the "
+			   "uncached plan, the file written anew",
+			   what[how]);
+		cd_plan_free(b);
+		free(after);
+		free(v);
+	}
+	cd_plan_free(a);
+}
+
 static int rm_one(const char *path, const struct stat *st, int type, struct FTW *f)
 {
 	(void)st;
@@ -296,6 +462,7 @@ int main(void)
 	test_same();
 	test_changes();
 	test_tampered();
+	test_forged();
 	if (nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
 		diag("could not remove %s", base);
 	return tap_done();

@@ -165,7 +165,7 @@ struct cd_plan {
 	size_t nplanted; /* of them `planted` (checked after the run) */
 	struct cd_dir_stamp *dirs;
 	struct cd_name_chunk *dir_names; /* where their rel strings live (one malloc per 64 KiB) */
-	size_t ndirs;
+	size_t ndirs, dirs_cap;
 	int64_t scan_ns; /* CLOCK_REALTIME when the walk began */
 	/* The tree watcher (tree-watch.h), when it answered (watch_instance
 	 * not 0; else watch_fd means nothing): a connection to it, closed

@@ -651,12 +651,29 @@ void cd_name_chunks_free(struct cd_name_chunk *c)
 	}
 }
 
+/* Room for n more stamps: one allocation for a tree the scan cache
+ * knows the size of, else twice as many each time it is full. */
+int cd_tree_stamp_room(struct walk *w, size_t n)
+{
+	struct cd_plan *p = w->p;
+	struct cd_dir_stamp *v;
+
+	if (p->dirs_cap - p->ndirs >= n)
+		return 0;
+	if (n > STAMP_MAX)
+		n = STAMP_MAX;
+	if (!(v = realloc(p->dirs, (p->ndirs + n) * sizeof *v)))
+		return -ENOMEM;
+	p->dirs = v;
+	p->dirs_cap = p->ndirs + n;
+	return 0;
+}
+
 /* One more directory stamped (plan->dirs), w->path, as the walk read it
  * or the cache replayed it (tree-cache.c). */
 int cd_tree_stamp_id(struct walk *w, dev_t dev, ino_t ino, int64_t ctime_ns)
 {
 	struct cd_plan *p = w->p;
-	struct cd_dir_stamp *v;
 	const char *rel = w->path[w->srclen] ? w->path + w->srclen + 1 : "";
 
 	if (!p->trees[w->tree].complete)
@@ -665,13 +682,8 @@ int cd_tree_stamp_id(struct walk *w, dev_t dev, ino_t ino, int64_t ctime_ns)
 		p->trees[w->tree].complete = 0; /* the check walks the whole tree instead */
 		return 0;
 	}
-	/* room for 256, then twice as many each time it is full */
-	if (!p->ndirs || (p->ndirs >= 256 && !(p->ndirs & (p->ndirs - 1)))) {
-		v = realloc(p->dirs, (p->ndirs ? 2 * p->ndirs : 256) * sizeof *v);
-		if (!v)
-			return cd_err_set(w->err, -ENOMEM, "out of memory");
-		p->dirs = v;
-	}
+	if (p->ndirs == p->dirs_cap && cd_tree_stamp_room(w, p->ndirs ? p->ndirs : 256) < 0)
+		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	if (!(p->dirs[p->ndirs].rel = name_dup(&p->dir_names, rel)))
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	p->dirs[p->ndirs].gitdir = 0;

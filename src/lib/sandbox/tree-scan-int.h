@@ -160,6 +160,7 @@ int cd_tree_enter(struct walk *w, int dfd, const char *name, size_t len, unsigne
 int cd_tree_visit(struct walk *w, int dfd, const char *name, unsigned char type, size_t len,
                   unsigned depth);
 int cd_tree_stamp_id(struct walk *w, dev_t dev, ino_t ino, int64_t ctime_ns);
+int cd_tree_stamp_room(struct walk *w, size_t n);
 int cd_tree_count(struct walk *w, size_t n);
 void cd_tree_mark_gitdir(struct walk *w, size_t idx);
 int cd_tree_unopenable(struct walk *w, int dfd, const char *name, int e);
