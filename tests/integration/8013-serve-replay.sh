@@ -68,13 +68,19 @@ grep -i '^content-type: text/plain' "$H" >/dev/null
 is "$?" 0 "... served as text/plain"
 head -1 "$T/body" | grep -q '"version": 2'
 is "$?" 0 "... as asciicast v2"
-is "$(grep -c '"o"' "$T/body")" 3 "... three printed chunks"
+# three printf calls a second apart: at least three chunks (a loaded
+# machine may hand one line over in two reads: 4 seen once, session 13)
+n=$(grep -c '"o"' "$T/body")
+ok "... the printed chunks ($n, at least 3)" test "$n" -ge 3
 python3 -c '
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()[1:]]
 t = [e[0] for e in ev]
-assert t == sorted(t) and t[-1] - t[0] >= 1.2, t
-assert "\u202e" in ev[0][2] and "\x1b[31m" in ev[0][2]
+out = "".join(e[2] for e in ev if e[1] == "o")
+assert t == sorted(t), t
+at = lambda s: min(e[0] for e in ev if s in e[2])
+assert "\u202e" in out and "\x1b[31m" in out and out.index("bold") < out.index("last line"), out
+assert at("last line") - at("bold") >= 1.2, t
 ' "$T/body"
 is "$?" 0 "... with their times and bytes (JSON-escaped)"
 isb "$(get "/static/replay.js")" 200 "the player's script"
