@@ -200,7 +200,9 @@ is "$(cat "$T/err")" "cordon run: $B/.git: its git configuration includes more t
 
 # A symlink in the tree on the way to a named path (core.hooksPath
 # lnk/hooks, lnk -> real): the sandbox could point it elsewhere, and the
-# host's git would run what is there; the run is refused, in one line.
+# host's git would run what is there; the run is refused, in one line
+# (by the check of the path as it resolves, link_on_way; the one of the
+# path as written is reached only where that sees no link: next).
 L=$T/lnk-repo
 mkdir -p "$L/real/hooks"
 git init -q "$L"
@@ -209,5 +211,68 @@ git -C "$L" config core.hooksPath lnk/hooks
 (cd "$L" && "$CORDON" run --profile workspace-write -- true) >"$T/out" 2>"$T/err"
 is "$?:$(grep -c "'$L/lnk' is a symlink on the way to '$L/lnk/hooks'" "$T/err")" 125:1 \
 	"a symlink on the way to the hooks directory: refused, saying why ($(head -c 200 "$T/err"))"
+
+# The check of the path as written, where the resolved one sees no
+# link: a path with ".." after a symlink in the tree ($W/lnk/../g.cfg,
+# the caller's GIT_CONFIG_GLOBAL) is opened by git through lnk, in
+# lnk's target's parent, but reads $W/g.cfg once normalized, with no
+# link on the way.  The run is refused, in one line (with that check off
+# it went on, the sandbox re-pointed lnk at a directory of its own and
+# the host's git ran the config it wrote there).  Control: ".." after a
+# directory.  As root and as nobody.
+lexical() {
+	who=$1
+	d=$T/lx-$who m=$T/lxm-$who
+	mkdir -p "$d/sub/deep" "$d/dir" "$m" && chmod 777 "$m"
+	git init -q "$d" && ln -s sub/deep "$d/lnk"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
+	(cd "$d" && $RUN_AS env GIT_CONFIG_GLOBAL="$d/dir/../g.cfg" "$CORDON" run \
+		--profile workspace-write -- true) >"$T/out" 2>"$T/err"
+	is "$?:$(cat "$T/err")" 0: "$who: control: GIT_CONFIG_GLOBAL with .. after a directory runs"
+	(cd "$d" && $RUN_AS env GIT_CONFIG_GLOBAL="$d/lnk/../g.cfg" "$CORDON" run \
+		--profile workspace-write -- sh -c "rm lnk && mkdir -p evil/deep && ln -s evil/deep lnk &&
+			printf '[core]\n\tfsmonitor = \"touch $m/evil; false\"\n' >evil/g.cfg") \
+		>"$T/out" 2>"$T/err"
+	is "$?:$(cat "$T/err")" "125:cordon run: '$d/lnk' is a symlink on the way to '$d/lnk/../g.cfg', which a git config, hook or .envrc names: a writable tree cannot keep it read-only (the host would run what it points to), so the run is refused" \
+		"$who: GIT_CONFIG_GLOBAL with .. after a symlink in the tree: refused, saying why"
+	(cd "$d" && $RUN_AS env GIT_CONFIG_GLOBAL="$d/lnk/../g.cfg" git status --short) >/dev/null 2>&1
+	is "$(ls "$m")" "" "$who: the host's git ran no config the sandbox wrote"
+}
+for_each_user lexical
+
+# A repository whose .git/config is a symlink into its working tree
+# (.git/config -> ../conf/repo.cfg, kept with the project) and a run in
+# conf/: the git directory is outside the tree (no check of its control
+# files refuses the link), the file git reads through it is inside:
+# read-only, as where the link leads (gitcfg.c's config_target).  The
+# host's git runs the project's fsmonitor, not one the sandbox added
+# (the positive control); another file in conf/ is written.  As root and
+# as nobody.
+linked_config() {
+	who=$1
+	r=$T/lc-$who m=$T/lcm-$who
+	mkdir -p "$r/conf" "$m" && chmod 777 "$m"
+	(
+		cd "$r" && git init -q . && git config user.email a@b && git config user.name a &&
+			git config core.fsmonitor "touch $m/fsmon-real; false" &&
+			mv .git/config conf/repo.cfg && ln -s ../conf/repo.cfg .git/config &&
+			echo x >f && git add f && git commit -qm i
+	) >"$T/lc.out" 2>&1 || diag "set-up: $(cat "$T/lc.out")"
+	cat >"$r/conf/attack.sh" <<EOF
+$ATTEMPT
+try repo-config "printf '[core]\n\tfsmonitor = \"touch $m/fsmon-evil; false\"\n' >>repo.cfg"
+try control "echo x >other"
+EOF
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$r"
+	rm -f "$m"/*
+	(cd "$r/conf" && $RUN_AS "$CORDON" run --profile workspace-write -- sh attack.sh) \
+		>"$T/out" 2>"$T/err"
+	is "$?:$(tr '\n' ' ' <"$T/out")" "0:repo-config=erofs control=written " \
+		"$who: .git/config a symlink into the tree, a run below the top: its target is read-only"
+	(cd "$r" && $RUN_AS git status --short) >/dev/null 2>&1
+	is "$(ls "$m" | tr '\n' ' ')" "fsmon-real " \
+		"$who: the host's git ran the project's fsmonitor (read through the link), not the sandbox's"
+}
+for_each_user linked_config
 
 done_testing
