@@ -19,7 +19,7 @@ static int check(void *arg, const char *path, enum cd_envrc_named kind)
 	if (path[0] != '/' || strstr(path, "//") || strstr(path, "/./") || strstr(path, "/../") ||
 	    (n > 1 && path[n - 1] == '/') || (n >= 2 && !strcmp(path + n - 2, "/.")) ||
 	    (n >= 3 && !strcmp(path + n - 3, "/..")) ||
-	    (kind != CD_ENVRC_RUN && kind != CD_ENVRC_DIR))
+	    (kind != CD_ENVRC_RUN && kind != CD_ENVRC_DIR && kind != CD_ENVRC_WAY))
 		abort();
 	(*(size_t *)arg)++;
 	return 0;

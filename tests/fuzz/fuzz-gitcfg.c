@@ -62,7 +62,8 @@ static int check(void *arg, const char *path, enum cd_git_named kind)
 	if (path[0] != '/' || strstr(path, "//") || strstr(path, "/./") || strstr(path, "/../") ||
 	    (n > 1 && path[n - 1] == '/') || (n >= 2 && !strcmp(path + n - 2, "/.")) ||
 	    (n >= 3 && !strcmp(path + n - 3, "/..")) ||
-	    (kind != CD_GIT_NAMED_DIR && kind != CD_GIT_NAMED_CONFIG && kind != CD_GIT_NAMED_RUN))
+	    (kind != CD_GIT_NAMED_DIR && kind != CD_GIT_NAMED_CONFIG && kind != CD_GIT_NAMED_RUN &&
+	     kind != CD_GIT_NAMED_WAY))
 		abort();
 	(*(size_t *)arg)++;
 	return 0;

@@ -218,17 +218,18 @@ is "$?:$(grep -c "'$L/lnk' is a symlink on the way to '$L/lnk/hooks'" "$T/err")"
 # lnk's target's parent, but reads $W/g.cfg once normalized, with no
 # link on the way.  The run is refused, in one line (with that check off
 # it went on, the sandbox re-pointed lnk at a directory of its own and
-# the host's git ran the config it wrote there).  Control: ".." after a
-# directory.  As root and as nobody.
+# the host's git ran the config it wrote there).  Control: ".." after the
+# tree's top (a mount point the sandbox cannot replace).  As root and as
+# nobody.
 lexical() {
 	who=$1
 	d=$T/lx-$who m=$T/lxm-$who
 	mkdir -p "$d/sub/deep" "$d/dir" "$m" && chmod 777 "$m"
 	git init -q "$d" && ln -s sub/deep "$d/lnk"
 	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
-	(cd "$d" && $RUN_AS env GIT_CONFIG_GLOBAL="$d/dir/../g.cfg" "$CORDON" run \
+	(cd "$d" && $RUN_AS env GIT_CONFIG_GLOBAL="$d/../lx-$who/g.cfg" "$CORDON" run \
 		--profile workspace-write -- true) >"$T/out" 2>"$T/err"
-	is "$?:$(cat "$T/err")" 0: "$who: control: GIT_CONFIG_GLOBAL with .. after a directory runs"
+	is "$?:$(cat "$T/err")" 0: "$who: control: GIT_CONFIG_GLOBAL with .. after the tree's top runs"
 	(cd "$d" && $RUN_AS env GIT_CONFIG_GLOBAL="$d/lnk/../g.cfg" "$CORDON" run \
 		--profile workspace-write -- sh -c "rm lnk && mkdir -p evil/deep && ln -s evil/deep lnk &&
 			printf '[core]\n\tfsmonitor = \"touch $m/evil; false\"\n' >evil/g.cfg") \
@@ -274,5 +275,60 @@ EOF
 		"$who: the host's git ran the project's fsmonitor (read through the link), not the sandbox's"
 }
 for_each_user linked_config
+
+# Session 14's review: ".." after a directory of the tree (not a link)
+# in a named path.  core.hooksPath x/../hooks was kept as $W/hooks, read-
+# only; the host's git takes ".." on disk, so the sandbox replaced x with
+# a link to sub/deep and the host's next commit ran sub/hooks/pre-commit.
+# Now a directory a ".." follows (in core.hooksPath, an .envrc's
+# PATH_add, the caller's PATH) is held: a mount point the sandbox cannot
+# remove, rename or replace (EBUSY); one that is no directory (missing:
+# the sandbox would make it a link) refuses the run in one line.
+# Controls: hooksPath "hooks" runs; ".." after the tree's top runs; the
+# held directory's entries stay writable.  As root and as nobody.
+dotdot() {
+	who=$1
+	d=$T/dd-$who m=$T/ddm-$who
+	mkdir -p "$d/x" "$d/hooks" "$m" && chmod 777 "$m"
+	(
+		cd "$d" && git init -q . && git config user.email a@b && git config user.name a &&
+			echo a >f && git add f && git commit -qm i
+	) >"$T/dd.out" 2>&1 || diag "set-up: $(cat "$T/dd.out")"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
+	attack="rm -rf x; mv x x.old; mkdir -p sub/deep sub/hooks && ln -s sub/deep x.new &&
+		mv -T x.new x; printf '#!/bin/sh\ntouch $m/evil\n' >sub/hooks/pre-commit &&
+		chmod +x sub/hooks/pre-commit; echo y >x/inside && echo inside-written"
+	(cd "$d" && $RUN_AS git config core.hooksPath hooks)
+	(cd "$d" && $RUN_AS "$CORDON" run --profile workspace-write -- true) >"$T/out" 2>"$T/err"
+	is "$?:$(cat "$T/err")" 0: "$who: dotdot: control: core.hooksPath hooks runs"
+	(cd "$d" && $RUN_AS git config core.hooksPath "../dd-$who/hooks")
+	(cd "$d" && $RUN_AS "$CORDON" run --profile workspace-write -- true) >"$T/out" 2>"$T/err"
+	is "$?:$(cat "$T/err")" 0: "$who: dotdot: control: .. after the tree's top runs"
+	(cd "$d" && $RUN_AS git config core.hooksPath x/../hooks)
+	(cd "$d" && $RUN_AS "$CORDON" run --profile workspace-write -- sh -c "$attack") \
+		>"$T/out" 2>"$T/err"
+	is "$?:$(cat "$T/out")" "0:inside-written" \
+		"$who: dotdot: core.hooksPath x/../hooks: the run goes on, x's entries writable"
+	ok "$who: dotdot: ... x could not be removed, renamed or replaced (EBUSY)" \
+		sh -c "test -d '$d/x' && ! test -L '$d/x' && grep -q 'Device or resource busy' '$T/err'"
+	(cd "$d" && echo b >>f && $RUN_AS git -c user.email=a@b -c user.name=a commit -qam c) \
+		>/dev/null 2>&1
+	is "$(ls "$m")" "" "$who: dotdot: the host's commit ran no hook the sandbox made"
+	(cd "$d" && $RUN_AS git config core.hooksPath y/../hooks)
+	(cd "$d" && $RUN_AS "$CORDON" run --profile workspace-write -- true) >"$T/out" 2>"$T/err"
+	is "$?:$(cat "$T/err")" "125:cordon run: '$d/y' is followed by '..' in a path a git config, hook, .envrc or the caller's PATH names, and is no directory (missing, a file or a symlink): the host would take '..' from wherever the sandbox makes it lead, so the run is refused" \
+		"$who: dotdot: core.hooksPath y/../hooks, y missing: refused, saying why"
+	(cd "$d" && $RUN_AS git config --unset core.hooksPath)
+	printf 'PATH_add x/../bin\n' >"$d/.envrc"
+	[ -n "$RUN_AS" ] && chown 65534:65534 "$d/.envrc"
+	(cd "$d" && $RUN_AS "$CORDON" run --profile workspace-write -- sh -c 'mv x x.old') \
+		>"$T/out" 2>"$T/err"
+	ok "$who: dotdot: an .envrc's PATH_add x/../bin: x is held" grep -q 'Device or resource busy' "$T/err"
+	rm -f "$d/.envrc"
+	(cd "$d" && $RUN_AS env PATH="$d/x/../bin:$PATH" "$CORDON" run --profile workspace-write -- \
+		sh -c 'mv x x.old') >"$T/out" 2>"$T/err"
+	ok "$who: dotdot: the caller's PATH $d/x/../bin: x is held" grep -q 'Device or resource busy' "$T/err"
+}
+for_each_user dotdot
 
 done_testing

@@ -142,13 +142,21 @@ static int envrc_keyword(const char *w)
 	return 0;
 }
 
+/* A directory a ".." of a named path is taken from: to fn. */
+static int envrc_way(void *arg, const char *dir)
+{
+	struct envrc *e = arg;
+
+	return e->fn(e->arg, dir, CD_ENVRC_WAY);
+}
+
 /* A path word v (vl bytes) as direnv's shell expands it (it runs the
  * .envrc in its directory), to fn as kind. */
 static int envrc_path(struct envrc *e, const char *v, size_t vl, enum cd_envrc_named kind)
 {
 	char host[CD_PATH_MAX], norm[CD_PATH_MAX];
 	size_t skip = 0;
-	int k;
+	int k, r;
 
 	if (vl >= 4 && !memcmp(v, "$PWD", 4) && (vl == 4 || v[4] == '/'))
 		skip = 4;
@@ -161,6 +169,8 @@ static int envrc_path(struct envrc *e, const char *v, size_t vl, enum cd_envrc_n
 	            : snprintf(host, sizeof host, "%.*s", (int)vl, v);
 	if (k <= 0 || (size_t)k >= sizeof host || cd_path_normalize(host, norm, sizeof norm) < 0)
 		return 0;
+	if ((r = cd_path_dotdot_dirs(host, envrc_way, e)) != 0)
+		return r; /* the shell takes ".." on disk */
 	return e->fn(e->arg, norm, kind);
 }
 

@@ -14,6 +14,7 @@
 enum cd_envrc_named {
 	CD_ENVRC_RUN, /* a file it runs or evaluates */
 	CD_ENVRC_DIR, /* a directory on a search path: whole */
+	CD_ENVRC_WAY, /* a directory a ".." of such a path is taken from */
 };
 
 /* Called with each named path (absolute, lexically normalized; it may

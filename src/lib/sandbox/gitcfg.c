@@ -3,6 +3,7 @@
  * wide enough for the keys below; what it misreads only widens what is
  * kept read-only. */
 #include "gitcfg.h"
+#include "profile.h"
 
 #include "util/bounds.h"
 #include "util/path.h"
@@ -88,13 +89,48 @@ struct ctx {
 	const char *home; /* the caller's, for ~/ (NULL: such values are not paths) */
 	int pass;         /* 0: core.worktree only, 1: the named paths */
 	size_t files;     /* config files opened so far (GITCFG_FILES_MAX) */
+	int stop;         /* fn's nonzero answer for a ".." directory (CD_GIT_NAMED_WAY) */
+	char gd[CD_PATH_MAX], common[CD_PATH_MAX]; /* the git directory, its commondir */
 };
+
+/* Is dir the git directory gd itself or one of its control paths (an
+ * include "../.gitconfig" of its config, a hook linked as
+ * ../../scripts/x)?  The walk pins those (read-only, mount points the
+ * sandbox cannot rename or replace): a ".." from them stays put. */
+static int pinned_in_gd(const char *gd, const char *dir)
+{
+	size_t gl = strlen(gd), i, cl;
+
+	if (!gl || !cd_path_is_under(dir, gd))
+		return 0;
+	if (!dir[gl])
+		return 1;
+	cl = strcspn(dir + gl + 1, "/");
+	for (i = 0; cd_git_control_names[i]; i++) {
+		if (strlen(cd_git_control_names[i]) == cl &&
+		    !memcmp(dir + gl + 1, cd_git_control_names[i], cl))
+			return 1;
+	}
+	return 0;
+}
+
+/* A directory a ".." of a path is taken from: to fn, whose first
+ * nonzero answer ends the listing (cd_git_named_paths returns it). */
+static int way_found(void *arg, const char *dir)
+{
+	struct ctx *c = arg;
+
+	if (!c->stop && !pinned_in_gd(c->gd, dir) && !pinned_in_gd(c->common, dir))
+		c->stop = c->fn(c->arg, dir, CD_GIT_NAMED_WAY);
+	return 0;
+}
 
 /* v, relative to base (or absolute; ~/ the caller's home, as git expands
  * it; a leading ":(optional)" dropped), normalized into out.  -1 if git
  * would not take it as a path here (empty, ~user, %(prefix), no home
- * known, relative with base "", too long). */
-static int resolve(const struct ctx *c, const char *base, const char *v, char *out)
+ * known, relative with base "", too long).  Each directory a ".." in it
+ * is taken from goes to fn first (way_found). */
+static int resolve(struct ctx *c, const char *base, const char *v, char *out)
 {
 	char tmp[CD_PATH_MAX];
 	int n;
@@ -112,6 +148,7 @@ static int resolve(const struct ctx *c, const char *base, const char *v, char *o
 		                : snprintf(tmp, sizeof tmp, "%s/%s", base, v);
 	if (n < 0 || (size_t)n >= sizeof tmp)
 		return -1;
+	(void)cd_path_dotdot_dirs(tmp, way_found, c); /* git takes ".." on disk */
 	return cd_path_normalize(tmp, out, CD_PATH_MAX) < 0 ? -1 : 0;
 }
 
@@ -804,6 +841,11 @@ static int outer_file(struct ctx *c, const char *file)
 {
 	int r = report(c, file, CD_GIT_NAMED_CONFIG);
 
+	/* as the caller's environment spells it (a symlink on the way is
+	 * refused by report's fn first, saying so) */
+	if (r == 0)
+		(void)cd_path_dotdot_dirs(file, way_found, c);
+
 	return r ? r : parse_file(c, file, 0);
 }
 
@@ -838,6 +880,9 @@ int cd_git_named_paths(const char *gd, const char *top, const struct cd_git_env 
 		if (snprintf(cfg, sizeof cfg, "%s/commondir", gd) < (int)sizeof cfg &&
 		    first_line(cfg, line) && !resolve_real(gd, line, common))
 			snprintf(common, sizeof common, "%s", gd);
+		if (cd_path_normalize(gd, c->gd, sizeof c->gd) < 0 ||
+		    cd_path_normalize(common, c->common, sizeof c->common) < 0)
+			c->gd[0] = c->common[0] = '\0';
 		if (snprintf(repo[0], sizeof repo[0], "%s/config", common) >= (int)sizeof repo[0] ||
 		    snprintf(repo[1], sizeof repo[1], "%s/config.worktree", gd) >=
 		            (int)sizeof repo[1]) {
@@ -869,6 +914,7 @@ int cd_git_named_paths(const char *gd, const char *top, const struct cd_git_env 
 	if (r == 0 && env->global && env->global[0] == '/')
 		r = outer_file(c, env->global);
 	if (r == 0 && env->template_dir && env->template_dir[0] == '/' &&
+	    cd_path_dotdot_dirs(env->template_dir, way_found, c) == 0 &&
 	    cd_path_normalize(env->template_dir, cfg, sizeof cfg) == 0)
 		r = report(c, cfg, CD_GIT_NAMED_DIR); /* as init.templateDir */
 	for (i = 0; r == 0 && i < nrepo; i++)
@@ -877,6 +923,8 @@ int cd_git_named_paths(const char *gd, const char *top, const struct cd_git_env 
 		r = hook_links(c, hooks);
 	if (r == 0)
 		r = hook_links(c, c->hooks);
+	if (r == 0)
+		r = c->stop;
 	free(c);
 	return r;
 }

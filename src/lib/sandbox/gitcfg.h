@@ -15,6 +15,7 @@ enum cd_git_named {
 	CD_GIT_NAMED_DIR,    /* core.hooksPath: a directory of hooks */
 	CD_GIT_NAMED_CONFIG, /* a configuration file git reads */
 	CD_GIT_NAMED_RUN,    /* a file git runs (a command's script, a hook's target) */
+	CD_GIT_NAMED_WAY,    /* a directory a ".." of such a path is taken from */
 };
 
 /* Called with each named path (absolute, lexically normalized; it may

@@ -220,8 +220,55 @@ static int named_dir_resolved(struct walk *w, const char *dir)
 	return r;
 }
 
+/* A directory a ".." of a named path is taken from (cd_path_dotdot_dirs),
+ * in this tree below its top, as written or where it really is (a
+ * symlink outside the tree into it): the host takes the ".." from
+ * wherever it leads when it runs, so a sandbox that replaced it with a
+ * symlink (x/../hooks with x -> sub/deep: sub/hooks, the agent's) would
+ * choose what the host runs, whatever the final path's read-only cover.
+ * So it is held, with every directory above it in the tree (CD_MNT_HOLD:
+ * a mount point cannot be renamed, removed or replaced; its entries stay
+ * writable).  One that is not a directory now (missing, a file, a
+ * symlink: made or re-pointed by the sandbox, it would lead anywhere)
+ * refuses the run, saying why.  After the run it is listed. */
+static int way_dir(struct walk *w, const char *dir)
+{
+	char real[CD_PATH_MAX];
+	const char *in = NULL;
+	struct stat st;
+	int r;
+
+	if (strlen(dir) > w->srclen && cd_path_is_under(dir, w->src))
+		in = dir;
+	else if (cd_path_canonical(dir, real, sizeof real) == 0 && strlen(real) > w->srclen &&
+	         cd_path_is_under(real, w->src))
+		in = real;
+	if (!in)
+		return 0;
+	if (w->list_only)
+		return cd_tree_list_add(w, in);
+	if (lstat(in, &st) < 0 || !S_ISDIR(st.st_mode))
+		return cd_err_set(
+		        w->err, -CD_E_USAGE,
+		        "'%s' is followed by '..' in a path a git config, hook, .envrc or "
+		        "the caller's PATH names, and is no directory (missing, a file or "
+		        "a symlink): the host would take '..' from wherever the sandbox "
+		        "makes it lead, so the run is refused",
+		        in);
+	if ((r = cd_tree_hold_dirs(w, in)) < 0)
+		return r;
+	return cd_tree_cover(w, in, CD_MNT_HOLD, 0, NULL);
+}
+
+static int way_found(void *arg, const char *dir)
+{
+	return way_dir(arg, dir);
+}
+
 static int envrc_named(void *arg, const char *path, enum cd_envrc_named kind)
 {
+	if (kind == CD_ENVRC_WAY)
+		return way_dir(arg, path);
 	return kind == CD_ENVRC_DIR ? named_dir_resolved(arg, path) : named_path(arg, path, 0);
 }
 
@@ -364,6 +411,8 @@ static int named_path(struct walk *w, const char *path, int flags)
 
 static int git_named(void *arg, const char *path, enum cd_git_named kind)
 {
+	if (kind == CD_GIT_NAMED_WAY)
+		return way_dir(arg, path);
 	return named_path(arg, path, kind == CD_GIT_NAMED_DIR);
 }
 
@@ -570,9 +619,22 @@ static int path_dir(struct walk *w, const char *dir)
  * made now or later (packages/app/node_modules/.bin in a monorepo): no
  * cover or list holds them all, so a writable tree is refused while PATH
  * has one (docs/threats.md, H1). */
+/* A PATH entry (n bytes, absolute or ~/) as written, joined, not
+ * normalized: 0, or -1 when it is neither or too long. */
+static int path_raw(const char *e, size_t n, const char *home, char *out, size_t cap)
+{
+	int k = -1;
+
+	if (n && e[0] == '/')
+		k = snprintf(out, cap, "%.*s", (int)n, e);
+	else if (n && e[0] == '~' && (n == 1 || e[1] == '/') && home && home[0] == '/')
+		k = snprintf(out, cap, "%s%.*s", home, (int)n - 1, e + 1);
+	return k > 0 && (size_t)k < cap ? 0 : -1;
+}
+
 int cd_tree_path_dirs(struct walk *w)
 {
-	char norm[CD_PATH_MAX];
+	char norm[CD_PATH_MAX], raw[CD_PATH_MAX];
 	const char *p = w->o->caller_path;
 	int r = 0;
 
@@ -596,6 +658,9 @@ int cd_tree_path_dirs(struct walk *w)
 			        (int)(n > 200 ? 200 : n), p, w->src);
 		if (cd_path_search_entry(p, n, w->src, w->o->caller_home, norm, sizeof norm) == 0)
 			r = path_dir(w, norm);
+		if (r == 0 && path_raw(p, n, w->o->caller_home, raw, sizeof raw) == 0)
+			r = cd_path_dotdot_dirs(raw, way_found,
+			                        w); /* the shell takes ".." on disk */
 		p = p[n] == ':' ? p + n + 1 : NULL;
 	}
 	return r;

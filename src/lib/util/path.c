@@ -20,6 +20,28 @@ int cd_path_normalize(const char *in, char *out, size_t outlen)
 	return r < 0 ? r : 0;
 }
 
+int cd_path_dotdot_dirs(const char *in, int (*fn)(void *arg, const char *dir), void *arg)
+{
+	char pre[CD_PATH_MAX], norm[CD_PATH_MAX];
+	size_t i, n = strlen(in);
+	int r;
+
+	if (n >= sizeof pre)
+		return 0;
+	for (i = 0; i + 2 <= n; i++) {
+		/* a ".." component starting at i, after a '/' */
+		if (!i || in[i - 1] != '/' || in[i] != '.' || in[i + 1] != '.' ||
+		    (in[i + 2] != '\0' && in[i + 2] != '/'))
+			continue;
+		memcpy(pre, in, i);
+		pre[i] = '\0';
+		if (cd_path_normalize(pre[0] ? pre : "/", norm, sizeof norm) == 0 &&
+		    (r = fn(arg, norm)) != 0)
+			return r;
+	}
+	return 0;
+}
+
 int cd_path_is_under(const char *path, const char *dir)
 {
 	size_t dl = strlen(dir);

@@ -12,6 +12,13 @@
  * never silently clamped), -ENAMETOOLONG when it does not fit `outlen`. */
 int cd_path_normalize(const char *in, char *out, size_t outlen);
 
+/* Each directory a ".." of the absolute path `in` (as written, before
+ * cd_path_normalize) is taken from, normalized, to fn: the kernel
+ * resolves ".." where that directory really is (after its symlinks), so
+ * whoever can replace it decides where the path leads.  0, or fn's
+ * first nonzero answer. */
+int cd_path_dotdot_dirs(const char *in, int (*fn)(void *arg, const char *dir), void *arg);
+
 /* 1 when `path` is `dir` or below it (both normalized), else 0.  "/" is
  * above everything. */
 int cd_path_is_under(const char *path, const char *dir);
