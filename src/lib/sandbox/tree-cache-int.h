@@ -54,8 +54,9 @@ struct cd_scan_cache {
 	int64_t start_ns; /* CLOCK_REALTIME when this scan began */
 	/* the tree being walked */
 	int active;
-	int failed; /* out of memory while recording: no file this time */
-	int rootfd; /* the tree's top (O_PATH): lookups relative to it, or -1 */
+	int failed;       /* out of memory while recording: no file this time */
+	int rootfd;       /* the tree's top (O_PATH): lookups relative to it, or -1 */
+	int root_checked; /* ... found to be the top the walk pinned (root_moved) */
 	char fname[40];
 	const char *src;
 	unsigned char *old;         /* the file read, or NULL */

@@ -134,6 +134,7 @@ void cd_tree_cache_begin(struct walk *w, const char *src)
 	if (c->nold && w->stamp)
 		cd_tree_stamp_room(w, c->nold + 16); /* else the stamps grow as they come */
 	c->rootfd = c->nold ? open(src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	c->root_checked = 0;
 	c->hint = -1;
 }
 
@@ -352,7 +353,8 @@ static int replay_kid(struct walk *w, int fd, uint32_t k, const char *name, size
 }
 
 /* The records of record k's subdirectories, pushed on c->kids last
- * first (each subtree ends where the one before it ends); how many. */
+ * first (each subtree ends where the one before it ends); how many: all
+ * of them or none. */
 static size_t push_kids(struct cd_scan_cache *c, uint32_t k, const struct rec *r)
 {
 	int64_t j = (int64_t)k - 1, lo = (int64_t)k + 1 - r->nsub;
@@ -361,7 +363,11 @@ static size_t push_kids(struct cd_scan_cache *c, uint32_t k, const struct rec *r
 
 	if (!c->kids && !(c->kids = malloc(c->nold * sizeof *c->kids)))
 		return 0;
-	while (j >= lo && c->nkids < c->nold) {
+	while (j >= lo) {
+		if (c->nkids >= c->nold) { /* cannot be, the load's checks say: none */
+			c->nkids -= n;
+			return 0;
+		}
 		c->kids[c->nkids++] = (uint32_t)j;
 		cd_cache_rec(c, (uint32_t)j, &s);
 		j -= s.nsub;
@@ -472,6 +478,26 @@ out:
 	return rv;
 }
 
+/* The descriptor the replays look paths up from was opened before the
+ * walk pinned the tree's top (tree-root.c): the same directory still?
+ * Else (a directory above exchanged in between) nothing is replayed:
+ * the walk reads the tree, and the file is written anew.  Checked on the
+ * first lookup, the top's, which comes after the pin. */
+static int root_moved(struct walk *w, struct cd_scan_cache *c)
+{
+	const struct cd_mount *m = &w->p->mounts[w->mount];
+	struct stat st;
+
+	c->root_checked = 1;
+	if (c->rootfd < 0 || ((m->flags & CD_MNT_SRC_PINNED) && fstat(c->rootfd, &st) == 0 &&
+	                      st.st_dev == m->src_dev && st.st_ino == m->src_ino))
+		return 0;
+	close(c->rootfd);
+	c->rootfd = -1;
+	c->nold = 0;
+	return 1;
+}
+
 /* 1, *k and *r: the file's record of the directory at rel (the hint a
  * replay left, when it is that one's; else by path). */
 static int lookup(struct cd_scan_cache *c, const char *rel, uint32_t *k, struct rec *r)
@@ -507,6 +533,8 @@ int cd_tree_cache_dir(struct walk *w, int dfd, const char *name, size_t plen, un
 	int at = dfd, flags = AT_SYMLINK_NOFOLLOW;
 
 	if (!c || !c->active || !c->nold || (c->suid && !(c->w_list && c->w_attrs)))
+		return 1;
+	if (!c->root_checked && root_moved(w, c))
 		return 1;
 	/* no event on it (nor on a directory above, or its path would have
 	 * led the walk elsewhere) since its record was checked: as it was */
