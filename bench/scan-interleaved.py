@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The scans' share of a run, measured with the configurations interleaved run by run.
 
-    python3 bench/scan-interleaved.py CORDON EMPTY_DIR TREE_DIR [ROUNDS]
+    python3 bench/scan-interleaved.py CORDON[,BEFORE] EMPTY_DIR TREE_DIR [ROUNDS]
 
 Each round runs `CORDON run --profile P -- true` once in each of EMPTY_DIR and TREE_DIR for
 P in strict and workspace-write (after 5 warm-up runs each), and takes the CPU time of
@@ -9,7 +9,9 @@ cordon and its sandbox from wait4's rusage (the warm service's own CPU is not co
 Interleaving keeps this VM's slow drifts out of the differences; medians are printed.
 TREE_DIR is what bench/scan.sh builds (2,500 directories of 20 files, a nested git
 repository); the caller must own both directories for workspace-write to mean anything.
-The warm service and the state live in /dev/shm/cordon-interleaved-UID.
+The warm service and the state live in /dev/shm/cordon-interleaved-UID (-N for the Nth
+binary: with CORDON,BEFORE both are measured in the same rounds, each with its own service,
+state and scan cache, and printed one after the other).
 """
 import os
 import statistics
@@ -19,26 +21,29 @@ import sys
 def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
-    cordon, empty, tree = (os.path.abspath(a) for a in sys.argv[1:4])
+    bins = [os.path.abspath(b) for b in sys.argv[1].split(",")]
+    empty, tree = (os.path.abspath(a) for a in sys.argv[2:4])
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 150
-    base = "/dev/shm/cordon-interleaved-%d" % os.getuid()
-    os.makedirs(base + "/svc", exist_ok=True)
-    os.chmod(base + "/svc", 0o755)
-    env = dict(os.environ, CORDON_SERVICE_DIR=base + "/svc", CORDON_WARM="1",
-               CORDON_AUDIT=base + "/audit.db", CORDON_STATE=base + "/state.db")
-    configs = [(d, p) for d in (empty, tree) for p in ("strict", "workspace-write")]
+    envs = {}
+    for i, b in enumerate(bins):
+        base = "/dev/shm/cordon-interleaved-%d%s" % (os.getuid(), "-%d" % i if i else "")
+        os.makedirs(base + "/svc", exist_ok=True)
+        os.chmod(base + "/svc", 0o755)
+        envs[b] = dict(os.environ, CORDON_SERVICE_DIR=base + "/svc", CORDON_WARM="1",
+                       CORDON_AUDIT=base + "/audit.db", CORDON_STATE=base + "/state.db")
+    configs = [(b, d, p) for b in bins for d in (empty, tree) for p in ("strict", "workspace-write")]
 
-    def one(d, p):
+    def one(b, d, p):
         pid = os.fork()
         if pid == 0:
             os.chdir(d)
             null = os.open("/dev/null", os.O_WRONLY)
             os.dup2(null, 1)
             os.dup2(null, 2)
-            os.execve(cordon, [cordon, "run", "--profile", p, "--", "true"], env)
+            os.execve(b, [b, "run", "--profile", p, "--", "true"], envs[b])
         _, status, ru = os.wait4(pid, 0)
         if status:
-            sys.exit("scan-interleaved: a run in %s (%s) failed: %d" % (d, p, status))
+            sys.exit("scan-interleaved: a run of %s in %s (%s) failed: %d" % (b, d, p, status))
         return (ru.ru_utime + ru.ru_stime) * 1000
 
     for c in configs:
@@ -50,9 +55,12 @@ def main():
             res[c].append(one(*c))
     med = {c: statistics.median(v) for c, v in res.items()}
     print("# uid %d, %d rounds, CPU ms of cordon and its sandbox (median)" % (os.getuid(), rounds))
-    for p in ("strict", "workspace-write"):
-        e, t = med[(empty, p)], med[(tree, p)]
-        print("%-16s empty %6.2f  tree %6.2f  scans %+.2f ms (%+.0f%%)" % (p, e, t, t - e, 100 * (t - e) / e))
+    for b in bins:
+        if len(bins) > 1:
+            print("# " + b)
+        for p in ("strict", "workspace-write"):
+            e, t = med[(b, empty, p)], med[(b, tree, p)]
+            print("%-16s empty %6.2f  tree %6.2f  scans %+.2f ms (%+.1f%%)" % (p, e, t, t - e, 100 * (t - e) / e))
 
 
 if __name__ == "__main__":
