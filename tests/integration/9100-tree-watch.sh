@@ -461,6 +461,7 @@ for t in 9054 9060 9063; do
 	rc=$?
 	ok "$(basename "$f") passes with the watcher on (exit $rc, $(grep -c '^ok' "$T/sub.tap") ok)" \
 		sh -c "test $rc -eq 0 && ! grep -q '^not ok' '$T/sub.tap'"
-	grep -A4 '^not ok' "$T/sub.tap" | while IFS= read -r l; do diag "$t: $l"; done
+	# what a failing one printed before and after it (its runs' errors, 9060's tallies)
+	grep -B12 -A4 '^not ok' "$T/sub.tap" | while IFS= read -r l; do diag "$t: $l"; done
 done
 done_testing
