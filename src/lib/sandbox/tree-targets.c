@@ -619,19 +619,6 @@ static int path_dir(struct walk *w, const char *dir)
  * made now or later (packages/app/node_modules/.bin in a monorepo): no
  * cover or list holds them all, so a writable tree is refused while PATH
  * has one (docs/threats.md, H1). */
-/* A PATH entry (n bytes, absolute or ~/) as written, joined, not
- * normalized: 0, or -1 when it is neither or too long. */
-static int path_raw(const char *e, size_t n, const char *home, char *out, size_t cap)
-{
-	int k = -1;
-
-	if (n && e[0] == '/')
-		k = snprintf(out, cap, "%.*s", (int)n, e);
-	else if (n && e[0] == '~' && (n == 1 || e[1] == '/') && home && home[0] == '/')
-		k = snprintf(out, cap, "%s%.*s", home, (int)n - 1, e + 1);
-	return k > 0 && (size_t)k < cap ? 0 : -1;
-}
-
 int cd_tree_path_dirs(struct walk *w)
 {
 	char norm[CD_PATH_MAX], raw[CD_PATH_MAX];
@@ -658,9 +645,10 @@ int cd_tree_path_dirs(struct walk *w)
 			        (int)(n > 200 ? 200 : n), p, w->src);
 		if (cd_path_search_entry(p, n, w->src, w->o->caller_home, norm, sizeof norm) == 0)
 			r = path_dir(w, norm);
-		if (r == 0 && path_raw(p, n, w->o->caller_home, raw, sizeof raw) == 0)
-			r = cd_path_dotdot_dirs(raw, way_found,
-			                        w); /* the shell takes ".." on disk */
+		/* the shell takes ".." on disk: from the entry as written */
+		if (r == 0 &&
+		    cd_path_search_join(p, n, w->src, w->o->caller_home, raw, sizeof raw) == 0)
+			r = cd_path_dotdot_dirs(raw, way_found, w);
 		p = p[n] == ':' ? p + n + 1 : NULL;
 	}
 	return r;

@@ -148,23 +148,30 @@ int cd_path_resolve_links_each(const char *path, char *out, size_t outlen,
 	return (size_t)snprintf(out, outlen, "%s", done) < outlen ? 0 : -1;
 }
 
-int cd_path_search_entry(const char *e, size_t n, const char *base, const char *home, char *out,
-                         size_t outlen)
+int cd_path_search_join(const char *e, size_t n, const char *base, const char *home, char *out,
+                        size_t outlen)
 {
-	char tmp[CD_PATH_MAX];
 	int k;
 
 	if (!n)
 		return -1;
 	if (e[0] == '~' && (n == 1 || e[1] == '/'))
 		k = home && home[0] == '/'
-		            ? snprintf(tmp, sizeof tmp, "%s%.*s", home, (int)n - 1, e + 1)
+		            ? snprintf(out, outlen, "%s%.*s", home, (int)n - 1, e + 1)
 		            : -1;
 	else if (e[0] == '/')
-		k = snprintf(tmp, sizeof tmp, "%.*s", (int)n, e);
+		k = snprintf(out, outlen, "%.*s", (int)n, e);
 	else
-		k = snprintf(tmp, sizeof tmp, "%s/%.*s", base, (int)n, e);
-	if (k <= 0 || (size_t)k >= sizeof tmp)
+		k = snprintf(out, outlen, "%s/%.*s", base, (int)n, e);
+	return k <= 0 || (size_t)k >= outlen ? -1 : 0;
+}
+
+int cd_path_search_entry(const char *e, size_t n, const char *base, const char *home, char *out,
+                         size_t outlen)
+{
+	char tmp[CD_PATH_MAX];
+
+	if (cd_path_search_join(e, n, base, home, tmp, sizeof tmp) < 0)
 		return -1;
 	return cd_path_normalize(tmp, out, outlen) < 0 ? -1 : 0;
 }

@@ -42,6 +42,13 @@ int cd_path_resolve_links(const char *path, char *out, size_t outlen);
 int cd_path_resolve_links_each(const char *path, char *out, size_t outlen,
                                void (*each)(void *arg, const char *link), void *arg);
 
+/* One entry of a search path ($PATH), n bytes at e, joined as the shell
+ * takes it, not normalized (its ".." as written): "~" and "~/x" under
+ * home, a relative entry under base.  0, or -1 (empty, no home for "~",
+ * too long). */
+int cd_path_search_join(const char *e, size_t n, const char *base, const char *home, char *out,
+                        size_t outlen);
+
 /* One entry of a search path ($PATH), n bytes at e, as a normalized
  * absolute path into out: "~" and "~/x" under home, a relative entry
  * under base (the shell searches it from where it is).  0, or -1 (empty,
