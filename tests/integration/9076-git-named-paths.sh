@@ -331,4 +331,27 @@ dotdot() {
 }
 for_each_user dotdot
 
+# The same through a .git file (gitdir: x/../rg, helper's review of the
+# fix above): x replaced by a link to a copy with the agent's hook made
+# the host's commit run it.  Now x is held (EBUSY) and the host runs
+# nothing the sandbox wrote.  As root and as nobody.
+gitfile_dotdot() {
+	who=$1
+	d=$T/gf-$who m=$T/gfm-$who
+	mkdir -p "$d" "$m" && chmod 777 "$m"
+	(
+		cd "$d" && git init -q . && git config user.email a@b && git config user.name a &&
+			echo a >f && git add f && git commit -qm i && mkdir x && mv .git rg &&
+			echo "gitdir: x/../rg" >.git
+	) >"$T/gf.out" 2>&1 || diag "set-up: $(cat "$T/gf.out")"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$d"
+	(cd "$d" && $RUN_AS "$CORDON" run --profile workspace-write -- sh -c "mkdir -p z/x && cp -a rg z/rg &&
+		printf '#!/bin/sh\ntouch $m/evil\n' >z/rg/hooks/pre-commit && chmod +x z/rg/hooks/pre-commit;
+		mv x x.b; ln -s z/x x 2>/dev/null; true") >"$T/out" 2>"$T/err"
+	ok "$who: gitfile dotdot: x could not be renamed away (EBUSY)" grep -q 'Device or resource busy' "$T/err"
+	(cd "$d" && echo b >>f && $RUN_AS git commit -qam c) >/dev/null 2>&1
+	is "$(ls "$m")" "" "$who: gitfile dotdot: the host's commit ran no hook the sandbox made"
+}
+for_each_user gitfile_dotdot
+
 done_testing

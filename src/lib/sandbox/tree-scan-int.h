@@ -140,6 +140,9 @@ int cd_tree_objects_info(char *path, size_t len);
 int cd_tree_git_targets(struct walk *w, const char *gd, const char *top);
 int cd_tree_git_above(struct walk *w);
 int cd_tree_path_dirs(struct walk *w);
+/* Each directory a ".." of path (absolute, as written) is taken from,
+ * in this tree: held, or the run refused (tree-targets.c, way_dir). */
+int cd_tree_dotdot_ways(struct walk *w, const char *path);
 int cd_tree_list_state(struct walk *w, const char *dir);
 int cd_tree_content_runs(int dfd, const char *name);
 

@@ -407,6 +407,9 @@ static int protect_gitfile(struct walk *w, int dfd, const char *name)
 	if (r < 0 || (size_t)r >= sizeof target ||
 	    cd_path_canonical(target, canon, sizeof canon) < 0)
 		return 0; /* git finds nothing there either */
+	/* git takes a ".." of it on disk (gitdir: x/../rg): x held */
+	if ((r = cd_tree_dotdot_ways(w, target)) < 0)
+		return r;
 	/* What the repository's config and hooks name in this tree, from
 	 * this worktree's top: a linked worktree's config is its common
 	 * directory's, wherever that is, and a relative core.hooksPath or

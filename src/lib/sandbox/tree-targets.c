@@ -265,6 +265,11 @@ static int way_found(void *arg, const char *dir)
 	return way_dir(arg, dir);
 }
 
+int cd_tree_dotdot_ways(struct walk *w, const char *path)
+{
+	return cd_path_dotdot_dirs(path, way_found, w);
+}
+
 static int envrc_named(void *arg, const char *path, enum cd_envrc_named kind)
 {
 	if (kind == CD_ENVRC_WAY)
