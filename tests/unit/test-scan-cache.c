@@ -9,12 +9,15 @@
  * file edited, cut short or replaced by garbage gives the same plan as no
  * cache; one whose structure was changed and its checksum made again
  * (a unit's subtree cut short or renamed, its index out of order ...)
- * is ignored whole and written anew.  Run as root, so the default profile (a read-only tree) is what
+ * is ignored whole and written anew; the service's checked copy of a file
+ * (tree-cache-held.c) is the file, sealed, and a forged version is not
+ * held.  Run as root, so the default profile (a read-only tree) is what
  * is cached here; 9054 runs the writable case as nobody. */
 #include "../tap.h"
 
 #include "sandbox/plan.h"
 #include "sandbox/tree-cache-int.h"
+#include "sandbox/tree-watchd-int.h"
 
 #include <dirent.h>
 #include <ftw.h>
@@ -24,8 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -437,6 +442,138 @@ static void test_forged(void)
 	cd_plan_free(a);
 }
 
+/* A service that answers FILE with the memfd given (fd < 0: none). */
+static int fake_service(int sv, int mfd)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct cd_watch_req q;
+	struct cd_watch_rep rep = { .magic = CD_WATCH_MAGIC, .status = CD_WATCH_LIST };
+	struct iovec iov = { &q, sizeof q };
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b
+	};
+	struct cmsghdr *h;
+
+	if (recvmsg(sv, &m, MSG_WAITALL) != (ssize_t)sizeof q)
+		return -1;
+	iov.iov_base = &rep;
+	iov.iov_len = sizeof rep;
+	memset(&u, 0, sizeof u);
+	m.msg_controllen = mfd >= 0 ? sizeof u.b : 0;
+	m.msg_control = mfd >= 0 ? u.b : NULL;
+	if (mfd >= 0) {
+		h = CMSG_FIRSTHDR(&m);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(h), &mfd, sizeof mfd);
+	}
+	return sendmsg(sv, &m, 0) == (ssize_t)sizeof rep ? 0 : -1;
+}
+
+/* What a run gets from a fake service handing out mfd. */
+static int from_service(int mfd, size_t *size)
+{
+	int sv[2], r, file = open("/dev/null", O_RDONLY);
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return -1;
+	/* the request fits the socket's buffer: answered after it is sent */
+	if (fork() == 0)
+		_exit(fake_service(sv[1], mfd) < 0);
+	close(sv[1]);
+	r = cd_watch_cache_file(sv[0], file, size);
+	close(sv[0]);
+	close(file);
+	while (wait(NULL) > 0)
+		;
+	return r;
+}
+
+/* The service's checked copies (tree-cache-held.c): a file is checked
+ * once per version, its copy sealed and laid out as the run reads it;
+ * a new version is checked again (a forged one refused); a run takes
+ * only a sealed copy, and only one that lays out as a copy. */
+static void test_held(void)
+{
+	const int seals = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	struct cd_plan *b;
+	unsigned char *v, *m;
+	uint32_t *at, nrec = 0;
+	size_t len, size = 0, flen = 0, at_off = 0;
+	struct stat s1, s2;
+	long n;
+	char f[512];
+	int fd, h1, h2, h3, bad;
+
+	nap();
+	b = plan(1);
+	cd_plan_free(b);
+	cache_file(f, sizeof f);
+	v = slurp(f, &len);
+	at = malloc((len / 52 + 1) * sizeof *at);
+	fd = open(f, O_RDONLY);
+	h1 = cd_cache_held_fd(fd);
+	ok(h1 >= 0 && (fcntl(h1, F_GET_SEALS) & seals) == seals,
+	   "held: a checked file's copy is a sealed memfd");
+	m = MAP_FAILED;
+	if (h1 >= 0 && fstat(h1, &s1) == 0)
+		m = mmap(NULL, (size_t)s1.st_size, PROT_READ, MAP_SHARED, h1, 0);
+	n = v && at ? cd_cache_check(v, len, at) : -1;
+	ok(m != MAP_FAILED && n > 0 &&
+	           cd_cache_held_layout(m, (size_t)s1.st_size, &flen, &nrec, &at_off) &&
+	           flen == len && !memcmp(m, v, len) && nrec == (uint32_t)n &&
+	           !memcmp(m + at_off, at, (size_t)n * sizeof *at),
+	   "held: the copy is the file, then its records' offsets as the file's own check makes "
+	   "them");
+	if (m != MAP_FAILED) {
+		ok(!cd_cache_held_layout(m, (size_t)s1.st_size - 8, &flen, &nrec, &at_off),
+		   "held: a copy cut short does not lay out as one");
+		munmap(m, (size_t)s1.st_size);
+	}
+	h2 = cd_cache_held_fd(fd);
+	ok(h2 >= 0 && fstat(h2, &s2) == 0 && s2.st_ino == s1.st_ino,
+	   "held: the same version again is the copy held, not checked again");
+	close(fd);
+	/* a new version of the file (written in place), forged: refused */
+	if (v && forge(v, len, 1) && (fd = open(f, O_RDWR)) >= 0) {
+		bad = pwrite(fd, v, len, 0) != (ssize_t)len;
+		h3 = bad ? -1 : cd_cache_held_fd(fd);
+		ok(!bad && h3 < 0, "held: a new version that fails the checks is not held");
+		if (h3 >= 0)
+			close(h3);
+		close(fd);
+	} else {
+		ok(0, "held: forge a new version");
+	}
+	/* the run's side: sealed copies only */
+	{
+		int plain = memfd_create("x", MFD_CLOEXEC), r;
+
+		r = ftruncate(plain, 4096) == 0 ? from_service(plain, &size) : -1;
+		ok(r < 0, "held: a run refuses an unsealed memfd from the service");
+		if (r >= 0)
+			close(r);
+		r = h1 >= 0 ? from_service(h1, &size) : -1;
+		ok(r >= 0 && size == (size_t)s1.st_size,
+		   "held: control: a run takes the sealed copy");
+		if (r >= 0)
+			close(r);
+		r = from_service(-1, &size);
+		ok(r == -1, "held: no copy in the answer: the run reads the file itself");
+		close(plain);
+	}
+	if (h1 >= 0)
+		close(h1);
+	if (h2 >= 0)
+		close(h2);
+	free(at);
+	free(v);
+}
+
 static int rm_one(const char *path, const struct stat *st, int type, struct FTW *f)
 {
 	(void)st;
@@ -463,6 +600,7 @@ int main(void)
 	test_changes();
 	test_tampered();
 	test_forged();
+	test_held();
 	if (nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
 		diag("could not remove %s", base);
 	return tap_done();

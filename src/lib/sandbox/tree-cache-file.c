@@ -35,11 +35,10 @@
 #include <unistd.h>
 
 /* Bump when what makes an entry worth keeping changes (cd_tree_cache_item). */
-#define CACHE_VERSION  "cordon scan cache 10" /* 10: post-order, units, an index */
-#define CACHE_MAGIC    "CDSCAN03"
-#define CACHE_MAX_FILE (64u << 20) /* larger: not read */
-#define IDX_SIZE       4           /* k */
-#define FILE_HDR       56 /* magic, key, nrec, srclen, bodylen, sum, watcher instance, gen */
+#define CACHE_VERSION "cordon scan cache 10" /* 10: post-order, units, an index */
+#define CACHE_MAGIC   "CDSCAN03"
+#define IDX_SIZE      4  /* k */
+#define FILE_HDR      56 /* magic, key, nrec, srclen, bodylen, sum, watcher instance, gen */
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
@@ -298,24 +297,110 @@ static int index_ok(const struct cd_scan_cache *c, size_t nrec)
 	return 1;
 }
 
-/* Read and check the file for c->src: all of it, or nothing. */
-void cd_cache_load(struct cd_scan_cache *c)
+/* The checks of a file's bytes (v, len) that need nothing but them: the
+ * header's sizes, the checksum, every record, the subtrees' nesting, the
+ * index.  Each record's offset into at (room for len / (REC_HDR +
+ * IDX_SIZE) + 1 of them); the number of records, or -1.  The service
+ * runs them once for a file it holds checked (tree-cache-held.c). */
+long cd_cache_check(const unsigned char *v, size_t len, uint32_t *at)
+{
+	struct cd_scan_cache chk = { .old = (unsigned char *)(uintptr_t)v, .at = at };
+	uint32_t nrec, srclen, *stack = NULL, *starts = NULL, k;
+	size_t at_, hdr, recs_end, top = 0;
+	uint64_t bodylen;
+	struct rec r;
+	long ret = -1;
+
+	if (len < FILE_HDR || memcmp(v, CACHE_MAGIC, 8))
+		return -1;
+	nrec = u32_at(v + 16);
+	srclen = u32_at(v + 20);
+	bodylen = u64_at(v + 24);
+	hdr = pad8(FILE_HDR + (size_t)srclen);
+	if (hdr > len || bodylen != len - hdr || nrec > bodylen / (REC_HDR + IDX_SIZE) ||
+	    cd_cache_hash(v + hdr, (size_t)bodylen) != u64_at(v + 32) ||
+	    !(stack = malloc((nrec + 1) * sizeof *stack)) ||
+	    !(starts = malloc((nrec + 1) * sizeof *starts)))
+		goto out;
+	recs_end = len - (size_t)nrec * IDX_SIZE;
+	for (k = 0, at_ = hdr; k < nrec; k++, at_ += r.size) {
+		if (at_ > recs_end || rec_parse(v, recs_end, at_, &r) < 0)
+			goto out;
+		at[k] = (uint32_t)at_;
+		if (rec_nests(&chk, stack, starts, &top, k, &r) < 0)
+			goto out;
+	}
+	chk.index = v + recs_end;
+	if (at_ == recs_end && index_ok(&chk, nrec))
+		ret = nrec;
+out:
+	free(stack);
+	free(starts);
+	return ret;
+}
+
+/* The header's fields that tie the file to this walk: the key and the
+ * tree's path. */
+static int file_ours(const struct cd_scan_cache *c, const unsigned char *v, size_t len)
+{
+	size_t srclen = strlen(c->src);
+
+	return len >= FILE_HDR && !memcmp(v, CACHE_MAGIC, 8) && u64_at(v + 8) == c->key &&
+	       u32_at(v + 20) == srclen && FILE_HDR + srclen <= len &&
+	       !memcmp(v + FILE_HDR, c->src, srclen);
+}
+
+/* The file checked by the service (tree-cache-held.c): its pages are
+ * the service's, shared and sealed, the records' offsets after them; no
+ * copy, no check here but that it is this walk's file. */
+static int load_held(struct cd_scan_cache *c, int watch_fd, int fd)
+{
+	unsigned char *v;
+	size_t size, len, at_off;
+	uint32_t nrec;
+	int mfd = cd_watch_cache_file(watch_fd, fd, &size);
+
+	if (mfd < 0)
+		return mfd;
+	v = mmap(NULL, size, PROT_READ, MAP_SHARED | MAP_POPULATE, mfd, 0);
+	close(mfd);
+	if (v == MAP_FAILED)
+		return -1;
+	if (!cd_cache_held_layout(v, size, &len, &nrec, &at_off) || !file_ours(c, v, len)) {
+		munmap(v, size);
+		return -1;
+	}
+	c->old = v;
+	c->oldmap = size;
+	c->oldlen = len;
+	c->at = (uint32_t *)(void *)(v + at_off);
+	c->at_held = 1;
+	c->nold = nrec;
+	c->index = v + len - (size_t)nrec * IDX_SIZE;
+	return 0;
+}
+
+/* Read and check the file for c->src: all of it, or nothing.  The
+ * service's checked copy when it has or makes one (watch_fd: its
+ * connection, or -1), else read and checked here.  -2 when the
+ * connection is of no further use, else 0. */
+int cd_cache_load(struct cd_scan_cache *c, int watch_fd)
 {
 	unsigned char *v = NULL;
-	uint64_t key, bodylen, sum;
-	uint32_t nrec, srclen, *stack = NULL, *starts = NULL, k;
-	size_t got = 0, at, hdr, recs_end, top = 0;
+	size_t got = 0;
 	struct stat st;
-	struct rec r;
 	ssize_t n = 0;
-	int fd;
+	long nrec;
+	int fd, held = -1;
 
 	fd = openat(c->dirfd, c->fname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return 0;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077) || st.st_size < FILE_HDR || (uint64_t)st.st_size > CACHE_MAX_FILE)
 		goto bad;
+	if (watch_fd >= 0 && (held = load_held(c, watch_fd, fd)) == 0)
+		goto done;
 	/* its pages made in one call, not a fault each (a copy, not the
 	 * file mapped: a file cut short under a mapping would be SIGBUS) */
 	v = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
@@ -327,45 +412,21 @@ void cd_cache_load(struct cd_scan_cache *c)
 	c->oldmap = (size_t)st.st_size;
 	while (got < (size_t)st.st_size && (n = read(fd, v + got, (size_t)st.st_size - got)) > 0)
 		got += (size_t)n;
-	if (n < 0 || got != (size_t)st.st_size || memcmp(v, CACHE_MAGIC, 8))
-		goto bad;
-	key = u64_at(v + 8);
-	nrec = u32_at(v + 16);
-	srclen = u32_at(v + 20);
-	bodylen = u64_at(v + 24);
-	sum = u64_at(v + 32);
-	c->f_instance = u64_at(v + 40);
-	c->f_gen = u64_at(v + 48);
-	hdr = pad8(FILE_HDR + (size_t)srclen);
-	if (key != c->key || srclen != strlen(c->src) || hdr > got || bodylen != got - hdr ||
-	    memcmp(v + FILE_HDR, c->src, srclen) || nrec > bodylen / (REC_HDR + IDX_SIZE) ||
-	    cd_cache_hash(v + hdr, (size_t)bodylen) != sum ||
-	    !(c->at = malloc((nrec + 1) * sizeof *c->at)) ||
-	    !(stack = malloc((nrec + 1) * sizeof *stack)) ||
-	    !(starts = malloc((nrec + 1) * sizeof *starts)))
+	if (n < 0 || got != (size_t)st.st_size || !file_ours(c, v, got) ||
+	    !(c->at = malloc((got / (REC_HDR + IDX_SIZE) + 1) * sizeof *c->at)) ||
+	    (nrec = cd_cache_check(v, got, c->at)) < 0)
 		goto bad;
 	c->old = v;
-	recs_end = got - (size_t)nrec * IDX_SIZE;
-	for (k = 0, at = hdr; k < nrec; k++, at += r.size) {
-		if (at > recs_end || rec_parse(v, recs_end, at, &r) < 0)
-			goto bad;
-		c->at[k] = (uint32_t)at;
-		if (rec_nests(c, stack, starts, &top, k, &r) < 0)
-			goto bad;
-	}
-	c->index = v + recs_end;
-	if (at != recs_end || !index_ok(c, nrec))
-		goto bad;
-	free(stack);
-	free(starts);
-	close(fd);
 	c->oldlen = got;
-	c->nold = nrec;
-	c->same = nrec > 0;
-	return;
+	c->nold = (size_t)nrec;
+	c->index = v + got - (size_t)nrec * IDX_SIZE;
+done:
+	close(fd);
+	c->f_instance = u64_at(c->old + 40);
+	c->f_gen = u64_at(c->old + 48);
+	c->same = c->nold > 0;
+	return held == -2 ? -2 : 0;
 bad:
-	free(stack);
-	free(starts);
 	free(c->at);
 	c->at = NULL;
 	c->old = NULL;
@@ -374,6 +435,7 @@ bad:
 	c->oldmap = 0;
 	close(fd);
 	c->f_instance = c->f_gen = 0;
+	return held == -2 ? -2 : 0;
 }
 
 void cd_cache_unload_buf(unsigned char *v, size_t len)

@@ -1,6 +1,7 @@
 /* tree-cache-int.h — the scan cache's state, shared by the walk's side
- * (tree-cache.c) and the file's (tree-cache-file.c, which owns the
- * format).  Not for use outside those two. */
+ * (tree-cache.c), the file's (tree-cache-file.c, which owns the
+ * format) and the service's checked copies (tree-cache-held.c).  Not
+ * for use outside those. */
 #ifndef CORDON_TREE_CACHE_INT_H
 #define CORDON_TREE_CACHE_INT_H
 
@@ -9,8 +10,9 @@
 
 #include <stdint.h>
 
-#define CACHE_FS_MAX 16
-#define REC_HDR      48 /* dev, ino, ctime, nentries, nitems, rel_len, items_len, nsub, flags */
+#define CACHE_FS_MAX   16
+#define CACHE_MAX_FILE (64u << 20) /* larger: not read */
+#define REC_HDR        48 /* dev, ino, ctime, nentries, nitems, rel_len, items_len, nsub, flags */
 
 /* A record: one directory as the walk read it.  The file keeps them in
  * the walk's post-order (each directory after everything below it), so
@@ -62,6 +64,7 @@ struct cd_scan_cache {
 	unsigned char *old;         /* the file read, or NULL */
 	size_t oldlen, oldmap;      /* its length; its buffer's (mmap) */
 	uint32_t *at;               /* record k's offset in old */
+	int at_held;                /* ... in the service's copy (not malloc'd) */
 	const unsigned char *index; /* old's (dev, ino, k), sorted */
 	size_t nold, nused, nnew;
 	struct buf out;  /* the records of this walk, in post-order */
@@ -99,7 +102,13 @@ struct cd_scan_cache {
 /* tree-cache-file.c */
 uint64_t cd_cache_key(const struct cd_plan_opts *o);
 uint64_t cd_cache_hash(const void *p, size_t n);
-void cd_cache_load(struct cd_scan_cache *c);
+/* The checks of a file's bytes alone (not whose walk it is for): its
+ * records' offsets into at (room for len / 52 + 1); their number, or -1. */
+long cd_cache_check(const unsigned char *v, size_t len, uint32_t *at);
+/* Read and check the file for c->src (watch_fd: the service's
+ * connection for its checked copy, or -1); -2 when that connection is
+ * of no further use, else 0. */
+int cd_cache_load(struct cd_scan_cache *c, int watch_fd);
 void cd_cache_unload_buf(unsigned char *v, size_t len);
 void cd_cache_write(struct cd_scan_cache *c);
 /* Record k of the file read (checked whole when it was loaded). */
@@ -121,5 +130,11 @@ int cd_cache_emit(struct cd_scan_cache *c, const unsigned char *hdr, const void 
                   const void *items, size_t il);
 int cd_cache_emit_old(struct cd_scan_cache *c, uint32_t k, const struct rec *r, uint32_t nsub,
                       uint32_t flags);
+
+/* tree-cache-held.c: a file checked once, held by the service.  A held
+ * copy's layout (v, size as mapped): 1 and the file's length,
+ * its number of records and where their offsets begin; 0 if malformed. */
+int cd_cache_held_layout(const unsigned char *v, size_t size, size_t *len, uint32_t *nrec,
+                         size_t *at_off);
 
 #endif

@@ -130,7 +130,15 @@ void cd_tree_cache_begin(struct walk *w, const char *src)
 	c->suid = w->suid_matters;
 	c->src = src;
 	c->active = 1;
-	cd_cache_load(c);
+	/* the service's checked copy of the file, on the connection the
+	 * watcher's question (cd_tree_cache_watch) will use */
+	if (w->watch_fd == -2 && w->o->watch_sock && w->stamp && !w->list_only && !w->link_pass &&
+	    (w->watch_fd = cd_watch_connect(w->o->watch_sock)) < 0)
+		w->watch_fd = -1;
+	if (cd_cache_load(c, w->watch_fd) == -2) {
+		close(w->watch_fd); /* cd_tree_cache_watch connects again */
+		w->watch_fd = -2;
+	}
 	if (c->nold && w->stamp)
 		cd_tree_stamp_room(w, c->nold + 16); /* else the stamps grow as they come */
 	c->rootfd = c->nold ? open(src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
@@ -157,7 +165,9 @@ void cd_tree_cache_end(struct walk *w, int ok)
 	c->rootfd = -1;
 	cd_cache_unload_buf(c->old, c->oldmap);
 	c->oldmap = 0;
-	free(c->at);
+	if (!c->at_held)
+		free(c->at);
+	c->at_held = 0;
 	free(c->out.v);
 	free(c->outat);
 	free(c->kids);

@@ -4,6 +4,7 @@
 #include "tree-watch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -162,6 +163,69 @@ long cd_watch_since(int fd, uint64_t instance, uint64_t since, const uint32_t *t
 	    !ids_sorted(ids, rep.ndirty))
 		return -1;
 	return (long)rep.ndirty;
+}
+
+int cd_watch_cache_file(int fd, int filefd, size_t *size)
+{
+	const int seals = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct cd_watch_req q;
+	struct cd_watch_rep rep;
+	struct iovec iov = { &q, sizeof q };
+	struct msghdr m = { 0 };
+	struct cmsghdr *h;
+	struct stat st;
+	ssize_t k;
+	int mfd = -1, extra = 0;
+
+	if (fd < 0)
+		return -1;
+	memset(&q, 0, sizeof q);
+	q.magic = CD_WATCH_MAGIC;
+	q.op = CD_WATCH_FILE;
+	memset(&u, 0, sizeof u);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.b;
+	m.msg_controllen = sizeof u.b;
+	h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &filefd, sizeof filefd);
+	if (sendmsg(fd, &m, MSG_NOSIGNAL) != (ssize_t)sizeof q)
+		return -2;
+	memset(&u, 0, sizeof u);
+	iov.iov_base = &rep;
+	iov.iov_len = sizeof rep;
+	m.msg_control = u.b;
+	m.msg_controllen = sizeof u.b;
+	do
+		k = recvmsg(fd, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC);
+	while (k < 0 && errno == EINTR);
+	if (k != (ssize_t)sizeof rep)
+		return -2;
+	for (h = k > 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h)) {
+		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
+		    h->cmsg_len == CMSG_LEN(sizeof(int)) && mfd < 0)
+			memcpy(&mfd, CMSG_DATA(h), sizeof mfd);
+		else if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+			extra = 1; /* more than asked for: not trusted */
+	}
+	/* the memfd must stay as the service checked it: sealed whole */
+	if (k != (ssize_t)sizeof rep || extra || (m.msg_flags & MSG_CTRUNC) ||
+	    rep.magic != CD_WATCH_MAGIC || rep.status != CD_WATCH_LIST || mfd < 0 ||
+	    fstat(mfd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (fcntl(mfd, F_GET_SEALS) & seals) != seals || st.st_size <= 0) {
+		if (mfd >= 0)
+			close(mfd);
+		return -1;
+	}
+	*size = (size_t)st.st_size;
+	return mfd;
 }
 
 int cd_watch_has(const struct cd_watch_id *ids, size_t n, uint64_t dev, uint64_t ino)

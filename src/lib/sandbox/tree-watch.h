@@ -26,6 +26,11 @@
  *          walk in another mount namespace than the watcher's does not
  *          use the answer (the same path may show other directories).
  *   SINCE: what changed since (instance, since) in the trees named.
+ *   FILE:  the request carries a scan cache file's descriptor
+ *          (SCM_RIGHTS); a LIST answer carries a sealed memfd holding
+ *          that file checked (tree-cache-held.c), FULL none.  The check
+ *          is made once per version of the file, in the service, not in
+ *          each run that reads it.
  * Every answer first reads the whole inotify queue: an event of a call
  * that returned before the request was sent is counted.
  *
@@ -53,7 +58,7 @@
 #define CD_WATCH_TREES_MAX 64
 #define CD_WATCH_SOCK_NAME "watch.sock"
 
-enum { CD_WATCH_ASK = 1, CD_WATCH_SINCE = 2 };
+enum { CD_WATCH_ASK = 1, CD_WATCH_SINCE = 2, CD_WATCH_FILE = 3 };
 enum { CD_WATCH_LIST = 0, CD_WATCH_FULL = 1 };
 
 struct cd_watch_req {
@@ -91,6 +96,12 @@ int cd_watch_ask(int fd, const char *path, uint64_t dev, uint64_t ino, uint64_t 
  * or -1 for FULL (any failure included). */
 long cd_watch_since(int fd, uint64_t instance, uint64_t since, const uint32_t *trees,
                     uint32_t ntrees, struct cd_watch_id *ids, size_t cap);
+
+/* FILE: the service's checked copy of the scan cache file open at
+ * filefd: a sealed memfd (its size in *size), or -1 (the caller reads
+ * and checks the file itself); -2 when the connection is of no further
+ * use (no answer: a service of an older cordon drops it). */
+int cd_watch_cache_file(int fd, int filefd, size_t *size);
 
 /* Is (dev, ino) one of ids (sorted)? */
 int cd_watch_has(const struct cd_watch_id *ids, size_t n, uint64_t dev, uint64_t ino);

@@ -58,6 +58,10 @@ struct wstate {
  * directory first asked about; -1 if not (tree-watchd.c). */
 int cd_watchd_top_open(const struct wtree *t);
 
+/* tree-cache-held.c: FILE (tree-watch.h).  A sealed memfd of the scan
+ * cache file open at fd, checked once per version; -1 if none. */
+int cd_cache_held_fd(int fd);
+
 /* tree-watch-attrs.c: files' own state (tree-watch.h, `attrs`). */
 
 /* A new fanotify group for s (root only; the old one and its marks let

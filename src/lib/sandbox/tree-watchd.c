@@ -558,15 +558,100 @@ static int get_full(int fd, void *p, size_t n)
 	return k == (ssize_t)n ? 0 : -1;
 }
 
+/* A request's header, and the descriptor it carries (FILE), else -1:
+ * one at most. */
+static int get_req(int fd, struct cd_watch_req *q, int *passed)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec iov = { q, sizeof *q };
+	struct msghdr m = { 0 };
+	struct cmsghdr *h;
+	ssize_t k;
+	int bad = 0;
+
+	*passed = -1;
+	memset(&u, 0, sizeof u);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.b;
+	m.msg_controllen = sizeof u.b;
+	k = recvmsg(fd, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC);
+	for (h = k > 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h)) {
+		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
+		    h->cmsg_len == CMSG_LEN(sizeof(int)) && *passed < 0)
+			memcpy(passed, CMSG_DATA(h), sizeof *passed);
+		else
+			bad = 1;
+	}
+	if (k != (ssize_t)sizeof *q || bad || (m.msg_flags & MSG_CTRUNC) ||
+	    q->magic != CD_WATCH_MAGIC || (*passed >= 0) != (q->op == CD_WATCH_FILE)) {
+		if (*passed >= 0)
+			close(*passed);
+		*passed = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/* FILE: the checked copy of the scan cache file passed (tree-cache-held.c). */
+static void answer_file(struct wstate *s, int fd, int file)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct cd_watch_rep rep;
+	struct iovec iov = { &rep, sizeof rep };
+	struct msghdr m = { 0 };
+	struct cmsghdr *h;
+	int mfd = cd_cache_held_fd(file);
+
+	close(file);
+	memset(&rep, 0, sizeof rep);
+	rep.magic = CD_WATCH_MAGIC;
+	rep.instance = s->instance;
+	rep.gen = s->cur;
+	rep.mntns = s->mntns;
+	rep.status = mfd >= 0 ? CD_WATCH_LIST : CD_WATCH_FULL;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	if (mfd >= 0) {
+		memset(&u, 0, sizeof u);
+		m.msg_control = u.b;
+		m.msg_controllen = sizeof u.b;
+		h = CMSG_FIRSTHDR(&m);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(h), &mfd, sizeof mfd);
+	}
+	if (sendmsg(fd, &m, MSG_NOSIGNAL) != (ssize_t)sizeof rep)
+		shutdown(fd, SHUT_RDWR);
+	if (mfd >= 0)
+		close(mfd);
+}
+
 /* One request of a client: -1 to drop it. */
 static int serve_one(struct wstate *s, int fd)
 {
 	static char path[PATH_MAX + 1];
 	uint32_t ids[CD_WATCH_TREES_MAX], id;
-	struct cd_watch_req q;
+	struct cd_watch_req q = { 0 };
+	int passed;
 
-	if (get_full(fd, &q, sizeof q) < 0 || q.magic != CD_WATCH_MAGIC)
+	if (get_req(fd, &q, &passed) < 0)
 		return -1;
+	if (q.op == CD_WATCH_FILE) {
+		if (q.ntrees || q.pathlen) {
+			close(passed);
+			return -1;
+		}
+		answer_file(s, fd, passed);
+		return 0;
+	}
 	if (q.op == CD_WATCH_ASK) {
 		if (q.pathlen == 0 || q.pathlen > PATH_MAX || q.ntrees ||
 		    get_full(fd, path, q.pathlen) < 0)
