@@ -4,7 +4,8 @@
  * bytes, an answer taken as a list is the same instance, no older than
  * asked, at most CD_WATCH_DIRTY_MAX ids, sorted and distinct, `attrs`
  * only on a list and 0 or 1; a refusal
- * leaves nothing allocated; nothing crashes, hangs or leaks. */
+ * leaves nothing allocated; an answer to FILE carrying no descriptor (bytes
+ * alone) is never a copy to map; nothing crashes, hangs or leaks. */
 #include "sandbox/tree-watch.h"
 
 #include <stdint.h>
@@ -80,6 +81,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (n > 0)
 		sorted(buf, (size_t)n);
+	close(fd);
+	close(far);
+
+	fd = feed(data, size, &far);
+	{
+		size_t sz = 0;
+		int m = cd_watch_cache_file(fd, fd, &sz);
+
+		if (m >= 0)
+			abort();
+	}
 	close(fd);
 	close(far);
 	return 0;

@@ -221,6 +221,48 @@ gaps() {
 }
 for_each_user gaps
 
+# Stamp runs (session 15): a subtree the watcher lists no change in is
+# stamped for the checks after the mounts and after the run as a run of
+# the cache file's records, made into stamps only when the watcher lists
+# a change.  A .git made during a workspace-write run deep in such a
+# subtree (a tree of plain directories, warm) is still reported, and so
+# is a directory moved into one between the walk and the mounts.
+runs_case() {
+	who=$1 r=$T/runs-$who
+	i=0
+	while [ $i -lt 30 ]; do
+		mkdir -p "$r/d$i/sub/deep" && echo x >"$r/d$i/sub/f.txt"
+		i=$((i + 1))
+	done
+	mkdir -p "$T/runs-mv-$who/y" && echo "$SECRET" >"$T/runs-mv-$who/y/.netrc"
+	[ -n "$RUN_AS" ] && chown -R 65534:65534 "$r" "$T/runs-mv-$who"
+	# the move is made at the clone, by whichever id the run has then
+	chmod -R a+rwX "$T/runs-mv-$who" && chmod 777 "$r/d22/sub/deep"
+	sleep 2
+	cd "$r" || exit 1
+	for i in 1 2 3; do $RUN_AS "$CORDON" run --profile workspace-write -- true; done
+	: >"$T/rec" && chmod 666 "$T/rec"
+	$RUN_AS "$CORDON" run --profile workspace-write --json-fd 3 -- sh -c \
+		'mkdir d21/sub/deep/.git && echo "ref: refs/heads/main" >d21/sub/deep/.git/HEAD' \
+		3>"$T/rec" >/dev/null 2>&1
+	pp=$(planted_paths)
+	ok "$who: runs: a .git made in a subtree stamped as a run is reported ($pp)" \
+		sh -c "echo '$pp' | grep -q 'd21/sub/deep/.git'"
+	for i in 1 2 3; do $RUN_AS "$CORDON" run -- true; done
+	rm -f "$T/runs-mv-$who/log"
+	$RUN_AS env LD_PRELOAD="$CORDON_BUILD/tests/preload/move-at-clone.so" \
+		MOVE_FROM="$T/runs-mv-$who/y" MOVE_TO="$r/d22/sub/deep/y" MOVE_LOG="$T/runs-mv-$who/log" \
+		"$CORDON" run -- sh -c 'cat d22/sub/deep/y/.netrc; echo ran' >"$T/out" 2>&1
+	rc=$?
+	ok "$who: runs: control: the directory was moved in during the run's start" \
+		grep -qx moved "$T/runs-mv-$who/log"
+	is "$rc:$(grep -c "$SECRET" "$T/out")" "125:0" \
+		"$who: runs: a directory moved into a subtree stamped as a run before the mounts refuses the run"
+	cd "$T" || exit 1
+}
+
+for_each_user runs_case
+
 # Files' own state (root only): a root caller's workspace-write keeps the
 # tree's set-id and capable files read-only (their content rewritten
 # through a shared mapping keeps the bits: 9029), which reads every

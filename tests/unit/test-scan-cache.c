@@ -11,7 +11,8 @@
  * (a unit's subtree cut short or renamed, its index out of order ...)
  * is ignored whole and written anew; the service's checked copy of a file
  * (tree-cache-held.c) is the file, sealed, and a forged version is not
- * held.  Run as root, so the default profile (a read-only tree) is what
+ * held; with the watcher vouching, subtrees are stamped as runs of the
+ * file's records, which made whole are the uncached stamps.  Run as root, so the default profile (a read-only tree) is what
  * is cached here; 9054 runs the writable case as nobody. */
 #include "../tap.h"
 
@@ -30,11 +31,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 static char base[64], tree[128], cache[128];
+static const char *g_watch_sock; /* the plans ask this watcher, when set */
 
 static void put(const char *rel, const char *text)
 {
@@ -82,6 +85,7 @@ static struct cd_plan *plan(int cached)
 	o.host_gid = getgid();
 	o.allow_degraded = 1;
 	o.scan_cache = cached ? cache : NULL;
+	o.watch_sock = g_watch_sock;
 	if (cd_plan_build(&o, &p, &err) < 0)
 		diag("plan: %s", err.msg);
 	return p;
@@ -574,6 +578,64 @@ static void test_held(void)
 	free(v);
 }
 
+static int by_tree_rel(const void *a, const void *b)
+{
+	return cd_tree_stamp_cmp(a, b);
+}
+
+/* Stamp runs (plan.h): with the watcher vouching for the tree, a
+ * subtree replayed whole is stamped as a run of the cache file's
+ * records, not directory by directory; made whole, the runs and the
+ * stamps are the uncached walk's stamps, each with its path, inode and
+ * ctime. */
+static void test_runs(void)
+{
+	char svc[128], sock[192];
+	struct cd_plan *a, *b = NULL;
+	volatile uint64_t active = 0;
+	struct stat st;
+	size_t total = 0;
+	int i, sane;
+	pid_t pid;
+
+	snprintf(svc, sizeof svc, "%s/svc", base);
+	snprintf(sock, sizeof sock, "%s/%s", svc, CD_WATCH_SOCK_NAME);
+	mkdir(svc, 0700);
+	if ((pid = fork()) == 0) {
+		cd_watchd_serve(svc, &active);
+		_exit(1);
+	}
+	for (i = 0; i < 500 && stat(sock, &st) < 0; i++)
+		usleep(10000);
+	g_watch_sock = sock;
+	a = plan(0);
+	/* the watcher's pass, a file checked after its answer, then the replay */
+	for (i = 0; i < 3; i++) {
+		cd_plan_free(b);
+		b = plan(1);
+	}
+	ok(b && b->watch_instance && b->nruns > 0 && b->nrun_dirs > 0,
+	   "runs: control: the watcher answered, and subtrees were stamped as runs (%zu of them, "
+	   "%zu directories)",
+	   b ? b->nruns : 0, b ? b->nrun_dirs : 0);
+	if (b)
+		total = b->ndirs + b->nrun_dirs;
+	ok(a && b && total == a->ndirs && b->ndirs < a->ndirs,
+	   "runs: the stamps made and the runs' directories are the tree's directories, once each");
+	sane = a && b && cd_plan_stamps_whole(b) == 0 && b->nruns == 0 && b->ndirs == total;
+	if (sane) {
+		qsort(a->dirs, a->ndirs, sizeof *a->dirs, by_tree_rel);
+		qsort(b->dirs, b->ndirs, sizeof *b->dirs, by_tree_rel);
+	}
+	ok(sane && same(a, b),
+	   "runs: made whole, they are the uncached walk's stamps (path, inode, ctime, git dir)");
+	cd_plan_free(a);
+	cd_plan_free(b);
+	g_watch_sock = NULL;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 static int rm_one(const char *path, const struct stat *st, int type, struct FTW *f)
 {
 	(void)st;
@@ -601,6 +663,7 @@ int main(void)
 	test_tampered();
 	test_forged();
 	test_held();
+	test_runs();
 	if (nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
 		diag("could not remove %s", base);
 	return tap_done();

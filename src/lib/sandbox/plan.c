@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,6 +141,14 @@ void cd_plan_free(struct cd_plan *p)
 	free(p->host_run_id);
 	cd_name_chunks_free(p->dir_names);
 	free(p->dirs);
+	for (i = 0; i < p->nheld; i++) {
+		munmap(p->held[i].map, p->held[i].maplen);
+		munmap(p->held[i].names, p->held[i].names_cap);
+		if (p->held[i].at_owned)
+			free(p->held[i].at);
+	}
+	free(p->held);
+	free(p->runs);
 	for (i = 0; i < p->ntrees; i++) {
 		free(p->trees[i].root);
 		if (p->trees[i].fd >= 0)

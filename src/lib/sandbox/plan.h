@@ -166,6 +166,16 @@ struct cd_plan {
 	struct cd_dir_stamp *dirs;
 	struct cd_name_chunk *dir_names; /* where their rel strings live (one malloc per 64 KiB) */
 	size_t ndirs, dirs_cap;
+	/* ... and blocks of them not made yet: a subtree the scan cache
+	 * replayed whole, with no change the watcher saw (tree-cache.c), is
+	 * stamped by its records in the cache file the plan keeps mapped.
+	 * Made into `dirs` (cd_plan_stamps_whole: no malloc, the room is
+	 * kept) only when a check must look at a directory the watcher did
+	 * not vouch for; a run in a tree nothing changed in makes none. */
+	struct cd_stamp_run *runs;
+	size_t nruns, runs_cap, nrun_dirs; /* nrun_dirs: room kept in dirs */
+	struct cd_stamp_held *held;
+	size_t nheld, held_cap;
 	int64_t scan_ns; /* CLOCK_REALTIME when the walk began */
 	/* The tree watcher (tree-watch.h), when it answered (watch_instance
 	 * not 0; else watch_fd means nothing): a connection to it, closed
@@ -190,6 +200,22 @@ struct cd_stamped_tree {
 };
 
 struct cd_name_chunk;
+
+/* Records lo..hi (the walk's post-order: a subtree) of held[held]. */
+struct cd_stamp_run {
+	size_t tree;
+	uint32_t held, lo, hi;
+};
+
+/* A scan cache file the plan keeps mapped for its stamp runs. */
+struct cd_stamp_held {
+	unsigned char *map;
+	size_t maplen;
+	uint32_t *at; /* record k's offset in map */
+	int at_owned; /* ... malloc'd (else in the map: the service's copy) */
+	char *names;  /* room for the runs' paths when made whole (mmap) */
+	size_t names_cap, names_used;
+};
 void cd_name_chunks_free(struct cd_name_chunk *c);
 
 struct cd_dir_stamp {

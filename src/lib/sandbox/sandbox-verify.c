@@ -519,13 +519,18 @@ void cd_child_verify_covers(int rootfd, int nullfd)
 	const struct cd_plan *p = cd_child_g_ctx->plan;
 	struct stat st;
 	size_t t, j;
-	int pass, changed;
+	int pass, changed, whole;
 
 	if (fstat(nullfd, &st) < 0)
 		cd_child_fail("stat", "/dev/null", errno);
 	covers_in_place(rootfd, st.st_rdev);
 	ask_watcher();
-	if (may_reread())
+	/* the stamp runs (plan.h) only when the watcher cannot vouch for
+	 * every directory: then all of them, sorted with the rest */
+	whole = p->nruns && g_ndirty != 0;
+	if (whole && cd_plan_stamps_whole((struct cd_plan *)p) < 0)
+		cd_child_fail("refused: the directories the walk stamped cannot be checked", "", 0);
+	if (whole || may_reread())
 		sort_stamps();
 	for (pass = 1, changed = 0; pass <= 2 && (pass == 1 || changed); pass++) {
 		for (t = 0, j = 0; t < p->ntrees; t++) {

@@ -740,3 +740,39 @@ out:
 	free(ks);
 	free(f.v);
 }
+
+/* tree-scan-int.h */
+int cd_plan_stamps_whole(struct cd_plan *p)
+{
+	size_t i;
+	uint32_t k;
+	struct rec r;
+
+	for (i = 0; i < p->nruns; i++) {
+		const struct cd_stamp_run *u = &p->runs[i];
+		struct cd_stamp_held *h = &p->held[u->held];
+
+		for (k = u->lo; k <= u->hi; k++) {
+			struct cd_dir_stamp *s = &p->dirs[p->ndirs];
+
+			rec_fields(h->map + h->at[k], &r);
+			/* the room was kept when the run was (tree-cache.c) */
+			if (u->held >= p->nheld || p->ndirs >= p->dirs_cap ||
+			    h->names_cap - h->names_used < (size_t)r.rel_len + 1)
+				return -1;
+			s->rel = h->names + h->names_used;
+			memcpy(s->rel, r.rel, r.rel_len);
+			s->rel[r.rel_len] = '\0';
+			h->names_used += (size_t)r.rel_len + 1;
+			s->tree = u->tree;
+			s->ctime_ns = r.ctime;
+			s->gitdir = 0; /* a HEAD is an entry to visit: never in a run */
+			s->dev = (dev_t)r.dev;
+			s->ino = (ino_t)r.ino;
+			p->ndirs++;
+		}
+	}
+	p->nruns = 0;
+	p->nrun_dirs = 0;
+	return 0;
+}

@@ -65,6 +65,9 @@ struct cd_scan_cache {
 	size_t oldlen, oldmap;      /* its length; its buffer's (mmap) */
 	uint32_t *at;               /* record k's offset in old */
 	int at_held;                /* ... in the service's copy (not malloc'd) */
+	char *run_names;            /* stamp runs of this tree use the file read: the
+	                             * plan keeps it (cd_tree_cache_end), and this
+	                             * room for their paths (mmap, oldlen bytes) */
 	const unsigned char *index; /* old's (dev, ino, k), sorted */
 	size_t nold, nused, nnew;
 	struct buf out;  /* the records of this walk, in post-order */

@@ -71,6 +71,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -135,6 +136,7 @@ void cd_tree_cache_begin(struct walk *w, const char *src)
 	if (w->watch_fd == -2 && w->o->watch_sock && w->stamp && !w->list_only && !w->link_pass &&
 	    (w->watch_fd = cd_watch_connect(w->o->watch_sock)) < 0)
 		w->watch_fd = -1;
+	c->run_names = NULL;
 	if (cd_cache_load(c, w->watch_fd) == -2) {
 		close(w->watch_fd); /* cd_tree_cache_watch connects again */
 		w->watch_fd = -2;
@@ -163,6 +165,23 @@ void cd_tree_cache_end(struct walk *w, int ok)
 	if (c->rootfd >= 0)
 		close(c->rootfd);
 	c->rootfd = -1;
+	if (c->run_names) {
+		/* stamp runs name its records: the plan keeps the file read
+		 * (its slot was made with the first run: cannot fail here) */
+		struct cd_stamp_held *h = &w->p->held[w->p->nheld++];
+
+		h->map = c->old;
+		h->maplen = c->oldmap;
+		h->at = c->at;
+		h->at_owned = !c->at_held;
+		h->names = c->run_names;
+		h->names_cap = c->oldlen;
+		h->names_used = 0;
+		c->old = NULL;
+		c->oldmap = 0;
+		c->at = NULL;
+		c->run_names = NULL;
+	}
 	cd_cache_unload_buf(c->old, c->oldmap);
 	c->oldmap = 0;
 	if (!c->at_held)
@@ -345,6 +364,7 @@ static void build_open(struct cd_scan_cache *c, struct build *b)
 }
 
 static int replay(struct walk *w, uint32_t k, size_t plen, unsigned depth, int unit);
+static int unit_whole(struct walk *w, uint32_t k, const struct rec *top, unsigned depth);
 
 /* The subdirectory `name` of the directory being replayed (w->path,
  * plen bytes, at depth; fd: its descriptor, or -1), from record k. */
@@ -408,6 +428,10 @@ static int replay(struct walk *w, uint32_t k, size_t plen, unsigned depth, int u
 	if (!b)
 		return 1;
 	cd_cache_rec(c, k, &r);
+	if (depth > 0 && c->w_list &&
+	    (unit || ((r.flags & REC_UNIT) && !cd_cache_dirty_in(c, k + 1 - r.nsub, k))) &&
+	    (rv = unit_whole(w, k, &r, depth)) != 1)
+		return rv;
 	if (unit && !r.nitems) {
 		/* a unit's leaf (most of them): nothing to visit, nothing below */
 		if ((w->stamp && (rv = cd_tree_stamp_id(w, r.dev, r.ino, r.ctime)) < 0) ||
@@ -486,6 +510,106 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return rv;
+}
+
+/* Stamp records lo..hi (a subtree the watcher saw no change in) as a
+ * run of the plan's (plan.h): the file read is kept for them.  0, or 1
+ * when the plan cannot keep it (stamped one by one instead). */
+static int stamp_run(struct walk *w, uint32_t lo, uint32_t hi)
+{
+	struct cd_scan_cache *c = w->cache;
+	struct cd_plan *p = w->p;
+	struct cd_stamp_run *last = p->nruns ? &p->runs[p->nruns - 1] : NULL;
+	size_t n = (size_t)hi - lo + 1;
+
+	if (!p->trees[w->tree].complete)
+		return 0; /* stamped no more: as cd_tree_stamp_id */
+	if (p->ndirs + p->nrun_dirs + n > STAMP_MAX) {
+		p->trees[w->tree].complete = 0; /* the check walks the whole tree instead */
+		return 0;
+	}
+	if (!c->run_names) {
+		/* this tree's first run: the plan's slot for the file, and room
+		 * for the paths of its records (fewer bytes than the file) */
+		if (p->nheld == p->held_cap) {
+			size_t cap = p->held_cap ? 2 * p->held_cap : 4;
+			struct cd_stamp_held *v = realloc(p->held, cap * sizeof *v);
+
+			if (!v)
+				return 1;
+			p->held = v;
+			p->held_cap = cap;
+		}
+		c->run_names = mmap(NULL, c->oldlen, PROT_READ | PROT_WRITE,
+		                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (c->run_names == MAP_FAILED) {
+			c->run_names = NULL;
+			return 1;
+		}
+	}
+	if (cd_tree_stamp_room(w, n) < 0)
+		return 1;
+	if (last && last->tree == w->tree && last->held == p->nheld && last->hi + 1 == lo) {
+		last->hi = hi; /* siblings' subtrees follow each other */
+	} else {
+		if (p->nruns == p->runs_cap) {
+			size_t cap = p->runs_cap ? 2 * p->runs_cap : 64;
+			struct cd_stamp_run *v = realloc(p->runs, cap * sizeof *v);
+
+			if (!v)
+				return 1;
+			p->runs = v;
+			p->runs_cap = cap;
+		}
+		p->runs[p->nruns++] = (struct cd_stamp_run){ w->tree, (uint32_t)p->nheld, lo, hi };
+	}
+	p->nrun_dirs += n;
+	return 0;
+}
+
+/* A subtree the watcher saw no change in, recorded whole (records
+ * k+1-nsub..k, the directory at w->path at depth being k), replayed as a
+ * block: its entries counted, its records kept as the file has them,
+ * its directories stamped as a run.  1 when an entry in it needs a visit
+ * (a name the walk acts on: the records are replayed one by one). */
+static int unit_whole(struct walk *w, uint32_t k, const struct rec *top, unsigned depth)
+{
+	struct cd_scan_cache *c = w->cache;
+	uint32_t lo = k + 1 - top->nsub, j, i;
+	size_t entries = 0;
+	struct rec r;
+	int rv;
+
+	for (j = lo; j <= k; j++) {
+		const unsigned char *p;
+
+		cd_cache_rec(c, j, &r);
+		for (i = 0, p = r.items; i < r.nitems; i++) {
+			if (!p[1])
+				return 1;
+			p += 2 + strlen((const char *)p + 2) + 1;
+		}
+		if (w->srclen + 1 + r.rel_len + 1 >= sizeof w->path)
+			return 1; /* refused where the walk gets there */
+		entries += r.nentries;
+	}
+	if (w->stamp && stamp_run(w, lo, k) == 1)
+		return 1;
+	if ((rv = cd_tree_count(w, entries)) < 0)
+		return rv;
+	if (c->same && c->nout == lo) {
+		c->nout = (size_t)k + 1; /* the file's own records again */
+	} else {
+		for (j = lo; j <= k && !c->failed; j++) {
+			cd_cache_rec(c, j, &r);
+			if (cd_cache_emit_old(c, j, &r, r.nsub, r.flags) < 0)
+				c->failed = 1;
+		}
+	}
+	c->nused += top->nsub;
+	if (depth > 0)
+		c->b[depth - 1].nunit++;
+	return 0;
 }
 
 /* The descriptor the replays look paths up from was opened before the

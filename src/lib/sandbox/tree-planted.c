@@ -235,6 +235,17 @@ static int changed_dirs(struct walk *w, const char *base, int treefd,
 		return errno == ENOENT || errno == ENOTDIR
 		               ? 0 /* gone, or a file bound by itself: no tree to check */
 		               : cd_tree_incomplete(w, "", WHY_UNREADABLE);
+	/* the stamp runs (plan.h) once a directory changed, or the watcher
+	 * cannot say: a reread looks up the stamps of its subdirectories */
+	if (p->nruns && ndirty != 0) {
+		if (cd_plan_stamps_whole(w->p) < 0) {
+			close(top);
+			return cd_err_set(w->err, -ENOMEM,
+			                  "the directories the walk stamped cannot be checked");
+		}
+		free(w->stamp_order);
+		w->stamp_order = NULL;
+	}
 	for (i = 0; i < p->ndirs && r == 0; i++) {
 		const struct cd_dir_stamp *ds = &p->dirs[i];
 		struct stat st;
@@ -658,14 +669,15 @@ int cd_tree_stamp_room(struct walk *w, size_t n)
 	struct cd_plan *p = w->p;
 	struct cd_dir_stamp *v;
 
-	if (p->dirs_cap - p->ndirs >= n)
+	/* the stamp runs' room is kept: they are made into dirs in place */
+	if (p->dirs_cap - p->ndirs - p->nrun_dirs >= n)
 		return 0;
 	if (n > STAMP_MAX)
 		n = STAMP_MAX;
-	if (!(v = realloc(p->dirs, (p->ndirs + n) * sizeof *v)))
+	if (!(v = realloc(p->dirs, (p->ndirs + p->nrun_dirs + n) * sizeof *v)))
 		return -ENOMEM;
 	p->dirs = v;
-	p->dirs_cap = p->ndirs + n;
+	p->dirs_cap = p->ndirs + p->nrun_dirs + n;
 	return 0;
 }
 
@@ -678,11 +690,12 @@ int cd_tree_stamp_id(struct walk *w, dev_t dev, ino_t ino, int64_t ctime_ns)
 
 	if (!p->trees[w->tree].complete)
 		return 0;
-	if (p->ndirs >= STAMP_MAX) {
+	if (p->ndirs + p->nrun_dirs >= STAMP_MAX) {
 		p->trees[w->tree].complete = 0; /* the check walks the whole tree instead */
 		return 0;
 	}
-	if (p->ndirs == p->dirs_cap && cd_tree_stamp_room(w, p->ndirs ? p->ndirs : 256) < 0)
+	if (p->ndirs + p->nrun_dirs == p->dirs_cap &&
+	    cd_tree_stamp_room(w, p->ndirs ? p->ndirs : 256) < 0)
 		return cd_err_set(w->err, -ENOMEM, "out of memory");
 	if (!(p->dirs[p->ndirs].rel = name_dup(&p->dir_names, rel)))
 		return cd_err_set(w->err, -ENOMEM, "out of memory");

@@ -190,6 +190,11 @@ int cd_tree_cache_item(struct walk *w, unsigned depth, const char *name, unsigne
                        size_t dir_len);
 void cd_tree_cache_read_end(struct walk *w, unsigned depth, int ok);
 
+/* Make the plan's stamp runs (plan.h) into stamps, appended to dirs in
+ * the room kept for them (no malloc: the child calls it too); the
+ * stamps are then in no order.  0, or -1 if the room was not there. */
+int cd_plan_stamps_whole(struct cd_plan *p);
+
 /* tree-root.c */
 int cd_tree_source_open(struct walk *w, const char *src, struct stat *ret_st);
 int cd_tree_root_opened(struct walk *w, int fd, const char *src);
