@@ -258,6 +258,19 @@ runs_case() {
 		grep -qx moved "$T/runs-mv-$who/log"
 	is "$rc:$(grep -c "$SECRET" "$T/out")" "125:0" \
 		"$who: runs: a directory moved into a subtree stamped as a run before the mounts refuses the run"
+	# a plain file moved into the top then: the child reads the top again
+	# and finds each subdirectory's stamp in the runs (no false refusal)
+	for i in 1 2 3; do $RUN_AS "$CORDON" run -- true; done
+	echo x >"$T/runs-mv-$who/plain.txt" && chmod 666 "$T/runs-mv-$who/plain.txt"
+	chmod 777 "$r" && rm -f "$T/runs-mv-$who/log"
+	$RUN_AS env LD_PRELOAD="$CORDON_BUILD/tests/preload/move-at-clone.so" \
+		MOVE_FROM="$T/runs-mv-$who/plain.txt" MOVE_TO="$r/plain.txt" MOVE_LOG="$T/runs-mv-$who/log" \
+		"$CORDON" run -- sh -c 'cat plain.txt; echo ran' >"$T/out" 2>&1
+	rc=$?
+	ok "$who: runs: control: the file was moved into the top during the run's start" \
+		grep -qx moved "$T/runs-mv-$who/log"
+	is "$rc:$(tr '\n' ' ' <"$T/out")" "0:x ran " \
+		"$who: runs: a file moved into the top before the mounts: the top read again, the runs' stamps found"
 	cd "$T" || exit 1
 }
 

@@ -618,8 +618,21 @@ static void test_runs(void)
 	   "runs: control: the watcher answered, and subtrees were stamped as runs (%zu of them, "
 	   "%zu directories)",
 	   b ? b->nruns : 0, b ? b->nrun_dirs : 0);
-	if (b)
+	if (b) {
+		struct cd_watch_id in_run = { 0, 0 }, top = { 0, 0 }, none = { 1, 1 };
+		char p[512];
+
+		snprintf(p, sizeof p, "%s/d0/sub", tree);
+		if (stat(p, &st) == 0)
+			in_run = (struct cd_watch_id){ st.st_dev, st.st_ino };
+		if (stat(tree, &st) == 0)
+			top = (struct cd_watch_id){ st.st_dev, st.st_ino };
+		ok(cd_plan_stamps_hit(b, &in_run, 1) && !cd_plan_stamps_hit(b, &top, 1) &&
+		           !cd_plan_stamps_hit(b, &none, 1),
+		   "runs: a directory listed is found in a run when it is in one, not the top (its "
+		   "own stamp) nor a stranger");
 		total = b->ndirs + b->nrun_dirs;
+	}
 	ok(a && b && total == a->ndirs && b->ndirs < a->ndirs,
 	   "runs: the stamps made and the runs' directories are the tree's directories, once each");
 	sane = a && b && cd_plan_stamps_whole(b) == 0 && b->nruns == 0 && b->ndirs == total;

@@ -211,9 +211,11 @@ struct cd_stamp_run {
 struct cd_stamp_held {
 	unsigned char *map;
 	size_t maplen;
-	uint32_t *at; /* record k's offset in map */
-	int at_owned; /* ... malloc'd (else in the map: the service's copy) */
-	char *names;  /* room for the runs' paths when made whole (mmap) */
+	uint32_t *at;               /* record k's offset in map */
+	int at_owned;               /* ... malloc'd (else in the map: the service's copy) */
+	const unsigned char *index; /* the file's (dev, ino) order of its records */
+	uint32_t nrec;
+	char *names; /* room for the runs' paths when made whole (mmap) */
 	size_t names_cap, names_used;
 };
 void cd_name_chunks_free(struct cd_name_chunk *c);

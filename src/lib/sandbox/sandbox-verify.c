@@ -525,9 +525,11 @@ void cd_child_verify_covers(int rootfd, int nullfd)
 		cd_child_fail("stat", "/dev/null", errno);
 	covers_in_place(rootfd, st.st_rdev);
 	ask_watcher();
-	/* the stamp runs (plan.h) only when the watcher cannot vouch for
-	 * every directory: then all of them, sorted with the rest */
-	whole = p->nruns && g_ndirty != 0;
+	/* the stamp runs (plan.h) only when a directory is read again (its
+	 * subdirectories' stamps are looked up) or one of them is listed:
+	 * then all of them, sorted with the rest */
+	whole = p->nruns &&
+	        (g_ndirty < 0 || may_reread() || cd_plan_stamps_hit(p, g_dirty, (size_t)g_ndirty));
 	if (whole && cd_plan_stamps_whole((struct cd_plan *)p) < 0)
 		cd_child_fail("refused: the directories the walk stamped cannot be checked", "", 0);
 	if (whole || may_reread())

@@ -742,6 +742,42 @@ out:
 }
 
 /* tree-scan-int.h */
+int cd_plan_stamps_hit(const struct cd_plan *p, const struct cd_watch_id *ids, size_t n)
+{
+	size_t h, i, u;
+
+	for (h = 0; h < p->nheld; h++) {
+		const struct cd_stamp_held *s = &p->held[h];
+
+		for (i = 0; i < n; i++) {
+			size_t lo = 0, hi = s->nrec;
+			uint32_t k = UINT32_MAX;
+
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				uint32_t m = u32_at(s->index + mid * IDX_SIZE);
+				uint64_t d = u64_at(s->map + s->at[m]),
+				         in = u64_at(s->map + s->at[m] + 8);
+
+				if (d == ids[i].dev && in == ids[i].ino) {
+					k = m;
+					break;
+				}
+				if (d < ids[i].dev || (d == ids[i].dev && in < ids[i].ino))
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (u = 0; k != UINT32_MAX && u < p->nruns; u++) {
+				if (p->runs[u].held == h && p->runs[u].lo <= k &&
+				    k <= p->runs[u].hi)
+					return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 int cd_plan_stamps_whole(struct cd_plan *p)
 {
 	size_t i;

@@ -174,6 +174,8 @@ void cd_tree_cache_end(struct walk *w, int ok)
 		h->maplen = c->oldmap;
 		h->at = c->at;
 		h->at_owned = !c->at_held;
+		h->index = c->index;
+		h->nrec = (uint32_t)c->nold;
 		h->names = c->run_names;
 		h->names_cap = c->oldlen;
 		h->names_used = 0;

@@ -218,6 +218,19 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 	return r;
 }
 
+/* Does the watcher list one of tree t's stamps (its top included)? */
+static int listed_stamp(const struct cd_plan *p, size_t t, const struct cd_watch_id *dirty,
+                        size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < p->ndirs; i++) {
+		if (p->dirs[i].tree == t && cd_watch_has(dirty, n, p->dirs[i].dev, p->dirs[i].ino))
+			return 1;
+	}
+	return 0;
+}
+
 /* Only the directories whose ctime moved since the walk (or that changed
  * just before it, within the timestamps' granularity) are read; every git
  * directory's HEAD is read too (a write in place moves no directory's
@@ -235,9 +248,11 @@ static int changed_dirs(struct walk *w, const char *base, int treefd,
 		return errno == ENOENT || errno == ENOTDIR
 		               ? 0 /* gone, or a file bound by itself: no tree to check */
 		               : cd_tree_incomplete(w, "", WHY_UNREADABLE);
-	/* the stamp runs (plan.h) once a directory changed, or the watcher
-	 * cannot say: a reread looks up the stamps of its subdirectories */
-	if (p->nruns && ndirty != 0) {
+	/* the stamp runs (plan.h) when the watcher cannot say, or lists one
+	 * of them or of this tree's other stamps (a reread looks up the
+	 * stamps of its subdirectories) */
+	if (p->nruns && (ndirty < 0 || listed_stamp(p, w->tree, dirty, (size_t)ndirty) ||
+	                 cd_plan_stamps_hit(p, dirty, (size_t)ndirty))) {
 		if (cd_plan_stamps_whole(w->p) < 0) {
 			close(top);
 			return cd_err_set(w->err, -ENOMEM,

@@ -190,6 +190,9 @@ int cd_tree_cache_item(struct walk *w, unsigned depth, const char *name, unsigne
                        size_t dir_len);
 void cd_tree_cache_read_end(struct walk *w, unsigned depth, int ok);
 
+/* Is one of ids (the watcher's list) a directory of a stamp run? */
+struct cd_watch_id;
+int cd_plan_stamps_hit(const struct cd_plan *p, const struct cd_watch_id *ids, size_t n);
 /* Make the plan's stamp runs (plan.h) into stamps, appended to dirs in
  * the room kept for them (no malloc: the child calls it too); the
  * stamps are then in no order.  0, or -1 if the room was not there. */
