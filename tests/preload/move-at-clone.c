@@ -8,17 +8,25 @@
  * With $MOUNT_AT instead: just before the first open_tree (a root
  * caller's supervisor cloning a bound tree), a tmpfs holding a .netrc
  * ("mount-secret") is mounted there, and "mounted" logged: a host mount
- * made below a tree between the walk and the clone. */
+ * made below a tree between the walk and the clone.
+ * With $ATTR_AT instead: just before that clone3 or an open_tree (the
+ * first that may: a root caller's clone3 runs as the run's own id), the
+ * directory's noatime flag is flipped (chattr +A or -A: its ctime moves,
+ * and no inotify watch hears of it), and "flagged" logged. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <unistd.h>
 #include <sys/syscall.h>
 
 /* Read at load: cordon may clear its environment before the clone. */
-static const char *g_from, *g_to, *g_log, *g_mount;
+static const char *g_from, *g_to, *g_log, *g_mount, *g_attr;
 
 __attribute__((constructor)) static void init(void)
 {
@@ -26,6 +34,7 @@ __attribute__((constructor)) static void init(void)
 	g_to = getenv("MOVE_TO");
 	g_log = getenv("MOVE_LOG");
 	g_mount = getenv("MOUNT_AT");
+	g_attr = getenv("ATTR_AT");
 }
 
 long syscall(long n, ...)
@@ -58,6 +67,22 @@ long syscall(long n, ...)
 			fputs(r == 0 ? "mounted\n" : "failed\n", f);
 			fclose(f);
 		}
+	}
+	if ((n == SYS_clone3 || n == SYS_open_tree) && !done && g_attr) {
+		int fd = open(g_attr, O_RDONLY | O_DIRECTORY), fl = 0, e = errno;
+		FILE *f;
+
+		if (fd >= 0 && ioctl(fd, FS_IOC_GETFLAGS, &fl) == 0) {
+			fl ^= FS_NOATIME_FL;
+			done = ioctl(fd, FS_IOC_SETFLAGS, &fl) == 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (done && g_log && (f = fopen(g_log, "a"))) {
+			fputs("flagged\n", f);
+			fclose(f);
+		}
+		errno = e;
 	}
 	if (n == SYS_clone3 && !done && g_from && g_to) {
 		const char *log = g_log;

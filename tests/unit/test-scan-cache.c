@@ -446,7 +446,10 @@ static void test_forged(void)
 	cd_plan_free(a);
 }
 
-/* A service that answers FILE with the memfd given (fd < 0: none). */
+/* A service that answers FILE with the memfd given (fd < 0: none; with
+ * g_two, that descriptor twice in one message). */
+static int g_two;
+
 static int fake_service(int sv, int mfd)
 {
 	union {
@@ -472,10 +475,69 @@ static int fake_service(int sv, int mfd)
 		h = CMSG_FIRSTHDR(&m);
 		h->cmsg_level = SOL_SOCKET;
 		h->cmsg_type = SCM_RIGHTS;
-		h->cmsg_len = CMSG_LEN(sizeof(int));
+		h->cmsg_len = CMSG_LEN(sizeof(int) * (g_two ? 2 : 1));
 		memcpy(CMSG_DATA(h), &mfd, sizeof mfd);
+		if (g_two)
+			memcpy(CMSG_DATA(h) + sizeof mfd, &mfd, sizeof mfd);
 	}
 	return sendmsg(sv, &m, 0) == (ssize_t)sizeof rep ? 0 : -1;
+}
+
+/* How many descriptors process pid has open. */
+static long count_fds(pid_t pid)
+{
+	char p[64];
+	struct dirent *e;
+	DIR *d;
+	long n = 0;
+
+	snprintf(p, sizeof p, "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(p)))
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
+/* Requests that each carry two descriptors to the watcher at sock: 0
+ * when each was sent. */
+static int send_two(const char *sock, int times)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(2 * sizeof(int))];
+	} u;
+	struct cd_watch_req q = { .magic = CD_WATCH_MAGIC, .op = CD_WATCH_FILE };
+	struct iovec iov = { &q, sizeof q };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int i, fds[2], r = 0;
+
+	for (i = 0; i < times && r == 0; i++) {
+		int c = cd_watch_connect(sock);
+		struct cmsghdr *h;
+		char b;
+
+		fds[0] = open("/dev/null", O_RDONLY);
+		fds[1] = open("/dev/null", O_RDONLY);
+		memset(&u, 0, sizeof u);
+		m.msg_control = u.b;
+		m.msg_controllen = sizeof u.b;
+		h = CMSG_FIRSTHDR(&m);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(sizeof fds);
+		memcpy(CMSG_DATA(h), fds, sizeof fds);
+		if (c < 0 || sendmsg(c, &m, 0) != (ssize_t)sizeof q)
+			r = -1;
+		else if (read(c, &b, 1) > 0)
+			r = -1; /* answered: it should have dropped us */
+		close(fds[0]);
+		close(fds[1]);
+		if (c >= 0)
+			close(c);
+	}
+	return r;
 }
 
 /* What a run gets from a fake service handing out mfd. */
@@ -568,6 +630,12 @@ static void test_held(void)
 			close(r);
 		r = from_service(-1, &size);
 		ok(r == -1, "held: no copy in the answer: the run reads the file itself");
+		g_two = 1;
+		n = count_fds(getpid());
+		r = h1 >= 0 ? from_service(h1, &size) : 0;
+		ok(r < 0 && count_fds(getpid()) == n,
+		   "held: an answer with two descriptors is refused, and both are closed");
+		g_two = 0;
 		close(plain);
 	}
 	if (h1 >= 0)
@@ -642,6 +710,16 @@ static void test_runs(void)
 	}
 	ok(sane && same(a, b),
 	   "runs: made whole, they are the uncached walk's stamps (path, inode, ctime, git dir)");
+	{
+		long before = count_fds(pid);
+		int sent = send_two(sock, 30);
+
+		usleep(100000);
+		ok(sent == 0 && before > 0 && count_fds(pid) <= before,
+		   "the watcher drops a request carrying two descriptors and closes both (%ld "
+		   "descriptors before 30 of them, %ld after)",
+		   before, count_fds(pid));
+	}
 	cd_plan_free(a);
 	cd_plan_free(b);
 	g_watch_sock = NULL;

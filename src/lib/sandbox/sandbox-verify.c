@@ -381,8 +381,27 @@ static void sort_stamps(void)
 	}
 }
 
+/* Is the top of stamped tree t (stamp s) not as the walk stamped it?
+ * Pass 1 looks at every top, listed or not (a chattr moves its ctime
+ * and reports to no watch). */
+static int top_moved(int rootfd, size_t t, const struct cd_dir_stamp *s)
+{
+	const struct cd_plan *p = cd_child_g_ctx->plan;
+	const struct cd_mount *m =
+	        &p->mounts[p->trees[t].mount < p->nmounts ? p->trees[t].mount : 0];
+	int view = open_in(rootfd, m->dest, O_PATH | O_DIRECTORY), moved;
+	struct statx stx;
+
+	moved = view < 0 ||
+	        statx(view, ".", AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_CTIME, &stx) < 0 ||
+	        ctime_of(&stx) != s->ctime_ns;
+	if (view >= 0)
+		close(view);
+	return moved;
+}
+
 /* Could pass 1 read a stamped directory again? */
-static int may_reread(void)
+static int may_reread(int rootfd)
 {
 	const struct cd_plan *p = cd_child_g_ctx->plan;
 	size_t j;
@@ -393,7 +412,8 @@ static int may_reread(void)
 		const struct cd_dir_stamp *s = &p->dirs[j];
 
 		if (!p->trees[s->tree].watch_id ||
-		    cd_watch_has(g_dirty, (size_t)g_ndirty, s->dev, s->ino))
+		    cd_watch_has(g_dirty, (size_t)g_ndirty, s->dev, s->ino) ||
+		    (!*s->rel && p->trees[s->tree].complete && top_moved(rootfd, s->tree, s)))
 			return 1;
 	}
 	return 0;
@@ -519,7 +539,7 @@ void cd_child_verify_covers(int rootfd, int nullfd)
 	const struct cd_plan *p = cd_child_g_ctx->plan;
 	struct stat st;
 	size_t t, j;
-	int pass, changed, whole;
+	int pass, changed, whole, reread_some;
 
 	if (fstat(nullfd, &st) < 0)
 		cd_child_fail("stat", "/dev/null", errno);
@@ -528,11 +548,12 @@ void cd_child_verify_covers(int rootfd, int nullfd)
 	/* the stamp runs (plan.h) only when a directory is read again (its
 	 * subdirectories' stamps are looked up) or one of them is listed:
 	 * then all of them, sorted with the rest */
+	reread_some = may_reread(rootfd);
 	whole = p->nruns &&
-	        (g_ndirty < 0 || may_reread() || cd_plan_stamps_hit(p, g_dirty, (size_t)g_ndirty));
+	        (g_ndirty < 0 || reread_some || cd_plan_stamps_hit(p, g_dirty, (size_t)g_ndirty));
 	if (whole && cd_plan_stamps_whole((struct cd_plan *)p) < 0)
 		cd_child_fail("refused: the directories the walk stamped cannot be checked", "", 0);
-	if (whole || may_reread())
+	if (whole || reread_some)
 		sort_stamps();
 	for (pass = 1, changed = 0; pass <= 2 && (pass == 1 || changed); pass++) {
 		for (t = 0, j = 0; t < p->ntrees; t++) {

@@ -218,6 +218,18 @@ static int reread(struct walk *w, size_t len, const struct cd_dir_stamp *ds)
 	return r;
 }
 
+/* The plan's stamp runs made into stamps (appended: the room was kept,
+ * so no stamp moves), the lookup order made again on the next lookup. */
+static int runs_whole(struct walk *w)
+{
+	if (cd_plan_stamps_whole(w->p) < 0)
+		return cd_err_set(w->err, -ENOMEM,
+		                  "the directories the walk stamped cannot be checked");
+	free(w->stamp_order);
+	w->stamp_order = NULL;
+	return 0;
+}
+
 /* Does the watcher list one of tree t's stamps (its top included)? */
 static int listed_stamp(const struct cd_plan *p, size_t t, const struct cd_watch_id *dirty,
                         size_t n)
@@ -251,15 +263,12 @@ static int changed_dirs(struct walk *w, const char *base, int treefd,
 	/* the stamp runs (plan.h) when the watcher cannot say, or lists one
 	 * of them or of this tree's other stamps (a reread looks up the
 	 * stamps of its subdirectories) */
-	if (p->nruns && (ndirty < 0 || listed_stamp(p, w->tree, dirty, (size_t)ndirty) ||
-	                 cd_plan_stamps_hit(p, dirty, (size_t)ndirty))) {
-		if (cd_plan_stamps_whole(w->p) < 0) {
-			close(top);
-			return cd_err_set(w->err, -ENOMEM,
-			                  "the directories the walk stamped cannot be checked");
-		}
-		free(w->stamp_order);
-		w->stamp_order = NULL;
+	if (p->nruns &&
+	    (ndirty < 0 || listed_stamp(p, w->tree, dirty, (size_t)ndirty) ||
+	     cd_plan_stamps_hit(p, dirty, (size_t)ndirty)) &&
+	    (r = runs_whole(w)) < 0) {
+		close(top);
+		return r;
 	}
 	for (i = 0; i < p->ndirs && r == 0; i++) {
 		const struct cd_dir_stamp *ds = &p->dirs[i];
@@ -304,6 +313,9 @@ static int changed_dirs(struct walk *w, const char *base, int treefd,
 		if (cd_tree_ctime_ns(&st) == ds->ctime_ns &&
 		    ds->ctime_ns < p->scan_ns - STAMP_GUARD_NS)
 			continue;
+		/* ... and before any reread (a top changed within the guard) */
+		if (p->nruns && (r = runs_whole(w)) < 0)
+			break;
 		r = reread(w, (size_t)n, ds);
 	}
 	close(top);

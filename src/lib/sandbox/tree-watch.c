@@ -206,14 +206,31 @@ int cd_watch_cache_file(int fd, int filefd, size_t *size)
 	do
 		k = recvmsg(fd, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC);
 	while (k < 0 && errno == EINTR);
-	if (k != (ssize_t)sizeof rep)
+	/* every descriptor that came is taken (the room for one holds two):
+	 * one kept, any more closed and the answer not trusted */
+	for (h = k >= 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h)) {
+		size_t i, n;
+
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
+		    h->cmsg_len < CMSG_LEN(0))
+			continue;
+		n = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(h) + i * sizeof(int), sizeof got);
+			if (mfd < 0 && n == 1)
+				mfd = got;
+			else {
+				close(got);
+				extra = 1;
+			}
+		}
+	}
+	if (k != (ssize_t)sizeof rep) {
+		if (mfd >= 0)
+			close(mfd);
 		return -2;
-	for (h = k > 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h)) {
-		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
-		    h->cmsg_len == CMSG_LEN(sizeof(int)) && mfd < 0)
-			memcpy(&mfd, CMSG_DATA(h), sizeof mfd);
-		else if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
-			extra = 1; /* more than asked for: not trusted */
 	}
 	/* the memfd must stay as the service checked it: sealed whole */
 	if (k != (ssize_t)sizeof rep || extra || (m.msg_flags & MSG_CTRUNC) ||

@@ -579,12 +579,28 @@ static int get_req(int fd, struct cd_watch_req *q, int *passed)
 	m.msg_control = u.b;
 	m.msg_controllen = sizeof u.b;
 	k = recvmsg(fd, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC);
-	for (h = k > 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h)) {
-		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
-		    h->cmsg_len == CMSG_LEN(sizeof(int)) && *passed < 0)
-			memcpy(passed, CMSG_DATA(h), sizeof *passed);
-		else
+	/* every descriptor that came is taken (the room for one holds two):
+	 * the first kept, any other closed and the request dropped */
+	for (h = k >= 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h)) {
+		size_t i, n;
+
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
+		    h->cmsg_len < CMSG_LEN(0)) {
 			bad = 1;
+			continue;
+		}
+		n = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(h) + i * sizeof(int), sizeof got);
+			if (*passed < 0 && n == 1)
+				*passed = got;
+			else {
+				close(got);
+				bad = 1;
+			}
+		}
 	}
 	if (k != (ssize_t)sizeof *q || bad || (m.msg_flags & MSG_CTRUNC) ||
 	    q->magic != CD_WATCH_MAGIC || (*passed >= 0) != (q->op == CD_WATCH_FILE)) {
