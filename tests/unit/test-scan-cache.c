@@ -623,6 +623,23 @@ static void test_held(void)
 		ok(r < 0, "held: a run refuses an unsealed memfd from the service");
 		if (r >= 0)
 			close(r);
+		{
+			/* a plain file cannot be sealed: F_GET_SEALS fails on it */
+			char pf[160];
+			int plainf;
+
+			snprintf(pf, sizeof pf, "%s/plain-copy", base);
+			plainf = open(pf, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			r = plainf >= 0 && ftruncate(plainf, 4096) == 0
+			            ? from_service(plainf, &size)
+			            : 0;
+			ok(r < 0,
+			   "held: a run refuses a plain file from the service (no seals to read)");
+			if (r >= 0)
+				close(r);
+			if (plainf >= 0)
+				close(plainf);
+		}
 		r = h1 >= 0 ? from_service(h1, &size) : -1;
 		ok(r >= 0 && size == (size_t)s1.st_size,
 		   "held: control: a run takes the sealed copy");

@@ -179,7 +179,7 @@ int cd_watch_cache_file(int fd, int filefd, size_t *size)
 	struct cmsghdr *h;
 	struct stat st;
 	ssize_t k;
-	int mfd = -1, extra = 0;
+	int mfd = -1, extra = 0, sealed;
 
 	if (fd < 0)
 		return -1;
@@ -235,8 +235,8 @@ int cd_watch_cache_file(int fd, int filefd, size_t *size)
 	/* the memfd must stay as the service checked it: sealed whole */
 	if (k != (ssize_t)sizeof rep || extra || (m.msg_flags & MSG_CTRUNC) ||
 	    rep.magic != CD_WATCH_MAGIC || rep.status != CD_WATCH_LIST || mfd < 0 ||
-	    fstat(mfd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (fcntl(mfd, F_GET_SEALS) & seals) != seals || st.st_size <= 0) {
+	    fstat(mfd, &st) < 0 || !S_ISREG(st.st_mode) || (sealed = fcntl(mfd, F_GET_SEALS)) < 0 ||
+	    (sealed & seals) != seals || st.st_size <= 0) {
 		if (mfd >= 0)
 			close(mfd);
 		return -1;
