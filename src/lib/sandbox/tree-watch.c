@@ -165,76 +165,98 @@ long cd_watch_since(int fd, uint64_t instance, uint64_t since, const uint32_t *t
 	return (long)rep.ndirty;
 }
 
+union fdbuf {
+	struct cmsghdr h;
+	char b[CMSG_SPACE(sizeof(int))];
+};
+
+int cd_watch_send_fd(int sock, const void *p, size_t n, int pass)
+{
+	union fdbuf u;
+	struct iovec iov = { (void *)(uintptr_t)p, n };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *h;
+
+	if (pass >= 0) {
+		memset(&u, 0, sizeof u);
+		m.msg_control = u.b;
+		m.msg_controllen = sizeof u.b;
+		h = CMSG_FIRSTHDR(&m);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(h), &pass, sizeof pass);
+	}
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1;
+}
+
+ssize_t cd_watch_recv_fd(int sock, void *p, size_t n, int *got, int *bad)
+{
+	union fdbuf u;
+	struct iovec iov = { p, n };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *h;
+	ssize_t k;
+
+	*got = -1;
+	*bad = 0;
+	memset(&u, 0, sizeof u);
+	m.msg_control = u.b;
+	m.msg_controllen = sizeof u.b;
+	do
+		k = recvmsg(sock, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC);
+	while (k < 0 && errno == EINTR);
+	/* every descriptor that came is taken (the room for one holds two):
+	 * one kept, any more closed */
+	for (h = k >= 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h)) {
+		size_t i, nfd;
+
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
+		    h->cmsg_len < CMSG_LEN(0)) {
+			*bad = 1;
+			continue;
+		}
+		nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < nfd; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof fd);
+			if (*got < 0 && nfd == 1)
+				*got = fd;
+			else {
+				close(fd);
+				*bad = 1;
+			}
+		}
+	}
+	*bad |= k >= 0 && (m.msg_flags & MSG_CTRUNC);
+	return k;
+}
+
 int cd_watch_cache_file(int fd, int filefd, size_t *size)
 {
 	const int seals = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int))];
-	} u;
 	struct cd_watch_req q;
 	struct cd_watch_rep rep;
-	struct iovec iov = { &q, sizeof q };
-	struct msghdr m = { 0 };
-	struct cmsghdr *h;
 	struct stat st;
 	ssize_t k;
-	int mfd = -1, extra = 0, sealed;
+	int mfd, extra, sealed;
 
 	if (fd < 0)
 		return -1;
 	memset(&q, 0, sizeof q);
 	q.magic = CD_WATCH_MAGIC;
 	q.op = CD_WATCH_FILE;
-	memset(&u, 0, sizeof u);
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = u.b;
-	m.msg_controllen = sizeof u.b;
-	h = CMSG_FIRSTHDR(&m);
-	h->cmsg_level = SOL_SOCKET;
-	h->cmsg_type = SCM_RIGHTS;
-	h->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(h), &filefd, sizeof filefd);
-	if (sendmsg(fd, &m, MSG_NOSIGNAL) != (ssize_t)sizeof q)
+	if (cd_watch_send_fd(fd, &q, sizeof q, filefd) < 0)
 		return -2;
-	memset(&u, 0, sizeof u);
-	iov.iov_base = &rep;
-	iov.iov_len = sizeof rep;
-	m.msg_control = u.b;
-	m.msg_controllen = sizeof u.b;
-	do
-		k = recvmsg(fd, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC);
-	while (k < 0 && errno == EINTR);
-	/* every descriptor that came is taken (the room for one holds two):
-	 * one kept, any more closed and the answer not trusted */
-	for (h = k >= 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h)) {
-		size_t i, n;
-
-		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
-		    h->cmsg_len < CMSG_LEN(0))
-			continue;
-		n = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < n; i++) {
-			int got;
-
-			memcpy(&got, CMSG_DATA(h) + i * sizeof(int), sizeof got);
-			if (mfd < 0 && n == 1)
-				mfd = got;
-			else {
-				close(got);
-				extra = 1;
-			}
-		}
-	}
+	k = cd_watch_recv_fd(fd, &rep, sizeof rep, &mfd, &extra);
 	if (k != (ssize_t)sizeof rep) {
 		if (mfd >= 0)
 			close(mfd);
 		return -2;
 	}
 	/* the memfd must stay as the service checked it: sealed whole */
-	if (k != (ssize_t)sizeof rep || extra || (m.msg_flags & MSG_CTRUNC) ||
-	    rep.magic != CD_WATCH_MAGIC || rep.status != CD_WATCH_LIST || mfd < 0 ||
+	if (extra || rep.magic != CD_WATCH_MAGIC || rep.status != CD_WATCH_LIST || mfd < 0 ||
 	    fstat(mfd, &st) < 0 || !S_ISREG(st.st_mode) || (sealed = fcntl(mfd, F_GET_SEALS)) < 0 ||
 	    (sealed & seals) != seals || st.st_size <= 0) {
 		if (mfd >= 0)

@@ -52,6 +52,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define CD_WATCH_MAGIC     0x32574443u /* "CDW2" */
 #define CD_WATCH_DIRTY_MAX 4096        /* more changed directories: FULL */
@@ -102,6 +103,14 @@ long cd_watch_since(int fd, uint64_t instance, uint64_t since, const uint32_t *t
  * and checks the file itself); -2 when the connection is of no further
  * use (no answer: a service of an older cordon drops it). */
 int cd_watch_cache_file(int fd, int filefd, size_t *size);
+
+/* The descriptor passing both ends of FILE share: n bytes at p sent
+ * with `pass` attached (-1: none), 0 or -1; n bytes received into p
+ * (MSG_WAITALL) with the descriptors that came: the one in *got (else -1)
+ * when exactly one came alone, every other closed and *bad set (also for
+ * a cut-short control part); recvmsg's count. */
+int cd_watch_send_fd(int sock, const void *p, size_t n, int pass);
+ssize_t cd_watch_recv_fd(int sock, void *p, size_t n, int *got, int *bad);
 
 /* Is (dev, ino) one of ids (sorted)? */
 int cd_watch_has(const struct cd_watch_id *ids, size_t n, uint64_t dev, uint64_t ino);

@@ -562,48 +562,11 @@ static int get_full(int fd, void *p, size_t n)
  * one at most. */
 static int get_req(int fd, struct cd_watch_req *q, int *passed)
 {
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct iovec iov = { q, sizeof *q };
-	struct msghdr m = { 0 };
-	struct cmsghdr *h;
-	ssize_t k;
-	int bad = 0;
+	int bad;
+	ssize_t k = cd_watch_recv_fd(fd, q, sizeof *q, passed, &bad);
 
-	*passed = -1;
-	memset(&u, 0, sizeof u);
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = u.b;
-	m.msg_controllen = sizeof u.b;
-	k = recvmsg(fd, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC);
-	/* every descriptor that came is taken (the room for one holds two):
-	 * the first kept, any other closed and the request dropped */
-	for (h = k >= 0 ? CMSG_FIRSTHDR(&m) : NULL; h; h = CMSG_NXTHDR(&m, h)) {
-		size_t i, n;
-
-		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
-		    h->cmsg_len < CMSG_LEN(0)) {
-			bad = 1;
-			continue;
-		}
-		n = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < n; i++) {
-			int got;
-
-			memcpy(&got, CMSG_DATA(h) + i * sizeof(int), sizeof got);
-			if (*passed < 0 && n == 1)
-				*passed = got;
-			else {
-				close(got);
-				bad = 1;
-			}
-		}
-	}
-	if (k != (ssize_t)sizeof *q || bad || (m.msg_flags & MSG_CTRUNC) ||
-	    q->magic != CD_WATCH_MAGIC || (*passed >= 0) != (q->op == CD_WATCH_FILE)) {
+	if (k != (ssize_t)sizeof *q || bad || q->magic != CD_WATCH_MAGIC ||
+	    (*passed >= 0) != (q->op == CD_WATCH_FILE)) {
 		if (*passed >= 0)
 			close(*passed);
 		*passed = -1;
@@ -615,14 +578,7 @@ static int get_req(int fd, struct cd_watch_req *q, int *passed)
 /* FILE: the checked copy of the scan cache file passed (tree-cache-held.c). */
 static void answer_file(struct wstate *s, int fd, int file)
 {
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int))];
-	} u;
 	struct cd_watch_rep rep;
-	struct iovec iov = { &rep, sizeof rep };
-	struct msghdr m = { 0 };
-	struct cmsghdr *h;
 	int mfd = cd_cache_held_fd(file);
 
 	close(file);
@@ -632,19 +588,7 @@ static void answer_file(struct wstate *s, int fd, int file)
 	rep.gen = s->cur;
 	rep.mntns = s->mntns;
 	rep.status = mfd >= 0 ? CD_WATCH_LIST : CD_WATCH_FULL;
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	if (mfd >= 0) {
-		memset(&u, 0, sizeof u);
-		m.msg_control = u.b;
-		m.msg_controllen = sizeof u.b;
-		h = CMSG_FIRSTHDR(&m);
-		h->cmsg_level = SOL_SOCKET;
-		h->cmsg_type = SCM_RIGHTS;
-		h->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(h), &mfd, sizeof mfd);
-	}
-	if (sendmsg(fd, &m, MSG_NOSIGNAL) != (ssize_t)sizeof rep)
+	if (cd_watch_send_fd(fd, &rep, sizeof rep, mfd) < 0)
 		shutdown(fd, SHUT_RDWR);
 	if (mfd >= 0)
 		close(mfd);
